@@ -1,0 +1,70 @@
+#include "backend.hpp"
+
+#include <algorithm>
+#include <sstream>
+
+#include "stats.hpp"
+
+namespace ts {
+
+const KernelInfo* find_kernel(const std::vector<KernelInfo>& registry, const std::string& id) {
+  for (const auto& k : registry)
+    if (k.id == id) return &k;
+  return nullptr;
+}
+
+void validate_kernel(ProblemSpec& spec, const std::vector<KernelInfo>& registry, bool tile_given) {
+  const KernelInfo* info = find_kernel(registry, spec.kernel);
+  if (!info) {
+    std::string names;
+    for (const auto& k : registry) names += (names.empty() ? "" : ", ") + k.id;
+    throw ValidationError("unknown kernel '" + spec.kernel + "' (available: " + names + ")");
+  }
+  if (info->tiles.empty()) {
+    if (tile_given && spec.tile != 0)
+      throw ValidationError("kernel '" + spec.kernel + "' has no tile size; leave out --tile");
+    spec.tile = 0;
+    return;
+  }
+  if (std::find(info->tiles.begin(), info->tiles.end(), spec.tile) == info->tiles.end()) {
+    std::string allowed;
+    for (int t : info->tiles) allowed += (allowed.empty() ? "" : ", ") + std::to_string(t);
+    throw ValidationError("tile " + std::to_string(spec.tile) + " is not allowed for kernel '" + spec.kernel +
+                          "' (allowed: " + allowed + ")");
+  }
+}
+
+void adopt_given_inputs(RunRequest& req) {
+  if (!req.a && !req.b) return;
+  if (!req.a || !req.b) throw ValidationError("give both --a and --b, or neither");
+  if (req.a->cols != req.b->rows) {
+    std::ostringstream os;
+    os << "A is " << req.a->rows << " x " << req.a->cols << " and B is " << req.b->rows << " x " << req.b->cols
+       << ": A's columns (" << req.a->cols << ") must equal B's rows (" << req.b->rows << ")";
+    throw ValidationError(os.str());
+  }
+  req.spec.input = InputKind::File;
+  req.spec.m = req.a->rows;
+  req.spec.k = req.a->cols;
+  req.spec.n = req.b->cols;
+}
+
+void finish_result(RunResult& r, const RunRequest& req, const HostMatrix& a, const HostMatrix& b,
+                   const HostMatrix& c, const float* ref) {
+  const auto& s = req.spec;
+  const SampleStats st = summarize(r.times_ms);
+  r.median_ms = st.median;
+  r.tflops = tflops(s.flops(), st.median);
+  const double tol = tolerance_for(s.k, max_abs(a.data.data(), a.size()), max_abs(b.data.data(), b.size()));
+  r.error = compare(c.data.data(), ref, s.m, s.n, tol);
+  if (req.view_size > 0) {
+    auto v = std::make_shared<MatrixViews>();
+    v->a = downsample(a.data.data(), a.rows, a.cols, req.view_size, req.view_size, Reduce::Mean);
+    v->b = downsample(b.data.data(), b.rows, b.cols, req.view_size, req.view_size, Reduce::Mean);
+    v->c = downsample(c.data.data(), c.rows, c.cols, req.view_size, req.view_size, Reduce::Mean);
+    v->err = error_view(c.data.data(), ref, c.rows, c.cols, req.view_size, req.view_size);
+    r.views = std::move(v);
+  }
+}
+
+}  // namespace ts

@@ -1,0 +1,87 @@
+#pragma once
+// [SECTION] The engine's interface: one Backend per device kind (CUDA, CPU), the same for the GUI, the
+// command line and the tests. A backend validates a request, produces the inputs, runs the chosen kernel,
+// verifies it against its reference, times it and returns a RunResult. It throws ValidationError for bad
+// requests and std::runtime_error (or a subclass, e.g. a CUDA error) when the device fails.
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cancel.hpp"
+#include "matrix.hpp"
+#include "problem.hpp"
+#include "verify.hpp"
+
+namespace ts {
+
+// What the CPU backend calls for a kernel (nullptr: the kernel has no CPU implementation).
+using CpuGemmFn = void (*)(const float* A, const float* B, float* C, int64_t m, int64_t n, int64_t k, int tile,
+                           const CancelToken* cancel);
+
+// Metadata of one matmul variant, registered once in kernels/registry.cpp.
+struct KernelInfo {
+  std::string id;           // command-line name, e.g. "tiled"
+  std::string title;        // shown in the GUI
+  std::string description;  // one sentence: what it buys, what it costs
+  std::vector<int> tiles;   // allowed tile sizes; empty when the kernel has no tile parameter
+  int default_tile = 0;
+  std::string threads_per_block;  // e.g. "TILE x TILE"
+  bool is_reference = false;      // the trusted result others are checked against
+  bool teaching = false;          // has a bug on purpose
+  bool has_cuda = false;          // a CUDA implementation was compiled in
+  CpuGemmFn cpu = nullptr;        // CPU implementation, if any
+};
+
+const KernelInfo* find_kernel(const std::vector<KernelInfo>& registry, const std::string& id);
+
+// Checks the kernel name and tile against the registry (and fixes spec.tile to 0 for tile-less kernels).
+// `tile_given`: the person set the tile explicitly (then a tile-less kernel refuses it).
+void validate_kernel(ProblemSpec& spec, const std::vector<KernelInfo>& registry, bool tile_given);
+
+struct RunRequest {
+  ProblemSpec spec;
+  std::shared_ptr<const HostMatrix> a, b;  // given inputs (spec.input == File), else generated
+  int samples = 0;                         // timed launches (0: the backend's default)
+  int warmup = -1;                         // untimed launches first (-1: the backend's default)
+  bool keep_output = false;                // return the full C in RunResult::c
+  int view_size = 0;                       // > 0: return heatmap views of at most view_size^2 values
+};
+
+struct MatrixViews {
+  HeatmapView a, b, c, err;
+};
+
+struct RunResult {
+  ProblemSpec spec;
+  std::string backend;      // "cuda" or "cpu"
+  std::string device;       // e.g. "NVIDIA H100 80GB HBM3" or "CPU (16 threads)"
+  std::string reference;    // what the result was verified against
+  std::vector<double> times_ms;
+  double median_ms = 0, tflops = 0;
+  ErrorStats error;
+  std::shared_ptr<const MatrixViews> views;
+  std::shared_ptr<const HostMatrix> c;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string kind() const = 0;         // "cuda" or "cpu"
+  virtual std::string device_name() const = 0;  // shown in the status bar and every output
+  virtual const std::vector<KernelInfo>& kernels() const = 0;
+  // Everything about the request this backend can check before running: kernel, tile, shape, capacity
+  // (free GPU memory, CPU work limit). Throws ValidationError naming the value and the limit.
+  virtual void validate(RunRequest& req, bool tile_given = false) const = 0;
+  virtual RunResult run(const RunRequest& req, const CancelToken& cancel) = 0;
+};
+
+// Fills views / error stats the same way for every backend: a, b, c, ref are full host matrices.
+void finish_result(RunResult& r, const RunRequest& req, const HostMatrix& a, const HostMatrix& b,
+                   const HostMatrix& c, const float* ref);
+
+// Checks given inputs against each other and sets spec.m/n/k from them.
+void adopt_given_inputs(RunRequest& req);
+
+}  // namespace ts

@@ -1,0 +1,25 @@
+#pragma once
+// The CPU backend: the same kernels' algorithms run on host threads, checked against a double-accumulating
+// reference. Slow but faithful, so laptops and CI exercise everything but the GPU itself. Requests bigger than
+// it can serve in a few seconds are refused (kCpuMaxWork) instead of freezing the window.
+#include "backend.hpp"
+
+namespace ts {
+
+// Largest M * N * K the CPU backend accepts: 1024^3 (about a second per pass on a laptop).
+inline constexpr int64_t kCpuMaxWork = int64_t(1) << 30;
+
+class CpuBackend final : public Backend {
+ public:
+  explicit CpuBackend(std::vector<KernelInfo> registry);
+  std::string kind() const override { return "cpu"; }
+  std::string device_name() const override;
+  const std::vector<KernelInfo>& kernels() const override { return m_registry; }
+  void validate(RunRequest& req, bool tile_given = false) const override;
+  RunResult run(const RunRequest& req, const CancelToken& cancel) override;
+
+ private:
+  std::vector<KernelInfo> m_registry;
+};
+
+}  // namespace ts

@@ -1,0 +1,46 @@
+#pragma once
+// [SECTION] Deterministic inputs, identical on the host and on the device.
+// Every element is a pure function of (kind, seed, which matrix, row, col): a counter-based hash, so the CUDA
+// backend generates A and B in place on the GPU and the CPU backend and the tests get the very same numbers.
+#include <cstdint>
+
+#if defined(__CUDACC__)
+#define TS_HD __host__ __device__
+#else
+#define TS_HD
+#endif
+
+namespace ts {
+
+enum class GenKind : int { Random = 0, Symmetric = 1, Identity = 2, Ones = 3 };
+
+TS_HD inline uint64_t splitmix64(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+// Uniform in [-1, 1), 24 random bits so the value is exact in float32.
+TS_HD inline float hash_uniform(uint64_t seed, uint64_t stream, uint64_t index) {
+  uint64_t h = splitmix64(splitmix64(seed * 0x2545F4914F6CDD1Dull + stream) ^ index);
+  return float(int64_t(h >> 40) - (int64_t(1) << 23)) * (1.0f / float(1 << 23));
+}
+
+// matrix: 0 for A, 1 for B. Identity: A is the identity (C reproduces B); B stays random.
+TS_HD inline float gen_element(GenKind kind, uint64_t seed, int matrix, int64_t row, int64_t col) {
+  switch (kind) {
+    case GenKind::Ones: return 1.0f;
+    case GenKind::Identity:
+      if (matrix == 0) return row == col ? 1.0f : 0.0f;
+      return hash_uniform(seed, uint64_t(matrix), (uint64_t(row) << 32) ^ uint64_t(col));
+    case GenKind::Symmetric: {
+      int64_t lo = row < col ? row : col, hi = row < col ? col : row;
+      return hash_uniform(seed, uint64_t(matrix) + 16, (uint64_t(lo) << 32) ^ uint64_t(hi));
+    }
+    case GenKind::Random:
+    default: return hash_uniform(seed, uint64_t(matrix), (uint64_t(row) << 32) ^ uint64_t(col));
+  }
+}
+
+}  // namespace ts

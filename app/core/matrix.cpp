@@ -1,0 +1,42 @@
+#include "matrix.hpp"
+
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include "parallel.hpp"
+
+namespace ts {
+
+GenKind gen_kind(InputKind k) {
+  switch (k) {
+    case InputKind::Random: return GenKind::Random;
+    case InputKind::Symmetric: return GenKind::Symmetric;
+    case InputKind::Identity: return GenKind::Identity;
+    case InputKind::Ones: return GenKind::Ones;
+    case InputKind::File: break;
+  }
+  throw std::logic_error("file inputs are not generated");
+}
+
+HostMatrix generate_input(InputKind kind, uint64_t seed, int matrix, int64_t rows, int64_t cols) {
+  HostMatrix m(rows, cols);
+  GenKind g = gen_kind(kind);
+  parallel_for(rows, 64, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r)
+      for (int64_t c = 0; c < cols; ++c) m.at(r, c) = gen_element(g, seed, matrix, r, c);
+  });
+  return m;
+}
+
+double max_abs(const float* p, size_t n) {
+  double m = 0.0;
+  for (size_t i = 0; i < n; ++i) {
+    double a = std::fabs(double(p[i]));
+    if (std::isnan(a)) return std::numeric_limits<double>::infinity();
+    m = std::max(m, a);
+  }
+  return m;
+}
+
+}  // namespace ts

@@ -1,0 +1,129 @@
+#include "settings.hpp"
+
+#include <chrono>
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
+
+namespace ts {
+
+namespace fs = std::filesystem;
+
+namespace {
+fs::path home() {
+  const char* h = std::getenv("HOME");
+  return h && *h ? fs::path(h) : fs::temp_directory_path();
+}
+}  // namespace
+
+fs::path config_dir() {
+  const char* x = std::getenv("XDG_CONFIG_HOME");
+  fs::path base = (x && *x) ? fs::path(x) : home() / ".config";
+  return base / "tilescope";
+}
+
+fs::path default_export_dir() {
+  const char* x = std::getenv("XDG_PICTURES_DIR");
+  fs::path base = (x && *x) ? fs::path(x) : home() / "Pictures";
+  return base / "TileScope";
+}
+
+fs::path unique_export_path(const fs::path& dir, const std::string& prefix, const std::string& ext) {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+  fs::path p = dir / (prefix + "-" + stamp + "." + ext);
+  for (int i = 2; fs::exists(p); ++i) p = dir / (prefix + "-" + stamp + "-" + std::to_string(i) + "." + ext);
+  return p;
+}
+
+nlohmann::json to_json(const Settings& s) {
+  return {{"m", s.spec.m},         {"n", s.spec.n},          {"k", s.spec.k},
+          {"kernel", s.spec.kernel}, {"tile", s.spec.tile},    {"input", to_string(s.spec.input)},
+          {"seed", s.spec.seed},   {"square", s.square},     {"auto_run", s.auto_run},
+          {"export_dir", s.export_dir}};
+}
+
+Settings settings_from_json(const nlohmann::json& j, std::string* warnings) {
+  Settings s;
+  auto warn = [&](const std::string& w) {
+    if (warnings) *warnings += (warnings->empty() ? "" : "; ") + w;
+  };
+  if (!j.is_object()) {
+    warn("settings file is not a JSON object; using defaults");
+    return s;
+  }
+  auto dim = [&](const char* key, int64_t& out) {
+    if (!j.contains(key)) return;
+    const auto& v = j[key];
+    if (v.is_number_integer() && v.get<int64_t>() >= 1 && v.get<int64_t>() <= kMaxDim) out = v.get<int64_t>();
+    else warn(std::string("ignored invalid ") + key + " = " + v.dump());
+  };
+  dim("m", s.spec.m);
+  dim("n", s.spec.n);
+  dim("k", s.spec.k);
+  if (j.contains("kernel") && j["kernel"].is_string()) s.spec.kernel = j["kernel"].get<std::string>();
+  if (j.contains("tile")) {
+    if (j["tile"].is_number_integer()) s.spec.tile = j["tile"].get<int>();
+    else warn("ignored invalid tile = " + j["tile"].dump());
+  }
+  if (j.contains("input")) {
+    try {
+      s.spec.input = parse_input_kind(j["input"].get<std::string>());
+    } catch (const std::exception&) {
+      warn("ignored invalid input = " + j["input"].dump());
+    }
+  }
+  if (j.contains("seed") && j["seed"].is_number_unsigned()) s.spec.seed = j["seed"].get<uint64_t>();
+  if (j.contains("square") && j["square"].is_boolean()) s.square = j["square"].get<bool>();
+  if (j.contains("auto_run") && j["auto_run"].is_boolean()) s.auto_run = j["auto_run"].get<bool>();
+  if (j.contains("export_dir") && j["export_dir"].is_string()) s.export_dir = j["export_dir"].get<std::string>();
+  return s;
+}
+
+Settings load_settings(const fs::path& file, std::string* warnings) {
+  std::ifstream f(file);
+  if (!f) return Settings{};
+  try {
+    return settings_from_json(nlohmann::json::parse(f), warnings);
+  } catch (const std::exception& e) {
+    if (warnings) *warnings += "could not read " + file.string() + " (" + e.what() + "); using defaults";
+    return Settings{};
+  }
+}
+
+void save_settings(const fs::path& file, const Settings& s) {
+  fs::create_directories(file.parent_path());
+  fs::path tmp = file;
+  tmp += ".part";
+  {
+    std::ofstream f(tmp, std::ios::trunc);
+    f << to_json(s).dump(2) << "\n";
+    if (!f) throw std::runtime_error("cannot write " + tmp.string());
+  }
+  fs::rename(tmp, file);
+}
+
+nlohmann::json result_to_json(const RunResult& r) {
+  return {{"kernel", r.spec.kernel},
+          {"tile", r.spec.tile},
+          {"m", r.spec.m},
+          {"n", r.spec.n},
+          {"k", r.spec.k},
+          {"input", to_string(r.spec.input)},
+          {"seed", r.spec.seed},
+          {"backend", r.backend},
+          {"device", r.device},
+          {"reference", r.reference},
+          {"median_ms", r.median_ms},
+          {"samples", r.times_ms.size()},
+          {"tflops", r.tflops},
+          {"max_abs_err", r.error.max_abs_err},
+          {"max_rel_err", r.error.max_rel_err},
+          {"tolerance", r.error.tolerance},
+          {"passed", r.error.passed}};
+}
+
+}  // namespace ts

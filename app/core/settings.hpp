@@ -1,0 +1,38 @@
+#pragma once
+// [SECTION] Where TileScope keeps things, what it remembers between sessions, and JSON forms of results.
+#include <filesystem>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "backend.hpp"
+#include "problem.hpp"
+
+namespace ts {
+
+// $XDG_CONFIG_HOME/tilescope, else $HOME/.config/tilescope (created on demand; never the working directory).
+std::filesystem::path config_dir();
+// Default folder for screenshots: $XDG_PICTURES_DIR/TileScope, else $HOME/Pictures/TileScope.
+std::filesystem::path default_export_dir();
+
+// A path in `dir` named prefix-YYYYmmdd-HHMMSS[-n].ext that does not exist yet (never overwrite).
+std::filesystem::path unique_export_path(const std::filesystem::path& dir, const std::string& prefix,
+                                         const std::string& ext);
+
+struct Settings {
+  ProblemSpec spec;
+  bool square = true;
+  bool auto_run = true;
+  std::string export_dir;  // empty: default_export_dir()
+};
+
+nlohmann::json to_json(const Settings& s);
+// Lenient: unknown or invalid entries fall back to defaults and are reported in `warnings`.
+Settings settings_from_json(const nlohmann::json& j, std::string* warnings);
+Settings load_settings(const std::filesystem::path& file, std::string* warnings);
+void save_settings(const std::filesystem::path& file, const Settings& s);  // atomic replace
+
+// The JSON object printed by `tilescope run --json`.
+nlohmann::json result_to_json(const RunResult& r);
+
+}  // namespace ts

@@ -1,0 +1,124 @@
+#include "verify.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <mutex>
+
+#include "parallel.hpp"
+
+namespace ts {
+
+ErrorStats compare(const float* c, const float* ref, int64_t rows, int64_t cols, double tolerance) {
+  struct Part {
+    double max_err = 0, max_ref = 0;
+    int64_t worst = -1, bad = 0;
+  };
+  std::mutex mu;
+  Part total;
+  const int64_t n = rows * cols;
+  parallel_for(n, 1 << 16, [&](int64_t b, int64_t e) {
+    Part p;
+    for (int64_t i = b; i < e; ++i) {
+      double d = std::fabs(double(c[i]) - double(ref[i]));
+      if (!std::isfinite(d)) d = std::numeric_limits<double>::infinity();
+      if (d > p.max_err) {
+        p.max_err = d;
+        p.worst = i;
+      }
+      if (!(d <= tolerance)) ++p.bad;
+      p.max_ref = std::max(p.max_ref, std::fabs(double(ref[i])));
+    }
+    std::lock_guard<std::mutex> lock(mu);
+    if (p.max_err > total.max_err) {
+      total.max_err = p.max_err;
+      total.worst = p.worst;
+    }
+    total.max_ref = std::max(total.max_ref, p.max_ref);
+    total.bad += p.bad;
+  });
+  ErrorStats s;
+  s.max_abs_err = total.max_err;
+  s.max_rel_err = total.max_ref > 0 ? total.max_err / total.max_ref : total.max_err;
+  s.tolerance = tolerance;
+  s.bad_elements = total.bad;
+  if (total.worst >= 0 && total.max_err > 0) {
+    s.worst_row = total.worst / cols;
+    s.worst_col = total.worst % cols;
+  }
+  s.passed = total.bad == 0;
+  return s;
+}
+
+namespace {
+template <class Get>
+HeatmapView reduce_view(Get get, int64_t rows, int64_t cols, int max_w, int max_h, Reduce mode) {
+  HeatmapView v;
+  v.rows = rows;
+  v.cols = cols;
+  v.w = int(std::min<int64_t>(cols, std::max(1, max_w)));
+  v.h = int(std::min<int64_t>(rows, std::max(1, max_h)));
+  v.values.assign(size_t(v.w) * size_t(v.h), 0.0f);
+  std::mutex mu;
+  float gmin = std::numeric_limits<float>::infinity(), gmax = -std::numeric_limits<float>::infinity();
+  parallel_for(v.h, 8, [&](int64_t y0, int64_t y1) {
+    float lmin = std::numeric_limits<float>::infinity(), lmax = -lmin;
+    std::vector<double> acc(size_t(v.w));
+    for (int64_t y = y0; y < y1; ++y) {
+      const int64_t r0 = y * rows / v.h, r1 = (y + 1) * rows / v.h;
+      std::fill(acc.begin(), acc.end(), mode == Reduce::Min ? std::numeric_limits<double>::infinity()
+                                        : mode == Reduce::Max ? -std::numeric_limits<double>::infinity()
+                                                              : 0.0);
+      for (int64_t r = r0; r < r1; ++r) {
+        for (int x = 0; x < v.w; ++x) {
+          const int64_t c0 = int64_t(x) * cols / v.w, c1 = int64_t(x + 1) * cols / v.w;
+          double a = acc[size_t(x)];
+          for (int64_t c = c0; c < c1; ++c) {
+            float val = get(r, c);
+            if (std::isfinite(val)) {
+              lmin = std::min(lmin, val);
+              lmax = std::max(lmax, val);
+            }
+            switch (mode) {
+              case Reduce::Mean: a += val; break;
+              case Reduce::Min: a = std::min(a, double(val)); break;
+              case Reduce::Max: a = std::max(a, double(val)); break;
+              case Reduce::AbsMax: a = std::max(a, std::fabs(double(val))); break;
+            }
+          }
+          acc[size_t(x)] = a;
+        }
+      }
+      for (int x = 0; x < v.w; ++x) {
+        const int64_t c0 = int64_t(x) * cols / v.w, c1 = int64_t(x + 1) * cols / v.w;
+        double a = acc[size_t(x)];
+        if (mode == Reduce::Mean) a /= double((r1 - r0) * (c1 - c0));
+        v.values[size_t(y) * size_t(v.w) + size_t(x)] = float(a);
+      }
+    }
+    std::lock_guard<std::mutex> lock(mu);
+    gmin = std::min(gmin, lmin);
+    gmax = std::max(gmax, lmax);
+  });
+  if (gmin > gmax) gmin = gmax = 0.0f;  // all non-finite
+  v.vmin = gmin;
+  v.vmax = gmax;
+  return v;
+}
+}  // namespace
+
+HeatmapView downsample(const float* src, int64_t rows, int64_t cols, int max_w, int max_h, Reduce mode) {
+  return reduce_view([&](int64_t r, int64_t c) { return src[size_t(r) * size_t(cols) + size_t(c)]; }, rows, cols,
+                     max_w, max_h, mode);
+}
+
+HeatmapView error_view(const float* a, const float* b, int64_t rows, int64_t cols, int max_w, int max_h) {
+  return reduce_view(
+      [&](int64_t r, int64_t c) {
+        size_t i = size_t(r) * size_t(cols) + size_t(c);
+        return std::fabs(a[i] - b[i]);
+      },
+      rows, cols, max_w, max_h, Reduce::AbsMax);
+}
+
+}  // namespace ts

@@ -1,0 +1,37 @@
+# Every dependency, where it comes from, and why (the README repeats this for people).
+find_package(PkgConfig REQUIRED)
+find_package(Threads REQUIRED)
+find_package(glfw3 3.3 REQUIRED)                      # Debian libglfw3-dev: windows, input, GL context
+pkg_check_modules(EPOXY REQUIRED IMPORTED_TARGET epoxy) # Debian libepoxy-dev: OpenGL function loader
+find_package(OpenGL REQUIRED COMPONENTS OpenGL EGL)   # libgl-dev / libegl-dev (glvnd)
+find_package(CLI11 2.1 CONFIG REQUIRED)               # Debian libcli11-dev: command line
+find_package(nlohmann_json 3.10 REQUIRED)             # Debian nlohmann-json3-dev: JSON output, settings
+find_path(STB_INCLUDE_DIR stb_image_write.h PATH_SUFFIXES stb REQUIRED) # Debian libstb-dev: PNG writer
+add_library(tilescope_stb INTERFACE)
+target_include_directories(tilescope_stb SYSTEM INTERFACE ${STB_INCLUDE_DIR})
+
+include(${CMAKE_CURRENT_LIST_DIR}/ImGuiBundle.cmake)  # PyPI imgui-bundle sdist: Dear ImGui + ImPlot
+
+# CUDA through CMake's CUDA language; cuBLAS from the same toolkit.
+set(TILESCOPE_HAVE_CUDA OFF)
+if(NOT TILESCOPE_CUDA STREQUAL "OFF")
+  include(CheckLanguage)
+  check_language(CUDA)
+  if(CMAKE_CUDA_COMPILER)
+    enable_language(CUDA)
+    set(CMAKE_CUDA_STANDARD 17)
+    set(CMAKE_CUDA_STANDARD_REQUIRED ON)
+    find_package(CUDAToolkit REQUIRED)
+    set(TILESCOPE_HAVE_CUDA ON)
+    message(STATUS "CUDA backend: ON (nvcc ${CMAKE_CUDA_COMPILER_VERSION}, architectures ${CMAKE_CUDA_ARCHITECTURES})")
+  elseif(TILESCOPE_CUDA STREQUAL "ON")
+    message(FATAL_ERROR "TILESCOPE_CUDA=ON but no CUDA compiler was found (install the CUDA toolkit or set CUDACXX)")
+  else()
+    message(WARNING "No CUDA compiler found: building the CPU backend only. Install the CUDA toolkit for the GPU.")
+  endif()
+endif()
+
+if(TILESCOPE_BUILD_TESTS)
+  find_package(GTest REQUIRED)                        # Debian libgtest-dev
+  include(GoogleTest)
+endif()

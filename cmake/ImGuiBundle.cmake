@@ -1,0 +1,95 @@
+# Dear ImGui (docking branch, with the GLFW and OpenGL3 backends) and ImPlot, taken from PyPI's
+# `imgui-bundle` source distribution at one pinned version, checked against its SHA-256, and unpacked
+# into an ignored folder. Only the files we compile are extracted. Debian ships ImGui 1.86 and no
+# ImPlot; imgui-bundle carries both at matching versions, which is why we take them from there.
+#
+# People with their own copies pass -DTILESCOPE_IMGUI_DIR=/path/to/imgui (the folder holding imgui.h
+# and backends/) and -DTILESCOPE_IMPLOT_DIR=/path/to/implot (the folder holding implot.h).
+
+set(TILESCOPE_IMGUI_BUNDLE_VERSION "1.92.5" CACHE STRING "imgui-bundle sdist version on PyPI")
+set(TILESCOPE_IMGUI_BUNDLE_SHA256
+    "b11826b3805cff6064b8aca98def827ff36489128eac8d4f7859a3e155f6aefd" CACHE STRING "its SHA-256")
+set(TILESCOPE_IMGUI_BUNDLE_URL
+    "https://files.pythonhosted.org/packages/a8/f9/8290be29e2fa5c3d7b431bd8c8144726a20ac82908cfb7fa8605911c6793/imgui_bundle-1.92.5.tar.gz"
+    CACHE STRING "where the sdist is downloaded from")
+set(TILESCOPE_THIRD_PARTY_DIR "${PROJECT_SOURCE_DIR}/third_party" CACHE PATH
+    "ignored folder for downloaded third-party sources")
+set(TILESCOPE_IMGUI_DIR "" CACHE PATH "an existing Dear ImGui source folder (>= 1.90, docking branch)")
+set(TILESCOPE_IMPLOT_DIR "" CACHE PATH "an existing ImPlot source folder")
+
+function(tilescope_fetch_imgui_bundle out_imgui out_implot)
+  set(root "${TILESCOPE_THIRD_PARTY_DIR}/imgui_bundle-${TILESCOPE_IMGUI_BUNDLE_VERSION}")
+  set(stamp "${root}/.tilescope-extracted")
+  if(NOT EXISTS "${stamp}")
+    set(archive "${TILESCOPE_THIRD_PARTY_DIR}/imgui_bundle-${TILESCOPE_IMGUI_BUNDLE_VERSION}.tar.gz")
+    if(EXISTS "${archive}")
+      file(SHA256 "${archive}" have)
+      if(NOT have STREQUAL TILESCOPE_IMGUI_BUNDLE_SHA256)
+        file(REMOVE "${archive}")
+      endif()
+    endif()
+    if(NOT EXISTS "${archive}")
+      message(STATUS "Downloading imgui-bundle ${TILESCOPE_IMGUI_BUNDLE_VERSION} sdist from PyPI")
+      file(DOWNLOAD "${TILESCOPE_IMGUI_BUNDLE_URL}" "${archive}.part"
+           EXPECTED_HASH SHA256=${TILESCOPE_IMGUI_BUNDLE_SHA256} STATUS st TLS_VERIFY ON)
+      list(GET st 0 code)
+      if(NOT code EQUAL 0)
+        file(REMOVE "${archive}.part")
+        message(FATAL_ERROR "Could not download imgui-bundle (${st}). Download ${TILESCOPE_IMGUI_BUNDLE_URL} "
+                            "into ${TILESCOPE_THIRD_PARTY_DIR}/, or pass -DTILESCOPE_IMGUI_DIR and "
+                            "-DTILESCOPE_IMPLOT_DIR.")
+      endif()
+      file(RENAME "${archive}.part" "${archive}")
+    endif()
+    set(p "imgui_bundle-${TILESCOPE_IMGUI_BUNDLE_VERSION}/external")
+    file(ARCHIVE_EXTRACT INPUT "${archive}" DESTINATION "${TILESCOPE_THIRD_PARTY_DIR}"
+         PATTERNS "${p}/imgui/imgui/*.h" "${p}/imgui/imgui/*.cpp" "${p}/imgui/imgui/LICENSE.txt"
+                  "${p}/imgui/imgui/backends/imgui_impl_glfw.*" "${p}/imgui/imgui/backends/imgui_impl_opengl3*"
+                  "${p}/implot/implot/*.h" "${p}/implot/implot/*.cpp" "${p}/implot/implot/LICENSE")
+    file(TOUCH "${stamp}")
+  endif()
+  set(${out_imgui} "${root}/external/imgui/imgui" PARENT_SCOPE)
+  set(${out_implot} "${root}/external/implot/implot" PARENT_SCOPE)
+endfunction()
+
+if(TILESCOPE_IMGUI_DIR STREQUAL "" OR TILESCOPE_IMPLOT_DIR STREQUAL "")
+  tilescope_fetch_imgui_bundle(_imgui _implot)
+  if(TILESCOPE_IMGUI_DIR STREQUAL "")
+    set(TILESCOPE_IMGUI_DIR "${_imgui}" CACHE PATH "" FORCE)
+  endif()
+  if(TILESCOPE_IMPLOT_DIR STREQUAL "")
+    set(TILESCOPE_IMPLOT_DIR "${_implot}" CACHE PATH "" FORCE)
+  endif()
+endif()
+
+foreach(f imgui.h imgui.cpp imgui_draw.cpp imgui_tables.cpp imgui_widgets.cpp backends/imgui_impl_glfw.cpp
+          backends/imgui_impl_opengl3.cpp)
+  if(NOT EXISTS "${TILESCOPE_IMGUI_DIR}/${f}")
+    message(FATAL_ERROR "TILESCOPE_IMGUI_DIR=${TILESCOPE_IMGUI_DIR} lacks ${f}")
+  endif()
+endforeach()
+foreach(f implot.h implot.cpp implot_items.cpp)
+  if(NOT EXISTS "${TILESCOPE_IMPLOT_DIR}/${f}")
+    message(FATAL_ERROR "TILESCOPE_IMPLOT_DIR=${TILESCOPE_IMPLOT_DIR} lacks ${f}")
+  endif()
+endforeach()
+file(STRINGS "${TILESCOPE_IMGUI_DIR}/imgui.h" _ver REGEX "#define IMGUI_VERSION_NUM")
+string(REGEX MATCH "[0-9]+" _ver "${_ver}")
+if(_ver LESS 19000)
+  message(FATAL_ERROR "Dear ImGui in ${TILESCOPE_IMGUI_DIR} is ${_ver}; TileScope needs >= 1.90")
+endif()
+message(STATUS "Dear ImGui ${_ver} from ${TILESCOPE_IMGUI_DIR}; ImPlot from ${TILESCOPE_IMPLOT_DIR}")
+
+add_library(tilescope_imgui STATIC
+  ${TILESCOPE_IMGUI_DIR}/imgui.cpp ${TILESCOPE_IMGUI_DIR}/imgui_draw.cpp
+  ${TILESCOPE_IMGUI_DIR}/imgui_tables.cpp ${TILESCOPE_IMGUI_DIR}/imgui_widgets.cpp
+  ${TILESCOPE_IMGUI_DIR}/backends/imgui_impl_glfw.cpp ${TILESCOPE_IMGUI_DIR}/backends/imgui_impl_opengl3.cpp
+  ${TILESCOPE_IMPLOT_DIR}/implot.cpp ${TILESCOPE_IMPLOT_DIR}/implot_items.cpp)
+target_include_directories(tilescope_imgui SYSTEM PUBLIC ${TILESCOPE_IMGUI_DIR} ${TILESCOPE_IMGUI_DIR}/backends
+                           ${TILESCOPE_IMPLOT_DIR})
+# One GL loader for the whole program: the OpenGL3 backend uses libepoxy, like our own GL code.
+set_source_files_properties(${TILESCOPE_IMGUI_DIR}/backends/imgui_impl_opengl3.cpp PROPERTIES
+  COMPILE_DEFINITIONS IMGUI_IMPL_OPENGL_LOADER_CUSTOM COMPILE_OPTIONS "-include;epoxy/gl.h")
+target_compile_definitions(tilescope_imgui PUBLIC IMGUI_DEFINE_MATH_OPERATORS)
+target_link_libraries(tilescope_imgui PUBLIC PkgConfig::EPOXY glfw)
+set_target_properties(tilescope_imgui PROPERTIES POSITION_INDEPENDENT_CODE ON)

@@ -1,0 +1,26 @@
+// cuBLAS SGEMM: the trusted reference and the speed to beat.
+// cuBLAS is column-major; a row-major C = A * B is the column-major C^T = B^T * A^T, so we pass B first and
+// swap m and n. FP32 math (CUBLAS_DEFAULT_MATH, no TF32 unless NVIDIA_TF32_OVERRIDE says otherwise).
+#include "cuda_check.cuh"
+#include "cuda_raii.cuh"
+#include "launch.hpp"
+#include "matrix_ops.cuh"
+
+namespace ts {
+
+cublasHandle_t thread_cublas_handle() {
+  // One handle per thread (cuBLAS handles are not to be shared across threads): the engine's worker and the tests.
+  thread_local CublasHandle handle;
+  return handle.get();
+}
+
+void launch_cublas(const GemmArgs& a, int /*tile*/, void* stream) {
+  cublasHandle_t h = thread_cublas_handle();
+  CUBLAS_CHECK(cublasSetStream(h, static_cast<cudaStream_t>(stream)));
+  CUBLAS_CHECK(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
+  const float alpha = 1.0f, beta = 0.0f;
+  CUBLAS_CHECK(cublasSgemm_64(h, CUBLAS_OP_N, CUBLAS_OP_N, a.n, a.m, a.k, &alpha, a.B, a.n, a.A, a.k, &beta, a.C,
+                              a.n));
+}
+
+}  // namespace ts

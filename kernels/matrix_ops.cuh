@@ -1,0 +1,31 @@
+#pragma once
+// Device-side helpers of the engine: input generation, value ranges, verification and heatmap views.
+// Everything here runs on the engine's stream; results come back in small host structs.
+#include <cstdint>
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include "input_gen.hpp"
+#include "verify.hpp"
+
+namespace ts {
+
+cublasHandle_t thread_cublas_handle();
+
+// out (rows x cols) = generated matrix `matrix` (0 = A, 1 = B), bit-identical to generate_input() on the host.
+void device_generate(float* out, int64_t rows, int64_t cols, GenKind kind, uint64_t seed, int matrix,
+                     cudaStream_t s);
+
+// max |x| over n elements (NaN counts as infinity). Synchronises the stream.
+double device_max_abs(const float* p, size_t n, cudaStream_t s);
+
+// The same statistics as compare() on the host, computed on the device. Synchronises the stream.
+ErrorStats device_compare(const float* c, const float* ref, int64_t rows, int64_t cols, double tolerance,
+                          cudaStream_t s);
+
+// The same view as downsample() / error_view() on the host (ref == nullptr: plain matrix). Synchronises.
+HeatmapView device_view(const float* src, const float* ref, int64_t rows, int64_t cols, int max_w, int max_h,
+                        Reduce mode, cudaStream_t s);
+
+}  // namespace ts

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs what TileScope needs to build and test, from Debian's packages (Debian 12 / Ubuntu 22.04+).
+# Idempotent: packages already present are skipped. The CUDA toolkit is not installed here (see README):
+# without nvcc the build has the CPU backend only.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config git ca-certificates
+  libglfw3-dev      # windows, input, OpenGL context
+  libx11-dev libxrandr-dev  # headers the ImGui GLFW backend includes through glfw3native.h
+  libepoxy-dev      # OpenGL function loader
+  libgl-dev libegl-dev
+  libstb-dev        # stb_image_write (PNG) / stb_image (tests)
+  libcli11-dev      # command line parsing
+  nlohmann-json3-dev
+  libgtest-dev      # GoogleTest
+  xvfb xauth        # the UI smoke test renders under a virtual X server
+  libgl1-mesa-dri   # software OpenGL for Xvfb
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} Debian packages present"
+  exit 0
+fi
+echo "install-deps: installing ${missing[*]}"
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
