@@ -85,11 +85,17 @@ add_library(tilescope_imgui STATIC
   ${TILESCOPE_IMGUI_DIR}/imgui_tables.cpp ${TILESCOPE_IMGUI_DIR}/imgui_widgets.cpp
   ${TILESCOPE_IMGUI_DIR}/backends/imgui_impl_glfw.cpp ${TILESCOPE_IMGUI_DIR}/backends/imgui_impl_opengl3.cpp
   ${TILESCOPE_IMPLOT_DIR}/implot.cpp ${TILESCOPE_IMPLOT_DIR}/implot_items.cpp)
+# imgui-bundle's copy of ImGui carries its stack-layout extension, which imgui.cpp calls into; upstream copies
+# passed through TILESCOPE_IMGUI_DIR do not have it.
+if(EXISTS "${TILESCOPE_IMGUI_DIR}/imgui_stacklayout.cpp")
+  target_sources(tilescope_imgui PRIVATE "${TILESCOPE_IMGUI_DIR}/imgui_stacklayout.cpp")
+endif()
 target_include_directories(tilescope_imgui SYSTEM PUBLIC ${TILESCOPE_IMGUI_DIR} ${TILESCOPE_IMGUI_DIR}/backends
                            ${TILESCOPE_IMPLOT_DIR})
 # One GL loader for the whole program: the OpenGL3 backend uses libepoxy, like our own GL code.
 set_source_files_properties(${TILESCOPE_IMGUI_DIR}/backends/imgui_impl_opengl3.cpp PROPERTIES
   COMPILE_DEFINITIONS IMGUI_IMPL_OPENGL_LOADER_CUSTOM COMPILE_OPTIONS "-include;epoxy/gl.h")
-target_compile_definitions(tilescope_imgui PUBLIC IMGUI_DEFINE_MATH_OPERATORS)
+# GLFW must not pull in a GL header of its own: libepoxy provides GL.
+target_compile_definitions(tilescope_imgui PUBLIC IMGUI_DEFINE_MATH_OPERATORS GLFW_INCLUDE_NONE)
 target_link_libraries(tilescope_imgui PUBLIC PkgConfig::EPOXY glfw)
 set_target_properties(tilescope_imgui PROPERTIES POSITION_INDEPENDENT_CODE ON)

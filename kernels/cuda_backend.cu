@@ -16,7 +16,7 @@ int cuda_devices(std::string* why) {
   int n = 0;
   cudaError_t e = cudaGetDeviceCount(&n);
   if (e != cudaSuccess) {
-    if (why) *why = cudaGetErrorString(e);
+    if (why) *why = std::string("the CUDA runtime says: ") + cudaGetErrorString(e);
     cudaGetLastError();  // clear the sticky-free error so later calls start clean
     return 0;
   }

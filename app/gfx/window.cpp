@@ -1,0 +1,67 @@
+#include "window.hpp"
+
+#include <cstdlib>
+#include <mutex>
+
+#include <GLFW/glfw3.h>
+
+#include "gl.hpp"
+
+namespace ts::gfx {
+
+namespace {
+std::string g_glfw_error;
+void on_glfw_error(int code, const char* msg) { g_glfw_error = "GLFW error " + std::to_string(code) + ": " + msg; }
+
+// glfwInit once per process, glfwTerminate at exit (after every window is gone).
+void ensure_glfw() {
+  static bool ok = false;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    glfwSetErrorCallback(on_glfw_error);
+    ok = glfwInit() == GLFW_TRUE;
+    if (ok) std::atexit([] { glfwTerminate(); });
+  });
+  if (!ok) throw DisplayError("cannot initialise GLFW (" + g_glfw_error + ")");
+}
+}  // namespace
+
+bool display_available(std::string* why) {
+  const char* x = std::getenv("DISPLAY");
+  const char* w = std::getenv("WAYLAND_DISPLAY");
+  if ((x && *x) || (w && *w)) return true;
+  if (why) *why = "no display: neither DISPLAY nor WAYLAND_DISPLAY is set";
+  return false;
+}
+
+GlfwWindow::GlfwWindow(int width, int height, const std::string& title, bool visible) {
+  std::string why;
+  if (!display_available(&why)) throw DisplayError(why);
+  ensure_glfw();
+  glfwDefaultWindowHints();
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
+  glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
+  glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
+  glfwWindowHint(GLFW_VISIBLE, visible ? GLFW_TRUE : GLFW_FALSE);
+  m_window = glfwCreateWindow(width, height, title.c_str(), nullptr, nullptr);
+  if (!m_window)
+    throw DisplayError("cannot create an OpenGL 3.3 core window (" + g_glfw_error + ")");
+  glfwMakeContextCurrent(m_window);
+  glfwSwapInterval(visible ? 1 : 0);
+}
+
+GlfwWindow::~GlfwWindow() {
+  if (m_window) glfwDestroyWindow(m_window);
+}
+
+bool GlfwWindow::should_close() const { return glfwWindowShouldClose(m_window); }
+void GlfwWindow::swap() { glfwSwapBuffers(m_window); }
+
+std::string GlfwWindow::gl_renderer() const {
+  const char* r = reinterpret_cast<const char*>(glGetString(GL_RENDERER));
+  const char* v = reinterpret_cast<const char*>(glGetString(GL_VERSION));
+  return std::string(r ? r : "?") + ", OpenGL " + (v ? v : "?");
+}
+
+}  // namespace ts::gfx

@@ -1,0 +1,38 @@
+#pragma once
+// [SECTION] GL context providers. GlfwWindow: a desktop window (visible) or a hidden one for offscreen
+// rendering under an X server. Construction throws DisplayError when there is no display to talk to.
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+struct GLFWwindow;
+
+namespace ts::gfx {
+
+// No display (or no usable OpenGL on it): the caller tells the person to use the headless commands.
+class DisplayError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// True when DISPLAY or WAYLAND_DISPLAY is set; `why` says what is missing otherwise.
+bool display_available(std::string* why);
+
+class GlfwWindow {
+ public:
+  // OpenGL 3.3 core context. visible = false: a hidden window whose context renders into framebuffers.
+  GlfwWindow(int width, int height, const std::string& title, bool visible);
+  ~GlfwWindow();
+  GlfwWindow(const GlfwWindow&) = delete;
+  GlfwWindow& operator=(const GlfwWindow&) = delete;
+
+  GLFWwindow* get() const { return m_window; }
+  bool should_close() const;
+  void swap();
+  std::string gl_renderer() const;  // GL_RENDERER / GL_VERSION of the context
+
+ private:
+  GLFWwindow* m_window = nullptr;
+};
+
+}  // namespace ts::gfx

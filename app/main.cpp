@@ -1,0 +1,289 @@
+// tilescope: the GUI by default; `list`, `run` and `snapshot` run the same engine without a window.
+// Exit codes: 0 done, 1 verification failed or runtime error, 2 bad usage or input.
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <sstream>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "gui.hpp"
+#include "npy.hpp"
+#include "registry.hpp"
+#include "run_queue.hpp"
+#include "settings.hpp"
+#include "stats.hpp"
+#include "tilescope/version.hpp"
+#include "window.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr int kExitOk = 0, kExitFailed = 1, kExitUsage = 2;
+
+// [SECTION] Problem options shared by `run` and `snapshot`. Taken as text and validated by app/core, so every
+// message names the value and the limit the same way in the GUI and here.
+struct ProblemArgs {
+  std::string backend = "auto";
+  std::string kernel = "tiled";
+  std::string tile, size, m, n, k, input = "random", seed = "1", a, b;
+};
+
+void add_problem_options(CLI::App* cmd, ProblemArgs& p) {
+  cmd->add_option("--backend", p.backend, "auto (CUDA if a GPU is present), cuda or cpu")->capture_default_str();
+  cmd->add_option("--kernel", p.kernel, "kernel name (see `tilescope list`)")->capture_default_str();
+  cmd->add_option("--tile", p.tile, "tile size: 8, 16 or 32 (default: the kernel's default)");
+  cmd->add_option("--size", p.size, "M = N = K (default 1024; 256 on the CPU backend)");
+  cmd->add_option("--m", p.m, "rows of A and C");
+  cmd->add_option("--n", p.n, "columns of B and C");
+  cmd->add_option("--k", p.k, "columns of A, rows of B");
+  cmd->add_option("--input", p.input, "random, symmetric, identity or ones")->capture_default_str();
+  cmd->add_option("--seed", p.seed, "seed of the random inputs")->capture_default_str();
+  cmd->add_option("--a", p.a, "A from a 2-D float32 .npy file (with --b)");
+  cmd->add_option("--b", p.b, "B from a 2-D float32 .npy file (with --a)");
+}
+
+uint64_t parse_seed(const std::string& s) {
+  if (s.empty() || s.find_first_not_of("0123456789") != std::string::npos || s.size() > 19)
+    throw ts::ValidationError("--seed = '" + s + "' is not a whole number from 0 to 9999999999999999999");
+  return std::stoull(s);
+}
+
+// Builds and validates the request against the chosen backend. Throws ValidationError.
+ts::RunRequest build_request(const ProblemArgs& p, ts::Backend& backend) {
+  ts::RunRequest req;
+  ts::ProblemSpec& s = req.spec;
+  s.kernel = p.kernel;
+  const bool tile_given = !p.tile.empty();
+  if (tile_given) {
+    if (p.tile != "8" && p.tile != "16" && p.tile != "32")
+      throw ts::ValidationError("--tile = '" + p.tile + "' is not allowed (allowed: 8, 16, 32)");
+    s.tile = std::stoi(p.tile);
+  } else if (const ts::KernelInfo* k = ts::find_kernel(backend.kernels(), p.kernel)) {
+    s.tile = k->default_tile;
+  }
+  s.input = ts::parse_input_kind(p.input);
+  s.seed = parse_seed(p.seed);
+  const bool given_files = !p.a.empty() || !p.b.empty();
+  if (given_files) {
+    if (p.a.empty() || p.b.empty()) throw ts::ValidationError("give both --a and --b, or neither");
+    req.a = std::make_shared<ts::HostMatrix>(ts::read_npy(p.a));
+    req.b = std::make_shared<ts::HostMatrix>(ts::read_npy(p.b));
+  }
+  const bool dims_given = !p.m.empty() || !p.n.empty() || !p.k.empty();
+  if (!p.size.empty() && dims_given) throw ts::ValidationError("give either --size or --m/--n/--k, not both");
+  if (!p.size.empty()) {
+    s.m = s.n = s.k = ts::parse_dim(p.size, "--size");
+  } else if (dims_given) {
+    if (p.m.empty() || p.n.empty() || p.k.empty())
+      throw ts::ValidationError("give all three of --m, --n and --k (or --size)");
+    s.m = ts::parse_dim(p.m, "--m");
+    s.n = ts::parse_dim(p.n, "--n");
+    s.k = ts::parse_dim(p.k, "--k");
+  } else {
+    s.m = s.n = s.k = backend.kind() == "cpu" ? 256 : 1024;
+  }
+  if (given_files && (dims_given || !p.size.empty())) {
+    // Sizes given together with files must agree with them.
+    if (s.m != req.a->rows || s.k != req.a->cols || s.n != req.b->cols) {
+      std::ostringstream os;
+      os << "the sizes given (M x N x K = " << s.m << " x " << s.n << " x " << s.k << ") do not match the files ("
+         << req.a->rows << " x " << req.b->cols << " x " << req.a->cols << ")";
+      throw ts::ValidationError(os.str());
+    }
+  }
+  backend.validate(req, tile_given);
+  return req;
+}
+
+void check_output_path(const std::string& path, bool force, const char* what) {
+  if (path.empty()) return;
+  const fs::path p(path);
+  if (fs::exists(p) && !force)
+    throw ts::ValidationError(std::string(what) + " " + path + " already exists; choose another name or pass --force");
+  if (fs::exists(p) && fs::is_directory(p)) throw ts::ValidationError(std::string(what) + " " + path + " is a folder");
+  const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
+  if (!fs::is_directory(dir))
+    throw ts::ValidationError(std::string(what) + " " + path + ": folder " + dir.string() + " does not exist");
+}
+
+std::shared_ptr<ts::Backend> open_backend(const std::string& choice, std::string* note) {
+  return ts::make_backend(ts::parse_backend_choice(choice), note);
+}
+
+void print_result(const ts::RunResult& r) {
+  const auto& s = r.spec;
+  const ts::SampleStats st = ts::summarize(r.times_ms);
+  std::printf("kernel     %s%s\n", s.kernel.c_str(), s.tile ? (" (TILE " + std::to_string(s.tile) + ")").c_str() : "");
+  std::printf("shape      M x N x K = %lld x %lld x %lld, input %s, seed %llu\n", (long long)s.m, (long long)s.n,
+              (long long)s.k, ts::to_string(s.input), (unsigned long long)s.seed);
+  std::printf("backend    %s: %s\n", r.backend.c_str(), r.device.c_str());
+  std::printf("time       median %.4f ms over %d launches (min %.4f, max %.4f)\n", st.median, st.count, st.min, st.max);
+  std::printf("speed      %.3f TFLOP/s\n", r.tflops);
+  std::printf("error      max abs %.3e, max rel %.3e, tolerance %.3e (vs %s)\n", r.error.max_abs_err,
+              r.error.max_rel_err, r.error.tolerance, r.reference.c_str());
+  if (!r.error.passed)
+    std::printf("           %lld elements over the tolerance; worst at row %lld, col %lld\n",
+                (long long)r.error.bad_elements, (long long)r.error.worst_row, (long long)r.error.worst_col);
+  std::printf("result     %s\n", r.error.passed ? "PASS" : "FAIL");
+}
+
+int cmd_list(bool as_json) {
+  std::string why;
+  const int devices = ts::cuda_device_count(&why);
+  const auto infos = ts::kernel_infos();
+  if (as_json) {
+    nlohmann::json j;
+    j["cuda_compiled"] = ts::cuda_compiled();
+    j["cuda_devices"] = devices;
+    for (const auto& k : infos)
+      j["kernels"].push_back({{"name", k.id}, {"title", k.title}, {"description", k.description},
+                              {"tiles", k.tiles}, {"default_tile", k.default_tile},
+                              {"threads_per_block", k.threads_per_block}, {"reference", k.is_reference},
+                              {"teaching", k.teaching}, {"cuda", k.has_cuda}, {"cpu", k.cpu != nullptr}});
+    std::cout << j.dump(2) << "\n";
+    return kExitOk;
+  }
+  std::printf("%-8s %-10s %-18s %-9s %s\n", "name", "tiles", "threads/block", "backends", "description");
+  for (const auto& k : infos) {
+    std::string tiles;
+    for (int t : k.tiles) tiles += (tiles.empty() ? "" : ",") + std::to_string(t);
+    std::string backends = std::string(k.has_cuda ? "cuda" : "") + (k.has_cuda && k.cpu ? "," : "") + (k.cpu ? "cpu" : "");
+    std::printf("%-8s %-10s %-18s %-9s %s%s%s\n", k.id.c_str(), tiles.empty() ? "-" : tiles.c_str(),
+                k.threads_per_block.c_str(), backends.c_str(), k.description.c_str(),
+                k.is_reference ? " [reference]" : "", k.teaching ? " [teaching: wrong on purpose]" : "");
+  }
+  std::printf("\nCUDA backend: %s\n", !ts::cuda_compiled() ? "not built (no nvcc at build time)"
+                                     : devices > 0       ? (std::to_string(devices) + " device(s)").c_str()
+                                                         : ("no device (" + why + ")").c_str());
+  return kExitOk;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"TileScope: see how a CUDA matrix multiplication really runs.\n"
+               "With no command, opens the window."};
+  app.set_version_flag("--version", std::string("tilescope ") + ts::kVersion + " (" + ts::kGitCommit + ")");
+  std::string gui_backend = "auto";
+  app.add_option("--backend", gui_backend, "GUI backend: auto, cuda or cpu")->capture_default_str();
+
+  auto* list = app.add_subcommand("list", "print the kernels and their metadata");
+  bool list_json = false;
+  list->add_flag("--json", list_json, "print JSON");
+
+  auto* run = app.add_subcommand("run", "run one kernel once, verify it against the reference, print the result");
+  ProblemArgs run_args;
+  add_problem_options(run, run_args);
+  std::string out_npy;
+  bool run_json = false, run_force = false;
+  std::string samples = "0";
+  run->add_option("--out", out_npy, "write C to this .npy file");
+  run->add_option("--samples", samples, "timed launches (default: 10 on CUDA, 3 on the CPU)");
+  run->add_flag("--json", run_json, "print a JSON object instead of text");
+  run->add_flag("--force", run_force, "replace an existing --out file");
+
+  auto* snap = app.add_subcommand("snapshot", "render the whole GUI offscreen and write a PNG");
+  ProblemArgs snap_args;
+  add_problem_options(snap, snap_args);
+  std::string snap_out, width = "1600", height = "1000", layout_json;
+  bool snap_force = false;
+  snap->add_option("--out", snap_out, "PNG file to write")->required();
+  snap->add_option("--width", width, "image width in pixels (320..8192)")->capture_default_str();
+  snap->add_option("--height", height, "image height in pixels (240..8192)")->capture_default_str();
+  snap->add_option("--layout-json", layout_json, "also write the panels' and heatmaps' rectangles (for tests)");
+  snap->add_flag("--force", snap_force, "replace an existing --out file");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return kExitUsage;
+  }
+
+  try {
+    if (*list) return cmd_list(list_json);
+
+    if (*run) {
+      std::string note;
+      auto backend = open_backend(run_args.backend, &note);
+      if (!note.empty()) std::fprintf(stderr, "tilescope: %s\n", note.c_str());
+      ts::RunRequest req = build_request(run_args, *backend);
+      req.samples = int(ts::parse_dim(samples == "0" ? "1" : samples, "--samples"));
+      if (samples == "0") req.samples = 0;
+      check_output_path(out_npy, run_force, "--out");
+      req.keep_output = !out_npy.empty();
+      ts::RunQueue queue(backend);  // the same path as the GUI, waited for
+      ts::RunOutcome o = queue.wait(queue.submit(req));
+      if (!o.result) {
+        std::fprintf(stderr, "tilescope: %s\n", o.error.c_str());
+        return o.bad_input ? kExitUsage : kExitFailed;
+      }
+      const ts::RunResult& r = *o.result;
+      if (!out_npy.empty()) ts::write_npy(out_npy, *r.c);
+      if (run_json) std::cout << ts::result_to_json(r).dump(2) << "\n";
+      else print_result(r);
+      return r.error.passed ? kExitOk : kExitFailed;
+    }
+
+    std::string why;
+    if (*snap) {
+      ts::ui::SnapshotOptions so;
+      so.width = int(ts::parse_dim(width, "--width"));
+      so.height = int(ts::parse_dim(height, "--height"));
+      if (so.width < 320 || so.width > 8192 || so.height < 240 || so.height > 8192)
+        throw ts::ValidationError("--width x --height = " + width + " x " + height +
+                                  " is outside 320..8192 x 240..8192");
+      check_output_path(snap_out, snap_force, "--out");
+      so.out_png = snap_out;
+      so.overwrite = snap_force;
+      so.layout_json = layout_json;
+      so.backend = open_backend(snap_args.backend, &so.backend_note);
+      so.request = build_request(snap_args, *so.backend);
+      if (!ts::gfx::display_available(&why)) {
+        std::fprintf(stderr,
+                     "tilescope snapshot: %s. Run it under a virtual X server: xvfb-run -a tilescope snapshot ...\n",
+                     why.c_str());
+        return kExitUsage;
+      }
+      const int rc = ts::ui::run_snapshot(so);
+      std::printf("wrote %s (%d x %d)%s\n", snap_out.c_str(), so.width, so.height,
+                  rc == 0 ? "" : "; the run it shows failed verification or errored");
+      return rc;
+    }
+
+    // The GUI.
+    if (!ts::gfx::display_available(&why)) {
+      std::fprintf(stderr,
+                   "tilescope: %s, so the window cannot open.\n"
+                   "Headless commands work without one:\n"
+                   "  tilescope list\n"
+                   "  tilescope run --size 4096 --kernel tiled --tile 32\n"
+                   "  xvfb-run -a tilescope snapshot --out tilescope.png\n",
+                   why.c_str());
+      return kExitUsage;
+    }
+    ts::ui::GuiOptions go;
+    go.backend = open_backend(gui_backend, &go.backend_note);
+    if (!go.backend_note.empty()) std::fprintf(stderr, "tilescope: %s\n", go.backend_note.c_str());
+    return ts::ui::run_gui(go);
+  } catch (const ts::ValidationError& e) {
+    std::fprintf(stderr, "tilescope: %s\n", e.what());
+    return kExitUsage;
+  } catch (const ts::gfx::DisplayError& e) {
+    std::fprintf(stderr, "tilescope: %s. Use the headless commands (tilescope run, tilescope list) instead.\n",
+                 e.what());
+    return kExitUsage;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tilescope: %s\n", e.what());
+    return kExitFailed;
+  }
+}

@@ -1,0 +1,48 @@
+#pragma once
+// [SECTION] What the panels read and edit. Panels never call CUDA or the backend directly: they edit
+// `settings`, set request flags, and read the latest outcome; gui.cpp turns edits into RunQueue requests.
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "backend.hpp"
+#include "settings.hpp"
+
+namespace ts::ui {
+
+struct Rect {
+  float x = 0, y = 0, w = 0, h = 0;
+};
+
+struct AppState {
+  Settings settings;
+  std::vector<KernelInfo> kernels;  // the backend's registry
+
+  // Backend identity, shown in the status bar.
+  std::string backend_kind;  // "cuda" or "cpu"
+  std::string device_name;
+  std::string backend_note;  // why the CPU backend was chosen, if it was chosen automatically
+  std::string gl_renderer;
+
+  // Run state (written by gui.cpp).
+  bool busy = false;
+  std::optional<RunResult> result;  // the latest successful run
+  uint64_t result_serial = 0;       // increments with every new result (views re-upload on change)
+  std::string last_error;           // the latest failed request, cleared by the next success
+  bool last_error_is_input = false;
+
+  // Requests from panels (read and cleared by gui.cpp).
+  bool run_requested = false;
+  bool screenshot_requested = false;
+
+  std::string status_message;  // e.g. where a screenshot went
+  double status_time = 0;
+
+  // Screen rectangles of what was drawn last frame (panels, heatmap plots), for snapshot checks.
+  std::map<std::string, Rect> layout;
+};
+
+const KernelInfo* current_kernel(const AppState& s);
+
+}  // namespace ts::ui

@@ -1,0 +1,248 @@
+#include "gui.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include <GLFW/glfw3.h>
+#include <imgui.h>
+#include <imgui_impl_glfw.h>
+#include <imgui_impl_opengl3.h>
+#include <implot.h>
+#include <nlohmann/json.hpp>
+
+#include "gl.hpp"
+#include "panel.hpp"
+#include "run_queue.hpp"
+#include "settings.hpp"
+#include "texture.hpp"
+#include "window.hpp"
+
+namespace ts::ui {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// [SECTION] Dear ImGui + ImPlot contexts and backends, torn down in reverse order.
+class ImGuiSession {
+ public:
+  ImGuiSession(GLFWwindow* window, const char* ini_file) {
+    IMGUI_CHECKVERSION();
+    ImGui::CreateContext();
+    ImPlot::CreateContext();
+    ImGuiIO& io = ImGui::GetIO();
+    io.IniFilename = ini_file;  // nullptr: no saved layout (snapshots are reproducible)
+    io.ConfigFlags |= ImGuiConfigFlags_NavEnableKeyboard | ImGuiConfigFlags_DockingEnable;
+    ImGui::StyleColorsDark();
+    ImGuiStyle& st = ImGui::GetStyle();
+    st.WindowRounding = 4;
+    st.FrameRounding = 3;
+    st.GrabRounding = 3;
+    ImGui_ImplGlfw_InitForOpenGL(window, true);
+    ImGui_ImplOpenGL3_Init("#version 330 core");
+  }
+  ~ImGuiSession() {
+    ImGui_ImplOpenGL3_Shutdown();
+    ImGui_ImplGlfw_Shutdown();
+    ImPlot::DestroyContext();
+    ImGui::DestroyContext();
+  }
+  ImGuiSession(const ImGuiSession&) = delete;
+  ImGuiSession& operator=(const ImGuiSession&) = delete;
+};
+
+// [SECTION] The application: state, panels, and the bridge from edits to RunQueue requests.
+class App {
+ public:
+  App(std::shared_ptr<Backend> backend, const std::string& note, Settings settings, std::string renderer)
+      : m_queue(backend), m_panels(register_panels()) {
+    m_state.settings = std::move(settings);
+    m_state.kernels = backend->kernels();
+    m_state.backend_kind = backend->kind();
+    m_state.device_name = backend->device_name();
+    m_state.backend_note = note;
+    m_state.gl_renderer = std::move(renderer);
+  }
+
+  AppState& state() { return m_state; }
+  RunQueue& queue() { return m_queue; }
+
+  // Turns edits into requests: a changed problem with auto-run, or the Run button.
+  void maybe_submit() {
+    ProblemSpec& spec = m_state.settings.spec;
+    if (m_state.settings.square) spec.m = spec.k = spec.n;
+    const bool changed = !m_submitted_any || spec != m_last_submitted;
+    if (m_state.run_requested || (m_state.settings.auto_run && changed)) {
+      RunRequest req;
+      req.spec = spec;
+      req.view_size = kViewSize;
+      submit(std::move(req));
+    }
+    m_state.run_requested = false;
+  }
+
+  void submit(RunRequest req) {
+    m_last_submitted = req.spec;
+    m_submitted_any = true;
+    m_queue.submit(std::move(req));
+    m_state.busy = true;
+  }
+
+  // Takes a finished outcome, if any.
+  void pump() {
+    if (auto o = m_queue.poll()) take(std::move(*o));
+    m_state.busy = m_queue.busy();
+  }
+
+  void take(RunOutcome o) {
+    if (o.result) {
+      m_state.result = std::move(*o.result);
+      ++m_state.result_serial;
+      m_state.last_error.clear();
+    } else {
+      m_state.last_error = o.error;
+      m_state.last_error_is_input = o.bad_input;
+    }
+  }
+
+  void draw() {
+    if (ImGui::IsKeyPressed(ImGuiKey_F12, false)) m_state.screenshot_requested = true;
+    for (auto& p : m_panels) p->draw(m_state);
+  }
+
+  static constexpr int kViewSize = 512;
+
+ private:
+  AppState m_state;
+  RunQueue m_queue;
+  std::vector<std::unique_ptr<Panel>> m_panels;
+  ProblemSpec m_last_submitted;
+  bool m_submitted_any = false;
+};
+
+void new_frame() {
+  ImGui_ImplOpenGL3_NewFrame();
+  ImGui_ImplGlfw_NewFrame();
+  ImGui::NewFrame();
+}
+
+void render(int fb_w, int fb_h) {
+  ImGui::Render();
+  glViewport(0, 0, fb_w, fb_h);
+  glClearColor(0.08f, 0.08f, 0.09f, 1.0f);
+  glClear(GL_COLOR_BUFFER_BIT);
+  ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+}
+
+void save_screenshot(AppState& s, int fb_w, int fb_h) {
+  try {
+    fs::path dir = s.settings.export_dir.empty() ? default_export_dir() : fs::path(s.settings.export_dir);
+    fs::create_directories(dir);
+    fs::path file = unique_export_path(dir, "tilescope", "png");
+    glReadBuffer(GL_BACK);
+    gfx::write_png(file.string(), fb_w, fb_h, gfx::read_pixels_rgba(0, 0, fb_w, fb_h), false);
+    s.status_message = "screenshot saved: " + file.string();
+  } catch (const std::exception& e) {
+    s.status_message = std::string("screenshot failed: ") + e.what();
+  }
+  s.status_time = ImGui::GetTime();
+}
+
+}  // namespace
+
+int run_gui(const GuiOptions& opt) {
+  const fs::path cfg = config_dir();
+  std::error_code ec;
+  fs::create_directories(cfg, ec);
+  std::string warnings;
+  const fs::path settings_file = cfg / "settings.json";
+  Settings settings;
+  if (fs::exists(settings_file)) {
+    settings = load_settings(settings_file, &warnings);
+  } else if (opt.backend->kind() == "cpu") {
+    settings.spec.m = settings.spec.n = settings.spec.k = 256;  // a first look that the CPU serves at once
+  }
+  const std::string ini = (cfg / "imgui.ini").string();
+
+  gfx::GlfwWindow window(1600, 1000, "TileScope", true);
+  ImGuiSession session(window.get(), ec ? nullptr : ini.c_str());
+  App app(opt.backend, opt.backend_note, settings, window.gl_renderer());
+  if (!warnings.empty()) {
+    app.state().status_message = "settings: " + warnings;
+    app.state().status_time = 0;
+  }
+
+  while (!window.should_close()) {
+    // Idle: wait for input (low CPU); busy: keep animating the spinner.
+    if (app.state().busy) glfwPollEvents();
+    else glfwWaitEventsTimeout(0.25);
+    app.pump();
+    new_frame();
+    app.draw();
+    app.maybe_submit();
+    int fb_w, fb_h;
+    glfwGetFramebufferSize(window.get(), &fb_w, &fb_h);
+    render(fb_w, fb_h);
+    if (app.state().screenshot_requested) {
+      app.state().screenshot_requested = false;
+      save_screenshot(app.state(), fb_w, fb_h);
+    }
+    window.swap();
+  }
+  try {
+    save_settings(settings_file, app.state().settings);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tilescope: could not save settings: %s\n", e.what());
+  }
+  return 0;
+}
+
+int run_snapshot(const SnapshotOptions& opt) {
+  gfx::GlfwWindow window(opt.width, opt.height, "TileScope snapshot", false);
+  gfx::Framebuffer fbo(opt.width, opt.height);
+  ImGuiSession session(window.get(), nullptr);
+  Settings settings;
+  settings.spec = opt.request.spec;
+  settings.square = opt.request.spec.m == opt.request.spec.n && opt.request.spec.n == opt.request.spec.k;
+  settings.auto_run = false;
+  App app(opt.backend, opt.backend_note, settings, window.gl_renderer());
+
+  RunRequest req = opt.request;
+  req.view_size = App::kViewSize;
+  app.submit(req);
+  RunOutcome outcome = app.queue().wait(1);
+  const bool ok = outcome.result && outcome.result->error.passed;
+  app.take(std::move(outcome));
+  app.state().busy = false;
+
+  // A few frames: ImGui sizes windows and tables from the previous frame's measurements.
+  for (int frame = 0; frame < 4; ++frame) {
+    glfwPollEvents();
+    new_frame();
+    ImGuiIO& io = ImGui::GetIO();
+    io.DisplaySize = ImVec2(float(opt.width), float(opt.height));
+    io.DisplayFramebufferScale = ImVec2(1, 1);
+    app.draw();
+    fbo.bind();
+    render(opt.width, opt.height);
+    gfx::Framebuffer::unbind();
+  }
+  glFinish();
+  gfx::write_png(opt.out_png, opt.width, opt.height, fbo.read_rgba(), opt.overwrite);
+
+  if (!opt.layout_json.empty()) {
+    nlohmann::json j;
+    j["width"] = opt.width;
+    j["height"] = opt.height;
+    j["backend"] = app.state().backend_kind;
+    j["gl_renderer"] = app.state().gl_renderer;
+    for (const auto& [name, r] : app.state().layout) j["rects"][name] = {r.x, r.y, r.w, r.h};
+    std::ofstream f(opt.layout_json, std::ios::trunc);
+    f << j.dump(2) << "\n";
+  }
+  return ok ? 0 : 1;
+}
+
+}  // namespace ts::ui
