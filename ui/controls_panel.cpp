@@ -23,7 +23,7 @@ bool dim_slider(const char* label, int64_t* v) {
 class ControlsPanel final : public Panel {
  public:
   const char* name() const override { return "Controls"; }
-  Rect default_rect(float w, float h) const override { return {0, 0, std::min(340.0f, w * 0.3f), h - 30}; }
+  Rect default_rect(float w, float h) const override { return {0, 0, std::min(340.0f, w * 0.3f), h - 32}; }
 
  protected:
   void draw_content(AppState& s) override {

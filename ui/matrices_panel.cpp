@@ -34,7 +34,7 @@ class MatricesPanel final : public Panel {
   const char* name() const override { return "Matrices"; }
   Rect default_rect(float w, float h) const override {
     const float left = std::min(340.0f, w * 0.3f), right = std::min(360.0f, w * 0.28f);
-    return {left, 0, w - left - right, h - 30};
+    return {left, 0, w - left - right, h - 32};
   }
 
  protected:
@@ -67,7 +67,7 @@ class MatricesPanel final : public Panel {
       if (std::isfinite(x)) lo = std::min(lo, x), hi = std::max(hi, x);
     if (!(lo <= hi)) lo = hi = 0;
     if (is_error) lo = 0;
-    if (hi - lo < 1e-30f) hi = lo + (is_error ? 1e-30f : 1.0f);  // flat matrices (ones) still get a colour
+    if (hi - lo < 1e-30f) hi = lo + 1.0f;  // flat matrices (ones, an exact error map) still get a colour
     m.lo = lo;
     m.hi = hi;
     std::vector<uint8_t> rgba(v.values.size() * 4);
@@ -93,7 +93,7 @@ class MatricesPanel final : public Panel {
     const ImVec2 plot_size(size.x - legend_w - 8, size.y - ImGui::GetTextLineHeightWithSpacing());
     char plot_id[64];  // a new shape is a new plot, so its zoom starts at the whole matrix
     std::snprintf(plot_id, sizeof plot_id, "##map%lldx%lld", (long long)v.rows, (long long)v.cols);
-    if (ImPlot::BeginPlot(plot_id, plot_size, ImPlotFlags_NoLegend | ImPlotFlags_NoTitle | ImPlotFlags_Equal)) {
+    if (ImPlot::BeginPlot(plot_id, plot_size, ImPlotFlags_NoLegend | ImPlotFlags_NoTitle)) {
       ImPlot::SetupAxes("col", "row", ImPlotAxisFlags_None, ImPlotAxisFlags_Invert);
       ImPlot::SetupAxesLimits(0, double(v.cols), 0, double(v.rows), ImPlotCond_Once);
       ImPlot::PlotImage("##img", ImTextureID(intptr_t(m.tex.id())), ImPlotPoint(0, 0),

@@ -9,7 +9,7 @@ namespace {
 
 class StatusBar final : public Panel {
  public:
-  static constexpr float kHeight = 30;
+  static constexpr float kHeight = 32;  // ImGui's minimum window height (style.WindowMinSize)
   const char* name() const override { return "Status"; }
   Rect default_rect(float w, float h) const override { return {0, h - kHeight, w, kHeight}; }
   int window_flags() const override {

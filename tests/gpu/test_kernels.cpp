@@ -1,0 +1,186 @@
+// Every CUDA kernel x tile x shape against a double-precision CPU reference, through the same engine the
+// GUI and the command line use. Without a CUDA device every test reports SKIP.
+#include <cmath>
+#include <tuple>
+
+#include <gtest/gtest.h>
+
+#include "cpu_gemm.hpp"
+#include "registry.hpp"
+#include "verify.hpp"
+
+using namespace ts;
+
+namespace {
+
+std::shared_ptr<Backend> cuda_or_skip_reason(std::string* why) {
+  if (cuda_device_count(why) == 0) return nullptr;
+  static std::shared_ptr<Backend> b = make_backend(BackendChoice::Cuda, nullptr);
+  return b;
+}
+
+#define REQUIRE_GPU(backend)                                               \
+  std::string why_;                                                        \
+  auto backend = cuda_or_skip_reason(&why_);                               \
+  if (!backend) GTEST_SKIP() << "no CUDA device: " << why_
+
+using Shape = std::tuple<int64_t, int64_t, int64_t>;  // m, n, k
+
+// Shapes: 1, non-multiples of every tile (7, 17, 33, 100, 129), multiples, rectangular in every direction.
+const std::vector<Shape> kShapes = {{1, 1, 1},     {7, 7, 7},     {17, 17, 17},  {31, 31, 31},   {32, 32, 32},
+                                    {33, 33, 33},  {100, 100, 100}, {129, 129, 129}, {257, 257, 257},
+                                    {33, 65, 17},  {65, 17, 33},  {1, 300, 5},   {300, 1, 7},    {5, 7, 300},
+                                    {128, 96, 40}, {513, 257, 129}};
+
+struct Case {
+  std::string kernel;
+  int tile;
+};
+
+void PrintTo(const Case& c, std::ostream* os) { *os << c.kernel << " T=" << c.tile; }
+
+std::vector<Case> all_cases() {
+  std::vector<Case> cases;
+  for (const auto& e : register_kernels()) {
+    if (!e.cuda) continue;
+    if (e.info.tiles.empty()) cases.push_back({e.info.id, 0});
+    for (int t : e.info.tiles) cases.push_back({e.info.id, t});
+  }
+  return cases;
+}
+
+class EveryKernel : public ::testing::TestWithParam<Case> {};
+
+TEST_P(EveryKernel, MatchesTheDoubleReferenceOnEveryShape) {
+  REQUIRE_GPU(backend);
+  const Case c = GetParam();
+  for (auto [m, n, k] : kShapes) {
+    RunRequest req;
+    req.spec.m = m;
+    req.spec.n = n;
+    req.spec.k = k;
+    req.spec.kernel = c.kernel;
+    req.spec.tile = c.tile;
+    req.spec.seed = uint64_t(m * 131 + n * 7 + k);
+    req.keep_output = true;
+    req.samples = 1;
+    req.warmup = 0;
+    RunResult r = backend->run(req, CancelToken());
+    SCOPED_TRACE(c.kernel + " T=" + std::to_string(c.tile) + " shape " + std::to_string(m) + "x" +
+                 std::to_string(n) + "x" + std::to_string(k));
+    EXPECT_TRUE(r.error.passed) << "vs cuBLAS: max abs err " << r.error.max_abs_err;
+    ASSERT_TRUE(r.c);
+    const HostMatrix A = generate_input(InputKind::Random, req.spec.seed, 0, m, k);
+    const HostMatrix B = generate_input(InputKind::Random, req.spec.seed, 1, k, n);
+    const auto ref = cpu_gemm_reference_f64(A.data.data(), B.data.data(), m, n, k);
+    const double tol = tolerance_for(k, max_abs(A.data.data(), A.size()), max_abs(B.data.data(), B.size()));
+    double worst = 0;
+    for (size_t i = 0; i < ref.size(); ++i) {
+      const double d = std::fabs(double(r.c->data[i]) - ref[i]);
+      ASSERT_TRUE(std::isfinite(r.c->data[i])) << "element " << i << " was not written";
+      worst = std::max(worst, d);
+    }
+    EXPECT_LE(worst, tol) << "vs double reference";
+  }
+}
+
+TEST_P(EveryKernel, SymmetricInputsGiveTheRightProductWhichIsNotSymmetric) {
+  REQUIRE_GPU(backend);
+  const Case c = GetParam();
+  for (int64_t n : {33, 96, 129}) {
+    RunRequest req;
+    req.spec.m = req.spec.n = req.spec.k = n;
+    req.spec.kernel = c.kernel;
+    req.spec.tile = c.tile;
+    req.spec.input = InputKind::Symmetric;
+    req.keep_output = true;
+    req.samples = 1;
+    RunResult r = backend->run(req, CancelToken());
+    EXPECT_TRUE(r.error.passed) << c.kernel << " T=" << c.tile << " n=" << n;
+    const HostMatrix A = generate_input(InputKind::Symmetric, 1, 0, n, n);
+    const HostMatrix B = generate_input(InputKind::Symmetric, 1, 1, n, n);
+    const auto ref = cpu_gemm_reference_f64(A.data.data(), B.data.data(), n, n, n);
+    const double tol = tolerance_for(n, 1, 1);
+    double asym = 0;
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        ASSERT_LE(std::fabs(r.c->at(i, j) - ref[size_t(i * n + j)]), tol);
+        asym = std::max(asym, double(std::fabs(r.c->at(i, j) - r.c->at(j, i))));
+      }
+    EXPECT_GT(asym, 100 * tol) << "A*B of symmetric A, B came out symmetric: the inputs are not what we think";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Registry, EveryKernel, ::testing::ValuesIn(all_cases()),
+                         [](const ::testing::TestParamInfo<Case>& i) {
+                           return i.param.kernel + (i.param.tile ? "_T" + std::to_string(i.param.tile) : "");
+                         });
+
+}  // namespace
+
+TEST(DeviceInputs, AreBitIdenticalToTheHostGenerator) {
+  REQUIRE_GPU(backend);
+  // Identity A: C = I * B reproduces B exactly, so C shows the device-generated B element for element.
+  RunRequest req;
+  req.spec.m = req.spec.k = 77;
+  req.spec.n = 50;
+  req.spec.input = InputKind::Identity;
+  req.spec.seed = 1234;
+  req.keep_output = true;
+  RunResult r = backend->run(req, CancelToken());
+  const HostMatrix B = generate_input(InputKind::Identity, 1234, 1, 77, 50);
+  EXPECT_EQ(r.c->data, B.data);
+  EXPECT_EQ(r.error.max_abs_err, 0.0);
+  // Ones: every element is K.
+  req.spec.input = InputKind::Ones;
+  r = backend->run(req, CancelToken());
+  for (float v : r.c->data) ASSERT_EQ(v, 77.0f);
+}
+
+TEST(DeviceViews, MatchTheHostDownsampleAndErrorStats) {
+  REQUIRE_GPU(backend);
+  RunRequest req;
+  req.spec.m = 300;
+  req.spec.n = 200;
+  req.spec.k = 64;
+  req.keep_output = true;
+  req.view_size = 64;
+  RunResult r = backend->run(req, CancelToken());
+  ASSERT_TRUE(r.views);
+  const HeatmapView host_c = downsample(r.c->data.data(), 300, 200, 64, 64, Reduce::Mean);
+  ASSERT_EQ(r.views->c.w, host_c.w);
+  ASSERT_EQ(r.views->c.h, host_c.h);
+  for (size_t i = 0; i < host_c.values.size(); ++i) ASSERT_NEAR(r.views->c.values[i], host_c.values[i], 1e-5);
+  EXPECT_EQ(r.views->c.vmin, host_c.vmin);
+  EXPECT_EQ(r.views->c.vmax, host_c.vmax);
+  const HostMatrix A = generate_input(InputKind::Random, 1, 0, 300, 64);
+  const HeatmapView host_a = downsample(A.data.data(), 300, 64, 64, 64, Reduce::Mean);
+  for (size_t i = 0; i < host_a.values.size(); ++i) ASSERT_NEAR(r.views->a.values[i], host_a.values[i], 1e-6);
+}
+
+TEST(DeviceMemory, ASizeThatDoesNotFitIsRefusedWithTheNumbers) {
+  REQUIRE_GPU(backend);
+  RunRequest req;
+  req.spec.m = req.spec.n = req.spec.k = 131072;  // 4 x 64 GiB
+  try {
+    backend->validate(req, false);
+    FAIL() << "131072^3 accepted";
+  } catch (const ValidationError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("needs"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("free"), std::string::npos) << msg;
+  }
+}
+
+TEST(DeviceTiming, ProducesOneSamplePerLaunch) {
+  REQUIRE_GPU(backend);
+  RunRequest req;
+  req.spec.m = req.spec.n = req.spec.k = 512;
+  req.spec.tile = 32;
+  req.samples = 12;
+  RunResult r = backend->run(req, CancelToken());
+  EXPECT_EQ(r.times_ms.size(), 12u);
+  for (double t : r.times_ms) EXPECT_GT(t, 0.0);
+  EXPECT_GT(r.tflops, 0.0);
+  EXPECT_EQ(r.backend, "cuda");
+}

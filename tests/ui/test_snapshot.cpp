@@ -1,0 +1,120 @@
+// UI smoke test: `tilescope snapshot` renders the whole GUI offscreen; the PNG must show the panels and heatmaps
+// that are not flat. Runs under Xvfb (see CMakeLists.txt); reports SKIP when no display exists at all.
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <set>
+
+#define STB_IMAGE_IMPLEMENTATION
+#include <stb_image.h>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "test_util.hpp"
+
+using namespace ts;
+
+namespace {
+
+const std::string kBin = TILESCOPE_BIN;
+
+struct Image {
+  int w = 0, h = 0;
+  std::vector<uint8_t> px;  // RGBA
+  const uint8_t* at(int x, int y) const { return px.data() + (size_t(y) * size_t(w) + size_t(x)) * 4; }
+};
+
+Image load_png(const std::string& path) {
+  Image im;
+  int n = 0;
+  uint8_t* data = stbi_load(path.c_str(), &im.w, &im.h, &n, 4);
+  if (data) {
+    im.px.assign(data, data + size_t(im.w) * size_t(im.h) * 4);
+    stbi_image_free(data);
+  }
+  return im;
+}
+
+struct RegionStats {
+  size_t distinct = 0;
+  double luma_stddev = 0;
+};
+
+RegionStats region_stats(const Image& im, double x, double y, double w, double h) {
+  std::set<uint32_t> colours;
+  double sum = 0, sum2 = 0;
+  size_t n = 0;
+  for (int yy = int(y) + 2; yy < int(y + h) - 2; ++yy)
+    for (int xx = int(x) + 2; xx < int(x + w) - 2; ++xx) {
+      const uint8_t* p = im.at(xx, yy);
+      colours.insert(uint32_t(p[0]) << 16 | uint32_t(p[1]) << 8 | p[2]);
+      const double l = 0.2126 * p[0] + 0.7152 * p[1] + 0.0722 * p[2];
+      sum += l;
+      sum2 += l * l;
+      ++n;
+    }
+  RegionStats s;
+  s.distinct = colours.size();
+  if (n) s.luma_stddev = std::sqrt(std::max(0.0, sum2 / double(n) - (sum / double(n)) * (sum / double(n))));
+  return s;
+}
+
+bool have_display() {
+  const char* d = std::getenv("DISPLAY");
+  return d && *d;
+}
+
+}  // namespace
+
+TEST(Snapshot, ShowsEveryPanelAndNonUniformHeatmaps) {
+  if (!have_display()) GTEST_SKIP() << "no X display (install xvfb so ctest can start one)";
+  test::TempDir dir;
+  const std::string png = dir.file("snap.png"), layout = dir.file("layout.json");
+  auto r = test::run_cmd(kBin + " snapshot --backend cpu --m 150 --n 120 --k 90 --tile 8 --width 1400 --height 900 --out " +
+                         png + " --layout-json " + layout);
+  ASSERT_EQ(r.code, 0) << r.output;
+  Image im = load_png(png);
+  ASSERT_EQ(im.w, 1400);
+  ASSERT_EQ(im.h, 900);
+
+  std::ifstream f(layout);
+  nlohmann::json j = nlohmann::json::parse(f);
+  EXPECT_EQ(j["backend"], "cpu");
+  const auto& rects = j["rects"];
+  for (const char* panel : {"Controls", "Matrices", "Result", "Status"}) {
+    ASSERT_TRUE(rects.contains(panel)) << panel;
+    const auto& rc = rects[panel];
+    const double x = rc[0], y = rc[1], w = rc[2], h = rc[3];
+    EXPECT_GE(x, 0);
+    EXPECT_GE(y, 0);
+    EXPECT_LE(x + w, im.w + 1);
+    EXPECT_LE(y + h, im.h + 1);
+    EXPECT_GT(w * h, 5000) << panel;
+    // A panel with text and widgets in it is not a flat rectangle.
+    const RegionStats st = region_stats(im, x, y, w, std::min(h, 200.0));
+    EXPECT_GE(st.distinct, 3u) << panel;
+    EXPECT_GT(st.luma_stddev, 2.0) << panel;
+  }
+  for (const char* map : {"heatmap A", "heatmap B", "heatmap C = A B", "heatmap |C - reference|"}) {
+    ASSERT_TRUE(rects.contains(map)) << map;
+    const auto& rc = rects[map];
+    RegionStats s = region_stats(im, rc[0], rc[1], rc[2], rc[3]);
+    EXPECT_GT(s.distinct, 50u) << map << ": the heatmap looks uniform";
+    EXPECT_GT(s.luma_stddev, 10.0) << map;
+  }
+}
+
+TEST(Snapshot, RefusesToOverwriteAnExistingFile) {
+  if (!have_display()) GTEST_SKIP() << "no X display";
+  test::TempDir dir;
+  const std::string png = dir.file("exists.png");
+  { std::ofstream(png) << "precious"; }
+  auto r = test::run_cmd(kBin + " snapshot --backend cpu --size 16 --out " + png);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find("already exists"), std::string::npos) << r.output;
+  std::ifstream in(png);
+  std::string content;
+  in >> content;
+  EXPECT_EQ(content, "precious");
+}

@@ -1,0 +1,123 @@
+#include <chrono>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "cpu_backend.hpp"
+#include "registry.hpp"
+#include "run_queue.hpp"
+
+using namespace ts;
+
+namespace {
+RunRequest request(int64_t m, int64_t n, int64_t k, const std::string& kernel = "tiled", int tile = 16) {
+  RunRequest r;
+  r.spec.m = m;
+  r.spec.n = n;
+  r.spec.k = k;
+  r.spec.kernel = kernel;
+  r.spec.tile = tile;
+  return r;
+}
+}  // namespace
+
+TEST(CpuBackend, RunsVerifiesAndReturnsViews) {
+  CpuBackend b(kernel_infos());
+  RunRequest req = request(70, 45, 33);
+  req.view_size = 16;
+  req.keep_output = true;
+  RunResult r = b.run(req, CancelToken());
+  EXPECT_EQ(r.backend, "cpu");
+  EXPECT_TRUE(r.error.passed);
+  EXPECT_GT(r.error.max_abs_err, 0.0);  // float vs float64: not bit-identical, but within tolerance
+  EXPECT_LE(r.error.max_abs_err, r.error.tolerance);
+  EXPECT_EQ(r.times_ms.size(), 3u);
+  EXPECT_GT(r.median_ms, 0.0);
+  ASSERT_TRUE(r.views);
+  EXPECT_EQ(r.views->a.rows, 70);
+  EXPECT_EQ(r.views->a.cols, 33);
+  EXPECT_EQ(r.views->c.w, 16);
+  EXPECT_EQ(r.views->c.h, 16);
+  ASSERT_TRUE(r.c);
+  EXPECT_EQ(r.c->rows, 70);
+  EXPECT_EQ(r.c->cols, 45);
+}
+
+TEST(CpuBackend, GivenInputsSetTheShapeAndMustMatch) {
+  CpuBackend b(kernel_infos());
+  RunRequest req = request(1, 1, 1);
+  auto A = std::make_shared<HostMatrix>(generate_input(InputKind::Random, 2, 0, 9, 4));
+  auto B = std::make_shared<HostMatrix>(generate_input(InputKind::Random, 2, 1, 4, 6));
+  req.a = A;
+  req.b = B;
+  req.keep_output = true;
+  RunResult r = b.run(req, CancelToken());
+  EXPECT_EQ(r.spec.m, 9);
+  EXPECT_EQ(r.spec.k, 4);
+  EXPECT_EQ(r.spec.n, 6);
+  EXPECT_EQ(r.spec.input, InputKind::File);
+  EXPECT_TRUE(r.error.passed);
+  req.b = std::make_shared<HostMatrix>(5, 6);
+  try {
+    b.run(req, CancelToken());
+    FAIL() << "mismatched shapes accepted";
+  } catch (const ValidationError& e) {
+    EXPECT_NE(std::string(e.what()).find("A's columns (4) must equal B's rows (5)"), std::string::npos);
+  }
+}
+
+TEST(CpuBackend, RefusesWhatItCannotServe) {
+  CpuBackend b(kernel_infos());
+  RunRequest big = request(2048, 2048, 2048);
+  try {
+    b.validate(big);
+    FAIL();
+  } catch (const ValidationError& e) {
+    EXPECT_NE(std::string(e.what()).find("limit of 1073741824"), std::string::npos);
+  }
+  RunRequest cublas = request(64, 64, 64, "cublas", 0);
+  EXPECT_THROW(b.validate(cublas), ValidationError);
+  RunRequest sym = request(64, 64, 32);
+  sym.spec.input = InputKind::Symmetric;
+  EXPECT_THROW(b.validate(sym), ValidationError);
+}
+
+TEST(MakeBackend, CpuOnRequestAndAutoFallsBackWithAReason) {
+  std::string note;
+  auto cpu = make_backend(BackendChoice::Cpu, &note);
+  EXPECT_EQ(cpu->kind(), "cpu");
+  std::string why;
+  if (cuda_device_count(&why) == 0) {
+    auto autob = make_backend(BackendChoice::Auto, &note);
+    EXPECT_EQ(autob->kind(), "cpu");
+    EXPECT_NE(note.find("using the CPU backend"), std::string::npos);
+    EXPECT_THROW(make_backend(BackendChoice::Cuda, &note), std::runtime_error);
+  }
+}
+
+TEST(RunQueue, ANewerRequestSupersedesTheOneInFlight) {
+  auto backend = std::make_shared<CpuBackend>(kernel_infos());
+  RunQueue q(backend);
+  const uint64_t slow = q.submit(request(1024, 1024, 1024, "naive"));  // seconds of work on a CPU
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_TRUE(q.busy());
+  const uint64_t fast = q.submit(request(32, 32, 32));
+  const auto t0 = std::chrono::steady_clock::now();
+  RunOutcome o = q.wait(fast);
+  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(o.id, fast);
+  EXPECT_GT(fast, slow);
+  ASSERT_TRUE(o.result) << o.error;
+  EXPECT_EQ(o.result->spec.m, 32);
+  EXPECT_LT(waited, 5.0);  // the slow run was cancelled, not finished
+  EXPECT_FALSE(q.busy());
+  EXPECT_FALSE(q.poll());  // nothing else (the cancelled run publishes nothing)
+}
+
+TEST(RunQueue, BadInputComesBackAsAnOutcomeNotACrash) {
+  RunQueue q(std::make_shared<CpuBackend>(kernel_infos()));
+  RunOutcome o = q.wait(q.submit(request(0, 4, 4)));
+  EXPECT_FALSE(o.result);
+  EXPECT_TRUE(o.bad_input);
+  EXPECT_NE(o.error.find("M = 0"), std::string::npos);
+}

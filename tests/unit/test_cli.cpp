@@ -1,0 +1,134 @@
+// The command line end to end: exit codes 0 / 1 / 2 and messages that name the value and the limit.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cpu_gemm.hpp"
+#include "npy.hpp"
+#include "test_util.hpp"
+
+using namespace ts;
+using test::run_cmd;
+
+namespace {
+const std::string kBin = TILESCOPE_BIN;
+test::CmdResult ts_run(const std::string& args) { return run_cmd(kBin + " " + args); }
+}  // namespace
+
+TEST(Cli, ListPrintsEveryKernel) {
+  auto r = ts_run("list");
+  EXPECT_EQ(r.code, 0) << r.output;
+  for (const char* k : {"naive", "tiled", "cublas"}) EXPECT_NE(r.output.find(k), std::string::npos) << k;
+  auto j = ts_run("list --json");
+  ASSERT_EQ(j.code, 0);
+  auto parsed = nlohmann::json::parse(j.output);
+  EXPECT_EQ(parsed["kernels"].size(), 3u);
+}
+
+TEST(Cli, RunOnTheCpuPrintsJsonWithEveryKey) {
+  auto r = run_cmd(kBin + " run --backend cpu --m 33 --n 65 --k 17 --tile 8 --json 2>/dev/null");
+  ASSERT_EQ(r.code, 0) << r.output;
+  auto j = nlohmann::json::parse(r.output);
+  for (const char* key : {"kernel", "tile", "m", "n", "k", "backend", "device", "median_ms", "tflops", "max_abs_err",
+                          "max_rel_err", "passed"})
+    EXPECT_TRUE(j.contains(key)) << key;
+  EXPECT_EQ(j["m"], 33);
+  EXPECT_EQ(j["n"], 65);
+  EXPECT_EQ(j["k"], 17);
+  EXPECT_EQ(j["tile"], 8);
+  EXPECT_EQ(j["backend"], "cpu");
+  EXPECT_EQ(j["passed"], true);
+}
+
+TEST(Cli, BadInputExitsWithTwoAndSaysWhy) {
+  struct Case {
+    std::string args, message;
+  };
+  const std::vector<Case> cases = {
+      {"run --backend cpu --size 0", "--size = 0 must be at least 1"},
+      {"run --backend cpu --size -5", "negative"},
+      {"run --backend cpu --size abc", "'abc' is not a whole number"},
+      {"run --backend cpu --m 4 --n 4", "all three of --m, --n and --k"},
+      {"run --backend cpu --size 8 --m 4 --n 4 --k 4", "either --size or --m/--n/--k"},
+      {"run --backend cpu --tile 12", "--tile = '12' is not allowed"},
+      {"run --backend cpu --kernel fastest", "unknown kernel 'fastest'"},
+      {"run --backend cpu --kernel cublas", "needs the CUDA backend"},
+      {"run --backend cpu --input gaussian", "unknown input kind 'gaussian'"},
+      {"run --backend cpu --input symmetric --m 4 --n 5 --k 4", "symmetric inputs need square matrices"},
+      {"run --backend cpu --size 4096", "above the CPU backend's limit"},
+      {"run --backend cpu --seed -1", "--seed"},
+      {"run --backend quantum", "unknown backend 'quantum'"},
+      {"run --no-such-option", "not expected"},
+      {"snapshot --backend cpu", "--out is required"},
+      {"snapshot --backend cpu --out x.png --width 10", "outside 320..8192"},
+  };
+  for (const auto& c : cases) {
+    auto r = ts_run(c.args);
+    EXPECT_EQ(r.code, 2) << c.args << "\n" << r.output;
+    EXPECT_NE(r.output.find(c.message), std::string::npos) << c.args << "\n" << r.output;
+  }
+}
+
+TEST(Cli, NpyInputsAndOutputRoundTrip) {
+  test::TempDir dir;
+  HostMatrix A = generate_input(InputKind::Random, 4, 0, 20, 13), B = generate_input(InputKind::Random, 4, 1, 13, 9);
+  write_npy(dir.file("a.npy"), A);
+  write_npy(dir.file("b.npy"), B);
+  auto r = ts_run("run --backend cpu --a " + dir.file("a.npy") + " --b " + dir.file("b.npy") + " --out " +
+                  dir.file("c.npy") + " --tile 8");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("20 x 9 x 13"), std::string::npos) << r.output;
+  HostMatrix C = read_npy(dir.file("c.npy"));
+  ASSERT_EQ(C.rows, 20);
+  ASSERT_EQ(C.cols, 9);
+  const auto want = cpu_gemm_reference_f64(A.data.data(), B.data.data(), 20, 9, 13);
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(C.data[i], want[i], 1e-5);
+
+  // Never overwrite without being asked; --force replaces.
+  const auto before = std::filesystem::last_write_time(dir.file("c.npy"));
+  auto again = ts_run("run --backend cpu --a " + dir.file("a.npy") + " --b " + dir.file("b.npy") + " --out " +
+                      dir.file("c.npy"));
+  EXPECT_EQ(again.code, 2);
+  EXPECT_NE(again.output.find("already exists"), std::string::npos);
+  EXPECT_EQ(std::filesystem::last_write_time(dir.file("c.npy")), before);
+  auto forced = ts_run("run --backend cpu --a " + dir.file("a.npy") + " --b " + dir.file("b.npy") + " --out " +
+                       dir.file("c.npy") + " --force");
+  EXPECT_EQ(forced.code, 0) << forced.output;
+}
+
+TEST(Cli, NpyProblemsExitWithTwo) {
+  test::TempDir dir;
+  write_npy(dir.file("a.npy"), HostMatrix(5, 7));
+  write_npy(dir.file("b.npy"), HostMatrix(6, 3));
+  auto mismatch = ts_run("run --backend cpu --a " + dir.file("a.npy") + " --b " + dir.file("b.npy"));
+  EXPECT_EQ(mismatch.code, 2);
+  EXPECT_NE(mismatch.output.find("A's columns (7) must equal B's rows (6)"), std::string::npos) << mismatch.output;
+  std::filesystem::copy_file(dir.file("a.npy"), dir.file("t.npy"));
+  std::filesystem::resize_file(dir.file("t.npy"), std::filesystem::file_size(dir.file("t.npy")) - 3);
+  auto trunc = ts_run("run --backend cpu --a " + dir.file("t.npy") + " --b " + dir.file("b.npy"));
+  EXPECT_EQ(trunc.code, 2);
+  EXPECT_NE(trunc.output.find("truncated"), std::string::npos) << trunc.output;
+  auto one = ts_run("run --backend cpu --a " + dir.file("a.npy"));
+  EXPECT_EQ(one.code, 2);
+  EXPECT_NE(one.output.find("both --a and --b"), std::string::npos);
+  auto nofolder = ts_run("run --backend cpu --size 8 --out " + dir.file("missing/c.npy"));
+  EXPECT_EQ(nofolder.code, 2);
+  EXPECT_NE(nofolder.output.find("does not exist"), std::string::npos);
+}
+
+TEST(Cli, WithoutADisplayTheGuiPointsToTheHeadlessCommands) {
+  auto r = run_cmd("env -u DISPLAY -u WAYLAND_DISPLAY " + kBin);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find("no display"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("tilescope run"), std::string::npos);
+  auto s = run_cmd("env -u DISPLAY -u WAYLAND_DISPLAY " + kBin + " snapshot --backend cpu --size 16 --out /tmp/never.png");
+  EXPECT_EQ(s.code, 2);
+  EXPECT_NE(s.output.find("xvfb-run"), std::string::npos) << s.output;
+}
+
+TEST(Cli, HelpAndVersionExitWithZero) {
+  EXPECT_EQ(ts_run("--help").code, 0);
+  auto v = ts_run("--version");
+  EXPECT_EQ(v.code, 0);
+  EXPECT_NE(v.output.find("tilescope"), std::string::npos);
+}

@@ -1,0 +1,95 @@
+#include <gtest/gtest.h>
+
+#include "backend.hpp"
+#include "problem.hpp"
+#include "registry.hpp"
+
+using namespace ts;
+
+TEST(ParseDim, AcceptsPositiveWholeNumbers) {
+  EXPECT_EQ(parse_dim("1", "N"), 1);
+  EXPECT_EQ(parse_dim("4096", "N"), 4096);
+  EXPECT_EQ(parse_dim(" 17 ", "N"), 17);
+  EXPECT_EQ(parse_dim("131072", "N"), kMaxDim);
+}
+
+TEST(ParseDim, RefusesZeroNegativeTextAndTooLargeWithTheValueInTheMessage) {
+  auto msg = [](const std::string& s) {
+    try {
+      parse_dim(s, "--size");
+    } catch (const ValidationError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_NE(msg("0").find("--size = 0 must be at least 1"), std::string::npos);
+  EXPECT_NE(msg("-3").find("negative"), std::string::npos);
+  EXPECT_NE(msg("abc").find("'abc' is not a whole number"), std::string::npos);
+  EXPECT_NE(msg("1e3").find("not a whole number"), std::string::npos);
+  EXPECT_NE(msg("4.5").find("not a whole number"), std::string::npos);
+  EXPECT_NE(msg("").find("empty"), std::string::npos);
+  EXPECT_NE(msg("131073").find("above the limit of 131072"), std::string::npos);
+  EXPECT_NE(msg("99999999999999999999").find("above the limit"), std::string::npos);
+}
+
+TEST(ValidateShape, SymmetricInputsNeedSquareMatrices) {
+  ProblemSpec s;
+  s.input = InputKind::Symmetric;
+  s.m = s.n = s.k = 64;
+  EXPECT_NO_THROW(validate_shape(s));
+  s.n = 65;
+  EXPECT_THROW(validate_shape(s), ValidationError);
+  s.input = InputKind::Random;
+  EXPECT_NO_THROW(validate_shape(s));
+  s.m = 0;
+  EXPECT_THROW(validate_shape(s), ValidationError);
+}
+
+TEST(InputKind, ParsesEveryNameAndRefusesOthers) {
+  for (InputKind k : generated_input_kinds()) EXPECT_EQ(parse_input_kind(to_string(k)), k);
+  EXPECT_THROW(parse_input_kind("gaussian"), ValidationError);
+  EXPECT_THROW(parse_backend_choice("opencl"), ValidationError);
+  EXPECT_EQ(parse_backend_choice("cpu"), BackendChoice::Cpu);
+}
+
+TEST(Registry, HasNaiveTiledAndCublasWithTheirTiles) {
+  const auto infos = kernel_infos();
+  const KernelInfo* tiled = find_kernel(infos, "tiled");
+  ASSERT_NE(tiled, nullptr);
+  EXPECT_EQ(tiled->tiles, (std::vector<int>{8, 16, 32}));
+  EXPECT_NE(tiled->cpu, nullptr);
+  const KernelInfo* cublas = find_kernel(infos, "cublas");
+  ASSERT_NE(cublas, nullptr);
+  EXPECT_TRUE(cublas->is_reference);
+  EXPECT_TRUE(cublas->tiles.empty());
+  EXPECT_EQ(cublas->cpu, nullptr);
+  ASSERT_NE(find_kernel(infos, "naive"), nullptr);
+  for (const auto& k : infos) EXPECT_FALSE(k.description.empty()) << k.id;
+}
+
+TEST(ValidateKernel, ChecksNameAndTile) {
+  const auto infos = kernel_infos();
+  ProblemSpec s;
+  s.kernel = "tiled";
+  s.tile = 12;
+  try {
+    validate_kernel(s, infos, true);
+    FAIL() << "tile 12 accepted";
+  } catch (const ValidationError& e) {
+    EXPECT_NE(std::string(e.what()).find("tile 12 is not allowed"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("8, 16, 32"), std::string::npos);
+  }
+  s.kernel = "nope";
+  EXPECT_THROW(validate_kernel(s, infos, false), ValidationError);
+  s.kernel = "cublas";
+  s.tile = 16;
+  EXPECT_THROW(validate_kernel(s, infos, true), ValidationError);  // explicit tile for a tile-less kernel
+  EXPECT_NO_THROW(validate_kernel(s, infos, false));
+  EXPECT_EQ(s.tile, 0);
+}
+
+TEST(Tolerance, ScalesLinearlyWithKAndTheInputMagnitudes) {
+  EXPECT_DOUBLE_EQ(tolerance_for(2048, 1, 1), 2 * tolerance_for(1024, 1, 1));
+  EXPECT_DOUBLE_EQ(tolerance_for(1024, 2, 3), 6 * tolerance_for(1024, 1, 1));
+  EXPECT_NEAR(tolerance_for(4096, 1, 1), 8 * 4096 * 5.96e-8, 1e-6);
+}

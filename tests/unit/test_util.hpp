@@ -1,0 +1,51 @@
+#pragma once
+// Helpers shared by the unit tests: temporary folders and running the tilescope binary.
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <random>
+#include <string>
+
+#include <sys/wait.h>
+
+namespace ts::test {
+
+// A fresh folder under the system temp dir, removed at the end of the test.
+class TempDir {
+ public:
+  TempDir() {
+    std::random_device rd;
+    m_path = std::filesystem::temp_directory_path() / ("tilescope-test-" + std::to_string(rd()) + std::to_string(rd()));
+    std::filesystem::create_directories(m_path);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(m_path, ec);
+  }
+  std::string file(const std::string& name) const { return (m_path / name).string(); }
+  const std::filesystem::path& path() const { return m_path; }
+
+ private:
+  std::filesystem::path m_path;
+};
+
+struct CmdResult {
+  int code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+// Runs a shell command line, capturing its output and exit code.
+inline CmdResult run_cmd(const std::string& cmd) {
+  CmdResult r;
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  if (!p) return r;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.output.append(buf.data(), n);
+  int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+}  // namespace ts::test
