@@ -32,7 +32,8 @@ struct ProblemArgs {
 };
 
 void add_problem_options(CLI::App* cmd, ProblemArgs& p) {
-  cmd->add_option("--backend", p.backend, "auto (CUDA if a GPU is present), cuda or cpu")->capture_default_str();
+  cmd->add_option("--backend", p.backend, "auto (CUDA if a GPU is present), cuda or cpu")
+      ->capture_default_str();
   cmd->add_option("--kernel", p.kernel, "kernel name (see `tilescope list`)")->capture_default_str();
   cmd->add_option("--tile", p.tile, "tile size: 8, 16 or 32 (default: the kernel's default)");
   cmd->add_option("--size", p.size, "M = N = K (default 1024; 256 on the CPU backend)");
@@ -89,8 +90,9 @@ ts::RunRequest build_request(const ProblemArgs& p, ts::Backend& backend) {
     // Sizes given together with files must agree with them.
     if (s.m != req.a->rows || s.k != req.a->cols || s.n != req.b->cols) {
       std::ostringstream os;
-      os << "the sizes given (M x N x K = " << s.m << " x " << s.n << " x " << s.k << ") do not match the files ("
-         << req.a->rows << " x " << req.b->cols << " x " << req.a->cols << ")";
+      os << "the sizes given (M x N x K = " << s.m << " x " << s.n << " x " << s.k
+         << ") do not match the files (" << req.a->rows << " x " << req.b->cols << " x " << req.a->cols
+         << ")";
       throw ts::ValidationError(os.str());
     }
   }
@@ -102,11 +104,14 @@ void check_output_path(const std::string& path, bool force, const char* what) {
   if (path.empty()) return;
   const fs::path p(path);
   if (fs::exists(p) && !force)
-    throw ts::ValidationError(std::string(what) + " " + path + " already exists; choose another name or pass --force");
-  if (fs::exists(p) && fs::is_directory(p)) throw ts::ValidationError(std::string(what) + " " + path + " is a folder");
+    throw ts::ValidationError(std::string(what) + " " + path +
+                              " already exists; choose another name or pass --force");
+  if (fs::exists(p) && fs::is_directory(p))
+    throw ts::ValidationError(std::string(what) + " " + path + " is a folder");
   const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
   if (!fs::is_directory(dir))
-    throw ts::ValidationError(std::string(what) + " " + path + ": folder " + dir.string() + " does not exist");
+    throw ts::ValidationError(std::string(what) + " " + path + ": folder " + dir.string() +
+                              " does not exist");
 }
 
 std::shared_ptr<ts::Backend> open_backend(const std::string& choice, std::string* note) {
@@ -116,11 +121,13 @@ std::shared_ptr<ts::Backend> open_backend(const std::string& choice, std::string
 void print_result(const ts::RunResult& r) {
   const auto& s = r.spec;
   const ts::SampleStats st = ts::summarize(r.times_ms);
-  std::printf("kernel     %s%s\n", s.kernel.c_str(), s.tile ? (" (TILE " + std::to_string(s.tile) + ")").c_str() : "");
-  std::printf("shape      M x N x K = %lld x %lld x %lld, input %s, seed %llu\n", (long long)s.m, (long long)s.n,
-              (long long)s.k, ts::to_string(s.input), (unsigned long long)s.seed);
+  std::printf("kernel     %s%s\n", s.kernel.c_str(),
+              s.tile ? (" (TILE " + std::to_string(s.tile) + ")").c_str() : "");
+  std::printf("shape      M x N x K = %lld x %lld x %lld, input %s, seed %llu\n", (long long)s.m,
+              (long long)s.n, (long long)s.k, ts::to_string(s.input), (unsigned long long)s.seed);
   std::printf("backend    %s: %s\n", r.backend.c_str(), r.device.c_str());
-  std::printf("time       median %.4f ms over %d launches (min %.4f, max %.4f)\n", st.median, st.count, st.min, st.max);
+  std::printf("time       median %.4f ms over %d launches (min %.4f, max %.4f)\n", st.median, st.count,
+              st.min, st.max);
   std::printf("speed      %.3f TFLOP/s\n", r.tflops);
   std::printf("error      max abs %.3e, max rel %.3e, tolerance %.3e (vs %s)\n", r.error.max_abs_err,
               r.error.max_rel_err, r.error.tolerance, r.reference.c_str());
@@ -139,10 +146,16 @@ int cmd_list(bool as_json) {
     j["cuda_compiled"] = ts::cuda_compiled();
     j["cuda_devices"] = devices;
     for (const auto& k : infos)
-      j["kernels"].push_back({{"name", k.id}, {"title", k.title}, {"description", k.description},
-                              {"tiles", k.tiles}, {"default_tile", k.default_tile},
-                              {"threads_per_block", k.threads_per_block}, {"reference", k.is_reference},
-                              {"teaching", k.teaching}, {"cuda", k.has_cuda}, {"cpu", k.cpu != nullptr}});
+      j["kernels"].push_back({{"name", k.id},
+                              {"title", k.title},
+                              {"description", k.description},
+                              {"tiles", k.tiles},
+                              {"default_tile", k.default_tile},
+                              {"threads_per_block", k.threads_per_block},
+                              {"reference", k.is_reference},
+                              {"teaching", k.teaching},
+                              {"cuda", k.has_cuda},
+                              {"cpu", k.cpu != nullptr}});
     std::cout << j.dump(2) << "\n";
     return kExitOk;
   }
@@ -150,22 +163,24 @@ int cmd_list(bool as_json) {
   for (const auto& k : infos) {
     std::string tiles;
     for (int t : k.tiles) tiles += (tiles.empty() ? "" : ",") + std::to_string(t);
-    std::string backends = std::string(k.has_cuda ? "cuda" : "") + (k.has_cuda && k.cpu ? "," : "") + (k.cpu ? "cpu" : "");
+    std::string backends =
+        std::string(k.has_cuda ? "cuda" : "") + (k.has_cuda && k.cpu ? "," : "") + (k.cpu ? "cpu" : "");
     std::printf("%-8s %-10s %-18s %-9s %s%s%s\n", k.id.c_str(), tiles.empty() ? "-" : tiles.c_str(),
                 k.threads_per_block.c_str(), backends.c_str(), k.description.c_str(),
                 k.is_reference ? " [reference]" : "", k.teaching ? " [teaching: wrong on purpose]" : "");
   }
   std::printf("\nCUDA backend: %s\n", !ts::cuda_compiled() ? "not built (no nvcc at build time)"
-                                     : devices > 0       ? (std::to_string(devices) + " device(s)").c_str()
-                                                         : ("no device (" + why + ")").c_str());
+                                      : devices > 0        ? (std::to_string(devices) + " device(s)").c_str()
+                                                           : ("no device (" + why + ")").c_str());
   return kExitOk;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"TileScope: see how a CUDA matrix multiplication really runs.\n"
-               "With no command, opens the window."};
+  CLI::App app{
+      "TileScope: see how a CUDA matrix multiplication really runs.\n"
+      "With no command, opens the window."};
   app.set_version_flag("--version", std::string("tilescope ") + ts::kVersion + " (" + ts::kGitCommit + ")");
   std::string gui_backend = "auto";
   app.add_option("--backend", gui_backend, "GUI backend: auto, cuda or cpu")->capture_default_str();
@@ -174,7 +189,8 @@ int main(int argc, char** argv) {
   bool list_json = false;
   list->add_flag("--json", list_json, "print JSON");
 
-  auto* run = app.add_subcommand("run", "run one kernel once, verify it against the reference, print the result");
+  auto* run =
+      app.add_subcommand("run", "run one kernel once, verify it against the reference, print the result");
   ProblemArgs run_args;
   add_problem_options(run, run_args);
   std::string out_npy;
@@ -193,7 +209,8 @@ int main(int argc, char** argv) {
   snap->add_option("--out", snap_out, "PNG file to write")->required();
   snap->add_option("--width", width, "image width in pixels (320..8192)")->capture_default_str();
   snap->add_option("--height", height, "image height in pixels (240..8192)")->capture_default_str();
-  snap->add_option("--layout-json", layout_json, "also write the panels' and heatmaps' rectangles (for tests)");
+  snap->add_option("--layout-json", layout_json,
+                   "also write the panels' and heatmaps' rectangles (for tests)");
   snap->add_flag("--force", snap_force, "replace an existing --out file");
 
   try {
@@ -217,8 +234,7 @@ int main(int argc, char** argv) {
       auto backend = open_backend(run_args.backend, &note);
       if (!note.empty()) std::fprintf(stderr, "tilescope: %s\n", note.c_str());
       ts::RunRequest req = build_request(run_args, *backend);
-      req.samples = int(ts::parse_dim(samples == "0" ? "1" : samples, "--samples"));
-      if (samples == "0") req.samples = 0;
+      if (samples != "0") req.samples = int(ts::parse_dim(samples, "--samples"));
       check_output_path(out_npy, run_force, "--out");
       req.keep_output = !out_npy.empty();
       ts::RunQueue queue(backend);  // the same path as the GUI, waited for
@@ -229,8 +245,10 @@ int main(int argc, char** argv) {
       }
       const ts::RunResult& r = *o.result;
       if (!out_npy.empty()) ts::write_npy(out_npy, *r.c);
-      if (run_json) std::cout << ts::result_to_json(r).dump(2) << "\n";
-      else print_result(r);
+      if (run_json)
+        std::cout << ts::result_to_json(r).dump(2) << "\n";
+      else
+        print_result(r);
       return r.error.passed ? kExitOk : kExitFailed;
     }
 
@@ -249,9 +267,10 @@ int main(int argc, char** argv) {
       so.backend = open_backend(snap_args.backend, &so.backend_note);
       so.request = build_request(snap_args, *so.backend);
       if (!ts::gfx::display_available(&why)) {
-        std::fprintf(stderr,
-                     "tilescope snapshot: %s. Run it under a virtual X server: xvfb-run -a tilescope snapshot ...\n",
-                     why.c_str());
+        std::fprintf(
+            stderr,
+            "tilescope snapshot: %s. Run it under a virtual X server: xvfb-run -a tilescope snapshot ...\n",
+            why.c_str());
         return kExitUsage;
       }
       const int rc = ts::ui::run_snapshot(so);
@@ -279,7 +298,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "tilescope: %s\n", e.what());
     return kExitUsage;
   } catch (const ts::gfx::DisplayError& e) {
-    std::fprintf(stderr, "tilescope: %s. Use the headless commands (tilescope run, tilescope list) instead.\n",
+    std::fprintf(stderr,
+                 "tilescope: %s. Use the headless commands (tilescope run, tilescope list) instead.\n",
                  e.what());
     return kExitUsage;
   } catch (const std::exception& e) {

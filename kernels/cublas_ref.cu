@@ -9,7 +9,8 @@
 namespace ts {
 
 cublasHandle_t thread_cublas_handle() {
-  // One handle per thread (cuBLAS handles are not to be shared across threads): the engine's worker and the tests.
+  // One handle per thread (cuBLAS handles are not to be shared across threads): the engine's worker and the
+  // tests.
   thread_local CublasHandle handle;
   return handle.get();
 }
@@ -19,8 +20,8 @@ void launch_cublas(const GemmArgs& a, int /*tile*/, void* stream) {
   CUBLAS_CHECK(cublasSetStream(h, static_cast<cudaStream_t>(stream)));
   CUBLAS_CHECK(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
   const float alpha = 1.0f, beta = 0.0f;
-  CUBLAS_CHECK(cublasSgemm_64(h, CUBLAS_OP_N, CUBLAS_OP_N, a.n, a.m, a.k, &alpha, a.B, a.n, a.A, a.k, &beta, a.C,
-                              a.n));
+  CUBLAS_CHECK(cublasSgemm_64(h, CUBLAS_OP_N, CUBLAS_OP_N, a.n, a.m, a.k, &alpha, a.B, a.n, a.A, a.k, &beta,
+                              a.C, a.n));
 }
 
 }  // namespace ts

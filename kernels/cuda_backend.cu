@@ -1,6 +1,6 @@
-// The CUDA backend: inputs generated on the device, the chosen kernel verified against cuBLAS, then timed with
-// cudaEvents on the backend's own stream. Only small summaries (error statistics, heatmap views) and, when asked,
-// the output C come back to the host.
+// The CUDA backend: inputs generated on the device, the chosen kernel verified against cuBLAS, then timed
+// with cudaEvents on the backend's own stream. Only small summaries (error statistics, heatmap views) and,
+// when asked, the output C come back to the host.
 #include <sstream>
 
 #include "cuda_backend.hpp"
@@ -59,7 +59,8 @@ class CudaBackend final : public Backend {
     size_t free_b = 0, total_b = 0;
     CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
     const auto& s = req.spec;
-    const double need = 4.0 * (double(s.m) * double(s.k) + double(s.k) * double(s.n) + 2.0 * double(s.m) * double(s.n));
+    const double need =
+        4.0 * (double(s.m) * double(s.k) + double(s.k) * double(s.n) + 2.0 * double(s.m) * double(s.n));
     // Keep a margin for cuBLAS workspace and the display.
     if (need > 0.9 * double(free_b)) {
       std::ostringstream os;
@@ -79,7 +80,8 @@ class CudaBackend final : public Backend {
     if (!m_stream) m_stream = std::make_unique<CudaStream>();
     cudaStream_t st = m_stream->get();
 
-    DeviceBuffer<float> A(size_t(s.m * s.k)), B(size_t(s.k * s.n)), C(size_t(s.m * s.n)), R(size_t(s.m * s.n));
+    DeviceBuffer<float> A(size_t(s.m * s.k)), B(size_t(s.k * s.n)), C(size_t(s.m * s.n)),
+        R(size_t(s.m * s.n));
     if (s.input == InputKind::File) {
       CUDA_CHECK(cudaMemcpyAsync(A.get(), req.a->data.data(), A.bytes(), cudaMemcpyHostToDevice, st));
       CUDA_CHECK(cudaMemcpyAsync(B.get(), req.b->data.data(), B.bytes(), cudaMemcpyHostToDevice, st));
@@ -101,7 +103,8 @@ class CudaBackend final : public Backend {
     r.backend = kind();
     r.device = m_name;
     r.reference = "cuBLAS SGEMM (FP32)";
-    const double tol = tolerance_for(s.k, device_max_abs(A.get(), A.size(), st), device_max_abs(B.get(), B.size(), st));
+    const double tol =
+        tolerance_for(s.k, device_max_abs(A.get(), A.size(), st), device_max_abs(B.get(), B.size(), st));
     r.error = device_compare(C.get(), R.get(), s.m, s.n, tol, st);
     if (req.view_size > 0) {
       auto v = std::make_shared<MatrixViews>();
@@ -154,6 +157,8 @@ class CudaBackend final : public Backend {
 
 }  // namespace
 
-std::shared_ptr<Backend> make_cuda_backend(int device) { return std::make_shared<CudaBackend>(device); }
+std::shared_ptr<Backend> make_cuda_backend(int device) {
+  return std::make_shared<CudaBackend>(device);
+}
 
 }  // namespace ts

@@ -16,7 +16,9 @@ namespace {
 
 constexpr int kThreads = 256;
 
-unsigned grid_for(size_t n) { return unsigned(std::min<size_t>((n + kThreads - 1) / kThreads, 65535u * 4u)); }
+unsigned grid_for(size_t n) {
+  return unsigned(std::min<size_t>((n + kThreads - 1) / kThreads, 65535u * 4u));
+}
 
 // Maps a float to an unsigned key with the same order (negative floats reversed), so atomicMin/Max work.
 __device__ inline unsigned float_key(float f) {
@@ -30,9 +32,11 @@ inline float key_float(unsigned k) {
   return f;
 }
 
-__global__ void generate_kernel(float* out, int64_t rows, int64_t cols, GenKind kind, uint64_t seed, int matrix) {
+__global__ void generate_kernel(float* out, int64_t rows, int64_t cols, GenKind kind, uint64_t seed,
+                                int matrix) {
   const int64_t n = rows * cols;
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x)
     out[i] = gen_element(kind, seed, matrix, i / cols, i % cols);
 }
 
@@ -45,7 +49,8 @@ __device__ inline unsigned long long abs_bits(double d) {
 
 __global__ void max_abs_kernel(const float* p, int64_t n, unsigned long long* out) {
   unsigned long long m = 0;
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x)
     m = max(m, abs_bits(double(p[i])));
   atomicMax(out, m);
 }
@@ -54,12 +59,13 @@ struct CompareAcc {
   unsigned long long max_err;  // double bits
   unsigned long long max_ref;  // double bits
   unsigned long long bad;
-  unsigned long long worst;    // smallest index reaching max_err (second pass)
+  unsigned long long worst;  // smallest index reaching max_err (second pass)
 };
 
 __global__ void compare_kernel(const float* c, const float* ref, int64_t n, double tol, CompareAcc* acc) {
   unsigned long long me = 0, mr = 0, bad = 0;
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x) {
     double d = fabs(double(c[i]) - double(ref[i]));
     if (!isfinite(d)) d = CUDART_INF;
     me = max(me, (unsigned long long)__double_as_longlong(d));
@@ -73,7 +79,8 @@ __global__ void compare_kernel(const float* c, const float* ref, int64_t n, doub
 
 __global__ void worst_kernel(const float* c, const float* ref, int64_t n, CompareAcc* acc) {
   const unsigned long long target = acc->max_err;
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x) {
     double d = fabs(double(c[i]) - double(ref[i]));
     if (!isfinite(d)) d = CUDART_INF;
     if ((unsigned long long)__double_as_longlong(d) == target) atomicMin(&acc->worst, (unsigned long long)i);
@@ -98,10 +105,18 @@ __global__ void view_kernel(const float* src, const float* ref, int64_t rows, in
         kmax = max(kmax, float_key(v));
       }
       switch (mode) {
-        case Reduce::Mean: a += v; break;
-        case Reduce::Min: a = fmin(a, double(v)); break;
-        case Reduce::Max: a = fmax(a, double(v)); break;
-        case Reduce::AbsMax: a = fmax(a, fabs(double(v))); break;
+        case Reduce::Mean:
+          a += v;
+          break;
+        case Reduce::Min:
+          a = fmin(a, double(v));
+          break;
+        case Reduce::Max:
+          a = fmax(a, double(v));
+          break;
+        case Reduce::AbsMax:
+          a = fmax(a, fabs(double(v)));
+          break;
       }
     }
   if (mode == Reduce::Mean) a /= double((r1 - r0) * (c1 - c0));

@@ -13,7 +13,8 @@ namespace ts {
 
 cublasHandle_t thread_cublas_handle();
 
-// out (rows x cols) = generated matrix `matrix` (0 = A, 1 = B), bit-identical to generate_input() on the host.
+// out (rows x cols) = generated matrix `matrix` (0 = A, 1 = B), bit-identical to generate_input() on the
+// host.
 void device_generate(float* out, int64_t rows, int64_t cols, GenKind kind, uint64_t seed, int matrix,
                      cudaStream_t s);
 

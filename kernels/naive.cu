@@ -28,9 +28,12 @@ static void launch_naive_t(const GemmArgs& a, cudaStream_t s) {
 void launch_naive(const GemmArgs& a, int tile, void* stream) {
   auto s = static_cast<cudaStream_t>(stream);
   switch (tile) {
-    case 8: return launch_naive_t<8>(a, s);
-    case 16: return launch_naive_t<16>(a, s);
-    case 32: return launch_naive_t<32>(a, s);
+    case 8:
+      return launch_naive_t<8>(a, s);
+    case 16:
+      return launch_naive_t<16>(a, s);
+    case 32:
+      return launch_naive_t<32>(a, s);
   }
   throw std::invalid_argument("naive: unsupported block edge " + std::to_string(tile));
 }

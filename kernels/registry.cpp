@@ -24,19 +24,41 @@ KernelEntry entry(KernelInfo info, CudaLaunchFn cuda) {
 const std::vector<KernelEntry>& register_kernels() {
   static const std::vector<KernelEntry> entries = [] {
     std::vector<KernelEntry> e;
-    e.push_back(entry({"naive", "Naive",
+    e.push_back(entry({"naive",
+                       "Naive",
                        "One thread per element of C reading A and B straight from global memory: simplest, "
                        "but every product costs two global loads.",
-                       {8, 16, 32}, 16, "TILE x TILE", false, false, false, &cpu_gemm_naive},
+                       {8, 16, 32},
+                       16,
+                       "TILE x TILE",
+                       false,
+                       false,
+                       false,
+                       &cpu_gemm_naive},
                       TS_CUDA(&launch_naive)));
-    e.push_back(entry({"tiled", "Classic shared-memory tiled",
-                       "Each block stages TILE x TILE tiles of A and B in shared memory and reuses each loaded "
-                       "value TILE times; costs two __syncthreads() per step and TILE^2 threads per block.",
-                       {8, 16, 32}, 16, "TILE x TILE", false, false, false, &cpu_gemm_tiled},
-                      TS_CUDA(&launch_tiled)));
-    e.push_back(entry({"cublas", "cuBLAS SGEMM (reference)",
+    e.push_back(
+        entry({"tiled",
+               "Classic shared-memory tiled",
+               "Each block stages TILE x TILE tiles of A and B in shared memory and reuses each loaded "
+               "value TILE times; costs two __syncthreads() per step and TILE^2 threads per block.",
+               {8, 16, 32},
+               16,
+               "TILE x TILE",
+               false,
+               false,
+               false,
+               &cpu_gemm_tiled},
+              TS_CUDA(&launch_tiled)));
+    e.push_back(entry({"cublas",
+                       "cuBLAS SGEMM (reference)",
                        "NVIDIA's tuned FP32 GEMM (no TF32): the trusted reference and the speed to beat.",
-                       {}, 0, "chosen by cuBLAS", true, false, false, nullptr},
+                       {},
+                       0,
+                       "chosen by cuBLAS",
+                       true,
+                       false,
+                       false,
+                       nullptr},
                       TS_CUDA(&launch_cublas)));
     return e;
   }();

@@ -42,9 +42,12 @@ static void launch_tiled_t(const GemmArgs& a, cudaStream_t s) {
 void launch_tiled(const GemmArgs& a, int tile, void* stream) {
   auto s = static_cast<cudaStream_t>(stream);
   switch (tile) {
-    case 8: return launch_tiled_t<8>(a, s);
-    case 16: return launch_tiled_t<16>(a, s);
-    case 32: return launch_tiled_t<32>(a, s);
+    case 8:
+      return launch_tiled_t<8>(a, s);
+    case 16:
+      return launch_tiled_t<16>(a, s);
+    case 32:
+      return launch_tiled_t<32>(a, s);
   }
   throw std::invalid_argument("tiled: unsupported tile " + std::to_string(tile));
 }

@@ -35,6 +35,7 @@ struct AppState {
   // Requests from panels (read and cleared by gui.cpp).
   bool run_requested = false;
   bool screenshot_requested = false;
+  bool quit_requested = false;
 
   std::string status_message;  // e.g. where a screenshot went
   double status_time = 0;

@@ -14,8 +14,8 @@ namespace {
 bool dim_slider(const char* label, int64_t* v) {
   const int64_t lo = 1, hi = 16384;
   int64_t shown = *v;
-  bool changed = ImGui::SliderScalar(label, ImGuiDataType_S64, &shown, &lo, &hi, "%lld",
-                                     ImGuiSliderFlags_Logarithmic);
+  bool changed =
+      ImGui::SliderScalar(label, ImGuiDataType_S64, &shown, &lo, &hi, "%lld", ImGuiSliderFlags_Logarithmic);
   if (changed) *v = std::max<int64_t>(1, shown);
   return changed;
 }
@@ -39,8 +39,9 @@ class ControlsPanel final : public Panel {
       dim_slider("K", &p.k);
     }
     ImGui::PopItemWidth();
-    help_marker("Drag, or Ctrl+click to type an exact size. Sizes that do not fit the device are refused with "
-                "the reason in the status bar.");
+    help_marker(
+        "Drag, or Ctrl+click to type an exact size. Sizes that do not fit the device are refused with "
+        "the reason in the status bar.");
 
     ImGui::SeparatorText("Kernel");
     const KernelInfo* cur = current_kernel(s);
@@ -89,8 +90,9 @@ class ControlsPanel final : public Panel {
         if (ImGui::Selectable(to_string(k), k == p.input)) p.input = k;
       ImGui::EndCombo();
     }
-    help_marker("random: uniform in [-1, 1). symmetric: A and B symmetric (A*B is still not symmetric unless "
-                "they commute). identity: A = I, so C reproduces B. ones: every element 1, so C = K.");
+    help_marker(
+        "random: uniform in [-1, 1). symmetric: A and B symmetric (A*B is still not symmetric unless "
+        "they commute). identity: A = I, so C reproduces B. ones: every element 1, so C = K.");
     ImGui::SetNextItemWidth(-60);
     ImGui::InputScalar("Seed", ImGuiDataType_U64, &p.seed);
 
@@ -100,16 +102,21 @@ class ControlsPanel final : public Panel {
     ImGui::Checkbox("Auto-run on change", &s.settings.auto_run);
     ImGui::SameLine();
     spinner("busy", 7.0f, s.busy);
-    if (s.busy) ImGui::TextDisabled("running...");
-    else ImGui::TextDisabled("idle");
+    if (s.busy)
+      ImGui::TextDisabled("running...");
+    else
+      ImGui::TextDisabled("idle");
     ImGui::Spacing();
-    ImGui::TextDisabled("F12: screenshot to %s",
-                        s.settings.export_dir.empty() ? default_export_dir().c_str() : s.settings.export_dir.c_str());
+    ImGui::TextDisabled("F12: screenshot to %s", s.settings.export_dir.empty()
+                                                     ? default_export_dir().c_str()
+                                                     : s.settings.export_dir.c_str());
   }
 };
 
 }  // namespace
 
-std::unique_ptr<Panel> make_controls_panel() { return std::make_unique<ControlsPanel>(); }
+std::unique_ptr<Panel> make_controls_panel() {
+  return std::make_unique<ControlsPanel>();
+}
 
 }  // namespace ts::ui

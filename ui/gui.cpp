@@ -109,6 +109,7 @@ class App {
 
   void draw() {
     if (ImGui::IsKeyPressed(ImGuiKey_F12, false)) m_state.screenshot_requested = true;
+    if (ImGui::IsKeyChordPressed(ImGuiMod_Ctrl | ImGuiKey_Q)) m_state.quit_requested = true;
     for (auto& p : m_panels) p->draw(m_state);
   }
 
@@ -176,8 +177,10 @@ int run_gui(const GuiOptions& opt) {
 
   while (!window.should_close()) {
     // Idle: wait for input (low CPU); busy: keep animating the spinner.
-    if (app.state().busy) glfwPollEvents();
-    else glfwWaitEventsTimeout(0.25);
+    if (app.state().busy)
+      glfwPollEvents();
+    else
+      glfwWaitEventsTimeout(0.25);
     app.pump();
     new_frame();
     app.draw();
@@ -190,6 +193,7 @@ int run_gui(const GuiOptions& opt) {
       save_screenshot(app.state(), fb_w, fb_h);
     }
     window.swap();
+    if (app.state().quit_requested) glfwSetWindowShouldClose(window.get(), GLFW_TRUE);
   }
   try {
     save_settings(settings_file, app.state().settings);
@@ -206,8 +210,7 @@ int run_snapshot(const SnapshotOptions& opt) {
   Settings settings;
   settings.spec = opt.request.spec;
   settings.square = opt.request.spec.m == opt.request.spec.n && opt.request.spec.n == opt.request.spec.k;
-  settings.auto_run = false;
-  App app(opt.backend, opt.backend_note, settings, window.gl_renderer());
+  App app(opt.backend, opt.backend_note, settings, window.gl_renderer());  // shows the defaults (auto-run on)
 
   RunRequest req = opt.request;
   req.view_size = App::kViewSize;

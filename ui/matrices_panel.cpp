@@ -73,8 +73,9 @@ class MatricesPanel final : public Panel {
     std::vector<uint8_t> rgba(v.values.size() * 4);
     for (size_t i = 0; i < v.values.size(); ++i) {
       const float x = v.values[i];
-      ImVec4 c = std::isfinite(x) ? ImPlot::SampleColormap(std::clamp((x - lo) / (hi - lo), 0.0f, 1.0f), m.cmap)
-                                  : ImVec4(1, 0, 1, 1);  // NaN / Inf: magenta
+      ImVec4 c = std::isfinite(x)
+                     ? ImPlot::SampleColormap(std::clamp((x - lo) / (hi - lo), 0.0f, 1.0f), m.cmap)
+                     : ImVec4(1, 0, 1, 1);  // NaN / Inf: magenta
       rgba[i * 4 + 0] = uint8_t(std::lround(c.x * 255));
       rgba[i * 4 + 1] = uint8_t(std::lround(c.y * 255));
       rgba[i * 4 + 2] = uint8_t(std::lround(c.z * 255));
@@ -124,6 +125,8 @@ class MatricesPanel final : public Panel {
 
 }  // namespace
 
-std::unique_ptr<Panel> make_matrices_panel() { return std::make_unique<MatricesPanel>(); }
+std::unique_ptr<Panel> make_matrices_panel() {
+  return std::make_unique<MatricesPanel>();
+}
 
 }  // namespace ts::ui

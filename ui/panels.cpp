@@ -6,7 +6,9 @@
 
 namespace ts::ui {
 
-const KernelInfo* current_kernel(const AppState& s) { return find_kernel(s.kernels, s.settings.spec.kernel); }
+const KernelInfo* current_kernel(const AppState& s) {
+  return find_kernel(s.kernels, s.settings.spec.kernel);
+}
 
 std::vector<std::unique_ptr<Panel>> register_panels() {
   std::vector<std::unique_ptr<Panel>> p;

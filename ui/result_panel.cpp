@@ -69,6 +69,8 @@ class ResultPanel final : public Panel {
 
 }  // namespace
 
-std::unique_ptr<Panel> make_result_panel() { return std::make_unique<ResultPanel>(); }
+std::unique_ptr<Panel> make_result_panel() {
+  return std::make_unique<ResultPanel>();
+}
 
 }  // namespace ts::ui

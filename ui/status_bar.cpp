@@ -43,13 +43,15 @@ class StatusBar final : public Panel {
     } else {
       ImGui::TextDisabled(s.busy ? "running..." : "ready");
     }
-    ImGui::SameLine(ImGui::GetWindowWidth() - 90);
-    ImGui::TextDisabled("%.0f fps", ImGui::GetIO().Framerate);
+    ImGui::SameLine(ImGui::GetWindowWidth() - 200);
+    ImGui::TextDisabled("F12 screenshot  Ctrl+Q quit");
   }
 };
 
 }  // namespace
 
-std::unique_ptr<Panel> make_status_bar() { return std::make_unique<StatusBar>(); }
+std::unique_ptr<Panel> make_status_bar() {
+  return std::make_unique<StatusBar>();
+}
 
 }  // namespace ts::ui

@@ -39,8 +39,8 @@ void adopt_given_inputs(RunRequest& req) {
   if (!req.a || !req.b) throw ValidationError("give both --a and --b, or neither");
   if (req.a->cols != req.b->rows) {
     std::ostringstream os;
-    os << "A is " << req.a->rows << " x " << req.a->cols << " and B is " << req.b->rows << " x " << req.b->cols
-       << ": A's columns (" << req.a->cols << ") must equal B's rows (" << req.b->rows << ")";
+    os << "A is " << req.a->rows << " x " << req.a->cols << " and B is " << req.b->rows << " x "
+       << req.b->cols << ": A's columns (" << req.a->cols << ") must equal B's rows (" << req.b->rows << ")";
     throw ValidationError(os.str());
   }
   req.spec.input = InputKind::File;

@@ -17,8 +17,8 @@
 namespace ts {
 
 // What the CPU backend calls for a kernel (nullptr: the kernel has no CPU implementation).
-using CpuGemmFn = void (*)(const float* A, const float* B, float* C, int64_t m, int64_t n, int64_t k, int tile,
-                           const CancelToken* cancel);
+using CpuGemmFn = void (*)(const float* A, const float* B, float* C, int64_t m, int64_t n, int64_t k,
+                           int tile, const CancelToken* cancel);
 
 // Metadata of one matmul variant, registered once in kernels/registry.cpp.
 struct KernelInfo {
@@ -55,9 +55,9 @@ struct MatrixViews {
 
 struct RunResult {
   ProblemSpec spec;
-  std::string backend;      // "cuda" or "cpu"
-  std::string device;       // e.g. "NVIDIA H100 80GB HBM3" or "CPU (16 threads)"
-  std::string reference;    // what the result was verified against
+  std::string backend;    // "cuda" or "cpu"
+  std::string device;     // e.g. "NVIDIA H100 80GB HBM3" or "CPU (16 threads)"
+  std::string reference;  // what the result was verified against
   std::vector<double> times_ms;
   double median_ms = 0, tflops = 0;
   ErrorStats error;

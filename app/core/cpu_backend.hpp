@@ -1,7 +1,7 @@
 #pragma once
 // The CPU backend: the same kernels' algorithms run on host threads, checked against a double-accumulating
-// reference. Slow but faithful, so laptops and CI exercise everything but the GPU itself. Requests bigger than
-// it can serve in a few seconds are refused (kCpuMaxWork) instead of freezing the window.
+// reference. Slow but faithful, so laptops and CI exercise everything but the GPU itself. Requests bigger
+// than it can serve in a few seconds are refused (kCpuMaxWork) instead of freezing the window.
 #include "backend.hpp"
 
 namespace ts {

@@ -58,7 +58,8 @@ void cpu_gemm_naive(const float* A, const float* B, float* C, int64_t m, int64_t
       poll(cancel);
       for (int64_t j = 0; j < n; ++j) {
         float acc = 0.0f;
-        for (int64_t p = 0; p < k; ++p) acc += A[size_t(i) * size_t(k) + size_t(p)] * B[size_t(p) * size_t(n) + size_t(j)];
+        for (int64_t p = 0; p < k; ++p)
+          acc += A[size_t(i) * size_t(k) + size_t(p)] * B[size_t(p) * size_t(n) + size_t(j)];
         C[size_t(i) * size_t(n) + size_t(j)] = acc;
       }
     }
@@ -83,7 +84,8 @@ void cpu_gemm_tiled(const float* A, const float* B, float* C, int64_t m, int64_t
               int64_t ar = br * T + ty, ac = s * T + tx;  // element of A this thread loads
               int64_t brow = s * T + ty, bcol = bc * T + tx;
               As[size_t(ty * T + tx)] = (ar < m && ac < k) ? A[size_t(ar) * size_t(k) + size_t(ac)] : 0.0f;
-              Bs[size_t(ty * T + tx)] = (brow < k && bcol < n) ? B[size_t(brow) * size_t(n) + size_t(bcol)] : 0.0f;
+              Bs[size_t(ty * T + tx)] =
+                  (brow < k && bcol < n) ? B[size_t(brow) * size_t(n) + size_t(bcol)] : 0.0f;
             }
           // Each (ty, tx) accumulates p = 0..T-1 in order, as its GPU thread does; the loop order only
           // lets the compiler vectorise across tx.

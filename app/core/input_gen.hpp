@@ -30,7 +30,8 @@ TS_HD inline float hash_uniform(uint64_t seed, uint64_t stream, uint64_t index) 
 // matrix: 0 for A, 1 for B. Identity: A is the identity (C reproduces B); B stays random.
 TS_HD inline float gen_element(GenKind kind, uint64_t seed, int matrix, int64_t row, int64_t col) {
   switch (kind) {
-    case GenKind::Ones: return 1.0f;
+    case GenKind::Ones:
+      return 1.0f;
     case GenKind::Identity:
       if (matrix == 0) return row == col ? 1.0f : 0.0f;
       return hash_uniform(seed, uint64_t(matrix), (uint64_t(row) << 32) ^ uint64_t(col));
@@ -39,7 +40,8 @@ TS_HD inline float gen_element(GenKind kind, uint64_t seed, int matrix, int64_t 
       return hash_uniform(seed, uint64_t(matrix) + 16, (uint64_t(lo) << 32) ^ uint64_t(hi));
     }
     case GenKind::Random:
-    default: return hash_uniform(seed, uint64_t(matrix), (uint64_t(row) << 32) ^ uint64_t(col));
+    default:
+      return hash_uniform(seed, uint64_t(matrix), (uint64_t(row) << 32) ^ uint64_t(col));
   }
 }
 

@@ -10,11 +10,16 @@ namespace ts {
 
 GenKind gen_kind(InputKind k) {
   switch (k) {
-    case InputKind::Random: return GenKind::Random;
-    case InputKind::Symmetric: return GenKind::Symmetric;
-    case InputKind::Identity: return GenKind::Identity;
-    case InputKind::Ones: return GenKind::Ones;
-    case InputKind::File: break;
+    case InputKind::Random:
+      return GenKind::Random;
+    case InputKind::Symmetric:
+      return GenKind::Symmetric;
+    case InputKind::Identity:
+      return GenKind::Identity;
+    case InputKind::Ones:
+      return GenKind::Ones;
+    case InputKind::File:
+      break;
   }
   throw std::logic_error("file inputs are not generated");
 }

@@ -51,7 +51,8 @@ HostMatrix read_npy(const std::string& path) {
   unsigned char pre[10];
   if (file_size < 10 || !f.read(reinterpret_cast<char*>(pre), 10))
     bad(path, "too short to be a .npy file (" + std::to_string(file_size) + " bytes)");
-  if (std::memcmp(pre, "\x93NUMPY", 6) != 0) bad(path, "not a .npy file (the magic string \\x93NUMPY is missing)");
+  if (std::memcmp(pre, "\x93NUMPY", 6) != 0)
+    bad(path, "not a .npy file (the magic string \\x93NUMPY is missing)");
   const int major = pre[6];
   uint64_t header_len = 0;
   std::streamoff header_start = 0;
@@ -61,7 +62,8 @@ HostMatrix read_npy(const std::string& path) {
   } else if (major == 2 || major == 3) {
     unsigned char more[2];
     if (!f.read(reinterpret_cast<char*>(more), 2)) bad(path, "truncated .npy header");
-    header_len = uint64_t(pre[8]) | (uint64_t(pre[9]) << 8) | (uint64_t(more[0]) << 16) | (uint64_t(more[1]) << 24);
+    header_len =
+        uint64_t(pre[8]) | (uint64_t(pre[9]) << 8) | (uint64_t(more[0]) << 16) | (uint64_t(more[1]) << 24);
     header_start = 12;
   } else {
     bad(path, "unsupported .npy format version " + std::to_string(major) + "." + std::to_string(pre[7]));
@@ -82,14 +84,18 @@ HostMatrix read_npy(const std::string& path) {
     bad(path, "dtype '" + descr + "' is not float32 ('<f4'); convert with numpy: a.astype(np.float32)");
   }
   bool is_fortran;
-  if (fortran.find("True") != std::string::npos) is_fortran = true;
-  else if (fortran.find("False") != std::string::npos) is_fortran = false;
-  else bad(path, "fortran_order '" + fortran + "' is neither True nor False");
+  if (fortran.find("True") != std::string::npos)
+    is_fortran = true;
+  else if (fortran.find("False") != std::string::npos)
+    is_fortran = false;
+  else
+    bad(path, "fortran_order '" + fortran + "' is neither True nor False");
 
   std::vector<int64_t> dims;
   {
     std::regex num("\\d+");
-    for (auto it = std::sregex_iterator(shape.begin(), shape.end(), num); it != std::sregex_iterator(); ++it) {
+    for (auto it = std::sregex_iterator(shape.begin(), shape.end(), num); it != std::sregex_iterator();
+         ++it) {
       const std::string d = it->str();
       if (d.size() > 12) bad(path, "dimension " + d + " is too large");
       dims.push_back(std::stoll(d));
@@ -97,7 +103,8 @@ HostMatrix read_npy(const std::string& path) {
     if (shape.find('(') == std::string::npos) bad(path, "shape '" + shape + "' does not parse");
   }
   if (dims.size() != 2)
-    bad(path, "the array is " + std::to_string(dims.size()) + "-D (shape " + shape + "); a 2-D matrix is needed");
+    bad(path,
+        "the array is " + std::to_string(dims.size()) + "-D (shape " + shape + "); a 2-D matrix is needed");
   const int64_t rows = dims[0], cols = dims[1];
   if (rows < 1 || cols < 1) bad(path, "empty matrix (shape " + shape + ")");
   if (rows > kMaxDim || cols > kMaxDim)
@@ -112,7 +119,8 @@ HostMatrix read_npy(const std::string& path) {
 
   HostMatrix m(rows, cols);
   std::vector<float> raw(size_t(rows) * size_t(cols));
-  if (!f.read(reinterpret_cast<char*>(raw.data()), std::streamsize(need))) bad(path, "read error in the data");
+  if (!f.read(reinterpret_cast<char*>(raw.data()), std::streamsize(need)))
+    bad(path, "read error in the data");
   if (swap) {
     for (float& v : raw) {
       uint32_t u;
@@ -143,7 +151,15 @@ void write_npy(const std::string& path, const HostMatrix& m) {
   {
     std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
     if (!f) throw std::runtime_error(path + ": cannot write (" + std::strerror(errno) + ")");
-    const unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(header.size() & 0xff),
+    const unsigned char pre[10] = {0x93,
+                                   'N',
+                                   'U',
+                                   'M',
+                                   'P',
+                                   'Y',
+                                   1,
+                                   0,
+                                   (unsigned char)(header.size() & 0xff),
                                    (unsigned char)(header.size() >> 8)};
     f.write(reinterpret_cast<const char*>(pre), 10);
     f.write(header.data(), std::streamsize(header.size()));
@@ -157,7 +173,8 @@ void write_npy(const std::string& path, const HostMatrix& m) {
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     std::remove(tmp.c_str());
-    throw std::runtime_error(path + ": cannot move the finished file into place (" + std::strerror(errno) + ")");
+    throw std::runtime_error(path + ": cannot move the finished file into place (" + std::strerror(errno) +
+                             ")");
   }
 }
 

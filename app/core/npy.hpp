@@ -12,8 +12,8 @@ namespace ts {
 HostMatrix read_npy(const std::string& path);
 
 // Writes a version 1.0 .npy ('<f4', C order). The data goes to a temporary file in the same folder which then
-// replaces `path`, so a failed write never leaves a half-written file behind. Throws std::runtime_error on I/O
-// errors. Callers decide whether an existing `path` may be replaced.
+// replaces `path`, so a failed write never leaves a half-written file behind. Throws std::runtime_error on
+// I/O errors. Callers decide whether an existing `path` may be replaced.
 void write_npy(const std::string& path, const HostMatrix& m);
 
 }  // namespace ts

@@ -10,7 +10,9 @@
 
 namespace ts {
 
-inline unsigned worker_count() { return std::max(1u, std::thread::hardware_concurrency()); }
+inline unsigned worker_count() {
+  return std::max(1u, std::thread::hardware_concurrency());
+}
 
 // fn(begin, end) on disjoint chunks; `grain` is the smallest chunk worth a thread.
 template <class Fn>

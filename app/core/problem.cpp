@@ -9,11 +9,16 @@ namespace ts {
 
 const char* to_string(InputKind k) {
   switch (k) {
-    case InputKind::Random: return "random";
-    case InputKind::Symmetric: return "symmetric";
-    case InputKind::Identity: return "identity";
-    case InputKind::Ones: return "ones";
-    case InputKind::File: return "file";
+    case InputKind::Random:
+      return "random";
+    case InputKind::Symmetric:
+      return "symmetric";
+    case InputKind::Identity:
+      return "identity";
+    case InputKind::Ones:
+      return "ones";
+    case InputKind::File:
+      return "file";
   }
   return "?";
 }
@@ -32,9 +37,12 @@ InputKind parse_input_kind(const std::string& s) {
 
 const char* to_string(BackendChoice b) {
   switch (b) {
-    case BackendChoice::Auto: return "auto";
-    case BackendChoice::Cuda: return "cuda";
-    case BackendChoice::Cpu: return "cpu";
+    case BackendChoice::Auto:
+      return "auto";
+    case BackendChoice::Cuda:
+      return "cuda";
+    case BackendChoice::Cpu:
+      return "cpu";
   }
   return "?";
 }
@@ -49,29 +57,33 @@ BackendChoice parse_backend_choice(const std::string& s) {
 int64_t parse_dim(const std::string& text, const char* what) {
   std::string t = text;
   t.erase(t.begin(), std::find_if(t.begin(), t.end(), [](unsigned char c) { return !std::isspace(c); }));
-  t.erase(std::find_if(t.rbegin(), t.rend(), [](unsigned char c) { return !std::isspace(c); }).base(), t.end());
+  t.erase(std::find_if(t.rbegin(), t.rend(), [](unsigned char c) { return !std::isspace(c); }).base(),
+          t.end());
   const std::string shown = "'" + text + "'";
-  if (t.empty()) throw ValidationError(std::string(what) + " is empty; give a whole number from 1 to " +
-                                       std::to_string(kMaxDim));
+  if (t.empty())
+    throw ValidationError(std::string(what) + " is empty; give a whole number from 1 to " +
+                          std::to_string(kMaxDim));
   bool negative = t[0] == '-';
   size_t start = (t[0] == '-' || t[0] == '+') ? 1 : 0;
-  if (start == t.size() || !std::all_of(t.begin() + start, t.end(), [](unsigned char c) { return std::isdigit(c); }))
+  if (start == t.size() ||
+      !std::all_of(t.begin() + start, t.end(), [](unsigned char c) { return std::isdigit(c); }))
     throw ValidationError(std::string(what) + " = " + shown + " is not a whole number (allowed: 1 to " +
                           std::to_string(kMaxDim) + ")");
   if (negative) throw ValidationError(std::string(what) + " = " + t + " is negative; it must be at least 1");
   if (t.size() - start > 12)
-    throw ValidationError(std::string(what) + " = " + t + " is above the limit of " + std::to_string(kMaxDim));
+    throw ValidationError(std::string(what) + " = " + t + " is above the limit of " +
+                          std::to_string(kMaxDim));
   int64_t v = std::stoll(t.substr(start));
   if (v < 1) throw ValidationError(std::string(what) + " = " + t + " must be at least 1");
   if (v > kMaxDim)
-    throw ValidationError(std::string(what) + " = " + t + " is above the limit of " + std::to_string(kMaxDim));
+    throw ValidationError(std::string(what) + " = " + t + " is above the limit of " +
+                          std::to_string(kMaxDim));
   return v;
 }
 
 void validate_shape(const ProblemSpec& s) {
   auto check = [](int64_t v, const char* name) {
-    if (v < 1)
-      throw ValidationError(std::string(name) + " = " + std::to_string(v) + " must be at least 1");
+    if (v < 1) throw ValidationError(std::string(name) + " = " + std::to_string(v) + " must be at least 1");
     if (v > kMaxDim)
       throw ValidationError(std::string(name) + " = " + std::to_string(v) + " is above the limit of " +
                             std::to_string(kMaxDim));

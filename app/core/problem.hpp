@@ -47,7 +47,8 @@ inline constexpr int64_t kMaxDim = 1 << 17;
 // "1e3", or anything above kMaxDim.
 int64_t parse_dim(const std::string& text, const char* what);
 
-// Shape-level checks that need no kernel or device: 1 <= m, n, k <= kMaxDim, and that symmetric inputs are square.
+// Shape-level checks that need no kernel or device: 1 <= m, n, k <= kMaxDim, and that symmetric inputs are
+// square.
 void validate_shape(const ProblemSpec& spec);
 
 // Accuracy: a float32 GEMM of depth K can be off by about K * eps * max|A| * max|B| (error bound of a K-term

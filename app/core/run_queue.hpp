@@ -15,10 +15,10 @@
 namespace ts {
 
 struct RunOutcome {
-  uint64_t id = 0;                   // the submit() that produced it
-  std::optional<RunResult> result;   // set on success
-  std::string error;                 // set on failure
-  bool bad_input = false;            // the error is a ValidationError (the person's input, not the device)
+  uint64_t id = 0;                  // the submit() that produced it
+  std::optional<RunResult> result;  // set on success
+  std::string error;                // set on failure
+  bool bad_input = false;           // the error is a ValidationError (the person's input, not the device)
 };
 
 class RunQueue {

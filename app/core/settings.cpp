@@ -40,10 +40,11 @@ fs::path unique_export_path(const fs::path& dir, const std::string& prefix, cons
 }
 
 nlohmann::json to_json(const Settings& s) {
-  return {{"m", s.spec.m},         {"n", s.spec.n},          {"k", s.spec.k},
-          {"kernel", s.spec.kernel}, {"tile", s.spec.tile},    {"input", to_string(s.spec.input)},
-          {"seed", s.spec.seed},   {"square", s.square},     {"auto_run", s.auto_run},
-          {"export_dir", s.export_dir}};
+  return {{"m", s.spec.m},          {"n", s.spec.n},
+          {"k", s.spec.k},          {"kernel", s.spec.kernel},
+          {"tile", s.spec.tile},    {"input", to_string(s.spec.input)},
+          {"seed", s.spec.seed},    {"square", s.square},
+          {"auto_run", s.auto_run}, {"export_dir", s.export_dir}};
 }
 
 Settings settings_from_json(const nlohmann::json& j, std::string* warnings) {
@@ -58,16 +59,20 @@ Settings settings_from_json(const nlohmann::json& j, std::string* warnings) {
   auto dim = [&](const char* key, int64_t& out) {
     if (!j.contains(key)) return;
     const auto& v = j[key];
-    if (v.is_number_integer() && v.get<int64_t>() >= 1 && v.get<int64_t>() <= kMaxDim) out = v.get<int64_t>();
-    else warn(std::string("ignored invalid ") + key + " = " + v.dump());
+    if (v.is_number_integer() && v.get<int64_t>() >= 1 && v.get<int64_t>() <= kMaxDim)
+      out = v.get<int64_t>();
+    else
+      warn(std::string("ignored invalid ") + key + " = " + v.dump());
   };
   dim("m", s.spec.m);
   dim("n", s.spec.n);
   dim("k", s.spec.k);
   if (j.contains("kernel") && j["kernel"].is_string()) s.spec.kernel = j["kernel"].get<std::string>();
   if (j.contains("tile")) {
-    if (j["tile"].is_number_integer()) s.spec.tile = j["tile"].get<int>();
-    else warn("ignored invalid tile = " + j["tile"].dump());
+    if (j["tile"].is_number_integer())
+      s.spec.tile = j["tile"].get<int>();
+    else
+      warn("ignored invalid tile = " + j["tile"].dump());
   }
   if (j.contains("input")) {
     try {
@@ -79,7 +84,8 @@ Settings settings_from_json(const nlohmann::json& j, std::string* warnings) {
   if (j.contains("seed") && j["seed"].is_number_unsigned()) s.spec.seed = j["seed"].get<uint64_t>();
   if (j.contains("square") && j["square"].is_boolean()) s.square = j["square"].get<bool>();
   if (j.contains("auto_run") && j["auto_run"].is_boolean()) s.auto_run = j["auto_run"].get<bool>();
-  if (j.contains("export_dir") && j["export_dir"].is_string()) s.export_dir = j["export_dir"].get<std::string>();
+  if (j.contains("export_dir") && j["export_dir"].is_string())
+    s.export_dir = j["export_dir"].get<std::string>();
   return s;
 }
 

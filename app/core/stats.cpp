@@ -31,6 +31,8 @@ SampleStats summarize(const std::vector<double>& s) {
   return r;
 }
 
-double tflops(double flops, double ms) { return ms > 0 ? flops / (ms * 1e-3) / 1e12 : 0.0; }
+double tflops(double flops, double ms) {
+  return ms > 0 ? flops / (ms * 1e-3) / 1e12 : 0.0;
+}
 
 }  // namespace ts

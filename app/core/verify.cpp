@@ -66,9 +66,10 @@ HeatmapView reduce_view(Get get, int64_t rows, int64_t cols, int max_w, int max_
     std::vector<double> acc(size_t(v.w));
     for (int64_t y = y0; y < y1; ++y) {
       const int64_t r0 = y * rows / v.h, r1 = (y + 1) * rows / v.h;
-      std::fill(acc.begin(), acc.end(), mode == Reduce::Min ? std::numeric_limits<double>::infinity()
-                                        : mode == Reduce::Max ? -std::numeric_limits<double>::infinity()
-                                                              : 0.0);
+      std::fill(acc.begin(), acc.end(),
+                mode == Reduce::Min   ? std::numeric_limits<double>::infinity()
+                : mode == Reduce::Max ? -std::numeric_limits<double>::infinity()
+                                      : 0.0);
       for (int64_t r = r0; r < r1; ++r) {
         for (int x = 0; x < v.w; ++x) {
           const int64_t c0 = int64_t(x) * cols / v.w, c1 = int64_t(x + 1) * cols / v.w;
@@ -80,10 +81,18 @@ HeatmapView reduce_view(Get get, int64_t rows, int64_t cols, int max_w, int max_
               lmax = std::max(lmax, val);
             }
             switch (mode) {
-              case Reduce::Mean: a += val; break;
-              case Reduce::Min: a = std::min(a, double(val)); break;
-              case Reduce::Max: a = std::max(a, double(val)); break;
-              case Reduce::AbsMax: a = std::max(a, std::fabs(double(val))); break;
+              case Reduce::Mean:
+                a += val;
+                break;
+              case Reduce::Min:
+                a = std::min(a, double(val));
+                break;
+              case Reduce::Max:
+                a = std::max(a, double(val));
+                break;
+              case Reduce::AbsMax:
+                a = std::max(a, std::fabs(double(val)));
+                break;
             }
           }
           acc[size_t(x)] = a;
@@ -108,8 +117,8 @@ HeatmapView reduce_view(Get get, int64_t rows, int64_t cols, int max_w, int max_
 }  // namespace
 
 HeatmapView downsample(const float* src, int64_t rows, int64_t cols, int max_w, int max_h, Reduce mode) {
-  return reduce_view([&](int64_t r, int64_t c) { return src[size_t(r) * size_t(cols) + size_t(c)]; }, rows, cols,
-                     max_w, max_h, mode);
+  return reduce_view([&](int64_t r, int64_t c) { return src[size_t(r) * size_t(cols) + size_t(c)]; }, rows,
+                     cols, max_w, max_h, mode);
 }
 
 HeatmapView error_view(const float* a, const float* b, int64_t rows, int64_t cols, int max_w, int max_h) {

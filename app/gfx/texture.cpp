@@ -75,7 +75,9 @@ void Framebuffer::bind() const {
   glBindFramebuffer(GL_FRAMEBUFFER, m_fbo);
   glViewport(0, 0, m_w, m_h);
 }
-void Framebuffer::unbind() { glBindFramebuffer(GL_FRAMEBUFFER, 0); }
+void Framebuffer::unbind() {
+  glBindFramebuffer(GL_FRAMEBUFFER, 0);
+}
 
 std::vector<uint8_t> Framebuffer::read_rgba() const {
   glBindFramebuffer(GL_READ_FRAMEBUFFER, m_fbo);

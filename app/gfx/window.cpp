@@ -11,7 +11,9 @@ namespace ts::gfx {
 
 namespace {
 std::string g_glfw_error;
-void on_glfw_error(int code, const char* msg) { g_glfw_error = "GLFW error " + std::to_string(code) + ": " + msg; }
+void on_glfw_error(int code, const char* msg) {
+  g_glfw_error = "GLFW error " + std::to_string(code) + ": " + msg;
+}
 
 // glfwInit once per process, glfwTerminate at exit (after every window is gone).
 void ensure_glfw() {
@@ -45,8 +47,7 @@ GlfwWindow::GlfwWindow(int width, int height, const std::string& title, bool vis
   glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
   glfwWindowHint(GLFW_VISIBLE, visible ? GLFW_TRUE : GLFW_FALSE);
   m_window = glfwCreateWindow(width, height, title.c_str(), nullptr, nullptr);
-  if (!m_window)
-    throw DisplayError("cannot create an OpenGL 3.3 core window (" + g_glfw_error + ")");
+  if (!m_window) throw DisplayError("cannot create an OpenGL 3.3 core window (" + g_glfw_error + ")");
   glfwMakeContextCurrent(m_window);
   glfwSwapInterval(visible ? 1 : 0);
 }
@@ -55,8 +56,12 @@ GlfwWindow::~GlfwWindow() {
   if (m_window) glfwDestroyWindow(m_window);
 }
 
-bool GlfwWindow::should_close() const { return glfwWindowShouldClose(m_window); }
-void GlfwWindow::swap() { glfwSwapBuffers(m_window); }
+bool GlfwWindow::should_close() const {
+  return glfwWindowShouldClose(m_window);
+}
+void GlfwWindow::swap() {
+  glfwSwapBuffers(m_window);
+}
 
 std::string GlfwWindow::gl_renderer() const {
   const char* r = reinterpret_cast<const char*>(glGetString(GL_RENDERER));

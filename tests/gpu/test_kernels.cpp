@@ -19,25 +19,27 @@ std::shared_ptr<Backend> cuda_or_skip_reason(std::string* why) {
   return b;
 }
 
-#define REQUIRE_GPU(backend)                                               \
-  std::string why_;                                                        \
-  auto backend = cuda_or_skip_reason(&why_);                               \
+#define REQUIRE_GPU(backend)                 \
+  std::string why_;                          \
+  auto backend = cuda_or_skip_reason(&why_); \
   if (!backend) GTEST_SKIP() << "no CUDA device: " << why_
 
 using Shape = std::tuple<int64_t, int64_t, int64_t>;  // m, n, k
 
 // Shapes: 1, non-multiples of every tile (7, 17, 33, 100, 129), multiples, rectangular in every direction.
-const std::vector<Shape> kShapes = {{1, 1, 1},     {7, 7, 7},     {17, 17, 17},  {31, 31, 31},   {32, 32, 32},
-                                    {33, 33, 33},  {100, 100, 100}, {129, 129, 129}, {257, 257, 257},
-                                    {33, 65, 17},  {65, 17, 33},  {1, 300, 5},   {300, 1, 7},    {5, 7, 300},
-                                    {128, 96, 40}, {513, 257, 129}};
+const std::vector<Shape> kShapes = {{1, 1, 1},       {7, 7, 7},    {17, 17, 17},    {31, 31, 31},
+                                    {32, 32, 32},    {33, 33, 33}, {100, 100, 100}, {129, 129, 129},
+                                    {257, 257, 257}, {33, 65, 17}, {65, 17, 33},    {1, 300, 5},
+                                    {300, 1, 7},     {5, 7, 300},  {128, 96, 40},   {513, 257, 129}};
 
 struct Case {
   std::string kernel;
   int tile;
 };
 
-void PrintTo(const Case& c, std::ostream* os) { *os << c.kernel << " T=" << c.tile; }
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.kernel << " T=" << c.tile;
+}
 
 std::vector<Case> all_cases() {
   std::vector<Case> cases;
@@ -107,7 +109,8 @@ TEST_P(EveryKernel, SymmetricInputsGiveTheRightProductWhichIsNotSymmetric) {
         ASSERT_LE(std::fabs(r.c->at(i, j) - ref[size_t(i * n + j)]), tol);
         asym = std::max(asym, double(std::fabs(r.c->at(i, j) - r.c->at(j, i))));
       }
-    EXPECT_GT(asym, 100 * tol) << "A*B of symmetric A, B came out symmetric: the inputs are not what we think";
+    EXPECT_GT(asym, 100 * tol)
+        << "A*B of symmetric A, B came out symmetric: the inputs are not what we think";
   }
 }
 

@@ -1,5 +1,6 @@
-// UI smoke test: `tilescope snapshot` renders the whole GUI offscreen; the PNG must show the panels and heatmaps
-// that are not flat. Runs under Xvfb (see CMakeLists.txt); reports SKIP when no display exists at all.
+// UI smoke test: `tilescope snapshot` renders the whole GUI offscreen; the PNG must show the panels and
+// heatmaps that are not flat. Runs under Xvfb (see CMakeLists.txt); reports SKIP when no display exists at
+// all.
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -71,8 +72,9 @@ TEST(Snapshot, ShowsEveryPanelAndNonUniformHeatmaps) {
   if (!have_display()) GTEST_SKIP() << "no X display (install xvfb so ctest can start one)";
   test::TempDir dir;
   const std::string png = dir.file("snap.png"), layout = dir.file("layout.json");
-  auto r = test::run_cmd(kBin + " snapshot --backend cpu --m 150 --n 120 --k 90 --tile 8 --width 1400 --height 900 --out " +
-                         png + " --layout-json " + layout);
+  auto r = test::run_cmd(
+      kBin + " snapshot --backend cpu --m 150 --n 120 --k 90 --tile 8 --width 1400 --height 900 --out " +
+      png + " --layout-json " + layout);
   ASSERT_EQ(r.code, 0) << r.output;
   Image im = load_png(png);
   ASSERT_EQ(im.w, 1400);

@@ -12,7 +12,9 @@ using test::run_cmd;
 
 namespace {
 const std::string kBin = TILESCOPE_BIN;
-test::CmdResult ts_run(const std::string& args) { return run_cmd(kBin + " " + args); }
+test::CmdResult ts_run(const std::string& args) {
+  return run_cmd(kBin + " " + args);
+}
 }  // namespace
 
 TEST(Cli, ListPrintsEveryKernel) {
@@ -29,8 +31,8 @@ TEST(Cli, RunOnTheCpuPrintsJsonWithEveryKey) {
   auto r = run_cmd(kBin + " run --backend cpu --m 33 --n 65 --k 17 --tile 8 --json 2>/dev/null");
   ASSERT_EQ(r.code, 0) << r.output;
   auto j = nlohmann::json::parse(r.output);
-  for (const char* key : {"kernel", "tile", "m", "n", "k", "backend", "device", "median_ms", "tflops", "max_abs_err",
-                          "max_rel_err", "passed"})
+  for (const char* key : {"kernel", "tile", "m", "n", "k", "backend", "device", "median_ms", "tflops",
+                          "max_abs_err", "max_rel_err", "passed"})
     EXPECT_TRUE(j.contains(key)) << key;
   EXPECT_EQ(j["m"], 33);
   EXPECT_EQ(j["n"], 65);
@@ -71,7 +73,8 @@ TEST(Cli, BadInputExitsWithTwoAndSaysWhy) {
 
 TEST(Cli, NpyInputsAndOutputRoundTrip) {
   test::TempDir dir;
-  HostMatrix A = generate_input(InputKind::Random, 4, 0, 20, 13), B = generate_input(InputKind::Random, 4, 1, 13, 9);
+  HostMatrix A = generate_input(InputKind::Random, 4, 0, 20, 13),
+             B = generate_input(InputKind::Random, 4, 1, 13, 9);
   write_npy(dir.file("a.npy"), A);
   write_npy(dir.file("b.npy"), B);
   auto r = ts_run("run --backend cpu --a " + dir.file("a.npy") + " --b " + dir.file("b.npy") + " --out " +
@@ -91,8 +94,8 @@ TEST(Cli, NpyInputsAndOutputRoundTrip) {
   EXPECT_EQ(again.code, 2);
   EXPECT_NE(again.output.find("already exists"), std::string::npos);
   EXPECT_EQ(std::filesystem::last_write_time(dir.file("c.npy")), before);
-  auto forced = ts_run("run --backend cpu --a " + dir.file("a.npy") + " --b " + dir.file("b.npy") + " --out " +
-                       dir.file("c.npy") + " --force");
+  auto forced = ts_run("run --backend cpu --a " + dir.file("a.npy") + " --b " + dir.file("b.npy") +
+                       " --out " + dir.file("c.npy") + " --force");
   EXPECT_EQ(forced.code, 0) << forced.output;
 }
 
@@ -102,7 +105,8 @@ TEST(Cli, NpyProblemsExitWithTwo) {
   write_npy(dir.file("b.npy"), HostMatrix(6, 3));
   auto mismatch = ts_run("run --backend cpu --a " + dir.file("a.npy") + " --b " + dir.file("b.npy"));
   EXPECT_EQ(mismatch.code, 2);
-  EXPECT_NE(mismatch.output.find("A's columns (7) must equal B's rows (6)"), std::string::npos) << mismatch.output;
+  EXPECT_NE(mismatch.output.find("A's columns (7) must equal B's rows (6)"), std::string::npos)
+      << mismatch.output;
   std::filesystem::copy_file(dir.file("a.npy"), dir.file("t.npy"));
   std::filesystem::resize_file(dir.file("t.npy"), std::filesystem::file_size(dir.file("t.npy")) - 3);
   auto trunc = ts_run("run --backend cpu --a " + dir.file("t.npy") + " --b " + dir.file("b.npy"));
@@ -121,7 +125,8 @@ TEST(Cli, WithoutADisplayTheGuiPointsToTheHeadlessCommands) {
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.output.find("no display"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("tilescope run"), std::string::npos);
-  auto s = run_cmd("env -u DISPLAY -u WAYLAND_DISPLAY " + kBin + " snapshot --backend cpu --size 16 --out /tmp/never.png");
+  auto s = run_cmd("env -u DISPLAY -u WAYLAND_DISPLAY " + kBin +
+                   " snapshot --backend cpu --size 16 --out /tmp/never.png");
   EXPECT_EQ(s.code, 2);
   EXPECT_NE(s.output.find("xvfb-run"), std::string::npos) << s.output;
 }

@@ -30,7 +30,8 @@ class CpuGemmShapes : public ::testing::TestWithParam<Shape> {};
 
 TEST_P(CpuGemmShapes, ReferenceMatchesTripleLoop) {
   auto [m, n, k] = GetParam();
-  HostMatrix A = generate_input(InputKind::Random, 7, 0, m, k), B = generate_input(InputKind::Random, 7, 1, k, n);
+  HostMatrix A = generate_input(InputKind::Random, 7, 0, m, k),
+             B = generate_input(InputKind::Random, 7, 1, k, n);
   const auto want = triple_loop(A, B);
   HostMatrix C(m, n);
   cpu_gemm_reference(A.data.data(), B.data.data(), C.data.data(), m, n, k);
@@ -43,7 +44,8 @@ TEST_P(CpuGemmShapes, ReferenceMatchesTripleLoop) {
 
 TEST_P(CpuGemmShapes, TiledAndNaiveAgreeWithTheReferenceForEveryTile) {
   auto [m, n, k] = GetParam();
-  HostMatrix A = generate_input(InputKind::Random, 3, 0, m, k), B = generate_input(InputKind::Random, 3, 1, k, n);
+  HostMatrix A = generate_input(InputKind::Random, 3, 0, m, k),
+             B = generate_input(InputKind::Random, 3, 1, k, n);
   const auto want = triple_loop(A, B);
   const double tol = tolerance_for(k, max_abs(A.data.data(), A.size()), max_abs(B.data.data(), B.size()));
   for (int tile : {8, 16, 32}) {
@@ -61,9 +63,10 @@ TEST_P(CpuGemmShapes, TiledAndNaiveAgreeWithTheReferenceForEveryTile) {
 }
 
 INSTANTIATE_TEST_SUITE_P(OddShapes, CpuGemmShapes,
-                         ::testing::Values(Shape{1, 1, 1}, Shape{7, 7, 7}, Shape{17, 17, 17}, Shape{33, 33, 33},
-                                           Shape{100, 100, 100}, Shape{129, 129, 129}, Shape{33, 65, 17},
-                                           Shape{65, 33, 129}, Shape{1, 100, 7}, Shape{100, 1, 33}));
+                         ::testing::Values(Shape{1, 1, 1}, Shape{7, 7, 7}, Shape{17, 17, 17},
+                                           Shape{33, 33, 33}, Shape{100, 100, 100}, Shape{129, 129, 129},
+                                           Shape{33, 65, 17}, Shape{65, 33, 129}, Shape{1, 100, 7},
+                                           Shape{100, 1, 33}));
 
 }  // namespace
 
@@ -73,7 +76,8 @@ TEST(CpuGemm, OnesGiveKEverywhereAndIdentityReproducesB) {
   HostMatrix C(m, n);
   cpu_gemm_tiled(A.data.data(), B.data.data(), C.data.data(), m, n, k, 16);
   for (float v : C.data) ASSERT_EQ(v, float(k));
-  HostMatrix I = generate_input(InputKind::Identity, 5, 0, m, k), R = generate_input(InputKind::Identity, 5, 1, k, n);
+  HostMatrix I = generate_input(InputKind::Identity, 5, 0, m, k),
+             R = generate_input(InputKind::Identity, 5, 1, k, n);
   cpu_gemm_tiled(I.data.data(), R.data.data(), C.data.data(), m, n, k, 32);
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) ASSERT_EQ(C.at(i, j), R.at(i, j));
@@ -85,7 +89,8 @@ TEST(InputGen, SymmetricInputsAreSymmetricAndSeedsMatter) {
     for (int64_t j = 0; j < 50; ++j) ASSERT_EQ(A.at(i, j), A.at(j, i));
   HostMatrix B = generate_input(InputKind::Symmetric, 9, 1, 50, 50);
   EXPECT_NE(A.data, B.data);
-  HostMatrix A2 = generate_input(InputKind::Random, 10, 0, 50, 50), A3 = generate_input(InputKind::Random, 11, 0, 50, 50);
+  HostMatrix A2 = generate_input(InputKind::Random, 10, 0, 50, 50),
+             A3 = generate_input(InputKind::Random, 11, 0, 50, 50);
   EXPECT_NE(A2.data, A3.data);
   for (float v : A2.data) {
     ASSERT_GE(v, -1.0f);

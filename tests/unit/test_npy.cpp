@@ -11,7 +11,8 @@ using namespace ts;
 namespace {
 
 // Writes a .npy by hand: a header dict and raw bytes, to test what numpy (or a broken writer) produces.
-void write_raw(const std::string& path, const std::string& dict, const void* data, size_t bytes, int major = 1) {
+void write_raw(const std::string& path, const std::string& dict, const void* data, size_t bytes,
+               int major = 1) {
   std::string header = dict;
   const size_t pre = major == 1 ? 10 : 12;
   header.append((64 - (pre + header.size() + 1) % 64) % 64, ' ');

@@ -34,10 +34,10 @@ TEST(Compare, NanAndInfinityNeverPass) {
 
 TEST(Downsample, EveryModeSummarisesItsBlock) {
   // 4 x 4 -> 2 x 2: blocks of 2 x 2.
-  const std::vector<float> m = {1, 2, 10, 20,  //
-                                3, 4, 30, -40, //
-                                5, 5, 0, 0,    //
-                                5, 5, 0, -8};
+  const std::vector<float> m = {1, 2, 10, 20,   //
+                                3, 4, 30, -40,  //
+                                5, 5, 0,  0,    //
+                                5, 5, 0,  -8};
   HeatmapView mean = downsample(m.data(), 4, 4, 2, 2, Reduce::Mean);
   ASSERT_EQ(mean.w, 2);
   ASSERT_EQ(mean.h, 2);
@@ -56,7 +56,8 @@ TEST(Downsample, SmallMatricesAreShownElementForElementAndUnevenBlocksCoverEvery
   EXPECT_EQ(v.w, 5);
   EXPECT_EQ(v.h, 3);
   EXPECT_EQ(v.values, m);
-  // 7 columns into 3: blocks of 2, 2, 3 columns; the mean of all block means weighted by size is the total mean.
+  // 7 columns into 3: blocks of 2, 2, 3 columns; the mean of all block means weighted by size is the total
+  // mean.
   std::vector<float> r(7, 0.0f);
   r[6] = 7.0f;
   HeatmapView u = downsample(r.data(), 1, 7, 3, 3, Reduce::Max);
