@@ -1,13 +1,19 @@
 // tilescope: the GUI by default; `list`, `run` and `snapshot` run the same engine without a window.
 // Exit codes: 0 done, 1 verification failed or runtime error, 2 bad usage or input.
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <sstream>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "bench.hpp"
 #include "gui.hpp"
 #include "npy.hpp"
 #include "registry.hpp"
@@ -16,6 +22,9 @@
 #include "stats.hpp"
 #include "tilescope/version.hpp"
 #include "window.hpp"
+#if defined(TILESCOPE_HAVE_CUDA)
+#include "bench_runner.hpp"
+#endif
 
 namespace fs = std::filesystem;
 
@@ -35,7 +44,7 @@ void add_problem_options(CLI::App* cmd, ProblemArgs& p) {
   cmd->add_option("--backend", p.backend, "auto (CUDA if a GPU is present), cuda or cpu")
       ->capture_default_str();
   cmd->add_option("--kernel", p.kernel, "kernel name (see `tilescope list`)")->capture_default_str();
-  cmd->add_option("--tile", p.tile, "tile size: 8, 16 or 32 (default: the kernel's default)");
+  cmd->add_option("--tile", p.tile, "tile size (see `tilescope list`; default: the kernel's default)");
   cmd->add_option("--size", p.size, "M = N = K (default 1024; 256 on the CPU backend)");
   cmd->add_option("--m", p.m, "rows of A and C");
   cmd->add_option("--n", p.n, "columns of B and C");
@@ -59,9 +68,7 @@ ts::RunRequest build_request(const ProblemArgs& p, ts::Backend& backend) {
   s.kernel = p.kernel;
   const bool tile_given = !p.tile.empty();
   if (tile_given) {
-    if (p.tile != "8" && p.tile != "16" && p.tile != "32")
-      throw ts::ValidationError("--tile = '" + p.tile + "' is not allowed (allowed: 8, 16, 32)");
-    s.tile = std::stoi(p.tile);
+    s.tile = int(ts::parse_dim(p.tile, "--tile"));  // a number; the kernel says which values it allows
   } else if (const ts::KernelInfo* k = ts::find_kernel(backend.kernels(), p.kernel)) {
     s.tile = k->default_tile;
   }
@@ -150,29 +157,163 @@ int cmd_list(bool as_json) {
                               {"title", k.title},
                               {"description", k.description},
                               {"tiles", k.tiles},
+                              {"tile_labels", k.tile_labels},
                               {"default_tile", k.default_tile},
                               {"threads_per_block", k.threads_per_block},
                               {"reference", k.is_reference},
                               {"teaching", k.teaching},
+                              {"tf32", k.tf32},
+                              {"min_sm", k.min_sm},
                               {"cuda", k.has_cuda},
                               {"cpu", k.cpu != nullptr}});
     std::cout << j.dump(2) << "\n";
     return kExitOk;
   }
-  std::printf("%-8s %-10s %-18s %-9s %s\n", "name", "tiles", "threads/block", "backends", "description");
   for (const auto& k : infos) {
-    std::string tiles;
-    for (int t : k.tiles) tiles += (tiles.empty() ? "" : ",") + std::to_string(t);
-    std::string backends =
+    const std::string backends =
         std::string(k.has_cuda ? "cuda" : "") + (k.has_cuda && k.cpu ? "," : "") + (k.cpu ? "cpu" : "");
-    std::printf("%-8s %-10s %-18s %-9s %s%s%s\n", k.id.c_str(), tiles.empty() ? "-" : tiles.c_str(),
-                k.threads_per_block.c_str(), backends.c_str(), k.description.c_str(),
-                k.is_reference ? " [reference]" : "", k.teaching ? " [teaching: wrong on purpose]" : "");
+    std::printf("%-13s %s%s%s [%s]\n", k.id.c_str(), k.title.c_str(), k.is_reference ? " (reference)" : "",
+                k.teaching ? " (teaching: wrong on purpose)" : "", backends.empty() ? "not built" : backends.c_str());
+    std::printf("              %s\n", k.description.c_str());
+    for (size_t i = 0; i < k.tiles.size(); ++i)
+      std::printf("              --tile %-3d %s%s\n", k.tiles[i],
+                  i < k.tile_labels.size() ? k.tile_labels[i].c_str() : "",
+                  k.tiles[i] == k.default_tile ? " (default)" : "");
+    if (k.min_sm) std::printf("              needs compute capability %d.%d or newer\n", k.min_sm / 10, k.min_sm % 10);
   }
   std::printf("\nCUDA backend: %s\n", !ts::cuda_compiled() ? "not built (no nvcc at build time)"
                                       : devices > 0        ? (std::to_string(devices) + " device(s)").c_str()
                                                            : ("no device (" + why + ")").c_str());
   return kExitOk;
+}
+
+
+// [SECTION] tilescope bench
+std::atomic<bool> g_interrupted{false};
+extern "C" void on_sigint(int) {
+  g_interrupted = true;
+  std::signal(SIGINT, SIG_DFL);  // a second Ctrl-C ends the program at once
+}
+
+struct BenchArgs {
+  std::string kernels = "all", shapes = "1024,4096,2048x4096x8192,4099", tiles, format = "md", out;
+  std::string min_samples = "10", min_time = "0.5", max_noise = "0.5", max_time = "10";
+  bool cold = false, force = false;
+};
+
+double parse_positive(const std::string& s, const char* what) {
+  size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(s, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != s.size() || !(v > 0) || !std::isfinite(v))
+    throw ts::ValidationError(std::string(what) + " = '" + s + "' is not a positive number");
+  return v;
+}
+
+int cmd_bench(const BenchArgs& a) {
+  const std::vector<ts::Shape> shapes = ts::parse_shapes(a.shapes);
+  ts::BenchPolicy policy;
+  policy.min_samples = int(ts::parse_dim(a.min_samples, "--min-samples"));
+  policy.min_seconds = parse_positive(a.min_time, "--min-time");
+  policy.max_noise = parse_positive(a.max_noise, "--max-noise") / 100.0;
+  policy.max_seconds = parse_positive(a.max_time, "--max-time");
+  if (a.format != "md" && a.format != "csv" && a.format != "json")
+    throw ts::ValidationError("--format '" + a.format + "' is not one of md, csv, json");
+  check_output_path(a.out, a.force, "--out");
+
+  // Kernels: a list of names, or all (every kernel but the teaching ones).
+  const auto infos = ts::kernel_infos();
+  std::vector<const ts::KernelInfo*> kernels;
+  if (a.kernels == "all") {
+    for (const auto& k : infos)
+      if (!k.teaching) kernels.push_back(&k);
+  } else {
+    std::stringstream ss(a.kernels);
+    std::string name;
+    while (std::getline(ss, name, ',')) {
+      const ts::KernelInfo* k = ts::find_kernel(infos, name);
+      if (!k) throw ts::ValidationError("--kernels: unknown kernel '" + name + "' (see `tilescope list`)");
+      kernels.push_back(k);
+    }
+  }
+  std::vector<int> tiles;
+  if (!a.tiles.empty()) {
+    std::stringstream ss(a.tiles);
+    std::string t;
+    while (std::getline(ss, t, ',')) tiles.push_back(int(ts::parse_dim(t, "--tiles")));
+  }
+#if defined(TILESCOPE_HAVE_CUDA)
+  // % of cuBLAS needs cuBLAS at the same shape and precision: add it when it was not asked for.
+  bool fp32 = false, tf32 = false, has_fp32_ref = false, has_tf32_ref = false;
+  for (const auto* k : kernels) {
+    (k->tf32 ? tf32 : fp32) = true;
+    has_fp32_ref |= k->id == "cublas";
+    has_tf32_ref |= k->id == "cublas_tf32";
+  }
+  if (fp32 && !has_fp32_ref) kernels.push_back(ts::find_kernel(infos, "cublas"));
+  if (tf32 && !has_tf32_ref) kernels.push_back(ts::find_kernel(infos, "cublas_tf32"));
+
+  ts::BenchRequest req;
+  req.shapes = shapes;
+  req.policy = policy;
+  req.cold = a.cold;
+  for (const auto* k : kernels) {
+    if (k->tiles.empty()) {
+      req.configs.push_back({k->id, 0});
+      continue;
+    }
+    bool any = false;
+    for (int t : k->tiles)
+      if (tiles.empty() || std::find(tiles.begin(), tiles.end(), t) != tiles.end()) {
+        req.configs.push_back({k->id, t});
+        any = true;
+      }
+    if (!any) std::fprintf(stderr, "tilescope bench: skipping %s (none of --tiles %s applies)\n", k->id.c_str(),
+                           a.tiles.c_str());
+  }
+  if (req.configs.empty()) throw ts::ValidationError("nothing to measure: no kernel supports the tiles given");
+
+  std::signal(SIGINT, on_sigint);
+  ts::BenchMeta meta;
+  auto progress = [](const ts::BenchPoint& p, int done, int total) {
+    if (p.verified)
+      std::fprintf(stderr, "[%d/%d] %-12s %-3d %lldx%lldx%lld  median %.4f ms  %.2f TFLOP/s  %d samples, noise %.2f%%, %s%s\n",
+                   done, total, p.kernel.c_str(), p.tile, (long long)p.m, (long long)p.n, (long long)p.k,
+                   p.stats.median, p.tflops, p.stats.count, 100 * p.noise, p.stop.c_str(),
+                   p.throttled ? ", THROTTLED" : "");
+    else
+      std::fprintf(stderr, "[%d/%d] %-12s %-3d %lldx%lldx%lld  FAILED verification (max abs err %.3e > %.3e): not timed\n",
+                   done, total, p.kernel.c_str(), p.tile, (long long)p.m, (long long)p.n, (long long)p.k,
+                   p.max_abs_err, p.tolerance);
+  };
+  std::vector<ts::BenchPoint> points = ts::run_bench(req, &meta, &g_interrupted, progress);
+  ts::relate_to_cublas(points);
+  const std::string text = ts::format_bench(a.format, meta, points);
+  if (a.out.empty()) {
+    std::fputs(text.c_str(), stdout);
+  } else {
+    const std::string tmp = a.out + ".part";
+    {
+      std::ofstream f(tmp, std::ios::trunc);
+      f << text;
+      if (!f) throw std::runtime_error("cannot write " + a.out);
+    }
+    fs::rename(tmp, a.out);
+    std::fprintf(stderr, "wrote %s (%zu points)\n", a.out.c_str(), points.size());
+  }
+  if (meta.interrupted) {
+    std::fprintf(stderr, "tilescope bench: interrupted; %zu points kept\n", points.size());
+    return 130;
+  }
+  return kExitOk;
+#else
+  (void)kernels;
+  throw std::runtime_error("tilescope bench needs the CUDA backend, and this build has none (built without nvcc)");
+#endif
 }
 
 }  // namespace
@@ -213,6 +354,25 @@ int main(int argc, char** argv) {
                    "also write the panels' and heatmaps' rectangles (for tests)");
   snap->add_flag("--force", snap_force, "replace an existing --out file");
 
+  auto* bench = app.add_subcommand("bench", "measure kernels x shapes on the GPU, verified against cuBLAS first");
+  BenchArgs bench_args;
+  bench->add_option("--kernels", bench_args.kernels, "comma-separated kernel names, or all (no teaching variants)")
+      ->capture_default_str();
+  bench->add_option("--shapes", bench_args.shapes, "comma-separated N (for N^3) or MxNxK")->capture_default_str();
+  bench->add_option("--tiles", bench_args.tiles, "only these tile values (default: every tile each kernel supports)");
+  bench->add_option("--format", bench_args.format, "md, csv or json")->capture_default_str();
+  bench->add_option("--out", bench_args.out, "write the table here instead of standard output");
+  bench->add_flag("--force", bench_args.force, "replace an existing --out file");
+  bench->add_flag("--cold", bench_args.cold, "flush the L2 cache before every sample");
+  bench->add_option("--min-samples", bench_args.min_samples, "at least this many samples per point")
+      ->capture_default_str();
+  bench->add_option("--min-time", bench_args.min_time, "and at least this many seconds of kernel time")
+      ->capture_default_str();
+  bench->add_option("--max-noise", bench_args.max_noise, "stop when the relative std. deviation is below this %")
+      ->capture_default_str();
+  bench->add_option("--max-time", bench_args.max_time, "seconds per point before giving up on the noise target")
+      ->capture_default_str();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -228,6 +388,7 @@ int main(int argc, char** argv) {
 
   try {
     if (*list) return cmd_list(list_json);
+    if (*bench) return cmd_bench(bench_args);
 
     if (*run) {
       std::string note;

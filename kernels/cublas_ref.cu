@@ -1,6 +1,7 @@
 // cuBLAS SGEMM: the trusted reference and the speed to beat.
 // cuBLAS is column-major; a row-major C = A * B is the column-major C^T = B^T * A^T, so we pass B first and
-// swap m and n. FP32 math (CUBLAS_DEFAULT_MATH, no TF32 unless NVIDIA_TF32_OVERRIDE says otherwise).
+// swap m and n. cublas: FP32 math (CUBLAS_DEFAULT_MATH, no TF32 unless NVIDIA_TF32_OVERRIDE says otherwise);
+// cublas_tf32: CUBLAS_TF32_TENSOR_OP_MATH.
 #include "cuda_check.cuh"
 #include "cuda_raii.cuh"
 #include "launch.hpp"
@@ -15,13 +16,20 @@ cublasHandle_t thread_cublas_handle() {
   return handle.get();
 }
 
-void launch_cublas(const GemmArgs& a, int /*tile*/, void* stream) {
+static void sgemm(const GemmArgs& a, void* stream, cublasMath_t math) {
   cublasHandle_t h = thread_cublas_handle();
   CUBLAS_CHECK(cublasSetStream(h, static_cast<cudaStream_t>(stream)));
-  CUBLAS_CHECK(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
+  CUBLAS_CHECK(cublasSetMathMode(h, math));
   const float alpha = 1.0f, beta = 0.0f;
   CUBLAS_CHECK(cublasSgemm_64(h, CUBLAS_OP_N, CUBLAS_OP_N, a.n, a.m, a.k, &alpha, a.B, a.n, a.A, a.k, &beta,
                               a.C, a.n));
+}
+
+void launch_cublas(const GemmArgs& a, int /*tile*/, void* stream) { sgemm(a, stream, CUBLAS_DEFAULT_MATH); }
+
+// TF32 tensor cores: inputs rounded to TF32 inside cuBLAS, FP32 accumulation.
+void launch_cublas_tf32(const GemmArgs& a, int /*tile*/, void* stream) {
+  sgemm(a, stream, CUBLAS_TF32_TENSOR_OP_MATH);
 }
 
 }  // namespace ts

@@ -42,6 +42,7 @@ class CudaBackend final : public Backend {
     std::ostringstream os;
     os << p.name << " (sm_" << p.major << p.minor << ", " << p.multiProcessorCount << " SMs)";
     m_name = os.str();
+    m_sm = p.major * 10 + p.minor;
     for (const auto& e : register_kernels()) m_infos.push_back(e.info);
   }
 
@@ -53,8 +54,13 @@ class CudaBackend final : public Backend {
     adopt_given_inputs(req);
     validate_shape(req.spec);
     validate_kernel(req.spec, m_infos, tile_given);
-    if (!find_entry(req.spec.kernel)->cuda)
-      throw ValidationError("kernel '" + req.spec.kernel + "' has no CUDA implementation");
+    const KernelEntry* e = find_entry(req.spec.kernel);
+    if (!e->cuda) throw ValidationError("kernel '" + req.spec.kernel + "' has no CUDA implementation");
+    if (e->info.min_sm > m_sm)
+      throw ValidationError("kernel '" + req.spec.kernel + "' needs compute capability " +
+                            std::to_string(e->info.min_sm / 10) + "." + std::to_string(e->info.min_sm % 10) +
+                            " or newer; " + m_name + " is " + std::to_string(m_sm / 10) + "." +
+                            std::to_string(m_sm % 10));
     CUDA_CHECK(cudaSetDevice(m_device));
     size_t free_b = 0, total_b = 0;
     CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
@@ -103,8 +109,8 @@ class CudaBackend final : public Backend {
     r.backend = kind();
     r.device = m_name;
     r.reference = "cuBLAS SGEMM (FP32)";
-    const double tol =
-        tolerance_for(s.k, device_max_abs(A.get(), A.size(), st), device_max_abs(B.get(), B.size(), st));
+    const double tol = tolerance_for(s.k, device_max_abs(A.get(), A.size(), st),
+                                     device_max_abs(B.get(), B.size(), st), entry->info.tf32);
     r.error = device_compare(C.get(), R.get(), s.m, s.n, tol, st);
     if (req.view_size > 0) {
       auto v = std::make_shared<MatrixViews>();
@@ -152,6 +158,7 @@ class CudaBackend final : public Backend {
   int m_device;
   std::string m_name;
   std::vector<KernelInfo> m_infos;
+  int m_sm = 0;
   std::unique_ptr<CudaStream> m_stream;
 };
 

@@ -47,7 +47,12 @@ class ControlsPanel final : public Panel {
     const KernelInfo* cur = current_kernel(s);
     ImGui::SetNextItemWidth(-1);
     if (ImGui::BeginCombo("##kernel", cur ? cur->title.c_str() : p.kernel.c_str())) {
+      bool teaching_shown = false;
       for (const auto& k : s.kernels) {
+        if (k.teaching && !teaching_shown) {
+          ImGui::SeparatorText("broken on purpose");
+          teaching_shown = true;
+        }
         const bool usable = s.backend_kind == "cuda" ? k.has_cuda : k.cpu != nullptr;
         ImGui::BeginDisabled(!usable);
         if (ImGui::Selectable(k.title.c_str(), k.id == p.kernel)) {
@@ -68,19 +73,21 @@ class ControlsPanel final : public Panel {
       ImGui::PopTextWrapPos();
     }
 
+    // The tile parameter: the values this kernel supports, each standing for its block / warp / thread tiles.
     ImGui::Text("Tile");
     const bool has_tiles = cur && !cur->tiles.empty();
-    ImGui::BeginDisabled(!has_tiles);
-    for (int t : {8, 16, 32}) {
+    if (!has_tiles) {
       ImGui::SameLine();
-      char label[16];
-      std::snprintf(label, sizeof label, "%d", t);
-      if (ImGui::RadioButton(label, has_tiles && p.tile == t)) p.tile = t;
-    }
-    ImGui::EndDisabled();
-    if (cur && has_tiles) {
-      ImGui::SameLine();
-      ImGui::TextDisabled("(%d threads/block)", p.tile * p.tile);
+      ImGui::TextDisabled("(chosen by the library)");
+    } else {
+      for (int t : cur->tiles) {
+        ImGui::SameLine();
+        char label[16];
+        std::snprintf(label, sizeof label, "%d", t);
+        if (ImGui::RadioButton(label, p.tile == t)) p.tile = t;
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", cur->tile_label(t).c_str());
+      }
+      ImGui::TextDisabled("%s", cur->tile_label(p.tile).c_str());
     }
 
     ImGui::SeparatorText("Inputs");

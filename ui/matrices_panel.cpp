@@ -17,6 +17,7 @@ namespace ts::ui {
 namespace {
 
 struct Heatmap {
+  Heatmap(const char* t, const char* s, ImPlotColormap c) : title(t), shape(s), cmap(c) {}
   const char* title;
   const char* shape;  // "M x K" ...
   ImPlotColormap cmap;

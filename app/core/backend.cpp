@@ -7,6 +7,12 @@
 
 namespace ts {
 
+std::string KernelInfo::tile_label(int tile) const {
+  for (size_t i = 0; i < tiles.size() && i < tile_labels.size(); ++i)
+    if (tiles[i] == tile) return tile_labels[i];
+  return "";
+}
+
 const KernelInfo* find_kernel(const std::vector<KernelInfo>& registry, const std::string& id) {
   for (const auto& k : registry)
     if (k.id == id) return &k;
@@ -50,12 +56,13 @@ void adopt_given_inputs(RunRequest& req) {
 }
 
 void finish_result(RunResult& r, const RunRequest& req, const HostMatrix& a, const HostMatrix& b,
-                   const HostMatrix& c, const float* ref) {
+                   const HostMatrix& c, const float* ref, bool tf32) {
   const auto& s = req.spec;
   const SampleStats st = summarize(r.times_ms);
   r.median_ms = st.median;
   r.tflops = tflops(s.flops(), st.median);
-  const double tol = tolerance_for(s.k, max_abs(a.data.data(), a.size()), max_abs(b.data.data(), b.size()));
+  const double tol =
+      tolerance_for(s.k, max_abs(a.data.data(), a.size()), max_abs(b.data.data(), b.size()), tf32);
   r.error = compare(c.data.data(), ref, s.m, s.n, tol);
   if (req.view_size > 0) {
     auto v = std::make_shared<MatrixViews>();

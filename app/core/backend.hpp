@@ -25,13 +25,20 @@ struct KernelInfo {
   std::string id;           // command-line name, e.g. "tiled"
   std::string title;        // shown in the GUI
   std::string description;  // one sentence: what it buys, what it costs
-  std::vector<int> tiles;   // allowed tile sizes; empty when the kernel has no tile parameter
+  // The tile parameter: allowed values (block tile edge, or TILE for the classic kernel) and, for each, the
+  // block / warp / thread tiles it stands for. Empty when the kernel has no tile parameter.
+  std::vector<int> tiles;
+  std::vector<std::string> tile_labels;
   int default_tile = 0;
   std::string threads_per_block;  // e.g. "TILE x TILE"
   bool is_reference = false;      // the trusted result others are checked against
   bool teaching = false;          // has a bug on purpose
+  bool tf32 = false;              // rounds inputs to TF32 (tensor cores): checked with the TF32 tolerance
+  int min_sm = 0;                 // oldest compute capability it runs on (major * 10 + minor), 0: any
   bool has_cuda = false;          // a CUDA implementation was compiled in
   CpuGemmFn cpu = nullptr;        // CPU implementation, if any
+
+  std::string tile_label(int tile) const;  // "" when unknown
 };
 
 const KernelInfo* find_kernel(const std::vector<KernelInfo>& registry, const std::string& id);
@@ -79,7 +86,7 @@ class Backend {
 
 // Fills views / error stats the same way for every backend: a, b, c, ref are full host matrices.
 void finish_result(RunResult& r, const RunRequest& req, const HostMatrix& a, const HostMatrix& b,
-                   const HostMatrix& c, const float* ref);
+                   const HostMatrix& c, const float* ref, bool tf32 = false);
 
 // Checks given inputs against each other and sets spec.m/n/k from them.
 void adopt_given_inputs(RunRequest& req);

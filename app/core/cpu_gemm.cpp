@@ -66,11 +66,13 @@ void cpu_gemm_naive(const float* A, const float* B, float* C, int64_t m, int64_t
   });
 }
 
-void cpu_gemm_tiled(const float* A, const float* B, float* C, int64_t m, int64_t n, int64_t k, int tile,
-                    const CancelToken* cancel) {
+namespace {
+void tiled_impl(const float* A, const float* B, float* C, int64_t m, int64_t n, int64_t k, int tile,
+                const CancelToken* cancel, bool ceil_steps) {
   check_tile(tile);
   const int64_t T = tile;
-  const int64_t block_rows = (m + T - 1) / T, block_cols = (n + T - 1) / T, steps = (k + T - 1) / T;
+  const int64_t block_rows = (m + T - 1) / T, block_cols = (n + T - 1) / T;
+  const int64_t steps = ceil_steps ? (k + T - 1) / T : k / T;
   parallel_for(block_rows, 1, [&](int64_t br0, int64_t br1) {
     // The two "shared memory" tiles and one block of accumulators, as one GPU thread block holds them.
     std::vector<float> As(size_t(T * T)), Bs(size_t(T * T)), acc(size_t(T * T));
@@ -105,6 +107,18 @@ void cpu_gemm_tiled(const float* A, const float* B, float* C, int64_t m, int64_t
       }
     }
   });
+}
+
+}  // namespace
+
+void cpu_gemm_tiled(const float* A, const float* B, float* C, int64_t m, int64_t n, int64_t k, int tile,
+                    const CancelToken* cancel) {
+  tiled_impl(A, B, C, m, n, k, tile, cancel, true);
+}
+
+void cpu_gemm_tiled_floork(const float* A, const float* B, float* C, int64_t m, int64_t n, int64_t k, int tile,
+                           const CancelToken* cancel) {
+  tiled_impl(A, B, C, m, n, k, tile, cancel, false);
 }
 
 }  // namespace ts

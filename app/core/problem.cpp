@@ -98,9 +98,11 @@ void validate_shape(const ProblemSpec& s) {
   }
 }
 
-double tolerance_for(int64_t k, double max_abs_a, double max_abs_b) {
+double tolerance_for(int64_t k, double max_abs_a, double max_abs_b, bool tf32) {
   const double eps = std::ldexp(1.0, -24);  // unit roundoff of float32
-  return 8.0 * double(k) * eps * max_abs_a * max_abs_b;
+  double tol = 8.0 * double(k) * eps * max_abs_a * max_abs_b;
+  if (tf32) tol += 4.0 * std::sqrt(double(k)) * std::ldexp(1.0, -10) * max_abs_a * max_abs_b;
+  return tol;
 }
 
 }  // namespace ts

@@ -13,24 +13,15 @@ nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv > "$out/de
 "$build/tests/gpu/tilescope_gpu_tests" > "$out/gpu_tests.log" 2>&1; echo "gpu tests rc=$?" | tee -a "$out/summary.txt"
 "$build/tests/unit/tilescope_unit_tests" > "$out/unit_tests.log" 2>&1; echo "unit tests rc=$?" | tee -a "$out/summary.txt"
 
-# Memory errors in every kernel at a small, ragged shape.
+# compute-sanitizer: memcheck and racecheck clean on every kernel, the teaching race caught.
 if command -v compute-sanitizer >/dev/null; then
-  for k in "naive --tile 8" "tiled --tile 8" "tiled --tile 16" "tiled --tile 32" "cublas"; do
-    compute-sanitizer --tool memcheck --error-exitcode 9 "$ts" run --backend cuda --kernel $k --m 67 --n 45 --k 33 \
-      --samples 1 >> "$out/sanitizer.log" 2>&1
-    echo "memcheck $k rc=$?" | tee -a "$out/summary.txt"
-  done
-  compute-sanitizer --tool racecheck --error-exitcode 9 "$ts" run --backend cuda --kernel tiled --tile 16 --m 67 \
-    --n 45 --k 33 --samples 1 >> "$out/sanitizer.log" 2>&1
-  echo "racecheck tiled T=16 rc=$?" | tee -a "$out/summary.txt"
+  "$(dirname "$0")/sanitize.sh" "$ts" "$out/sanitizer.log" > "$out/sanitizer_summary.txt" 2>&1
+  echo "sanitizer rc=$?" | tee -a "$out/summary.txt"
 fi
 
-# Figures: every kernel on the reference shapes, JSON lines.
-for shape in "--size 1024" "--size 4096" "--m 2048 --n 4096 --k 8192" "--size 4099"; do
-  for k in "naive --tile 16" "tiled --tile 8" "tiled --tile 16" "tiled --tile 32" "cublas"; do
-    "$ts" run --backend cuda --kernel $k $shape --samples 15 --json 2>&1 | tr -d '\n ' >> "$out/figures.jsonl"
-    echo >> "$out/figures.jsonl"
-  done
-done
+# Figures: the whole ladder on the reference shapes (tilescope bench), markdown and JSON.
+"$ts" bench --shapes "${BENCH_SHAPES:-1024,4096,2048x4096x8192,4099}" --format json --out "$out/bench.json" \
+  ${BENCH_ARGS:-} 2> "$out/bench_progress.log"
+echo "bench rc=$?" | tee -a "$out/summary.txt"
 "$ts" run --size 4096 --kernel tiled --tile 32 > "$out/run_4096_t32.txt" 2>&1
 echo "run 4096 T=32 rc=$?" | tee -a "$out/summary.txt"

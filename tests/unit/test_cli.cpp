@@ -5,6 +5,7 @@
 
 #include "cpu_gemm.hpp"
 #include "npy.hpp"
+#include "registry.hpp"
 #include "test_util.hpp"
 
 using namespace ts;
@@ -24,7 +25,8 @@ TEST(Cli, ListPrintsEveryKernel) {
   auto j = ts_run("list --json");
   ASSERT_EQ(j.code, 0);
   auto parsed = nlohmann::json::parse(j.output);
-  EXPECT_EQ(parsed["kernels"].size(), 3u);
+  EXPECT_EQ(parsed["kernels"].size(), kernel_infos().size());
+  EXPECT_GE(parsed["kernels"].size(), 13u);
 }
 
 TEST(Cli, RunOnTheCpuPrintsJsonWithEveryKey) {
@@ -52,7 +54,8 @@ TEST(Cli, BadInputExitsWithTwoAndSaysWhy) {
       {"run --backend cpu --size abc", "'abc' is not a whole number"},
       {"run --backend cpu --m 4 --n 4", "all three of --m, --n and --k"},
       {"run --backend cpu --size 8 --m 4 --n 4 --k 4", "either --size or --m/--n/--k"},
-      {"run --backend cpu --tile 12", "--tile = '12' is not allowed"},
+      {"run --backend cpu --tile 12", "tile 12 is not allowed for kernel 'tiled' (allowed: 8, 16, 32)"},
+      {"run --backend cpu --tile x", "--tile = 'x' is not a whole number"},
       {"run --backend cpu --kernel fastest", "unknown kernel 'fastest'"},
       {"run --backend cpu --kernel cublas", "needs the CUDA backend"},
       {"run --backend cpu --input gaussian", "unknown input kind 'gaussian'"},
@@ -62,6 +65,11 @@ TEST(Cli, BadInputExitsWithTwoAndSaysWhy) {
       {"run --backend quantum", "unknown backend 'quantum'"},
       {"run --no-such-option", "not expected"},
       {"snapshot --backend cpu", "--out is required"},
+      {"bench --shapes 1024,,8", "empty entry"},
+      {"bench --shapes 0", "must be at least 1"},
+      {"bench --format xml", "--format 'xml' is not one of"},
+      {"bench --kernels tiled,fastest", "unknown kernel 'fastest'"},
+      {"bench --max-noise -1", "not a positive number"},
       {"snapshot --backend cpu --out x.png --width 10", "outside 320..8192"},
   };
   for (const auto& c : cases) {
@@ -129,6 +137,14 @@ TEST(Cli, WithoutADisplayTheGuiPointsToTheHeadlessCommands) {
                    " snapshot --backend cpu --size 16 --out /tmp/never.png");
   EXPECT_EQ(s.code, 2);
   EXPECT_NE(s.output.find("xvfb-run"), std::string::npos) << s.output;
+}
+
+TEST(Cli, BenchWithoutAGpuSaysSoAndExitsWithOne) {
+  std::string why;
+  if (cuda_device_count(&why) > 0) GTEST_SKIP() << "a CUDA device is present";
+  auto r = ts_run("bench --kernels tiled --shapes 64");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("needs"), std::string::npos) << r.output;
 }
 
 TEST(Cli, HelpAndVersionExitWithZero) {

@@ -1,0 +1,222 @@
+#include "bench.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <numeric>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "problem.hpp"
+
+namespace ts {
+
+const char* to_string(StopReason r) {
+  switch (r) {
+    case StopReason::Continue: return "running";
+    case StopReason::Converged: return "converged";
+    case StopReason::TimeLimit: return "time limit";
+    case StopReason::SampleLimit: return "sample limit";
+  }
+  return "?";
+}
+
+double noise(const std::vector<double>& s) {
+  if (s.size() < 2) return 0.0;
+  const SampleStats st = summarize(s);
+  return st.mean > 0 ? st.stddev / st.mean : 0.0;
+}
+
+StopReason bench_should_stop(const std::vector<double>& s, double wall_s, const BenchPolicy& p) {
+  if (int(s.size()) >= p.max_samples) return StopReason::SampleLimit;
+  const double measured_s = std::accumulate(s.begin(), s.end(), 0.0) * 1e-3;
+  if (int(s.size()) >= p.min_samples && measured_s >= p.min_seconds && noise(s) < p.max_noise)
+    return StopReason::Converged;
+  // The limit applies only once the minimum is in, unless the minimum itself would take forever.
+  if (wall_s >= p.max_seconds && (int(s.size()) >= p.min_samples || wall_s >= 3 * p.max_seconds))
+    return StopReason::TimeLimit;
+  return StopReason::Continue;
+}
+
+int fp32_lanes_per_sm(int sm) {
+  if (sm >= 100) return 128;             // Blackwell
+  if (sm == 80) return 64;               // A100
+  if (sm >= 86) return 128;              // GA10x, Ada, Hopper
+  if (sm >= 70 && sm < 80) return 64;    // Volta, Turing
+  return 0;
+}
+
+int tf32_flops_per_sm_clock(int sm) {
+  if (sm == 90) return 2048;  // H100: 989 TFLOP/s sparse / 2 = 494 dense at 132 SMs x 1.83 GHz
+  if (sm == 80) return 1024;  // A100: 156 TFLOP/s at 108 SMs x 1.41 GHz
+  if (sm == 86 || sm == 87 || sm == 89) return 256;  // GA10x / Ada (GeForce rates)
+  return 0;
+}
+
+double peak_tflops(int sm, int sm_count, double clock_mhz, bool tf32) {
+  const double per_clock = tf32 ? double(tf32_flops_per_sm_clock(sm)) : 2.0 * fp32_lanes_per_sm(sm);
+  return per_clock * sm_count * clock_mhz * 1e6 / 1e12;
+}
+
+std::vector<Shape> parse_shapes(const std::string& text) {
+  std::vector<Shape> shapes;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (item.empty()) throw ValidationError("--shapes '" + text + "' has an empty entry");
+    std::vector<std::string> parts;
+    std::stringstream is(item);
+    std::string p;
+    while (std::getline(is, p, 'x')) parts.push_back(p);
+    if (parts.size() == 1) {
+      const int64_t n = parse_dim(parts[0], "shape");
+      shapes.push_back({n, n, n});
+    } else if (parts.size() == 3) {
+      shapes.push_back({parse_dim(parts[0], "shape M"), parse_dim(parts[1], "shape N"), parse_dim(parts[2], "shape K")});
+    } else {
+      throw ValidationError("shape '" + item + "' is neither N nor MxNxK");
+    }
+  }
+  if (shapes.empty()) throw ValidationError("--shapes is empty");
+  return shapes;
+}
+
+void relate_to_cublas(std::vector<BenchPoint>& points) {
+  for (auto& p : points) {
+    p.pct_cublas = -1;
+    const char* ref = p.tf32 ? "cublas_tf32" : "cublas";
+    for (const auto& q : points)
+      if (q.kernel == ref && q.m == p.m && q.n == p.n && q.k == p.k && q.verified && q.stats.median > 0 &&
+          p.verified && p.stats.median > 0)
+        p.pct_cublas = 100.0 * q.stats.median / p.stats.median;
+  }
+}
+
+namespace {
+
+std::string fmt(const char* f, double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, f, v);
+  return b;
+}
+
+std::string shape_str(const BenchPoint& p) {
+  return std::to_string(p.m) + "x" + std::to_string(p.n) + "x" + std::to_string(p.k);
+}
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+}  // namespace
+
+std::string format_csv(const BenchMeta& m, const std::vector<BenchPoint>& pts) {
+  std::ostringstream os;
+  os << "# device," << csv_field(m.device) << "\n# compute_capability," << m.sm / 10 << "." << m.sm % 10
+     << "\n# driver," << m.driver << "\n# cuda_runtime," << m.cuda_runtime << "\n# tilescope," << m.program_version
+     << "\n# commit," << m.commit << "\n# date," << m.date << "\n# cold_l2," << (m.cold ? "yes" : "no")
+     << "\n# peak_fp32_tflops," << fmt("%.2f", m.peak_fp32_tflops) << "\n# peak_tf32_tflops,"
+     << fmt("%.2f", m.peak_tf32_tflops) << (m.interrupted ? "\n# interrupted,yes" : "") << "\n";
+  os << "kernel,tile,precision,m,n,k,verified,max_abs_err,tolerance,samples,median_ms,p25_ms,p75_ms,iqr_ms,min_ms,"
+        "mean_ms,stddev_ms,noise,stop,tflops,pct_peak,pct_cublas,sm_clock_min_mhz,sm_clock_median_mhz,throttled,"
+        "throttle_reasons,error\n";
+  for (const auto& p : pts) {
+    os << p.kernel << "," << p.tile << "," << (p.tf32 ? "tf32" : "fp32") << "," << p.m << "," << p.n << "," << p.k
+       << "," << (p.verified ? "yes" : "no") << "," << fmt("%.3e", p.max_abs_err) << "," << fmt("%.3e", p.tolerance)
+       << "," << p.stats.count << "," << fmt("%.6f", p.stats.median) << "," << fmt("%.6f", p.stats.p25) << ","
+       << fmt("%.6f", p.stats.p75) << "," << fmt("%.6f", p.stats.p75 - p.stats.p25) << ","
+       << fmt("%.6f", p.stats.min) << "," << fmt("%.6f", p.stats.mean) << "," << fmt("%.6f", p.stats.stddev) << ","
+       << fmt("%.5f", p.noise) << "," << csv_field(p.stop) << "," << fmt("%.3f", p.tflops) << ","
+       << fmt("%.2f", p.pct_peak) << "," << (p.pct_cublas >= 0 ? fmt("%.2f", p.pct_cublas) : "") << ","
+       << fmt("%.0f", p.sm_clock_min_mhz) << "," << fmt("%.0f", p.sm_clock_median_mhz) << ","
+       << (p.throttled ? "yes" : "no") << "," << csv_field(p.throttle_reasons) << "," << csv_field(p.error) << "\n";
+  }
+  return os.str();
+}
+
+std::string format_json(const BenchMeta& m, const std::vector<BenchPoint>& pts) {
+  nlohmann::json j;
+  j["meta"] = {{"device", m.device},
+               {"compute_capability", std::to_string(m.sm / 10) + "." + std::to_string(m.sm % 10)},
+               {"sm_count", m.sm_count},
+               {"max_sm_clock_mhz", m.max_sm_clock_mhz},
+               {"driver", m.driver},
+               {"cuda_runtime", m.cuda_runtime},
+               {"tilescope", m.program_version},
+               {"commit", m.commit},
+               {"date", m.date},
+               {"cold_l2", m.cold},
+               {"interrupted", m.interrupted},
+               {"peak_fp32_tflops", m.peak_fp32_tflops},
+               {"peak_tf32_tflops", m.peak_tf32_tflops}};
+  j["points"] = nlohmann::json::array();
+  for (const auto& p : pts) {
+    nlohmann::json q = {{"kernel", p.kernel},
+                        {"tile", p.tile},
+                        {"precision", p.tf32 ? "tf32" : "fp32"},
+                        {"m", p.m},
+                        {"n", p.n},
+                        {"k", p.k},
+                        {"verified", p.verified},
+                        {"max_abs_err", p.max_abs_err},
+                        {"tolerance", p.tolerance},
+                        {"samples", p.stats.count},
+                        {"median_ms", p.stats.median},
+                        {"p25_ms", p.stats.p25},
+                        {"p75_ms", p.stats.p75},
+                        {"iqr_ms", p.stats.p75 - p.stats.p25},
+                        {"min_ms", p.stats.min},
+                        {"mean_ms", p.stats.mean},
+                        {"stddev_ms", p.stats.stddev},
+                        {"noise", p.noise},
+                        {"stop", p.stop},
+                        {"tflops", p.tflops},
+                        {"pct_peak", p.pct_peak},
+                        {"sm_clock_min_mhz", p.sm_clock_min_mhz},
+                        {"sm_clock_median_mhz", p.sm_clock_median_mhz},
+                        {"throttled", p.throttled},
+                        {"throttle_reasons", p.throttle_reasons},
+                        {"error", p.error}};
+    q["pct_cublas"] = p.pct_cublas >= 0 ? nlohmann::json(p.pct_cublas) : nlohmann::json(nullptr);
+    j["points"].push_back(q);
+  }
+  return j.dump(2) + "\n";
+}
+
+std::string format_markdown(const BenchMeta& m, const std::vector<BenchPoint>& pts) {
+  std::ostringstream os;
+  os << "TileScope " << m.program_version << " (" << m.commit << ") on " << m.device << ", compute capability "
+     << m.sm / 10 << "." << m.sm % 10 << ", " << m.sm_count << " SMs, driver " << m.driver << ", CUDA runtime "
+     << m.cuda_runtime << ", " << m.date << ". Peaks at " << fmt("%.0f", m.max_sm_clock_mhz)
+     << " MHz: FP32 " << fmt("%.1f", m.peak_fp32_tflops) << " TFLOP/s, TF32 " << fmt("%.1f", m.peak_tf32_tflops)
+     << " TFLOP/s. L2 " << (m.cold ? "flushed before every sample (cold)" : "warm") << "."
+     << (m.interrupted ? " Interrupted: the points below are those completed." : "") << "\n\n";
+  os << "| kernel | tile | M x N x K | median ms | IQR ms | samples | TFLOP/s | % peak | % cuBLAS | SM MHz | check |\n";
+  os << "|---|---|---|---|---|---|---|---|---|---|---|\n";
+  for (const auto& p : pts) {
+    os << "| " << p.kernel << (p.tf32 ? " (tf32)" : "") << " | " << (p.tile ? std::to_string(p.tile) : "-") << " | "
+       << shape_str(p) << " | ";
+    if (p.stats.count) {
+      os << fmt("%.4f", p.stats.median) << " | " << fmt("%.4f", p.stats.p75 - p.stats.p25) << " | " << p.stats.count
+         << " | " << fmt("%.2f", p.tflops) << " | " << fmt("%.1f", p.pct_peak) << " | "
+         << (p.pct_cublas >= 0 ? fmt("%.1f", p.pct_cublas) : "-") << " | " << fmt("%.0f", p.sm_clock_median_mhz)
+         << (p.throttled ? " (throttled)" : "") << " | ";
+    } else {
+      os << "- | - | 0 | - | - | - | - | ";
+    }
+    os << (p.verified ? "ok" : ("FAIL: " + p.error)) << " |\n";
+  }
+  return os.str();
+}
+
+std::string format_bench(const std::string& f, const BenchMeta& m, const std::vector<BenchPoint>& p) {
+  if (f == "csv") return format_csv(m, p);
+  if (f == "json") return format_json(m, p);
+  if (f == "md") return format_markdown(m, p);
+  throw ValidationError("--format '" + f + "' is not one of csv, json, md");
+}
+
+}  // namespace ts

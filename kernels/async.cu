@@ -1,0 +1,125 @@
+// Rung 8: double-buffered loads with cp.async. Two shared-memory stages: while the warps compute on one, the
+// copy engine path (cp.async, sm_80+) fills the other straight from global memory without staging through
+// registers, so load latency hides behind FMAs. Same warp tiling as the previous rung, with a deeper K step.
+// A is kept untransposed (As[m][k], 16-byte copies need contiguous destinations); a thread reads four k at once
+// for each of its rows, and the eight lanes of a 128-bit load phase share one row, so the reads broadcast.
+// What it buys: load latency overlapped with compute, one fewer register hop per loaded value.
+// What it costs: twice the shared memory, pipeline bookkeeping (commit / wait groups), and 16-byte copies only
+// when K (for A) and N (for B) are multiples of 4; otherwise 4-byte copies, element by element.
+#include "gemm_common.cuh"
+
+namespace ts {
+
+namespace {
+constexpr int BM = 128, BN = 128, BK = 16, WM = 32, WN = 64, NT = 256;
+static_assert((BM / WM) * (BN / WN) * 32 == NT, "8 warps");
+
+struct Stage {
+  float a[BM][BK];
+  float b[BK][BN];
+};
+
+template <bool kVecA, bool kVecB>
+__device__ __forceinline__ void load_stage(Stage& s, const float* __restrict__ A, const float* __restrict__ B,
+                                           int64_t m, int64_t n, int64_t k, int64_t row0, int64_t col0, int64_t k0,
+                                           int tid) {
+#pragma unroll
+  for (int it = 0; it < BM * BK / 4 / NT; ++it) {
+    const int idx = tid + it * NT, r = idx / (BK / 4), c = (idx % (BK / 4)) * 4;
+    const int64_t gr = row0 + r, gc = k0 + c;
+    if (kVecA) {
+      const bool ok = gr < m && gc < k;  // K % 4 == 0: a group is wholly in or out
+      cp_async16(&s.a[r][c], ok ? A + gr * k + gc : A, ok ? 16 : 0);
+    } else {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const bool ok = gr < m && gc + e < k;
+        cp_async4(&s.a[r][c + e], ok ? A + gr * k + gc + e : A, ok ? 4 : 0);
+      }
+    }
+  }
+#pragma unroll
+  for (int it = 0; it < BK * BN / 4 / NT; ++it) {
+    const int idx = tid + it * NT, r = idx / (BN / 4), c = (idx % (BN / 4)) * 4;
+    const int64_t gr = k0 + r, gc = col0 + c;
+    if (kVecB) {
+      const bool ok = gr < k && gc < n;
+      cp_async16(&s.b[r][c], ok ? B + gr * n + gc : B, ok ? 16 : 0);
+    } else {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const bool ok = gr < k && gc + e < n;
+        cp_async4(&s.b[r][c + e], ok ? B + gr * n + gc + e : B, ok ? 4 : 0);
+      }
+    }
+  }
+}
+}  // namespace
+
+template <bool kVecA, bool kVecB>
+__global__ void __launch_bounds__(NT) async_kernel(const float* __restrict__ A, const float* __restrict__ B,
+                                                   float* __restrict__ C, int64_t m, int64_t n, int64_t k) {
+  __shared__ __align__(16) Stage stages[2];
+  const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
+  const int wr = warp / (BN / WN), wc = warp % (BN / WN);
+  const int lr = lane / 8, lc = lane % 8;
+  const int a_off = wr * WM + lr * 4;
+  const int b_off = wc * WN + lc * 4;
+  const int64_t row0 = int64_t(blockIdx.y) * BM, col0 = int64_t(blockIdx.x) * BN;
+  const int64_t tiles = (k + BK - 1) / BK;
+
+  float acc[8][8] = {};
+  float ra[8][4], rb[8];
+  load_stage<kVecA, kVecB>(stages[0], A, B, m, n, k, row0, col0, 0, tid);
+  cp_async_commit();
+  for (int64_t t = 0; t < tiles; ++t) {
+    if (t + 1 < tiles) {
+      load_stage<kVecA, kVecB>(stages[(t + 1) & 1], A, B, m, n, k, row0, col0, (t + 1) * BK, tid);
+      cp_async_commit();
+      cp_async_wait<1>();  // everything but the newest group (the next tile) has landed
+    } else {
+      cp_async_wait<0>();
+    }
+    __syncthreads();
+    const Stage& s = stages[t & 1];
+#pragma unroll
+    for (int kk = 0; kk < BK; kk += 4) {
+#pragma unroll
+      for (int i = 0; i < 8; ++i) {
+        const int r = a_off + (i < 4 ? i : WM / 2 + i - 4);
+        *reinterpret_cast<float4*>(&ra[i][0]) = *reinterpret_cast<const float4*>(&s.a[r][kk]);
+      }
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        *reinterpret_cast<float4*>(&rb[0]) = *reinterpret_cast<const float4*>(&s.b[kk + q][b_off]);
+        *reinterpret_cast<float4*>(&rb[4]) = *reinterpret_cast<const float4*>(&s.b[kk + q][b_off + WN / 2]);
+#pragma unroll
+        for (int i = 0; i < 8; ++i)
+#pragma unroll
+          for (int j = 0; j < 8; ++j) acc[i][j] += ra[i][q] * rb[j];
+      }
+    }
+    __syncthreads();  // everyone is done with this stage before it is refilled two tiles from now
+  }
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    const int64_t row = row0 + a_off + (i < 4 ? i : WM / 2 + i - 4);
+    store4_checked(C, row, col0 + b_off, m, n, n, kVecB, make_float4(acc[i][0], acc[i][1], acc[i][2], acc[i][3]));
+    store4_checked(C, row, col0 + b_off + WN / 2, m, n, n, kVecB,
+                   make_float4(acc[i][4], acc[i][5], acc[i][6], acc[i][7]));
+  }
+}
+
+void launch_async(const GemmArgs& a, int tile, void* stream) {
+  if (tile != 128) bad_tile("async", tile);
+  const dim3 grid(blocks_for(a.n, BN), blocks_for(a.m, BM));
+  auto s = static_cast<cudaStream_t>(stream);
+  const bool va = a.k % 4 == 0, vb = a.n % 4 == 0;
+  if (va && vb) async_kernel<true, true><<<grid, NT, 0, s>>>(a.A, a.B, a.C, a.m, a.n, a.k);
+  else if (va) async_kernel<true, false><<<grid, NT, 0, s>>>(a.A, a.B, a.C, a.m, a.n, a.k);
+  else if (vb) async_kernel<false, true><<<grid, NT, 0, s>>>(a.A, a.B, a.C, a.m, a.n, a.k);
+  else async_kernel<false, false><<<grid, NT, 0, s>>>(a.A, a.B, a.C, a.m, a.n, a.k);
+  CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace ts

@@ -1,0 +1,87 @@
+#pragma once
+// Device helpers shared by the kernel files: bounds-checked (zero-filling) loads and cp.async wrappers.
+// Every kernel handles any M, N, K >= 1: loads past an edge read zero (adding nothing to a dot product),
+// stores past an edge are skipped. Global indices are 64-bit.
+#include <cstdint>
+
+#include <cuda_runtime.h>
+
+#include "cuda_check.cuh"
+#include "launch.hpp"
+
+namespace ts {
+
+__device__ __forceinline__ float load_or_zero(const float* __restrict__ p, int64_t r, int64_t c, int64_t rows,
+                                              int64_t cols, int64_t ld) {
+  return (r < rows && c < cols) ? p[r * ld + c] : 0.0f;
+}
+
+// p[r][c .. c+3], zero past the edges. `vec`: rows are 16-byte aligned (ld % 4 == 0, c % 4 == 0), so a
+// fully in-bounds group is one 128-bit load.
+__device__ __forceinline__ float4 load4_or_zero(const float* __restrict__ p, int64_t r, int64_t c, int64_t rows,
+                                                int64_t cols, int64_t ld, bool vec) {
+  float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
+  if (r >= rows) return v;
+  const float* row = p + r * ld;
+  if (vec && c + 3 < cols) return *reinterpret_cast<const float4*>(row + c);
+  if (c < cols) v.x = row[c];
+  if (c + 1 < cols) v.y = row[c + 1];
+  if (c + 2 < cols) v.z = row[c + 2];
+  if (c + 3 < cols) v.w = row[c + 3];
+  return v;
+}
+
+// C[r][c .. c+3] = v where in bounds.
+__device__ __forceinline__ void store4_checked(float* __restrict__ p, int64_t r, int64_t c, int64_t rows,
+                                               int64_t cols, int64_t ld, bool vec, float4 v) {
+  if (r >= rows) return;
+  float* row = p + r * ld;
+  if (vec && c + 3 < cols) {
+    *reinterpret_cast<float4*>(row + c) = v;
+    return;
+  }
+  if (c < cols) row[c] = v.x;
+  if (c + 1 < cols) row[c + 1] = v.y;
+  if (c + 2 < cols) row[c + 2] = v.z;
+  if (c + 3 < cols) row[c + 3] = v.w;
+}
+
+// [SECTION] cp.async (sm_80+): global -> shared copies that bypass registers and overlap with compute.
+// src_bytes < size zero-fills the rest, which is how tails are handled; src must stay a valid address.
+__device__ __forceinline__ void cp_async16(void* smem, const void* gmem, int src_bytes) {
+#if __CUDA_ARCH__ >= 800
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(src_bytes));
+#else
+  const float* g = static_cast<const float*>(gmem);
+  float* d = static_cast<float*>(smem);
+  for (int i = 0; i < 4; ++i) d[i] = i * 4 < src_bytes ? g[i] : 0.0f;
+#endif
+}
+__device__ __forceinline__ void cp_async4(void* smem, const void* gmem, int src_bytes) {
+#if __CUDA_ARCH__ >= 800
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(s), "l"(gmem), "r"(src_bytes));
+#else
+  *static_cast<float*>(smem) = src_bytes ? *static_cast<const float*>(gmem) : 0.0f;
+#endif
+}
+__device__ __forceinline__ void cp_async_commit() {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;\n" ::);
+#endif
+}
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+#endif
+}
+
+inline unsigned blocks_for(int64_t n, int64_t per_block) { return unsigned((n + per_block - 1) / per_block); }
+
+[[noreturn]] inline void bad_tile(const char* kernel, int tile) {
+  throw std::invalid_argument(std::string(kernel) + ": unsupported tile " + std::to_string(tile));
+}
+
+}  // namespace ts

@@ -1,0 +1,155 @@
+// Rung 9: tensor cores in TF32 through WMMA (sm_80+). Each warp owns a 64 x 32 piece of a 128 x 128 block tile
+// as 4 x 2 accumulator fragments of 16 x 16; per 8-deep k step it loads fragments of A and B from shared memory,
+// rounds them to TF32 (10-bit mantissa) and issues tensor-core MMAs. Tiles arrive through a two-stage cp.async
+// pipeline as in the previous rung.
+// What it buys: tensor cores do 8x-16x the multiply-adds per clock of the FP32 pipes.
+// What it costs: precision (inputs rounded to TF32: errors grow like sqrt(K) * 2^-11, checked with a TF32
+// tolerance), more shared memory (dynamic, 69 KiB), and an epilogue through shared memory so that ragged edges
+// of C are written with bounds checks.
+#include <mma.h>
+
+#include "gemm_common.cuh"
+
+namespace ts {
+
+namespace {
+constexpr int BM = 128, BN = 128, BK = 32, NT = 256;  // 8 warps as 2 x 4, warp tile 64 x 32
+constexpr int WM = 64, WN = 32, APAD = 4, BPAD = 4;
+constexpr int LDA = BK + APAD, LDB = BN + BPAD;  // multiples of 4 floats, rows stay 16-byte aligned
+constexpr int kStageFloats = BM * LDA + BK * LDB;
+constexpr size_t kSmemBytes = 2 * kStageFloats * sizeof(float);
+static_assert(size_t(NT / 32) * WM * WN * sizeof(float) <= kSmemBytes, "epilogue staging fits");
+
+template <bool kVecA, bool kVecB>
+__device__ __forceinline__ void load_stage(float* sa, float* sb, const float* __restrict__ A,
+                                           const float* __restrict__ B, int64_t m, int64_t n, int64_t k,
+                                           int64_t row0, int64_t col0, int64_t k0, int tid) {
+#pragma unroll
+  for (int it = 0; it < BM * BK / 4 / NT; ++it) {
+    const int idx = tid + it * NT, r = idx / (BK / 4), c = (idx % (BK / 4)) * 4;
+    const int64_t gr = row0 + r, gc = k0 + c;
+    if (kVecA) {
+      const bool ok = gr < m && gc < k;
+      cp_async16(&sa[r * LDA + c], ok ? A + gr * k + gc : A, ok ? 16 : 0);
+    } else {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const bool ok = gr < m && gc + e < k;
+        cp_async4(&sa[r * LDA + c + e], ok ? A + gr * k + gc + e : A, ok ? 4 : 0);
+      }
+    }
+  }
+#pragma unroll
+  for (int it = 0; it < BK * BN / 4 / NT; ++it) {
+    const int idx = tid + it * NT, r = idx / (BN / 4), c = (idx % (BN / 4)) * 4;
+    const int64_t gr = k0 + r, gc = col0 + c;
+    if (kVecB) {
+      const bool ok = gr < k && gc < n;
+      cp_async16(&sb[r * LDB + c], ok ? B + gr * n + gc : B, ok ? 16 : 0);
+    } else {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const bool ok = gr < k && gc + e < n;
+        cp_async4(&sb[r * LDB + c + e], ok ? B + gr * n + gc + e : B, ok ? 4 : 0);
+      }
+    }
+  }
+}
+}  // namespace
+
+template <bool kVecA, bool kVecB>
+__global__ void __launch_bounds__(NT) wmma_tf32_kernel(const float* __restrict__ A, const float* __restrict__ B,
+                                                       float* __restrict__ C, int64_t m, int64_t n, int64_t k) {
+#if __CUDA_ARCH__ >= 800
+  using namespace nvcuda;
+  extern __shared__ __align__(128) float smem[];
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  const int wm = warp / (BN / WN), wn = warp % (BN / WN);
+  const int64_t row0 = int64_t(blockIdx.y) * BM, col0 = int64_t(blockIdx.x) * BN;
+  const int64_t tiles = (k + BK - 1) / BK;
+
+  wmma::fragment<wmma::accumulator, 16, 16, 8, float> acc[WM / 16][WN / 16];
+#pragma unroll
+  for (int i = 0; i < WM / 16; ++i)
+#pragma unroll
+    for (int j = 0; j < WN / 16; ++j) wmma::fill_fragment(acc[i][j], 0.0f);
+  wmma::fragment<wmma::matrix_a, 16, 16, 8, wmma::precision::tf32, wmma::row_major> fa[WM / 16];
+  wmma::fragment<wmma::matrix_b, 16, 16, 8, wmma::precision::tf32, wmma::row_major> fb[WN / 16];
+
+  auto stage_a = [&](int s) { return smem + s * kStageFloats; };
+  auto stage_b = [&](int s) { return smem + s * kStageFloats + BM * LDA; };
+  load_stage<kVecA, kVecB>(stage_a(0), stage_b(0), A, B, m, n, k, row0, col0, 0, tid);
+  cp_async_commit();
+  for (int64_t t = 0; t < tiles; ++t) {
+    if (t + 1 < tiles) {
+      const int s = int((t + 1) & 1);
+      load_stage<kVecA, kVecB>(stage_a(s), stage_b(s), A, B, m, n, k, row0, col0, (t + 1) * BK, tid);
+      cp_async_commit();
+      cp_async_wait<1>();
+    } else {
+      cp_async_wait<0>();
+    }
+    __syncthreads();
+    const float* sa = stage_a(int(t & 1));
+    const float* sb = stage_b(int(t & 1));
+#pragma unroll
+    for (int kk = 0; kk < BK; kk += 8) {
+#pragma unroll
+      for (int i = 0; i < WM / 16; ++i) {
+        wmma::load_matrix_sync(fa[i], sa + (wm * WM + i * 16) * LDA + kk, LDA);
+#pragma unroll
+        for (int e = 0; e < fa[i].num_elements; ++e) fa[i].x[e] = wmma::__float_to_tf32(fa[i].x[e]);
+      }
+#pragma unroll
+      for (int j = 0; j < WN / 16; ++j) {
+        wmma::load_matrix_sync(fb[j], sb + kk * LDB + wn * WN + j * 16, LDB);
+#pragma unroll
+        for (int e = 0; e < fb[j].num_elements; ++e) fb[j].x[e] = wmma::__float_to_tf32(fb[j].x[e]);
+      }
+#pragma unroll
+      for (int i = 0; i < WM / 16; ++i)
+#pragma unroll
+        for (int j = 0; j < WN / 16; ++j) wmma::mma_sync(acc[i][j], fa[i], fb[j], acc[i][j]);
+    }
+    __syncthreads();
+  }
+  // Epilogue: each warp stages its 64 x 32 result in shared memory, then writes rows of 32 with bounds checks.
+  float* cs = smem + warp * WM * WN;
+#pragma unroll
+  for (int i = 0; i < WM / 16; ++i)
+#pragma unroll
+    for (int j = 0; j < WN / 16; ++j)
+      wmma::store_matrix_sync(cs + i * 16 * WN + j * 16, acc[i][j], WN, wmma::mem_row_major);
+  __syncwarp();
+  const int64_t col = col0 + wn * WN + lane;
+  for (int r = 0; r < WM; ++r) {
+    const int64_t row = row0 + wm * WM + r;
+    if (row < m && col < n) C[row * n + col] = cs[r * WN + lane];
+  }
+#endif
+}
+
+template <bool kVecA, bool kVecB>
+static void go(const GemmArgs& a, cudaStream_t s) {
+  static const bool configured = [] {
+    CUDA_CHECK(cudaFuncSetAttribute(wmma_tf32_kernel<kVecA, kVecB>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    int(kSmemBytes)));
+    return true;
+  }();
+  (void)configured;
+  const dim3 grid(blocks_for(a.n, BN), blocks_for(a.m, BM));
+  wmma_tf32_kernel<kVecA, kVecB><<<grid, NT, kSmemBytes, s>>>(a.A, a.B, a.C, a.m, a.n, a.k);
+  CUDA_CHECK_LAUNCH();
+}
+
+void launch_wmma_tf32(const GemmArgs& a, int tile, void* stream) {
+  if (tile != 128) bad_tile("wmma_tf32", tile);
+  auto s = static_cast<cudaStream_t>(stream);
+  const bool va = a.k % 4 == 0, vb = a.n % 4 == 0;
+  if (va && vb) go<true, true>(a, s);
+  else if (va) go<true, false>(a, s);
+  else if (vb) go<false, true>(a, s);
+  else go<false, false>(a, s);
+}
+
+}  // namespace ts

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# compute-sanitizer on a GPU machine: memcheck and racecheck must be clean for every kernel that is not a
+# teaching variant, and racecheck must report the race of tiled_nosync (proof that the check can fail).
+# Usage: tests/gpu/sanitize.sh path/to/tilescope [LOG]   Exit status: 0 when all of that holds.
+set -uo pipefail
+ts=${1:?path to tilescope}
+log=${2:-sanitize.log}
+: > "$log"
+status=0
+shapes=("--m 130 --n 141 --k 70")  # ragged for every tile size, and more than one k-tile everywhere
+
+configs=$("$ts" list --json | python3 -c '
+import json, sys
+for k in json.load(sys.stdin)["kernels"]:
+    if not k["cuda"]: continue
+    for t in (k["tiles"] or [0]):
+        print(k["name"], t, "teaching" if k["teaching"] else "normal")')
+
+while read -r kernel tile kind; do
+  [ "$kind" = teaching ] && continue
+  targs="--kernel $kernel"; [ "$tile" != 0 ] && targs="$targs --tile $tile"
+  for shape in "${shapes[@]}"; do
+    for tool in memcheck racecheck; do
+      out=$(compute-sanitizer --tool $tool "$ts" run --backend cuda $targs $shape --samples 1 2>&1)
+      echo "== $tool $targs $shape" >> "$log"; echo "$out" >> "$log"
+      if echo "$out" | grep -q "ERROR SUMMARY: 0 errors\|RACECHECK SUMMARY: 0 hazards"; then
+        echo "clean    $tool $targs $shape"
+      else
+        echo "DIRTY    $tool $targs $shape"; status=1
+      fi
+    done
+  done
+done <<< "$configs"
+
+# The teaching variant without the second __syncthreads() must be caught.
+for tile in 8 16 32; do
+  out=$(compute-sanitizer --tool racecheck "$ts" run --backend cuda --kernel tiled_nosync --tile $tile --size 96 \
+        --samples 1 2>&1)
+  echo "== racecheck tiled_nosync $tile" >> "$log"; echo "$out" >> "$log"
+  summary=$(echo "$out" | grep "RACECHECK SUMMARY" | tail -1)
+  if echo "$summary" | grep -qE "RACECHECK SUMMARY: [1-9][0-9]* hazard"; then
+    echo "caught   racecheck tiled_nosync --tile $tile: $summary"
+  else
+    echo "MISSED   racecheck tiled_nosync --tile $tile: ${summary:-no summary}"; status=1
+  fi
+done
+exit $status
