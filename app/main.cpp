@@ -173,20 +173,21 @@ int cmd_list(bool as_json) {
     const std::string backends =
         std::string(k.has_cuda ? "cuda" : "") + (k.has_cuda && k.cpu ? "," : "") + (k.cpu ? "cpu" : "");
     std::printf("%-13s %s%s%s [%s]\n", k.id.c_str(), k.title.c_str(), k.is_reference ? " (reference)" : "",
-                k.teaching ? " (teaching: wrong on purpose)" : "", backends.empty() ? "not built" : backends.c_str());
+                k.teaching ? " (teaching: wrong on purpose)" : "",
+                backends.empty() ? "not built" : backends.c_str());
     std::printf("              %s\n", k.description.c_str());
     for (size_t i = 0; i < k.tiles.size(); ++i)
       std::printf("              --tile %-3d %s%s\n", k.tiles[i],
                   i < k.tile_labels.size() ? k.tile_labels[i].c_str() : "",
                   k.tiles[i] == k.default_tile ? " (default)" : "");
-    if (k.min_sm) std::printf("              needs compute capability %d.%d or newer\n", k.min_sm / 10, k.min_sm % 10);
+    if (k.min_sm)
+      std::printf("              needs compute capability %d.%d or newer\n", k.min_sm / 10, k.min_sm % 10);
   }
   std::printf("\nCUDA backend: %s\n", !ts::cuda_compiled() ? "not built (no nvcc at build time)"
                                       : devices > 0        ? (std::to_string(devices) + " device(s)").c_str()
                                                            : ("no device (" + why + ")").c_str());
   return kExitOk;
 }
-
 
 // [SECTION] tilescope bench
 std::atomic<bool> g_interrupted{false};
@@ -272,23 +273,29 @@ int cmd_bench(const BenchArgs& a) {
         req.configs.push_back({k->id, t});
         any = true;
       }
-    if (!any) std::fprintf(stderr, "tilescope bench: skipping %s (none of --tiles %s applies)\n", k->id.c_str(),
-                           a.tiles.c_str());
+    if (!any)
+      std::fprintf(stderr, "tilescope bench: skipping %s (none of --tiles %s applies)\n", k->id.c_str(),
+                   a.tiles.c_str());
   }
-  if (req.configs.empty()) throw ts::ValidationError("nothing to measure: no kernel supports the tiles given");
+  if (req.configs.empty())
+    throw ts::ValidationError("nothing to measure: no kernel supports the tiles given");
 
   std::signal(SIGINT, on_sigint);
   ts::BenchMeta meta;
   auto progress = [](const ts::BenchPoint& p, int done, int total) {
     if (p.verified)
-      std::fprintf(stderr, "[%d/%d] %-12s %-3d %lldx%lldx%lld  median %.4f ms  %.2f TFLOP/s  %d samples, noise %.2f%%, %s%s\n",
-                   done, total, p.kernel.c_str(), p.tile, (long long)p.m, (long long)p.n, (long long)p.k,
-                   p.stats.median, p.tflops, p.stats.count, 100 * p.noise, p.stop.c_str(),
-                   p.throttled ? ", THROTTLED" : "");
+      std::fprintf(
+          stderr,
+          "[%d/%d] %-12s %-3d %lldx%lldx%lld  median %.4f ms  %.2f TFLOP/s  %d samples, noise %.2f%%, %s%s\n",
+          done, total, p.kernel.c_str(), p.tile, (long long)p.m, (long long)p.n, (long long)p.k,
+          p.stats.median, p.tflops, p.stats.count, 100 * p.noise, p.stop.c_str(),
+          p.throttled ? ", THROTTLED" : "");
     else
-      std::fprintf(stderr, "[%d/%d] %-12s %-3d %lldx%lldx%lld  FAILED verification (max abs err %.3e > %.3e): not timed\n",
-                   done, total, p.kernel.c_str(), p.tile, (long long)p.m, (long long)p.n, (long long)p.k,
-                   p.max_abs_err, p.tolerance);
+      std::fprintf(
+          stderr,
+          "[%d/%d] %-12s %-3d %lldx%lldx%lld  FAILED verification (max abs err %.3e > %.3e): not timed\n",
+          done, total, p.kernel.c_str(), p.tile, (long long)p.m, (long long)p.n, (long long)p.k,
+          p.max_abs_err, p.tolerance);
   };
   std::vector<ts::BenchPoint> points = ts::run_bench(req, &meta, &g_interrupted, progress);
   ts::relate_to_cublas(points);
@@ -312,7 +319,8 @@ int cmd_bench(const BenchArgs& a) {
   return kExitOk;
 #else
   (void)kernels;
-  throw std::runtime_error("tilescope bench needs the CUDA backend, and this build has none (built without nvcc)");
+  throw std::runtime_error(
+      "tilescope bench needs the CUDA backend, and this build has none (built without nvcc)");
 #endif
 }
 
@@ -354,12 +362,17 @@ int main(int argc, char** argv) {
                    "also write the panels' and heatmaps' rectangles (for tests)");
   snap->add_flag("--force", snap_force, "replace an existing --out file");
 
-  auto* bench = app.add_subcommand("bench", "measure kernels x shapes on the GPU, verified against cuBLAS first");
+  auto* bench =
+      app.add_subcommand("bench", "measure kernels x shapes on the GPU, verified against cuBLAS first");
   BenchArgs bench_args;
-  bench->add_option("--kernels", bench_args.kernels, "comma-separated kernel names, or all (no teaching variants)")
+  bench
+      ->add_option("--kernels", bench_args.kernels,
+                   "comma-separated kernel names, or all (no teaching variants)")
       ->capture_default_str();
-  bench->add_option("--shapes", bench_args.shapes, "comma-separated N (for N^3) or MxNxK")->capture_default_str();
-  bench->add_option("--tiles", bench_args.tiles, "only these tile values (default: every tile each kernel supports)");
+  bench->add_option("--shapes", bench_args.shapes, "comma-separated N (for N^3) or MxNxK")
+      ->capture_default_str();
+  bench->add_option("--tiles", bench_args.tiles,
+                    "only these tile values (default: every tile each kernel supports)");
   bench->add_option("--format", bench_args.format, "md, csv or json")->capture_default_str();
   bench->add_option("--out", bench_args.out, "write the table here instead of standard output");
   bench->add_flag("--force", bench_args.force, "replace an existing --out file");
@@ -368,9 +381,13 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   bench->add_option("--min-time", bench_args.min_time, "and at least this many seconds of kernel time")
       ->capture_default_str();
-  bench->add_option("--max-noise", bench_args.max_noise, "stop when the relative std. deviation is below this %")
+  bench
+      ->add_option("--max-noise", bench_args.max_noise,
+                   "stop when the relative std. deviation is below this %")
       ->capture_default_str();
-  bench->add_option("--max-time", bench_args.max_time, "seconds per point before giving up on the noise target")
+  bench
+      ->add_option("--max-time", bench_args.max_time,
+                   "seconds per point before giving up on the noise target")
       ->capture_default_str();
 
   try {

@@ -1,11 +1,11 @@
 // Rung 8: double-buffered loads with cp.async. Two shared-memory stages: while the warps compute on one, the
 // copy engine path (cp.async, sm_80+) fills the other straight from global memory without staging through
 // registers, so load latency hides behind FMAs. Same warp tiling as the previous rung, with a deeper K step.
-// A is kept untransposed (As[m][k], 16-byte copies need contiguous destinations); a thread reads four k at once
-// for each of its rows, and the eight lanes of a 128-bit load phase share one row, so the reads broadcast.
-// What it buys: load latency overlapped with compute, one fewer register hop per loaded value.
-// What it costs: twice the shared memory, pipeline bookkeeping (commit / wait groups), and 16-byte copies only
-// when K (for A) and N (for B) are multiples of 4; otherwise 4-byte copies, element by element.
+// A is kept untransposed (As[m][k], 16-byte copies need contiguous destinations); a thread reads four k at
+// once for each of its rows, and the eight lanes of a 128-bit load phase share one row, so the reads
+// broadcast. What it buys: load latency overlapped with compute, one fewer register hop per loaded value.
+// What it costs: twice the shared memory, pipeline bookkeeping (commit / wait groups), and 16-byte copies
+// only when K (for A) and N (for B) are multiples of 4; otherwise 4-byte copies, element by element.
 #include "gemm_common.cuh"
 
 namespace ts {
@@ -21,9 +21,9 @@ struct Stage {
 };
 
 template <int BK, bool kVecA, bool kVecB>
-__device__ __forceinline__ void load_stage(Stage<BK>& s, const float* __restrict__ A, const float* __restrict__ B,
-                                           int64_t m, int64_t n, int64_t k, int64_t row0, int64_t col0, int64_t k0,
-                                           int tid) {
+__device__ __forceinline__ void load_stage(Stage<BK>& s, const float* __restrict__ A,
+                                           const float* __restrict__ B, int64_t m, int64_t n, int64_t k,
+                                           int64_t row0, int64_t col0, int64_t k0, int tid) {
 #pragma unroll
   for (int it = 0; it < BM * BK / 4 / NT; ++it) {
     const int idx = tid + it * NT, r = idx / (BK / 4), c = (idx % (BK / 4)) * 4;
@@ -58,9 +58,8 @@ __device__ __forceinline__ void load_stage(Stage<BK>& s, const float* __restrict
 }  // namespace
 
 template <int BK, bool kVecA, bool kVecB>
-__global__ void __launch_bounds__(NT) async_kernel(const float* __restrict__ A,
-                                                               const float* __restrict__ B, float* __restrict__ C,
-                                                               int64_t m, int64_t n, int64_t k) {
+__global__ void __launch_bounds__(NT) async_kernel(const float* __restrict__ A, const float* __restrict__ B,
+                                                   float* __restrict__ C, int64_t m, int64_t n, int64_t k) {
   __shared__ __align__(16) Stage<BK> stages[2];
   const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
   const int wr = warp / (BN / WN), wc = warp % (BN / WN);
@@ -106,7 +105,8 @@ __global__ void __launch_bounds__(NT) async_kernel(const float* __restrict__ A,
 #pragma unroll
   for (int i = 0; i < 8; ++i) {
     const int64_t row = row0 + a_off + (i < 4 ? i : WM / 2 + i - 4);
-    store4_checked(C, row, col0 + b_off, m, n, n, kVecB, make_float4(acc[i][0], acc[i][1], acc[i][2], acc[i][3]));
+    store4_checked(C, row, col0 + b_off, m, n, n, kVecB,
+                   make_float4(acc[i][0], acc[i][1], acc[i][2], acc[i][3]));
     store4_checked(C, row, col0 + b_off + WN / 2, m, n, n, kVecB,
                    make_float4(acc[i][4], acc[i][5], acc[i][6], acc[i][7]));
   }
@@ -121,10 +121,14 @@ void launch_async(const GemmArgs& a, int tile, void* stream) {
   auto s = static_cast<cudaStream_t>(stream);
   const dim3 grid(blocks_for(a.n, BN), blocks_for(a.m, BM));
   const bool va = a.k % 4 == 0, vb = a.n % 4 == 0;
-  if (va && vb) async_kernel<kBK, true, true><<<grid, NT, 0, s>>>(a.A, a.B, a.C, a.m, a.n, a.k);
-  else if (va) async_kernel<kBK, true, false><<<grid, NT, 0, s>>>(a.A, a.B, a.C, a.m, a.n, a.k);
-  else if (vb) async_kernel<kBK, false, true><<<grid, NT, 0, s>>>(a.A, a.B, a.C, a.m, a.n, a.k);
-  else async_kernel<kBK, false, false><<<grid, NT, 0, s>>>(a.A, a.B, a.C, a.m, a.n, a.k);
+  if (va && vb)
+    async_kernel<kBK, true, true><<<grid, NT, 0, s>>>(a.A, a.B, a.C, a.m, a.n, a.k);
+  else if (va)
+    async_kernel<kBK, true, false><<<grid, NT, 0, s>>>(a.A, a.B, a.C, a.m, a.n, a.k);
+  else if (vb)
+    async_kernel<kBK, false, true><<<grid, NT, 0, s>>>(a.A, a.B, a.C, a.m, a.n, a.k);
+  else
+    async_kernel<kBK, false, false><<<grid, NT, 0, s>>>(a.A, a.B, a.C, a.m, a.n, a.k);
   CUDA_CHECK_LAUNCH();
 }
 

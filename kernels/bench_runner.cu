@@ -96,7 +96,9 @@ std::string now_utc() {
   return b;
 }
 
-std::string version_string(int v) { return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10); }
+std::string version_string(int v) {
+  return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
+}
 
 }  // namespace
 
@@ -140,7 +142,8 @@ std::vector<BenchPoint> run_bench(const BenchRequest& req, BenchMeta* meta, cons
     s.tile = c.tile;
     validate_kernel(s, kernel_infos(), c.tile != 0);
     if (e->info.min_sm > m.sm)
-      throw ValidationError("kernel '" + c.kernel + "' needs compute capability " + std::to_string(e->info.min_sm));
+      throw ValidationError("kernel '" + c.kernel + "' needs compute capability " +
+                            std::to_string(e->info.min_sm));
   }
   for (const auto& sh : req.shapes) {
     size_t free_b = 0, total_b = 0;
@@ -150,7 +153,8 @@ std::vector<BenchPoint> run_bench(const BenchRequest& req, BenchMeta* meta, cons
     if (need > 0.9 * double(free_b))
       throw ValidationError("shape " + std::to_string(sh.m) + "x" + std::to_string(sh.n) + "x" +
                             std::to_string(sh.k) + " needs " + std::to_string(int64_t(need / 1048576)) +
-                            " MiB of GPU memory; " + std::to_string(int64_t(free_b / 1048576)) + " MiB are free");
+                            " MiB of GPU memory; " + std::to_string(int64_t(free_b / 1048576)) +
+                            " MiB are free");
   }
 
   CudaStream stream;
@@ -162,7 +166,8 @@ std::vector<BenchPoint> run_bench(const BenchRequest& req, BenchMeta* meta, cons
   using clock = std::chrono::steady_clock;
 
   for (const auto& sh : req.shapes) {
-    DeviceBuffer<float> A(size_t(sh.m * sh.k)), B(size_t(sh.k * sh.n)), C(size_t(sh.m * sh.n)), R(size_t(sh.m * sh.n));
+    DeviceBuffer<float> A(size_t(sh.m * sh.k)), B(size_t(sh.k * sh.n)), C(size_t(sh.m * sh.n)),
+        R(size_t(sh.m * sh.n));
     device_generate(A.get(), sh.m, sh.k, GenKind::Random, 1, 0, st);
     device_generate(B.get(), sh.k, sh.n, GenKind::Random, 1, 1, st);
     launch_cublas({A.get(), B.get(), R.get(), sh.m, sh.n, sh.k}, 0, st);
@@ -186,7 +191,8 @@ std::vector<BenchPoint> run_bench(const BenchRequest& req, BenchMeta* meta, cons
       CUDA_CHECK(cudaMemsetAsync(C.get(), 0xff, C.bytes(), st));
       e->cuda(args, pt.tile, st);
       CUDA_CHECK(cudaStreamSynchronize(st));
-      const ErrorStats err = device_compare(C.get(), R.get(), sh.m, sh.n, tolerance_for(sh.k, max_a, max_b, pt.tf32), st);
+      const ErrorStats err =
+          device_compare(C.get(), R.get(), sh.m, sh.n, tolerance_for(sh.k, max_a, max_b, pt.tf32), st);
       pt.max_abs_err = err.max_abs_err;
       pt.tolerance = err.tolerance;
       pt.verified = err.passed;
@@ -220,7 +226,8 @@ std::vector<BenchPoint> run_bench(const BenchRequest& req, BenchMeta* meta, cons
         if (unsigned mhz = nvml.sm_clock_mhz(ndev)) clocks.push_back(mhz);
         const std::string r = nvml.throttle(ndev);
         if (!r.empty() && reasons.find(r) == std::string::npos) reasons += (reasons.empty() ? "" : ",") + r;
-        why_stop = bench_should_stop(samples, std::chrono::duration<double>(clock::now() - t0).count(), req.policy);
+        why_stop =
+            bench_should_stop(samples, std::chrono::duration<double>(clock::now() - t0).count(), req.policy);
       }
       if (samples.empty()) {
         m.interrupted = true;
@@ -237,7 +244,8 @@ std::vector<BenchPoint> run_bench(const BenchRequest& req, BenchMeta* meta, cons
         pt.sm_clock_median_mhz = quantile(clocks, 0.5);
       }
       pt.throttle_reasons = reasons;
-      pt.throttled = !reasons.empty() || (pt.sm_clock_min_mhz > 0 && pt.sm_clock_min_mhz < 0.9 * m.max_sm_clock_mhz);
+      pt.throttled =
+          !reasons.empty() || (pt.sm_clock_min_mhz > 0 && pt.sm_clock_min_mhz < 0.9 * m.max_sm_clock_mhz);
       points.push_back(pt);
       if (progress) progress(pt, int(points.size()), total);
       if (why_stop == StopReason::Continue) {  // interrupted mid-point: keep it, but say so

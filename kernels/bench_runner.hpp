@@ -1,6 +1,6 @@
 #pragma once
-// `tilescope bench` on the GPU: every (kernel, tile) on every shape, verified against cuBLAS first, then timed
-// with cudaEvents on one stream under the BenchPolicy (app/core/bench.hpp). Plain C++ interface.
+// `tilescope bench` on the GPU: every (kernel, tile) on every shape, verified against cuBLAS first, then
+// timed with cudaEvents on one stream under the BenchPolicy (app/core/bench.hpp). Plain C++ interface.
 #include <atomic>
 #include <functional>
 #include <string>

@@ -9,10 +9,9 @@
 namespace ts {
 
 template <int BM, int BN, int BK, int TM, int TN>
-__global__ void __launch_bounds__(BM * BN / (TM * TN)) blocktile2d_kernel(const float* __restrict__ A,
-                                                                          const float* __restrict__ B,
-                                                                          float* __restrict__ C, int64_t m,
-                                                                          int64_t n, int64_t k) {
+__global__ void __launch_bounds__(BM* BN / (TM * TN))
+    blocktile2d_kernel(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
+                       int64_t m, int64_t n, int64_t k) {
   constexpr int NT = BM * BN / (TM * TN);
   __shared__ float As[BM * BK];
   __shared__ float Bs[BK * BN];

@@ -25,7 +25,9 @@ static void sgemm(const GemmArgs& a, void* stream, cublasMath_t math) {
                               a.C, a.n));
 }
 
-void launch_cublas(const GemmArgs& a, int /*tile*/, void* stream) { sgemm(a, stream, CUBLAS_DEFAULT_MATH); }
+void launch_cublas(const GemmArgs& a, int /*tile*/, void* stream) {
+  sgemm(a, stream, CUBLAS_DEFAULT_MATH);
+}
 
 // TF32 tensor cores: inputs rounded to TF32 inside cuBLAS, FP32 accumulation.
 void launch_cublas_tf32(const GemmArgs& a, int /*tile*/, void* stream) {

@@ -18,8 +18,8 @@ __device__ __forceinline__ float load_or_zero(const float* __restrict__ p, int64
 
 // p[r][c .. c+3], zero past the edges. `vec`: rows are 16-byte aligned (ld % 4 == 0, c % 4 == 0), so a
 // fully in-bounds group is one 128-bit load.
-__device__ __forceinline__ float4 load4_or_zero(const float* __restrict__ p, int64_t r, int64_t c, int64_t rows,
-                                                int64_t cols, int64_t ld, bool vec) {
+__device__ __forceinline__ float4 load4_or_zero(const float* __restrict__ p, int64_t r, int64_t c,
+                                                int64_t rows, int64_t cols, int64_t ld, bool vec) {
   float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
   if (r >= rows) return v;
   const float* row = p + r * ld;
@@ -78,7 +78,9 @@ __device__ __forceinline__ void cp_async_wait() {
 #endif
 }
 
-inline unsigned blocks_for(int64_t n, int64_t per_block) { return unsigned((n + per_block - 1) / per_block); }
+inline unsigned blocks_for(int64_t n, int64_t per_block) {
+  return unsigned((n + per_block - 1) / per_block);
+}
 
 [[noreturn]] inline void bad_tile(const char* kernel, int tile) {
   throw std::invalid_argument(std::string(kernel) + ": unsupported tile " + std::to_string(tile));

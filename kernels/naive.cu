@@ -33,14 +33,21 @@ template <bool kCoalesced>
 static void launch(const GemmArgs& a, int tile, void* stream) {
   auto s = static_cast<cudaStream_t>(stream);
   switch (tile) {
-    case 8: return launch_t<8, kCoalesced>(a, s);
-    case 16: return launch_t<16, kCoalesced>(a, s);
-    case 32: return launch_t<32, kCoalesced>(a, s);
+    case 8:
+      return launch_t<8, kCoalesced>(a, s);
+    case 16:
+      return launch_t<16, kCoalesced>(a, s);
+    case 32:
+      return launch_t<32, kCoalesced>(a, s);
   }
   bad_tile(kCoalesced ? "coalesced" : "naive", tile);
 }
 
-void launch_naive(const GemmArgs& a, int tile, void* stream) { launch<false>(a, tile, stream); }
-void launch_coalesced(const GemmArgs& a, int tile, void* stream) { launch<true>(a, tile, stream); }
+void launch_naive(const GemmArgs& a, int tile, void* stream) {
+  launch<false>(a, tile, stream);
+}
+void launch_coalesced(const GemmArgs& a, int tile, void* stream) {
+  launch<true>(a, tile, stream);
+}
 
 }  // namespace ts

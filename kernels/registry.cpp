@@ -19,8 +19,8 @@ const std::vector<KernelEntry>& register_kernels() {
   // what it costs; the kernel files say why in more detail.
   static const std::vector<KernelEntry> entries = [] {
     const std::vector<int> classic = {8, 16, 32};
-    const std::vector<std::string> classic_labels = {"8 x 8 threads, 8 x 8 tile", "16 x 16 threads, 16 x 16 tile",
-                                                     "32 x 32 threads, 32 x 32 tile"};
+    const std::vector<std::string> classic_labels = {
+        "8 x 8 threads, 8 x 8 tile", "16 x 16 threads, 16 x 16 tile", "32 x 32 threads, 32 x 32 tile"};
     std::vector<KernelEntry> e;
     auto add = [&](KernelInfo info, CudaLaunchFn cuda) {
       info.has_cuda = cuda != nullptr;
@@ -31,8 +31,9 @@ const std::vector<KernelEntry>& register_kernels() {
     k = {};
     k.id = "naive";
     k.title = "1. Naive (uncoalesced)";
-    k.description = "One thread per element of C with threadIdx.x walking down rows: simplest, but a warp's loads "
-                    "and stores hit 32 different rows, so every access is its own transaction.";
+    k.description =
+        "One thread per element of C with threadIdx.x walking down rows: simplest, but a warp's loads "
+        "and stores hit 32 different rows, so every access is its own transaction.";
     k.tiles = classic;
     k.tile_labels = classic_labels;
     k.default_tile = 16;
@@ -42,23 +43,26 @@ const std::vector<KernelEntry>& register_kernels() {
 
     k.id = "coalesced";
     k.title = "2. Coalesced";
-    k.description = "The naive kernel with threadIdx.x walking along a row of C: a warp reads one broadcast value "
-                    "of A and 32 consecutive values of B; still two global loads per multiply-add.";
+    k.description =
+        "The naive kernel with threadIdx.x walking along a row of C: a warp reads one broadcast value "
+        "of A and 32 consecutive values of B; still two global loads per multiply-add.";
     k.cpu = &cpu_gemm_naive;
     add(k, TS_CUDA(&launch_coalesced));
 
     k.id = "tiled";
     k.title = "3. Classic shared-memory tiled";
-    k.description = "Each block stages TILE x TILE tiles of A and B in shared memory and reuses each loaded value "
-                    "TILE times; costs two __syncthreads() per step and TILE^2 threads per block.";
+    k.description =
+        "Each block stages TILE x TILE tiles of A and B in shared memory and reuses each loaded value "
+        "TILE times; costs two __syncthreads() per step and TILE^2 threads per block.";
     k.cpu = &cpu_gemm_tiled;
     add(k, TS_CUDA(&launch_tiled));
 
     k = {};
     k.id = "blocktile1d";
     k.title = "4. 1-D register blocking";
-    k.description = "Each thread computes 8 outputs down a column from registers, reusing each B value 8 times: "
-                    "fewer shared-memory loads per FMA, at the cost of 8 accumulators per thread.";
+    k.description =
+        "Each thread computes 8 outputs down a column from registers, reusing each B value 8 times: "
+        "fewer shared-memory loads per FMA, at the cost of 8 accumulators per thread.";
     k.tiles = {64};
     k.tile_labels = {"block 64 x 64 x 8, thread 8 x 1, 512 threads"};
     k.default_tile = 64;
@@ -68,25 +72,29 @@ const std::vector<KernelEntry>& register_kernels() {
     k = {};
     k.id = "blocktile2d";
     k.title = "5. 2-D register blocking";
-    k.description = "Each thread computes an outer product (up to 8 x 8) per k: 1/4 of a shared-memory load per "
-                    "FMA, paid for with about 100 registers per thread.";
+    k.description =
+        "Each thread computes an outer product (up to 8 x 8) per k: 1/4 of a shared-memory load per "
+        "FMA, paid for with about 100 registers per thread.";
     k.tiles = {64, 128};
-    k.tile_labels = {"block 64 x 64 x 8, thread 4 x 4, 256 threads", "block 128 x 128 x 8, thread 8 x 8, 256 threads"};
+    k.tile_labels = {"block 64 x 64 x 8, thread 4 x 4, 256 threads",
+                     "block 128 x 128 x 8, thread 8 x 8, 256 threads"};
     k.default_tile = 128;
     k.threads_per_block = "256";
     add(k, TS_CUDA(&launch_blocktile2d));
 
     k.id = "vectorized";
     k.title = "6. Vectorized loads";
-    k.description = "2-D blocking with 128-bit loads and stores and A transposed in shared memory: a quarter of "
-                    "the load instructions; needs K and N to be multiples of 4 for the vector path.";
+    k.description =
+        "2-D blocking with 128-bit loads and stores and A transposed in shared memory: a quarter of "
+        "the load instructions; needs K and N to be multiples of 4 for the vector path.";
     add(k, TS_CUDA(&launch_vectorized));
 
     k = {};
     k.id = "warptile";
     k.title = "7. Warp tiling";
-    k.description = "Block tile split into 32 x 64 warp tiles, each thread's 8 x 8 outputs spread as 4 x 4 pieces: "
-                    "shared-memory reads without bank conflicts, at the cost of harder index arithmetic.";
+    k.description =
+        "Block tile split into 32 x 64 warp tiles, each thread's 8 x 8 outputs spread as 4 x 4 pieces: "
+        "shared-memory reads without bank conflicts, at the cost of harder index arithmetic.";
     k.tiles = {128};
     k.tile_labels = {"block 128 x 128 x 8, warp 32 x 64, thread 8 x 8, 256 threads"};
     k.default_tile = 128;
@@ -95,8 +103,9 @@ const std::vector<KernelEntry>& register_kernels() {
 
     k.id = "async";
     k.title = "8. Double-buffered (cp.async)";
-    k.description = "Two shared-memory stages filled by cp.async while the other is computed on: load latency "
-                    "hides behind FMAs, for twice the shared memory and pipeline bookkeeping.";
+    k.description =
+        "Two shared-memory stages filled by cp.async while the other is computed on: load latency "
+        "hides behind FMAs, for twice the shared memory and pipeline bookkeeping.";
     k.tile_labels = {"block 128 x 128 x 16, warp 32 x 64, thread 8 x 8, 2 stages, 256 threads"};
     k.min_sm = 80;
     add(k, TS_CUDA(&launch_async));
@@ -104,8 +113,9 @@ const std::vector<KernelEntry>& register_kernels() {
     k = {};
     k.id = "wmma_tf32";
     k.title = "9. Tensor cores, TF32 (WMMA)";
-    k.description = "Warps issue 16 x 16 x 8 TF32 tensor-core MMAs fed by a cp.async pipeline: many times the "
-                    "FP32 throughput, but inputs are rounded to a 10-bit mantissa.";
+    k.description =
+        "Warps issue 16 x 16 x 8 TF32 tensor-core MMAs fed by a cp.async pipeline: many times the "
+        "FP32 throughput, but inputs are rounded to a 10-bit mantissa.";
     k.tiles = {128};
     k.tile_labels = {"block 128 x 128 x 32, warp 64 x 32, 2 stages, 256 threads"};
     k.default_tile = 128;
@@ -133,8 +143,9 @@ const std::vector<KernelEntry>& register_kernels() {
     k = {};
     k.id = "tiled_nosync";
     k.title = "Teaching: tiled without the second __syncthreads()";
-    k.description = "Broken on purpose: fast threads overwrite the shared tiles while slow ones still read them "
-                    "(a race; wrong values appear where warps drift apart).";
+    k.description =
+        "Broken on purpose: fast threads overwrite the shared tiles while slow ones still read them "
+        "(a race; wrong values appear where warps drift apart).";
     k.tiles = classic;
     k.tile_labels = classic_labels;
     k.default_tile = 32;
@@ -144,8 +155,9 @@ const std::vector<KernelEntry>& register_kernels() {
 
     k.id = "tiled_floork";
     k.title = "Teaching: tiled with K / TILE steps";
-    k.description = "Broken on purpose: loops K / TILE times instead of ceil(K / TILE), so whenever TILE does not "
-                    "divide K the last partial tile is dropped and every element of C is wrong.";
+    k.description =
+        "Broken on purpose: loops K / TILE times instead of ceil(K / TILE), so whenever TILE does not "
+        "divide K the last partial tile is dropped and every element of C is wrong.";
     k.default_tile = 16;
     k.cpu = &cpu_gemm_tiled_floork;
     add(k, TS_CUDA(&launch_tiled_floork));

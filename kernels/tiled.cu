@@ -8,7 +8,8 @@
 // The two teaching variants are the same code with one template flag flipped (never a copy):
 //   kSecondSync = false: no barrier after the compute loop, so fast threads overwrite the tiles while slow
 //     ones still read them (a shared-memory race: compute-sanitizer racecheck reports it).
-//   kCeilSteps = false: K / TILE steps instead of ceil(K / TILE), dropping the last partial tile whenever K is
+//   kCeilSteps = false: K / TILE steps instead of ceil(K / TILE), dropping the last partial tile whenever K
+//   is
 //     not a multiple of TILE (every element of C is then wrong by the missing products).
 #include "gemm_common.cuh"
 
@@ -46,14 +47,19 @@ static void launch(const GemmArgs& a, int tile, void* stream, const char* name) 
     CUDA_CHECK_LAUNCH();
   };
   switch (tile) {
-    case 8: return go(std::integral_constant<int, 8>());
-    case 16: return go(std::integral_constant<int, 16>());
-    case 32: return go(std::integral_constant<int, 32>());
+    case 8:
+      return go(std::integral_constant<int, 8>());
+    case 16:
+      return go(std::integral_constant<int, 16>());
+    case 32:
+      return go(std::integral_constant<int, 32>());
   }
   bad_tile(name, tile);
 }
 
-void launch_tiled(const GemmArgs& a, int tile, void* stream) { launch<true, true>(a, tile, stream, "tiled"); }
+void launch_tiled(const GemmArgs& a, int tile, void* stream) {
+  launch<true, true>(a, tile, stream, "tiled");
+}
 void launch_tiled_nosync(const GemmArgs& a, int tile, void* stream) {
   launch<false, true>(a, tile, stream, "tiled_nosync");
 }

@@ -1,19 +1,17 @@
-// Rung 6: vectorized loads. The 2-D blocked kernel, with 128-bit (float4) global loads and stores and A stored
-// transposed in shared memory (As[k][m]) so that a thread's TM values of A are contiguous: two LDS.128 instead
-// of eight scalar loads, for A and for B alike.
-// What it buys: a quarter of the load instructions, wider memory transactions.
-// What it costs: the transposing store into shared memory, and 16-byte alignment: the vector path is taken only
-// when K (for A) and N (for B and C) are multiples of 4; otherwise the same kernel loads element by element.
+// Rung 6: vectorized loads. The 2-D blocked kernel, with 128-bit (float4) global loads and stores and A
+// stored transposed in shared memory (As[k][m]) so that a thread's TM values of A are contiguous: two LDS.128
+// instead of eight scalar loads, for A and for B alike. What it buys: a quarter of the load instructions,
+// wider memory transactions. What it costs: the transposing store into shared memory, and 16-byte alignment:
+// the vector path is taken only when K (for A) and N (for B and C) are multiples of 4; otherwise the same
+// kernel loads element by element.
 #include "gemm_common.cuh"
 
 namespace ts {
 
 template <int BM, int BN, int BK, int TM, int TN>
-__global__ void __launch_bounds__(BM * BN / (TM * TN)) vectorized_kernel(const float* __restrict__ A,
-                                                                         const float* __restrict__ B,
-                                                                         float* __restrict__ C, int64_t m,
-                                                                         int64_t n, int64_t k, bool vec_a,
-                                                                         bool vec_b) {
+__global__ void __launch_bounds__(BM* BN / (TM * TN))
+    vectorized_kernel(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
+                      int64_t m, int64_t n, int64_t k, bool vec_a, bool vec_b) {
   constexpr int NT = BM * BN / (TM * TN);
   static_assert(TM % 4 == 0 && TN % 4 == 0 && BK % 4 == 0 && BN % 4 == 0, "float4 tiles");
   __shared__ __align__(16) float As[BK * BM];  // transposed: As[d * BM + row]
@@ -63,8 +61,8 @@ __global__ void __launch_bounds__(BM * BN / (TM * TN)) vectorized_kernel(const f
 template <int BM, int BN, int BK, int TM, int TN>
 static void go(const GemmArgs& a, cudaStream_t s) {
   const dim3 grid(blocks_for(a.n, BN), blocks_for(a.m, BM));
-  vectorized_kernel<BM, BN, BK, TM, TN><<<grid, BM * BN / (TM * TN), 0, s>>>(a.A, a.B, a.C, a.m, a.n, a.k,
-                                                                             a.k % 4 == 0, a.n % 4 == 0);
+  vectorized_kernel<BM, BN, BK, TM, TN>
+      <<<grid, BM * BN / (TM * TN), 0, s>>>(a.A, a.B, a.C, a.m, a.n, a.k, a.k % 4 == 0, a.n % 4 == 0);
   CUDA_CHECK_LAUNCH();
 }
 

@@ -12,14 +12,15 @@ namespace ts {
 
 namespace {
 constexpr int BM = 128, BN = 128, BK = 8, WM = 32, WN = 64, NT = 256;
-constexpr int APAD = 4;  // As row stride BM + 4: transposing stores of rows r and r + 1 land in different banks
+constexpr int APAD =
+    4;  // As row stride BM + 4: transposing stores of rows r and r + 1 land in different banks
 static_assert((BM / WM) * (BN / WN) * 32 == NT, "8 warps");
 static_assert(WM == 32 && WN == 64, "lane layout below: 4 x 8 lanes, each 2 x 2 pieces of 4 x 4");
 }  // namespace
 
-__global__ void __launch_bounds__(NT) warptile_kernel(const float* __restrict__ A, const float* __restrict__ B,
-                                                      float* __restrict__ C, int64_t m, int64_t n, int64_t k,
-                                                      bool vec_a, bool vec_b) {
+__global__ void __launch_bounds__(NT)
+    warptile_kernel(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
+                    int64_t m, int64_t n, int64_t k, bool vec_a, bool vec_b) {
   __shared__ __align__(16) float As[BK][BM + APAD];
   __shared__ __align__(16) float Bs[BK][BN];
   const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
@@ -61,7 +62,8 @@ __global__ void __launch_bounds__(NT) warptile_kernel(const float* __restrict__ 
 #pragma unroll
   for (int i = 0; i < 8; ++i) {
     const int64_t row = row0 + a_off + (i < 4 ? i : WM / 2 + i - 4);
-    store4_checked(C, row, col0 + b_off, m, n, n, vec_b, make_float4(acc[i][0], acc[i][1], acc[i][2], acc[i][3]));
+    store4_checked(C, row, col0 + b_off, m, n, n, vec_b,
+                   make_float4(acc[i][0], acc[i][1], acc[i][2], acc[i][3]));
     store4_checked(C, row, col0 + b_off + WN / 2, m, n, n, vec_b,
                    make_float4(acc[i][4], acc[i][5], acc[i][6], acc[i][7]));
   }
@@ -70,8 +72,8 @@ __global__ void __launch_bounds__(NT) warptile_kernel(const float* __restrict__ 
 void launch_warptile(const GemmArgs& a, int tile, void* stream) {
   if (tile != 128) bad_tile("warptile", tile);
   const dim3 grid(blocks_for(a.n, BN), blocks_for(a.m, BM));
-  warptile_kernel<<<grid, NT, 0, static_cast<cudaStream_t>(stream)>>>(a.A, a.B, a.C, a.m, a.n, a.k, a.k % 4 == 0,
-                                                                      a.n % 4 == 0);
+  warptile_kernel<<<grid, NT, 0, static_cast<cudaStream_t>(stream)>>>(a.A, a.B, a.C, a.m, a.n, a.k,
+                                                                      a.k % 4 == 0, a.n % 4 == 0);
   CUDA_CHECK_LAUNCH();
 }
 

@@ -1,11 +1,10 @@
-// Rung 9: tensor cores in TF32 through WMMA (sm_80+). Each warp owns a 64 x 32 piece of a 128 x 128 block tile
-// as 4 x 2 accumulator fragments of 16 x 16; per 8-deep k step it loads fragments of A and B from shared memory,
-// rounds them to TF32 (10-bit mantissa) and issues tensor-core MMAs. Tiles arrive through a two-stage cp.async
-// pipeline as in the previous rung.
-// What it buys: tensor cores do 8x-16x the multiply-adds per clock of the FP32 pipes.
-// What it costs: precision (inputs rounded to TF32: errors grow like sqrt(K) * 2^-11, checked with a TF32
-// tolerance), more shared memory (dynamic, 69 KiB), and an epilogue through shared memory so that ragged edges
-// of C are written with bounds checks.
+// Rung 9: tensor cores in TF32 through WMMA (sm_80+). Each warp owns a 64 x 32 piece of a 128 x 128 block
+// tile as 4 x 2 accumulator fragments of 16 x 16; per 8-deep k step it loads fragments of A and B from shared
+// memory, rounds them to TF32 (10-bit mantissa) and issues tensor-core MMAs. Tiles arrive through a two-stage
+// cp.async pipeline as in the previous rung. What it buys: tensor cores do 8x-16x the multiply-adds per clock
+// of the FP32 pipes. What it costs: precision (inputs rounded to TF32: errors grow like sqrt(K) * 2^-11,
+// checked with a TF32 tolerance), more shared memory (dynamic, 69 KiB), and an epilogue through shared memory
+// so that ragged edges of C are written with bounds checks.
 #include <mma.h>
 
 #include "gemm_common.cuh"
@@ -58,8 +57,9 @@ __device__ __forceinline__ void load_stage(float* sa, float* sb, const float* __
 }  // namespace
 
 template <int kMinBlocks, bool kVecA, bool kVecB>
-__global__ void __launch_bounds__(NT, kMinBlocks) wmma_tf32_kernel(const float* __restrict__ A, const float* __restrict__ B,
-                                                       float* __restrict__ C, int64_t m, int64_t n, int64_t k) {
+__global__ void __launch_bounds__(NT, kMinBlocks)
+    wmma_tf32_kernel(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
+                     int64_t m, int64_t n, int64_t k) {
 #if __CUDA_ARCH__ >= 800
   using namespace nvcuda;
   extern __shared__ __align__(128) float smem[];
@@ -113,7 +113,8 @@ __global__ void __launch_bounds__(NT, kMinBlocks) wmma_tf32_kernel(const float* 
     }
     __syncthreads();
   }
-  // Epilogue: each warp stages its 64 x 32 result in shared memory, then writes rows of 32 with bounds checks.
+  // Epilogue: each warp stages its 64 x 32 result in shared memory, then writes rows of 32 with bounds
+  // checks.
   float* cs = smem + warp * WM * WN;
 #pragma unroll
   for (int i = 0; i < WM / 16; ++i)
@@ -132,8 +133,8 @@ __global__ void __launch_bounds__(NT, kMinBlocks) wmma_tf32_kernel(const float* 
 template <int kMinBlocks, bool kVecA, bool kVecB>
 static void go(const GemmArgs& a, cudaStream_t s) {
   static const bool configured = [] {
-    CUDA_CHECK(cudaFuncSetAttribute(wmma_tf32_kernel<kMinBlocks, kVecA, kVecB>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    int(kSmemBytes)));
+    CUDA_CHECK(cudaFuncSetAttribute(wmma_tf32_kernel<kMinBlocks, kVecA, kVecB>,
+                                    cudaFuncAttributeMaxDynamicSharedMemorySize, int(kSmemBytes)));
     return true;
   }();
   (void)configured;
@@ -148,10 +149,14 @@ void launch_wmma_tf32(const GemmArgs& a, int tile, void* stream) {
   const bool va = a.k % 4 == 0, vb = a.n % 4 == 0;
   // Two blocks per SM (registers capped at 128 through __launch_bounds__) measured 9 % faster than one on an
   // H100 at 4096^3: more warps to hide the cp.async and shared-memory latency.
-  if (va && vb) go<2, true, true>(a, s);
-  else if (va) go<2, true, false>(a, s);
-  else if (vb) go<2, false, true>(a, s);
-  else go<2, false, false>(a, s);
+  if (va && vb)
+    go<2, true, true>(a, s);
+  else if (va)
+    go<2, true, false>(a, s);
+  else if (vb)
+    go<2, false, true>(a, s);
+  else
+    go<2, false, false>(a, s);
 }
 
 }  // namespace ts

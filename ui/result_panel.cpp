@@ -60,7 +60,11 @@ class ResultPanel final : public Panel {
     ImGui::SameLine();
     ImGui::TextDisabled("vs %s", r.reference.c_str());
     ImGui::PushTextWrapPos(0);
-    ImGui::TextDisabled("Tolerance = 8 K eps32 max|A| max|B|: grows with the depth K of each dot product.");
+    const KernelInfo* k = find_kernel(s.kernels, p.kernel);
+    ImGui::TextDisabled(
+        k && k->tf32 ? "Tolerance = (8 K eps32 + 4 sqrt(K) 2^-10) max|A| max|B|: TF32 inputs keep "
+                       "10 mantissa bits, and their errors grow like sqrt(K)."
+                     : "Tolerance = 8 K eps32 max|A| max|B|: grows with the depth K of each dot product.");
     ImGui::PopTextWrapPos();
     if (s.result->spec != s.settings.spec)
       ImGui::TextDisabled(s.busy ? "(a newer request is running)" : "(controls changed since this run)");

@@ -13,10 +13,14 @@ namespace ts {
 
 const char* to_string(StopReason r) {
   switch (r) {
-    case StopReason::Continue: return "running";
-    case StopReason::Converged: return "converged";
-    case StopReason::TimeLimit: return "time limit";
-    case StopReason::SampleLimit: return "sample limit";
+    case StopReason::Continue:
+      return "running";
+    case StopReason::Converged:
+      return "converged";
+    case StopReason::TimeLimit:
+      return "time limit";
+    case StopReason::SampleLimit:
+      return "sample limit";
   }
   return "?";
 }
@@ -39,10 +43,10 @@ StopReason bench_should_stop(const std::vector<double>& s, double wall_s, const 
 }
 
 int fp32_lanes_per_sm(int sm) {
-  if (sm >= 100) return 128;             // Blackwell
-  if (sm == 80) return 64;               // A100
-  if (sm >= 86) return 128;              // GA10x, Ada, Hopper
-  if (sm >= 70 && sm < 80) return 64;    // Volta, Turing
+  if (sm >= 100) return 128;           // Blackwell
+  if (sm == 80) return 64;             // A100
+  if (sm >= 86) return 128;            // GA10x, Ada, Hopper
+  if (sm >= 70 && sm < 80) return 64;  // Volta, Turing
   return 0;
 }
 
@@ -72,7 +76,8 @@ std::vector<Shape> parse_shapes(const std::string& text) {
       const int64_t n = parse_dim(parts[0], "shape");
       shapes.push_back({n, n, n});
     } else if (parts.size() == 3) {
-      shapes.push_back({parse_dim(parts[0], "shape M"), parse_dim(parts[1], "shape N"), parse_dim(parts[2], "shape K")});
+      shapes.push_back(
+          {parse_dim(parts[0], "shape M"), parse_dim(parts[1], "shape N"), parse_dim(parts[2], "shape K")});
     } else {
       throw ValidationError("shape '" + item + "' is neither N nor MxNxK");
     }
@@ -116,23 +121,27 @@ std::string csv_field(const std::string& s) {
 std::string format_csv(const BenchMeta& m, const std::vector<BenchPoint>& pts) {
   std::ostringstream os;
   os << "# device," << csv_field(m.device) << "\n# compute_capability," << m.sm / 10 << "." << m.sm % 10
-     << "\n# driver," << m.driver << "\n# cuda_runtime," << m.cuda_runtime << "\n# tilescope," << m.program_version
-     << "\n# commit," << m.commit << "\n# date," << m.date << "\n# cold_l2," << (m.cold ? "yes" : "no")
-     << "\n# peak_fp32_tflops," << fmt("%.2f", m.peak_fp32_tflops) << "\n# peak_tf32_tflops,"
-     << fmt("%.2f", m.peak_tf32_tflops) << (m.interrupted ? "\n# interrupted,yes" : "") << "\n";
-  os << "kernel,tile,precision,m,n,k,verified,max_abs_err,tolerance,samples,median_ms,p25_ms,p75_ms,iqr_ms,min_ms,"
-        "mean_ms,stddev_ms,noise,stop,tflops,pct_peak,pct_cublas,sm_clock_min_mhz,sm_clock_median_mhz,throttled,"
+     << "\n# driver," << m.driver << "\n# cuda_runtime," << m.cuda_runtime << "\n# tilescope,"
+     << m.program_version << "\n# commit," << m.commit << "\n# date," << m.date << "\n# cold_l2,"
+     << (m.cold ? "yes" : "no") << "\n# peak_fp32_tflops," << fmt("%.2f", m.peak_fp32_tflops)
+     << "\n# peak_tf32_tflops," << fmt("%.2f", m.peak_tf32_tflops)
+     << (m.interrupted ? "\n# interrupted,yes" : "") << "\n";
+  os << "kernel,tile,precision,m,n,k,verified,max_abs_err,tolerance,samples,median_ms,p25_ms,p75_ms,iqr_ms,"
+        "min_ms,"
+        "mean_ms,stddev_ms,noise,stop,tflops,pct_peak,pct_cublas,sm_clock_min_mhz,sm_clock_median_mhz,"
+        "throttled,"
         "throttle_reasons,error\n";
   for (const auto& p : pts) {
-    os << p.kernel << "," << p.tile << "," << (p.tf32 ? "tf32" : "fp32") << "," << p.m << "," << p.n << "," << p.k
-       << "," << (p.verified ? "yes" : "no") << "," << fmt("%.3e", p.max_abs_err) << "," << fmt("%.3e", p.tolerance)
-       << "," << p.stats.count << "," << fmt("%.6f", p.stats.median) << "," << fmt("%.6f", p.stats.p25) << ","
-       << fmt("%.6f", p.stats.p75) << "," << fmt("%.6f", p.stats.p75 - p.stats.p25) << ","
-       << fmt("%.6f", p.stats.min) << "," << fmt("%.6f", p.stats.mean) << "," << fmt("%.6f", p.stats.stddev) << ","
-       << fmt("%.5f", p.noise) << "," << csv_field(p.stop) << "," << fmt("%.3f", p.tflops) << ","
-       << fmt("%.2f", p.pct_peak) << "," << (p.pct_cublas >= 0 ? fmt("%.2f", p.pct_cublas) : "") << ","
-       << fmt("%.0f", p.sm_clock_min_mhz) << "," << fmt("%.0f", p.sm_clock_median_mhz) << ","
-       << (p.throttled ? "yes" : "no") << "," << csv_field(p.throttle_reasons) << "," << csv_field(p.error) << "\n";
+    os << p.kernel << "," << p.tile << "," << (p.tf32 ? "tf32" : "fp32") << "," << p.m << "," << p.n << ","
+       << p.k << "," << (p.verified ? "yes" : "no") << "," << fmt("%.3e", p.max_abs_err) << ","
+       << fmt("%.3e", p.tolerance) << "," << p.stats.count << "," << fmt("%.6f", p.stats.median) << ","
+       << fmt("%.6f", p.stats.p25) << "," << fmt("%.6f", p.stats.p75) << ","
+       << fmt("%.6f", p.stats.p75 - p.stats.p25) << "," << fmt("%.6f", p.stats.min) << ","
+       << fmt("%.6f", p.stats.mean) << "," << fmt("%.6f", p.stats.stddev) << "," << fmt("%.5f", p.noise)
+       << "," << csv_field(p.stop) << "," << fmt("%.3f", p.tflops) << "," << fmt("%.2f", p.pct_peak) << ","
+       << (p.pct_cublas >= 0 ? fmt("%.2f", p.pct_cublas) : "") << "," << fmt("%.0f", p.sm_clock_min_mhz)
+       << "," << fmt("%.0f", p.sm_clock_median_mhz) << "," << (p.throttled ? "yes" : "no") << ","
+       << csv_field(p.throttle_reasons) << "," << csv_field(p.error) << "\n";
   }
   return os.str();
 }
@@ -188,22 +197,24 @@ std::string format_json(const BenchMeta& m, const std::vector<BenchPoint>& pts) 
 
 std::string format_markdown(const BenchMeta& m, const std::vector<BenchPoint>& pts) {
   std::ostringstream os;
-  os << "TileScope " << m.program_version << " (" << m.commit << ") on " << m.device << ", compute capability "
-     << m.sm / 10 << "." << m.sm % 10 << ", " << m.sm_count << " SMs, driver " << m.driver << ", CUDA runtime "
-     << m.cuda_runtime << ", " << m.date << ". Peaks at " << fmt("%.0f", m.max_sm_clock_mhz)
-     << " MHz: FP32 " << fmt("%.1f", m.peak_fp32_tflops) << " TFLOP/s, TF32 " << fmt("%.1f", m.peak_tf32_tflops)
-     << " TFLOP/s. L2 " << (m.cold ? "flushed before every sample (cold)" : "warm") << "."
+  os << "TileScope " << m.program_version << " (" << m.commit << ") on " << m.device
+     << ", compute capability " << m.sm / 10 << "." << m.sm % 10 << ", " << m.sm_count << " SMs, driver "
+     << m.driver << ", CUDA runtime " << m.cuda_runtime << ", " << m.date << ". Peaks at "
+     << fmt("%.0f", m.max_sm_clock_mhz) << " MHz: FP32 " << fmt("%.1f", m.peak_fp32_tflops)
+     << " TFLOP/s, TF32 " << fmt("%.1f", m.peak_tf32_tflops) << " TFLOP/s. L2 "
+     << (m.cold ? "flushed before every sample (cold)" : "warm") << "."
      << (m.interrupted ? " Interrupted: the points below are those completed." : "") << "\n\n";
-  os << "| kernel | tile | M x N x K | median ms | IQR ms | samples | TFLOP/s | % peak | % cuBLAS | SM MHz | check |\n";
+  os << "| kernel | tile | M x N x K | median ms | IQR ms | samples | TFLOP/s | % peak | % cuBLAS | SM MHz | "
+        "check |\n";
   os << "|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& p : pts) {
-    os << "| " << p.kernel << (p.tf32 ? " (tf32)" : "") << " | " << (p.tile ? std::to_string(p.tile) : "-") << " | "
-       << shape_str(p) << " | ";
+    os << "| " << p.kernel << (p.tf32 ? " (tf32)" : "") << " | " << (p.tile ? std::to_string(p.tile) : "-")
+       << " | " << shape_str(p) << " | ";
     if (p.stats.count) {
-      os << fmt("%.4f", p.stats.median) << " | " << fmt("%.4f", p.stats.p75 - p.stats.p25) << " | " << p.stats.count
-         << " | " << fmt("%.2f", p.tflops) << " | " << fmt("%.1f", p.pct_peak) << " | "
-         << (p.pct_cublas >= 0 ? fmt("%.1f", p.pct_cublas) : "-") << " | " << fmt("%.0f", p.sm_clock_median_mhz)
-         << (p.throttled ? " (throttled)" : "") << " | ";
+      os << fmt("%.4f", p.stats.median) << " | " << fmt("%.4f", p.stats.p75 - p.stats.p25) << " | "
+         << p.stats.count << " | " << fmt("%.2f", p.tflops) << " | " << fmt("%.1f", p.pct_peak) << " | "
+         << (p.pct_cublas >= 0 ? fmt("%.1f", p.pct_cublas) : "-") << " | "
+         << fmt("%.0f", p.sm_clock_median_mhz) << (p.throttled ? " (throttled)" : "") << " | ";
     } else {
       os << "- | - | 0 | - | - | - | - | ";
     }

@@ -23,7 +23,8 @@ const char* to_string(StopReason r);
 
 // noise = stddev / mean of the samples (0 for fewer than 2).
 double noise(const std::vector<double>& samples);
-// After each sample: keep going, or why to stop. measured_s = sum of samples; wall_s = time spent on the point.
+// After each sample: keep going, or why to stop. measured_s = sum of samples; wall_s = time spent on the
+// point.
 StopReason bench_should_stop(const std::vector<double>& samples_ms, double wall_s, const BenchPolicy& p);
 
 // Peak FLOP/s of a GPU from its compute capability, SM count and SM clock. FP32: FMA lanes per SM x 2.
@@ -74,7 +75,8 @@ std::string format_csv(const BenchMeta& meta, const std::vector<BenchPoint>& poi
 std::string format_json(const BenchMeta& meta, const std::vector<BenchPoint>& points);
 std::string format_markdown(const BenchMeta& meta, const std::vector<BenchPoint>& points);
 // "csv", "json" or "md" (throws ValidationError otherwise).
-std::string format_bench(const std::string& format, const BenchMeta& meta, const std::vector<BenchPoint>& points);
+std::string format_bench(const std::string& format, const BenchMeta& meta,
+                         const std::vector<BenchPoint>& points);
 
 // Fills pct_cublas of every point from the cublas (FP32) / cublas_tf32 (TF32) point of the same shape.
 void relate_to_cublas(std::vector<BenchPoint>& points);

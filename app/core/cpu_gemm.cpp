@@ -116,8 +116,8 @@ void cpu_gemm_tiled(const float* A, const float* B, float* C, int64_t m, int64_t
   tiled_impl(A, B, C, m, n, k, tile, cancel, true);
 }
 
-void cpu_gemm_tiled_floork(const float* A, const float* B, float* C, int64_t m, int64_t n, int64_t k, int tile,
-                           const CancelToken* cancel) {
+void cpu_gemm_tiled_floork(const float* A, const float* B, float* C, int64_t m, int64_t n, int64_t k,
+                           int tile, const CancelToken* cancel) {
   tiled_impl(A, B, C, m, n, k, tile, cancel, false);
 }
 

@@ -25,7 +25,7 @@ void cpu_gemm_naive(const float* A, const float* B, float* C, int64_t m, int64_t
 void cpu_gemm_tiled(const float* A, const float* B, float* C, int64_t m, int64_t n, int64_t k, int tile,
                     const CancelToken* cancel = nullptr);
 // The teaching variant that walks k / tile steps (drops the last partial tile when tile does not divide k).
-void cpu_gemm_tiled_floork(const float* A, const float* B, float* C, int64_t m, int64_t n, int64_t k, int tile,
-                           const CancelToken* cancel = nullptr);
+void cpu_gemm_tiled_floork(const float* A, const float* B, float* C, int64_t m, int64_t n, int64_t k,
+                           int tile, const CancelToken* cancel = nullptr);
 
 }  // namespace ts

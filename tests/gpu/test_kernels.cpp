@@ -203,7 +203,8 @@ TEST(TeachingVariants, FloorKFailsExactlyWhenTheTileDoesNotDivideK) {
       req.spec.tile = tile;
       req.samples = 1;
       RunResult r = backend->run(req, CancelToken());
-      EXPECT_EQ(r.error.passed, k % tile == 0) << "T=" << tile << " K=" << k << " err " << r.error.max_abs_err;
+      EXPECT_EQ(r.error.passed, k % tile == 0)
+          << "T=" << tile << " K=" << k << " err " << r.error.max_abs_err;
       // Every element misses products; a few may miss by less than the tolerance (tiny products).
       if (k % tile != 0) EXPECT_GT(r.error.bad_elements, 70 * 90 * 9 / 10);
     }

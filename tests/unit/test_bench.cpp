@@ -8,7 +8,7 @@
 using namespace ts;
 
 TEST(BenchStop, NeedsMinimumSamplesAndTimeThenLowNoise) {
-  BenchPolicy p;  // 10 samples, 0.5 s, 0.5 % noise, 10 s limit
+  BenchPolicy p;                    // 10 samples, 0.5 s, 0.5 % noise, 10 s limit
   std::vector<double> s(9, 100.0);  // 0.9 s of kernel time, no noise, but only 9 samples
   EXPECT_EQ(bench_should_stop(s, 1.0, p), StopReason::Continue);
   s.push_back(100.0);
