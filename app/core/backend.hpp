@@ -11,6 +11,8 @@
 
 #include "cancel.hpp"
 #include "matrix.hpp"
+#include "occupancy.hpp"
+#include "schedule.hpp"
 #include "problem.hpp"
 #include "verify.hpp"
 
@@ -34,6 +36,7 @@ struct KernelInfo {
   bool is_reference = false;      // the trusted result others are checked against
   bool teaching = false;          // has a bug on purpose
   bool tf32 = false;              // rounds inputs to TF32 (tensor cores): checked with the TF32 tolerance
+  bool traceable = false;         // has an instrumented build for the tile schedule
   int min_sm = 0;                 // oldest compute capability it runs on (major * 10 + minor), 0: any
   bool has_cuda = false;          // a CUDA implementation was compiled in
   CpuGemmFn cpu = nullptr;        // CPU implementation, if any
@@ -54,6 +57,7 @@ struct RunRequest {
   int warmup = -1;                         // untimed launches first (-1: the backend's default)
   bool keep_output = false;                // return the full C in RunResult::c
   int view_size = 0;                       // > 0: return heatmap views of at most view_size^2 values
+  bool profile = false;                    // GPU: also time cuBLAS, report occupancy, record a tile trace
 };
 
 struct MatrixViews {
@@ -70,6 +74,13 @@ struct RunResult {
   ErrorStats error;
   std::shared_ptr<const MatrixViews> views;
   std::shared_ptr<const HostMatrix> c;
+  double reference_ms = 0;  // cuBLAS (same precision) at the same shape, median of a few launches (0: not run)
+  double peak_tflops = 0;   // of the device, at this kernel's precision (0: unknown)
+  // GPU only (empty on the CPU backend, which has neither):
+  std::optional<OccupancyReport> occupancy;       // the launch that was timed
+  std::vector<std::pair<int, OccupancyReport>> occupancy_by_tile;  // every tile the kernel supports
+  std::shared_ptr<const TileTrace> trace;         // one instrumented launch, separate from the timed ones
+  std::string trace_note;                         // why there is no trace (e.g. cuBLAS cannot be instrumented)
 };
 
 class Backend {

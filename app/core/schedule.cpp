@@ -1,0 +1,110 @@
+#include "schedule.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include "csv.hpp"
+
+namespace ts {
+
+std::string check_trace(const TileTrace& t) {
+  if (t.grid_x <= 0 || t.grid_y <= 0) return "empty grid";
+  if (t.records.size() != size_t(t.grid_x) * size_t(t.grid_y)) return "record count differs from the grid";
+  for (size_t i = 0; i < t.records.size(); ++i) {
+    const TileRecord& r = t.records[i];
+    if (r.start_ns == 0) return "tile " + std::to_string(i) + " was never started";
+    if (r.end_ns < r.start_ns) return "tile " + std::to_string(i) + " ends before it starts";
+    if (t.sm_count > 0 && int(r.smid) >= t.sm_count)
+      return "tile " + std::to_string(i) + " reports SM " + std::to_string(r.smid);
+  }
+  return "";
+}
+
+ScheduleSummary summarize_schedule(const TileTrace& t) {
+  ScheduleSummary s;
+  s.problem = check_trace(t);
+  if (!s.problem.empty()) return s;
+  s.t0 = UINT64_MAX;
+  s.t1 = 0;
+  s.tiles_per_sm.assign(size_t(std::max(t.sm_count, 1)), 0);
+  double sum = 0;
+  s.min_tile_us = 1e300;
+  std::map<uint32_t, std::vector<const TileRecord*>> per_sm;
+  for (const auto& r : t.records) {
+    s.t0 = std::min(s.t0, r.start_ns);
+    s.t1 = std::max(s.t1, r.end_ns);
+    if (r.smid >= s.tiles_per_sm.size()) s.tiles_per_sm.resize(r.smid + 1, 0);
+    ++s.tiles_per_sm[r.smid];
+    const double us = double(r.end_ns - r.start_ns) * 1e-3;
+    sum += us;
+    s.min_tile_us = std::min(s.min_tile_us, us);
+    s.max_tile_us = std::max(s.max_tile_us, us);
+    per_sm[r.smid].push_back(&r);
+  }
+  s.mean_tile_us = sum / double(t.records.size());
+  for (const auto& c : concurrency_curve(t)) s.max_concurrency = std::max(s.max_concurrency, c.second);
+  // Waves: on each SM, the longest chain of tiles that ran strictly one after another (greedy by end time).
+  for (auto& [sm, v] : per_sm) {
+    std::sort(v.begin(), v.end(), [](auto* a, auto* b) { return a->end_ns < b->end_ns; });
+    int chain = 0;
+    uint64_t last_end = 0;
+    for (auto* r : v)
+      if (r->start_ns >= last_end) {
+        ++chain;
+        last_end = r->end_ns;
+      }
+    s.waves = std::max(s.waves, chain);
+  }
+  return s;
+}
+
+std::vector<std::pair<double, int>> concurrency_curve(const TileTrace& t) {
+  std::vector<std::pair<uint64_t, int>> ev;
+  ev.reserve(t.records.size() * 2);
+  uint64_t t0 = UINT64_MAX;
+  for (const auto& r : t.records) {
+    ev.emplace_back(r.start_ns, +1);
+    ev.emplace_back(r.end_ns, -1);
+    t0 = std::min(t0, r.start_ns);
+  }
+  // Ends before starts at the same instant: a tile that ends as another begins does not overlap it.
+  std::sort(ev.begin(), ev.end());
+  std::vector<std::pair<double, int>> curve;
+  int level = 0;
+  for (size_t i = 0; i < ev.size(); ++i) {
+    level += ev[i].second;
+    if (i + 1 == ev.size() || ev[i + 1].first != ev[i].first)
+      curve.emplace_back(double(ev[i].first - t0), level);
+  }
+  return curve;
+}
+
+uint64_t timer_resolution(const TileTrace& t) {
+  std::vector<uint64_t> stamps;
+  for (const auto& r : t.records) {
+    stamps.push_back(r.start_ns);
+    stamps.push_back(r.end_ns);
+  }
+  std::sort(stamps.begin(), stamps.end());
+  uint64_t best = 0;
+  for (size_t i = 1; i < stamps.size(); ++i) {
+    const uint64_t d = stamps[i] - stamps[i - 1];
+    if (d > 0 && (best == 0 || d < best)) best = d;
+  }
+  return best;
+}
+
+std::string schedule_csv(const TileTrace& t) {
+  CsvWriter w({"tile_row", "tile_col", "sm", "start_us", "end_us", "duration_us"});
+  uint64_t t0 = UINT64_MAX;
+  for (const auto& r : t.records) t0 = std::min(t0, r.start_ns);
+  for (size_t i = 0; i < t.records.size(); ++i) {
+    const TileRecord& r = t.records[i];
+    w.row({std::to_string(i / size_t(t.grid_x)), std::to_string(i % size_t(t.grid_x)), std::to_string(r.smid),
+           CsvWriter::num(double(r.start_ns - t0) * 1e-3, "%.3f"), CsvWriter::num(double(r.end_ns - t0) * 1e-3, "%.3f"),
+           CsvWriter::num(double(r.end_ns - r.start_ns) * 1e-3, "%.3f")});
+  }
+  return w.str();
+}
+
+}  // namespace ts

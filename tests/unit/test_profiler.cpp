@@ -1,0 +1,180 @@
+// The profiler's model: ring buffers, timing history, CSV, occupancy arithmetic, tile-schedule aggregation.
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "csv.hpp"
+#include "occupancy.hpp"
+#include "ring_buffer.hpp"
+#include "schedule.hpp"
+#include "test_util.hpp"
+#include "timing_history.hpp"
+
+using namespace ts;
+
+TEST(RingBuffer, KeepsTheNewestValuesOldestFirst) {
+  RingBuffer<int> r(3);
+  EXPECT_TRUE(r.empty());
+  r.push(1);
+  r.push(2);
+  EXPECT_EQ(r.to_vector(), (std::vector<int>{1, 2}));
+  EXPECT_EQ(r.offset(), 0u);
+  r.push(3);
+  r.push(4);
+  r.push(5);
+  EXPECT_EQ(r.size(), 3u);
+  EXPECT_EQ(r.to_vector(), (std::vector<int>{3, 4, 5}));
+  EXPECT_EQ(r.back(), 5);
+  // In-place view for plotting: data()[(offset + i) % capacity] is the i-th oldest.
+  EXPECT_EQ(r.data()[(r.offset() + 0) % 3], 3);
+  EXPECT_EQ(r.data()[(r.offset() + 2) % 3], 5);
+  EXPECT_THROW(RingBuffer<int>(0), std::invalid_argument);
+}
+
+TEST(TimingHistory, OneSeriesPerConfigurationWithWindowStatistics) {
+  TimingHistory h(5);
+  RunResult r;
+  r.spec.kernel = "tiled";
+  r.spec.tile = 32;
+  r.spec.m = r.spec.n = r.spec.k = 1000;
+  r.times_ms = {1, 2, 3, 4, 5, 6, 7};  // only the newest 5 stay: 3..7
+  r.reference_ms = 0.5;
+  h.add(r, false);
+  const TimingSeries* s = h.find(SeriesKey::of(r.spec));
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(s->ms.size(), 5u);
+  EXPECT_DOUBLE_EQ(s->median_ms, 5);
+  EXPECT_DOUBLE_EQ(s->p10_ms, 3.4);
+  EXPECT_DOUBLE_EQ(s->p90_ms, 6.6);
+  EXPECT_DOUBLE_EQ(s->reference_ms, 0.5);
+  EXPECT_NEAR(s->tflops.back(), 2e9 / 7e-3 / 1e12, 1e-12);
+  r.spec.tile = 16;
+  r.times_ms = {9};
+  h.add(r, false);
+  EXPECT_EQ(h.series().size(), 2u);
+  EXPECT_EQ(h.launches(), 8);
+  EXPECT_EQ(h.same_shape(1000, 1000, 1000).size(), 2u);
+  EXPECT_TRUE(h.same_shape(1000, 1000, 999).empty());
+  const std::string csv = h.to_csv();
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 5 + 1);
+  EXPECT_NE(csv.find("tiled,16,1000,1000,1000,7,9.000000"), std::string::npos) << csv;
+}
+
+TEST(Csv, QuotesWhatNeedsQuotingAndNeverReplacesAFile) {
+  CsvWriter w({"a", "b"});
+  w.row({"plain", "with,comma"});
+  w.row({"say \"hi\"", "line\nbreak"});
+  EXPECT_EQ(w.str(), "a,b\nplain,\"with,comma\"\n\"say \"\"hi\"\"\",\"line\nbreak\"\n");
+  EXPECT_THROW(w.row({"one"}), std::invalid_argument);
+  test::TempDir dir;
+  write_new_file(dir.path() / "x.csv", w.str());
+  EXPECT_THROW(write_new_file(dir.path() / "x.csv", "other"), std::runtime_error);
+  std::ifstream f(dir.path() / "x.csv");
+  std::string first;
+  std::getline(f, first);
+  EXPECT_EQ(first, "a,b");
+}
+
+namespace {
+DeviceLimits h100() {
+  DeviceLimits d;
+  d.sm_count = 132;
+  d.max_threads_per_sm = 2048;
+  d.max_blocks_per_sm = 32;
+  d.regs_per_sm = 65536;
+  d.smem_per_sm = 233472;  // 228 KiB
+  d.reserved_smem_per_block = 1024;
+  return d;
+}
+}  // namespace
+
+TEST(Occupancy, ClassicTiledKernelOnAnH100ByHand) {
+  // GPU.md: T=8 32 regs, 512 B smem: 32 blocks/SM; T=16: 8 blocks/SM; T=32: 2 blocks/SM.
+  OccupancyReport t8 = compute_occupancy(h100(), {64, 32, 512, 0}, 512 * 512);
+  EXPECT_EQ(t8.by_threads, 32);
+  EXPECT_EQ(t8.by_regs, 32);   // 32 regs x 32 lanes = 1024 per warp, 64 warps, 2 per block
+  EXPECT_EQ(t8.by_smem, 152);  // 512 + 1024 reserved = 1536 per block
+  EXPECT_EQ(t8.blocks_per_sm, 32);
+  EXPECT_EQ(t8.limiter, "threads = registers = blocks per SM");
+  EXPECT_DOUBLE_EQ(t8.occupancy, 1.0);
+  // 262144 blocks / (32 x 132 = 4224 per wave) = 62.06 waves: 62 full ones and a tail of 256 blocks.
+  EXPECT_EQ(t8.full_waves, 62);
+  EXPECT_NEAR(t8.waves, 262144.0 / 4224.0, 1e-12);
+  EXPECT_NEAR(t8.tail_fill, 256.0 / 4224.0, 1e-12);
+
+  OccupancyReport t32 = compute_occupancy(h100(), {1024, 32, 8192, 0}, 128 * 128);
+  EXPECT_EQ(t32.blocks_per_sm, 2);
+  EXPECT_EQ(t32.limiter, "threads = registers");
+  EXPECT_NEAR(t32.waves, 16384.0 / 264.0, 1e-12);
+}
+
+TEST(Occupancy, RegistersAndSharedMemoryLimitBigBlocks) {
+  // 256 threads x 168 registers: 168 x 32 = 5376 -> 5376 per warp (a multiple of 256), 12 warps fit: 1 block.
+  OccupancyReport regs = compute_occupancy(h100(), {256, 168, 32768, 0}, 1024);
+  EXPECT_EQ(regs.by_regs, 1);
+  EXPECT_EQ(regs.blocks_per_sm, 1);
+  EXPECT_EQ(regs.limiter, "registers");
+  EXPECT_DOUBLE_EQ(regs.occupancy, 8.0 / 64.0);
+  // 100 KiB of dynamic shared memory: (100 KiB + 1 KiB) per block, 2 fit in 228 KiB.
+  OccupancyReport smem = compute_occupancy(h100(), {128, 64, 0, 100 * 1024}, 10);
+  EXPECT_EQ(smem.by_smem, 2);
+  EXPECT_EQ(smem.limiter, "shared memory");
+  // Register rounding: 33 registers x 32 = 1056 -> 1280 per warp: 51 warps, 25 blocks of 2 warps.
+  EXPECT_EQ(compute_occupancy(h100(), {64, 33, 0, 0}, 1).by_regs, 25);
+  // A grid that is exactly 3 waves has a full tail.
+  OccupancyReport exact = compute_occupancy(h100(), {1024, 32, 0, 0}, 3 * 264);
+  EXPECT_EQ(exact.full_waves, 3);
+  EXPECT_DOUBLE_EQ(exact.tail_fill, 1.0);
+}
+
+namespace {
+// Two SMs, 2 x 3 tiles: SM 0 runs tiles 0, 1, 2 one after another, SM 1 runs 3 and 4 at once, then 5.
+TileTrace synthetic() {
+  TileTrace t;
+  t.grid_x = 3;
+  t.grid_y = 2;
+  t.sm_count = 2;
+  t.records = {{100, 200, 0, 0}, {200, 300, 0, 0}, {300, 400, 0, 0},
+               {100, 250, 1, 0}, {120, 260, 1, 0}, {260, 330, 1, 0}};
+  return t;
+}
+}  // namespace
+
+TEST(Schedule, AggregatesTilesPerSmWavesAndConcurrency) {
+  const TileTrace t = synthetic();
+  EXPECT_EQ(check_trace(t), "");
+  ScheduleSummary s = summarize_schedule(t);
+  EXPECT_EQ(s.problem, "");
+  EXPECT_EQ(s.tiles_per_sm, (std::vector<int>{3, 3}));
+  EXPECT_EQ(s.t0, 100u);
+  EXPECT_EQ(s.t1, 400u);
+  EXPECT_EQ(s.waves, 3);  // SM 0: three in a row
+  EXPECT_EQ(s.max_concurrency, 3);  // at t = 120..200: tiles 0, 3, 4
+  EXPECT_NEAR(s.mean_tile_us, (100 + 100 + 100 + 150 + 140 + 70) / 6.0 * 1e-3, 1e-12);
+  const auto curve = concurrency_curve(t);
+  ASSERT_FALSE(curve.empty());
+  EXPECT_EQ(curve.front(), (std::pair<double, int>{0.0, 2}));
+  EXPECT_EQ(curve.back().second, 0);
+  // At 200 tile 0 ends as tile 1 starts: no moment with both.
+  for (const auto& [time, level] : curve)
+    if (time == 100.0) EXPECT_EQ(level, 3);
+  EXPECT_EQ(timer_resolution(t), 10u);
+  const std::string csv = schedule_csv(t);
+  EXPECT_NE(csv.find("1,2,1,0.160,0.230,0.070"), std::string::npos) << csv;
+}
+
+TEST(Schedule, FindsMissingTilesAndImpossibleStamps) {
+  TileTrace t = synthetic();
+  t.records[4].start_ns = 0;
+  EXPECT_NE(check_trace(t).find("tile 4 was never started"), std::string::npos);
+  t = synthetic();
+  t.records[2].end_ns = 50;
+  EXPECT_NE(check_trace(t).find("ends before it starts"), std::string::npos);
+  t = synthetic();
+  t.records[0].smid = 7;
+  EXPECT_NE(check_trace(t).find("SM 7"), std::string::npos);
+  t = synthetic();
+  t.records.pop_back();
+  EXPECT_NE(check_trace(t).find("record count"), std::string::npos);
+  EXPECT_NE(summarize_schedule(t).problem, "");
+}
