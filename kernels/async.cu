@@ -57,9 +57,11 @@ __device__ __forceinline__ void load_stage(Stage<BK>& s, const float* __restrict
 }
 }  // namespace
 
-template <int BK, bool kVecA, bool kVecB>
+template <int BK, bool kVecA, bool kVecB, bool kTrace>
 __global__ void __launch_bounds__(NT) async_kernel(const float* __restrict__ A, const float* __restrict__ B,
-                                                   float* __restrict__ C, int64_t m, int64_t n, int64_t k) {
+                                                   float* __restrict__ C, int64_t m, int64_t n, int64_t k,
+                                                   TileRecord* trace) {
+  trace_begin<kTrace>(trace);
   __shared__ __align__(16) Stage<BK> stages[2];
   const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
   const int wr = warp / (BN / WN), wc = warp % (BN / WN);
@@ -110,26 +112,28 @@ __global__ void __launch_bounds__(NT) async_kernel(const float* __restrict__ A, 
     store4_checked(C, row, col0 + b_off + WN / 2, m, n, n, kVecB,
                    make_float4(acc[i][4], acc[i][5], acc[i][6], acc[i][7]));
   }
+  trace_end<kTrace>(trace);
 }
 
 // BK = 16 measured best on an H100 (4096^3: 38-40 TFLOP/s; BK = 8, or forcing 2 blocks per SM through
 // __launch_bounds__ at the cost of register spills, was 2-7 % slower).
 constexpr int kBK = 16;
 
-void launch_async(const GemmArgs& a, int tile, void* stream) {
+template <bool kVecA, bool kVecB>
+static void go(const GemmArgs& a, cudaStream_t s, LaunchQuery* q) {
+  const dim3 grid(blocks_for(a.n, BN), blocks_for(a.m, BM));
+  launch_or_query(async_kernel<kBK, kVecA, kVecB, false>, async_kernel<kBK, kVecA, kVecB, true>, grid, dim3(NT), 0, s,
+                  q, BM, BN, a);
+}
+
+void launch_async(const GemmArgs& a, int tile, void* stream, LaunchQuery* q) {
   if (tile != 128) bad_tile("async", tile);
   auto s = static_cast<cudaStream_t>(stream);
-  const dim3 grid(blocks_for(a.n, BN), blocks_for(a.m, BM));
   const bool va = a.k % 4 == 0, vb = a.n % 4 == 0;
-  if (va && vb)
-    async_kernel<kBK, true, true><<<grid, NT, 0, s>>>(a.A, a.B, a.C, a.m, a.n, a.k);
-  else if (va)
-    async_kernel<kBK, true, false><<<grid, NT, 0, s>>>(a.A, a.B, a.C, a.m, a.n, a.k);
-  else if (vb)
-    async_kernel<kBK, false, true><<<grid, NT, 0, s>>>(a.A, a.B, a.C, a.m, a.n, a.k);
-  else
-    async_kernel<kBK, false, false><<<grid, NT, 0, s>>>(a.A, a.B, a.C, a.m, a.n, a.k);
-  CUDA_CHECK_LAUNCH();
+  if (va && vb) go<true, true>(a, s, q);
+  else if (va) go<true, false>(a, s, q);
+  else if (vb) go<false, true>(a, s, q);
+  else go<false, false>(a, s, q);
 }
 
 }  // namespace ts

@@ -189,7 +189,7 @@ std::vector<BenchPoint> run_bench(const BenchRequest& req, BenchMeta* meta, cons
       pt.k = sh.k;
       // Verify before timing: a wrong kernel's speed means nothing.
       CUDA_CHECK(cudaMemsetAsync(C.get(), 0xff, C.bytes(), st));
-      e->cuda(args, pt.tile, st);
+      e->cuda(args, pt.tile, st, nullptr);
       CUDA_CHECK(cudaStreamSynchronize(st));
       const ErrorStats err =
           device_compare(C.get(), R.get(), sh.m, sh.n, tolerance_for(sh.k, max_a, max_b, pt.tf32), st);
@@ -206,7 +206,7 @@ std::vector<BenchPoint> run_bench(const BenchRequest& req, BenchMeta* meta, cons
       // Warm-up: at least 3 launches and 50 ms.
       const auto w0 = clock::now();
       for (int i = 0; i < 3 || std::chrono::duration<double>(clock::now() - w0).count() < 0.05; ++i) {
-        e->cuda(args, pt.tile, st);
+        e->cuda(args, pt.tile, st, nullptr);
         CUDA_CHECK(cudaStreamSynchronize(st));
       }
       std::vector<double> samples, clocks;
@@ -217,7 +217,7 @@ std::vector<BenchPoint> run_bench(const BenchRequest& req, BenchMeta* meta, cons
         if (stop && stop->load()) break;
         if (req.cold) CUDA_CHECK(cudaMemsetAsync(flush.get(), int(samples.size() & 0xff), flush.bytes(), st));
         CUDA_CHECK(cudaEventRecord(start.get(), st));
-        e->cuda(args, pt.tile, st);
+        e->cuda(args, pt.tile, st, nullptr);
         CUDA_CHECK(cudaEventRecord(end.get(), st));
         CUDA_CHECK(cudaEventSynchronize(end.get()));
         float ms = 0;

@@ -7,10 +7,11 @@
 
 namespace ts {
 
-template <int BM, int BN, int BK, int TM>
+template <int BM, int BN, int BK, int TM, bool kTrace>
 __global__ void __launch_bounds__(BM* BN / TM)
     blocktile1d_kernel(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
-                       int64_t m, int64_t n, int64_t k) {
+                       int64_t m, int64_t n, int64_t k, TileRecord* trace) {
+  trace_begin<kTrace>(trace);
   constexpr int NT = BM * BN / TM;
   __shared__ float As[BM * BK];
   __shared__ float Bs[BK * BN];
@@ -36,15 +37,15 @@ __global__ void __launch_bounds__(BM* BN / TM)
     const int64_t row = row0 + trow * TM + i;
     if (row < m && col < n) C[row * n + col] = acc[i];
   }
+  trace_end<kTrace>(trace);
 }
 
-void launch_blocktile1d(const GemmArgs& a, int tile, void* stream) {
+void launch_blocktile1d(const GemmArgs& a, int tile, void* stream, LaunchQuery* q) {
   if (tile != 64) bad_tile("blocktile1d", tile);
   constexpr int BM = 64, BN = 64, BK = 8, TM = 8;
   const dim3 grid(blocks_for(a.n, BN), blocks_for(a.m, BM));
-  blocktile1d_kernel<BM, BN, BK, TM>
-      <<<grid, BM * BN / TM, 0, static_cast<cudaStream_t>(stream)>>>(a.A, a.B, a.C, a.m, a.n, a.k);
-  CUDA_CHECK_LAUNCH();
+  launch_or_query(blocktile1d_kernel<BM, BN, BK, TM, false>, blocktile1d_kernel<BM, BN, BK, TM, true>, grid,
+                  dim3(BM * BN / TM), 0, static_cast<cudaStream_t>(stream), q, BM, BN, a);
 }
 
 }  // namespace ts

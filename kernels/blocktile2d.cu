@@ -8,10 +8,11 @@
 
 namespace ts {
 
-template <int BM, int BN, int BK, int TM, int TN>
+template <int BM, int BN, int BK, int TM, int TN, bool kTrace>
 __global__ void __launch_bounds__(BM* BN / (TM * TN))
     blocktile2d_kernel(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
-                       int64_t m, int64_t n, int64_t k) {
+                       int64_t m, int64_t n, int64_t k, TileRecord* trace) {
+  trace_begin<kTrace>(trace);
   constexpr int NT = BM * BN / (TM * TN);
   __shared__ float As[BM * BK];
   __shared__ float Bs[BK * BN];
@@ -46,19 +47,20 @@ __global__ void __launch_bounds__(BM* BN / (TM * TN))
       if (row < m && col < n) C[row * n + col] = acc[i][j];
     }
   }
+  trace_end<kTrace>(trace);
 }
 
 template <int BM, int BN, int BK, int TM, int TN>
-static void go(const GemmArgs& a, cudaStream_t s) {
+static void go(const GemmArgs& a, cudaStream_t s, LaunchQuery* q) {
   const dim3 grid(blocks_for(a.n, BN), blocks_for(a.m, BM));
-  blocktile2d_kernel<BM, BN, BK, TM, TN><<<grid, BM * BN / (TM * TN), 0, s>>>(a.A, a.B, a.C, a.m, a.n, a.k);
-  CUDA_CHECK_LAUNCH();
+  launch_or_query(blocktile2d_kernel<BM, BN, BK, TM, TN, false>, blocktile2d_kernel<BM, BN, BK, TM, TN, true>, grid,
+                  dim3(BM * BN / (TM * TN)), 0, s, q, BM, BN, a);
 }
 
-void launch_blocktile2d(const GemmArgs& a, int tile, void* stream) {
+void launch_blocktile2d(const GemmArgs& a, int tile, void* stream, LaunchQuery* q) {
   auto s = static_cast<cudaStream_t>(stream);
-  if (tile == 64) return go<64, 64, 8, 4, 4>(a, s);
-  if (tile == 128) return go<128, 128, 8, 8, 8>(a, s);
+  if (tile == 64) return go<64, 64, 8, 4, 4>(a, s, q);
+  if (tile == 128) return go<128, 128, 8, 8, 8>(a, s, q);
   bad_tile("blocktile2d", tile);
 }
 

@@ -25,12 +25,21 @@ static void sgemm(const GemmArgs& a, void* stream, cublasMath_t math) {
                               a.C, a.n));
 }
 
-void launch_cublas(const GemmArgs& a, int /*tile*/, void* stream) {
+// cuBLAS chooses (and hides) its kernels: no occupancy query, no instrumented build.
+void launch_cublas(const GemmArgs& a, int /*tile*/, void* stream, LaunchQuery* q) {
+  if (q) {
+    *q = LaunchQuery{};
+    return;
+  }
   sgemm(a, stream, CUBLAS_DEFAULT_MATH);
 }
 
 // TF32 tensor cores: inputs rounded to TF32 inside cuBLAS, FP32 accumulation.
-void launch_cublas_tf32(const GemmArgs& a, int /*tile*/, void* stream) {
+void launch_cublas_tf32(const GemmArgs& a, int /*tile*/, void* stream, LaunchQuery* q) {
+  if (q) {
+    *q = LaunchQuery{};
+    return;
+  }
   sgemm(a, stream, CUBLAS_TF32_TENSOR_OP_MATH);
 }
 

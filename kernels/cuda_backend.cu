@@ -1,6 +1,8 @@
 // The CUDA backend: inputs generated on the device, the chosen kernel verified against cuBLAS, then timed
 // with cudaEvents on the backend's own stream. Only small summaries (error statistics, heatmap views) and,
 // when asked, the output C come back to the host.
+#include <functional>
+#include <optional>
 #include <sstream>
 
 #include "cuda_backend.hpp"
@@ -8,6 +10,7 @@
 #include "cuda_raii.cuh"
 #include "matrix_ops.cuh"
 #include "registry.hpp"
+#include "bench.hpp"
 #include "stats.hpp"
 
 namespace ts {
@@ -43,6 +46,21 @@ class CudaBackend final : public Backend {
     os << p.name << " (sm_" << p.major << p.minor << ", " << p.multiProcessorCount << " SMs)";
     m_name = os.str();
     m_sm = p.major * 10 + p.minor;
+    int clock_khz = 0;
+    CUDA_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, device));
+    m_clock_mhz = clock_khz / 1000.0;
+    auto attr = [&](cudaDeviceAttr a) {
+      int v = 0;
+      CUDA_CHECK(cudaDeviceGetAttribute(&v, a, device));
+      return v;
+    };
+    m_limits.sm_count = p.multiProcessorCount;
+    m_limits.max_threads_per_sm = attr(cudaDevAttrMaxThreadsPerMultiProcessor);
+    m_limits.max_blocks_per_sm = attr(cudaDevAttrMaxBlocksPerMultiprocessor);
+    m_limits.regs_per_sm = attr(cudaDevAttrMaxRegistersPerMultiprocessor);
+    m_limits.smem_per_sm = attr(cudaDevAttrMaxSharedMemoryPerMultiprocessor);
+    m_limits.reserved_smem_per_block = attr(cudaDevAttrReservedSharedMemoryPerBlock);
+    m_limits.warp_size = p.warpSize;
     for (const auto& e : register_kernels()) m_infos.push_back(e.info);
   }
 
@@ -100,7 +118,7 @@ class CudaBackend final : public Backend {
     launch_cublas(ref_args, 0, st);
     // Poison C so that a kernel which skips elements cannot pass on stale data.
     CUDA_CHECK(cudaMemsetAsync(C.get(), 0xff, C.bytes(), st));
-    entry->cuda(args, s.tile, st);  // the verification launch
+    entry->cuda(args, s.tile, st, nullptr);  // the verification launch
     CUDA_CHECK(cudaStreamSynchronize(st));
     cancel.throw_if_cancelled();
 
@@ -132,11 +150,11 @@ class CudaBackend final : public Backend {
     const int warmup = req.warmup >= 0 ? req.warmup : 2;
     const int samples = req.samples > 0 ? req.samples : 10;
     CudaEvent start, stop;
-    for (int i = 0; i < warmup; ++i) entry->cuda(args, s.tile, st);
+    for (int i = 0; i < warmup; ++i) entry->cuda(args, s.tile, st, nullptr);
     for (int i = 0; i < samples; ++i) {
       cancel.throw_if_cancelled();
       CUDA_CHECK(cudaEventRecord(start.get(), st));
-      entry->cuda(args, s.tile, st);
+      entry->cuda(args, s.tile, st, nullptr);
       CUDA_CHECK(cudaEventRecord(stop.get(), st));
       CUDA_CHECK(cudaEventSynchronize(stop.get()));
       float ms = 0;
@@ -145,7 +163,95 @@ class CudaBackend final : public Backend {
     }
     r.median_ms = summarize(r.times_ms).median;
     r.tflops = tflops(s.flops(), r.median_ms);
+    r.peak_tflops = peak_tflops(m_sm, m_limits.sm_count, m_clock_mhz, entry->info.tf32);
+    if (req.profile) profile(r, *entry, args, R.get(), cancel);
     return r;
+  }
+
+  // [SECTION] Profiling: cuBLAS at the same shape, occupancy of the launch, one traced launch.
+  void profile(RunResult& r, const KernelEntry& entry, const GemmArgs& args, float* scratch,
+               const CancelToken& cancel) {
+    cudaStream_t st = m_stream->get();
+    const ProblemSpec& s = r.spec;
+    CudaEvent start, stop;
+    auto time_once = [&](const std::function<void()>& launch) {
+      CUDA_CHECK(cudaEventRecord(start.get(), st));
+      launch();
+      CUDA_CHECK(cudaEventRecord(stop.get(), st));
+      CUDA_CHECK(cudaEventSynchronize(stop.get()));
+      float ms = 0;
+      CUDA_CHECK(cudaEventElapsedTime(&ms, start.get(), stop.get()));
+      return double(ms);
+    };
+    // The reference line of the Timings panel: cuBLAS of the same precision, into scratch (the reference
+    // buffer, no longer needed).
+    const GemmArgs ref_args{args.A, args.B, scratch, s.m, s.n, s.k};
+    const CudaLaunchFn ref = entry.info.tf32 ? &launch_cublas_tf32 : &launch_cublas;
+    ref(ref_args, 0, st, nullptr);
+    std::vector<double> ref_ms;
+    for (int i = 0; i < 5; ++i) ref_ms.push_back(time_once([&] { ref(ref_args, 0, st, nullptr); }));
+    r.reference_ms = quantile(ref_ms, 0.5);
+    cancel.throw_if_cancelled();
+
+    // Occupancy for the launch that was timed, and for every tile the kernel supports.
+    auto occupancy_of = [&](int tile) -> std::optional<OccupancyReport> {
+      LaunchQuery q;
+      entry.cuda(args, tile, st, &q);
+      if (!q.func) return std::nullopt;
+      cudaFuncAttributes fa{};
+      CUDA_CHECK(cudaFuncGetAttributes(&fa, q.func));
+      KernelResources res{q.threads, fa.numRegs, int(fa.sharedSizeBytes), int(q.dynamic_smem)};
+      OccupancyReport rep = compute_occupancy(m_limits, res, int64_t(q.grid_x) * q.grid_y);
+      CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&rep.api_blocks_per_sm, q.func, q.threads,
+                                                               q.dynamic_smem));
+      return rep;
+    };
+    r.occupancy = occupancy_of(s.tile);
+    for (int t : entry.info.tiles)
+      if (auto o = occupancy_of(t)) r.occupancy_by_tile.emplace_back(t, *o);
+
+    // The tile trace: the instrumented build, launched on its own (never among the timed samples), next to
+    // plain launches for the cost of instrumenting.
+    if (!entry.info.traceable) {
+      r.trace_note = "cuBLAS runs closed kernels: no instrumented build to trace";
+      return;
+    }
+    LaunchQuery q;
+    entry.cuda(args, s.tile, st, &q);
+    const size_t tiles = size_t(q.grid_x) * q.grid_y;
+    DeviceBuffer<TileRecord> rec(tiles);
+    GemmArgs traced = args;
+    traced.trace = rec.get();
+    std::vector<double> plain_ms, traced_ms;
+    for (int i = 0; i < 3; ++i) {
+      plain_ms.push_back(time_once([&] { entry.cuda(args, s.tile, st, nullptr); }));
+      CUDA_CHECK(cudaMemsetAsync(rec.get(), 0, rec.bytes(), st));
+      traced_ms.push_back(time_once([&] { entry.cuda(traced, s.tile, st, nullptr); }));
+    }
+    auto t = std::make_shared<TileTrace>();
+    t->sm_count = m_limits.sm_count;
+    t->tile_m = q.tile_m;
+    t->tile_n = q.tile_n;
+    std::vector<TileRecord> raw(tiles);
+    CUDA_CHECK(cudaMemcpyAsync(raw.data(), rec.get(), rec.bytes(), cudaMemcpyDeviceToHost, st));
+    CUDA_CHECK(cudaStreamSynchronize(st));
+    // Records in row-major order of C's tiles, whatever the kernel's grid orientation.
+    if (q.x_covers_rows) {
+      t->grid_y = int(q.grid_x);
+      t->grid_x = int(q.grid_y);
+      t->records.resize(tiles);
+      for (unsigned by = 0; by < q.grid_y; ++by)
+        for (unsigned bx = 0; bx < q.grid_x; ++bx)
+          t->records[size_t(bx) * q.grid_y + by] = raw[size_t(by) * q.grid_x + bx];
+    } else {
+      t->grid_x = int(q.grid_x);
+      t->grid_y = int(q.grid_y);
+      t->records = std::move(raw);
+    }
+    t->plain_ms = quantile(plain_ms, 0.5);
+    t->traced_ms = quantile(traced_ms, 0.5);
+    t->timer_resolution_ns = timer_resolution(*t);
+    r.trace = std::move(t);
   }
 
  private:
@@ -159,6 +265,8 @@ class CudaBackend final : public Backend {
   std::string m_name;
   std::vector<KernelInfo> m_infos;
   int m_sm = 0;
+  double m_clock_mhz = 0;
+  DeviceLimits m_limits;
   std::unique_ptr<CudaStream> m_stream;
 };
 

@@ -8,6 +8,7 @@
 
 #include "cuda_check.cuh"
 #include "launch.hpp"
+#include "trace.cuh"
 
 namespace ts {
 
@@ -76,6 +77,20 @@ __device__ __forceinline__ void cp_async_wait() {
 #if __CUDA_ARCH__ >= 800
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
 #endif
+}
+
+// Launches `kernel` (the kTrace = true or false build, chosen by args.trace), or describes the launch to `q`.
+template <class Plain, class Traced, class... Params>
+void launch_or_query(Plain plain, Traced traced, dim3 grid, dim3 block, size_t smem, cudaStream_t s,
+                     LaunchQuery* q, int tile_m, int tile_n, const GemmArgs& a, Params... extra) {
+  if (q) {
+    *q = LaunchQuery{reinterpret_cast<const void*>(a.trace ? traced : plain), grid.x, grid.y,
+                     int(block.x * block.y * block.z), smem, tile_m, tile_n};
+    return;
+  }
+  if (a.trace) traced<<<grid, block, smem, s>>>(a.A, a.B, a.C, a.m, a.n, a.k, a.trace, extra...);
+  else plain<<<grid, block, smem, s>>>(a.A, a.B, a.C, a.m, a.n, a.k, nullptr, extra...);
+  CUDA_CHECK_LAUNCH();
 }
 
 inline unsigned blocks_for(int64_t n, int64_t per_block) {

@@ -1,6 +1,9 @@
 #pragma once
 // The launcher signature shared by every CUDA kernel file (plain C++: the stream is passed opaquely).
+#include <cstddef>
 #include <cstdint>
+
+#include "schedule.hpp"
 
 namespace ts {
 
@@ -9,26 +12,38 @@ struct GemmArgs {
   const float* B;  // device, k x n row-major
   float* C;        // device, m x n row-major
   int64_t m, n, k;
+  TileRecord* trace = nullptr;  // device, one record per block: launch the instrumented build
 };
 
-// Launches one GEMM on `stream` (a cudaStream_t). Throws CudaError when the launch fails.
-using CudaLaunchFn = void (*)(const GemmArgs& args, int tile, void* stream);
+// What a launch would be, for occupancy queries: the kernel function, grid, block and dynamic shared memory.
+struct LaunchQuery {
+  const void* func = nullptr;
+  unsigned grid_x = 0, grid_y = 0;
+  int threads = 0;
+  size_t dynamic_smem = 0;
+  int tile_m = 0, tile_n = 0;  // rows and columns of C per block
+  bool x_covers_rows = false;  // blockIdx.x walks down M (the uncoalesced naive kernel) instead of along N
+};
+
+// Launches one GEMM on `stream` (a cudaStream_t), or with `query` set fills it and launches nothing.
+// Throws CudaError when the launch fails, std::invalid_argument for a tile the kernel lacks.
+using CudaLaunchFn = void (*)(const GemmArgs& args, int tile, void* stream, LaunchQuery* query);
 
 #if defined(TILESCOPE_HAVE_CUDA)
 // One per kernel file (kernels/<name>.cu), registered in registry.cpp.
-void launch_naive(const GemmArgs& args, int tile, void* stream);
-void launch_coalesced(const GemmArgs& args, int tile, void* stream);
-void launch_tiled(const GemmArgs& args, int tile, void* stream);
-void launch_tiled_nosync(const GemmArgs& args, int tile, void* stream);
-void launch_tiled_floork(const GemmArgs& args, int tile, void* stream);
-void launch_blocktile1d(const GemmArgs& args, int tile, void* stream);
-void launch_blocktile2d(const GemmArgs& args, int tile, void* stream);
-void launch_vectorized(const GemmArgs& args, int tile, void* stream);
-void launch_warptile(const GemmArgs& args, int tile, void* stream);
-void launch_async(const GemmArgs& args, int tile, void* stream);
-void launch_wmma_tf32(const GemmArgs& args, int tile, void* stream);
-void launch_cublas(const GemmArgs& args, int tile, void* stream);
-void launch_cublas_tf32(const GemmArgs& args, int tile, void* stream);
+void launch_naive(const GemmArgs& args, int tile, void* stream, LaunchQuery* query = nullptr);
+void launch_coalesced(const GemmArgs& args, int tile, void* stream, LaunchQuery* query = nullptr);
+void launch_tiled(const GemmArgs& args, int tile, void* stream, LaunchQuery* query = nullptr);
+void launch_tiled_nosync(const GemmArgs& args, int tile, void* stream, LaunchQuery* query = nullptr);
+void launch_tiled_floork(const GemmArgs& args, int tile, void* stream, LaunchQuery* query = nullptr);
+void launch_blocktile1d(const GemmArgs& args, int tile, void* stream, LaunchQuery* query = nullptr);
+void launch_blocktile2d(const GemmArgs& args, int tile, void* stream, LaunchQuery* query = nullptr);
+void launch_vectorized(const GemmArgs& args, int tile, void* stream, LaunchQuery* query = nullptr);
+void launch_warptile(const GemmArgs& args, int tile, void* stream, LaunchQuery* query = nullptr);
+void launch_async(const GemmArgs& args, int tile, void* stream, LaunchQuery* query = nullptr);
+void launch_wmma_tf32(const GemmArgs& args, int tile, void* stream, LaunchQuery* query = nullptr);
+void launch_cublas(const GemmArgs& args, int tile, void* stream, LaunchQuery* query = nullptr);
+void launch_cublas_tf32(const GemmArgs& args, int tile, void* stream, LaunchQuery* query = nullptr);
 #endif
 
 }  // namespace ts

@@ -8,46 +8,45 @@
 
 namespace ts {
 
-template <int T, bool kCoalesced>
+template <int T, bool kCoalesced, bool kTrace>
 __global__ void naive_kernel(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
-                             int64_t m, int64_t n, int64_t k) {
+                             int64_t m, int64_t n, int64_t k, TileRecord* trace) {
+  trace_begin<kTrace>(trace);
   const int64_t fast = int64_t(blockIdx.x) * T + threadIdx.x;
   const int64_t slow = int64_t(blockIdx.y) * T + threadIdx.y;
   const int64_t row = kCoalesced ? slow : fast;
   const int64_t col = kCoalesced ? fast : slow;
-  if (row >= m || col >= n) return;
-  float acc = 0.0f;
-  for (int64_t p = 0; p < k; ++p) acc += A[row * k + p] * B[p * n + col];
-  C[row * n + col] = acc;
+  if (row < m && col < n) {  // no early return: every thread must reach trace_end
+    float acc = 0.0f;
+    for (int64_t p = 0; p < k; ++p) acc += A[row * k + p] * B[p * n + col];
+    C[row * n + col] = acc;
+  }
+  trace_end<kTrace>(trace);
 }
 
 template <int T, bool kCoalesced>
-static void launch_t(const GemmArgs& a, cudaStream_t s) {
-  // x covers the dimension threadIdx.x walks along.
+static void launch_t(const GemmArgs& a, cudaStream_t s, LaunchQuery* q) {
+  // x covers the dimension threadIdx.x walks along; trace records are indexed by (blockIdx.y, blockIdx.x).
   const dim3 block(T, T), grid(blocks_for(kCoalesced ? a.n : a.m, T), blocks_for(kCoalesced ? a.m : a.n, T));
-  naive_kernel<T, kCoalesced><<<grid, block, 0, s>>>(a.A, a.B, a.C, a.m, a.n, a.k);
-  CUDA_CHECK_LAUNCH();
+  launch_or_query(naive_kernel<T, kCoalesced, false>, naive_kernel<T, kCoalesced, true>, grid, block, 0, s, q, T, T,
+                  a);
+  if (q) q->x_covers_rows = !kCoalesced;
 }
 
 template <bool kCoalesced>
-static void launch(const GemmArgs& a, int tile, void* stream) {
+static void launch(const GemmArgs& a, int tile, void* stream, LaunchQuery* q) {
   auto s = static_cast<cudaStream_t>(stream);
   switch (tile) {
-    case 8:
-      return launch_t<8, kCoalesced>(a, s);
-    case 16:
-      return launch_t<16, kCoalesced>(a, s);
-    case 32:
-      return launch_t<32, kCoalesced>(a, s);
+    case 8: return launch_t<8, kCoalesced>(a, s, q);
+    case 16: return launch_t<16, kCoalesced>(a, s, q);
+    case 32: return launch_t<32, kCoalesced>(a, s, q);
   }
   bad_tile(kCoalesced ? "coalesced" : "naive", tile);
 }
 
-void launch_naive(const GemmArgs& a, int tile, void* stream) {
-  launch<false>(a, tile, stream);
-}
-void launch_coalesced(const GemmArgs& a, int tile, void* stream) {
-  launch<true>(a, tile, stream);
+void launch_naive(const GemmArgs& a, int tile, void* stream, LaunchQuery* q) { launch<false>(a, tile, stream, q); }
+void launch_coalesced(const GemmArgs& a, int tile, void* stream, LaunchQuery* q) {
+  launch<true>(a, tile, stream, q);
 }
 
 }  // namespace ts

@@ -15,9 +15,10 @@
 
 namespace ts {
 
-template <int T, bool kSecondSync, bool kCeilSteps>
+template <int T, bool kSecondSync, bool kCeilSteps, bool kTrace>
 __global__ void tiled_kernel(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
-                             int64_t m, int64_t n, int64_t k) {
+                             int64_t m, int64_t n, int64_t k, TileRecord* trace) {
+  trace_begin<kTrace>(trace);
   __shared__ float As[T][T];
   __shared__ float Bs[T][T];
   const int tx = threadIdx.x, ty = threadIdx.y;
@@ -35,36 +36,34 @@ __global__ void tiled_kernel(const float* __restrict__ A, const float* __restric
     if (kSecondSync) __syncthreads();  // and fully read before the next step overwrites it
   }
   if (row < m && col < n) C[row * n + col] = acc;
+  trace_end<kTrace>(trace);
 }
 
 template <bool kSecondSync, bool kCeilSteps>
-static void launch(const GemmArgs& a, int tile, void* stream, const char* name) {
+static void launch(const GemmArgs& a, int tile, void* stream, LaunchQuery* q, const char* name) {
   auto s = static_cast<cudaStream_t>(stream);
   auto go = [&](auto t) {
     constexpr int T = decltype(t)::value;
     const dim3 block(T, T), grid(blocks_for(a.n, T), blocks_for(a.m, T));
-    tiled_kernel<T, kSecondSync, kCeilSteps><<<grid, block, 0, s>>>(a.A, a.B, a.C, a.m, a.n, a.k);
-    CUDA_CHECK_LAUNCH();
+    launch_or_query(tiled_kernel<T, kSecondSync, kCeilSteps, false>, tiled_kernel<T, kSecondSync, kCeilSteps, true>,
+                    grid, block, 0, s, q, T, T, a);
   };
   switch (tile) {
-    case 8:
-      return go(std::integral_constant<int, 8>());
-    case 16:
-      return go(std::integral_constant<int, 16>());
-    case 32:
-      return go(std::integral_constant<int, 32>());
+    case 8: return go(std::integral_constant<int, 8>());
+    case 16: return go(std::integral_constant<int, 16>());
+    case 32: return go(std::integral_constant<int, 32>());
   }
   bad_tile(name, tile);
 }
 
-void launch_tiled(const GemmArgs& a, int tile, void* stream) {
-  launch<true, true>(a, tile, stream, "tiled");
+void launch_tiled(const GemmArgs& a, int tile, void* stream, LaunchQuery* q) {
+  launch<true, true>(a, tile, stream, q, "tiled");
 }
-void launch_tiled_nosync(const GemmArgs& a, int tile, void* stream) {
-  launch<false, true>(a, tile, stream, "tiled_nosync");
+void launch_tiled_nosync(const GemmArgs& a, int tile, void* stream, LaunchQuery* q) {
+  launch<false, true>(a, tile, stream, q, "tiled_nosync");
 }
-void launch_tiled_floork(const GemmArgs& a, int tile, void* stream) {
-  launch<true, false>(a, tile, stream, "tiled_floork");
+void launch_tiled_floork(const GemmArgs& a, int tile, void* stream, LaunchQuery* q) {
+  launch<true, false>(a, tile, stream, q, "tiled_floork");
 }
 
 }  // namespace ts

@@ -8,10 +8,11 @@
 
 namespace ts {
 
-template <int BM, int BN, int BK, int TM, int TN>
+template <int BM, int BN, int BK, int TM, int TN, bool kTrace>
 __global__ void __launch_bounds__(BM* BN / (TM * TN))
     vectorized_kernel(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
-                      int64_t m, int64_t n, int64_t k, bool vec_a, bool vec_b) {
+                      int64_t m, int64_t n, int64_t k, TileRecord* trace, bool vec_a, bool vec_b) {
+  trace_begin<kTrace>(trace);
   constexpr int NT = BM * BN / (TM * TN);
   static_assert(TM % 4 == 0 && TN % 4 == 0 && BK % 4 == 0 && BN % 4 == 0, "float4 tiles");
   __shared__ __align__(16) float As[BK * BM];  // transposed: As[d * BM + row]
@@ -56,20 +57,20 @@ __global__ void __launch_bounds__(BM* BN / (TM * TN))
     for (int j = 0; j < TN; j += 4)
       store4_checked(C, row0 + trow * TM + i, col0 + tcol * TN + j, m, n, n, vec_b,
                      make_float4(acc[i][j], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]));
+  trace_end<kTrace>(trace);
 }
 
 template <int BM, int BN, int BK, int TM, int TN>
-static void go(const GemmArgs& a, cudaStream_t s) {
+static void go(const GemmArgs& a, cudaStream_t s, LaunchQuery* q) {
   const dim3 grid(blocks_for(a.n, BN), blocks_for(a.m, BM));
-  vectorized_kernel<BM, BN, BK, TM, TN>
-      <<<grid, BM * BN / (TM * TN), 0, s>>>(a.A, a.B, a.C, a.m, a.n, a.k, a.k % 4 == 0, a.n % 4 == 0);
-  CUDA_CHECK_LAUNCH();
+  launch_or_query(vectorized_kernel<BM, BN, BK, TM, TN, false>, vectorized_kernel<BM, BN, BK, TM, TN, true>, grid,
+                  dim3(BM * BN / (TM * TN)), 0, s, q, BM, BN, a, a.k % 4 == 0, a.n % 4 == 0);
 }
 
-void launch_vectorized(const GemmArgs& a, int tile, void* stream) {
+void launch_vectorized(const GemmArgs& a, int tile, void* stream, LaunchQuery* q) {
   auto s = static_cast<cudaStream_t>(stream);
-  if (tile == 64) return go<64, 64, 8, 4, 4>(a, s);
-  if (tile == 128) return go<128, 128, 8, 8, 8>(a, s);
+  if (tile == 64) return go<64, 64, 8, 4, 4>(a, s, q);
+  if (tile == 128) return go<128, 128, 8, 8, 8>(a, s, q);
   bad_tile("vectorized", tile);
 }
 

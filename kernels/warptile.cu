@@ -18,9 +18,11 @@ static_assert((BM / WM) * (BN / WN) * 32 == NT, "8 warps");
 static_assert(WM == 32 && WN == 64, "lane layout below: 4 x 8 lanes, each 2 x 2 pieces of 4 x 4");
 }  // namespace
 
+template <bool kTrace>
 __global__ void __launch_bounds__(NT)
-    warptile_kernel(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
-                    int64_t m, int64_t n, int64_t k, bool vec_a, bool vec_b) {
+    warptile_kernel(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int64_t m,
+                    int64_t n, int64_t k, TileRecord* trace, bool vec_a, bool vec_b) {
+  trace_begin<kTrace>(trace);
   __shared__ __align__(16) float As[BK][BM + APAD];
   __shared__ __align__(16) float Bs[BK][BN];
   const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
@@ -67,14 +69,14 @@ __global__ void __launch_bounds__(NT)
     store4_checked(C, row, col0 + b_off + WN / 2, m, n, n, vec_b,
                    make_float4(acc[i][4], acc[i][5], acc[i][6], acc[i][7]));
   }
+  trace_end<kTrace>(trace);
 }
 
-void launch_warptile(const GemmArgs& a, int tile, void* stream) {
+void launch_warptile(const GemmArgs& a, int tile, void* stream, LaunchQuery* q) {
   if (tile != 128) bad_tile("warptile", tile);
   const dim3 grid(blocks_for(a.n, BN), blocks_for(a.m, BM));
-  warptile_kernel<<<grid, NT, 0, static_cast<cudaStream_t>(stream)>>>(a.A, a.B, a.C, a.m, a.n, a.k,
-                                                                      a.k % 4 == 0, a.n % 4 == 0);
-  CUDA_CHECK_LAUNCH();
+  launch_or_query(warptile_kernel<false>, warptile_kernel<true>, grid, dim3(NT), 0, static_cast<cudaStream_t>(stream),
+                  q, BM, BN, a, a.k % 4 == 0, a.n % 4 == 0);
 }
 
 }  // namespace ts

@@ -56,10 +56,11 @@ __device__ __forceinline__ void load_stage(float* sa, float* sb, const float* __
 }
 }  // namespace
 
-template <int kMinBlocks, bool kVecA, bool kVecB>
+template <int kMinBlocks, bool kVecA, bool kVecB, bool kTrace>
 __global__ void __launch_bounds__(NT, kMinBlocks)
-    wmma_tf32_kernel(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
-                     int64_t m, int64_t n, int64_t k) {
+    wmma_tf32_kernel(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int64_t m,
+                     int64_t n, int64_t k, TileRecord* trace) {
+  trace_begin<kTrace>(trace);
 #if __CUDA_ARCH__ >= 800
   using namespace nvcuda;
   extern __shared__ __align__(128) float smem[];
@@ -128,35 +129,33 @@ __global__ void __launch_bounds__(NT, kMinBlocks)
     if (row < m && col < n) C[row * n + col] = cs[r * WN + lane];
   }
 #endif
+  trace_end<kTrace>(trace);
 }
 
 template <int kMinBlocks, bool kVecA, bool kVecB>
-static void go(const GemmArgs& a, cudaStream_t s) {
+static void go(const GemmArgs& a, cudaStream_t s, LaunchQuery* q) {
   static const bool configured = [] {
-    CUDA_CHECK(cudaFuncSetAttribute(wmma_tf32_kernel<kMinBlocks, kVecA, kVecB>,
-                                    cudaFuncAttributeMaxDynamicSharedMemorySize, int(kSmemBytes)));
+    for (const void* f : {reinterpret_cast<const void*>(wmma_tf32_kernel<kMinBlocks, kVecA, kVecB, false>),
+                          reinterpret_cast<const void*>(wmma_tf32_kernel<kMinBlocks, kVecA, kVecB, true>)})
+      CUDA_CHECK(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kSmemBytes)));
     return true;
   }();
   (void)configured;
   const dim3 grid(blocks_for(a.n, BN), blocks_for(a.m, BM));
-  wmma_tf32_kernel<kMinBlocks, kVecA, kVecB><<<grid, NT, kSmemBytes, s>>>(a.A, a.B, a.C, a.m, a.n, a.k);
-  CUDA_CHECK_LAUNCH();
+  launch_or_query(wmma_tf32_kernel<kMinBlocks, kVecA, kVecB, false>, wmma_tf32_kernel<kMinBlocks, kVecA, kVecB, true>,
+                  grid, dim3(NT), kSmemBytes, s, q, BM, BN, a);
 }
 
-void launch_wmma_tf32(const GemmArgs& a, int tile, void* stream) {
+void launch_wmma_tf32(const GemmArgs& a, int tile, void* stream, LaunchQuery* q) {
   if (tile != 128) bad_tile("wmma_tf32", tile);
   auto s = static_cast<cudaStream_t>(stream);
   const bool va = a.k % 4 == 0, vb = a.n % 4 == 0;
   // Two blocks per SM (registers capped at 128 through __launch_bounds__) measured 9 % faster than one on an
   // H100 at 4096^3: more warps to hide the cp.async and shared-memory latency.
-  if (va && vb)
-    go<2, true, true>(a, s);
-  else if (va)
-    go<2, true, false>(a, s);
-  else if (vb)
-    go<2, false, true>(a, s);
-  else
-    go<2, false, false>(a, s);
+  if (va && vb) go<2, true, true>(a, s, q);
+  else if (va) go<2, true, false>(a, s, q);
+  else if (vb) go<2, false, true>(a, s, q);
+  else go<2, false, false>(a, s, q);
 }
 
 }  // namespace ts

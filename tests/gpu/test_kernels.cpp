@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "bench_runner.hpp"
+#include "schedule.hpp"
 #include "cpu_gemm.hpp"
 #include "registry.hpp"
 #include "verify.hpp"
@@ -248,4 +249,47 @@ TEST(Bench, MeasuresVerifiesAndRelatesToCublas) {
   EXPECT_EQ(pts[2].stats.count, 0);
   EXPECT_GT(meta.peak_fp32_tflops, 0);
   EXPECT_FALSE(meta.device.empty());
+}
+
+TEST(Profile, TracesCoverEveryTileOnceAndOccupancyMatchesTheCudaApi) {
+  REQUIRE_GPU(backend);
+  for (const auto& k : backend->kernels()) {
+    if (!k.has_cuda || k.teaching) continue;
+    for (int tile : k.tiles.empty() ? std::vector<int>{0} : k.tiles) {
+      RunRequest req;
+      req.spec.m = 1000;
+      req.spec.n = 700;
+      req.spec.k = 300;
+      req.spec.kernel = k.id;
+      req.spec.tile = tile;
+      req.samples = 2;
+      req.profile = true;
+      RunResult r = backend->run(req, CancelToken());
+      SCOPED_TRACE(k.id + " T=" + std::to_string(tile));
+      EXPECT_GT(r.reference_ms, 0.0);
+      EXPECT_GT(r.peak_tflops, 0.0);
+      if (!k.traceable) {
+        EXPECT_FALSE(r.trace);
+        EXPECT_FALSE(r.trace_note.empty());
+        EXPECT_FALSE(r.occupancy);
+        continue;
+      }
+      ASSERT_TRUE(r.occupancy);
+      EXPECT_EQ(r.occupancy->blocks_per_sm, r.occupancy->api_blocks_per_sm) << r.occupancy->limiter;
+      EXPECT_EQ(r.occupancy_by_tile.size(), k.tiles.size());
+      for (const auto& [t, o] : r.occupancy_by_tile) EXPECT_EQ(o.blocks_per_sm, o.api_blocks_per_sm) << "tile " << t;
+      ASSERT_TRUE(r.trace);
+      const TileTrace& t = *r.trace;
+      EXPECT_EQ(check_trace(t), "");  // every tile exactly once, SM ids in range, end >= start
+      EXPECT_EQ(int64_t(t.grid_y) * t.tile_m >= 1000, true);
+      EXPECT_EQ(int64_t(t.grid_x) * t.tile_n >= 700, true);
+      const ScheduleSummary sum = summarize_schedule(t);
+      int used = 0;
+      for (int c : sum.tiles_per_sm) used += c > 0;
+      EXPECT_GT(used, 1) << "all tiles on one SM?";
+      EXPECT_GT(t.traced_ms, 0.0);
+      EXPECT_GT(t.plain_ms, 0.0);
+      EXPECT_GT(t.timer_resolution_ns, 0u);
+    }
+  }
 }
