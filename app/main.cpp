@@ -349,6 +349,10 @@ int main(int argc, char** argv) {
   run->add_option("--samples", samples, "timed launches (default: 10 on CUDA, 3 on the CPU)");
   run->add_flag("--json", run_json, "print a JSON object instead of text");
   run->add_flag("--force", run_force, "replace an existing --out file");
+  bool run_profile = false;
+  std::string trace_csv;
+  run->add_flag("--profile", run_profile, "GPU: also print occupancy and a traced launch's tile schedule");
+  run->add_option("--trace-csv", trace_csv, "with --profile: write the tile schedule (one row per tile) here");
 
   auto* snap = app.add_subcommand("snapshot", "render the whole GUI offscreen and write a PNG");
   ProblemArgs snap_args;
@@ -415,6 +419,9 @@ int main(int argc, char** argv) {
       if (samples != "0") req.samples = int(ts::parse_dim(samples, "--samples"));
       check_output_path(out_npy, run_force, "--out");
       req.keep_output = !out_npy.empty();
+      check_output_path(trace_csv, run_force, "--trace-csv");
+      if (!trace_csv.empty() && !run_profile) throw ts::ValidationError("--trace-csv needs --profile");
+      req.profile = run_profile;
       ts::RunQueue queue(backend);  // the same path as the GUI, waited for
       ts::RunOutcome o = queue.wait(queue.submit(req));
       if (!o.result) {

@@ -8,6 +8,7 @@
 
 #include "backend.hpp"
 #include "settings.hpp"
+#include "timing_history.hpp"
 
 namespace ts::ui {
 
@@ -32,8 +33,18 @@ struct AppState {
   std::string last_error;           // the latest failed request, cleared by the next success
   bool last_error_is_input = false;
 
+  TimingHistory history;  // every timed launch of the session, per configuration
+  bool repeat = false;    // keep re-running the current problem (the Timings panel scrolls)
+
   // Requests from panels (read and cleared by gui.cpp).
   bool run_requested = false;
+  // A panel asked to be exported: its PNG (a crop of the frame) and its data as CSV, next frame.
+  struct ExportRequest {
+    std::string panel;  // window name, for the crop
+    std::string stem;   // file name stem, e.g. "timings"
+    std::string csv;
+  };
+  std::optional<ExportRequest> export_request;
   bool screenshot_requested = false;
   bool quit_requested = false;
 
@@ -42,6 +53,7 @@ struct AppState {
 
   // Screen rectangles of what was drawn last frame (panels, heatmap plots), for snapshot checks.
   std::map<std::string, Rect> layout;
+  std::map<std::string, std::string> panel_state;  // e.g. "needs a GPU", for snapshot checks
 };
 
 const KernelInfo* current_kernel(const AppState& s);

@@ -1,5 +1,6 @@
 #include "gui.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -15,6 +16,7 @@
 #include "gl.hpp"
 #include "panel.hpp"
 #include "run_queue.hpp"
+#include "csv.hpp"
 #include "settings.hpp"
 #include "texture.hpp"
 #include "window.hpp"
@@ -78,6 +80,15 @@ class App {
       RunRequest req;
       req.spec = spec;
       req.view_size = kViewSize;
+      req.profile = true;
+      submit(std::move(req));
+    } else if (m_state.repeat && !m_state.busy) {
+      // Repeat: the same problem again as soon as the last run is in; new inputs are not regenerated on the
+      // host, and each run adds its launches to the Timings panel.
+      RunRequest req;
+      req.spec = spec;
+      req.view_size = kViewSize;
+      req.profile = true;
       submit(std::move(req));
     }
     m_state.run_requested = false;
@@ -98,12 +109,15 @@ class App {
 
   void take(RunOutcome o) {
     if (o.result) {
+      const KernelInfo* k = find_kernel(m_state.kernels, o.result->spec.kernel);
+      m_state.history.add(*o.result, k && k->tf32);
       m_state.result = std::move(*o.result);
       ++m_state.result_serial;
       m_state.last_error.clear();
     } else {
       m_state.last_error = o.error;
       m_state.last_error_is_input = o.bad_input;
+      m_state.repeat = false;  // never re-submit a failing request in a loop
     }
   }
 
@@ -135,6 +149,39 @@ void render(int fb_w, int fb_h) {
   glClearColor(0.08f, 0.08f, 0.09f, 1.0f);
   glClear(GL_COLOR_BUFFER_BIT);
   ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+}
+
+// A panel's export: the window's rectangle cropped from the frame just rendered (PNG) and its data (CSV), under
+// one timestamped stem that does not exist yet.
+void save_panel_export(AppState& s, int fb_w, int fb_h) {
+  const AppState::ExportRequest req = *s.export_request;
+  s.export_request.reset();
+  try {
+    auto it = s.layout.find(req.panel);
+    if (it == s.layout.end()) throw std::runtime_error("panel " + req.panel + " is not on screen");
+    const ImVec2 scale = ImGui::GetIO().DisplayFramebufferScale;
+    const Rect r = it->second;
+    const int x0 = std::clamp(int(r.x * scale.x), 0, fb_w), y0 = std::clamp(int(r.y * scale.y), 0, fb_h);
+    const int x1 = std::clamp(int((r.x + r.w) * scale.x), 0, fb_w), y1 = std::clamp(int((r.y + r.h) * scale.y), 0, fb_h);
+    if (x1 <= x0 || y1 <= y0) throw std::runtime_error("panel " + req.panel + " has no visible area");
+    fs::path dir = s.settings.export_dir.empty() ? default_export_dir() : fs::path(s.settings.export_dir);
+    fs::create_directories(dir);
+    fs::path png = unique_export_path(dir, "tilescope-" + req.stem, "png");
+    fs::path csv = png;
+    csv.replace_extension(".csv");
+    for (int i = 2; fs::exists(csv); ++i) {  // the pair shares a stem; find one free for both
+      png = dir / (png.stem().string() + "-" + std::to_string(i) + ".png");
+      csv = png;
+      csv.replace_extension(".csv");
+    }
+    glReadBuffer(GL_BACK);
+    gfx::write_png(png.string(), x1 - x0, y1 - y0, gfx::read_pixels_rgba(x0, fb_h - y1, x1 - x0, y1 - y0), false);
+    write_new_file(csv, req.csv);
+    s.status_message = "exported " + png.string() + " and " + csv.filename().string();
+  } catch (const std::exception& e) {
+    s.status_message = std::string("export failed: ") + e.what();
+  }
+  s.status_time = ImGui::GetTime();
 }
 
 void save_screenshot(AppState& s, int fb_w, int fb_h) {
@@ -192,6 +239,7 @@ int run_gui(const GuiOptions& opt) {
       app.state().screenshot_requested = false;
       save_screenshot(app.state(), fb_w, fb_h);
     }
+    if (app.state().export_request) save_panel_export(app.state(), fb_w, fb_h);
     window.swap();
     if (app.state().quit_requested) glfwSetWindowShouldClose(window.get(), GLFW_TRUE);
   }
@@ -214,6 +262,7 @@ int run_snapshot(const SnapshotOptions& opt) {
 
   RunRequest req = opt.request;
   req.view_size = App::kViewSize;
+  req.profile = true;
   app.submit(req);
   RunOutcome outcome = app.queue().wait(1);
   const bool ok = outcome.result && outcome.result->error.passed;
@@ -242,6 +291,7 @@ int run_snapshot(const SnapshotOptions& opt) {
     j["backend"] = app.state().backend_kind;
     j["gl_renderer"] = app.state().gl_renderer;
     for (const auto& [name, r] : app.state().layout) j["rects"][name] = {r.x, r.y, r.w, r.h};
+    for (const auto& [name, st] : app.state().panel_state) j["states"][name] = st;
     std::ofstream f(opt.layout_json, std::ios::trunc);
     f << j.dump(2) << "\n";
   }

@@ -35,7 +35,7 @@ class MatricesPanel final : public Panel {
   const char* name() const override { return "Matrices"; }
   Rect default_rect(float w, float h) const override {
     const float left = std::min(340.0f, w * 0.3f), right = std::min(360.0f, w * 0.28f);
-    return {left, 0, w - left - right, h - 32};
+    return {left, 0, w - left - right, (h - 32) * 0.58f};
   }
 
  protected:

@@ -1,6 +1,7 @@
 #pragma once
 // One panel per file, all registered in register_panels() (panels.cpp). draw() wraps Begin/End around
 // draw_content() and records the window's rectangle.
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -29,6 +30,14 @@ std::unique_ptr<Panel> make_controls_panel();
 std::unique_ptr<Panel> make_matrices_panel();
 std::unique_ptr<Panel> make_result_panel();
 std::unique_ptr<Panel> make_status_bar();
+std::unique_ptr<Panel> make_timings_panel();
+std::unique_ptr<Panel> make_occupancy_panel();
+std::unique_ptr<Panel> make_schedule_panel();
+
+// "Export PNG + CSV" button shared by the profiler panels: asks gui.cpp to crop this window and write the CSV.
+void export_button(AppState& s, const char* panel, const char* stem, const std::function<std::string()>& csv);
+// The "this needs a GPU" state of the profiler panels on the CPU backend. Returns true when it was shown.
+bool needs_gpu_notice(AppState& s, const char* panel, const char* what);
 
 // Small shared widgets.
 void spinner(const char* id, float radius, bool active);

@@ -15,6 +15,9 @@ std::vector<std::unique_ptr<Panel>> register_panels() {
   p.push_back(make_controls_panel());
   p.push_back(make_matrices_panel());
   p.push_back(make_result_panel());
+  p.push_back(make_timings_panel());
+  p.push_back(make_occupancy_panel());
+  p.push_back(make_schedule_panel());
   p.push_back(make_status_bar());
   return p;
 }
@@ -43,6 +46,27 @@ void spinner(const char* id, float radius, bool active) {
     dl->PathStroke(ImGui::GetColorU32(ImGuiCol_PlotHistogram), 0, 2.5f);
   }
   ImGui::PopID();
+}
+
+void export_button(AppState& s, const char* panel, const char* stem, const std::function<std::string()>& csv) {
+  if (ImGui::SmallButton("Export PNG + CSV")) s.export_request = AppState::ExportRequest{panel, stem, csv()};
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("Writes tilescope-%s-<date>-<time>.png and .csv to %s (never replacing a file)", stem,
+                      s.settings.export_dir.empty() ? default_export_dir().c_str() : s.settings.export_dir.c_str());
+}
+
+bool needs_gpu_notice(AppState& s, const char* panel, const char* what) {
+  if (s.backend_kind == "cuda") {
+    s.panel_state[panel] = "shown";
+    return false;
+  }
+  s.panel_state[panel] = "needs a GPU";
+  ImGui::PushTextWrapPos(0);
+  ImGui::TextColored(ImVec4(1.0f, 0.8f, 0.3f, 1), "%s needs a GPU.", what);
+  ImGui::TextDisabled("The CPU backend has no SMs, warps or occupancy to show, so this panel stays empty rather than "
+                      "show made-up data. Run TileScope on a machine with an NVIDIA GPU.");
+  ImGui::PopTextWrapPos();
+  return true;
 }
 
 void help_marker(const char* text) {

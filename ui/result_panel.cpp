@@ -12,7 +12,7 @@ class ResultPanel final : public Panel {
   const char* name() const override { return "Result"; }
   Rect default_rect(float w, float h) const override {
     const float pw = std::min(360.0f, w * 0.28f);
-    return {w - pw, 0, pw, h - 32};
+    return {w - pw, 0, pw, (h - 32) * 0.45f};
   }
 
  protected:

@@ -84,7 +84,9 @@ TEST(Snapshot, ShowsEveryPanelAndNonUniformHeatmaps) {
   nlohmann::json j = nlohmann::json::parse(f);
   EXPECT_EQ(j["backend"], "cpu");
   const auto& rects = j["rects"];
-  for (const char* panel : {"Controls", "Matrices", "Result", "Status"}) {
+  for (const char* panel : {"Occupancy", "Tile schedule"})
+    EXPECT_EQ(j["states"][panel], "needs a GPU") << panel << ": the CPU backend must not show made-up data";
+  for (const char* panel : {"Controls", "Matrices", "Result", "Status", "Timings", "Occupancy", "Tile schedule"}) {
     ASSERT_TRUE(rects.contains(panel)) << panel;
     const auto& rc = rects[panel];
     const double x = rc[0], y = rc[1], w = rc[2], h = rc[3];
