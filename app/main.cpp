@@ -14,6 +14,8 @@
 #include <nlohmann/json.hpp>
 
 #include "bench.hpp"
+#include "csv.hpp"
+#include "schedule.hpp"
 #include "gui.hpp"
 #include "npy.hpp"
 #include "registry.hpp"
@@ -142,6 +144,30 @@ void print_result(const ts::RunResult& r) {
     std::printf("           %lld elements over the tolerance; worst at row %lld, col %lld\n",
                 (long long)r.error.bad_elements, (long long)r.error.worst_row, (long long)r.error.worst_col);
   std::printf("result     %s\n", r.error.passed ? "PASS" : "FAIL");
+  if (r.reference_ms > 0)
+    std::printf("cuBLAS     %.4f ms at this shape: the kernel reaches %.1f %% of it\n", r.reference_ms,
+                100.0 * r.reference_ms / r.median_ms);
+  if (r.occupancy) {
+    const auto& o = *r.occupancy;
+    std::printf("occupancy  %d threads/block, %d regs/thread, %d B smem: %d blocks/SM (API %d), limited by %s; "
+                "%.1f %% of warps; %lld blocks = %.2f waves, last %.0f %% full\n",
+                o.res.threads_per_block, o.res.regs_per_thread, o.res.static_smem + o.res.dynamic_smem, o.blocks_per_sm,
+                o.api_blocks_per_sm, o.limiter.c_str(), 100 * o.occupancy, (long long)o.grid_blocks, o.waves,
+                100 * o.tail_fill);
+  }
+  if (r.trace) {
+    const ts::ScheduleSummary s = ts::summarize_schedule(*r.trace);
+    int used = 0;
+    for (int c : s.tiles_per_sm) used += c > 0;
+    std::printf("trace      %zu tiles on %d SMs (%s), mean tile %.1f us, up to %d resident, %d in a row per SM; "
+                "traced/plain %.4f / %.4f ms = %.3f; timer step %llu ns\n",
+                r.trace->records.size(), used, s.problem.empty() ? "every tile once" : s.problem.c_str(),
+                s.mean_tile_us, s.max_concurrency, s.waves, r.trace->traced_ms, r.trace->plain_ms,
+                r.trace->plain_ms > 0 ? r.trace->traced_ms / r.trace->plain_ms : 0.0,
+                (unsigned long long)r.trace->timer_resolution_ns);
+  } else if (!r.trace_note.empty()) {
+    std::printf("trace      %s\n", r.trace_note.c_str());
+  }
 }
 
 int cmd_list(bool as_json) {
@@ -430,6 +456,9 @@ int main(int argc, char** argv) {
       }
       const ts::RunResult& r = *o.result;
       if (!out_npy.empty()) ts::write_npy(out_npy, *r.c);
+      if (run_profile && backend->kind() != "cuda")
+        std::fprintf(stderr, "tilescope: --profile needs the CUDA backend; no occupancy or trace on the CPU\n");
+      if (!trace_csv.empty() && r.trace) ts::write_new_file(trace_csv, ts::schedule_csv(*r.trace));
       if (run_json)
         std::cout << ts::result_to_json(r).dump(2) << "\n";
       else
