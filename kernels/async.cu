@@ -58,9 +58,9 @@ __device__ __forceinline__ void load_stage(Stage<BK>& s, const float* __restrict
 }  // namespace
 
 template <int BK, bool kVecA, bool kVecB, bool kTrace>
-__global__ void __launch_bounds__(NT) async_kernel(const float* __restrict__ A, const float* __restrict__ B,
-                                                   float* __restrict__ C, int64_t m, int64_t n, int64_t k,
-                                                   TileRecord* trace) {
+__global__ void __launch_bounds__(NT)
+    async_kernel(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int64_t m,
+                 int64_t n, int64_t k, TileRecord* trace) {
   trace_begin<kTrace>(trace);
   __shared__ __align__(16) Stage<BK> stages[2];
   const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
@@ -122,18 +122,22 @@ constexpr int kBK = 16;
 template <bool kVecA, bool kVecB>
 static void go(const GemmArgs& a, cudaStream_t s, LaunchQuery* q) {
   const dim3 grid(blocks_for(a.n, BN), blocks_for(a.m, BM));
-  launch_or_query(async_kernel<kBK, kVecA, kVecB, false>, async_kernel<kBK, kVecA, kVecB, true>, grid, dim3(NT), 0, s,
-                  q, BM, BN, a);
+  launch_or_query(async_kernel<kBK, kVecA, kVecB, false>, async_kernel<kBK, kVecA, kVecB, true>, grid,
+                  dim3(NT), 0, s, q, BM, BN, a);
 }
 
 void launch_async(const GemmArgs& a, int tile, void* stream, LaunchQuery* q) {
   if (tile != 128) bad_tile("async", tile);
   auto s = static_cast<cudaStream_t>(stream);
   const bool va = a.k % 4 == 0, vb = a.n % 4 == 0;
-  if (va && vb) go<true, true>(a, s, q);
-  else if (va) go<true, false>(a, s, q);
-  else if (vb) go<false, true>(a, s, q);
-  else go<false, false>(a, s, q);
+  if (va && vb)
+    go<true, true>(a, s, q);
+  else if (va)
+    go<true, false>(a, s, q);
+  else if (vb)
+    go<false, true>(a, s, q);
+  else
+    go<false, false>(a, s, q);
 }
 
 }  // namespace ts

@@ -53,8 +53,8 @@ __global__ void __launch_bounds__(BM* BN / (TM * TN))
 template <int BM, int BN, int BK, int TM, int TN>
 static void go(const GemmArgs& a, cudaStream_t s, LaunchQuery* q) {
   const dim3 grid(blocks_for(a.n, BN), blocks_for(a.m, BM));
-  launch_or_query(blocktile2d_kernel<BM, BN, BK, TM, TN, false>, blocktile2d_kernel<BM, BN, BK, TM, TN, true>, grid,
-                  dim3(BM * BN / (TM * TN)), 0, s, q, BM, BN, a);
+  launch_or_query(blocktile2d_kernel<BM, BN, BK, TM, TN, false>, blocktile2d_kernel<BM, BN, BK, TM, TN, true>,
+                  grid, dim3(BM * BN / (TM * TN)), 0, s, q, BM, BN, a);
 }
 
 void launch_blocktile2d(const GemmArgs& a, int tile, void* stream, LaunchQuery* q) {

@@ -9,8 +9,10 @@
 namespace ts {
 
 template <int T, bool kCoalesced, bool kTrace>
-__global__ void naive_kernel(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
-                             int64_t m, int64_t n, int64_t k, TileRecord* trace) {
+// minBlocks: a full SM's worth of threads, as in tiled.cu (the traced build must not lose resident blocks).
+__global__ void __launch_bounds__(T* T, 2048 / (T * T))
+    naive_kernel(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int64_t m,
+                 int64_t n, int64_t k, TileRecord* trace) {
   trace_begin<kTrace>(trace);
   const int64_t fast = int64_t(blockIdx.x) * T + threadIdx.x;
   const int64_t slow = int64_t(blockIdx.y) * T + threadIdx.y;
@@ -28,8 +30,8 @@ template <int T, bool kCoalesced>
 static void launch_t(const GemmArgs& a, cudaStream_t s, LaunchQuery* q) {
   // x covers the dimension threadIdx.x walks along; trace records are indexed by (blockIdx.y, blockIdx.x).
   const dim3 block(T, T), grid(blocks_for(kCoalesced ? a.n : a.m, T), blocks_for(kCoalesced ? a.m : a.n, T));
-  launch_or_query(naive_kernel<T, kCoalesced, false>, naive_kernel<T, kCoalesced, true>, grid, block, 0, s, q, T, T,
-                  a);
+  launch_or_query(naive_kernel<T, kCoalesced, false>, naive_kernel<T, kCoalesced, true>, grid, block, 0, s, q,
+                  T, T, a);
   if (q) q->x_covers_rows = !kCoalesced;
 }
 
@@ -37,14 +39,19 @@ template <bool kCoalesced>
 static void launch(const GemmArgs& a, int tile, void* stream, LaunchQuery* q) {
   auto s = static_cast<cudaStream_t>(stream);
   switch (tile) {
-    case 8: return launch_t<8, kCoalesced>(a, s, q);
-    case 16: return launch_t<16, kCoalesced>(a, s, q);
-    case 32: return launch_t<32, kCoalesced>(a, s, q);
+    case 8:
+      return launch_t<8, kCoalesced>(a, s, q);
+    case 16:
+      return launch_t<16, kCoalesced>(a, s, q);
+    case 32:
+      return launch_t<32, kCoalesced>(a, s, q);
   }
   bad_tile(kCoalesced ? "coalesced" : "naive", tile);
 }
 
-void launch_naive(const GemmArgs& a, int tile, void* stream, LaunchQuery* q) { launch<false>(a, tile, stream, q); }
+void launch_naive(const GemmArgs& a, int tile, void* stream, LaunchQuery* q) {
+  launch<false>(a, tile, stream, q);
+}
 void launch_coalesced(const GemmArgs& a, int tile, void* stream, LaunchQuery* q) {
   launch<true>(a, tile, stream, q);
 }

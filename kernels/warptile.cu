@@ -20,8 +20,8 @@ static_assert(WM == 32 && WN == 64, "lane layout below: 4 x 8 lanes, each 2 x 2 
 
 template <bool kTrace>
 __global__ void __launch_bounds__(NT)
-    warptile_kernel(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int64_t m,
-                    int64_t n, int64_t k, TileRecord* trace, bool vec_a, bool vec_b) {
+    warptile_kernel(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
+                    int64_t m, int64_t n, int64_t k, TileRecord* trace, bool vec_a, bool vec_b) {
   trace_begin<kTrace>(trace);
   __shared__ __align__(16) float As[BK][BM + APAD];
   __shared__ __align__(16) float Bs[BK][BN];
@@ -75,8 +75,8 @@ __global__ void __launch_bounds__(NT)
 void launch_warptile(const GemmArgs& a, int tile, void* stream, LaunchQuery* q) {
   if (tile != 128) bad_tile("warptile", tile);
   const dim3 grid(blocks_for(a.n, BN), blocks_for(a.m, BM));
-  launch_or_query(warptile_kernel<false>, warptile_kernel<true>, grid, dim3(NT), 0, static_cast<cudaStream_t>(stream),
-                  q, BM, BN, a, a.k % 4 == 0, a.n % 4 == 0);
+  launch_or_query(warptile_kernel<false>, warptile_kernel<true>, grid, dim3(NT), 0,
+                  static_cast<cudaStream_t>(stream), q, BM, BN, a, a.k % 4 == 0, a.n % 4 == 0);
 }
 
 }  // namespace ts

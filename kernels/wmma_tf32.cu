@@ -58,8 +58,8 @@ __device__ __forceinline__ void load_stage(float* sa, float* sb, const float* __
 
 template <int kMinBlocks, bool kVecA, bool kVecB, bool kTrace>
 __global__ void __launch_bounds__(NT, kMinBlocks)
-    wmma_tf32_kernel(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int64_t m,
-                     int64_t n, int64_t k, TileRecord* trace) {
+    wmma_tf32_kernel(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
+                     int64_t m, int64_t n, int64_t k, TileRecord* trace) {
   trace_begin<kTrace>(trace);
 #if __CUDA_ARCH__ >= 800
   using namespace nvcuda;
@@ -142,8 +142,9 @@ static void go(const GemmArgs& a, cudaStream_t s, LaunchQuery* q) {
   }();
   (void)configured;
   const dim3 grid(blocks_for(a.n, BN), blocks_for(a.m, BM));
-  launch_or_query(wmma_tf32_kernel<kMinBlocks, kVecA, kVecB, false>, wmma_tf32_kernel<kMinBlocks, kVecA, kVecB, true>,
-                  grid, dim3(NT), kSmemBytes, s, q, BM, BN, a);
+  launch_or_query(wmma_tf32_kernel<kMinBlocks, kVecA, kVecB, false>,
+                  wmma_tf32_kernel<kMinBlocks, kVecA, kVecB, true>, grid, dim3(NT), kSmemBytes, s, q, BM, BN,
+                  a);
 }
 
 void launch_wmma_tf32(const GemmArgs& a, int tile, void* stream, LaunchQuery* q) {
@@ -152,10 +153,14 @@ void launch_wmma_tf32(const GemmArgs& a, int tile, void* stream, LaunchQuery* q)
   const bool va = a.k % 4 == 0, vb = a.n % 4 == 0;
   // Two blocks per SM (registers capped at 128 through __launch_bounds__) measured 9 % faster than one on an
   // H100 at 4096^3: more warps to hide the cp.async and shared-memory latency.
-  if (va && vb) go<2, true, true>(a, s, q);
-  else if (va) go<2, true, false>(a, s, q);
-  else if (vb) go<2, false, true>(a, s, q);
-  else go<2, false, false>(a, s, q);
+  if (va && vb)
+    go<2, true, true>(a, s, q);
+  else if (va)
+    go<2, true, false>(a, s, q);
+  else if (vb)
+    go<2, false, true>(a, s, q);
+  else
+    go<2, false, false>(a, s, q);
 }
 
 }  // namespace ts
