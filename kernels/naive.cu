@@ -10,7 +10,7 @@ namespace ts {
 
 template <int T, bool kCoalesced, bool kTrace>
 // minBlocks: a full SM's worth of threads, as in tiled.cu (the traced build must not lose resident blocks).
-__global__ void __launch_bounds__(T* T, 2048 / (T * T))
+__global__ void __launch_bounds__(T * T, kTrace ? 2048 / (T * T) : 1)
     naive_kernel(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int64_t m,
                  int64_t n, int64_t k, TileRecord* trace) {
   trace_begin<kTrace>(trace);
