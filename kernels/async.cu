@@ -20,40 +20,13 @@ struct Stage {
   float b[BK][BN];
 };
 
+// One pipeline stage: the A tile (BM x BK) and the B tile (BK x BN) at k0.
 template <int BK, bool kVecA, bool kVecB>
 __device__ __forceinline__ void load_stage(Stage<BK>& s, const float* __restrict__ A,
                                            const float* __restrict__ B, int64_t m, int64_t n, int64_t k,
                                            int64_t row0, int64_t col0, int64_t k0, int tid) {
-#pragma unroll
-  for (int it = 0; it < BM * BK / 4 / NT; ++it) {
-    const int idx = tid + it * NT, r = idx / (BK / 4), c = (idx % (BK / 4)) * 4;
-    const int64_t gr = row0 + r, gc = k0 + c;
-    if (kVecA) {
-      const bool ok = gr < m && gc < k;  // K % 4 == 0: a group is wholly in or out
-      cp_async16(&s.a[r][c], ok ? A + gr * k + gc : A, ok ? 16 : 0);
-    } else {
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const bool ok = gr < m && gc + e < k;
-        cp_async4(&s.a[r][c + e], ok ? A + gr * k + gc + e : A, ok ? 4 : 0);
-      }
-    }
-  }
-#pragma unroll
-  for (int it = 0; it < BK * BN / 4 / NT; ++it) {
-    const int idx = tid + it * NT, r = idx / (BN / 4), c = (idx % (BN / 4)) * 4;
-    const int64_t gr = k0 + r, gc = col0 + c;
-    if (kVecB) {
-      const bool ok = gr < k && gc < n;
-      cp_async16(&s.b[r][c], ok ? B + gr * n + gc : B, ok ? 16 : 0);
-    } else {
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const bool ok = gr < k && gc + e < n;
-        cp_async4(&s.b[r][c + e], ok ? B + gr * n + gc + e : B, ok ? 4 : 0);
-      }
-    }
-  }
+  cp_async_tile<BM, BK, BK, NT, kVecA>(&s.a[0][0], A, m, k, k, row0, k0, tid);
+  cp_async_tile<BK, BN, BN, NT, kVecB>(&s.b[0][0], B, k, n, n, k0, col0, tid);
 }
 }  // namespace
 

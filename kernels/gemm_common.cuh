@@ -84,13 +84,45 @@ template <class Plain, class Traced, class... Params>
 void launch_or_query(Plain plain, Traced traced, dim3 grid, dim3 block, size_t smem, cudaStream_t s,
                      LaunchQuery* q, int tile_m, int tile_n, const GemmArgs& a, Params... extra) {
   if (q) {
-    *q = LaunchQuery{reinterpret_cast<const void*>(a.trace ? traced : plain), grid.x, grid.y,
-                     int(block.x * block.y * block.z), smem, tile_m, tile_n};
+    *q = LaunchQuery{reinterpret_cast<const void*>(a.trace ? traced : plain),
+                     grid.x,
+                     grid.y,
+                     int(block.x * block.y * block.z),
+                     smem,
+                     tile_m,
+                     tile_n};
     return;
   }
-  if (a.trace) traced<<<grid, block, smem, s>>>(a.A, a.B, a.C, a.m, a.n, a.k, a.trace, extra...);
-  else plain<<<grid, block, smem, s>>>(a.A, a.B, a.C, a.m, a.n, a.k, nullptr, extra...);
+  if (a.trace)
+    traced<<<grid, block, smem, s>>>(a.A, a.B, a.C, a.m, a.n, a.k, a.trace, extra...);
+  else
+    plain<<<grid, block, smem, s>>>(a.A, a.B, a.C, a.m, a.n, a.k, nullptr, extra...);
   CUDA_CHECK_LAUNCH();
+}
+
+// Copies a ROWS x COLS tile of a row-major global matrix (rows x cols, leading dimension ld), starting at
+// (r0, c0), into shared memory with row stride LDS, using all NT threads; elements past the matrix edges are
+// zero-filled. kVec: ld % 4 == 0, so each group of 4 is one 16-byte copy, wholly inside or outside the
+// matrix.
+template <int ROWS, int COLS, int LDS, int NT, bool kVec>
+__device__ __forceinline__ void cp_async_tile(float* dst, const float* __restrict__ src, int64_t rows,
+                                              int64_t cols, int64_t ld, int64_t r0, int64_t c0, int tid) {
+  static_assert(COLS % 4 == 0 && (ROWS * COLS / 4) % NT == 0, "whole groups of 4 per thread");
+#pragma unroll
+  for (int it = 0; it < ROWS * COLS / 4 / NT; ++it) {
+    const int idx = tid + it * NT, r = idx / (COLS / 4), c = (idx % (COLS / 4)) * 4;
+    const int64_t gr = r0 + r, gc = c0 + c;
+    if (kVec) {
+      const bool ok = gr < rows && gc < cols;
+      cp_async16(dst + r * LDS + c, ok ? src + gr * ld + gc : src, ok ? 16 : 0);
+    } else {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const bool ok = gr < rows && gc + e < cols;
+        cp_async4(dst + r * LDS + c + e, ok ? src + gr * ld + gc + e : src, ok ? 4 : 0);
+      }
+    }
+  }
 }
 
 inline unsigned blocks_for(int64_t n, int64_t per_block) {

@@ -1,8 +1,8 @@
 #pragma once
-// Tile tracing, compiled into a kernel only when its kTrace template flag is set (the plain build has no trace
-// code at all). One thread per block stamps %smid and %globaltimer at block start; at the end every warp checks
-// in with one atomic and the last warp out stamps the end: no extra block-wide barrier (GPU.md measured a 4 %
-// slowdown at TILE 32 from one).
+// Tile tracing, compiled into a kernel only when its kTrace template flag is set (the plain build has no
+// trace code at all). One thread per block stamps %smid and %globaltimer at block start; at the end every
+// warp checks in with one atomic and the last warp out stamps the end: no extra block-wide barrier (GPU.md
+// measured a 4 % slowdown at TILE 32 from one).
 #include <cstdint>
 
 #include "schedule.hpp"

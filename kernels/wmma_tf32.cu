@@ -23,36 +23,8 @@ template <bool kVecA, bool kVecB>
 __device__ __forceinline__ void load_stage(float* sa, float* sb, const float* __restrict__ A,
                                            const float* __restrict__ B, int64_t m, int64_t n, int64_t k,
                                            int64_t row0, int64_t col0, int64_t k0, int tid) {
-#pragma unroll
-  for (int it = 0; it < BM * BK / 4 / NT; ++it) {
-    const int idx = tid + it * NT, r = idx / (BK / 4), c = (idx % (BK / 4)) * 4;
-    const int64_t gr = row0 + r, gc = k0 + c;
-    if (kVecA) {
-      const bool ok = gr < m && gc < k;
-      cp_async16(&sa[r * LDA + c], ok ? A + gr * k + gc : A, ok ? 16 : 0);
-    } else {
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const bool ok = gr < m && gc + e < k;
-        cp_async4(&sa[r * LDA + c + e], ok ? A + gr * k + gc + e : A, ok ? 4 : 0);
-      }
-    }
-  }
-#pragma unroll
-  for (int it = 0; it < BK * BN / 4 / NT; ++it) {
-    const int idx = tid + it * NT, r = idx / (BN / 4), c = (idx % (BN / 4)) * 4;
-    const int64_t gr = k0 + r, gc = col0 + c;
-    if (kVecB) {
-      const bool ok = gr < k && gc < n;
-      cp_async16(&sb[r * LDB + c], ok ? B + gr * n + gc : B, ok ? 16 : 0);
-    } else {
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const bool ok = gr < k && gc + e < n;
-        cp_async4(&sb[r * LDB + c + e], ok ? B + gr * n + gc + e : B, ok ? 4 : 0);
-      }
-    }
-  }
+  cp_async_tile<BM, BK, LDA, NT, kVecA>(sa, A, m, k, k, row0, k0, tid);
+  cp_async_tile<BK, BN, LDB, NT, kVecB>(sb, B, k, n, n, k0, col0, tid);
 }
 }  // namespace
 
