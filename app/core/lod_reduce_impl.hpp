@@ -1,0 +1,101 @@
+#pragma once
+// Private to app/core: the one block reduction behind lod_reduce (heatmap.cpp) and downsample / error_view
+// (verify.cpp). Elements come from get(row, col), so error_view can reduce |a - b| without materialising it.
+// The caller has validated the region.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "heatmap.hpp"
+#include "parallel.hpp"
+
+namespace ts::detail {
+
+// Per view value: the running reduction of its block.
+struct LodAcc {
+  double acc;
+  float best;
+  bool nan, nonfinite;
+};
+
+template <Reduce kMode, class Get>
+void reduce_band(Get& get, const LodRegion& r, const std::vector<int64_t>& col_begin, int y,
+                 std::vector<LodAcc>& accs, float* out_row) {
+  const double init = kMode == Reduce::Min   ? std::numeric_limits<double>::infinity()
+                      : kMode == Reduce::Max ? -std::numeric_limits<double>::infinity()
+                                             : 0.0;
+  for (auto& a : accs) a = LodAcc{init, 0.0f, false, false};
+  const int64_t r0 = lod_begin(r.row0, r.rows, r.h, y), r1 = lod_begin(r.row0, r.rows, r.h, y + 1);
+  // Row by row through the band, so the source is read contiguously; within each block this is still the
+  // row-major order of the GPU kernel.
+  for (int64_t i = r0; i < r1; ++i) {
+    for (int x = 0; x < r.w; ++x) {
+      LodAcc& a = accs[size_t(x)];
+      const int64_t c0 = col_begin[size_t(x)], c1 = col_begin[size_t(x) + 1];
+      for (int64_t j = c0; j < c1; ++j) {
+        const float v = get(i, j);
+        if constexpr (kMode == Reduce::Mean) {
+          a.acc += double(v);  // a NaN or Inf makes the sum non-finite: no flag needed
+        } else if constexpr (kMode == Reduce::Min) {
+          a.nan |= std::isnan(v);
+          if (double(v) < a.acc) a.acc = double(v);
+        } else if constexpr (kMode == Reduce::Max) {
+          a.nan |= std::isnan(v);
+          if (double(v) > a.acc) a.acc = double(v);
+        } else {
+          a.nonfinite |= !std::isfinite(v);
+          if (std::fabs(v) > std::fabs(a.best)) a.best = v;
+        }
+      }
+    }
+  }
+  const float qnan = std::numeric_limits<float>::quiet_NaN();
+  for (int x = 0; x < r.w; ++x) {
+    const LodAcc& a = accs[size_t(x)];
+    float o;
+    if constexpr (kMode == Reduce::Mean) {
+      const int64_t count = (r1 - r0) * (col_begin[size_t(x) + 1] - col_begin[size_t(x)]);
+      o = std::isfinite(a.acc) ? float(a.acc / double(count)) : qnan;
+    } else if constexpr (kMode == Reduce::AbsMax) {
+      o = a.nonfinite ? qnan : a.best;
+    } else {
+      o = a.nan ? qnan : float(a.acc);
+    }
+    out_row[x] = o;
+  }
+}
+
+// Reduces region r of the matrix whose elements get(row, col) returns into out (r.h rows of r.w values).
+template <class Get>
+void reduce_region(Get get, const LodRegion& r, Reduce mode, float* out) {
+  std::vector<int64_t> col_begin(size_t(r.w) + 1);
+  for (int x = 0; x <= r.w; ++x) col_begin[size_t(x)] = lod_begin(r.col0, r.cols, r.w, x);
+  // Enough view rows per thread that each covers ~64 K elements.
+  const int64_t per_view_row = std::max<int64_t>(1, r.rows / r.h * r.cols);
+  const int64_t grain = std::max<int64_t>(1, (int64_t(1) << 16) / per_view_row);
+  parallel_for(r.h, grain, [&](int64_t y0, int64_t y1) {
+    Get g = get;
+    std::vector<LodAcc> accs(size_t(r.w));
+    for (int64_t y = y0; y < y1; ++y) {
+      float* row = out + size_t(y) * size_t(r.w);
+      switch (mode) {
+        case Reduce::Mean:
+          reduce_band<Reduce::Mean>(g, r, col_begin, int(y), accs, row);
+          break;
+        case Reduce::Min:
+          reduce_band<Reduce::Min>(g, r, col_begin, int(y), accs, row);
+          break;
+        case Reduce::Max:
+          reduce_band<Reduce::Max>(g, r, col_begin, int(y), accs, row);
+          break;
+        case Reduce::AbsMax:
+          reduce_band<Reduce::AbsMax>(g, r, col_begin, int(y), accs, row);
+          break;
+      }
+    }
+  });
+}
+
+}  // namespace ts::detail
