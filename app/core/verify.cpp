@@ -5,6 +5,7 @@
 #include <limits>
 #include <mutex>
 
+#include "lod_reduce_impl.hpp"
 #include "parallel.hpp"
 
 namespace ts {
@@ -51,6 +52,8 @@ ErrorStats compare(const float* c, const float* ref, int64_t rows, int64_t cols,
 }
 
 namespace {
+// The whole matrix through the level-of-detail reduction (lod_reduce_impl.hpp), plus the finite range of the
+// source. AbsMax is reported as a magnitude here (max |v|); lod_reduce keeps the sign.
 template <class Get>
 HeatmapView reduce_view(Get get, int64_t rows, int64_t cols, int max_w, int max_h, Reduce mode) {
   HeatmapView v;
@@ -58,53 +61,22 @@ HeatmapView reduce_view(Get get, int64_t rows, int64_t cols, int max_w, int max_
   v.cols = cols;
   v.w = int(std::min<int64_t>(cols, std::max(1, max_w)));
   v.h = int(std::min<int64_t>(rows, std::max(1, max_h)));
+  if (v.w < 1 || v.h < 1) return v;
   v.values.assign(size_t(v.w) * size_t(v.h), 0.0f);
+  detail::reduce_region(get, LodRegion{0, 0, rows, cols, v.w, v.h}, mode, v.values.data());
+  if (mode == Reduce::AbsMax)
+    for (float& x : v.values) x = std::fabs(x);
   std::mutex mu;
   float gmin = std::numeric_limits<float>::infinity(), gmax = -std::numeric_limits<float>::infinity();
-  parallel_for(v.h, 8, [&](int64_t y0, int64_t y1) {
+  parallel_for(rows, std::max<int64_t>(1, (int64_t(1) << 16) / cols), [&](int64_t r0, int64_t r1) {
     float lmin = std::numeric_limits<float>::infinity(), lmax = -lmin;
-    std::vector<double> acc(size_t(v.w));
-    for (int64_t y = y0; y < y1; ++y) {
-      const int64_t r0 = y * rows / v.h, r1 = (y + 1) * rows / v.h;
-      std::fill(acc.begin(), acc.end(),
-                mode == Reduce::Min   ? std::numeric_limits<double>::infinity()
-                : mode == Reduce::Max ? -std::numeric_limits<double>::infinity()
-                                      : 0.0);
-      for (int64_t r = r0; r < r1; ++r) {
-        for (int x = 0; x < v.w; ++x) {
-          const int64_t c0 = int64_t(x) * cols / v.w, c1 = int64_t(x + 1) * cols / v.w;
-          double a = acc[size_t(x)];
-          for (int64_t c = c0; c < c1; ++c) {
-            float val = get(r, c);
-            if (std::isfinite(val)) {
-              lmin = std::min(lmin, val);
-              lmax = std::max(lmax, val);
-            }
-            switch (mode) {
-              case Reduce::Mean:
-                a += val;
-                break;
-              case Reduce::Min:
-                a = std::min(a, double(val));
-                break;
-              case Reduce::Max:
-                a = std::max(a, double(val));
-                break;
-              case Reduce::AbsMax:
-                a = std::max(a, std::fabs(double(val)));
-                break;
-            }
-          }
-          acc[size_t(x)] = a;
-        }
+    for (int64_t r = r0; r < r1; ++r)
+      for (int64_t c = 0; c < cols; ++c) {
+        const float val = get(r, c);
+        if (!std::isfinite(val)) continue;
+        lmin = std::min(lmin, val);
+        lmax = std::max(lmax, val);
       }
-      for (int x = 0; x < v.w; ++x) {
-        const int64_t c0 = int64_t(x) * cols / v.w, c1 = int64_t(x + 1) * cols / v.w;
-        double a = acc[size_t(x)];
-        if (mode == Reduce::Mean) a /= double((r1 - r0) * (c1 - c0));
-        v.values[size_t(y) * size_t(v.w) + size_t(x)] = float(a);
-      }
-    }
     std::lock_guard<std::mutex> lock(mu);
     gmin = std::min(gmin, lmin);
     gmax = std::max(gmax, lmax);

@@ -27,9 +27,11 @@ struct HeatmapView {
   float vmin = 0, vmax = 0;  // range over the whole source matrix (not just the view)
 };
 
+// The whole matrix as lod_reduce (heatmap.hpp) reduces it, same blocks and NaN/Inf rules (a NaN or Inf in a
+// block shows as NaN, except Min/Max, where only NaN does), except that AbsMax gives the magnitude max |v|.
 HeatmapView downsample(const float* src, int64_t rows, int64_t cols, int max_w, int max_h, Reduce mode);
 
-// |a - b| element-wise, downsampled with AbsMax so a single wrong element stays visible.
+// |a - b| element-wise, downsampled with AbsMax so a single wrong element stays visible (a NaN one too).
 HeatmapView error_view(const float* a, const float* b, int64_t rows, int64_t cols, int max_w, int max_h);
 
 }  // namespace ts

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "heatmap.hpp"
 #include "verify.hpp"
 
 using namespace ts;
@@ -73,4 +74,41 @@ TEST(ErrorView, KeepsASingleWrongElementVisible) {
   float others = 0;
   for (float x : v.values) others += x;
   EXPECT_FLOAT_EQ(others, 0.75f);
+}
+
+TEST(Downsample, IsTheLevelOfDetailReductionOfTheWholeMatrix) {
+  std::vector<float> m(45 * 61);
+  for (size_t i = 0; i < m.size(); ++i) m[i] = std::sin(float(i) * 0.37f) * float(i % 13);
+  for (Reduce mode : {Reduce::Mean, Reduce::Min, Reduce::Max, Reduce::AbsMax}) {
+    HeatmapView v = downsample(m.data(), 45, 61, 8, 11, mode);
+    ASSERT_EQ(v.w, 8);
+    ASSERT_EQ(v.h, 11);
+    std::vector<float> lod(8 * 11);
+    lod_reduce(m.data(), 61, 45, 61, LodRegion{0, 0, 45, 61, 8, 11}, mode, lod.data());
+    if (mode == Reduce::AbsMax)
+      for (float& x : lod) x = std::fabs(x);  // downsample reports the magnitude
+    EXPECT_EQ(v.values, lod);
+  }
+}
+
+TEST(Downsample, NonFiniteElementsShowAsNanBlocksAndStayOutOfTheRange) {
+  std::vector<float> m(4 * 4, 1.0f);
+  m[1] = NAN;               // block (0, 0)
+  m[2 * 4 + 3] = INFINITY;  // block (1, 1)
+  HeatmapView v = downsample(m.data(), 4, 4, 2, 2, Reduce::Mean);
+  EXPECT_TRUE(std::isnan(v.values[0]));
+  EXPECT_EQ(v.values[1], 1.0f);
+  EXPECT_EQ(v.values[2], 1.0f);
+  EXPECT_TRUE(std::isnan(v.values[3]));
+  EXPECT_EQ(v.vmin, 1.0f);
+  EXPECT_EQ(v.vmax, 1.0f);
+  HeatmapView mx = downsample(m.data(), 4, 4, 2, 2, Reduce::Max);
+  EXPECT_TRUE(std::isnan(mx.values[0]));
+  EXPECT_EQ(mx.values[3], INFINITY);
+  // A NaN in C is a wrong element too: the error map must not hide it.
+  std::vector<float> c(64 * 64, 1.0f), ref = c;
+  c[10 * 64 + 50] = NAN;
+  HeatmapView e = error_view(c.data(), ref.data(), 64, 64, 8, 8);
+  EXPECT_TRUE(std::isnan(e.values[size_t(10 / 8) * 8 + 50 / 8]));
+  EXPECT_EQ(e.values[0], 0.0f);
 }
