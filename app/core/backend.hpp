@@ -11,6 +11,7 @@
 
 #include "cancel.hpp"
 #include "matrix.hpp"
+#include "matrix_store.hpp"
 #include "occupancy.hpp"
 #include "schedule.hpp"
 #include "problem.hpp"
@@ -58,6 +59,7 @@ struct RunRequest {
   bool keep_output = false;                // return the full C in RunResult::c
   int view_size = 0;                       // > 0: return heatmap views of at most view_size^2 values
   bool profile = false;                    // GPU: also time cuBLAS, report occupancy, record a tile trace
+  bool keep_store = false;                 // keep A, B, C and C - reference where they are (RunResult::store)
 };
 
 struct MatrixViews {
@@ -74,6 +76,8 @@ struct RunResult {
   ErrorStats error;
   std::shared_ptr<const MatrixViews> views;
   std::shared_ptr<const HostMatrix> c;
+  std::shared_ptr<const MatrixStore> store;  // keep_store: the matrices, for heatmaps at any zoom
+  int tile_m = 0, tile_n = 0;                // rows and columns of C per block (0: not a blocked kernel)
   double reference_ms = 0;  // cuBLAS (same precision) at the same shape, median of a few launches (0: not run)
   double peak_tflops = 0;   // of the device, at this kernel's precision (0: unknown)
   // GPU only (empty on the CPU backend, which has neither):
@@ -88,6 +92,7 @@ class Backend {
   virtual ~Backend() = default;
   virtual std::string kind() const = 0;         // "cuda" or "cpu"
   virtual std::string device_name() const = 0;  // shown in the status bar and every output
+  virtual int cuda_device() const { return -1; }  // the CUDA device ordinal, -1 for the CPU backend
   virtual const std::vector<KernelInfo>& kernels() const = 0;
   // Everything about the request this backend can check before running: kernel, tile, shape, capacity
   // (free GPU memory, CPU work limit). Throws ValidationError naming the value and the limit.

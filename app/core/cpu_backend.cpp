@@ -65,7 +65,21 @@ RunResult CpuBackend::run(const RunRequest& in, const CancelToken& cancel) {
   }
   cancel.throw_if_cancelled();
   finish_result(r, req, a, b, c, ref.data.data());
-  if (req.keep_output) r.c = std::make_shared<HostMatrix>(std::move(c));
+  if (k->id == "tiled" || k->id == "naive" || k->id == "coalesced" || k->id == "tiled_nosync" ||
+      k->id == "tiled_floork")
+    r.tile_m = r.tile_n = tile;  // the CPU versions block the output like the CUDA classic kernels
+  if (req.keep_store) {
+    auto err = std::make_shared<HostMatrix>(s.m, s.n);
+    for (size_t i = 0; i < err->data.size(); ++i) err->data[i] = c.data[i] - ref.data[i];
+    auto share = [](const std::shared_ptr<const HostMatrix>& given, HostMatrix& generated) {
+      return given ? given : std::make_shared<const HostMatrix>(std::move(generated));
+    };
+    auto cs = std::make_shared<const HostMatrix>(c);
+    r.store = make_host_store(share(req.a, a_gen), share(req.b, b_gen), cs, std::move(err));
+    if (req.keep_output) r.c = cs;
+  } else if (req.keep_output) {
+    r.c = std::make_shared<HostMatrix>(std::move(c));
+  }
   return r;
 }
 

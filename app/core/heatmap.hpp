@@ -7,7 +7,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "verify.hpp"  // Reduce
+#include "input_gen.hpp"  // TS_HD: the GPU kernel uses lod_begin too
+#include "verify.hpp"    // Reduce
 
 namespace ts {
 
@@ -28,7 +29,7 @@ inline bool operator!=(const LodRegion& a, const LodRegion& b) {
 // View row y covers element rows [lod_begin(row0, rows, h, y), lod_begin(row0, rows, h, y + 1)); same for
 // columns. The GPU kernel uses the same formula, so both paths pick identical blocks. Blocks are never empty
 // when n <= extent, and their sizes differ by at most one.
-inline int64_t lod_begin(int64_t origin, int64_t extent, int n, int i) {
+TS_HD inline int64_t lod_begin(int64_t origin, int64_t extent, int n, int i) {
   return origin + int64_t(i) * extent / n;
 }
 

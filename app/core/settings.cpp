@@ -1,5 +1,8 @@
 #include "settings.hpp"
 
+#include <cmath>
+#include <functional>
+
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
@@ -39,12 +42,67 @@ fs::path unique_export_path(const fs::path& dir, const std::string& prefix, cons
   return p;
 }
 
+const char* to_string(Reduce r) {
+  switch (r) {
+    case Reduce::Mean: return "mean";
+    case Reduce::Min: return "min";
+    case Reduce::Max: return "max";
+    case Reduce::AbsMax: return "absmax";
+  }
+  return "mean";
+}
+
+const char* to_string(RangeMode r) {
+  switch (r) {
+    case RangeMode::Auto: return "auto";
+    case RangeMode::Symmetric: return "symmetric";
+    case RangeMode::Manual: return "manual";
+  }
+  return "auto";
+}
+
+namespace {
+nlohmann::json heatmap_json(const HeatmapSettings& h) {
+  return {{"colormap", h.colormap}, {"reduce", to_string(h.reduce)}, {"range", to_string(h.range)},
+          {"lo", h.lo},             {"hi", h.hi}};
+}
+
+void heatmap_from_json(const nlohmann::json& j, HeatmapSettings& h, const std::string& key,
+                       const std::function<void(const std::string&)>& warn) {
+  if (!j.is_object()) {
+    warn("ignored invalid " + key);
+    return;
+  }
+  if (j.contains("colormap") && j["colormap"].is_string()) h.colormap = j["colormap"].get<std::string>();
+  if (j.contains("reduce")) {
+    bool ok = false;
+    for (Reduce r : {Reduce::Mean, Reduce::Min, Reduce::Max, Reduce::AbsMax})
+      if (j["reduce"] == to_string(r)) h.reduce = r, ok = true;
+    if (!ok) warn("ignored invalid " + key + ".reduce = " + j["reduce"].dump());
+  }
+  if (j.contains("range")) {
+    bool ok = false;
+    for (RangeMode r : {RangeMode::Auto, RangeMode::Symmetric, RangeMode::Manual})
+      if (j["range"] == to_string(r)) h.range = r, ok = true;
+    if (!ok) warn("ignored invalid " + key + ".range = " + j["range"].dump());
+  }
+  for (auto [name, field] : {std::pair<const char*, float*>{"lo", &h.lo}, {"hi", &h.hi}})
+    if (j.contains(name)) {
+      if (j[name].is_number() && std::isfinite(j[name].get<double>()))
+        *field = j[name].get<float>();
+      else
+        warn("ignored invalid " + key + "." + name + " = " + j[name].dump());
+    }
+}
+}  // namespace
+
 nlohmann::json to_json(const Settings& s) {
   return {{"m", s.spec.m},          {"n", s.spec.n},
           {"k", s.spec.k},          {"kernel", s.spec.kernel},
           {"tile", s.spec.tile},    {"input", to_string(s.spec.input)},
           {"seed", s.spec.seed},    {"square", s.square},
-          {"auto_run", s.auto_run}, {"export_dir", s.export_dir}};
+          {"auto_run", s.auto_run}, {"export_dir", s.export_dir},
+          {"heatmaps", heatmap_json(s.matrices)}, {"error_map", heatmap_json(s.error)}};
 }
 
 Settings settings_from_json(const nlohmann::json& j, std::string* warnings) {
@@ -86,6 +144,8 @@ Settings settings_from_json(const nlohmann::json& j, std::string* warnings) {
   if (j.contains("auto_run") && j["auto_run"].is_boolean()) s.auto_run = j["auto_run"].get<bool>();
   if (j.contains("export_dir") && j["export_dir"].is_string())
     s.export_dir = j["export_dir"].get<std::string>();
+  if (j.contains("heatmaps")) heatmap_from_json(j["heatmaps"], s.matrices, "heatmaps", warn);
+  if (j.contains("error_map")) heatmap_from_json(j["error_map"], s.error, "error_map", warn);
   return s;
 }
 

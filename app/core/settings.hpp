@@ -19,11 +19,25 @@ std::filesystem::path default_export_dir();
 std::filesystem::path unique_export_path(const std::filesystem::path& dir, const std::string& prefix,
                                          const std::string& ext);
 
+// How a group of heatmaps is drawn: colormap (by name; unknown names fall back to the default of the kind),
+// level-of-detail reduction, colour range.
+struct HeatmapSettings {
+  std::string colormap;  // empty: the first map of the right kind
+  Reduce reduce = Reduce::Mean;
+  RangeMode range = RangeMode::Auto;
+  float lo = 0, hi = 1;  // RangeMode::Manual
+};
+
+const char* to_string(Reduce r);  // "mean", "min", "max", "absmax"
+const char* to_string(RangeMode r);  // "auto", "symmetric", "manual"
+
 struct Settings {
   ProblemSpec spec;
   bool square = true;
   bool auto_run = true;
   std::string export_dir;  // empty: default_export_dir()
+  HeatmapSettings matrices;  // A, B, C
+  HeatmapSettings error{"", Reduce::AbsMax, RangeMode::Symmetric, -1, 1};  // C - reference: signed, diverging
 };
 
 nlohmann::json to_json(const Settings& s);

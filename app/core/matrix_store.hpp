@@ -1,0 +1,43 @@
+#pragma once
+// [SECTION] The last run's matrices, kept where they were computed (host memory for the CPU backend, GPU
+// memory for the CUDA backend), so heatmaps can be reduced from them at any zoom without copying the whole
+// matrix. A store is immutable once published; the GUI may read it from its own thread while the engine runs
+// the next problem into new buffers.
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "heatmap.hpp"
+#include "matrix.hpp"
+
+namespace ts {
+
+enum class MatrixId { A, B, C, Error };  // Error: C - reference, signed
+const char* matrix_name(MatrixId id);   // "A", "B", "C", "C - reference"
+
+class MatrixStore {
+ public:
+  virtual ~MatrixStore() = default;
+  virtual int64_t rows(MatrixId id) const = 0;
+  virtual int64_t cols(MatrixId id) const = 0;
+  // >= 0: the CUDA device holding the matrices (reduce_device works); -1: host memory.
+  virtual int cuda_device() const { return -1; }
+  // The region reduced into host memory (h * w floats). For a device store the reduction runs on the GPU and
+  // only the w * h values are copied back.
+  virtual void reduce(MatrixId id, const LodRegion& r, Reduce mode, float* out) const = 0;
+  // Device stores only: the region reduced into device memory `dev_out` (h * w floats, e.g. a mapped GL
+  // buffer) on `stream` (a cudaStream_t), and the finite range of the values written. Synchronises the stream.
+  // Throws std::logic_error on a host store.
+  virtual ValueRange reduce_device(MatrixId id, const LodRegion& r, Reduce mode, float* dev_out,
+                                   void* stream) const;
+  // One element, exactly (hover readout).
+  virtual float element(MatrixId id, int64_t row, int64_t col) const = 0;
+};
+
+// A store over host matrices (the CPU backend). error = c - ref.
+std::shared_ptr<const MatrixStore> make_host_store(std::shared_ptr<const HostMatrix> a,
+                                                   std::shared_ptr<const HostMatrix> b,
+                                                   std::shared_ptr<const HostMatrix> c,
+                                                   std::shared_ptr<const HostMatrix> error);
+
+}  // namespace ts
