@@ -28,11 +28,48 @@ class DeviceBuffer {
   size_t m_count = 0;
 };
 
+// The stream on which pool memory is given back: created once, lives as long as the process (a PoolBuffer can
+// outlive any backend that allocated it).
+cudaStream_t release_stream();
+// Keeps up to `cached_bytes` of freed pool memory for reuse on `device` (reallocating 64 MiB matrices on every
+// run would map and unmap pages each time).
+void configure_memory_pool(int device, size_t cached_bytes);
+// Returns the pool's cached memory to the device (before deciding whether a large problem fits).
+void trim_memory_pool(int device);
+
+// Memory from the device's stream-ordered pool (cudaMallocAsync), returned with cudaFreeAsync on a stream of
+// its own: dropping the last run's matrices from the GUI thread never waits for a kernel in flight (a plain
+// cudaFree synchronises the device). Free memory stays cached in the pool (see trim_memory_pool).
+template <class T>
+class PoolBuffer {
+ public:
+  PoolBuffer() = default;
+  PoolBuffer(size_t count, cudaStream_t stream) : m_count(count) {
+    void* p = nullptr;
+    if (count) CUDA_CHECK(cudaMallocAsync(&p, count * sizeof(T), stream));
+    m_ptr.reset(static_cast<T*>(p));
+  }
+  T* get() const { return m_ptr.get(); }
+  size_t size() const { return m_count; }
+  size_t bytes() const { return m_count * sizeof(T); }
+
+ private:
+  struct Free {
+    void operator()(T* p) const noexcept { CUDA_CHECK_NOEXCEPT(cudaFreeAsync(p, release_stream())); }
+  };
+  std::unique_ptr<T, Free> m_ptr;
+  size_t m_count = 0;
+};
+
 class CudaStream {
  public:
-  CudaStream() {
+  // Non-blocking (never synchronises with the legacy default stream); high_priority: its blocks are scheduled
+  // ahead of pending blocks of normal-priority streams (the GUI's reads next to a long GEMM).
+  explicit CudaStream(bool high_priority = false) {
     cudaStream_t s;
-    CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    int lo = 0, hi = 0;
+    if (high_priority) CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&lo, &hi));
+    CUDA_CHECK(cudaStreamCreateWithPriority(&s, cudaStreamNonBlocking, high_priority ? hi : lo));
     m_s.reset(s);
   }
   cudaStream_t get() const { return m_s.get(); }

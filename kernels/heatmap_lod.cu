@@ -1,0 +1,214 @@
+// Heatmap level of detail on the GPU: the visible region of a matrix reduced to the view's pixel size, straight
+// from the engine's buffers (no copy of the matrix through the host). One thread per view value walks its block
+// of source elements; the same block boundaries as the CPU reference (lod_begin in app/core/heatmap.hpp), the
+// same rules for NaN and Inf, so the two paths give the same picture. The finite range of the written values is
+// reduced in the same pass (warp shuffles, one atomic per warp) for the colour scale.
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+
+#include <math_constants.h>
+
+#include "cuda_check.cuh"
+#include "cuda_raii.cuh"
+#include "heatmap_lod.cuh"
+
+namespace ts {
+
+cudaStream_t release_stream() {
+  static cudaStream_t s = [] {
+    cudaStream_t st = nullptr;
+    CUDA_CHECK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+    return st;  // never destroyed: pool buffers may be released during static destruction
+  }();
+  return s;
+}
+
+void configure_memory_pool(int device, size_t cached_bytes) {
+  cudaMemPool_t pool;
+  CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, device));
+  uint64_t threshold = cached_bytes;
+  CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold));
+}
+
+void trim_memory_pool(int device) {
+  cudaMemPool_t pool;
+  CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, device));
+  CUDA_CHECK(cudaStreamSynchronize(release_stream()));
+  CUDA_CHECK(cudaMemPoolTrimTo(pool, 0));
+}
+
+namespace {
+
+// Order-preserving float -> unsigned key (negative floats reversed), so atomicMin/atomicMax give float min/max.
+__device__ inline unsigned range_key(float f) {
+  unsigned u = __float_as_uint(f);
+  return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+}
+float key_to_float(unsigned k) {
+  unsigned u = (k & 0x80000000u) ? (k & 0x7fffffffu) : ~k;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+__global__ void lod_kernel(const float* __restrict__ src, int64_t ld, LodRegion r, Reduce mode,
+                           float* __restrict__ out, unsigned* range /* [min key, max key] */) {
+  const int x = int(blockIdx.x * blockDim.x + threadIdx.x), y = int(blockIdx.y);
+  unsigned kmin = 0xffffffffu, kmax = 0u;
+  if (x < r.w && y < r.h) {
+    const int64_t r0 = lod_begin(r.row0, r.rows, r.h, y), r1 = lod_begin(r.row0, r.rows, r.h, y + 1);
+    const int64_t c0 = lod_begin(r.col0, r.cols, r.w, x), c1 = lod_begin(r.col0, r.cols, r.w, x + 1);
+    double acc = mode == Reduce::Min ? CUDART_INF : mode == Reduce::Max ? -CUDART_INF : 0.0;
+    float best = 0.0f;
+    bool nan = false, inf = false;
+    for (int64_t i = r0; i < r1; ++i) {
+      const float* row = src + i * ld;
+      for (int64_t j = c0; j < c1; ++j) {
+        const float v = row[j];
+        nan |= isnan(v);
+        inf |= isinf(v);
+        switch (mode) {
+          case Reduce::Mean: acc += double(v); break;
+          case Reduce::Min: acc = fmin(acc, double(v)); break;
+          case Reduce::Max: acc = fmax(acc, double(v)); break;
+          case Reduce::AbsMax:
+            if (fabsf(v) > fabsf(best)) best = v;
+            break;
+        }
+      }
+    }
+    float o;
+    if (mode == Reduce::Mean)
+      o = float(acc / double((r1 - r0) * (c1 - c0)));
+    else if (mode == Reduce::AbsMax)
+      o = best;
+    else
+      o = float(acc);
+    if (nan || (inf && (mode == Reduce::Mean || mode == Reduce::AbsMax))) o = CUDART_NAN_F;
+    out[int64_t(y) * r.w + x] = o;
+    if (isfinite(o)) kmin = kmax = range_key(o);
+  }
+  for (int off = 16; off > 0; off /= 2) {
+    kmin = min(kmin, __shfl_xor_sync(0xffffffffu, kmin, off));
+    kmax = max(kmax, __shfl_xor_sync(0xffffffffu, kmax, off));
+  }
+  if ((threadIdx.x & 31) == 0 && kmin <= kmax) {
+    atomicMin(&range[0], kmin);
+    atomicMax(&range[1], kmax);
+  }
+}
+
+__global__ void subtract_kernel(float* out, const float* a, const float* b, int64_t n) {
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    out[i] = a[i] - b[i];
+}
+
+}  // namespace
+
+void device_lod_launch(const float* src, int64_t ld, int64_t rows, int64_t cols, const LodRegion& r, Reduce mode,
+                       float* out, unsigned* range_keys, cudaStream_t s) {
+  validate_lod_region(r, rows, cols);
+  const unsigned init[2] = {0xffffffffu, 0u};
+  CUDA_CHECK(cudaMemcpyAsync(range_keys, init, sizeof init, cudaMemcpyHostToDevice, s));
+  const dim3 block(128), grid(unsigned((r.w + 127) / 128), unsigned(r.h));
+  lod_kernel<<<grid, block, 0, s>>>(src, ld, r, mode, out, range_keys);
+  CUDA_CHECK_LAUNCH();
+}
+
+ValueRange range_from_keys(const unsigned keys[2]) {
+  if (keys[0] > keys[1]) return {};  // no finite value
+  return {key_to_float(keys[0]), key_to_float(keys[1])};
+}
+
+ValueRange device_lod_reduce(const float* src, int64_t ld, int64_t rows, int64_t cols, const LodRegion& r,
+                             Reduce mode, float* out, cudaStream_t s) {
+  PoolBuffer<unsigned> keys(2, s);  // stream-ordered: a cudaFree here would wait for the engine's GEMM
+  device_lod_launch(src, ld, rows, cols, r, mode, out, keys.get(), s);
+  unsigned h[2];
+  CUDA_CHECK(cudaMemcpyAsync(h, keys.get(), sizeof h, cudaMemcpyDeviceToHost, s));
+  CUDA_CHECK(cudaStreamSynchronize(s));
+  return range_from_keys(h);
+}
+
+void device_subtract(float* out, const float* a, const float* b, int64_t n, cudaStream_t s) {
+  const unsigned grid = unsigned(std::min<int64_t>((n + 255) / 256, 65535 * 4));
+  subtract_kernel<<<grid, 256, 0, s>>>(out, a, b, n);
+  CUDA_CHECK_LAUNCH();
+}
+
+// [SECTION] The CUDA backend's matrix store: the run's buffers, kept on the device.
+namespace {
+
+class DeviceStore final : public MatrixStore {
+ public:
+  DeviceStore(int device, DeviceMatrices m) : m_device(device), m_m(std::move(m)) {}
+
+  int64_t rows(MatrixId id) const override { return id == MatrixId::B ? m_m.k : m_m.m; }
+  int64_t cols(MatrixId id) const override { return id == MatrixId::A ? m_m.k : m_m.n; }
+  int cuda_device() const override { return m_device; }
+
+  void reduce(MatrixId id, const LodRegion& r, Reduce mode, float* out) const override {
+    validate_lod_region(r, rows(id), cols(id));
+    CUDA_CHECK(cudaSetDevice(m_device));
+    cudaStream_t s = side_stream();
+    PoolBuffer<float> tmp(size_t(r.w) * size_t(r.h), s);
+    device_lod_reduce(get(id), cols(id), rows(id), cols(id), r, mode, tmp.get(), s);
+    CUDA_CHECK(cudaMemcpyAsync(out, tmp.get(), tmp.bytes(), cudaMemcpyDeviceToHost, s));
+    CUDA_CHECK(cudaStreamSynchronize(s));
+  }
+
+  ValueRange reduce_device(MatrixId id, const LodRegion& r, Reduce mode, float* dev_out,
+                           void* stream) const override {
+    CUDA_CHECK(cudaSetDevice(m_device));
+    return device_lod_reduce(get(id), cols(id), rows(id), cols(id), r, mode, dev_out,
+                             static_cast<cudaStream_t>(stream));
+  }
+
+  float element(MatrixId id, int64_t row, int64_t col) const override {
+    if (row < 0 || row >= rows(id) || col < 0 || col >= cols(id))
+      throw std::out_of_range("element (" + std::to_string(row) + ", " + std::to_string(col) + ") is outside " +
+                              matrix_name(id));
+    CUDA_CHECK(cudaSetDevice(m_device));
+    float v = 0;
+    cudaStream_t s = side_stream();
+    CUDA_CHECK(cudaMemcpyAsync(&v, get(id) + row * cols(id) + col, sizeof v, cudaMemcpyDeviceToHost, s));
+    CUDA_CHECK(cudaStreamSynchronize(s));
+    return v;
+  }
+
+ private:
+  const float* get(MatrixId id) const {
+    switch (id) {
+      case MatrixId::A: return m_m.a.get();
+      case MatrixId::B: return m_m.b.get();
+      case MatrixId::C: return m_m.c.get();
+      case MatrixId::Error: return m_m.err.get();
+    }
+    return nullptr;
+  }
+  // Reads for the GUI go through a stream of their own, high priority and non-blocking, so they neither wait
+  // for nor serialise with the engine's stream (which may be running the next problem).
+  // One per thread, never destroyed (a thread_local destructor would run after the CUDA runtime unloads).
+  static cudaStream_t side_stream() {
+    thread_local cudaStream_t s = [] {
+      int lo = 0, hi = 0;
+      CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&lo, &hi));
+      cudaStream_t st = nullptr;
+      CUDA_CHECK(cudaStreamCreateWithPriority(&st, cudaStreamNonBlocking, hi));
+      return st;
+    }();
+    return s;
+  }
+
+  int m_device;
+  DeviceMatrices m_m;
+};
+
+}  // namespace
+
+std::shared_ptr<const MatrixStore> make_device_store(int device, DeviceMatrices m) {
+  return std::make_shared<DeviceStore>(device, std::move(m));
+}
+
+}  // namespace ts
