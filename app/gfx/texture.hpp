@@ -41,6 +41,8 @@ class Framebuffer {
   static void unbind();
   int width() const { return m_w; }
   int height() const { return m_h; }
+  GLuint texture() const { return m_color; }
+  GLuint id() const { return m_fbo; }
   // Pixels of the framebuffer, top row first, RGBA8.
   std::vector<uint8_t> read_rgba() const;
 

@@ -64,6 +64,10 @@ void GlfwWindow::swap() {
 }
 
 std::string GlfwWindow::gl_renderer() const {
+  return current_gl_renderer();
+}
+
+std::string current_gl_renderer() {
   const char* r = reinterpret_cast<const char*>(glGetString(GL_RENDERER));
   const char* v = reinterpret_cast<const char*>(glGetString(GL_VERSION));
   return std::string(r ? r : "?") + ", OpenGL " + (v ? v : "?");

@@ -15,6 +15,9 @@ class DisplayError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// GL_RENDERER, OpenGL GL_VERSION of the context current on this thread.
+std::string current_gl_renderer();
+
 // True when DISPLAY or WAYLAND_DISPLAY is set; `why` says what is missing otherwise.
 bool display_available(std::string* why);
 

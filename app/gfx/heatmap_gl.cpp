@@ -1,0 +1,271 @@
+#include "heatmap_gl.hpp"
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "shaders_embedded.hpp"
+
+namespace ts::gfx {
+
+// [SECTION] ValueTexture
+ValueTexture::~ValueTexture() {
+  if (m_tex) glDeleteTextures(1, &m_tex);
+  if (m_pbo) glDeleteBuffers(1, &m_pbo);
+}
+
+bool ValueTexture::resize(int w, int h) {
+  if (w < 1 || h < 1) throw std::invalid_argument("value texture size " + std::to_string(w) + " x " + std::to_string(h));
+  if (w == m_w && h == m_h && m_tex) return false;
+  if (!m_tex) {
+    glGenTextures(1, &m_tex);
+    glBindTexture(GL_TEXTURE_2D, m_tex);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+  }
+  // A new buffer object (not a resize of the old one), so a CUDA registration can never see a stale size.
+  if (m_pbo) glDeleteBuffers(1, &m_pbo);
+  glGenBuffers(1, &m_pbo);
+  glBindBuffer(GL_PIXEL_UNPACK_BUFFER, m_pbo);
+  glBufferData(GL_PIXEL_UNPACK_BUFFER, GLsizeiptr(w) * h * GLsizeiptr(sizeof(float)), nullptr, GL_STREAM_DRAW);
+  glBindBuffer(GL_PIXEL_UNPACK_BUFFER, 0);
+  glBindTexture(GL_TEXTURE_2D, m_tex);
+  glTexImage2D(GL_TEXTURE_2D, 0, GL_R32F, w, h, 0, GL_RED, GL_FLOAT, nullptr);
+  m_w = w;
+  m_h = h;
+  return true;
+}
+
+void ValueTexture::upload_from_host(const float* values) {
+  glBindBuffer(GL_PIXEL_UNPACK_BUFFER, 0);
+  glBindTexture(GL_TEXTURE_2D, m_tex);
+  glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
+  glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, m_w, m_h, GL_RED, GL_FLOAT, values);
+}
+
+void ValueTexture::upload_from_buffer() {
+  glBindBuffer(GL_PIXEL_UNPACK_BUFFER, m_pbo);
+  glBindTexture(GL_TEXTURE_2D, m_tex);
+  glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
+  glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, m_w, m_h, GL_RED, GL_FLOAT, nullptr);
+  glBindBuffer(GL_PIXEL_UNPACK_BUFFER, 0);
+}
+
+std::vector<float> ValueTexture::read_back() const {
+  std::vector<float> v(size_t(m_w) * size_t(m_h));
+  GLuint fbo = 0;
+  GLint prev = 0;
+  glGetIntegerv(GL_READ_FRAMEBUFFER_BINDING, &prev);
+  glGenFramebuffers(1, &fbo);
+  glBindFramebuffer(GL_READ_FRAMEBUFFER, fbo);
+  glFramebufferTexture2D(GL_READ_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, m_tex, 0);
+  glPixelStorei(GL_PACK_ALIGNMENT, 4);
+  glReadPixels(0, 0, m_w, m_h, GL_RED, GL_FLOAT, v.data());
+  glBindFramebuffer(GL_READ_FRAMEBUFFER, GLuint(prev));
+  glDeleteFramebuffers(1, &fbo);
+  return v;
+}
+
+// [SECTION] LutTexture
+LutTexture::~LutTexture() {
+  if (m_tex) glDeleteTextures(1, &m_tex);
+}
+
+void LutTexture::upload(const std::array<std::array<uint8_t, 4>, 256>& rgba) {
+  if (!m_tex) {
+    glGenTextures(1, &m_tex);
+    glBindTexture(GL_TEXTURE_2D, m_tex);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+  }
+  glBindTexture(GL_TEXTURE_2D, m_tex);
+  glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
+  glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, 256, 1, 0, GL_RGBA, GL_UNSIGNED_BYTE, rgba.data());
+}
+
+// [SECTION] ShaderProgram
+namespace {
+GLuint compile(GLenum kind, const char* src, const char* what) {
+  GLuint s = glCreateShader(kind);
+  glShaderSource(s, 1, &src, nullptr);
+  glCompileShader(s);
+  GLint ok = 0;
+  glGetShaderiv(s, GL_COMPILE_STATUS, &ok);
+  if (!ok) {
+    GLint n = 0;
+    glGetShaderiv(s, GL_INFO_LOG_LENGTH, &n);
+    std::string log(size_t(std::max(n, 1)), '\0');
+    glGetShaderInfoLog(s, n, nullptr, log.data());
+    glDeleteShader(s);
+    throw std::runtime_error(std::string("cannot compile ") + what + ": " + log);
+  }
+  return s;
+}
+}  // namespace
+
+ShaderProgram::ShaderProgram(const char* vs, const char* fs) {
+  GLuint v = compile(GL_VERTEX_SHADER, vs, "shaders/heatmap.vert");
+  GLuint f = 0;
+  try {
+    f = compile(GL_FRAGMENT_SHADER, fs, "shaders/heatmap.frag");
+  } catch (...) {
+    glDeleteShader(v);
+    throw;
+  }
+  m_prog = glCreateProgram();
+  glAttachShader(m_prog, v);
+  glAttachShader(m_prog, f);
+  glLinkProgram(m_prog);
+  glDeleteShader(v);
+  glDeleteShader(f);
+  GLint ok = 0;
+  glGetProgramiv(m_prog, GL_LINK_STATUS, &ok);
+  if (!ok) {
+    GLint n = 0;
+    glGetProgramiv(m_prog, GL_INFO_LOG_LENGTH, &n);
+    std::string log(size_t(std::max(n, 1)), '\0');
+    glGetProgramInfoLog(m_prog, n, nullptr, log.data());
+    glDeleteProgram(m_prog);
+    throw std::runtime_error("cannot link the heatmap shader: " + log);
+  }
+}
+
+ShaderProgram::~ShaderProgram() {
+  if (m_prog) glDeleteProgram(m_prog);
+}
+
+GLint ShaderProgram::uniform(const char* name) const {
+  return glGetUniformLocation(m_prog, name);
+}
+
+// [SECTION] HeatmapPainter
+HeatmapPainter::HeatmapPainter() : m_prog(shaders::kHeatmapVert, shaders::kHeatmapFrag) {
+  glGenVertexArrays(1, &m_vao);
+}
+
+HeatmapPainter::~HeatmapPainter() {
+  if (m_vao) glDeleteVertexArrays(1, &m_vao);
+}
+
+GLuint HeatmapPainter::paint(const ValueTexture& values, const LutTexture& lut, const ColorParams& p, int out_w,
+                             int out_h) {
+  if (out_w < 1 || out_h < 1) throw std::invalid_argument("heatmap target size must be positive");
+  if (!m_target || m_target->width() != out_w || m_target->height() != out_h)
+    m_target = std::make_unique<Framebuffer>(out_w, out_h);
+  // Save what ImGui's renderer (or anyone) had bound, restore it afterwards.
+  GLint prev_fbo = 0, prev_prog = 0, prev_vao = 0, prev_tex = 0, prev_active = 0, vp[4];
+  glGetIntegerv(GL_DRAW_FRAMEBUFFER_BINDING, &prev_fbo);
+  glGetIntegerv(GL_CURRENT_PROGRAM, &prev_prog);
+  glGetIntegerv(GL_VERTEX_ARRAY_BINDING, &prev_vao);
+  glGetIntegerv(GL_ACTIVE_TEXTURE, &prev_active);
+  glGetIntegerv(GL_VIEWPORT, vp);
+  const GLboolean blend = glIsEnabled(GL_BLEND), scissor = glIsEnabled(GL_SCISSOR_TEST);
+  glDisable(GL_BLEND);
+  glDisable(GL_SCISSOR_TEST);
+
+  m_target->bind();
+  glUseProgram(m_prog.id());
+  glActiveTexture(GL_TEXTURE1);
+  glBindTexture(GL_TEXTURE_2D, lut.texture());
+  glActiveTexture(GL_TEXTURE0);
+  glGetIntegerv(GL_TEXTURE_BINDING_2D, &prev_tex);
+  glBindTexture(GL_TEXTURE_2D, values.texture());
+  glUniform1i(m_prog.uniform("u_values"), 0);
+  glUniform1i(m_prog.uniform("u_lut"), 1);
+  glUniform2f(m_prog.uniform("u_range"), p.lo, p.hi);
+  glUniform2i(m_prog.uniform("u_extent"), GLint(p.cols), GLint(p.rows));
+  glUniform2i(m_prog.uniform("u_view"), values.width(), values.height());
+  glUniform2f(m_prog.uniform("u_target"), float(out_w), float(out_h));
+  glUniform2f(m_prog.uniform("u_origin"), float(p.col0), float(p.row0));
+  glUniform2i(m_prog.uniform("u_tile"), p.tile_n, p.tile_m);
+  glUniform4f(m_prog.uniform("u_grid_color"), p.grid_rgba[0], p.grid_rgba[1], p.grid_rgba[2], p.grid_rgba[3]);
+  glBindVertexArray(m_vao);
+  glDrawArrays(GL_TRIANGLES, 0, 3);
+
+  glBindVertexArray(GLuint(prev_vao));
+  glBindTexture(GL_TEXTURE_2D, GLuint(prev_tex));
+  glActiveTexture(GLenum(prev_active));
+  glUseProgram(GLuint(prev_prog));
+  glBindFramebuffer(GL_FRAMEBUFFER, GLuint(prev_fbo));
+  glViewport(vp[0], vp[1], vp[2], vp[3]);
+  if (blend) glEnable(GL_BLEND);
+  if (scissor) glEnable(GL_SCISSOR_TEST);
+  return m_target->texture();
+}
+
+std::vector<uint8_t> HeatmapPainter::read_rgba() const {
+  if (!m_target) return {};
+  std::vector<uint8_t> px(size_t(m_target->width()) * size_t(m_target->height()) * 4);
+  GLint prev = 0;
+  glGetIntegerv(GL_READ_FRAMEBUFFER_BINDING, &prev);
+  glBindFramebuffer(GL_READ_FRAMEBUFFER, m_target->id());
+  glPixelStorei(GL_PACK_ALIGNMENT, 1);
+  glReadPixels(0, 0, m_target->width(), m_target->height(), GL_RGBA, GL_UNSIGNED_BYTE, px.data());
+  glBindFramebuffer(GL_READ_FRAMEBUFFER, GLuint(prev));
+  return px;
+}
+
+}  // namespace ts::gfx
+
+namespace ts::gfx {
+
+// [SECTION] HeatmapContext / HeatmapLayer
+HeatmapContext::HeatmapContext(int cuda_device) : m_device(cuda_device), m_status(probe_interop(cuda_device)) {
+  if (!m_status.on) return;
+  try {
+    m_stream = std::make_unique<DisplayStream>(cuda_device);
+  } catch (const std::exception& e) {
+    disable(e.what());
+  }
+}
+
+void HeatmapContext::disable(const std::string& why) {
+  m_status.on = false;
+  m_status.why = why;
+}
+
+HeatmapLayer::Refresh HeatmapLayer::refresh(HeatmapContext& ctx, const MatrixStore& store, MatrixId id,
+                                            const LodRegion& r, Reduce mode) {
+  // A new size means a new GL buffer: unregister the old one before GL deletes it (GL may even hand out the same
+  // name again, so the name alone cannot tell whether the registration is current).
+  if (r.w != m_values.width() || r.h != m_values.height()) m_interop.detach();
+  m_values.resize(r.w, r.h);
+  Refresh out;
+  if (ctx.interop().on && ctx.stream() && store.cuda_device() == ctx.cuda_device()) {
+    try {
+      if (!m_interop.attached()) m_interop.attach(m_values.buffer());
+      void* s = ctx.stream()->get();
+      {
+        InteropMapping map(m_interop, s);
+        out.range = store.reduce_device(id, r, mode, map.get(), s);  // synchronises s
+      }
+      // Unmapping orders the CUDA work before any GL work issued after it: the upload reads finished values.
+      m_values.upload_from_buffer();
+      out.interop = true;
+      return out;
+    } catch (const std::exception& e) {
+      ctx.disable(std::string("interop failed, using host memory: ") + e.what());
+      m_interop.detach();
+    }
+  }
+  m_host.resize(size_t(r.w) * size_t(r.h));
+  store.reduce(id, r, mode, m_host.data());
+  out.range = finite_range(m_host.data(), m_host.size());
+  m_values.upload_from_host(m_host.data());
+  return out;
+}
+
+GLuint HeatmapLayer::paint(const Colormap& map, const ColorParams& p, int out_w, int out_h) {
+  if (m_lut_name != map.name) {
+    m_lut.upload(map.rgba);
+    m_lut_name = map.name;
+  }
+  if (!m_painter) m_painter = std::make_unique<HeatmapPainter>();
+  return m_painter->paint(m_values, m_lut, p, out_w, out_h);
+}
+
+}  // namespace ts::gfx

@@ -1,0 +1,147 @@
+#pragma once
+// [SECTION] Heatmaps on the GPU's GL side: a value texture (R32F) with its pixel buffer, a colormap table
+// texture, the colouring shader (shaders/heatmap.frag) and the offscreen target it draws into. The values come
+// either straight from CUDA through the pixel buffer (interop.hpp) or from host memory (the fallback); the
+// colouring is the same either way.
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gl.hpp"
+#include "colormap.hpp"
+#include "interop.hpp"
+#include "matrix_store.hpp"
+#include "texture.hpp"
+
+namespace ts::gfx {
+
+// w x h float values in an R32F texture, plus a pixel-unpack buffer of the same size that CUDA can write.
+class ValueTexture {
+ public:
+  ValueTexture() = default;
+  ~ValueTexture();
+  ValueTexture(const ValueTexture&) = delete;
+  ValueTexture& operator=(const ValueTexture&) = delete;
+
+  // (Re)allocates texture and buffer when the size changes. Returns true when it did (the buffer is new: an
+  // interop registration of the old one must be redone).
+  bool resize(int w, int h);
+  void upload_from_host(const float* values);  // h rows of w floats
+  void upload_from_buffer();                   // the pixel buffer's contents -> texture
+  std::vector<float> read_back() const;        // the texture's values (tests)
+  GLuint texture() const { return m_tex; }
+  GLuint buffer() const { return m_pbo; }
+  int width() const { return m_w; }
+  int height() const { return m_h; }
+
+ private:
+  GLuint m_tex = 0, m_pbo = 0;
+  int m_w = 0, m_h = 0;
+};
+
+// A 256 x 1 RGBA8 colormap table.
+class LutTexture {
+ public:
+  LutTexture() = default;
+  ~LutTexture();
+  LutTexture(const LutTexture&) = delete;
+  LutTexture& operator=(const LutTexture&) = delete;
+  void upload(const std::array<std::array<uint8_t, 4>, 256>& rgba);
+  GLuint texture() const { return m_tex; }
+
+ private:
+  GLuint m_tex = 0;
+};
+
+// A linked GL program from vertex + fragment source. Throws std::runtime_error with the compiler's log.
+class ShaderProgram {
+ public:
+  ShaderProgram(const char* vertex_src, const char* fragment_src);
+  ~ShaderProgram();
+  ShaderProgram(const ShaderProgram&) = delete;
+  ShaderProgram& operator=(const ShaderProgram&) = delete;
+  GLuint id() const { return m_prog; }
+  GLint uniform(const char* name) const;
+
+ private:
+  GLuint m_prog = 0;
+};
+
+struct ColorParams {
+  float lo = 0, hi = 1;                 // colour scale
+  int64_t row0 = 0, col0 = 0;           // region origin (elements)
+  int64_t rows = 1, cols = 1;           // region extent (elements)
+  int tile_m = 0, tile_n = 0;           // grid (0: none)
+  std::array<float, 4> grid_rgba = {1, 1, 1, 0.55f};
+};
+
+// Draws values through a colormap into an RGBA8 target of the requested size (one per heatmap; the target is
+// what the plot shows and what a PNG export reads).
+class HeatmapPainter {
+ public:
+  HeatmapPainter();
+  ~HeatmapPainter();
+  HeatmapPainter(const HeatmapPainter&) = delete;
+  HeatmapPainter& operator=(const HeatmapPainter&) = delete;
+
+  // Renders; restores the previously bound framebuffer, viewport and program. Returns the colour texture.
+  GLuint paint(const ValueTexture& values, const LutTexture& lut, const ColorParams& p, int out_w, int out_h);
+  GLuint texture() const { return m_target ? m_target->texture() : 0; }
+  std::vector<uint8_t> read_rgba() const;  // the last painted target, top row = region row 0 first
+
+ private:
+  ShaderProgram m_prog;
+  GLuint m_vao = 0;
+  std::unique_ptr<Framebuffer> m_target;
+};
+
+}  // namespace ts::gfx
+
+// [SECTION] One heatmap of a matrix store: values refreshed through CUDA-GL interop when the store lives on the
+// GPU that drives this GL context, else through host memory; painted through the colormap on demand.
+namespace ts::gfx {
+
+// Shared by the heatmaps of one GL context: whether interop is possible, and the CUDA stream it uses.
+class HeatmapContext {
+ public:
+  // cuda_device: the engine's CUDA device (-1: CPU engine). Probes interop on the current GL context.
+  explicit HeatmapContext(int cuda_device);
+  const InteropStatus& interop() const { return m_status; }
+  DisplayStream* stream() const { return m_stream.get(); }
+  int cuda_device() const { return m_device; }
+  // Turns interop off from now on (a registration or map failed): the reason goes to the status bar.
+  void disable(const std::string& why);
+
+ private:
+  int m_device;
+  InteropStatus m_status;
+  std::unique_ptr<DisplayStream> m_stream;
+};
+
+class HeatmapLayer {
+ public:
+  struct Refresh {
+    ValueRange range;  // finite range of the values now in the texture
+    bool interop = false;
+  };
+  // Reduces `r` of matrix `id` into the value texture. Interop when ctx allows it for this store; on an interop
+  // failure the context is disabled and the host path is taken (the caller sees interop == false).
+  Refresh refresh(HeatmapContext& ctx, const MatrixStore& store, MatrixId id, const LodRegion& r, Reduce mode);
+  // Colours the current values into an out_w x out_h texture; returns it.
+  GLuint paint(const Colormap& map, const ColorParams& p, int out_w, int out_h);
+  const ValueTexture& values() const { return m_values; }
+  const HeatmapPainter* painter() const { return m_painter.get(); }
+  int registrations() const { return m_interop.registrations(); }
+
+ private:
+  ValueTexture m_values;
+  InteropBuffer m_interop;
+  LutTexture m_lut;
+  std::string m_lut_name;
+  std::unique_ptr<HeatmapPainter> m_painter;
+  std::vector<float> m_host;  // host path scratch
+};
+
+}  // namespace ts::gfx

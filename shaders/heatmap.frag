@@ -1,0 +1,44 @@
+#version 330 core
+// Colours a heatmap: each target pixel finds the matrix element under it, the view value that summarises that
+// element's block (the same integer block boundaries as lod_begin() in app/core/heatmap.hpp), and maps it through
+// a 256-entry colormap table with exactly the arithmetic of colormap_index() on the CPU. Zoomed in far enough,
+// the tile grid of the kernel (the output block each thread block computes) is drawn over it.
+uniform sampler2D u_values;  // R32F, u_view.x x u_view.y values; texel row 0 = first row of the region
+uniform sampler2D u_lut;     // 256 x 1 RGBA8 colormap
+uniform vec2 u_range;        // lo, hi of the colour scale
+uniform ivec2 u_extent;      // the region's (cols, rows) in elements
+uniform ivec2 u_view;        // values (w, h)
+uniform vec2 u_target;       // this target's size in pixels
+uniform vec2 u_origin;       // the region's first (col, row) in the matrix
+uniform ivec2 u_tile;        // grid: (tile_n, tile_m) elements; 0 = no grid
+uniform vec4 u_grid_color;
+out vec4 o_color;
+
+int view_index(int e, int extent, int n) {
+  // The view value whose block [i * extent / n, (i + 1) * extent / n) holds element e (relative to the region).
+  return ((e + 1) * n - 1) / extent;
+}
+
+bool crosses(float a, float b, int tile) {  // a multiple of `tile` lies in (a, b]
+  return tile > 0 && floor(b / float(tile)) != floor(a / float(tile));
+}
+
+void main() {
+  vec2 px = gl_FragCoord.xy;  // pixel centre; y = 0 is the region's first row
+  vec2 scale = vec2(u_extent) / u_target;
+  ivec2 e = clamp(ivec2(floor(px * scale)), ivec2(0), u_extent - 1);
+  ivec2 v = ivec2(view_index(e.x, u_extent.x, u_view.x), view_index(e.y, u_extent.y, u_view.y));
+  float x = texelFetch(u_values, v, 0).r;
+  vec4 c;
+  if (isnan(x) || isinf(x)) {
+    c = vec4(1.0, 0.0, 1.0, 1.0);  // NaN / Inf: magenta, whatever the map
+  } else {
+    float t = (x - u_range.x) / (u_range.y - u_range.x);
+    int i = clamp(int(floor(t * 256.0)), 0, 255);
+    c = texelFetch(u_lut, ivec2(i, 0), 0);
+  }
+  // Grid lines: where a tile boundary falls inside this pixel (element coordinates of its two edges).
+  vec2 lo = u_origin + (px - 0.5) * scale, hi = u_origin + (px + 0.5) * scale;
+  if (crosses(lo.x, hi.x, u_tile.x) || crosses(lo.y, hi.y, u_tile.y)) c = mix(c, vec4(u_grid_color.rgb, 1.0), u_grid_color.a);
+  o_color = c;
+}
