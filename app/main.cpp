@@ -1,6 +1,7 @@
 // tilescope: the GUI by default; `list`, `run` and `snapshot` run the same engine without a window.
 // Exit codes: 0 done, 1 verification failed or runtime error, 2 bad usage or input.
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cmath>
 #include <csignal>
@@ -17,6 +18,7 @@
 #include "csv.hpp"
 #include "schedule.hpp"
 #include "gui.hpp"
+#include "heatmap_bench.hpp"
 #include "npy.hpp"
 #include "registry.hpp"
 #include "run_queue.hpp"
@@ -215,6 +217,53 @@ int cmd_list(bool as_json) {
   return kExitOk;
 }
 
+// --zoom ROW0,COL0,ROWS,COLS: a rectangle inside C (and A, B where they are that large).
+std::array<double, 4> parse_zoom(const std::string& text, const ts::ProblemSpec& s) {
+  std::array<double, 4> z{};
+  std::stringstream ss(text);
+  std::string part;
+  int i = 0;
+  while (std::getline(ss, part, ',')) {
+    if (i == 4) break;
+    const bool digits = !part.empty() && part.size() <= 12 && part.find_first_not_of("0123456789") == std::string::npos;
+    if (!digits || (i >= 2 && std::stoll(part) < 1))
+      throw ts::ValidationError("--zoom = '" + text + "': '" + part + "' is not a whole number" +
+                                (i >= 2 ? " of at least 1" : ""));
+    z[size_t(i)] = double(std::stoll(part));
+    ++i;
+  }
+  if (i != 4 || std::getline(ss, part, ','))
+    throw ts::ValidationError("--zoom = '" + text + "' is not ROW0,COL0,ROWS,COLS (four whole numbers)");
+  if (z[0] + z[2] > double(s.m) || z[1] + z[3] > double(s.n))
+    throw ts::ValidationError("--zoom = '" + text + "' reaches outside C (" + std::to_string(s.m) + " x " +
+                              std::to_string(s.n) + ")");
+  return z;
+}
+
+// Standard output, or `path` written whole through a temporary file (checked by check_output_path first).
+void write_text_output(const std::string& path, const std::string& text) {
+  if (path.empty()) {
+    std::fputs(text.c_str(), stdout);
+    return;
+  }
+  const std::string tmp = path + ".part";
+  {
+    std::ofstream f(tmp, std::ios::trunc);
+    f << text;
+    if (!f) throw std::runtime_error("cannot write " + path);
+  }
+  fs::rename(tmp, path);
+  std::fprintf(stderr, "wrote %s\n", path.c_str());
+}
+
+ts::gfx::GlChoice parse_gl_choice_or_usage(const std::string& s) {
+  try {
+    return ts::gfx::parse_gl_choice(s);
+  } catch (const std::invalid_argument& e) {
+    throw ts::ValidationError(e.what());
+  }
+}
+
 // [SECTION] tilescope bench
 std::atomic<bool> g_interrupted{false};
 extern "C" void on_sigint(int) {
@@ -326,18 +375,7 @@ int cmd_bench(const BenchArgs& a) {
   std::vector<ts::BenchPoint> points = ts::run_bench(req, &meta, &g_interrupted, progress);
   ts::relate_to_cublas(points);
   const std::string text = ts::format_bench(a.format, meta, points);
-  if (a.out.empty()) {
-    std::fputs(text.c_str(), stdout);
-  } else {
-    const std::string tmp = a.out + ".part";
-    {
-      std::ofstream f(tmp, std::ios::trunc);
-      f << text;
-      if (!f) throw std::runtime_error("cannot write " + a.out);
-    }
-    fs::rename(tmp, a.out);
-    std::fprintf(stderr, "wrote %s (%zu points)\n", a.out.c_str(), points.size());
-  }
+  write_text_output(a.out, text);
   if (meta.interrupted) {
     std::fprintf(stderr, "tilescope bench: interrupted; %zu points kept\n", points.size());
     return 130;
@@ -391,6 +429,12 @@ int main(int argc, char** argv) {
   snap->add_option("--layout-json", layout_json,
                    "also write the panels' and heatmaps' rectangles (for tests)");
   snap->add_flag("--force", snap_force, "replace an existing --out file");
+  std::string snap_gl = "auto", snap_zoom;
+  snap->add_option("--gl", snap_gl,
+                   "offscreen OpenGL: auto (EGL device, else an X display), egl or x11")
+      ->capture_default_str();
+  snap->add_option("--zoom", snap_zoom,
+                   "heatmaps show ROW0,COL0,ROWS,COLS (e.g. 0,0,96,96 to see the tile grid)");
 
   auto* bench =
       app.add_subcommand("bench", "measure kernels x shapes on the GPU, verified against cuBLAS first");
@@ -420,6 +464,17 @@ int main(int argc, char** argv) {
                    "seconds per point before giving up on the noise target")
       ->capture_default_str();
 
+  auto* bench_heat = bench->add_subcommand(
+      "heatmap", "time heatmap refreshes (CUDA-GL interop vs host) and GUI frames while the kernel re-runs");
+  ProblemArgs heat_args;
+  add_problem_options(bench_heat, heat_args);
+  std::string heat_view = "1024", heat_repeats = "50", heat_seconds = "10", heat_gl = "auto";
+  bench_heat->add_option("--view", heat_view, "each heatmap's view size in values (N x N)")->capture_default_str();
+  bench_heat->add_option("--repeats", heat_repeats, "timed refreshes per path")->capture_default_str();
+  bench_heat->add_option("--frame-seconds", heat_seconds, "seconds of GUI frames with Repeat on (0: skip)")
+      ->capture_default_str();
+  bench_heat->add_option("--gl", heat_gl, "offscreen OpenGL: auto, egl or x11")->capture_default_str();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -435,6 +490,27 @@ int main(int argc, char** argv) {
 
   try {
     if (*list) return cmd_list(list_json);
+    if (*bench_heat) {
+      ts::ui::HeatmapBenchOptions ho;
+      ho.gl = parse_gl_choice_or_usage(heat_gl);
+      std::string note;
+      if (heat_args.size.empty() && heat_args.m.empty()) heat_args.size = "4096";
+      if (heat_args.kernel == "tiled" && heat_args.tile.empty()) heat_args.tile = "32";
+      ho.backend = open_backend(heat_args.backend, &note);
+      if (!note.empty()) std::fprintf(stderr, "tilescope: %s\n", note.c_str());
+      ho.spec = build_request(heat_args, *ho.backend).spec;
+      ho.view = int(ts::parse_dim(heat_view, "--view"));
+      if (ho.view > 8192) throw ts::ValidationError("--view = " + heat_view + " is above 8192");
+      ho.repeats = int(ts::parse_dim(heat_repeats, "--repeats"));
+      ho.frame_seconds = heat_seconds == "0" ? 0.0 : parse_positive(heat_seconds, "--frame-seconds");
+      check_output_path(bench_args.out, bench_args.force, "--out");
+      if (bench_args.format != "md" && bench_args.format != "json")
+        throw ts::ValidationError("bench heatmap --format must be md or json");
+      const auto r = ts::ui::run_heatmap_bench(ho);
+      const std::string text = ts::ui::format_heatmap_bench(r, ho, bench_args.format);
+      write_text_output(bench_args.out, text);
+      return kExitOk;
+    }
     if (*bench) return cmd_bench(bench_args);
 
     if (*run) {
@@ -480,13 +556,8 @@ int main(int argc, char** argv) {
       so.layout_json = layout_json;
       so.backend = open_backend(snap_args.backend, &so.backend_note);
       so.request = build_request(snap_args, *so.backend);
-      if (!ts::gfx::display_available(&why)) {
-        std::fprintf(
-            stderr,
-            "tilescope snapshot: %s. Run it under a virtual X server: xvfb-run -a tilescope snapshot ...\n",
-            why.c_str());
-        return kExitUsage;
-      }
+      so.gl = parse_gl_choice_or_usage(snap_gl);
+      if (!snap_zoom.empty()) so.zoom = parse_zoom(snap_zoom, so.request.spec);
       const int rc = ts::ui::run_snapshot(so);
       std::printf("wrote %s (%d x %d)%s\n", snap_out.c_str(), so.width, so.height,
                   rc == 0 ? "" : "; the run it shows failed verification or errored");
@@ -512,9 +583,15 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "tilescope: %s\n", e.what());
     return kExitUsage;
   } catch (const ts::gfx::DisplayError& e) {
-    std::fprintf(stderr,
-                 "tilescope: %s. Use the headless commands (tilescope run, tilescope list) instead.\n",
-                 e.what());
+    if (*snap || *bench_heat)
+      std::fprintf(stderr,
+                   "tilescope: %s.\nOffscreen rendering needs an EGL device (--gl egl: a GPU driver or Mesa) or an X "
+                   "server (--gl x11), e.g. under a virtual one: xvfb-run -a tilescope snapshot ...\n",
+                   e.what());
+    else
+      std::fprintf(stderr,
+                   "tilescope: %s. Use the headless commands (tilescope run, tilescope list) instead.\n",
+                   e.what());
     return kExitUsage;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "tilescope: %s\n", e.what());

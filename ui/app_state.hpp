@@ -1,7 +1,9 @@
 #pragma once
 // [SECTION] What the panels read and edit. Panels never call CUDA or the backend directly: they edit
 // `settings`, set request flags, and read the latest outcome; gui.cpp turns edits into RunQueue requests.
+#include <array>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -9,6 +11,10 @@
 #include "backend.hpp"
 #include "settings.hpp"
 #include "timing_history.hpp"
+
+namespace ts::gfx {
+class HeatmapContext;
+}
 
 namespace ts::ui {
 
@@ -25,6 +31,10 @@ struct AppState {
   std::string device_name;
   std::string backend_note;  // why the CPU backend was chosen, if it was chosen automatically
   std::string gl_renderer;
+  // Heatmaps: interop with CUDA when the GL context runs on the engine's GPU, else through host memory.
+  std::shared_ptr<gfx::HeatmapContext> heatmaps;
+  std::string gl_context;  // offscreen: which context (EGL device, GLFW/X11)
+  std::optional<std::array<double, 4>> zoom_request;  // heatmaps: show rows [r0, r0+rows) x cols [c0, c0+cols)
 
   // Run state (written by gui.cpp).
   bool busy = false;

@@ -13,7 +13,9 @@
 #include <implot.h>
 #include <nlohmann/json.hpp>
 
+#include "egl_context.hpp"
 #include "gl.hpp"
+#include "heatmap_gl.hpp"
 #include "panel.hpp"
 #include "run_queue.hpp"
 #include "csv.hpp"
@@ -30,7 +32,8 @@ namespace {
 // [SECTION] Dear ImGui + ImPlot contexts and backends, torn down in reverse order.
 class ImGuiSession {
  public:
-  ImGuiSession(GLFWwindow* window, const char* ini_file) {
+  // window == nullptr: no platform backend (headless EGL): the caller sets the display size and time step.
+  ImGuiSession(GLFWwindow* window, const char* ini_file) : m_glfw(window != nullptr) {
     IMGUI_CHECKVERSION();
     ImGui::CreateContext();
     ImPlot::CreateContext();
@@ -42,17 +45,21 @@ class ImGuiSession {
     st.WindowRounding = 4;
     st.FrameRounding = 3;
     st.GrabRounding = 3;
-    ImGui_ImplGlfw_InitForOpenGL(window, true);
+    if (m_glfw) ImGui_ImplGlfw_InitForOpenGL(window, true);
     ImGui_ImplOpenGL3_Init("#version 330 core");
   }
   ~ImGuiSession() {
     ImGui_ImplOpenGL3_Shutdown();
-    ImGui_ImplGlfw_Shutdown();
+    if (m_glfw) ImGui_ImplGlfw_Shutdown();
     ImPlot::DestroyContext();
     ImGui::DestroyContext();
   }
   ImGuiSession(const ImGuiSession&) = delete;
   ImGuiSession& operator=(const ImGuiSession&) = delete;
+  bool glfw() const { return m_glfw; }
+
+ private:
+  bool m_glfw;
 };
 
 // [SECTION] The application: state, panels, and the bridge from edits to RunQueue requests.
@@ -66,6 +73,8 @@ class App {
     m_state.device_name = backend->device_name();
     m_state.backend_note = note;
     m_state.gl_renderer = std::move(renderer);
+    // The GL context is current: can the engine's GPU write into it?
+    m_state.heatmaps = std::make_shared<gfx::HeatmapContext>(backend->cuda_device());
   }
 
   AppState& state() { return m_state; }
@@ -79,7 +88,7 @@ class App {
     if (m_state.run_requested || (m_state.settings.auto_run && changed)) {
       RunRequest req;
       req.spec = spec;
-      req.view_size = kViewSize;
+      req.keep_store = true;
       req.profile = true;
       submit(std::move(req));
     } else if (m_state.repeat && !m_state.busy) {
@@ -87,7 +96,7 @@ class App {
       // host, and each run adds its launches to the Timings panel.
       RunRequest req;
       req.spec = spec;
-      req.view_size = kViewSize;
+      req.keep_store = true;
       req.profile = true;
       submit(std::move(req));
     }
@@ -127,8 +136,6 @@ class App {
     for (auto& p : m_panels) p->draw(m_state);
   }
 
-  static constexpr int kViewSize = 512;
-
  private:
   AppState m_state;
   RunQueue m_queue;
@@ -137,9 +144,15 @@ class App {
   bool m_submitted_any = false;
 };
 
-void new_frame() {
+void new_frame(bool glfw, ImVec2 offscreen_size = ImVec2(0, 0), float dt = 1.0f / 60) {
   ImGui_ImplOpenGL3_NewFrame();
-  ImGui_ImplGlfw_NewFrame();
+  if (glfw) ImGui_ImplGlfw_NewFrame();
+  if (offscreen_size.x > 0) {
+    ImGuiIO& io = ImGui::GetIO();
+    io.DisplaySize = offscreen_size;
+    io.DisplayFramebufferScale = ImVec2(1, 1);
+    io.DeltaTime = dt;
+  }
   ImGui::NewFrame();
 }
 
@@ -229,7 +242,7 @@ int run_gui(const GuiOptions& opt) {
     else
       glfwWaitEventsTimeout(0.25);
     app.pump();
-    new_frame();
+    new_frame(true);
     app.draw();
     app.maybe_submit();
     int fb_w, fb_h;
@@ -251,17 +264,43 @@ int run_gui(const GuiOptions& opt) {
   return 0;
 }
 
+namespace {
+// One offscreen frame of the whole GUI into `fbo`.
+void offscreen_frame(App& app, const ImGuiSession& session, gfx::Framebuffer& fbo, float dt) {
+  if (session.glfw()) glfwPollEvents();
+  // The GLFW backend sets the display size from the (hidden) window; offscreen it is the framebuffer's, set
+  // before NewFrame so panels are placed for it from the first frame.
+  new_frame(session.glfw(), ImVec2(float(fbo.width()), float(fbo.height())), dt);
+  app.draw();
+  fbo.bind();
+  render(fbo.width(), fbo.height());
+  gfx::Framebuffer::unbind();
+}
+
+void new_frame_headless_init() {
+  ImGuiIO& io = ImGui::GetIO();
+  io.DisplaySize = ImVec2(1, 1);
+  io.DeltaTime = 1.0f / 60;
+}
+}  // namespace
+
 int run_snapshot(const SnapshotOptions& opt) {
-  gfx::GlfwWindow window(opt.width, opt.height, "TileScope snapshot", false);
+  gfx::HeadlessGl gl = gfx::make_headless_gl(opt.gl, opt.backend->cuda_device(), opt.width, opt.height);
   gfx::Framebuffer fbo(opt.width, opt.height);
-  ImGuiSession session(window.get(), nullptr);
+  ImGuiSession session(gl.window ? gl.window->get() : nullptr, nullptr);
+  new_frame_headless_init();
   Settings settings;
   settings.spec = opt.request.spec;
   settings.square = opt.request.spec.m == opt.request.spec.n && opt.request.spec.n == opt.request.spec.k;
-  App app(opt.backend, opt.backend_note, settings, window.gl_renderer());  // shows the defaults (auto-run on)
+  App app(opt.backend, opt.backend_note, settings, gl.gl_renderer());  // shows the defaults (auto-run on)
+  app.state().gl_context = gl.note;
+  app.state().zoom_request = opt.zoom;
+  std::fprintf(stderr, "tilescope: OpenGL: %s; %s; heatmaps: %s\n", gl.note.c_str(), gl.gl_renderer().c_str(),
+               app.state().heatmaps->interop().on ? "CUDA-GL interop"
+                                                  : ("host path (" + app.state().heatmaps->interop().why + ")").c_str());
 
   RunRequest req = opt.request;
-  req.view_size = App::kViewSize;
+  req.keep_store = true;
   req.profile = true;
   app.submit(req);
   RunOutcome outcome = app.queue().wait(1);
@@ -270,17 +309,7 @@ int run_snapshot(const SnapshotOptions& opt) {
   app.state().busy = false;
 
   // A few frames: ImGui sizes windows and tables from the previous frame's measurements.
-  for (int frame = 0; frame < 4; ++frame) {
-    glfwPollEvents();
-    new_frame();
-    ImGuiIO& io = ImGui::GetIO();
-    io.DisplaySize = ImVec2(float(opt.width), float(opt.height));
-    io.DisplayFramebufferScale = ImVec2(1, 1);
-    app.draw();
-    fbo.bind();
-    render(opt.width, opt.height);
-    gfx::Framebuffer::unbind();
-  }
+  for (int frame = 0; frame < 4; ++frame) offscreen_frame(app, session, fbo, 1.0f / 60);
   glFinish();
   gfx::write_png(opt.out_png, opt.width, opt.height, fbo.read_rgba(), opt.overwrite);
 
@@ -290,12 +319,60 @@ int run_snapshot(const SnapshotOptions& opt) {
     j["height"] = opt.height;
     j["backend"] = app.state().backend_kind;
     j["gl_renderer"] = app.state().gl_renderer;
+    j["gl_context"] = gl.note;
+    j["interop"] = app.state().heatmaps->interop().on;
+    j["interop_why"] = app.state().heatmaps->interop().why;
     for (const auto& [name, r] : app.state().layout) j["rects"][name] = {r.x, r.y, r.w, r.h};
     for (const auto& [name, st] : app.state().panel_state) j["states"][name] = st;
     std::ofstream f(opt.layout_json, std::ios::trunc);
     f << j.dump(2) << "\n";
   }
   return ok ? 0 : 1;
+}
+
+FrameBenchResult run_frame_bench(const FrameBenchOptions& opt) {
+  gfx::HeadlessGl gl = gfx::make_headless_gl(opt.gl, opt.backend->cuda_device(), opt.width, opt.height);
+  gfx::Framebuffer fbo(opt.width, opt.height);
+  ImGuiSession session(gl.window ? gl.window->get() : nullptr, nullptr);
+  new_frame_headless_init();
+  Settings settings;
+  settings.spec = opt.spec;
+  settings.square = opt.spec.m == opt.spec.n && opt.spec.n == opt.spec.k;
+  App app(opt.backend, "", settings, gl.gl_renderer());
+  app.state().gl_context = gl.note;
+  FrameBenchResult r;
+  r.gl_context = gl.note;
+  r.gl_renderer = gl.gl_renderer();
+  r.interop = app.state().heatmaps->interop().on;
+  r.interop_why = app.state().heatmaps->interop().why;
+
+  // The first run (and its heatmaps) before the clock starts; then Repeat: the kernel re-runs back to back on
+  // the engine's thread while frames are drawn here.
+  app.maybe_submit();
+  RunOutcome first = app.queue().wait(1);
+  if (!first.result) throw std::runtime_error("the first run failed: " + first.error);
+  app.take(std::move(first));
+  offscreen_frame(app, session, fbo, 1.0f / 60);
+  glFinish();
+  app.state().repeat = true;
+  const uint64_t serial0 = app.state().result_serial;
+  using clock = std::chrono::steady_clock;
+  const auto t_end = clock::now() + std::chrono::duration<double>(opt.seconds);
+  auto last = clock::now();
+  while (clock::now() < t_end) {
+    app.pump();
+    offscreen_frame(app, session, fbo, 1.0f / 60);
+    app.maybe_submit();
+    glFinish();  // the frame is done when the GPU has drawn it
+    const auto now = clock::now();
+    r.frame_ms.push_back(std::chrono::duration<double, std::milli>(now - last).count());
+    last = now;
+    if (!app.state().last_error.empty()) throw std::runtime_error("a run failed: " + app.state().last_error);
+  }
+  app.state().repeat = false;
+  r.runs = int(app.state().result_serial - serial0);
+  r.heatmap_state = app.state().panel_state["Matrices"];
+  return r;
 }
 
 }  // namespace ts::ui

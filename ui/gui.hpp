@@ -3,7 +3,12 @@
 #include <memory>
 #include <string>
 
+#include <array>
+#include <optional>
+#include <vector>
+
 #include "backend.hpp"
+#include "headless.hpp"
 
 namespace ts::ui {
 
@@ -24,10 +29,28 @@ struct SnapshotOptions {
   int width = 1600, height = 1000;
   bool overwrite = false;
   std::string layout_json;  // optional: where to write the rectangles of panels and heatmaps
+  gfx::GlChoice gl = gfx::GlChoice::Auto;  // offscreen context: EGL device, else GLFW/X11
+  std::optional<std::array<double, 4>> zoom;  // heatmaps show rows [r0, r0 + rows) x cols [c0, c0 + cols)
 };
 
 // Renders the whole GUI offscreen (hidden window + framebuffer) after the run finishes, writes the PNG.
 // Returns 0, or 1 when the run failed (the PNG still shows the error). Throws gfx::DisplayError.
 int run_snapshot(const SnapshotOptions& opt);
+
+// GUI frame times while the engine re-runs a problem continuously (Repeat), drawn offscreen.
+struct FrameBenchOptions {
+  std::shared_ptr<Backend> backend;
+  ProblemSpec spec;
+  double seconds = 10;
+  int width = 1600, height = 1000;
+  gfx::GlChoice gl = gfx::GlChoice::Auto;
+};
+struct FrameBenchResult {
+  std::vector<double> frame_ms;  // wall time of each frame, glFinish included
+  int runs = 0;                  // runs completed while measuring
+  std::string gl_context, gl_renderer, interop_why, heatmap_state;
+  bool interop = false;
+};
+FrameBenchResult run_frame_bench(const FrameBenchOptions& opt);
 
 }  // namespace ts::ui

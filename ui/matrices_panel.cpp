@@ -1,37 +1,66 @@
-// Matrices: A, B, C and |C - reference| as heatmaps with axes, a colormap legend and hover readout.
-// The views arrive as host arrays (at most view_size^2 block summaries); this panel colours them through
-// ImPlot's colormaps into textures (the GPU interop path replaces this upload later).
+// Matrices: A, B, C and the signed error C - reference as heatmaps with axes, a colour scale and hover readout.
+// Each heatmap shows the region the plot's axes show: the region is reduced on the device to the plot's pixel
+// size (level of detail) and written into a GL texture through CUDA-OpenGL interop, or through host memory when
+// interop is off; a shader colours it and draws the kernel's tile grid once a tile spans enough pixels. Wheel to
+// zoom, drag to pan, double-click or "Whole" to see everything again.
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <vector>
+#include <cstdio>
+#include <string>
+#include <utility>
 
 #include <imgui.h>
 #include <implot.h>
 
+#include "colormap.hpp"
+#include "heatmap_gl.hpp"
 #include "panel.hpp"
-#include "texture.hpp"
 
 namespace ts::ui {
 
 namespace {
 
+const char* const kReduceNames[] = {"mean", "min", "max", "abs max"};
+const char* const kRangeNames[] = {"auto", "symmetric", "manual"};
+
+const Colormap& pick_colormap(const std::string& name, const char* kind) {
+  if (const Colormap* c = find_colormap(name)) return *c;
+  for (const Colormap& c : colormaps())
+    if (c.kind == kind) return c;
+  return colormaps().front();
+}
+
 struct Heatmap {
-  Heatmap(const char* t, const char* s, ImPlotColormap c) : title(t), shape(s), cmap(c) {}
+  Heatmap(MatrixId i, const char* t, const char* sh) : id(i), title(t), shape(sh) {}
+  MatrixId id;
   const char* title;
   const char* shape;  // "M x K" ...
-  ImPlotColormap cmap;
-  gfx::Texture2D tex;
-  float lo = 0, hi = 1;  // colour range of the view's values
+  gfx::HeatmapLayer layer;
+  // What the value texture holds, and what the colour target was painted with (repaint only on change).
+  uint64_t serial = 0;
+  LodRegion region;
+  Reduce reduce = Reduce::Mean;
+  bool valid = false, interop = false;
+  ValueRange data;  // finite range of the values in view
+  ValueRange shown;  // the colour scale in use
+  std::string painted_key;
+  GLuint color_tex = 0;
+  double refresh_ms = 0;
+  // Hover cache: one exact element read per hovered element.
+  int64_t hover_row = -1, hover_col = -1;
+  uint64_t hover_serial = 0;
+  float hover_value = 0;
+  std::string hover_error;
 };
 
 class MatricesPanel final : public Panel {
  public:
   MatricesPanel()
-      : m_maps{{{"A", "M x K", ImPlotColormap_Viridis},
-                {"B", "K x N", ImPlotColormap_Viridis},
-                {"C = A B", "M x N", ImPlotColormap_Viridis},
-                {"|C - reference|", "M x N", ImPlotColormap_Hot}}} {}
+      : m_maps{{{MatrixId::A, "A", "M x K"},
+                {MatrixId::B, "B", "K x N"},
+                {MatrixId::C, "C = A B", "M x N"},
+                {MatrixId::Error, "C - reference", "M x N"}}} {}
   const char* name() const override { return "Matrices"; }
   Rect default_rect(float w, float h) const override {
     const float left = std::min(340.0f, w * 0.3f), right = std::min(360.0f, w * 0.28f);
@@ -40,88 +69,234 @@ class MatricesPanel final : public Panel {
 
  protected:
   void draw_content(AppState& s) override {
-    if (!s.result || !s.result->views) {
+    if (!s.result || !s.result->store) {
       ImGui::TextDisabled(s.busy ? "running..." : "no matrices yet: press Run");
       return;
     }
-    const MatrixViews& v = *s.result->views;
-    const std::array<const HeatmapView*, 4> views = {&v.a, &v.b, &v.c, &v.err};
-    if (m_serial != s.result_serial) {
-      for (int i = 0; i < 4; ++i) upload(m_maps[size_t(i)], *views[size_t(i)], i == 3);
-      m_serial = s.result_serial;
+    if (!s.heatmaps) {
+      ImGui::TextDisabled("heatmaps need a GL context");
+      return;
     }
+    m_reset = std::exchange(m_reset_next, false);
+    toolbar(s);
+    const MatrixStore& store = *s.result->store;
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     const float cell_w = avail.x * 0.5f - 4, cell_h = std::max(120.0f, avail.y * 0.5f - 4);
+    // C and the error map share their axes: zooming one zooms the other.
+    if (m_linked_shape != std::make_pair(store.rows(MatrixId::C), store.cols(MatrixId::C)) || m_reset) {
+      m_linked_shape = {store.rows(MatrixId::C), store.cols(MatrixId::C)};
+      m_link = {0, double(m_linked_shape.second), 0, double(m_linked_shape.first)};
+    }
+    bool any_interop = false, any_host = false;
     if (ImGui::BeginTable("maps", 2, ImGuiTableFlags_None)) {
-      for (int i = 0; i < 4; ++i) {
+      for (Heatmap& m : m_maps) {
         ImGui::TableNextColumn();
-        draw_map(s, m_maps[size_t(i)], *views[size_t(i)], ImVec2(cell_w, cell_h), i == 3);
+        draw_map(s, store, m, ImVec2(cell_w, cell_h));
+        if (m.valid) (m.interop ? any_interop : any_host) = true;
       }
       ImGui::EndTable();
     }
+    m_reset = false;
+    const auto& st = s.heatmaps->interop();
+    s.panel_state["Matrices"] = any_interop && !any_host ? "interop" : "host: " + st.why;
   }
 
  private:
-  static void upload(Heatmap& m, const HeatmapView& v, bool is_error) {
-    float lo = std::numeric_limits<float>::infinity(), hi = -lo;
-    for (float x : v.values)
-      if (std::isfinite(x)) lo = std::min(lo, x), hi = std::max(hi, x);
-    if (!(lo <= hi)) lo = hi = 0;
-    if (is_error) lo = 0;
-    if (hi - lo < 1e-30f) hi = lo + 1.0f;  // flat matrices (ones, an exact error map) still get a colour
-    m.lo = lo;
-    m.hi = hi;
-    std::vector<uint8_t> rgba(v.values.size() * 4);
-    for (size_t i = 0; i < v.values.size(); ++i) {
-      const float x = v.values[i];
-      ImVec4 c = std::isfinite(x)
-                     ? ImPlot::SampleColormap(std::clamp((x - lo) / (hi - lo), 0.0f, 1.0f), m.cmap)
-                     : ImVec4(1, 0, 1, 1);  // NaN / Inf: magenta
-      rgba[i * 4 + 0] = uint8_t(std::lround(c.x * 255));
-      rgba[i * 4 + 1] = uint8_t(std::lround(c.y * 255));
-      rgba[i * 4 + 2] = uint8_t(std::lround(c.z * 255));
-      rgba[i * 4 + 3] = 255;
-    }
-    m.tex.upload_rgba(v.w, v.h, rgba.data());
+  void toolbar(AppState& s) {
+    auto group = [&](const char* label, HeatmapSettings& h, const char* kind) {
+      ImGui::PushID(label);
+      ImGui::TextDisabled("%s", label);
+      ImGui::SameLine();
+      const Colormap& cur = pick_colormap(h.colormap, kind);
+      ImGui::SetNextItemWidth(95);
+      if (ImGui::BeginCombo("##map", cur.name.c_str())) {
+        for (const Colormap& c : colormaps())
+          if (ImGui::Selectable((c.name + "  (" + c.kind + ")").c_str(), c.name == cur.name)) h.colormap = c.name;
+        ImGui::EndCombo();
+      }
+      if (ImGui::IsItemHovered()) ImGui::SetTooltip("colormap");
+      ImGui::SameLine();
+      int r = int(h.reduce);
+      ImGui::SetNextItemWidth(105);
+      if (ImGui::Combo("##lod", &r, kReduceNames, 4)) h.reduce = Reduce(r);
+      if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("level of detail: what one pixel shows when it covers a block of elements");
+      ImGui::SameLine();
+      int g = int(h.range);
+      ImGui::SetNextItemWidth(85);
+      if (ImGui::Combo("##range", &g, kRangeNames, 3)) h.range = RangeMode(g);
+      if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("colour range: auto (min..max in view), symmetric around zero, or manual");
+      if (h.range == RangeMode::Manual) {
+        ImGui::SameLine();
+        ImGui::SetNextItemWidth(140);
+        float lohi[2] = {h.lo, h.hi};
+        if (ImGui::InputFloat2("##lohi", lohi, "%.4g")) {
+          // Accept only finite numbers; a reversed pair is swapped by resolve_range.
+          if (std::isfinite(lohi[0]) && std::isfinite(lohi[1])) h.lo = lohi[0], h.hi = lohi[1];
+        }
+      }
+      ImGui::PopID();
+    };
+    if (ImGui::SmallButton("Whole")) m_reset = true;
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("zoom out to the whole matrices (or double-click a map)");
+    ImGui::SameLine(0, 14);
+    group("A B C", s.settings.matrices, "sequential");
+    ImGui::SameLine(0, 14);
+    group("error", s.settings.error, "diverging");
   }
 
-  void draw_map(AppState& s, Heatmap& m, const HeatmapView& v, ImVec2 size, bool is_error) {
+  HeatmapSettings& settings_for(AppState& s, const Heatmap& m) {
+    return m.id == MatrixId::Error ? s.settings.error : s.settings.matrices;
+  }
+
+  void draw_map(AppState& s, const MatrixStore& store, Heatmap& m, ImVec2 size) {
+    const int64_t rows = store.rows(m.id), cols = store.cols(m.id);
+    HeatmapSettings& hs = settings_for(s, m);
+    const Colormap& cmap = pick_colormap(hs.colormap, m.id == MatrixId::Error ? "diverging" : "sequential");
     ImGui::PushID(m.title);
     ImGui::Text("%s", m.title);
     ImGui::SameLine();
-    ImGui::TextDisabled("%s = %lld x %lld, range [%.3g, %.3g]", m.shape, (long long)v.rows, (long long)v.cols,
-                        v.vmin, v.vmax);
+    ImGui::TextDisabled("%s = %lld x %lld", m.shape, (long long)rows, (long long)cols);
     const float legend_w = 70;
     const ImVec2 plot_size(size.x - legend_w - 8, size.y - ImGui::GetTextLineHeightWithSpacing());
     char plot_id[64];  // a new shape is a new plot, so its zoom starts at the whole matrix
-    std::snprintf(plot_id, sizeof plot_id, "##map%lldx%lld", (long long)v.rows, (long long)v.cols);
+    std::snprintf(plot_id, sizeof plot_id, "##map%lldx%lld", (long long)rows, (long long)cols);
     if (ImPlot::BeginPlot(plot_id, plot_size, ImPlotFlags_NoLegend | ImPlotFlags_NoTitle)) {
       ImPlot::SetupAxes("col", "row", ImPlotAxisFlags_None, ImPlotAxisFlags_Invert);
-      ImPlot::SetupAxesLimits(0, double(v.cols), 0, double(v.rows), ImPlotCond_Once);
-      ImPlot::PlotImage("##img", ImTextureID(intptr_t(m.tex.id())), ImPlotPoint(0, 0),
-                        ImPlotPoint(double(v.cols), double(v.rows)));
-      if (ImPlot::IsPlotHovered()) {
-        const ImPlotPoint mp = ImPlot::GetPlotMousePos();
-        const int64_t col = int64_t(std::floor(mp.x)), row = int64_t(std::floor(mp.y));
-        if (row >= 0 && row < v.rows && col >= 0 && col < v.cols) {
-          const int x = int(col * v.w / v.cols), y = int(row * v.h / v.rows);
-          const float val = v.values[size_t(y) * size_t(v.w) + size_t(x)];
-          const bool exact = v.w == v.cols && v.h == v.rows;
-          ImGui::SetTooltip("row %lld, col %lld\n%s %.6g", (long long)row, (long long)col,
-                            exact ? "value" : (is_error ? "block max" : "block mean"), val);
-        }
+      const bool linked = m.id == MatrixId::C || m.id == MatrixId::Error;
+      if (s.zoom_request) {  // snapshot --zoom: row0, col0, rows, cols
+        const auto& z = *s.zoom_request;
+        ImPlot::SetupAxesLimits(z[1], z[1] + z[3], z[0], z[0] + z[2], ImPlotCond_Always);
+        if (linked) m_link = {z[1], z[1] + z[3], z[0], z[0] + z[2]};
+      } else {
+        ImPlot::SetupAxesLimits(0, double(cols), 0, double(rows), m_reset ? ImPlotCond_Always : ImPlotCond_Once);
       }
-      const ImVec2 pos = ImPlot::GetPlotPos(), psz = ImPlot::GetPlotSize();
+      if (linked) {
+        ImPlot::SetupAxisLinks(ImAxis_X1, &m_link[0], &m_link[1]);
+        ImPlot::SetupAxisLinks(ImAxis_Y1, &m_link[2], &m_link[3]);
+      }
+      // Keep at least a few elements in view and never wander far from the matrix.
+      ImPlot::SetupAxisZoomConstraints(ImAxis_X1, 2.0, double(cols) * 1.5 + 2);
+      ImPlot::SetupAxisZoomConstraints(ImAxis_Y1, 2.0, double(rows) * 1.5 + 2);
+      ImPlot::SetupAxisLimitsConstraints(ImAxis_X1, -0.25 * double(cols) - 1, 1.25 * double(cols) + 1);
+      ImPlot::SetupAxisLimitsConstraints(ImAxis_Y1, -0.25 * double(rows) - 1, 1.25 * double(rows) + 1);
+      const ImPlotRect lim = ImPlot::GetPlotLimits();
+      const ImVec2 psz = ImPlot::GetPlotSize();
+      const PlotLimits pl{lim.X.Min, lim.X.Max, lim.Y.Min, lim.Y.Max};
+      // Region in view and its size on screen (pixels): at most one value per pixel.
+      LodRegion region = region_for(pl, rows, cols, int(psz.x), int(psz.y));
+      const double ppx = psz.x / std::max(1e-9, lim.X.Max - lim.X.Min);
+      const double ppy = psz.y / std::max(1e-9, lim.Y.Max - lim.Y.Min);
+      const int out_w = int(std::clamp(std::ceil(double(region.cols) * ppx), 1.0, 8192.0));
+      const int out_h = int(std::clamp(std::ceil(double(region.rows) * ppy), 1.0, 8192.0));
+      region.w = int(std::clamp<int64_t>(out_w, 1, region.cols));
+      region.h = int(std::clamp<int64_t>(out_h, 1, region.rows));
+
+      if (!m.valid || m.serial != s.result_serial || m.region != region || m.reduce != hs.reduce) {
+        try {
+          const double t0 = ImGui::GetTime();
+          const auto r = m.layer.refresh(*s.heatmaps, store, m.id, region, hs.reduce);
+          m.refresh_ms = (ImGui::GetTime() - t0) * 1e3;
+          m.data = r.range;
+          m.interop = r.interop;
+          m.valid = true;
+        } catch (const std::exception& e) {
+          m.valid = false;
+          s.status_message = std::string("heatmap ") + m.title + ": " + e.what();
+          s.status_time = ImGui::GetTime();
+        }
+        m.serial = s.result_serial;
+        m.region = region;
+        m.reduce = hs.reduce;
+      }
+      if (m.valid) {
+        m.shown = resolve_range(hs.range, m.data, {hs.lo, hs.hi});
+        gfx::ColorParams cp;
+        cp.lo = m.shown.lo;
+        cp.hi = m.shown.hi;
+        cp.row0 = region.row0;
+        cp.col0 = region.col0;
+        cp.rows = region.rows;
+        cp.cols = region.cols;
+        // The kernel's tile grid: output blocks on C and the error map; the rows a block reads of A, the
+        // columns of B.
+        const int tm = s.result->tile_m, tn = s.result->tile_n;
+        if (tm > 0 && tn > 0 && tile_grid_visible(pl, int(psz.x), int(psz.y), std::min(tm, tn))) {
+          cp.tile_m = m.id == MatrixId::B ? 0 : tm;
+          cp.tile_n = m.id == MatrixId::A ? 0 : tn;
+        }
+        char key[256];
+        std::snprintf(key, sizeof key, "%llu %lld %lld %lld %lld %d %d %a %a %d %d %s %d %d",
+                      (unsigned long long)m.serial, (long long)region.row0, (long long)region.col0,
+                      (long long)region.rows, (long long)region.cols, region.w, region.h, double(cp.lo),
+                      double(cp.hi), cp.tile_m, cp.tile_n, cmap.name.c_str(), out_w, out_h);
+        if (m.painted_key != key || !m.color_tex) {
+          m.color_tex = m.layer.paint(cmap, cp, out_w, out_h);
+          m.painted_key = key;
+        }
+        ImPlot::PlotImage("##img", ImTextureID(intptr_t(m.color_tex)),
+                          ImPlotPoint(double(region.col0), double(region.row0)),
+                          ImPlotPoint(double(region.col0 + region.cols), double(region.row0 + region.rows)));
+      }
+      if (ImPlot::IsPlotHovered()) {
+        hover(s, store, m, region);
+        // ImPlot's double-click fits the plotted image (the region in view): make it mean "whole matrix".
+        if (ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) m_reset_next = true;
+      }
+      const ImVec2 pos = ImPlot::GetPlotPos();
       s.layout[std::string("heatmap ") + m.title] = Rect{pos.x, pos.y, psz.x, psz.y};
       ImPlot::EndPlot();
     }
     ImGui::SameLine();
-    ImPlot::ColormapScale("##scale", m.lo, m.hi, ImVec2(legend_w, plot_size.y), "%.2g", 0, m.cmap);
+    ImPlot::ColormapScale("##scale", m.shown.lo, m.shown.hi, ImVec2(legend_w, plot_size.y), "%.2g", 0,
+                          scale_colormap(cmap));
     ImGui::PopID();
   }
 
+  void hover(AppState& s, const MatrixStore& store, Heatmap& m, const LodRegion& region) {
+    const ImPlotPoint mp = ImPlot::GetPlotMousePos();
+    const int64_t col = int64_t(std::floor(mp.x)), row = int64_t(std::floor(mp.y));
+    if (row < 0 || row >= store.rows(m.id) || col < 0 || col >= store.cols(m.id)) return;
+    if (row != m.hover_row || col != m.hover_col || s.result_serial != m.hover_serial) {
+      m.hover_row = row;
+      m.hover_col = col;
+      m.hover_serial = s.result_serial;
+      try {
+        m.hover_value = store.element(m.id, row, col);
+        m.hover_error.clear();
+      } catch (const std::exception& e) {
+        m.hover_error = e.what();
+      }
+    }
+    const int64_t br = (region.rows + region.h - 1) / region.h, bc = (region.cols + region.w - 1) / region.w;
+    if (!m.hover_error.empty()) {
+      ImGui::SetTooltip("row %lld, col %lld\n%s", (long long)row, (long long)col, m.hover_error.c_str());
+    } else if (br * bc > 1) {
+      ImGui::SetTooltip("row %lld, col %lld\nvalue %.7g\n(a pixel shows the block %s of up to %lld x %lld elements)",
+                        (long long)row, (long long)col, double(m.hover_value), kReduceNames[int(m.reduce)],
+                        (long long)br, (long long)bc);
+    } else {
+      ImGui::SetTooltip("row %lld, col %lld\nvalue %.7g", (long long)row, (long long)col, double(m.hover_value));
+    }
+  }
+
+  // ImPlot's colour scale for the legend: our table registered once as an ImPlot colormap.
+  ImPlotColormap scale_colormap(const Colormap& c) {
+    const std::string key = "ts:" + c.name;
+    ImPlotColormap id = ImPlot::GetColormapIndex(key.c_str());
+    if (id >= 0) return id;
+    std::array<ImVec4, 256> cols;
+    for (int i = 0; i < 256; ++i)
+      cols[size_t(i)] = ImVec4(c.rgba[size_t(i)][0] / 255.0f, c.rgba[size_t(i)][1] / 255.0f,
+                               c.rgba[size_t(i)][2] / 255.0f, 1.0f);
+    return ImPlot::AddColormap(key.c_str(), cols.data(), 256, false);
+  }
+
   std::array<Heatmap, 4> m_maps;
-  uint64_t m_serial = 0;
+  std::pair<int64_t, int64_t> m_linked_shape{-1, -1};
+  std::array<double, 4> m_link{};  // x min, x max, y min, y max of C and the error map
+  bool m_reset = false, m_reset_next = false;
 };
 
 }  // namespace

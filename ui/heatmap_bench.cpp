@@ -1,0 +1,158 @@
+#include "heatmap_bench.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "gl.hpp"
+#include "gui.hpp"
+#include "heatmap_gl.hpp"
+#include "stats.hpp"
+#include "tilescope/version.hpp"
+
+namespace ts::ui {
+
+namespace {
+using clock_type = std::chrono::steady_clock;
+
+// Times `repeats` refreshes of A, B and C (after 3 untimed ones); glFinish makes each one complete.
+PathTiming time_path(const std::string& name, const std::string& what, gfx::HeatmapContext& ctx,
+                     const MatrixStore& store, int view, int repeats, bool full_resolution) {
+  PathTiming t{name, what, {}};
+  gfx::HeatmapLayer layers[3];
+  const MatrixId ids[3] = {MatrixId::A, MatrixId::B, MatrixId::C};
+  for (int i = -3; i < repeats; ++i) {
+    const auto t0 = clock_type::now();
+    for (int j = 0; j < 3; ++j) {
+      const int64_t rows = store.rows(ids[j]), cols = store.cols(ids[j]);
+      LodRegion r{0, 0, rows, cols, full_resolution ? int(cols) : int(std::min<int64_t>(view, cols)),
+                  full_resolution ? int(rows) : int(std::min<int64_t>(view, rows))};
+      const auto res = layers[j].refresh(ctx, store, ids[j], r, Reduce::Mean);
+      if (name == "interop" && !res.interop) throw std::runtime_error("interop failed: " + ctx.interop().why);
+    }
+    glFinish();
+    if (i >= 0) t.ms.push_back(std::chrono::duration<double, std::milli>(clock_type::now() - t0).count());
+  }
+  return t;
+}
+}  // namespace
+
+HeatmapBenchResult run_heatmap_bench(const HeatmapBenchOptions& opt) {
+  HeatmapBenchResult out;
+  out.device = opt.backend->device_name();
+  {
+    gfx::HeadlessGl gl = gfx::make_headless_gl(opt.gl, opt.backend->cuda_device(), 64, 64);
+    out.gl_context = gl.note;
+    out.gl_renderer = gl.gl_renderer();
+    RunRequest req;
+    req.spec = opt.spec;
+    req.keep_store = true;
+    req.samples = 1;
+    req.warmup = 0;
+    opt.backend->validate(req);
+    CancelToken never;
+    const RunResult r = opt.backend->run(req, never);
+    const MatrixStore& store = *r.store;
+
+    gfx::HeatmapContext interop(opt.backend->cuda_device());
+    out.interop = interop.interop().on;
+    out.interop_why = interop.interop().why;
+    if (out.interop)
+      out.paths.push_back(time_path("interop", "LOD kernel into a registered GL buffer, buffer -> texture", interop,
+                                    store, opt.view, opt.repeats, false));
+    gfx::HeatmapContext host(-1);  // the fallback: interop off
+    out.paths.push_back(time_path("host fallback",
+                                  "LOD on the engine's device (or CPU), view values through host memory -> texture",
+                                  host, store, opt.view, opt.repeats, false));
+    out.paths.push_back(time_path("full host round trip",
+                                  "every element through host memory into a full-resolution texture (no LOD)",
+                                  host, store, opt.view, std::max(3, opt.repeats / 10), true));
+  }
+  if (opt.frame_seconds > 0) {
+    FrameBenchOptions fo;
+    fo.backend = opt.backend;
+    fo.spec = opt.spec;
+    fo.seconds = opt.frame_seconds;
+    fo.gl = opt.gl;
+    const FrameBenchResult f = run_frame_bench(fo);
+    out.frame_ms = f.frame_ms;
+    out.runs_during_frames = f.runs;
+    out.frame_heatmap_state = f.heatmap_state;
+  }
+  return out;
+}
+
+std::string format_heatmap_bench(const HeatmapBenchResult& r, const HeatmapBenchOptions& opt,
+                                 const std::string& fmt) {
+  const auto& s = opt.spec;
+  auto stat = [](const std::vector<double>& v) { return summarize(v); };
+  double interop_ms = 0, host_ms = 0, full_ms = 0;
+  for (const auto& p : r.paths) {
+    const double med = stat(p.ms).median;
+    if (p.name == "interop") interop_ms = med;
+    if (p.name == "host fallback") host_ms = med;
+    if (p.name == "full host round trip") full_ms = med;
+  }
+  if (fmt == "json") {
+    nlohmann::json j;
+    j["tilescope"] = {{"version", kVersion}, {"commit", kGitCommit}};
+    j["device"] = r.device;
+    j["gl_context"] = r.gl_context;
+    j["gl_renderer"] = r.gl_renderer;
+    j["interop"] = r.interop;
+    j["interop_why"] = r.interop_why;
+    j["problem"] = {{"m", s.m}, {"n", s.n}, {"k", s.k}, {"kernel", s.kernel}, {"tile", s.tile}};
+    j["view"] = opt.view;
+    for (const auto& p : r.paths) {
+      const auto st = stat(p.ms);
+      j["refresh"].push_back({{"path", p.name}, {"what", p.what}, {"median_ms", st.median}, {"min_ms", st.min},
+                              {"max_ms", st.max}, {"samples", p.ms.size()}});
+    }
+    if (interop_ms > 0) j["interop_speedup_vs_host_fallback"] = host_ms / interop_ms;
+    if (interop_ms > 0) j["interop_speedup_vs_full_round_trip"] = full_ms / interop_ms;
+    if (!r.frame_ms.empty()) {
+      const auto st = stat(r.frame_ms);
+      j["frames"] = {{"count", r.frame_ms.size()}, {"median_ms", st.median}, {"p99_ms", quantile(r.frame_ms, 0.99)},
+                     {"max_ms", st.max},            {"fps_median", 1000.0 / st.median},
+                     {"over_50ms", std::count_if(r.frame_ms.begin(), r.frame_ms.end(), [](double x) { return x > 50; })},
+                     {"runs", r.runs_during_frames}, {"heatmaps", r.frame_heatmap_state}};
+    }
+    return j.dump(2) + "\n";
+  }
+  std::ostringstream os;
+  char line[512];
+  os << "# tilescope bench heatmap\n\n";
+  os << "- tilescope " << kVersion << " (" << kGitCommit << ")\n- device: " << r.device << "\n- GL: " << r.gl_context
+     << "; " << r.gl_renderer << "\n- interop: " << (r.interop ? "on" : "off (" + r.interop_why + ")") << "\n";
+  std::snprintf(line, sizeof line, "- problem: %lld x %lld x %lld, %s tile %d; views %d x %d (A, B, C)\n\n",
+                (long long)s.m, (long long)s.n, (long long)s.k, s.kernel.c_str(), s.tile, opt.view, opt.view);
+  os << line;
+  os << "| refresh of A, B and C | median ms | min ms | max ms | samples | what |\n|---|---|---|---|---|---|\n";
+  for (const auto& p : r.paths) {
+    const auto st = stat(p.ms);
+    std::snprintf(line, sizeof line, "| %s | %.3f | %.3f | %.3f | %zu | %s |\n", p.name.c_str(), st.median, st.min,
+                  st.max, p.ms.size(), p.what.c_str());
+    os << line;
+  }
+  if (interop_ms > 0) {
+    std::snprintf(line, sizeof line, "\ninterop is %.1fx faster than the host fallback and %.1fx faster than a full host round trip\n",
+                  host_ms / interop_ms, full_ms / interop_ms);
+    os << line;
+  }
+  if (!r.frame_ms.empty()) {
+    const auto st = stat(r.frame_ms);
+    const long over = long(std::count_if(r.frame_ms.begin(), r.frame_ms.end(), [](double x) { return x > 50; }));
+    std::snprintf(line, sizeof line,
+                  "\nGUI frames while re-running the kernel: %zu frames, %d runs; median %.2f ms (%.0f fps), p99 %.2f "
+                  "ms, worst %.2f ms, %ld over 50 ms; heatmaps: %s\n",
+                  r.frame_ms.size(), r.runs_during_frames, st.median, 1000.0 / st.median, quantile(r.frame_ms, 0.99),
+                  st.max, over, r.frame_heatmap_state.c_str());
+    os << line;
+  }
+  return os.str();
+}
+
+}  // namespace ts::ui

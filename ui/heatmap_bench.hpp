@@ -1,0 +1,39 @@
+#pragma once
+// [SECTION] `tilescope bench heatmap`: how fast the heatmaps refresh from GPU memory (CUDA-GL interop against the
+// host fallback and a full host round trip), and the GUI's frame times while the kernel re-runs continuously.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backend.hpp"
+#include "headless.hpp"
+
+namespace ts::ui {
+
+struct HeatmapBenchOptions {
+  std::shared_ptr<Backend> backend;
+  ProblemSpec spec;         // the problem whose A, B, C are shown
+  int view = 1024;          // each heatmap's view: view x view values
+  int repeats = 50;         // timed refreshes per path
+  double frame_seconds = 10;  // GUI frame-time measurement (0: skip)
+  gfx::GlChoice gl = gfx::GlChoice::Auto;
+};
+
+struct PathTiming {
+  std::string name, what;
+  std::vector<double> ms;  // one refresh of A, B and C together, per repeat
+};
+
+struct HeatmapBenchResult {
+  std::string device, gl_context, gl_renderer, interop_why;
+  bool interop = false;
+  std::vector<PathTiming> paths;  // interop (when available), host fallback, full host round trip
+  std::vector<double> frame_ms;
+  int runs_during_frames = 0;
+  std::string frame_heatmap_state;
+};
+
+HeatmapBenchResult run_heatmap_bench(const HeatmapBenchOptions& opt);
+std::string format_heatmap_bench(const HeatmapBenchResult& r, const HeatmapBenchOptions& opt, const std::string& fmt);
+
+}  // namespace ts::ui
