@@ -133,10 +133,13 @@ TEST(Cli, WithoutADisplayTheGuiPointsToTheHeadlessCommands) {
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.output.find("no display"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("tilescope run"), std::string::npos);
+  // A snapshot asked to use an X server, without one: exit 2 and the way out.
+  test::TempDir dir;
   auto s = run_cmd("env -u DISPLAY -u WAYLAND_DISPLAY " + kBin +
-                   " snapshot --backend cpu --size 16 --out /tmp/never.png");
+                   " snapshot --gl x11 --backend cpu --size 16 --out " + dir.file("never.png"));
   EXPECT_EQ(s.code, 2);
   EXPECT_NE(s.output.find("xvfb-run"), std::string::npos) << s.output;
+  EXPECT_NE(s.output.find("--gl egl"), std::string::npos) << s.output;
 }
 
 TEST(Cli, BenchWithoutAGpuSaysSoAndExitsWithOne) {
