@@ -45,12 +45,6 @@ __device__ inline unsigned range_key(float f) {
   unsigned u = __float_as_uint(f);
   return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
 }
-float key_to_float(unsigned k) {
-  unsigned u = (k & 0x80000000u) ? (k & 0x7fffffffu) : ~k;
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
 
 __global__ void lod_kernel(const float* __restrict__ src, int64_t ld, LodRegion r, Reduce mode,
                            float* __restrict__ out, unsigned* range /* [min key, max key] */) {
@@ -109,21 +103,15 @@ __global__ void subtract_kernel(float* out, const float* a, const float* b, int6
 void device_lod_launch(const float* src, int64_t ld, int64_t rows, int64_t cols, const LodRegion& r, Reduce mode,
                        float* out, unsigned* range_keys, cudaStream_t s) {
   validate_lod_region(r, rows, cols);
-  const unsigned init[2] = {0xffffffffu, 0u};
-  CUDA_CHECK(cudaMemcpyAsync(range_keys, init, sizeof init, cudaMemcpyHostToDevice, s));
   const dim3 block(128), grid(unsigned((r.w + 127) / 128), unsigned(r.h));
   lod_kernel<<<grid, block, 0, s>>>(src, ld, r, mode, out, range_keys);
   CUDA_CHECK_LAUNCH();
 }
 
-ValueRange range_from_keys(const unsigned keys[2]) {
-  if (keys[0] > keys[1]) return {};  // no finite value
-  return {key_to_float(keys[0]), key_to_float(keys[1])};
-}
-
 ValueRange device_lod_reduce(const float* src, int64_t ld, int64_t rows, int64_t cols, const LodRegion& r,
                              Reduce mode, float* out, cudaStream_t s) {
   PoolBuffer<unsigned> keys(2, s);  // stream-ordered: a cudaFree here would wait for the engine's GEMM
+  CUDA_CHECK(cudaMemcpyAsync(keys.get(), kRangeKeysInit, sizeof kRangeKeysInit, cudaMemcpyHostToDevice, s));
   device_lod_launch(src, ld, rows, cols, r, mode, out, keys.get(), s);
   unsigned h[2];
   CUDA_CHECK(cudaMemcpyAsync(h, keys.get(), sizeof h, cudaMemcpyDeviceToHost, s));
@@ -163,6 +151,13 @@ class DeviceStore final : public MatrixStore {
     CUDA_CHECK(cudaSetDevice(m_device));
     return device_lod_reduce(get(id), cols(id), rows(id), cols(id), r, mode, dev_out,
                              static_cast<cudaStream_t>(stream));
+  }
+
+  void reduce_device_async(MatrixId id, const LodRegion& r, Reduce mode, float* dev_out, unsigned* keys,
+                           void* stream) const override {
+    CUDA_CHECK(cudaSetDevice(m_device));
+    device_lod_launch(get(id), cols(id), rows(id), cols(id), r, mode, dev_out, keys,
+                      static_cast<cudaStream_t>(stream));
   }
 
   float element(MatrixId id, int64_t row, int64_t col) const override {

@@ -8,7 +8,7 @@ uniform sampler2D u_lut;     // 256 x 1 RGBA8 colormap
 uniform vec2 u_range;        // lo, hi of the colour scale
 uniform ivec2 u_extent;      // the region's (cols, rows) in elements
 uniform ivec2 u_view;        // values (w, h)
-uniform vec2 u_target;       // this target's size in pixels
+uniform ivec2 u_target;      // this target's size in pixels
 uniform vec2 u_origin;       // the region's first (col, row) in the matrix
 uniform ivec2 u_tile;        // grid: (tile_n, tile_m) elements; 0 = no grid
 uniform vec4 u_grid_color;
@@ -25,8 +25,11 @@ bool crosses(float a, float b, int tile) {  // a multiple of `tile` lies in (a, 
 
 void main() {
   vec2 px = gl_FragCoord.xy;  // pixel centre; y = 0 is the region's first row
-  vec2 scale = vec2(u_extent) / u_target;
-  ivec2 e = clamp(ivec2(floor(px * scale)), ivec2(0), u_extent - 1);
+  vec2 scale = vec2(u_extent) / vec2(u_target);
+  // The element under the pixel centre, in exact integer arithmetic ((2p + 1) / 2 * extent / target), so the CPU
+  // reference picks the same element even when a centre falls on an element boundary.
+  uvec2 p = uvec2(px);
+  ivec2 e = min(ivec2((2u * p + 1u) * uvec2(u_extent) / (2u * uvec2(u_target))), u_extent - 1);
   ivec2 v = ivec2(view_index(e.x, u_extent.x, u_view.x), view_index(e.y, u_extent.y, u_view.y));
   float x = texelFetch(u_values, v, 0).r;
   vec4 c;

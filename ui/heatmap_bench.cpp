@@ -19,19 +19,33 @@ namespace {
 using clock_type = std::chrono::steady_clock;
 
 // Times `repeats` refreshes of A, B and C (after 3 untimed ones); glFinish makes each one complete.
+// batched: the three refreshes share one map/unmap and one synchronisation (what the panel does for a new result).
 PathTiming time_path(const std::string& name, const std::string& what, gfx::HeatmapContext& ctx,
-                     const MatrixStore& store, int view, int repeats, bool full_resolution) {
+                     const MatrixStore& store, int view, int repeats, bool full_resolution, bool batched,
+                     bool want_interop) {
   PathTiming t{name, what, {}};
   gfx::HeatmapLayer layers[3];
   const MatrixId ids[3] = {MatrixId::A, MatrixId::B, MatrixId::C};
   for (int i = -3; i < repeats; ++i) {
     const auto t0 = clock_type::now();
+    std::vector<gfx::HeatmapLayer::Job> jobs;
     for (int j = 0; j < 3; ++j) {
       const int64_t rows = store.rows(ids[j]), cols = store.cols(ids[j]);
       LodRegion r{0, 0, rows, cols, full_resolution ? int(cols) : int(std::min<int64_t>(view, cols)),
                   full_resolution ? int(rows) : int(std::min<int64_t>(view, rows))};
-      const auto res = layers[j].refresh(ctx, store, ids[j], r, Reduce::Mean);
-      if (name == "interop" && !res.interop) throw std::runtime_error("interop failed: " + ctx.interop().why);
+      jobs.push_back({&layers[j], &store, ids[j], r, Reduce::Mean, {}});
+      if (!batched) {
+        gfx::HeatmapLayer::refresh_all(ctx, jobs);
+        if (jobs.back().result.interop != want_interop)
+          throw std::runtime_error("path " + name + " did not run as intended: " + ctx.interop().why);
+        jobs.clear();
+      }
+    }
+    if (batched) {
+      gfx::HeatmapLayer::refresh_all(ctx, jobs);
+      for (const auto& j : jobs)
+        if (j.result.interop != want_interop)
+          throw std::runtime_error("path " + name + " did not run as intended: " + ctx.interop().why);
     }
     glFinish();
     if (i >= 0) t.ms.push_back(std::chrono::duration<double, std::milli>(clock_type::now() - t0).count());
@@ -60,16 +74,20 @@ HeatmapBenchResult run_heatmap_bench(const HeatmapBenchOptions& opt) {
     gfx::HeatmapContext interop(opt.backend->cuda_device());
     out.interop = interop.interop().on;
     out.interop_why = interop.interop().why;
-    if (out.interop)
-      out.paths.push_back(time_path("interop", "LOD kernel into a registered GL buffer, buffer -> texture", interop,
-                                    store, opt.view, opt.repeats, false));
+    if (out.interop) {
+      out.paths.push_back(time_path("interop", "LOD kernels into registered GL buffers, one map/unmap and one sync "
+                                    "for the three, buffers -> textures (what a new result costs the panel)",
+                                    interop, store, opt.view, opt.repeats, false, true, true));
+      out.paths.push_back(time_path("interop, one by one", "the same, each map refreshed on its own (zooming one)",
+                                    interop, store, opt.view, opt.repeats, false, false, true));
+    }
     gfx::HeatmapContext host(-1);  // the fallback: interop off
     out.paths.push_back(time_path("host fallback",
                                   "LOD on the engine's device (or CPU), view values through host memory -> texture",
-                                  host, store, opt.view, opt.repeats, false));
+                                  host, store, opt.view, opt.repeats, false, false, false));
     out.paths.push_back(time_path("full host round trip",
                                   "every element through host memory into a full-resolution texture (no LOD)",
-                                  host, store, opt.view, std::max(3, opt.repeats / 10), true));
+                                  host, store, opt.view, std::max(3, opt.repeats / 10), true, false, false));
   }
   if (opt.frame_seconds > 0) {
     FrameBenchOptions fo;

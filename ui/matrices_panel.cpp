@@ -47,6 +47,10 @@ struct Heatmap {
   std::string painted_key;
   GLuint color_tex = 0;
   double refresh_ms = 0;
+  // The plot's limits and size last frame: a new result refreshes all maps in one batch before drawing.
+  bool have_geometry = false;
+  PlotLimits last_limits;
+  ImVec2 last_size;
   // Hover cache: one exact element read per hovered element.
   int64_t hover_row = -1, hover_col = -1;
   uint64_t hover_serial = 0;
@@ -80,6 +84,7 @@ class MatricesPanel final : public Panel {
     m_reset = std::exchange(m_reset_next, false);
     toolbar(s);
     const MatrixStore& store = *s.result->store;
+    refresh_new_result(s, store);
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     const float cell_w = avail.x * 0.5f - 4, cell_h = std::max(120.0f, avail.y * 0.5f - 4);
     // C and the error map share their axes: zooming one zooms the other.
@@ -146,6 +151,54 @@ class MatricesPanel final : public Panel {
     group("error", s.settings.error, "diverging");
   }
 
+  // The region a plot with these limits and pixel size shows, reduced to at most one value per pixel; out_w x
+  // out_h: the region's size on screen.
+  static LodRegion region_in_view(const PlotLimits& pl, ImVec2 psz, int64_t rows, int64_t cols, int* out_w,
+                                  int* out_h) {
+    LodRegion region = region_for(pl, rows, cols, int(psz.x), int(psz.y));
+    const double ppx = psz.x / std::max(1e-9, pl.x1 - pl.x0);
+    const double ppy = psz.y / std::max(1e-9, pl.y1 - pl.y0);
+    *out_w = int(std::clamp(std::ceil(double(region.cols) * ppx), 1.0, 8192.0));
+    *out_h = int(std::clamp(std::ceil(double(region.rows) * ppy), 1.0, 8192.0));
+    region.w = int(std::clamp<int64_t>(*out_w, 1, region.cols));
+    region.h = int(std::clamp<int64_t>(*out_h, 1, region.rows));
+    return region;
+  }
+
+  // A new result (Repeat re-runs the kernel several times a second) changes all four maps: refresh them in one
+  // batch (one interop map/unmap, one synchronisation) at last frame's zoom.
+  void refresh_new_result(AppState& s, const MatrixStore& store) {
+    std::vector<gfx::HeatmapLayer::Job> jobs;
+    std::vector<Heatmap*> who;
+    for (Heatmap& m : m_maps) {
+      if (!m.have_geometry || (m.valid && m.serial == s.result_serial)) continue;
+      int ow, oh;
+      const LodRegion r = region_in_view(m.last_limits, m.last_size, store.rows(m.id), store.cols(m.id), &ow, &oh);
+      jobs.push_back({&m.layer, &store, m.id, r, settings_for(s, m).reduce, {}});
+      who.push_back(&m);
+    }
+    if (jobs.empty()) return;
+    try {
+      const double t0 = ImGui::GetTime();
+      gfx::HeatmapLayer::refresh_all(*s.heatmaps, jobs);
+      const double ms = (ImGui::GetTime() - t0) * 1e3;
+      for (size_t i = 0; i < jobs.size(); ++i) {
+        Heatmap& m = *who[i];
+        m.data = jobs[i].result.range;
+        m.interop = jobs[i].result.interop;
+        m.valid = true;
+        m.serial = s.result_serial;
+        m.region = jobs[i].region;
+        m.reduce = jobs[i].mode;
+        m.refresh_ms = ms;
+      }
+    } catch (const std::exception& e) {
+      for (Heatmap* m : who) m->valid = false;
+      s.status_message = std::string("heatmaps: ") + e.what();
+      s.status_time = ImGui::GetTime();
+    }
+  }
+
   HeatmapSettings& settings_for(AppState& s, const Heatmap& m) {
     return m.id == MatrixId::Error ? s.settings.error : s.settings.matrices;
   }
@@ -184,14 +237,11 @@ class MatricesPanel final : public Panel {
       const ImPlotRect lim = ImPlot::GetPlotLimits();
       const ImVec2 psz = ImPlot::GetPlotSize();
       const PlotLimits pl{lim.X.Min, lim.X.Max, lim.Y.Min, lim.Y.Max};
-      // Region in view and its size on screen (pixels): at most one value per pixel.
-      LodRegion region = region_for(pl, rows, cols, int(psz.x), int(psz.y));
-      const double ppx = psz.x / std::max(1e-9, lim.X.Max - lim.X.Min);
-      const double ppy = psz.y / std::max(1e-9, lim.Y.Max - lim.Y.Min);
-      const int out_w = int(std::clamp(std::ceil(double(region.cols) * ppx), 1.0, 8192.0));
-      const int out_h = int(std::clamp(std::ceil(double(region.rows) * ppy), 1.0, 8192.0));
-      region.w = int(std::clamp<int64_t>(out_w, 1, region.cols));
-      region.h = int(std::clamp<int64_t>(out_h, 1, region.rows));
+      int out_w = 1, out_h = 1;
+      const LodRegion region = region_in_view(pl, psz, rows, cols, &out_w, &out_h);
+      m.have_geometry = true;
+      m.last_limits = pl;
+      m.last_size = psz;
 
       if (!m.valid || m.serial != s.result_serial || m.region != region || m.reduce != hs.reduce) {
         try {

@@ -1,5 +1,7 @@
 #include "heatmap.hpp"
 
+#include <cstring>
+
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
@@ -130,6 +132,17 @@ double pixels_per_element_y(const PlotLimits& lim, int px_h) {
 bool tile_grid_visible(const PlotLimits& lim, int px_w, int px_h, int tile, double min_px) {
   if (tile <= 0) return false;
   return pixels_per_element(lim, px_w) * tile >= min_px && pixels_per_element_y(lim, px_h) * tile >= min_px;
+}
+
+ValueRange range_from_keys(const unsigned keys[2]) {
+  if (keys[0] > keys[1]) return {};  // no finite value
+  auto to_float = [](unsigned k) {
+    const uint32_t u = (k & 0x80000000u) ? (k & 0x7fffffffu) : ~k;
+    float f;
+    std::memcpy(&f, &u, 4);
+    return f;
+  };
+  return {to_float(keys[0]), to_float(keys[1])};
 }
 
 }  // namespace ts

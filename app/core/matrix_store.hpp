@@ -30,6 +30,11 @@ class MatrixStore {
   // Throws std::logic_error on a host store.
   virtual ValueRange reduce_device(MatrixId id, const LodRegion& r, Reduce mode, float* dev_out,
                                    void* stream) const;
+  // Device stores only, asynchronous: enqueues the reduction into dev_out and the range as keys into
+  // dev_range_keys (2 unsigned on the device, initialised by the caller to kRangeKeysInit) on `stream`; the caller
+  // synchronises and decodes with range_from_keys. Lets a caller batch several heatmaps behind one sync.
+  virtual void reduce_device_async(MatrixId id, const LodRegion& r, Reduce mode, float* dev_out,
+                                   unsigned* dev_range_keys, void* stream) const;
   // One element, exactly (hover readout).
   virtual float element(MatrixId id, int64_t row, int64_t col) const = 0;
 };

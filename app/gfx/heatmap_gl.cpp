@@ -179,7 +179,7 @@ GLuint HeatmapPainter::paint(const ValueTexture& values, const LutTexture& lut, 
   glUniform2f(m_prog.uniform("u_range"), p.lo, p.hi);
   glUniform2i(m_prog.uniform("u_extent"), GLint(p.cols), GLint(p.rows));
   glUniform2i(m_prog.uniform("u_view"), values.width(), values.height());
-  glUniform2f(m_prog.uniform("u_target"), float(out_w), float(out_h));
+  glUniform2i(m_prog.uniform("u_target"), out_w, out_h);
   glUniform2f(m_prog.uniform("u_origin"), float(p.col0), float(p.row0));
   glUniform2i(m_prog.uniform("u_tile"), p.tile_n, p.tile_m);
   glUniform4f(m_prog.uniform("u_grid_color"), p.grid_rgba[0], p.grid_rgba[1], p.grid_rgba[2], p.grid_rgba[3]);
@@ -228,35 +228,70 @@ void HeatmapContext::disable(const std::string& why) {
   m_status.why = why;
 }
 
-HeatmapLayer::Refresh HeatmapLayer::refresh(HeatmapContext& ctx, const MatrixStore& store, MatrixId id,
-                                            const LodRegion& r, Reduce mode) {
+void HeatmapLayer::prepare(const LodRegion& r) {
   // A new size means a new GL buffer: unregister the old one before GL deletes it (GL may even hand out the same
   // name again, so the name alone cannot tell whether the registration is current).
   if (r.w != m_values.width() || r.h != m_values.height()) m_interop.detach();
   m_values.resize(r.w, r.h);
-  Refresh out;
-  if (ctx.interop().on && ctx.stream() && store.cuda_device() == ctx.cuda_device()) {
-    try {
-      if (!m_interop.attached()) m_interop.attach(m_values.buffer());
-      void* s = ctx.stream()->get();
-      {
-        InteropMapping map(m_interop, s);
-        out.range = store.reduce_device(id, r, mode, map.get(), s);  // synchronises s
-      }
-      // Unmapping orders the CUDA work before any GL work issued after it: the upload reads finished values.
-      m_values.upload_from_buffer();
-      out.interop = true;
-      return out;
-    } catch (const std::exception& e) {
-      ctx.disable(std::string("interop failed, using host memory: ") + e.what());
-      m_interop.detach();
-    }
-  }
+}
+
+void HeatmapLayer::refresh_host(const MatrixStore& store, MatrixId id, const LodRegion& r, Reduce mode, Refresh& out) {
   m_host.resize(size_t(r.w) * size_t(r.h));
   store.reduce(id, r, mode, m_host.data());
   out.range = finite_range(m_host.data(), m_host.size());
+  out.interop = false;
   m_values.upload_from_host(m_host.data());
-  return out;
+}
+
+HeatmapLayer::Refresh HeatmapLayer::refresh(HeatmapContext& ctx, const MatrixStore& store, MatrixId id,
+                                            const LodRegion& r, Reduce mode) {
+  std::vector<Job> jobs{Job{this, &store, id, r, mode, {}}};
+  refresh_all(ctx, jobs);
+  return jobs[0].result;
+}
+
+void HeatmapLayer::refresh_all(HeatmapContext& ctx, std::vector<Job>& jobs) {
+  std::vector<Job*> gpu;
+  for (Job& j : jobs) {
+    validate_lod_region(j.region, j.store->rows(j.id), j.store->cols(j.id));
+    j.layer->prepare(j.region);
+    if (ctx.interop().on && ctx.stream() && j.store->cuda_device() == ctx.cuda_device())
+      gpu.push_back(&j);
+    else
+      j.layer->refresh_host(*j.store, j.id, j.region, j.mode, j.result);
+  }
+  if (gpu.empty()) return;
+  std::vector<InteropBuffer*> bufs;
+  try {
+    for (Job* j : gpu) {
+      if (!j->layer->m_interop.attached()) j->layer->m_interop.attach(j->layer->m_values.buffer());
+      bufs.push_back(&j->layer->m_interop);
+    }
+    DisplayStream& ds = *ctx.stream();
+    unsigned* keys = ds.reset_range_keys(int(gpu.size()));
+    const std::vector<float*> ptrs = InteropBuffer::map_all(bufs, ds.get());
+    try {
+      for (size_t i = 0; i < gpu.size(); ++i)
+        gpu[i]->store->reduce_device_async(gpu[i]->id, gpu[i]->region, gpu[i]->mode, ptrs[i], keys + 2 * i, ds.get());
+    } catch (...) {
+      InteropBuffer::unmap_all(bufs, ds.get());
+      throw;
+    }
+    // Unmapping orders the CUDA work before any GL work issued after it: the uploads read finished values.
+    InteropBuffer::unmap_all(bufs, ds.get());
+    const unsigned* host_keys = ds.fetch_range_keys(int(gpu.size()));
+    for (size_t i = 0; i < gpu.size(); ++i) {
+      gpu[i]->layer->m_values.upload_from_buffer();
+      gpu[i]->result.range = range_from_keys(host_keys + 2 * i);
+      gpu[i]->result.interop = true;
+    }
+  } catch (const std::exception& e) {
+    ctx.disable(std::string("interop failed, using host memory: ") + e.what());
+    for (Job* j : gpu) {
+      j->layer->m_interop.detach();
+      j->layer->refresh_host(*j->store, j->id, j->region, j->mode, j->result);
+    }
+  }
 }
 
 GLuint HeatmapLayer::paint(const Colormap& map, const ColorParams& p, int out_w, int out_h) {

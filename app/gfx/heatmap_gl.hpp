@@ -129,6 +129,18 @@ class HeatmapLayer {
   // Reduces `r` of matrix `id` into the value texture. Interop when ctx allows it for this store; on an interop
   // failure the context is disabled and the host path is taken (the caller sees interop == false).
   Refresh refresh(HeatmapContext& ctx, const MatrixStore& store, MatrixId id, const LodRegion& r, Reduce mode);
+
+  struct Job {
+    HeatmapLayer* layer;
+    const MatrixStore* store;
+    MatrixId id;
+    LodRegion region;
+    Reduce mode;
+    Refresh result;  // out
+  };
+  // Several heatmaps at once: the interop ones share one map, one unmap and one synchronisation (what a new
+  // result costs when all four maps change); the others go through host memory one by one.
+  static void refresh_all(HeatmapContext& ctx, std::vector<Job>& jobs);
   // Colours the current values into an out_w x out_h texture; returns it.
   GLuint paint(const Colormap& map, const ColorParams& p, int out_w, int out_h);
   const ValueTexture& values() const { return m_values; }
@@ -142,6 +154,8 @@ class HeatmapLayer {
   std::string m_lut_name;
   std::unique_ptr<HeatmapPainter> m_painter;
   std::vector<float> m_host;  // host path scratch
+  void refresh_host(const MatrixStore& store, MatrixId id, const LodRegion& r, Reduce mode, Refresh& out);
+  void prepare(const LodRegion& r);
 };
 
 }  // namespace ts::gfx

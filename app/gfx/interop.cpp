@@ -1,5 +1,7 @@
 #include "interop.hpp"
 
+#include "heatmap.hpp"  // kRangeKeysInit
+
 #include <stdexcept>
 #include <string>
 
@@ -99,7 +101,81 @@ DisplayStream::DisplayStream(int cuda_device) {
 }
 
 DisplayStream::~DisplayStream() {
+  if (m_stream) cudaStreamSynchronize(static_cast<cudaStream_t>(m_stream));
+  if (m_keys) cudaFree(m_keys);
+  if (m_host_keys) cudaFreeHost(m_host_keys);
+  if (m_host_init) cudaFreeHost(m_host_init);
   if (m_stream) cudaStreamDestroy(static_cast<cudaStream_t>(m_stream));
+}
+
+unsigned* DisplayStream::reset_range_keys(int n) {
+  if (n > m_capacity) {
+    // Grown rarely (a panel has four heatmaps); the old buffers are idle (every batch ends with a sync).
+    if (m_keys) cudaFree(m_keys);
+    if (m_host_keys) cudaFreeHost(m_host_keys);
+    if (m_host_init) cudaFreeHost(m_host_init);
+    m_keys = m_host_keys = m_host_init = nullptr;
+    m_capacity = 0;
+    const size_t bytes = size_t(2 * n) * sizeof(unsigned);
+    void* d = nullptr;
+    void* h = nullptr;
+    void* i = nullptr;
+    check(cudaMalloc(&d, bytes), "cudaMalloc");
+    m_keys = static_cast<unsigned*>(d);
+    check(cudaMallocHost(&h, bytes), "cudaMallocHost");
+    m_host_keys = static_cast<unsigned*>(h);
+    check(cudaMallocHost(&i, bytes), "cudaMallocHost");
+    m_host_init = static_cast<unsigned*>(i);
+    for (int k = 0; k < n; ++k) {
+      m_host_init[2 * k] = kRangeKeysInit[0];
+      m_host_init[2 * k + 1] = kRangeKeysInit[1];
+    }
+    m_capacity = n;
+  }
+  check(cudaMemcpyAsync(m_keys, m_host_init, size_t(2 * n) * sizeof(unsigned), cudaMemcpyHostToDevice,
+                        static_cast<cudaStream_t>(m_stream)),
+        "cudaMemcpyAsync");
+  return m_keys;
+}
+
+const unsigned* DisplayStream::fetch_range_keys(int n) {
+  check(cudaMemcpyAsync(m_host_keys, m_keys, size_t(2 * n) * sizeof(unsigned), cudaMemcpyDeviceToHost,
+                        static_cast<cudaStream_t>(m_stream)),
+        "cudaMemcpyAsync");
+  synchronize();
+  return m_host_keys;
+}
+
+std::vector<float*> InteropBuffer::map_all(const std::vector<InteropBuffer*>& bufs, void* stream) {
+  std::vector<cudaGraphicsResource_t> res;
+  for (InteropBuffer* b : bufs) {
+    if (!b->m_res) throw std::logic_error("interop buffer: map_all() before attach()");
+    res.push_back(static_cast<cudaGraphicsResource_t>(b->m_res));
+  }
+  check(cudaGraphicsMapResources(int(res.size()), res.data(), static_cast<cudaStream_t>(stream)),
+        "cudaGraphicsMapResources");
+  std::vector<float*> ptrs;
+  for (size_t i = 0; i < bufs.size(); ++i) {
+    bufs[i]->m_mapped = true;
+    void* p = nullptr;
+    size_t bytes = 0;
+    check(cudaGraphicsResourceGetMappedPointer(&p, &bytes, res[i]), "cudaGraphicsResourceGetMappedPointer");
+    ptrs.push_back(static_cast<float*>(p));
+  }
+  return ptrs;
+}
+
+void InteropBuffer::unmap_all(const std::vector<InteropBuffer*>& bufs, void* stream) {
+  std::vector<cudaGraphicsResource_t> res;
+  for (InteropBuffer* b : bufs)
+    if (b->m_mapped) {
+      res.push_back(static_cast<cudaGraphicsResource_t>(b->m_res));
+      b->m_mapped = false;
+    }
+  if (res.empty()) return;
+  const cudaError_t e =
+      cudaGraphicsUnmapResources(int(res.size()), res.data(), static_cast<cudaStream_t>(stream));
+  if (e != cudaSuccess) cudaGetLastError();  // also called on error paths: never throws
 }
 
 void DisplayStream::synchronize() const {
@@ -125,6 +201,16 @@ DisplayStream::DisplayStream(int) {
 }
 DisplayStream::~DisplayStream() = default;
 void DisplayStream::synchronize() const {}
+unsigned* DisplayStream::reset_range_keys(int) {
+  throw std::runtime_error("this build has no CUDA support");
+}
+const unsigned* DisplayStream::fetch_range_keys(int) {
+  throw std::runtime_error("this build has no CUDA support");
+}
+std::vector<float*> InteropBuffer::map_all(const std::vector<InteropBuffer*>&, void*) {
+  throw std::runtime_error("this build has no CUDA support");
+}
+void InteropBuffer::unmap_all(const std::vector<InteropBuffer*>&, void*) {}
 
 #endif
 

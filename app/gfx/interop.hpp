@@ -5,6 +5,7 @@
 // probe says so and everything falls back to the host path.
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "gl.hpp"
 
@@ -38,6 +39,9 @@ class InteropBuffer {
   // uses the buffer again. Use Mapping for exception safety.
   float* map(void* stream);
   void unmap(void* stream);
+  // Several buffers mapped (or unmapped) by one CUDA call: the GL-CUDA handover is paid once per batch.
+  static std::vector<float*> map_all(const std::vector<InteropBuffer*>& bufs, void* stream);
+  static void unmap_all(const std::vector<InteropBuffer*>& bufs, void* stream);
 
  private:
   void* m_res = nullptr;  // cudaGraphicsResource_t
@@ -70,9 +74,17 @@ class DisplayStream {
   DisplayStream& operator=(const DisplayStream&) = delete;
   void* get() const { return m_stream; }
   void synchronize() const;
+  // Range keys for a batch of n heatmaps: device memory initialised (asynchronously) to kRangeKeysInit pairs.
+  unsigned* reset_range_keys(int n);
+  // Copies the batch's keys back and synchronises the stream; 2n keys, valid until the next reset.
+  const unsigned* fetch_range_keys(int n);
 
  private:
   void* m_stream = nullptr;
+  unsigned* m_keys = nullptr;       // device, 2 * m_capacity
+  unsigned* m_host_keys = nullptr;  // pinned, 2 * m_capacity (init pattern first, then fetched values)
+  unsigned* m_host_init = nullptr;  // pinned, 2 * m_capacity of kRangeKeysInit
+  int m_capacity = 0;
 };
 
 }  // namespace ts::gfx

@@ -42,8 +42,8 @@ inline void expect_picture_matches(const std::vector<uint8_t>& rgba, int out_w, 
   for (int y = 0; y < out_h; ++y)
     for (int x = 0; x < out_w; ++x) {
       // Pixel centre -> element of the region -> view value (the inverse of lod_begin).
-      const int64_t ex = std::min<int64_t>(r.cols - 1, int64_t(std::floor((x + 0.5) * double(r.cols) / out_w)));
-      const int64_t ey = std::min<int64_t>(r.rows - 1, int64_t(std::floor((y + 0.5) * double(r.rows) / out_h)));
+      const int64_t ex = std::min<int64_t>(r.cols - 1, (2 * int64_t(x) + 1) * r.cols / (2 * int64_t(out_w)));
+      const int64_t ey = std::min<int64_t>(r.rows - 1, (2 * int64_t(y) + 1) * r.rows / (2 * int64_t(out_h)));
       const int64_t vx = ((ex + 1) * r.w - 1) / r.cols, vy = ((ey + 1) * r.h - 1) / r.rows;
       const float v = values[size_t(vy) * size_t(r.w) + size_t(vx)];
       const uint8_t* p = &rgba[(size_t(y) * size_t(out_w) + size_t(x)) * 4];
