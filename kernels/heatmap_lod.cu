@@ -46,8 +46,9 @@ __device__ inline unsigned range_key(float f) {
   return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
 }
 
-__global__ void lod_kernel(const float* __restrict__ src, int64_t ld, LodRegion r, Reduce mode,
-                           float* __restrict__ out, unsigned* range /* [min key, max key] */) {
+// out.surface != 0: the values go to a surface (an R32F texture mapped through interop), else to out.ptr.
+__global__ void lod_kernel(const float* __restrict__ src, int64_t ld, LodRegion r, Reduce mode, DeviceOut out,
+                           unsigned* range /* [min key, max key] */) {
   const int x = int(blockIdx.x * blockDim.x + threadIdx.x), y = int(blockIdx.y);
   unsigned kmin = 0xffffffffu, kmax = 0u;
   if (x < r.w && y < r.h) {
@@ -80,7 +81,10 @@ __global__ void lod_kernel(const float* __restrict__ src, int64_t ld, LodRegion 
     else
       o = float(acc);
     if (nan || (inf && (mode == Reduce::Mean || mode == Reduce::AbsMax))) o = CUDART_NAN_F;
-    out[int64_t(y) * r.w + x] = o;
+    if (out.surface)
+      surf2Dwrite(o, cudaSurfaceObject_t(out.surface), x * int(sizeof(float)), y);
+    else
+      out.ptr[int64_t(y) * r.w + x] = o;
     if (isfinite(o)) kmin = kmax = range_key(o);
   }
   for (int off = 16; off > 0; off /= 2) {
@@ -101,7 +105,7 @@ __global__ void subtract_kernel(float* out, const float* a, const float* b, int6
 }  // namespace
 
 void device_lod_launch(const float* src, int64_t ld, int64_t rows, int64_t cols, const LodRegion& r, Reduce mode,
-                       float* out, unsigned* range_keys, cudaStream_t s) {
+                       DeviceOut out, unsigned* range_keys, cudaStream_t s) {
   validate_lod_region(r, rows, cols);
   const dim3 block(128), grid(unsigned((r.w + 127) / 128), unsigned(r.h));
   lod_kernel<<<grid, block, 0, s>>>(src, ld, r, mode, out, range_keys);
@@ -112,7 +116,7 @@ ValueRange device_lod_reduce(const float* src, int64_t ld, int64_t rows, int64_t
                              Reduce mode, float* out, cudaStream_t s) {
   PoolBuffer<unsigned> keys(2, s);  // stream-ordered: a cudaFree here would wait for the engine's GEMM
   CUDA_CHECK(cudaMemcpyAsync(keys.get(), kRangeKeysInit, sizeof kRangeKeysInit, cudaMemcpyHostToDevice, s));
-  device_lod_launch(src, ld, rows, cols, r, mode, out, keys.get(), s);
+  device_lod_launch(src, ld, rows, cols, r, mode, DeviceOut{out, 0}, keys.get(), s);
   unsigned h[2];
   CUDA_CHECK(cudaMemcpyAsync(h, keys.get(), sizeof h, cudaMemcpyDeviceToHost, s));
   CUDA_CHECK(cudaStreamSynchronize(s));
@@ -153,7 +157,7 @@ class DeviceStore final : public MatrixStore {
                              static_cast<cudaStream_t>(stream));
   }
 
-  void reduce_device_async(MatrixId id, const LodRegion& r, Reduce mode, float* dev_out, unsigned* keys,
+  void reduce_device_async(MatrixId id, const LodRegion& r, Reduce mode, DeviceOut dev_out, unsigned* keys,
                            void* stream) const override {
     CUDA_CHECK(cudaSetDevice(m_device));
     device_lod_launch(get(id), cols(id), rows(id), cols(id), r, mode, dev_out, keys,

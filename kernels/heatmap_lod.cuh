@@ -16,7 +16,7 @@ namespace ts {
 // written values goes to range_keys (device, 2 unsigned, initialised to kRangeKeysInit by the caller; decode with
 // range_from_keys). Does not synchronise.
 void device_lod_launch(const float* src, int64_t ld, int64_t rows, int64_t cols, const LodRegion& r, Reduce mode,
-                       float* out, unsigned* range_keys, cudaStream_t s);
+                       DeviceOut out, unsigned* range_keys, cudaStream_t s);
 
 // The same, returning the range. Synchronises s.
 ValueRange device_lod_reduce(const float* src, int64_t ld, int64_t rows, int64_t cols, const LodRegion& r,

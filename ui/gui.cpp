@@ -41,6 +41,8 @@ class ImGuiSession {
     io.IniFilename = ini_file;  // nullptr: no saved layout (snapshots are reproducible)
     io.ConfigFlags |= ImGuiConfigFlags_NavEnableKeyboard | ImGuiConfigFlags_DockingEnable;
     ImGui::StyleColorsDark();
+    // Auto-fitted plots keep a margin, so a flat series (every launch the same time) is not drawn on the border.
+    ImPlot::GetStyle().FitPadding = ImVec2(0.02f, 0.12f);
     ImGuiStyle& st = ImGui::GetStyle();
     st.WindowRounding = 4;
     st.FrameRounding = 3;

@@ -18,7 +18,7 @@ ValueRange MatrixStore::reduce_device(MatrixId, const LodRegion&, Reduce, float*
   throw std::logic_error("this matrix store holds host memory: there is nothing to reduce on a device");
 }
 
-void MatrixStore::reduce_device_async(MatrixId, const LodRegion&, Reduce, float*, unsigned*, void*) const {
+void MatrixStore::reduce_device_async(MatrixId, const LodRegion&, Reduce, DeviceOut, unsigned*, void*) const {
   throw std::logic_error("this matrix store holds host memory: there is nothing to reduce on a device");
 }
 

@@ -15,6 +15,13 @@ namespace ts {
 enum class MatrixId { A, B, C, Error };  // Error: C - reference, signed
 const char* matrix_name(MatrixId id);   // "A", "B", "C", "C - reference"
 
+// Where a device reduction writes its values: device memory (ptr) or a CUDA surface object of an R32F 2-D array
+// (surface != 0, e.g. a GL texture mapped through interop), value (x, y) at texel (x, y).
+struct DeviceOut {
+  float* ptr = nullptr;
+  uint64_t surface = 0;
+};
+
 class MatrixStore {
  public:
   virtual ~MatrixStore() = default;
@@ -30,10 +37,10 @@ class MatrixStore {
   // Throws std::logic_error on a host store.
   virtual ValueRange reduce_device(MatrixId id, const LodRegion& r, Reduce mode, float* dev_out,
                                    void* stream) const;
-  // Device stores only, asynchronous: enqueues the reduction into dev_out and the range as keys into
+  // Device stores only, asynchronous: enqueues the reduction into `out` and the range as keys into
   // dev_range_keys (2 unsigned on the device, initialised by the caller to kRangeKeysInit) on `stream`; the caller
   // synchronises and decodes with range_from_keys. Lets a caller batch several heatmaps behind one sync.
-  virtual void reduce_device_async(MatrixId id, const LodRegion& r, Reduce mode, float* dev_out,
+  virtual void reduce_device_async(MatrixId id, const LodRegion& r, Reduce mode, DeviceOut out,
                                    unsigned* dev_range_keys, void* stream) const;
   // One element, exactly (hover readout).
   virtual float element(MatrixId id, int64_t row, int64_t col) const = 0;

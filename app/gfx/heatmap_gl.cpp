@@ -11,7 +11,6 @@ namespace ts::gfx {
 // [SECTION] ValueTexture
 ValueTexture::~ValueTexture() {
   if (m_tex) glDeleteTextures(1, &m_tex);
-  if (m_pbo) glDeleteBuffers(1, &m_pbo);
 }
 
 bool ValueTexture::resize(int w, int h) {
@@ -25,12 +24,6 @@ bool ValueTexture::resize(int w, int h) {
     glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
     glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
   }
-  // A new buffer object (not a resize of the old one), so a CUDA registration can never see a stale size.
-  if (m_pbo) glDeleteBuffers(1, &m_pbo);
-  glGenBuffers(1, &m_pbo);
-  glBindBuffer(GL_PIXEL_UNPACK_BUFFER, m_pbo);
-  glBufferData(GL_PIXEL_UNPACK_BUFFER, GLsizeiptr(w) * h * GLsizeiptr(sizeof(float)), nullptr, GL_STREAM_DRAW);
-  glBindBuffer(GL_PIXEL_UNPACK_BUFFER, 0);
   glBindTexture(GL_TEXTURE_2D, m_tex);
   glTexImage2D(GL_TEXTURE_2D, 0, GL_R32F, w, h, 0, GL_RED, GL_FLOAT, nullptr);
   m_w = w;
@@ -43,14 +36,6 @@ void ValueTexture::upload_from_host(const float* values) {
   glBindTexture(GL_TEXTURE_2D, m_tex);
   glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
   glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, m_w, m_h, GL_RED, GL_FLOAT, values);
-}
-
-void ValueTexture::upload_from_buffer() {
-  glBindBuffer(GL_PIXEL_UNPACK_BUFFER, m_pbo);
-  glBindTexture(GL_TEXTURE_2D, m_tex);
-  glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
-  glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, m_w, m_h, GL_RED, GL_FLOAT, nullptr);
-  glBindBuffer(GL_PIXEL_UNPACK_BUFFER, 0);
 }
 
 std::vector<float> ValueTexture::read_back() const {
@@ -229,8 +214,7 @@ void HeatmapContext::disable(const std::string& why) {
 }
 
 void HeatmapLayer::prepare(const LodRegion& r) {
-  // A new size means a new GL buffer: unregister the old one before GL deletes it (GL may even hand out the same
-  // name again, so the name alone cannot tell whether the registration is current).
+  // A new size means new texture storage: unregister it from CUDA before GL respecifies it.
   if (r.w != m_values.width() || r.h != m_values.height()) m_interop.detach();
   m_values.resize(r.w, r.h);
 }
@@ -261,27 +245,27 @@ void HeatmapLayer::refresh_all(HeatmapContext& ctx, std::vector<Job>& jobs) {
       j.layer->refresh_host(*j.store, j.id, j.region, j.mode, j.result);
   }
   if (gpu.empty()) return;
-  std::vector<InteropBuffer*> bufs;
+  std::vector<InteropTexture*> texs;
   try {
     for (Job* j : gpu) {
-      if (!j->layer->m_interop.attached()) j->layer->m_interop.attach(j->layer->m_values.buffer());
-      bufs.push_back(&j->layer->m_interop);
+      if (!j->layer->m_interop.attached()) j->layer->m_interop.attach(j->layer->m_values.texture());
+      texs.push_back(&j->layer->m_interop);
     }
     DisplayStream& ds = *ctx.stream();
     unsigned* keys = ds.reset_range_keys(int(gpu.size()));
-    const std::vector<float*> ptrs = InteropBuffer::map_all(bufs, ds.get());
+    const std::vector<uint64_t> surfaces = InteropTexture::map_all(texs, ds.get());
     try {
       for (size_t i = 0; i < gpu.size(); ++i)
-        gpu[i]->store->reduce_device_async(gpu[i]->id, gpu[i]->region, gpu[i]->mode, ptrs[i], keys + 2 * i, ds.get());
+        gpu[i]->store->reduce_device_async(gpu[i]->id, gpu[i]->region, gpu[i]->mode, DeviceOut{nullptr, surfaces[i]},
+                                           keys + 2 * i, ds.get());
     } catch (...) {
-      InteropBuffer::unmap_all(bufs, ds.get());
+      InteropTexture::unmap_all(texs, ds.get());
       throw;
     }
-    // Unmapping orders the CUDA work before any GL work issued after it: the uploads read finished values.
-    InteropBuffer::unmap_all(bufs, ds.get());
+    // Unmapping orders the CUDA work before any GL work issued after it: drawing reads finished values.
+    InteropTexture::unmap_all(texs, ds.get());
     const unsigned* host_keys = ds.fetch_range_keys(int(gpu.size()));
     for (size_t i = 0; i < gpu.size(); ++i) {
-      gpu[i]->layer->m_values.upload_from_buffer();
       gpu[i]->result.range = range_from_keys(host_keys + 2 * i);
       gpu[i]->result.interop = true;
     }

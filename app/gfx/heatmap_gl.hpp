@@ -17,7 +17,7 @@
 
 namespace ts::gfx {
 
-// w x h float values in an R32F texture, plus a pixel-unpack buffer of the same size that CUDA can write.
+// w x h float values in an R32F texture (CUDA writes it through interop, or the host uploads it).
 class ValueTexture {
  public:
   ValueTexture() = default;
@@ -25,19 +25,17 @@ class ValueTexture {
   ValueTexture(const ValueTexture&) = delete;
   ValueTexture& operator=(const ValueTexture&) = delete;
 
-  // (Re)allocates texture and buffer when the size changes. Returns true when it did (the buffer is new: an
-  // interop registration of the old one must be redone).
+  // (Re)allocates the texture's storage when the size changes (unregister it from CUDA first). Returns true when
+  // it did.
   bool resize(int w, int h);
   void upload_from_host(const float* values);  // h rows of w floats
-  void upload_from_buffer();                   // the pixel buffer's contents -> texture
   std::vector<float> read_back() const;        // the texture's values (tests)
   GLuint texture() const { return m_tex; }
-  GLuint buffer() const { return m_pbo; }
   int width() const { return m_w; }
   int height() const { return m_h; }
 
  private:
-  GLuint m_tex = 0, m_pbo = 0;
+  GLuint m_tex = 0;
   int m_w = 0, m_h = 0;
 };
 
@@ -146,10 +144,11 @@ class HeatmapLayer {
   const ValueTexture& values() const { return m_values; }
   const HeatmapPainter* painter() const { return m_painter.get(); }
   int registrations() const { return m_interop.registrations(); }
+  InteropTexture& interop_texture() { return m_interop; }
 
  private:
   ValueTexture m_values;
-  InteropBuffer m_interop;
+  InteropTexture m_interop;
   LutTexture m_lut;
   std::string m_lut_name;
   std::unique_ptr<HeatmapPainter> m_painter;

@@ -1,7 +1,9 @@
 #include "interop.hpp"
 
 #include "heatmap.hpp"  // kRangeKeysInit
+#include "matrix_store.hpp"
 
+#include <chrono>
 #include <stdexcept>
 #include <string>
 
@@ -47,48 +49,75 @@ InteropStatus probe_interop(int cuda_device) {
   return st;
 }
 
-InteropBuffer::~InteropBuffer() {
+InteropTexture::~InteropTexture() {
   detach();
 }
 
-void InteropBuffer::attach(GLuint buffer) {
+void InteropTexture::attach(GLuint texture) {
   detach();
   cudaGraphicsResource_t r = nullptr;
-  check(cudaGraphicsGLRegisterBuffer(&r, buffer, cudaGraphicsRegisterFlagsWriteDiscard),
-        "cudaGraphicsGLRegisterBuffer");
+  check(cudaGraphicsGLRegisterImage(&r, texture, GL_TEXTURE_2D,
+                                    cudaGraphicsRegisterFlagsSurfaceLoadStore | cudaGraphicsRegisterFlagsWriteDiscard),
+        "cudaGraphicsGLRegisterImage");
   m_res = r;
-  m_buffer = buffer;
+  m_texture = texture;
   ++m_registrations;
 }
 
-void InteropBuffer::detach() {
+void InteropTexture::detach() {
   if (!m_res) return;
-  auto r = static_cast<cudaGraphicsResource_t>(m_res);
-  if (m_mapped) cudaGraphicsUnmapResources(1, &r, nullptr);
-  const cudaError_t e = cudaGraphicsUnregisterResource(r);
+  if (m_mapped) unmap_all({this}, nullptr);
+  const cudaError_t e = cudaGraphicsUnregisterResource(static_cast<cudaGraphicsResource_t>(m_res));
   if (e != cudaSuccess) cudaGetLastError();  // destructor path: nothing more to do
   m_res = nullptr;
-  m_buffer = 0;
-  m_mapped = false;
+  m_texture = 0;
 }
 
-float* InteropBuffer::map(void* stream) {
-  if (!m_res) throw std::logic_error("interop buffer: map() before attach()");
-  auto r = static_cast<cudaGraphicsResource_t>(m_res);
-  check(cudaGraphicsMapResources(1, &r, static_cast<cudaStream_t>(stream)), "cudaGraphicsMapResources");
-  m_mapped = true;
-  void* p = nullptr;
-  size_t bytes = 0;
-  check(cudaGraphicsResourceGetMappedPointer(&p, &bytes, r), "cudaGraphicsResourceGetMappedPointer");
-  return static_cast<float*>(p);
+std::vector<uint64_t> InteropTexture::map_all(const std::vector<InteropTexture*>& texs, void* stream) {
+  std::vector<cudaGraphicsResource_t> res;
+  for (InteropTexture* t : texs) {
+    if (!t->m_res) throw std::logic_error("interop texture: map_all() before attach()");
+    res.push_back(static_cast<cudaGraphicsResource_t>(t->m_res));
+  }
+  check(cudaGraphicsMapResources(int(res.size()), res.data(), static_cast<cudaStream_t>(stream)),
+        "cudaGraphicsMapResources");
+  for (InteropTexture* t : texs) t->m_mapped = true;
+  std::vector<uint64_t> surfaces;
+  try {
+    for (size_t i = 0; i < texs.size(); ++i) {
+      cudaArray_t array = nullptr;
+      check(cudaGraphicsSubResourceGetMappedArray(&array, res[i], 0, 0), "cudaGraphicsSubResourceGetMappedArray");
+      cudaResourceDesc desc{};
+      desc.resType = cudaResourceTypeArray;
+      desc.res.array.array = array;
+      cudaSurfaceObject_t surf = 0;
+      check(cudaCreateSurfaceObject(&surf, &desc), "cudaCreateSurfaceObject");
+      texs[i]->m_surface = surf;
+      surfaces.push_back(surf);
+    }
+  } catch (...) {
+    unmap_all(texs, stream);
+    throw;
+  }
+  return surfaces;
 }
 
-void InteropBuffer::unmap(void* stream) {
-  if (!m_mapped) return;
-  auto r = static_cast<cudaGraphicsResource_t>(m_res);
-  m_mapped = false;
-  const cudaError_t e = cudaGraphicsUnmapResources(1, &r, static_cast<cudaStream_t>(stream));
-  if (e != cudaSuccess) cudaGetLastError();  // called from destructors too: never throws
+void InteropTexture::unmap_all(const std::vector<InteropTexture*>& texs, void* stream) {
+  std::vector<cudaGraphicsResource_t> res;
+  for (InteropTexture* t : texs) {
+    if (t->m_surface) {
+      cudaDestroySurfaceObject(t->m_surface);  // after the kernels already issued: destruction is stream-safe
+      t->m_surface = 0;
+    }
+    if (t->m_mapped) {
+      res.push_back(static_cast<cudaGraphicsResource_t>(t->m_res));
+      t->m_mapped = false;
+    }
+  }
+  if (res.empty()) return;
+  const cudaError_t e =
+      cudaGraphicsUnmapResources(int(res.size()), res.data(), static_cast<cudaStream_t>(stream));
+  if (e != cudaSuccess) cudaGetLastError();
 }
 
 DisplayStream::DisplayStream(int cuda_device) {
@@ -138,6 +167,10 @@ unsigned* DisplayStream::reset_range_keys(int n) {
   return m_keys;
 }
 
+void DisplayStream::synchronize() const {
+  check(cudaStreamSynchronize(static_cast<cudaStream_t>(m_stream)), "cudaStreamSynchronize");
+}
+
 const unsigned* DisplayStream::fetch_range_keys(int n) {
   check(cudaMemcpyAsync(m_host_keys, m_keys, size_t(2 * n) * sizeof(unsigned), cudaMemcpyDeviceToHost,
                         static_cast<cudaStream_t>(m_stream)),
@@ -146,40 +179,39 @@ const unsigned* DisplayStream::fetch_range_keys(int n) {
   return m_host_keys;
 }
 
-std::vector<float*> InteropBuffer::map_all(const std::vector<InteropBuffer*>& bufs, void* stream) {
-  std::vector<cudaGraphicsResource_t> res;
-  for (InteropBuffer* b : bufs) {
-    if (!b->m_res) throw std::logic_error("interop buffer: map_all() before attach()");
-    res.push_back(static_cast<cudaGraphicsResource_t>(b->m_res));
+InteropPhases time_interop_phases(DisplayStream& ds, const std::vector<InteropTexture*>& texs,
+                                  const std::vector<InteropPhaseJob>& jobs, int repeats) {
+  using clk = std::chrono::steady_clock;
+  InteropPhases out;
+  for (int i = -3; i < repeats; ++i) {
+    const auto t0 = clk::now();
+    InteropTexture::map_all(texs, ds.get());
+    InteropTexture::unmap_all(texs, ds.get());
+    ds.synchronize();
+    if (i >= 0) out.map_unmap_ms.push_back(std::chrono::duration<double, std::milli>(clk::now() - t0).count());
   }
-  check(cudaGraphicsMapResources(int(res.size()), res.data(), static_cast<cudaStream_t>(stream)),
-        "cudaGraphicsMapResources");
-  std::vector<float*> ptrs;
-  for (size_t i = 0; i < bufs.size(); ++i) {
-    bufs[i]->m_mapped = true;
+  std::vector<float*> outs;
+  for (const auto& j : jobs) {
     void* p = nullptr;
-    size_t bytes = 0;
-    check(cudaGraphicsResourceGetMappedPointer(&p, &bytes, res[i]), "cudaGraphicsResourceGetMappedPointer");
-    ptrs.push_back(static_cast<float*>(p));
+    check(cudaMalloc(&p, size_t(j.region.w) * size_t(j.region.h) * sizeof(float)), "cudaMalloc");
+    outs.push_back(static_cast<float*>(p));
   }
-  return ptrs;
-}
-
-void InteropBuffer::unmap_all(const std::vector<InteropBuffer*>& bufs, void* stream) {
-  std::vector<cudaGraphicsResource_t> res;
-  for (InteropBuffer* b : bufs)
-    if (b->m_mapped) {
-      res.push_back(static_cast<cudaGraphicsResource_t>(b->m_res));
-      b->m_mapped = false;
+  try {
+    for (int i = -3; i < repeats; ++i) {
+      const auto t0 = clk::now();
+      unsigned* keys = ds.reset_range_keys(int(jobs.size()));
+      for (size_t k = 0; k < jobs.size(); ++k)
+        jobs[k].store->reduce_device_async(MatrixId(jobs[k].id), jobs[k].region, Reduce::Mean, DeviceOut{outs[k], 0},
+                                           keys + 2 * k, ds.get());
+      ds.fetch_range_keys(int(jobs.size()));
+      if (i >= 0) out.kernels_ms.push_back(std::chrono::duration<double, std::milli>(clk::now() - t0).count());
     }
-  if (res.empty()) return;
-  const cudaError_t e =
-      cudaGraphicsUnmapResources(int(res.size()), res.data(), static_cast<cudaStream_t>(stream));
-  if (e != cudaSuccess) cudaGetLastError();  // also called on error paths: never throws
-}
-
-void DisplayStream::synchronize() const {
-  check(cudaStreamSynchronize(static_cast<cudaStream_t>(m_stream)), "cudaStreamSynchronize");
+  } catch (...) {
+    for (float* p : outs) cudaFree(p);
+    throw;
+  }
+  for (float* p : outs) cudaFree(p);
+  return out;
 }
 
 #else  // built without CUDA: there is no device to share buffers with.
@@ -187,15 +219,11 @@ void DisplayStream::synchronize() const {
 InteropStatus probe_interop(int) {
   return {false, "this build has no CUDA support"};
 }
-InteropBuffer::~InteropBuffer() = default;
-void InteropBuffer::attach(GLuint) {
+InteropTexture::~InteropTexture() = default;
+void InteropTexture::attach(GLuint) {
   throw std::runtime_error("this build has no CUDA support");
 }
-void InteropBuffer::detach() {}
-float* InteropBuffer::map(void*) {
-  throw std::runtime_error("this build has no CUDA support");
-}
-void InteropBuffer::unmap(void*) {}
+void InteropTexture::detach() {}
 DisplayStream::DisplayStream(int) {
   throw std::runtime_error("this build has no CUDA support");
 }
@@ -207,10 +235,14 @@ unsigned* DisplayStream::reset_range_keys(int) {
 const unsigned* DisplayStream::fetch_range_keys(int) {
   throw std::runtime_error("this build has no CUDA support");
 }
-std::vector<float*> InteropBuffer::map_all(const std::vector<InteropBuffer*>&, void*) {
+std::vector<uint64_t> InteropTexture::map_all(const std::vector<InteropTexture*>&, void*) {
   throw std::runtime_error("this build has no CUDA support");
 }
-void InteropBuffer::unmap_all(const std::vector<InteropBuffer*>&, void*) {}
+void InteropTexture::unmap_all(const std::vector<InteropTexture*>&, void*) {}
+InteropPhases time_interop_phases(DisplayStream&, const std::vector<InteropTexture*>&,
+                                  const std::vector<InteropPhaseJob>&, int) {
+  throw std::runtime_error("this build has no CUDA support");
+}
 
 #endif
 

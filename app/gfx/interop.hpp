@@ -1,13 +1,15 @@
 #pragma once
-// [SECTION] CUDA-OpenGL interop: a GL pixel buffer registered with CUDA, so a CUDA kernel writes heatmap values
-// straight into GL memory (no copy through the host). Registration happens once per buffer (ValueTexture makes a
-// new buffer only when its size changes), mapping once per update, on the GL thread. Built without CUDA, the
-// probe says so and everything falls back to the host path.
+// [SECTION] CUDA-OpenGL interop: GL textures registered with CUDA, so a CUDA kernel writes heatmap values
+// straight into GL memory (no copy through the host). Registration happens once per texture size, mapping once
+// per refresh, on the GL thread. Built without CUDA, the probe says so and everything takes the host path.
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "gl.hpp"
+#include "heatmap.hpp"
+#include "matrix_store.hpp"
 
 namespace ts::gfx {
 
@@ -20,48 +22,35 @@ struct InteropStatus {
 // drive the context (cudaGLGetDevices). cuda_device < 0: the engine runs on the CPU.
 InteropStatus probe_interop(int cuda_device);
 
-// A GL buffer registered with CUDA (write-discard): RAII, unregistered on destruction or re-attach.
-class InteropBuffer {
+// A GL texture (R32F) registered with CUDA for surface writes: a CUDA kernel writes heatmap values straight into
+// the texture's memory (no pixel buffer, no copy on the GL side). RAII: unregistered on destruction or before
+// the texture's storage is respecified (detach). Registered once per texture storage, mapped once per refresh.
+class InteropTexture {
  public:
-  InteropBuffer() = default;
-  ~InteropBuffer();
-  InteropBuffer(const InteropBuffer&) = delete;
-  InteropBuffer& operator=(const InteropBuffer&) = delete;
+  InteropTexture() = default;
+  ~InteropTexture();
+  InteropTexture(const InteropTexture&) = delete;
+  InteropTexture& operator=(const InteropTexture&) = delete;
 
-  // Registers `buffer` (unregistering any previous one); throws std::runtime_error with CUDA's message.
-  void attach(GLuint buffer);
-  void detach();  // before the GL buffer is deleted or resized
+  // Registers `texture` (unregistering any previous one); throws std::runtime_error with CUDA's message.
+  void attach(GLuint texture);
+  void detach();  // before GL deletes the texture or changes its size
   bool attached() const { return m_res != nullptr; }
-  GLuint buffer() const { return m_buffer; }
-  int registrations() const { return m_registrations; }  // how many times a buffer was registered (tests)
+  GLuint texture() const { return m_texture; }
+  int registrations() const { return m_registrations; }  // how many times a texture was registered (tests)
 
-  // Maps the buffer for CUDA on `stream` (a cudaStream_t) and returns its device address; unmap() before GL
-  // uses the buffer again. Use Mapping for exception safety.
-  float* map(void* stream);
-  void unmap(void* stream);
-  // Several buffers mapped (or unmapped) by one CUDA call: the GL-CUDA handover is paid once per batch.
-  static std::vector<float*> map_all(const std::vector<InteropBuffer*>& bufs, void* stream);
-  static void unmap_all(const std::vector<InteropBuffer*>& bufs, void* stream);
+  // Maps several textures with one CUDA call (the GL-CUDA handover is paid once per batch) and returns a surface
+  // object (cudaSurfaceObject_t) for each; unmap_all() destroys them and hands the textures back to GL, ordered
+  // after the CUDA work already issued on `stream`. unmap_all never throws (it runs on error paths too).
+  static std::vector<uint64_t> map_all(const std::vector<InteropTexture*>& texs, void* stream);
+  static void unmap_all(const std::vector<InteropTexture*>& texs, void* stream);
 
  private:
   void* m_res = nullptr;  // cudaGraphicsResource_t
-  GLuint m_buffer = 0;
+  GLuint m_texture = 0;
+  uint64_t m_surface = 0;  // while mapped
   bool m_mapped = false;
   int m_registrations = 0;
-};
-
-class InteropMapping {
- public:
-  InteropMapping(InteropBuffer& b, void* stream) : m_b(b), m_stream(stream), m_ptr(b.map(stream)) {}
-  ~InteropMapping() { m_b.unmap(m_stream); }
-  InteropMapping(const InteropMapping&) = delete;
-  InteropMapping& operator=(const InteropMapping&) = delete;
-  float* get() const { return m_ptr; }
-
- private:
-  InteropBuffer& m_b;
-  void* m_stream;
-  float* m_ptr;
 };
 
 // The GUI's CUDA stream: non-blocking and high priority, so heatmap refreshes are scheduled ahead of the pending
@@ -86,5 +75,19 @@ class DisplayStream {
   unsigned* m_host_init = nullptr;  // pinned, 2 * m_capacity of kRangeKeysInit
   int m_capacity = 0;
 };
+
+// Where an interop refresh spends its time (bench heatmap): `repeats` timings (ms, wall clock, each ending with a
+// stream synchronisation) of (a) mapping and unmapping `texs` together, (b) only the LOD kernels of `jobs`
+// into plain device buffers. Each job: the store, matrix and region of one heatmap.
+struct InteropPhaseJob {
+  const MatrixStore* store;
+  int id;  // MatrixId
+  LodRegion region;
+};
+struct InteropPhases {
+  std::vector<double> map_unmap_ms, kernels_ms;
+};
+InteropPhases time_interop_phases(DisplayStream& ds, const std::vector<InteropTexture*>& texs,
+                                  const std::vector<InteropPhaseJob>& jobs, int repeats);
 
 }  // namespace ts::gfx
