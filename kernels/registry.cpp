@@ -126,6 +126,18 @@ const std::vector<KernelEntry>& register_kernels() {
     k.min_sm = 80;
     add(k, TS_CUDA(&launch_wmma_tf32));
 
+    k.id = "mma_tf32";
+    k.title = "10. Tensor cores, TF32 (mma.sync)";
+    k.description =
+        "The PTX instruction under WMMA, with fragments loaded by hand from padded shared memory (no bank "
+        "conflicts), 64 x 64 warp tiles and a 4-stage cp.async pipeline: about twice the WMMA rung, for "
+        "hand-written register layouts; on Hopper still the older, slower tensor-core path.";
+    k.tiles = {128, 256};
+    k.tile_labels = {"block 128 x 128 x 32, warp 64 x 32, 3 stages, 256 threads, 2 blocks per SM",
+                     "block 128 x 256 x 32, warp 64 x 64, 4 stages, 256 threads"};
+    k.default_tile = 256;
+    add(k, TS_CUDA(&launch_mma_tf32));
+
     k = {};
     k.id = "cublas";
     k.title = "cuBLAS SGEMM (FP32, reference)";
