@@ -79,6 +79,18 @@ __device__ __forceinline__ void cp_async_wait() {
 #endif
 }
 
+// FP32 -> TF32 (10-bit mantissa), rounded to nearest with ties away from zero, as a 32-bit register for the
+// tensor-core instructions (mma.sync and wgmma take TF32 operands as .b32).
+__device__ __forceinline__ uint32_t to_tf32(float x) {
+#if __CUDA_ARCH__ >= 800
+  uint32_t r;
+  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
+  return r;
+#else
+  return __float_as_uint(x);
+#endif
+}
+
 // Launches `kernel` (the kTrace = true or false build, chosen by args.trace), or describes the launch to `q`.
 template <class Plain, class Traced, class... Params>
 void launch_or_query(Plain plain, Traced traced, dim3 grid, dim3 block, size_t smem, cudaStream_t s,

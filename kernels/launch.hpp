@@ -42,6 +42,11 @@ void launch_vectorized(const GemmArgs& args, int tile, void* stream, LaunchQuery
 void launch_warptile(const GemmArgs& args, int tile, void* stream, LaunchQuery* query = nullptr);
 void launch_async(const GemmArgs& args, int tile, void* stream, LaunchQuery* query = nullptr);
 void launch_wmma_tf32(const GemmArgs& args, int tile, void* stream, LaunchQuery* query = nullptr);
+void launch_mma_tf32(const GemmArgs& args, int tile, void* stream, LaunchQuery* query = nullptr);
+#if defined(TILESCOPE_HAVE_WGMMA)
+// Compiled for sm_90a (kernels/CMakeLists.txt), only when the architecture list holds 90.
+void launch_wgmma_tf32(const GemmArgs& args, int tile, void* stream, LaunchQuery* query = nullptr);
+#endif
 void launch_cublas(const GemmArgs& args, int tile, void* stream, LaunchQuery* query = nullptr);
 void launch_cublas_tf32(const GemmArgs& args, int tile, void* stream, LaunchQuery* query = nullptr);
 #endif

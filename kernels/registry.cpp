@@ -126,6 +126,35 @@ const std::vector<KernelEntry>& register_kernels() {
     k.min_sm = 80;
     add(k, TS_CUDA(&launch_wmma_tf32));
 
+    k.id = "mma_tf32";
+    k.title = "10. Tensor cores, TF32 (mma.sync)";
+    k.description =
+        "The PTX instruction under WMMA, with fragments loaded by hand from padded shared memory (no bank "
+        "conflicts), 64 x 64 warp tiles and a 4-stage cp.async pipeline: about twice the WMMA rung, for "
+        "hand-written register layouts; on Hopper still the older, slower tensor-core path.";
+    k.tiles = {128, 256};
+    k.tile_labels = {"block 128 x 128 x 32, warp 64 x 32, 3 stages, 256 threads, 2 blocks per SM",
+                     "block 128 x 256 x 32, warp 64 x 64, 4 stages, 256 threads"};
+    k.default_tile = 256;
+    add(k, TS_CUDA(&launch_mma_tf32));
+
+    k.id = "wgmma_tf32";
+    k.title = "11. Hopper warpgroup MMA, TF32 (wgmma)";
+    k.description =
+        "Four warps issue one asynchronous 64 x N x 8 MMA that reads A straight from shared memory (C^T = "
+        "B^T A^T, since TF32 wgmma wants k-contiguous tiles), tiles loaded by TMA: Hopper's full tensor-core "
+        "rate, for sm_90a-only code, tensor maps and asynchronous-register rules.";
+    k.tiles = {256};
+    k.tile_labels = {"block 256 x 128 x 32, 2 warpgroups of 64 x 256 (C^T), 4 stages, TMA (cp.async when K or N "
+                     "is not a multiple of 4)"};
+    k.default_tile = 256;
+    k.min_sm = 90;
+#if defined(TILESCOPE_HAVE_WGMMA)
+    add(k, &launch_wgmma_tf32);
+#else
+    add(k, nullptr);  // built without sm_90 in CMAKE_CUDA_ARCHITECTURES
+#endif
+
     k = {};
     k.id = "cublas";
     k.title = "cuBLAS SGEMM (FP32, reference)";
