@@ -429,7 +429,9 @@ int main(int argc, char** argv) {
   snap->add_option("--layout-json", layout_json,
                    "also write the panels' and heatmaps' rectangles (for tests)");
   snap->add_flag("--force", snap_force, "replace an existing --out file");
-  std::string snap_gl = "auto", snap_zoom;
+  std::string snap_gl = "auto", snap_zoom, snap_export;
+  snap->add_option("--export-panels", snap_export,
+                   "also export every profiler panel (PNG + CSV, as its button does) into this folder");
   snap->add_option("--gl", snap_gl,
                    "offscreen OpenGL: auto (EGL device, else an X display), egl or x11")
       ->capture_default_str();
@@ -474,6 +476,11 @@ int main(int argc, char** argv) {
   bench_heat->add_option("--frame-seconds", heat_seconds, "seconds of GUI frames with Repeat on (0: skip)")
       ->capture_default_str();
   bench_heat->add_option("--gl", heat_gl, "offscreen OpenGL: auto, egl or x11")->capture_default_str();
+  std::string heat_format = "md", heat_out;
+  bool heat_force = false;
+  bench_heat->add_option("--format", heat_format, "md or json")->capture_default_str();
+  bench_heat->add_option("--out", heat_out, "write the report here instead of standard output");
+  bench_heat->add_flag("--force", heat_force, "replace an existing --out file");
 
   try {
     app.parse(argc, argv);
@@ -503,12 +510,12 @@ int main(int argc, char** argv) {
       if (ho.view > 8192) throw ts::ValidationError("--view = " + heat_view + " is above 8192");
       ho.repeats = int(ts::parse_dim(heat_repeats, "--repeats"));
       ho.frame_seconds = heat_seconds == "0" ? 0.0 : parse_positive(heat_seconds, "--frame-seconds");
-      check_output_path(bench_args.out, bench_args.force, "--out");
-      if (bench_args.format != "md" && bench_args.format != "json")
-        throw ts::ValidationError("bench heatmap --format must be md or json");
+      check_output_path(heat_out, heat_force, "--out");
+      if (heat_format != "md" && heat_format != "json")
+        throw ts::ValidationError("bench heatmap --format '" + heat_format + "' is not one of md, json");
       const auto r = ts::ui::run_heatmap_bench(ho);
-      const std::string text = ts::ui::format_heatmap_bench(r, ho, bench_args.format);
-      write_text_output(bench_args.out, text);
+      const std::string text = ts::ui::format_heatmap_bench(r, ho, heat_format);
+      write_text_output(heat_out, text);
       return kExitOk;
     }
     if (*bench) return cmd_bench(bench_args);
@@ -558,6 +565,12 @@ int main(int argc, char** argv) {
       so.request = build_request(snap_args, *so.backend);
       so.gl = parse_gl_choice_or_usage(snap_gl);
       if (!snap_zoom.empty()) so.zoom = parse_zoom(snap_zoom, so.request.spec);
+      if (!snap_export.empty()) {
+        std::error_code ec;
+        if (fs::exists(snap_export, ec) && !fs::is_directory(snap_export, ec))
+          throw ts::ValidationError("--export-panels " + snap_export + " is a file, not a folder");
+        so.export_dir = snap_export;
+      }
       const int rc = ts::ui::run_snapshot(so);
       std::printf("wrote %s (%d x %d)%s\n", snap_out.c_str(), so.width, so.height,
                   rc == 0 ? "" : "; the run it shows failed verification or errored");

@@ -3,6 +3,7 @@
 // `settings`, set request flags, and read the latest outcome; gui.cpp turns edits into RunQueue requests.
 #include <array>
 #include <map>
+#include <set>
 #include <memory>
 #include <optional>
 #include <string>
@@ -55,6 +56,7 @@ struct AppState {
     std::string csv;
   };
   std::optional<ExportRequest> export_request;
+  std::set<std::string> export_pending;  // panels to export as if their button were pressed (snapshot)
   bool screenshot_requested = false;
   bool quit_requested = false;
 

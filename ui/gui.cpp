@@ -168,7 +168,8 @@ void render(int fb_w, int fb_h) {
 
 // A panel's export: the window's rectangle cropped from the frame just rendered (PNG) and its data (CSV), under
 // one timestamped stem that does not exist yet.
-void save_panel_export(AppState& s, int fb_w, int fb_h) {
+// read_fbo: the framebuffer the frame was rendered into (0: the window's back buffer).
+void save_panel_export(AppState& s, int fb_w, int fb_h, GLuint read_fbo = 0) {
   const AppState::ExportRequest req = *s.export_request;
   s.export_request.reset();
   try {
@@ -189,8 +190,10 @@ void save_panel_export(AppState& s, int fb_w, int fb_h) {
       csv = png;
       csv.replace_extension(".csv");
     }
-    glReadBuffer(GL_BACK);
+    glBindFramebuffer(GL_READ_FRAMEBUFFER, read_fbo);
+    glReadBuffer(read_fbo ? GL_COLOR_ATTACHMENT0 : GL_BACK);
     gfx::write_png(png.string(), x1 - x0, y1 - y0, gfx::read_pixels_rgba(x0, fb_h - y1, x1 - x0, y1 - y0), false);
+    glBindFramebuffer(GL_READ_FRAMEBUFFER, 0);
     write_new_file(csv, req.csv);
     s.status_message = "exported " + png.string() + " and " + csv.filename().string();
   } catch (const std::exception& e) {
@@ -314,6 +317,21 @@ int run_snapshot(const SnapshotOptions& opt) {
   for (int frame = 0; frame < 4; ++frame) offscreen_frame(app, session, fbo, 1.0f / 60);
   glFinish();
   gfx::write_png(opt.out_png, opt.width, opt.height, fbo.read_rgba(), opt.overwrite);
+  // --export-panels: every panel's "Export PNG + CSV", through the same code as the button (one per frame).
+  if (!opt.export_dir.empty()) {
+    app.state().settings.export_dir = opt.export_dir;
+    for (const char* p : {"Timings", "Occupancy", "Tile schedule"}) app.state().export_pending.insert(p);
+    for (int frame = 0; frame < 12 && (!app.state().export_pending.empty() || app.state().export_request); ++frame) {
+      offscreen_frame(app, session, fbo, 1.0f / 60);
+      if (app.state().export_request) {
+        save_panel_export(app.state(), opt.width, opt.height, fbo.id());
+        std::fprintf(stderr, "tilescope: %s\n", app.state().status_message.c_str());
+      }
+    }
+    for (const std::string& p : app.state().export_pending)
+      std::fprintf(stderr, "tilescope: %s: nothing to export (%s)\n", p.c_str(),
+                   app.state().panel_state.count(p) ? app.state().panel_state[p].c_str() : "not shown");
+  }
 
   if (!opt.layout_json.empty()) {
     nlohmann::json j;

@@ -31,6 +31,7 @@ struct SnapshotOptions {
   std::string layout_json;  // optional: where to write the rectangles of panels and heatmaps
   gfx::GlChoice gl = gfx::GlChoice::Auto;  // offscreen context: EGL device, else GLFW/X11
   std::optional<std::array<double, 4>> zoom;  // heatmaps show rows [r0, r0 + rows) x cols [c0, c0 + cols)
+  std::string export_dir;  // also press every panel's "Export PNG + CSV" into this folder
 };
 
 // Renders the whole GUI offscreen (hidden window + framebuffer) after the run finishes, writes the PNG.

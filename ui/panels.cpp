@@ -49,7 +49,10 @@ void spinner(const char* id, float radius, bool active) {
 }
 
 void export_button(AppState& s, const char* panel, const char* stem, const std::function<std::string()>& csv) {
-  if (ImGui::SmallButton("Export PNG + CSV")) s.export_request = AppState::ExportRequest{panel, stem, csv()};
+  const bool clicked = ImGui::SmallButton("Export PNG + CSV");
+  // snapshot --export-panels presses every panel's button, one panel per frame.
+  const bool scripted = !s.export_request && s.export_pending.erase(panel) > 0;
+  if ((clicked || scripted) && !s.export_request) s.export_request = AppState::ExportRequest{panel, stem, csv()};
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("Writes tilescope-%s-<date>-<time>.png and .csv to %s (never replacing a file)", stem,
                       s.settings.export_dir.empty() ? default_export_dir().c_str() : s.settings.export_dir.c_str());

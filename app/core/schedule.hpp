@@ -13,7 +13,7 @@ struct TileRecord {
   uint64_t start_ns;
   uint64_t end_ns;
   uint32_t smid;
-  uint32_t warps_done;  // used on the device to find the last warp out
+  uint32_t reserved;    // padding (keeps the record 24 bytes)
 };
 static_assert(sizeof(TileRecord) == 24, "TileRecord layout is shared with the device");
 

@@ -3,6 +3,7 @@
 // all.
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <set>
 
@@ -146,6 +147,65 @@ TEST(Snapshot, ZoomShowsARegionAndBadZoomIsRefused) {
                            dir.file("never.png"));
     EXPECT_EQ(b.code, 2) << bad << ": " << b.output;
     EXPECT_NE(b.output.find("--zoom"), std::string::npos) << b.output;
+  }
+}
+
+TEST(Snapshot, ExportPanelsWritesPngAndCsvPairsAndNeverReplacesOne) {
+  if (!have_display()) GTEST_SKIP() << "no X display";
+  test::TempDir dir;
+  const std::string out = dir.file("exports");
+  for (int round = 0; round < 2; ++round) {
+    auto r = test::run_cmd(kBin + " snapshot --backend cpu --size 64 --out " + dir.file("s" + std::to_string(round) + ".png") +
+                           " --export-panels " + out);
+    ASSERT_EQ(r.code, 0) << r.output;
+    EXPECT_NE(r.output.find("exported"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("Occupancy: nothing to export (needs a GPU)"), std::string::npos) << r.output;
+  }
+  // Two rounds of the Timings export: two PNG + CSV pairs with different names, both intact.
+  std::vector<std::string> png, csv;
+  for (const auto& e : std::filesystem::directory_iterator(out)) {
+    const std::string name = e.path().filename().string();
+    ASSERT_EQ(name.rfind("tilescope-timings-", 0), 0u) << name;
+    (e.path().extension() == ".png" ? png : csv).push_back(e.path().string());
+  }
+  ASSERT_EQ(png.size(), 2u);
+  ASSERT_EQ(csv.size(), 2u);
+  for (const auto& p : png) {
+    const Image im = load_png(p);
+    EXPECT_GT(im.w, 100);
+    EXPECT_GT(im.h, 100);
+    EXPECT_GT(region_stats(im, 0, 0, im.w, im.h).distinct, 3u) << p;
+  }
+  for (const auto& c : csv) {
+    std::ifstream f(c);
+    std::string header, row;
+    std::getline(f, header);
+    std::getline(f, row);
+    EXPECT_NE(header.find("ms"), std::string::npos) << header;
+    EXPECT_FALSE(row.empty()) << c << " has no data rows";
+  }
+  auto bad = test::run_cmd(kBin + " snapshot --backend cpu --size 16 --out " + dir.file("x.png") + " --export-panels " +
+                           dir.file("s0.png"));
+  EXPECT_EQ(bad.code, 2) << bad.output;
+}
+
+TEST(BenchHeatmap, RepeatKeepsRerunningWhileFramesAreDrawn) {
+  if (!have_display()) GTEST_SKIP() << "no X display";
+  auto r = test::run_cmd(kBin + " bench heatmap --backend cpu --size 96 --view 64 --repeats 3 --frame-seconds 2 "
+                                "--format json");
+  ASSERT_EQ(r.code, 0) << r.output;
+  const auto j = nlohmann::json::parse(r.output.substr(r.output.find('{')));
+  EXPECT_EQ(j["interop"], false);
+  EXPECT_FALSE(j["interop_why"].get<std::string>().empty());
+  bool host = false;
+  for (const auto& p : j["refresh"]) host |= p["path"] == "host fallback" && p["median_ms"].get<double>() > 0;
+  EXPECT_TRUE(host) << j.dump(2);
+  EXPECT_GT(j["frames"]["count"].get<int>(), 10);
+  EXPECT_GE(j["frames"]["runs"].get<int>(), 2) << "Repeat did not re-run the problem";
+  EXPECT_GT(j["frames"]["median_ms"].get<double>(), 0.0);
+  for (const char* bad : {"--view 0", "--gl metal", "--frame-seconds -1", "--repeats x"}) {
+    auto b = test::run_cmd(kBin + " bench heatmap --backend cpu --size 32 " + std::string(bad));
+    EXPECT_EQ(b.code, 2) << bad << ": " << b.output;
   }
 }
 

@@ -4,6 +4,9 @@
 #include <gtest/gtest.h>
 
 #include "cpu_backend.hpp"
+#include "cpu_gemm.hpp"
+#include "heatmap.hpp"
+#include "matrix.hpp"
 #include "registry.hpp"
 #include "run_queue.hpp"
 
@@ -120,4 +123,45 @@ TEST(RunQueue, BadInputComesBackAsAnOutcomeNotACrash) {
   EXPECT_FALSE(o.result);
   EXPECT_TRUE(o.bad_input);
   EXPECT_NE(o.error.find("M = 0"), std::string::npos);
+}
+
+TEST(CpuBackend, KeepsAStoreOfTheMatricesForHeatmaps) {
+  CpuBackend b(kernel_infos());
+  RunRequest req = request(37, 29, 23, "tiled", 8);
+  req.keep_store = true;
+  req.keep_output = true;
+  RunResult r = b.run(req, CancelToken());
+  ASSERT_TRUE(r.store);
+  const MatrixStore& st = *r.store;
+  EXPECT_EQ(st.cuda_device(), -1);
+  EXPECT_EQ(st.rows(MatrixId::A), 37);
+  EXPECT_EQ(st.cols(MatrixId::A), 23);
+  EXPECT_EQ(st.rows(MatrixId::B), 23);
+  EXPECT_EQ(st.cols(MatrixId::B), 29);
+  EXPECT_EQ(st.rows(MatrixId::Error), 37);
+  EXPECT_EQ(r.tile_m, 8);
+  EXPECT_EQ(r.tile_n, 8);
+  // C in the store is the output; the error map is C minus the float64 reference.
+  const HostMatrix a = generate_input(InputKind::Random, 1, 0, 37, 23), bm = generate_input(InputKind::Random, 1, 1, 23, 29);
+  std::vector<float> ref(37 * 29);
+  cpu_gemm_reference(a.data.data(), bm.data.data(), ref.data(), 37, 29, 23, nullptr);
+  for (int64_t i = 0; i < 37; i += 5)
+    for (int64_t j = 0; j < 29; j += 4) {
+      EXPECT_EQ(st.element(MatrixId::A, i, j % 23), a.at(i, j % 23));
+      EXPECT_EQ(st.element(MatrixId::C, i, j), r.c->at(i, j));
+      EXPECT_EQ(st.element(MatrixId::Error, i, j), r.c->at(i, j) - ref[size_t(i * 29 + j)]);
+    }
+  EXPECT_THROW(st.element(MatrixId::C, 37, 0), std::out_of_range);
+  // Reducing through the store is lod_reduce of the matrix.
+  const LodRegion reg{3, 2, 30, 25, 7, 6};
+  std::vector<float> got(42), want(42);
+  st.reduce(MatrixId::C, reg, Reduce::AbsMax, got.data());
+  lod_reduce(r.c->data.data(), 29, 37, 29, reg, Reduce::AbsMax, want.data());
+  EXPECT_EQ(got, want);
+  EXPECT_THROW(st.reduce(MatrixId::C, LodRegion{0, 0, 38, 29, 4, 4}, Reduce::Mean, got.data()), std::invalid_argument);
+  float dummy[4];
+  unsigned keys[2];
+  EXPECT_THROW(st.reduce_device(MatrixId::A, reg, Reduce::Mean, dummy, nullptr), std::logic_error);
+  EXPECT_THROW(st.reduce_device_async(MatrixId::A, reg, Reduce::Mean, DeviceOut{dummy, 0}, keys, nullptr),
+               std::logic_error);
 }

@@ -64,3 +64,34 @@ TEST(ExportPath, NeverReturnsAnExistingFile) {
   EXPECT_FALSE(std::filesystem::exists(b));
   EXPECT_EQ(b.extension(), ".png");
 }
+
+TEST(Settings, HeatmapDisplayRoundTripsAndBadValuesWarn) {
+  test::TempDir dir;
+  Settings s;
+  s.matrices = {"magma", Reduce::Max, RangeMode::Manual, -2.5f, 7.0f};
+  s.error = {"RdBu_r", Reduce::AbsMax, RangeMode::Symmetric, -1, 1};
+  save_settings(dir.file("s.json"), s);
+  std::string warnings;
+  Settings r = load_settings(dir.file("s.json"), &warnings);
+  EXPECT_TRUE(warnings.empty()) << warnings;
+  EXPECT_EQ(r.matrices.colormap, "magma");
+  EXPECT_EQ(r.matrices.reduce, Reduce::Max);
+  EXPECT_EQ(r.matrices.range, RangeMode::Manual);
+  EXPECT_EQ(r.matrices.lo, -2.5f);
+  EXPECT_EQ(r.matrices.hi, 7.0f);
+  EXPECT_EQ(r.error.colormap, "RdBu_r");
+  EXPECT_EQ(r.error.range, RangeMode::Symmetric);
+  {
+    std::ofstream(dir.file("bad.json"))
+        << R"({"heatmaps": {"reduce": "median", "range": "log", "lo": "x"}, "error_map": 3})";
+  }
+  warnings.clear();
+  Settings b = load_settings(dir.file("bad.json"), &warnings);
+  EXPECT_EQ(b.matrices.reduce, Reduce::Mean);
+  EXPECT_EQ(b.matrices.range, RangeMode::Auto);
+  EXPECT_EQ(b.error.reduce, Reduce::AbsMax);  // the error map's own defaults
+  EXPECT_NE(warnings.find("heatmaps.reduce"), std::string::npos) << warnings;
+  EXPECT_NE(warnings.find("heatmaps.range"), std::string::npos) << warnings;
+  EXPECT_NE(warnings.find("heatmaps.lo"), std::string::npos) << warnings;
+  EXPECT_NE(warnings.find("error_map"), std::string::npos) << warnings;
+}
