@@ -9,7 +9,8 @@ packages=(
   libglfw3-dev      # windows, input, OpenGL context
   libx11-dev libxrandr-dev  # headers the ImGui GLFW backend includes through glfw3native.h
   libepoxy-dev      # OpenGL function loader
-  libgl-dev libegl-dev
+  libgl-dev libegl-dev  # GL and EGL (glvnd); EGL's device platform gives headless contexts without X
+  libegl-mesa0      # Mesa's EGL (software device when there is no GPU)
   libstb-dev        # stb_image_write (PNG) / stb_image (tests)
   libcli11-dev      # command line parsing
   nlohmann-json3-dev
