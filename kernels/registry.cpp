@@ -112,9 +112,21 @@ const std::vector<KernelEntry>& register_kernels() {
     k.min_sm = 80;
     add(k, TS_CUDA(&launch_async));
 
+    k.id = "pipelined";
+    k.title = "9. Software pipeline";
+    k.description =
+        "Three cp.async stages, A transposed in shared memory, fragments double-buffered in registers and "
+        "one barrier per tile, so loads and barriers hide behind FFMAs; tile 256 adds 8 x 16 outputs per "
+        "thread. Costs up to 243 registers per thread and index arithmetic that is harder to follow.";
+    k.tiles = {128, 256};
+    k.tile_labels = {"block 128 x 128 x 16, thread 8 x 8, 3 stages, 2 blocks/SM, 256 threads",
+                     "block 128 x 256 x 8, thread 8 x 16, 3 stages, 256 threads"};
+    k.default_tile = 256;
+    add(k, TS_CUDA(&launch_pipelined));
+
     k = {};
     k.id = "wmma_tf32";
-    k.title = "9. Tensor cores, TF32 (WMMA)";
+    k.title = "10. Tensor cores, TF32 (WMMA)";
     k.description =
         "Warps issue 16 x 16 x 8 TF32 tensor-core MMAs fed by a cp.async pipeline: many times the "
         "FP32 throughput, but inputs are rounded to a 10-bit mantissa.";
