@@ -41,6 +41,7 @@ void launch_blocktile2d(const GemmArgs& args, int tile, void* stream, LaunchQuer
 void launch_vectorized(const GemmArgs& args, int tile, void* stream, LaunchQuery* query = nullptr);
 void launch_warptile(const GemmArgs& args, int tile, void* stream, LaunchQuery* query = nullptr);
 void launch_async(const GemmArgs& args, int tile, void* stream, LaunchQuery* query = nullptr);
+void launch_pipelined(const GemmArgs& args, int tile, void* stream, LaunchQuery* query = nullptr);
 void launch_wmma_tf32(const GemmArgs& args, int tile, void* stream, LaunchQuery* query = nullptr);
 void launch_mma_tf32(const GemmArgs& args, int tile, void* stream, LaunchQuery* query = nullptr);
 #if defined(TILESCOPE_HAVE_WGMMA)

@@ -112,9 +112,21 @@ const std::vector<KernelEntry>& register_kernels() {
     k.min_sm = 80;
     add(k, TS_CUDA(&launch_async));
 
+    k.id = "pipelined";
+    k.title = "9. Software pipeline";
+    k.description =
+        "Three cp.async stages, A transposed in shared memory, fragments double-buffered in registers and "
+        "one barrier per tile, so loads and barriers hide behind FFMAs; tile 256 adds 8 x 16 outputs per "
+        "thread. Costs up to 243 registers per thread and index arithmetic that is harder to follow.";
+    k.tiles = {128, 256};
+    k.tile_labels = {"block 128 x 128 x 16, thread 8 x 8, 3 stages, 2 blocks/SM, 256 threads",
+                     "block 128 x 256 x 8, thread 8 x 16, 3 stages, 256 threads"};
+    k.default_tile = 256;
+    add(k, TS_CUDA(&launch_pipelined));
+
     k = {};
     k.id = "wmma_tf32";
-    k.title = "9. Tensor cores, TF32 (WMMA)";
+    k.title = "10. Tensor cores, TF32 (WMMA)";
     k.description =
         "Warps issue 16 x 16 x 8 TF32 tensor-core MMAs fed by a cp.async pipeline: many times the "
         "FP32 throughput, but inputs are rounded to a 10-bit mantissa.";
@@ -127,7 +139,7 @@ const std::vector<KernelEntry>& register_kernels() {
     add(k, TS_CUDA(&launch_wmma_tf32));
 
     k.id = "mma_tf32";
-    k.title = "10. Tensor cores, TF32 (mma.sync)";
+    k.title = "11. Tensor cores, TF32 (mma.sync)";
     k.description =
         "The PTX instruction under WMMA, with fragments loaded by hand from padded shared memory (no bank "
         "conflicts), 64 x 64 warp tiles and a 4-stage cp.async pipeline: about twice the WMMA rung, for "
@@ -139,7 +151,7 @@ const std::vector<KernelEntry>& register_kernels() {
     add(k, TS_CUDA(&launch_mma_tf32));
 
     k.id = "wgmma_tf32";
-    k.title = "11. Hopper warpgroup MMA, TF32 (wgmma)";
+    k.title = "12. Hopper warpgroup MMA, TF32 (wgmma)";
     k.description =
         "Four warps issue one asynchronous 64 x N x 8 MMA that reads A straight from shared memory (C^T = "
         "B^T A^T, since TF32 wgmma wants k-contiguous tiles), tiles loaded by TMA: Hopper's full tensor-core "

@@ -1,0 +1,243 @@
+// Rung 9: a software pipeline. The previous rung overlapped global loads with compute; this one also keeps
+// the shared-memory reads, the barriers and the load instructions out of the FFMAs' way:
+//  - A is stored transposed in shared memory (As[k][m]), copied element by element with 4-byte cp.async (a
+//    warp copies 4 rows x 8 consecutive k: coalesced reads; the row stride BM + 4 puts the transposing stores
+//    in 32 different banks). Each k step then reads its fragments with 128-bit loads of 4 consecutive
+//    floats and is a pure outer product (rung 8 reads A as 4-k vectors of 8 rows: 32 registers per 4 k,
+//    and the four row addresses of one load fall in the same banks).
+//  - Three shared-memory stages: tile t + 2 is in flight while tile t is computed, so a copy has two tiles
+//    of compute to land, and one __syncthreads() per tile suffices (rung 8 needs two).
+//  - The fragments are double-buffered in registers: the loads for step k + 1 (and, at a tile's last step,
+//    for the next tile's first) are issued before the FFMAs of step k, so no warp waits for shared memory
+//    after a barrier.
+//  - Source pointers are computed once (64-bit) and advanced by a tile per copy; the bounds checks run only
+//    in edge blocks and on the last, partial k tile.
+//  - Tile 256: a 128 x 256 block with 8 x 16 outputs per thread: six 128-bit shared-memory loads per 128
+//    FFMAs instead of four per 64 (and a quarter fewer bytes from L2 per FFMA).
+// What it buys (H100, 4096^3, one run): tile 128 (rung 8's 128 x 128 x 16 block) 44.7 TFLOP/s against rung
+// 8's 38.8; tile 256 47.5 TFLOP/s, 93 % of cuBLAS, whose kernel there has the mirrored shape (256 x 128 x 8,
+// 3 stages, 254 registers).
+// What it costs: registers (tile 256: 243 per thread, one block of 8 warps per SM, so every stall that two
+// warps per scheduler cannot cover shows), 3 stages of shared memory, four times as many copy instructions
+// for A, and index arithmetic that is harder to follow. Tile 256 needs big matrices: at 1024^3 it has 32
+// blocks for 132 SMs (tile 128, 64 blocks, is faster there). When N is not a multiple of 4, B is copied and C
+// stored element by element (4099^3: 85 % of cuBLAS instead of 93 %).
+#include "gemm_common.cuh"
+
+namespace ts {
+
+namespace {
+
+// Block tile BM x BN x BK, warp tile WM x WN, STAGES shared-memory stages, MINB blocks per SM asked of the
+// compiler (__launch_bounds__: 2 caps registers at 128).
+template <int BM_, int BN_, int BK_, int WM_, int WN_, int STAGES_, int MINB_>
+struct Cfg {
+  static constexpr int BM = BM_, BN = BN_, BK = BK_, WM = WM_, WN = WN_, STAGES = STAGES_, MINB = MINB_;
+  static constexpr int NT = (BM / WM) * (BN / WN) * 32;
+  static constexpr int TM = WM / 4, TN = WN / 8;  // a warp's lanes: 4 rows x 8 columns of 4 x 4 pieces
+  static constexpr int ALD = BM + 4;              // As[k][m] row stride: transposing stores hit 32 banks
+  static constexpr int A_FLOATS = BK * ALD, B_FLOATS = BK * BN, STAGE_FLOATS = A_FLOATS + B_FLOATS;
+  static constexpr size_t SMEM = size_t(STAGES) * STAGE_FLOATS * sizeof(float);
+  // A loads: 4-byte copies, a warp covers 4 rows x 8 consecutive k (coalesced, and the transposed stores
+  // land in 32 different banks because ALD % 32 == 4).
+  static constexpr int RPA = NT / 8;              // rows per pass
+  static constexpr int PA = BM / RPA, GA = BK / 8;  // passes over rows, groups of 8 k
+  // B loads: 16-byte copies, BN / 4 threads per row.
+  static constexpr int RPB = NT / (BN / 4), PB = BK / RPB;
+  static_assert(WM % 16 == 0 && WN % 32 == 0, "4 x 4 pieces, 4 x 8 lanes");
+  static_assert(BK % 8 == 0 && BM % RPA == 0 && BK % RPB == 0 && PB >= 1, "whole load passes");
+  static_assert(ALD % 32 == 4, "conflict-free transposing stores");
+};
+
+// Copies one k tile of A (transposed to As[k][m]) and of B into one stage, through the per-thread source
+// pointers. kCheck: some element may lie past an edge (an edge block, or the last, partial k tile): each
+// copy is then predicated on the thread's row / column bits and on k, and zero-fills when out of bounds
+// (a zero-byte copy reads nothing; it is pointed at the matrix base).
+template <class G, bool kVecB, bool kCheck>
+__device__ __forceinline__ void load_tile(float* st, const float* __restrict__ A, const float* __restrict__ B,
+                                          int64_t k, int64_t k0, int tid, const float* const (&pa)[G::PA],
+                                          const float* pb, int64_t b_pass, unsigned a_rows, unsigned b_cols) {
+  float* as = st;
+  float* bs = st + G::A_FLOATS;
+  const int ak = tid % 8, ar = tid / 8;
+#pragma unroll
+  for (int i = 0; i < G::PA; ++i)
+#pragma unroll
+    for (int g = 0; g < G::GA; ++g) {
+      float* dst = as + (ak + 8 * g) * G::ALD + ar + G::RPA * i;
+      if (kCheck) {
+        const bool ok = (a_rows >> i & 1u) && k0 + ak + 8 * g < k;
+        cp_async4(dst, ok ? pa[i] + 8 * g : A, ok ? 4 : 0);
+      } else {
+        cp_async4(dst, pa[i] + 8 * g, 4);
+      }
+    }
+  const int bc = (tid % (G::BN / 4)) * 4, br = tid / (G::BN / 4);
+#pragma unroll
+  for (int j = 0; j < G::PB; ++j) {
+    float* dst = bs + (br + G::RPB * j) * G::BN + bc;
+    const float* src = pb + j * b_pass;
+    if (kVecB) {
+      if (kCheck) {
+        const bool ok = (b_cols & 1u) && k0 + br + G::RPB * j < k;
+        cp_async16(dst, ok ? src : B, ok ? 16 : 0);
+      } else {
+        cp_async16(dst, src, 16);
+      }
+    } else {
+      const bool krow = !kCheck || k0 + br + G::RPB * j < k;
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const bool ok = krow && (b_cols >> e & 1u);
+        cp_async4(dst + e, ok ? src + e : B, ok ? 4 : 0);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+template <class G, bool kVecB, bool kTrace>
+__global__ void __launch_bounds__(G::NT, G::MINB)
+    pipelined_kernel(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int64_t m,
+                     int64_t n, int64_t k, TileRecord* trace) {
+  trace_begin<kTrace>(trace);
+  constexpr int BM = G::BM, BN = G::BN, BK = G::BK, WM = G::WM, WN = G::WN, S = G::STAGES;
+  constexpr int TM = G::TM, TN = G::TN;
+  extern __shared__ __align__(16) float smem[];
+  const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
+  const int wr = warp / (BN / WN), wc = warp % (BN / WN);
+  const int a_off = wr * WM + (lane / 8) * 4;  // rows a_off + 16 p + {0..3}
+  const int b_off = wc * WN + (lane % 8) * 4;  // columns b_off + 32 q + {0..3}
+  const int64_t row0 = int64_t(blockIdx.y) * BM, col0 = int64_t(blockIdx.x) * BN;
+  const int64_t tiles = (k + BK - 1) / BK;
+  const bool interior = row0 + BM <= m && col0 + BN <= n;
+
+  // Per-thread source pointers, advanced by one k tile per issue, and which of the thread's rows of A and
+  // columns of B exist (out-of-range ones are clamped to row / column 0 and never read).
+  const float* pa[G::PA];
+  unsigned a_rows = 0;
+#pragma unroll
+  for (int i = 0; i < G::PA; ++i) {
+    const int64_t r = row0 + tid / 8 + G::RPA * i;
+    a_rows |= unsigned(r < m) << i;
+    pa[i] = A + (r < m ? r : 0) * k + tid % 8;
+  }
+  const int64_t bcol = col0 + (tid % (BN / 4)) * 4;
+  unsigned b_cols = 0;
+#pragma unroll
+  for (int e = 0; e < 4; ++e) b_cols |= unsigned(bcol + e < n) << e;
+  const int64_t b_pass = int64_t(G::RPB) * n;
+  const float* pb = B + int64_t(tid / (BN / 4)) * n + (bcol < n ? bcol : 0);
+
+  auto issue = [&](int stage, int64_t t) {
+    float* st = smem + stage * G::STAGE_FLOATS;
+    const int64_t k0 = t * BK;
+    if (interior && k0 + BK <= k)
+      load_tile<G, kVecB, false>(st, A, B, k, k0, tid, pa, pb, b_pass, a_rows, b_cols);
+    else
+      load_tile<G, kVecB, true>(st, A, B, k, k0, tid, pa, pb, b_pass, a_rows, b_cols);
+#pragma unroll
+    for (int i = 0; i < G::PA; ++i) pa[i] += BK;
+    pb += BK * n;
+  };
+
+  // Prologue: tiles 0 .. S-2 in flight (one commit group per tile, empty groups past the end keep the count).
+#pragma unroll
+  for (int s = 0; s < S - 1; ++s) {
+    if (s < tiles) issue(s, s);
+    cp_async_commit();
+  }
+
+  float acc[TM][TN] = {};
+  float fa[2][TM], fb[2][TN];
+  auto load_frag = [&](int buf, const float* st, int kk) {
+    const float* as = st + kk * G::ALD + a_off;
+    const float* bs = st + G::A_FLOATS + kk * BN + b_off;
+#pragma unroll
+    for (int p = 0; p < TM / 4; ++p)
+      *reinterpret_cast<float4*>(&fa[buf][4 * p]) = *reinterpret_cast<const float4*>(as + 16 * p);
+#pragma unroll
+    for (int q = 0; q < TN / 4; ++q)
+      *reinterpret_cast<float4*>(&fb[buf][4 * q]) = *reinterpret_cast<const float4*>(bs + 32 * q);
+  };
+
+  cp_async_wait<S - 2>();
+  __syncthreads();
+  int rs = 0, ws = S - 1;  // the stage read now, the stage written next
+  load_frag(0, smem, 0);
+  for (int64_t t = 0; t < tiles; ++t) {
+#pragma unroll
+    for (int kk = 0; kk < BK; ++kk) {
+      if (kk == BK - 1) {
+        // Tile t + 1 has landed (this thread's copies) and is visible (everyone's); every thread is also past
+        // its last read of the stage that is refilled next.
+        cp_async_wait<S - 2>();
+        __syncthreads();
+        rs = rs + 1 == S ? 0 : rs + 1;
+      }
+      // The next step's fragments (after the last tile: a stale stage, never used).
+      load_frag((kk + 1) % 2, smem + rs * G::STAGE_FLOATS, (kk + 1) % BK);
+      if (kk == 0) {
+        if (t + S - 1 < tiles) issue(ws, t + S - 1);
+        cp_async_commit();
+        ws = ws + 1 == S ? 0 : ws + 1;
+      }
+#pragma unroll
+      for (int i = 0; i < TM; ++i)
+#pragma unroll
+        for (int j = 0; j < TN; ++j) acc[i][j] += fa[kk % 2][i] * fb[kk % 2][j];
+    }
+  }
+  cp_async_wait<0>();
+
+#pragma unroll
+  for (int i = 0; i < TM; ++i) {
+    const int64_t row = row0 + a_off + 16 * (i / 4) + i % 4;
+#pragma unroll
+    for (int q = 0; q < TN / 4; ++q)
+      store4_checked(C, row, col0 + b_off + 32 * q, m, n, n, kVecB,
+                     make_float4(acc[i][4 * q], acc[i][4 * q + 1], acc[i][4 * q + 2], acc[i][4 * q + 3]));
+  }
+  trace_end<kTrace>(trace);
+}
+
+template <class G, bool kVecB>
+static void go(const GemmArgs& a, cudaStream_t s, LaunchQuery* q) {
+  static const bool configured = [] {
+    for (const void* f : {reinterpret_cast<const void*>(pipelined_kernel<G, kVecB, false>),
+                          reinterpret_cast<const void*>(pipelined_kernel<G, kVecB, true>)})
+      CUDA_CHECK(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, int(G::SMEM)));
+    return true;
+  }();
+  (void)configured;
+  const dim3 grid(blocks_for(a.n, G::BN), blocks_for(a.m, G::BM));
+  launch_or_query(pipelined_kernel<G, kVecB, false>, pipelined_kernel<G, kVecB, true>, grid, dim3(G::NT),
+                  G::SMEM, s, q, G::BM, G::BN, a);
+}
+
+template <class G>
+static void go(const GemmArgs& a, cudaStream_t s, LaunchQuery* q) {
+  if (a.n % 4 == 0)
+    go<G, true>(a, s, q);
+  else
+    go<G, false>(a, s, q);
+}
+
+// Picked from 14 variants measured in one run on an H100 at 4096^3 (TFLOP/s; cuBLAS 51.0, rung 8 38.8):
+//   128 x 128 x 8:  3 stages 41.8 (1 block/SM), 43.3 (2 blocks/SM); 2 stages 43.1, 4 stages 43.5 (2/SM)
+//   128 x 128 x 16: 3 stages 42.8 (1/SM), 44.7 (2/SM, 32 bytes of spills)         <- tile 128
+//   128 x 256 x 8:  3 stages 47.5, 4 stages 47.5; x 16: 47.2                        <- tile 256 (3 stages)
+//   256 x 128 x 8:  43.5; x 16: 45.8. Blocks taken in groups of 8 or 16 rows (for L2 reuse): 0-1.5 % slower.
+// Tile 128 keeps rung 8's block and thread tiles, so the two compare the pipeline; it asks for two blocks per
+// SM (16 warps: one block's barrier waits are covered by the other's FFMAs), which costs a few spilled
+// registers and still wins. Tile 256 cannot have two: its 8 x 16 accumulators alone take 128 registers.
+void launch_pipelined(const GemmArgs& a, int tile, void* stream, LaunchQuery* q) {
+  auto s = static_cast<cudaStream_t>(stream);
+  //                                     BM   BN   BK  WM   WN  stages  blocks/SM
+  if (tile == 128) return go<Cfg<128, 128, 16, 32, 64, 3, 2>>(a, s, q);
+  if (tile == 256) return go<Cfg<128, 256, 8, 32, 128, 3, 1>>(a, s, q);
+  bad_tile("pipelined", tile);
+}
+
+}  // namespace ts
