@@ -1,5 +1,9 @@
 // Status bar: backend and device, why the CPU is used, the last error, transient messages.
+#include <string>
+
 #include <imgui.h>
+
+#include "heatmap_gl.hpp"
 
 #include "panel.hpp"
 
@@ -31,6 +35,23 @@ class StatusBar final : public Panel {
     }
     ImGui::SameLine();
     ImGui::TextUnformatted(s.device_name.c_str());
+    // How the heatmaps get their values: straight from GPU memory, or through the host and why.
+    if (s.heatmaps) {
+      const auto& st = s.heatmaps->interop();
+      ImGui::SameLine();
+      ImGui::TextDisabled("|");
+      ImGui::SameLine();
+      if (st.on) {
+        ImGui::TextColored(ImVec4(0.45f, 0.85f, 0.45f, 1), "interop on");
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("heatmaps are written by CUDA straight into GL textures");
+      } else {
+        const std::string text = "interop off: " + st.why;
+        ImGui::TextColored(ImVec4(1.0f, 0.8f, 0.3f, 1), "%s", text.c_str());
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", text.c_str());
+        s.panel_state["Status"] = text;
+      }
+      if (st.on) s.panel_state["Status"] = "interop on";
+    }
     ImGui::SameLine();
     ImGui::TextDisabled("|");
     ImGui::SameLine();

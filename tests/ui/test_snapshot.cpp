@@ -124,6 +124,7 @@ TEST(Snapshot, EglDeviceNeedsNoXServer) {
   EXPECT_EQ(j["gl_context"].get<std::string>().rfind("EGL device", 0), 0u) << j["gl_context"];
   EXPECT_EQ(j["interop"], false);
   EXPECT_NE(j["states"]["Matrices"].get<std::string>().find("host"), std::string::npos);
+  EXPECT_EQ(j["states"]["Status"].get<std::string>().rfind("interop off: ", 0), 0u) << j["states"]["Status"];
   const Image im = load_png(png);
   const auto& rc = j["rects"]["heatmap C = A B"];
   EXPECT_GT(region_stats(im, rc[0], rc[1], rc[2], rc[3]).distinct, 50u);
