@@ -26,8 +26,8 @@ __device__ __forceinline__ void naive_body(const float* __restrict__ A, const fl
 }
 
 // The plain build, exactly as the compiler likes it. (The coalesced variant runs 2.9-3.2 TFLOP/s at 4096^3 on an
-// H100, its traced build 5.2: the same main loop, so the start stamp's small delay of warp 0 seems to change how
-// the blocks' loads interleave. Holding this build to 32 registers too changed nothing.)
+// H100, its traced build 5.2: the two compile to different loops, the plain one with more 64-bit address
+// arithmetic per step; holding this build to 32 registers too changed nothing. Not pursued yet.)
 template <int T, bool kCoalesced>
 __global__ void naive_kernel(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
                              int64_t m, int64_t n, int64_t k, TileRecord* trace) {
