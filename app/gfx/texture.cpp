@@ -13,6 +13,17 @@
 
 namespace ts::gfx {
 
+GLuint make_nearest_texture() {
+  GLuint t = 0;
+  glGenTextures(1, &t);
+  glBindTexture(GL_TEXTURE_2D, t);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+  return t;
+}
+
 Texture2D::~Texture2D() {
   if (m_id) glDeleteTextures(1, &m_id);
 }
@@ -29,14 +40,7 @@ Texture2D& Texture2D::operator=(Texture2D&& o) noexcept {
 }
 
 void Texture2D::upload_rgba(int w, int h, const uint8_t* rgba) {
-  if (!m_id) {
-    glGenTextures(1, &m_id);
-    glBindTexture(GL_TEXTURE_2D, m_id);
-    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
-    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
-    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
-    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
-  }
+  if (!m_id) m_id = make_nearest_texture();
   glBindTexture(GL_TEXTURE_2D, m_id);
   glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
   if (w != m_w || h != m_h) {

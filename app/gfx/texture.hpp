@@ -8,6 +8,9 @@
 
 namespace ts::gfx {
 
+// A new 2-D texture name with nearest filtering and edge clamping (one texel per value, no blending), bound.
+GLuint make_nearest_texture();
+
 // An RGBA8 2-D texture, filled from host memory (nearest filtering: one texel per matrix block).
 class Texture2D {
  public:
