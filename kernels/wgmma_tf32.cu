@@ -121,6 +121,25 @@ __device__ __forceinline__ void wgmma_m64n256k8(float (&d)[128], const uint32_t 
 // The A tile (BM x BK at (row0, k0)) into core-matrix order: chunk (r, c) of 4 floats goes to
 // [r / 8][c][r % 8]. Eight consecutive threads fill one 128-byte core matrix (no bank conflicts) from eight
 // rows of A (16 bytes each, two 32-byte sectors per row per warp). Zero-filled past the edges.
+// Epilogue of both kernels: acc holds C^T. acc[4j + {0,1,2,3}] = C^T(nb, 8j + 2 t4 + {0,1}), C^T(nb + 8, ...): for
+// each j a warp writes 8 consecutive columns (32 bytes) of 8 rows. c0 = the thread's column of C.
+template <int BM>
+__device__ __forceinline__ void store_ct(float* __restrict__ C, const float (&acc)[BM / 2], int64_t row0,
+                                         int64_t c0, int t4, int64_t m, int64_t n) {
+#pragma unroll
+  for (int j = 0; j < BM / 8; ++j) {
+    const int64_t r = row0 + 8 * j + 2 * t4;
+    if (r < m) {
+      if (c0 < n) C[r * n + c0] = acc[4 * j];
+      if (c0 + 8 < n) C[r * n + c0 + 8] = acc[4 * j + 2];
+    }
+    if (r + 1 < m) {
+      if (c0 < n) C[(r + 1) * n + c0] = acc[4 * j + 1];
+      if (c0 + 8 < n) C[(r + 1) * n + c0 + 8] = acc[4 * j + 3];
+    }
+  }
+}
+
 template <int BM, bool kVec>
 __device__ __forceinline__ void load_a(uint8_t* sa, const float* __restrict__ A, int64_t m, int64_t k,
                                        int64_t row0, int64_t k0, int tid) {
@@ -261,21 +280,7 @@ __global__ void __launch_bounds__(NT, kMinBlocks)
 #pragma unroll
   for (int i = 0; i < BM / 2; ++i) asm volatile("" : "+f"(acc[i])::"memory");
 
-  // Epilogue: acc holds C^T. acc[4j + {0,1,2,3}] = C^T(nb, 8j + 2 t4 + {0,1}), C^T(nb + 8, ...): for each j a
-  // warp writes 8 consecutive columns (32 bytes) of 8 rows.
-  const int64_t c0 = col0 + nb;
-#pragma unroll
-  for (int j = 0; j < BM / 8; ++j) {
-    const int64_t r = row0 + 8 * j + 2 * t4;
-    if (r < m) {
-      if (c0 < n) C[r * n + c0] = acc[4 * j];
-      if (c0 + 8 < n) C[r * n + c0 + 8] = acc[4 * j + 2];
-    }
-    if (r + 1 < m) {
-      if (c0 < n) C[(r + 1) * n + c0] = acc[4 * j + 1];
-      if (c0 + 8 < n) C[(r + 1) * n + c0 + 8] = acc[4 * j + 3];
-    }
-  }
+  store_ct<BM>(C, acc, row0, col0 + nb, t4, m, n);
 #endif
   trace_end<kTrace>(trace);
 }
@@ -361,19 +366,7 @@ __global__ void __launch_bounds__(NT, 1)
 #pragma unroll
   for (int i = 0; i < TBM / 2; ++i) asm volatile("" : "+f"(acc[i])::"memory");
 
-  const int64_t c0 = col0 + nb;
-#pragma unroll
-  for (int j = 0; j < TBM / 8; ++j) {
-    const int64_t r = row0 + 8 * j + 2 * t4;
-    if (r < m) {
-      if (c0 < n) C[r * n + c0] = acc[4 * j];
-      if (c0 + 8 < n) C[r * n + c0 + 8] = acc[4 * j + 2];
-    }
-    if (r + 1 < m) {
-      if (c0 < n) C[(r + 1) * n + c0] = acc[4 * j + 1];
-      if (c0 + 8 < n) C[(r + 1) * n + c0 + 8] = acc[4 * j + 3];
-    }
-  }
+  store_ct<TBM>(C, acc, row0, col0 + nb, t4, m, n);
 #endif
   trace_end<kTrace>(trace);
 }

@@ -282,23 +282,36 @@ void offscreen_frame(App& app, const ImGuiSession& session, gfx::Framebuffer& fb
   gfx::Framebuffer::unbind();
 }
 
-void new_frame_headless_init() {
-  ImGuiIO& io = ImGui::GetIO();
-  io.DisplaySize = ImVec2(1, 1);
-  io.DeltaTime = 1.0f / 60;
-}
+// The GUI without a window: an offscreen GL context (EGL device or hidden GLFW window), a framebuffer to draw
+// into, ImGui without a platform backend, and the app showing `spec`. Members are torn down in reverse order.
+struct Offscreen {
+  Offscreen(gfx::GlChoice choice, const std::shared_ptr<Backend>& backend, const std::string& note,
+            const ProblemSpec& spec, int width, int height)
+      : gl(gfx::make_headless_gl(choice, backend->cuda_device(), width, height)),
+        fbo(width, height),
+        session(gl.window ? gl.window->get() : nullptr, nullptr),
+        app(backend, note, settings_for(spec), gl.gl_renderer()) {
+    app.state().gl_context = gl.note;
+  }
+  static Settings settings_for(const ProblemSpec& spec) {
+    Settings s;
+    s.spec = spec;
+    s.square = spec.m == spec.n && spec.n == spec.k;
+    return s;
+  }
+  gfx::HeadlessGl gl;
+  gfx::Framebuffer fbo;
+  ImGuiSession session;
+  App app;
+};
 }  // namespace
 
 int run_snapshot(const SnapshotOptions& opt) {
-  gfx::HeadlessGl gl = gfx::make_headless_gl(opt.gl, opt.backend->cuda_device(), opt.width, opt.height);
-  gfx::Framebuffer fbo(opt.width, opt.height);
-  ImGuiSession session(gl.window ? gl.window->get() : nullptr, nullptr);
-  new_frame_headless_init();
-  Settings settings;
-  settings.spec = opt.request.spec;
-  settings.square = opt.request.spec.m == opt.request.spec.n && opt.request.spec.n == opt.request.spec.k;
-  App app(opt.backend, opt.backend_note, settings, gl.gl_renderer());  // shows the defaults (auto-run on)
-  app.state().gl_context = gl.note;
+  Offscreen off(opt.gl, opt.backend, opt.backend_note, opt.request.spec, opt.width, opt.height);
+  gfx::HeadlessGl& gl = off.gl;
+  gfx::Framebuffer& fbo = off.fbo;
+  ImGuiSession& session = off.session;
+  App& app = off.app;  // shows the defaults (auto-run on)
   app.state().zoom_request = opt.zoom;
   std::fprintf(stderr, "tilescope: OpenGL: %s; %s; heatmaps: %s\n", gl.note.c_str(), gl.gl_renderer().c_str(),
                app.state().heatmaps->interop().on ? "CUDA-GL interop"
@@ -351,15 +364,11 @@ int run_snapshot(const SnapshotOptions& opt) {
 }
 
 FrameBenchResult run_frame_bench(const FrameBenchOptions& opt) {
-  gfx::HeadlessGl gl = gfx::make_headless_gl(opt.gl, opt.backend->cuda_device(), opt.width, opt.height);
-  gfx::Framebuffer fbo(opt.width, opt.height);
-  ImGuiSession session(gl.window ? gl.window->get() : nullptr, nullptr);
-  new_frame_headless_init();
-  Settings settings;
-  settings.spec = opt.spec;
-  settings.square = opt.spec.m == opt.spec.n && opt.spec.n == opt.spec.k;
-  App app(opt.backend, "", settings, gl.gl_renderer());
-  app.state().gl_context = gl.note;
+  Offscreen off(opt.gl, opt.backend, "", opt.spec, opt.width, opt.height);
+  gfx::HeadlessGl& gl = off.gl;
+  gfx::Framebuffer& fbo = off.fbo;
+  ImGuiSession& session = off.session;
+  App& app = off.app;
   FrameBenchResult r;
   r.gl_context = gl.note;
   r.gl_renderer = gl.gl_renderer();
