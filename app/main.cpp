@@ -151,22 +151,24 @@ void print_result(const ts::RunResult& r) {
                 100.0 * r.reference_ms / r.median_ms);
   if (r.occupancy) {
     const auto& o = *r.occupancy;
-    std::printf("occupancy  %d threads/block, %d regs/thread, %d B smem: %d blocks/SM (API %d), limited by %s; "
-                "%.1f %% of warps; %lld blocks = %.2f waves, last %.0f %% full\n",
-                o.res.threads_per_block, o.res.regs_per_thread, o.res.static_smem + o.res.dynamic_smem, o.blocks_per_sm,
-                o.api_blocks_per_sm, o.limiter.c_str(), 100 * o.occupancy, (long long)o.grid_blocks, o.waves,
-                100 * o.tail_fill);
+    std::printf(
+        "occupancy  %d threads/block, %d regs/thread, %d B smem: %d blocks/SM (API %d), limited by %s; "
+        "%.1f %% of warps; %lld blocks = %.2f waves, last %.0f %% full\n",
+        o.res.threads_per_block, o.res.regs_per_thread, o.res.static_smem + o.res.dynamic_smem,
+        o.blocks_per_sm, o.api_blocks_per_sm, o.limiter.c_str(), 100 * o.occupancy, (long long)o.grid_blocks,
+        o.waves, 100 * o.tail_fill);
   }
   if (r.trace) {
     const ts::ScheduleSummary s = ts::summarize_schedule(*r.trace);
     int used = 0;
     for (int c : s.tiles_per_sm) used += c > 0;
-    std::printf("trace      %zu tiles on %d SMs (%s), mean tile %.1f us, up to %d resident, %d in a row per SM; "
-                "traced/plain %.4f / %.4f ms = %.3f; timer step %llu ns\n",
-                r.trace->records.size(), used, s.problem.empty() ? "every tile once" : s.problem.c_str(),
-                s.mean_tile_us, s.max_concurrency, s.waves, r.trace->traced_ms, r.trace->plain_ms,
-                r.trace->plain_ms > 0 ? r.trace->traced_ms / r.trace->plain_ms : 0.0,
-                (unsigned long long)r.trace->timer_resolution_ns);
+    std::printf(
+        "trace      %zu tiles on %d SMs (%s), mean tile %.1f us, up to %d resident, %d in a row per SM; "
+        "traced/plain %.4f / %.4f ms = %.3f; timer step %llu ns\n",
+        r.trace->records.size(), used, s.problem.empty() ? "every tile once" : s.problem.c_str(),
+        s.mean_tile_us, s.max_concurrency, s.waves, r.trace->traced_ms, r.trace->plain_ms,
+        r.trace->plain_ms > 0 ? r.trace->traced_ms / r.trace->plain_ms : 0.0,
+        (unsigned long long)r.trace->timer_resolution_ns);
   } else if (!r.trace_note.empty()) {
     std::printf("trace      %s\n", r.trace_note.c_str());
   }
@@ -225,7 +227,8 @@ std::array<double, 4> parse_zoom(const std::string& text, const ts::ProblemSpec&
   int i = 0;
   while (std::getline(ss, part, ',')) {
     if (i == 4) break;
-    const bool digits = !part.empty() && part.size() <= 12 && part.find_first_not_of("0123456789") == std::string::npos;
+    const bool digits =
+        !part.empty() && part.size() <= 12 && part.find_first_not_of("0123456789") == std::string::npos;
     if (!digits || (i >= 2 && std::stoll(part) < 1))
       throw ts::ValidationError("--zoom = '" + text + "': '" + part + "' is not a whole number" +
                                 (i >= 2 ? " of at least 1" : ""));
@@ -416,7 +419,8 @@ int main(int argc, char** argv) {
   bool run_profile = false;
   std::string trace_csv;
   run->add_flag("--profile", run_profile, "GPU: also print occupancy and a traced launch's tile schedule");
-  run->add_option("--trace-csv", trace_csv, "with --profile: write the tile schedule (one row per tile) here");
+  run->add_option("--trace-csv", trace_csv,
+                  "with --profile: write the tile schedule (one row per tile) here");
 
   auto* snap = app.add_subcommand("snapshot", "render the whole GUI offscreen and write a PNG");
   ProblemArgs snap_args;
@@ -432,8 +436,7 @@ int main(int argc, char** argv) {
   std::string snap_gl = "auto", snap_zoom, snap_export;
   snap->add_option("--export-panels", snap_export,
                    "also export every profiler panel (PNG + CSV, as its button does) into this folder");
-  snap->add_option("--gl", snap_gl,
-                   "offscreen OpenGL: auto (EGL device, else an X display), egl or x11")
+  snap->add_option("--gl", snap_gl, "offscreen OpenGL: auto (EGL device, else an X display), egl or x11")
       ->capture_default_str();
   snap->add_option("--zoom", snap_zoom,
                    "heatmaps show ROW0,COL0,ROWS,COLS (e.g. 0,0,96,96 to see the tile grid)");
@@ -471,7 +474,8 @@ int main(int argc, char** argv) {
   ProblemArgs heat_args;
   add_problem_options(bench_heat, heat_args);
   std::string heat_view = "1024", heat_repeats = "50", heat_seconds = "10", heat_gl = "auto";
-  bench_heat->add_option("--view", heat_view, "each heatmap's view size in values (N x N)")->capture_default_str();
+  bench_heat->add_option("--view", heat_view, "each heatmap's view size in values (N x N)")
+      ->capture_default_str();
   bench_heat->add_option("--repeats", heat_repeats, "timed refreshes per path")->capture_default_str();
   bench_heat->add_option("--frame-seconds", heat_seconds, "seconds of GUI frames with Repeat on (0: skip)")
       ->capture_default_str();
@@ -540,7 +544,8 @@ int main(int argc, char** argv) {
       const ts::RunResult& r = *o.result;
       if (!out_npy.empty()) ts::write_npy(out_npy, *r.c);
       if (run_profile && backend->kind() != "cuda")
-        std::fprintf(stderr, "tilescope: --profile needs the CUDA backend; no occupancy or trace on the CPU\n");
+        std::fprintf(stderr,
+                     "tilescope: --profile needs the CUDA backend; no occupancy or trace on the CPU\n");
       if (!trace_csv.empty() && r.trace) ts::write_new_file(trace_csv, ts::schedule_csv(*r.trace));
       if (run_json)
         std::cout << ts::result_to_json(r).dump(2) << "\n";
@@ -597,10 +602,11 @@ int main(int argc, char** argv) {
     return kExitUsage;
   } catch (const ts::gfx::DisplayError& e) {
     if (*snap || *bench_heat)
-      std::fprintf(stderr,
-                   "tilescope: %s.\nOffscreen rendering needs an EGL device (--gl egl: a GPU driver or Mesa) or an X "
-                   "server (--gl x11), e.g. under a virtual one: xvfb-run -a tilescope snapshot ...\n",
-                   e.what());
+      std::fprintf(
+          stderr,
+          "tilescope: %s.\nOffscreen rendering needs an EGL device (--gl egl: a GPU driver or Mesa) or an X "
+          "server (--gl x11), e.g. under a virtual one: xvfb-run -a tilescope snapshot ...\n",
+          e.what());
     else
       std::fprintf(stderr,
                    "tilescope: %s. Use the headless commands (tilescope run, tilescope list) instead.\n",

@@ -88,7 +88,8 @@ class CudaBackend final : public Backend {
     const double need = 4.0 * (double(s.m) * double(s.k) + double(s.k) * double(s.n) +
                                (req.keep_store ? 3.0 : 2.0) * double(s.m) * double(s.n));
     CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
-    if (need > 0.9 * double(free_b)) {  // memory cached by the pool counts as used: give it back and look again
+    if (need >
+        0.9 * double(free_b)) {  // memory cached by the pool counts as used: give it back and look again
       trim_memory_pool(m_device);
       CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
     }

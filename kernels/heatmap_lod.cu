@@ -1,8 +1,9 @@
-// Heatmap level of detail on the GPU: the visible region of a matrix reduced to the view's pixel size, straight
-// from the engine's buffers (no copy of the matrix through the host). One thread per view value walks its block
-// of source elements; the same block boundaries as the CPU reference (lod_begin in app/core/heatmap.hpp), the
-// same rules for NaN and Inf, so the two paths give the same picture. The finite range of the written values is
-// reduced in the same pass (warp shuffles, one atomic per warp) for the colour scale.
+// Heatmap level of detail on the GPU: the visible region of a matrix reduced to the view's pixel size,
+// straight from the engine's buffers (no copy of the matrix through the host). One thread per view value
+// walks its block of source elements; the same block boundaries as the CPU reference (lod_begin in
+// app/core/heatmap.hpp), the same rules for NaN and Inf, so the two paths give the same picture. The finite
+// range of the written values is reduced in the same pass (warp shuffles, one atomic per warp) for the colour
+// scale.
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
@@ -40,7 +41,8 @@ void trim_memory_pool(int device) {
 
 namespace {
 
-// Order-preserving float -> unsigned key (negative floats reversed), so atomicMin/atomicMax give float min/max.
+// Order-preserving float -> unsigned key (negative floats reversed), so atomicMin/atomicMax give float
+// min/max.
 __device__ inline unsigned range_key(float f) {
   unsigned u = __float_as_uint(f);
   return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
@@ -64,9 +66,15 @@ __global__ void lod_kernel(const float* __restrict__ src, int64_t ld, LodRegion 
         nan |= isnan(v);
         inf |= isinf(v);
         switch (mode) {
-          case Reduce::Mean: acc += double(v); break;
-          case Reduce::Min: acc = fmin(acc, double(v)); break;
-          case Reduce::Max: acc = fmax(acc, double(v)); break;
+          case Reduce::Mean:
+            acc += double(v);
+            break;
+          case Reduce::Min:
+            acc = fmin(acc, double(v));
+            break;
+          case Reduce::Max:
+            acc = fmax(acc, double(v));
+            break;
           case Reduce::AbsMax:
             if (fabsf(v) > fabsf(best)) best = v;
             break;
@@ -98,14 +106,15 @@ __global__ void lod_kernel(const float* __restrict__ src, int64_t ld, LodRegion 
 }
 
 __global__ void subtract_kernel(float* out, const float* a, const float* b, int64_t n) {
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x)
     out[i] = a[i] - b[i];
 }
 
 }  // namespace
 
-void device_lod_launch(const float* src, int64_t ld, int64_t rows, int64_t cols, const LodRegion& r, Reduce mode,
-                       DeviceOut out, unsigned* range_keys, cudaStream_t s) {
+void device_lod_launch(const float* src, int64_t ld, int64_t rows, int64_t cols, const LodRegion& r,
+                       Reduce mode, DeviceOut out, unsigned* range_keys, cudaStream_t s) {
   validate_lod_region(r, rows, cols);
   const dim3 block(128), grid(unsigned((r.w + 127) / 128), unsigned(r.h));
   lod_kernel<<<grid, block, 0, s>>>(src, ld, r, mode, out, range_keys);
@@ -166,8 +175,8 @@ class DeviceStore final : public MatrixStore {
 
   float element(MatrixId id, int64_t row, int64_t col) const override {
     if (row < 0 || row >= rows(id) || col < 0 || col >= cols(id))
-      throw std::out_of_range("element (" + std::to_string(row) + ", " + std::to_string(col) + ") is outside " +
-                              matrix_name(id));
+      throw std::out_of_range("element (" + std::to_string(row) + ", " + std::to_string(col) +
+                              ") is outside " + matrix_name(id));
     CUDA_CHECK(cudaSetDevice(m_device));
     float v = 0;
     cudaStream_t s = side_stream();
@@ -179,10 +188,14 @@ class DeviceStore final : public MatrixStore {
  private:
   const float* get(MatrixId id) const {
     switch (id) {
-      case MatrixId::A: return m_m.a.get();
-      case MatrixId::B: return m_m.b.get();
-      case MatrixId::C: return m_m.c.get();
-      case MatrixId::Error: return m_m.err.get();
+      case MatrixId::A:
+        return m_m.a.get();
+      case MatrixId::B:
+        return m_m.b.get();
+      case MatrixId::C:
+        return m_m.c.get();
+      case MatrixId::Error:
+        return m_m.err.get();
     }
     return nullptr;
   }

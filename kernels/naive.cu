@@ -25,8 +25,8 @@ __device__ __forceinline__ void naive_body(const float* __restrict__ A, const fl
   trace_end<kTrace>(trace);
 }
 
-// The plain build, exactly as the compiler likes it. (The coalesced variant runs 2.9-3.2 TFLOP/s at 4096^3 on an
-// H100, its traced build 5.2: the two compile to different loops, the plain one with more 64-bit address
+// The plain build, exactly as the compiler likes it. (The coalesced variant runs 2.9-3.2 TFLOP/s at 4096^3 on
+// an H100, its traced build 5.2: the two compile to different loops, the plain one with more 64-bit address
 // arithmetic per step; holding this build to 32 registers too changed nothing. Not pursued yet.)
 template <int T, bool kCoalesced>
 __global__ void naive_kernel(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
@@ -34,10 +34,12 @@ __global__ void naive_kernel(const float* __restrict__ A, const float* __restric
   naive_body<T, kCoalesced, false>(A, B, C, m, n, k, trace);
 }
 
-// The instrumented build: the same body with kTrace, capped at the plain build's 32 registers with __maxnreg__, so
-// tracing does not lose resident blocks (uncapped, T=32 traced ran 1.46x slower on an H100). Not with
-// __launch_bounds__(T*T, 2048/(T*T)): that also tells the compiler the block size, it then laid out a different
-// main loop, and the traced TILE 32 build ran 6 % slower than the plain one (0.99x with __maxnreg__).
+// The instrumented build: the same body with kTrace, capped at the plain build's 32 registers with
+// __maxnreg__, so tracing does not lose resident blocks (uncapped, T=32 traced ran 1.46x slower on an H100).
+// Not with
+// __launch_bounds__(T*T, 2048/(T*T)): that also tells the compiler the block size, it then laid out a
+// different main loop, and the traced TILE 32 build ran 6 % slower than the plain one (0.99x with
+// __maxnreg__).
 template <int T, bool kCoalesced>
 __global__ void __maxnreg__(32)
     naive_kernel_traced(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,

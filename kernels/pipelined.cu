@@ -40,7 +40,7 @@ struct Cfg {
   static constexpr size_t SMEM = size_t(STAGES) * STAGE_FLOATS * sizeof(float);
   // A loads: 4-byte copies, a warp covers 4 rows x 8 consecutive k (coalesced, and the transposed stores
   // land in 32 different banks because ALD % 32 == 4).
-  static constexpr int RPA = NT / 8;              // rows per pass
+  static constexpr int RPA = NT / 8;                // rows per pass
   static constexpr int PA = BM / RPA, GA = BK / 8;  // passes over rows, groups of 8 k
   // B loads: 16-byte copies, BN / 4 threads per row.
   static constexpr int RPB = NT / (BN / 4), PB = BK / RPB;
@@ -99,8 +99,8 @@ __device__ __forceinline__ void load_tile(float* st, const float* __restrict__ A
 
 template <class G, bool kVecB, bool kTrace>
 __global__ void __launch_bounds__(G::NT, G::MINB)
-    pipelined_kernel(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int64_t m,
-                     int64_t n, int64_t k, TileRecord* trace) {
+    pipelined_kernel(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
+                     int64_t m, int64_t n, int64_t k, TileRecord* trace) {
   trace_begin<kTrace>(trace);
   constexpr int BM = G::BM, BN = G::BN, BK = G::BK, WM = G::WM, WN = G::WN, S = G::STAGES;
   constexpr int TM = G::TM, TN = G::TN;

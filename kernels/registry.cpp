@@ -157,8 +157,9 @@ const std::vector<KernelEntry>& register_kernels() {
         "B^T A^T, since TF32 wgmma wants k-contiguous tiles), tiles loaded by TMA: Hopper's full tensor-core "
         "rate, for sm_90a-only code, tensor maps and asynchronous-register rules.";
     k.tiles = {256};
-    k.tile_labels = {"block 256 x 128 x 32, 2 warpgroups of 64 x 256 (C^T), 4 stages, TMA (cp.async when K or N "
-                     "is not a multiple of 4)"};
+    k.tile_labels = {
+        "block 256 x 128 x 32, 2 warpgroups of 64 x 256 (C^T), 4 stages, TMA (cp.async when K or N "
+        "is not a multiple of 4)"};
     k.default_tile = 256;
     k.min_sm = 90;
 #if defined(TILESCOPE_HAVE_WGMMA)

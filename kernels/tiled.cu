@@ -47,10 +47,12 @@ __global__ void tiled_kernel(const float* __restrict__ A, const float* __restric
   tiled_body<T, kSecondSync, kCeilSteps, false>(A, B, C, m, n, k, trace);
 }
 
-// The instrumented build: the same body with kTrace, capped at the plain build's 32 registers with __maxnreg__, so
-// tracing does not lose resident blocks (uncapped, T=32 traced ran 1.46x slower on an H100). Not with
-// __launch_bounds__(T*T, 2048/(T*T)): that also tells the compiler the block size, it then laid out a different
-// main loop, and the traced TILE 32 build ran 6 % slower than the plain one (0.99x with __maxnreg__).
+// The instrumented build: the same body with kTrace, capped at the plain build's 32 registers with
+// __maxnreg__, so tracing does not lose resident blocks (uncapped, T=32 traced ran 1.46x slower on an H100).
+// Not with
+// __launch_bounds__(T*T, 2048/(T*T)): that also tells the compiler the block size, it then laid out a
+// different main loop, and the traced TILE 32 build ran 6 % slower than the plain one (0.99x with
+// __maxnreg__).
 template <int T, bool kSecondSync, bool kCeilSteps>
 __global__ void __maxnreg__(32)
     tiled_kernel_traced(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,

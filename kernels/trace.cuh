@@ -1,11 +1,12 @@
 #pragma once
 // Tile tracing, compiled into a kernel only when its kTrace template flag is set (the plain build has no
 // trace code at all). One thread per block stamps %smid and %globaltimer at block start; at the end every
-// warp's lane 0 folds its own end time into the record with a fire-and-forget atomic max (a RED: the warp does
-// not wait for the answer), so the record ends up with the last warp's time. No block-wide barrier (GPU.md
-// measured a 4 % slowdown at TILE 32 from one), and no warp waits on a round trip to L2 before it may exit.
-// Measured on an H100 at 4096^3 (traced / plain): tiled TILE 8 / 16 / 32 1.00 / 1.01 / 0.99, blocktile1d 1.01,
-// async, pipelined, wgmma_tf32 1.00. What cost 6 % at TILE 32 before was not the stamps but the traced build's
+// warp's lane 0 folds its own end time into the record with a fire-and-forget atomic max (a RED: the warp
+// does not wait for the answer), so the record ends up with the last warp's time. No block-wide barrier
+// (GPU.md measured a 4 % slowdown at TILE 32 from one), and no warp waits on a round trip to L2 before it may
+// exit. Measured on an H100 at 4096^3 (traced / plain): tiled TILE 8 / 16 / 32 1.00 / 1.01 / 0.99,
+// blocktile1d 1.01, async, pipelined, wgmma_tf32 1.00. What cost 6 % at TILE 32 before was not the stamps but
+// the traced build's
 // __launch_bounds__ (now __maxnreg__), which changed the compiler's main loop.
 #include <cstdint>
 

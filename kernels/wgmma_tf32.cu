@@ -121,8 +121,8 @@ __device__ __forceinline__ void wgmma_m64n256k8(float (&d)[128], const uint32_t 
 // The A tile (BM x BK at (row0, k0)) into core-matrix order: chunk (r, c) of 4 floats goes to
 // [r / 8][c][r % 8]. Eight consecutive threads fill one 128-byte core matrix (no bank conflicts) from eight
 // rows of A (16 bytes each, two 32-byte sectors per row per warp). Zero-filled past the edges.
-// Epilogue of both kernels: acc holds C^T. acc[4j + {0,1,2,3}] = C^T(nb, 8j + 2 t4 + {0,1}), C^T(nb + 8, ...): for
-// each j a warp writes 8 consecutive columns (32 bytes) of 8 rows. c0 = the thread's column of C.
+// Epilogue of both kernels: acc holds C^T. acc[4j + {0,1,2,3}] = C^T(nb, 8j + 2 t4 + {0,1}), C^T(nb + 8,
+// ...): for each j a warp writes 8 consecutive columns (32 bytes) of 8 rows. c0 = the thread's column of C.
 template <int BM>
 __device__ __forceinline__ void store_ct(float* __restrict__ C, const float (&acc)[BM / 2], int64_t row0,
                                          int64_t c0, int t4, int64_t m, int64_t n) {

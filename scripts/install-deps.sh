@@ -17,6 +17,7 @@ packages=(
   libgtest-dev      # GoogleTest
   xvfb xauth        # the UI smoke test renders under a virtual X server
   libgl1-mesa-dri   # software OpenGL for Xvfb
+  clang-format-14   # the pinned formatter: ctest checks every source against .clang-format
 )
 
 missing=()

@@ -35,7 +35,8 @@ struct AppState {
   // Heatmaps: interop with CUDA when the GL context runs on the engine's GPU, else through host memory.
   std::shared_ptr<gfx::HeatmapContext> heatmaps;
   std::string gl_context;  // offscreen: which context (EGL device, GLFW/X11)
-  std::optional<std::array<double, 4>> zoom_request;  // heatmaps: show rows [r0, r0+rows) x cols [c0, c0+cols)
+  std::optional<std::array<double, 4>>
+      zoom_request;  // heatmaps: show rows [r0, r0+rows) x cols [c0, c0+cols)
 
   // Run state (written by gui.cpp).
   bool busy = false;

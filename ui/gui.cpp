@@ -41,7 +41,8 @@ class ImGuiSession {
     io.IniFilename = ini_file;  // nullptr: no saved layout (snapshots are reproducible)
     io.ConfigFlags |= ImGuiConfigFlags_NavEnableKeyboard | ImGuiConfigFlags_DockingEnable;
     ImGui::StyleColorsDark();
-    // Auto-fitted plots keep a margin, so a flat series (every launch the same time) is not drawn on the border.
+    // Auto-fitted plots keep a margin, so a flat series (every launch the same time) is not drawn on the
+    // border.
     ImPlot::GetStyle().FitPadding = ImVec2(0.02f, 0.12f);
     ImGuiStyle& st = ImGui::GetStyle();
     st.WindowRounding = 4;
@@ -166,9 +167,9 @@ void render(int fb_w, int fb_h) {
   ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
 }
 
-// A panel's export: the window's rectangle cropped from the frame just rendered (PNG) and its data (CSV), under
-// one timestamped stem that does not exist yet.
-// read_fbo: the framebuffer the frame was rendered into (0: the window's back buffer).
+// A panel's export: the window's rectangle cropped from the frame just rendered (PNG) and its data (CSV),
+// under one timestamped stem that does not exist yet. read_fbo: the framebuffer the frame was rendered into
+// (0: the window's back buffer).
 void save_panel_export(AppState& s, int fb_w, int fb_h, GLuint read_fbo = 0) {
   const AppState::ExportRequest req = *s.export_request;
   s.export_request.reset();
@@ -178,7 +179,8 @@ void save_panel_export(AppState& s, int fb_w, int fb_h, GLuint read_fbo = 0) {
     const ImVec2 scale = ImGui::GetIO().DisplayFramebufferScale;
     const Rect r = it->second;
     const int x0 = std::clamp(int(r.x * scale.x), 0, fb_w), y0 = std::clamp(int(r.y * scale.y), 0, fb_h);
-    const int x1 = std::clamp(int((r.x + r.w) * scale.x), 0, fb_w), y1 = std::clamp(int((r.y + r.h) * scale.y), 0, fb_h);
+    const int x1 = std::clamp(int((r.x + r.w) * scale.x), 0, fb_w),
+              y1 = std::clamp(int((r.y + r.h) * scale.y), 0, fb_h);
     if (x1 <= x0 || y1 <= y0) throw std::runtime_error("panel " + req.panel + " has no visible area");
     fs::path dir = s.settings.export_dir.empty() ? default_export_dir() : fs::path(s.settings.export_dir);
     fs::create_directories(dir);
@@ -192,7 +194,8 @@ void save_panel_export(AppState& s, int fb_w, int fb_h, GLuint read_fbo = 0) {
     }
     glBindFramebuffer(GL_READ_FRAMEBUFFER, read_fbo);
     glReadBuffer(read_fbo ? GL_COLOR_ATTACHMENT0 : GL_BACK);
-    gfx::write_png(png.string(), x1 - x0, y1 - y0, gfx::read_pixels_rgba(x0, fb_h - y1, x1 - x0, y1 - y0), false);
+    gfx::write_png(png.string(), x1 - x0, y1 - y0, gfx::read_pixels_rgba(x0, fb_h - y1, x1 - x0, y1 - y0),
+                   false);
     glBindFramebuffer(GL_READ_FRAMEBUFFER, 0);
     write_new_file(csv, req.csv);
     s.status_message = "exported " + png.string() + " and " + csv.filename().string();
@@ -314,8 +317,9 @@ int run_snapshot(const SnapshotOptions& opt) {
   App& app = off.app;  // shows the defaults (auto-run on)
   app.state().zoom_request = opt.zoom;
   std::fprintf(stderr, "tilescope: OpenGL: %s; %s; heatmaps: %s\n", gl.note.c_str(), gl.gl_renderer().c_str(),
-               app.state().heatmaps->interop().on ? "CUDA-GL interop"
-                                                  : ("host path (" + app.state().heatmaps->interop().why + ")").c_str());
+               app.state().heatmaps->interop().on
+                   ? "CUDA-GL interop"
+                   : ("host path (" + app.state().heatmaps->interop().why + ")").c_str());
 
   RunRequest req = opt.request;
   req.keep_store = true;
@@ -334,7 +338,8 @@ int run_snapshot(const SnapshotOptions& opt) {
   if (!opt.export_dir.empty()) {
     app.state().settings.export_dir = opt.export_dir;
     for (const char* p : {"Timings", "Occupancy", "Tile schedule"}) app.state().export_pending.insert(p);
-    for (int frame = 0; frame < 12 && (!app.state().export_pending.empty() || app.state().export_request); ++frame) {
+    for (int frame = 0; frame < 12 && (!app.state().export_pending.empty() || app.state().export_request);
+         ++frame) {
       offscreen_frame(app, session, fbo, 1.0f / 60);
       if (app.state().export_request) {
         save_panel_export(app.state(), opt.width, opt.height, fbo.id());

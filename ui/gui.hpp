@@ -28,10 +28,10 @@ struct SnapshotOptions {
   std::string out_png;
   int width = 1600, height = 1000;
   bool overwrite = false;
-  std::string layout_json;  // optional: where to write the rectangles of panels and heatmaps
+  std::string layout_json;                 // optional: where to write the rectangles of panels and heatmaps
   gfx::GlChoice gl = gfx::GlChoice::Auto;  // offscreen context: EGL device, else GLFW/X11
   std::optional<std::array<double, 4>> zoom;  // heatmaps show rows [r0, r0 + rows) x cols [c0, c0 + cols)
-  std::string export_dir;  // also press every panel's "Export PNG + CSV" into this folder
+  std::string export_dir;                     // also press every panel's "Export PNG + CSV" into this folder
 };
 
 // Renders the whole GUI offscreen (hidden window + framebuffer) after the run finishes, writes the PNG.

@@ -20,7 +20,8 @@ namespace {
 using clock_type = std::chrono::steady_clock;
 
 // Times `repeats` refreshes of A, B and C (after 3 untimed ones); glFinish makes each one complete.
-// batched: the three refreshes share one map/unmap and one synchronisation (what the panel does for a new result).
+// batched: the three refreshes share one map/unmap and one synchronisation (what the panel does for a new
+// result).
 PathTiming time_path(const std::string& name, const std::string& what, gfx::HeatmapContext& ctx,
                      const MatrixStore& store, int view, int repeats, bool full_resolution, bool batched,
                      bool want_interop) {
@@ -32,7 +33,11 @@ PathTiming time_path(const std::string& name, const std::string& what, gfx::Heat
     std::vector<gfx::HeatmapLayer::Job> jobs;
     for (int j = 0; j < 3; ++j) {
       const int64_t rows = store.rows(ids[j]), cols = store.cols(ids[j]);
-      LodRegion r{0, 0, rows, cols, full_resolution ? int(cols) : int(std::min<int64_t>(view, cols)),
+      LodRegion r{0,
+                  0,
+                  rows,
+                  cols,
+                  full_resolution ? int(cols) : int(std::min<int64_t>(view, cols)),
                   full_resolution ? int(rows) : int(std::min<int64_t>(view, rows))};
       jobs.push_back({&layers[j], &store, ids[j], r, Reduce::Mean, {}});
       if (!batched) {
@@ -76,7 +81,8 @@ HeatmapBenchResult run_heatmap_bench(const HeatmapBenchOptions& opt) {
     out.interop = interop.interop().on;
     out.interop_why = interop.interop().why;
     if (out.interop) {
-      out.paths.push_back(time_path("interop", "LOD kernels writing registered GL textures, one map/unmap and one sync "
+      out.paths.push_back(time_path("interop",
+                                    "LOD kernels writing registered GL textures, one map/unmap and one sync "
                                     "for the three (what a new result costs the panel)",
                                     interop, store, opt.view, opt.repeats, false, true, true));
       // Where the batched refresh spends its time: the GL-CUDA handover, and the LOD kernels alone.
@@ -85,7 +91,11 @@ HeatmapBenchResult run_heatmap_bench(const HeatmapBenchOptions& opt) {
       std::vector<gfx::InteropPhaseJob> pj;
       const MatrixId ids[3] = {MatrixId::A, MatrixId::B, MatrixId::C};
       for (int j = 0; j < 3; ++j) {
-        const LodRegion reg{0, 0, store.rows(ids[j]), store.cols(ids[j]), int(std::min<int64_t>(opt.view, store.cols(ids[j]))),
+        const LodRegion reg{0,
+                            0,
+                            store.rows(ids[j]),
+                            store.cols(ids[j]),
+                            int(std::min<int64_t>(opt.view, store.cols(ids[j]))),
                             int(std::min<int64_t>(opt.view, store.rows(ids[j])))};
         jobs.push_back({&probe[j], &store, ids[j], reg, Reduce::Mean, {}});
         pj.push_back({&store, int(ids[j]), reg});
@@ -94,17 +104,21 @@ HeatmapBenchResult run_heatmap_bench(const HeatmapBenchOptions& opt) {
       std::vector<gfx::InteropTexture*> bufs;
       for (auto& p : probe) bufs.push_back(&p.interop_texture());
       const gfx::InteropPhases ph = gfx::time_interop_phases(*interop.stream(), bufs, pj, opt.repeats);
-      out.paths.push_back({"  of which map + unmap", "cudaGraphicsMapResources + Unmap of the three textures (with surface objects), synchronised",
-                           ph.map_unmap_ms});
-      out.paths.push_back({"  of which LOD kernels", "the three LOD kernels into plain device buffers + range readback",
+      out.paths.push_back(
+          {"  of which map + unmap",
+           "cudaGraphicsMapResources + Unmap of the three textures (with surface objects), synchronised",
+           ph.map_unmap_ms});
+      out.paths.push_back({"  of which LOD kernels",
+                           "the three LOD kernels into plain device buffers + range readback",
                            ph.kernels_ms});
-      out.paths.push_back(time_path("interop, one by one", "the same, each map refreshed on its own (zooming one)",
-                                    interop, store, opt.view, opt.repeats, false, false, true));
+      out.paths.push_back(time_path("interop, one by one",
+                                    "the same, each map refreshed on its own (zooming one)", interop, store,
+                                    opt.view, opt.repeats, false, false, true));
     }
     gfx::HeatmapContext host(-1);  // the fallback: interop off
-    out.paths.push_back(time_path("host fallback",
-                                  "LOD on the engine's device (or CPU), view values through host memory -> texture",
-                                  host, store, opt.view, opt.repeats, false, false, false));
+    out.paths.push_back(time_path(
+        "host fallback", "LOD on the engine's device (or CPU), view values through host memory -> texture",
+        host, store, opt.view, opt.repeats, false, false, false));
     out.paths.push_back(time_path("full host round trip",
                                   "every element through host memory into a full-resolution texture (no LOD)",
                                   host, store, opt.view, std::max(3, opt.repeats / 10), true, false, false));
@@ -146,48 +160,63 @@ std::string format_heatmap_bench(const HeatmapBenchResult& r, const HeatmapBench
     j["view"] = opt.view;
     for (const auto& p : r.paths) {
       const auto st = stat(p.ms);
-      j["refresh"].push_back({{"path", p.name}, {"what", p.what}, {"median_ms", st.median}, {"min_ms", st.min},
-                              {"max_ms", st.max}, {"samples", p.ms.size()}});
+      j["refresh"].push_back({{"path", p.name},
+                              {"what", p.what},
+                              {"median_ms", st.median},
+                              {"min_ms", st.min},
+                              {"max_ms", st.max},
+                              {"samples", p.ms.size()}});
     }
     if (interop_ms > 0) j["interop_speedup_vs_host_fallback"] = host_ms / interop_ms;
     if (interop_ms > 0) j["interop_speedup_vs_full_round_trip"] = full_ms / interop_ms;
     if (!r.frame_ms.empty()) {
       const auto st = stat(r.frame_ms);
-      j["frames"] = {{"count", r.frame_ms.size()}, {"median_ms", st.median}, {"p99_ms", quantile(r.frame_ms, 0.99)},
-                     {"max_ms", st.max},            {"fps_median", 1000.0 / st.median},
-                     {"over_50ms", std::count_if(r.frame_ms.begin(), r.frame_ms.end(), [](double x) { return x > 50; })},
-                     {"runs", r.runs_during_frames}, {"heatmaps", r.frame_heatmap_state}};
+      j["frames"] = {
+          {"count", r.frame_ms.size()},
+          {"median_ms", st.median},
+          {"p99_ms", quantile(r.frame_ms, 0.99)},
+          {"max_ms", st.max},
+          {"fps_median", 1000.0 / st.median},
+          {"over_50ms", std::count_if(r.frame_ms.begin(), r.frame_ms.end(), [](double x) { return x > 50; })},
+          {"runs", r.runs_during_frames},
+          {"heatmaps", r.frame_heatmap_state}};
     }
     return j.dump(2) + "\n";
   }
   std::ostringstream os;
   char line[512];
   os << "# tilescope bench heatmap\n\n";
-  os << "- tilescope " << kVersion << " (" << kGitCommit << ")\n- device: " << r.device << "\n- GL: " << r.gl_context
-     << "; " << r.gl_renderer << "\n- interop: " << (r.interop ? "on" : "off (" + r.interop_why + ")") << "\n";
+  os << "- tilescope " << kVersion << " (" << kGitCommit << ")\n- device: " << r.device
+     << "\n- GL: " << r.gl_context << "; " << r.gl_renderer
+     << "\n- interop: " << (r.interop ? "on" : "off (" + r.interop_why + ")") << "\n";
   std::snprintf(line, sizeof line, "- problem: %lld x %lld x %lld, %s tile %d; views %d x %d (A, B, C)\n\n",
                 (long long)s.m, (long long)s.n, (long long)s.k, s.kernel.c_str(), s.tile, opt.view, opt.view);
   os << line;
-  os << "| refresh of A, B and C | median ms | min ms | max ms | samples | what |\n|---|---|---|---|---|---|\n";
+  os << "| refresh of A, B and C | median ms | min ms | max ms | samples | what "
+        "|\n|---|---|---|---|---|---|\n";
   for (const auto& p : r.paths) {
     const auto st = stat(p.ms);
-    std::snprintf(line, sizeof line, "| %s | %.3f | %.3f | %.3f | %zu | %s |\n", p.name.c_str(), st.median, st.min,
-                  st.max, p.ms.size(), p.what.c_str());
+    std::snprintf(line, sizeof line, "| %s | %.3f | %.3f | %.3f | %zu | %s |\n", p.name.c_str(), st.median,
+                  st.min, st.max, p.ms.size(), p.what.c_str());
     os << line;
   }
   if (interop_ms > 0) {
-    std::snprintf(line, sizeof line, "\ninterop is %.1fx faster than the host fallback and %.1fx faster than a full host round trip\n",
-                  host_ms / interop_ms, full_ms / interop_ms);
+    std::snprintf(
+        line, sizeof line,
+        "\ninterop is %.1fx faster than the host fallback and %.1fx faster than a full host round trip\n",
+        host_ms / interop_ms, full_ms / interop_ms);
     os << line;
   }
   if (!r.frame_ms.empty()) {
     const auto st = stat(r.frame_ms);
-    const long over = long(std::count_if(r.frame_ms.begin(), r.frame_ms.end(), [](double x) { return x > 50; }));
-    std::snprintf(line, sizeof line,
-                  "\nGUI frames while re-running the kernel: %zu frames, %d runs; median %.2f ms (%.0f fps), p99 %.2f "
-                  "ms, worst %.2f ms, %ld over 50 ms; heatmaps: %s\n",
-                  r.frame_ms.size(), r.runs_during_frames, st.median, 1000.0 / st.median, quantile(r.frame_ms, 0.99),
-                  st.max, over, r.frame_heatmap_state.c_str());
+    const long over =
+        long(std::count_if(r.frame_ms.begin(), r.frame_ms.end(), [](double x) { return x > 50; }));
+    std::snprintf(
+        line, sizeof line,
+        "\nGUI frames while re-running the kernel: %zu frames, %d runs; median %.2f ms (%.0f fps), p99 %.2f "
+        "ms, worst %.2f ms, %ld over 50 ms; heatmaps: %s\n",
+        r.frame_ms.size(), r.runs_during_frames, st.median, 1000.0 / st.median, quantile(r.frame_ms, 0.99),
+        st.max, over, r.frame_heatmap_state.c_str());
     os << line;
   }
   return os.str();

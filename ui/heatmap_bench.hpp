@@ -1,6 +1,7 @@
 #pragma once
-// [SECTION] `tilescope bench heatmap`: how fast the heatmaps refresh from GPU memory (CUDA-GL interop against the
-// host fallback and a full host round trip), and the GUI's frame times while the kernel re-runs continuously.
+// [SECTION] `tilescope bench heatmap`: how fast the heatmaps refresh from GPU memory (CUDA-GL interop against
+// the host fallback and a full host round trip), and the GUI's frame times while the kernel re-runs
+// continuously.
 #include <memory>
 #include <string>
 #include <vector>
@@ -12,9 +13,9 @@ namespace ts::ui {
 
 struct HeatmapBenchOptions {
   std::shared_ptr<Backend> backend;
-  ProblemSpec spec;         // the problem whose A, B, C are shown
-  int view = 1024;          // each heatmap's view: view x view values
-  int repeats = 50;         // timed refreshes per path
+  ProblemSpec spec;           // the problem whose A, B, C are shown
+  int view = 1024;            // each heatmap's view: view x view values
+  int repeats = 50;           // timed refreshes per path
   double frame_seconds = 10;  // GUI frame-time measurement (0: skip)
   gfx::GlChoice gl = gfx::GlChoice::Auto;
 };
@@ -34,6 +35,7 @@ struct HeatmapBenchResult {
 };
 
 HeatmapBenchResult run_heatmap_bench(const HeatmapBenchOptions& opt);
-std::string format_heatmap_bench(const HeatmapBenchResult& r, const HeatmapBenchOptions& opt, const std::string& fmt);
+std::string format_heatmap_bench(const HeatmapBenchResult& r, const HeatmapBenchOptions& opt,
+                                 const std::string& fmt);
 
 }  // namespace ts::ui

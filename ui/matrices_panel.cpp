@@ -1,8 +1,8 @@
-// Matrices: A, B, C and the signed error C - reference as heatmaps with axes, a colour scale and hover readout.
-// Each heatmap shows the region the plot's axes show: the region is reduced on the device to the plot's pixel
-// size (level of detail) and written into a GL texture through CUDA-OpenGL interop, or through host memory when
-// interop is off; a shader colours it and draws the kernel's tile grid once a tile spans enough pixels. Wheel to
-// zoom, drag to pan, double-click or "Whole" to see everything again.
+// Matrices: A, B, C and the signed error C - reference as heatmaps with axes, a colour scale and hover
+// readout. Each heatmap shows the region the plot's axes show: the region is reduced on the device to the
+// plot's pixel size (level of detail) and written into a GL texture through CUDA-OpenGL interop, or through
+// host memory when interop is off; a shader colours it and draws the kernel's tile grid once a tile spans
+// enough pixels. Wheel to zoom, drag to pan, double-click or "Whole" to see everything again.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -42,7 +42,7 @@ struct Heatmap {
   LodRegion region;
   Reduce reduce = Reduce::Mean;
   bool valid = false, interop = false;
-  ValueRange data;  // finite range of the values in view
+  ValueRange data;   // finite range of the values in view
   ValueRange shown;  // the colour scale in use
   std::string painted_key;
   GLuint color_tex = 0;
@@ -116,7 +116,8 @@ class MatricesPanel final : public Panel {
       ImGui::SetNextItemWidth(95);
       if (ImGui::BeginCombo("##map", cur.name.c_str())) {
         for (const Colormap& c : colormaps())
-          if (ImGui::Selectable((c.name + "  (" + c.kind + ")").c_str(), c.name == cur.name)) h.colormap = c.name;
+          if (ImGui::Selectable((c.name + "  (" + c.kind + ")").c_str(), c.name == cur.name))
+            h.colormap = c.name;
         ImGui::EndCombo();
       }
       if (ImGui::IsItemHovered()) ImGui::SetTooltip("colormap");
@@ -165,15 +166,16 @@ class MatricesPanel final : public Panel {
     return region;
   }
 
-  // A new result (Repeat re-runs the kernel several times a second) changes all four maps: refresh them in one
-  // batch (one interop map/unmap, one synchronisation) at last frame's zoom.
+  // A new result (Repeat re-runs the kernel several times a second) changes all four maps: refresh them in
+  // one batch (one interop map/unmap, one synchronisation) at last frame's zoom.
   void refresh_new_result(AppState& s, const MatrixStore& store) {
     std::vector<gfx::HeatmapLayer::Job> jobs;
     std::vector<Heatmap*> who;
     for (Heatmap& m : m_maps) {
       if (!m.have_geometry || (m.valid && m.serial == s.result_serial)) continue;
       int ow, oh;
-      const LodRegion r = region_in_view(m.last_limits, m.last_size, store.rows(m.id), store.cols(m.id), &ow, &oh);
+      const LodRegion r =
+          region_in_view(m.last_limits, m.last_size, store.rows(m.id), store.cols(m.id), &ow, &oh);
       jobs.push_back({&m.layer, &store, m.id, r, settings_for(s, m).reduce, {}});
       who.push_back(&m);
     }
@@ -223,7 +225,8 @@ class MatricesPanel final : public Panel {
         ImPlot::SetupAxesLimits(z[1], z[1] + z[3], z[0], z[0] + z[2], ImPlotCond_Always);
         if (linked) m_link = {z[1], z[1] + z[3], z[0], z[0] + z[2]};
       } else {
-        ImPlot::SetupAxesLimits(0, double(cols), 0, double(rows), m_reset ? ImPlotCond_Always : ImPlotCond_Once);
+        ImPlot::SetupAxesLimits(0, double(cols), 0, double(rows),
+                                m_reset ? ImPlotCond_Always : ImPlotCond_Once);
       }
       if (linked) {
         ImPlot::SetupAxisLinks(ImAxis_X1, &m_link[0], &m_link[1]);
@@ -323,11 +326,13 @@ class MatricesPanel final : public Panel {
     if (!m.hover_error.empty()) {
       ImGui::SetTooltip("row %lld, col %lld\n%s", (long long)row, (long long)col, m.hover_error.c_str());
     } else if (br * bc > 1) {
-      ImGui::SetTooltip("row %lld, col %lld\nvalue %.7g\n(a pixel shows the block %s of up to %lld x %lld elements)",
-                        (long long)row, (long long)col, double(m.hover_value), kReduceNames[int(m.reduce)],
-                        (long long)br, (long long)bc);
+      ImGui::SetTooltip(
+          "row %lld, col %lld\nvalue %.7g\n(a pixel shows the block %s of up to %lld x %lld elements)",
+          (long long)row, (long long)col, double(m.hover_value), kReduceNames[int(m.reduce)], (long long)br,
+          (long long)bc);
     } else {
-      ImGui::SetTooltip("row %lld, col %lld\nvalue %.7g", (long long)row, (long long)col, double(m.hover_value));
+      ImGui::SetTooltip("row %lld, col %lld\nvalue %.7g", (long long)row, (long long)col,
+                        double(m.hover_value));
     }
   }
 

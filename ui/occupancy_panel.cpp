@@ -16,16 +16,16 @@ namespace ts::ui {
 namespace {
 
 std::string occupancy_csv(const RunResult& r) {
-  CsvWriter w({"kernel", "tile", "threads_per_block", "regs_per_thread", "static_smem", "dynamic_smem", "by_threads",
-               "by_regs", "by_smem", "by_blocks", "blocks_per_sm", "api_blocks_per_sm", "limiter", "occupancy",
-               "grid_blocks", "waves", "tail_fill"});
+  CsvWriter w({"kernel", "tile", "threads_per_block", "regs_per_thread", "static_smem", "dynamic_smem",
+               "by_threads", "by_regs", "by_smem", "by_blocks", "blocks_per_sm", "api_blocks_per_sm",
+               "limiter", "occupancy", "grid_blocks", "waves", "tail_fill"});
   for (const auto& [tile, o] : r.occupancy_by_tile)
     w.row({r.spec.kernel, std::to_string(tile), std::to_string(o.res.threads_per_block),
-           std::to_string(o.res.regs_per_thread), std::to_string(o.res.static_smem), std::to_string(o.res.dynamic_smem),
-           std::to_string(o.by_threads), std::to_string(o.by_regs), std::to_string(o.by_smem),
-           std::to_string(o.by_blocks), std::to_string(o.blocks_per_sm), std::to_string(o.api_blocks_per_sm),
-           o.limiter, CsvWriter::num(o.occupancy), std::to_string(o.grid_blocks), CsvWriter::num(o.waves),
-           CsvWriter::num(o.tail_fill)});
+           std::to_string(o.res.regs_per_thread), std::to_string(o.res.static_smem),
+           std::to_string(o.res.dynamic_smem), std::to_string(o.by_threads), std::to_string(o.by_regs),
+           std::to_string(o.by_smem), std::to_string(o.by_blocks), std::to_string(o.blocks_per_sm),
+           std::to_string(o.api_blocks_per_sm), o.limiter, CsvWriter::num(o.occupancy),
+           std::to_string(o.grid_blocks), CsvWriter::num(o.waves), CsvWriter::num(o.tail_fill)});
   return w.str();
 }
 
@@ -62,20 +62,19 @@ class OccupancyPanel final : public Panel {
       auto lim = [](int v) { return v < 0 ? std::string("no limit") : std::to_string(v); };
       row("threads / block", std::to_string(o.res.threads_per_block));
       row("registers / thread", std::to_string(o.res.regs_per_thread));
-      row("shared memory / block",
-          std::to_string(o.res.static_smem + o.res.dynamic_smem) + " B (" + std::to_string(o.res.dynamic_smem) +
-              " dynamic)");
+      row("shared memory / block", std::to_string(o.res.static_smem + o.res.dynamic_smem) + " B (" +
+                                       std::to_string(o.res.dynamic_smem) + " dynamic)");
       row("blocks/SM by threads", lim(o.by_threads));
       row("blocks/SM by registers", lim(o.by_regs));
       row("blocks/SM by shared mem", lim(o.by_smem));
       row("blocks/SM limit", lim(o.by_blocks));
-      row("resident blocks / SM", std::to_string(o.blocks_per_sm) + "  (CUDA API: " +
-                                      std::to_string(o.api_blocks_per_sm) + ")");
+      row("resident blocks / SM",
+          std::to_string(o.blocks_per_sm) + "  (CUDA API: " + std::to_string(o.api_blocks_per_sm) + ")");
       row("limited by", o.limiter);
       row("occupancy", CsvWriter::num(100 * o.occupancy, "%.1f") + " % of the SM's warps");
       row("grid", std::to_string(o.grid_blocks) + " blocks");
-      row("waves", CsvWriter::num(o.waves, "%.2f") + "  (" + std::to_string(o.full_waves) + " full, last one " +
-                       CsvWriter::num(100 * o.tail_fill, "%.0f") + " % full)");
+      row("waves", CsvWriter::num(o.waves, "%.2f") + "  (" + std::to_string(o.full_waves) +
+                       " full, last one " + CsvWriter::num(100 * o.tail_fill, "%.0f") + " % full)");
       ImGui::EndTable();
     }
     if (r.occupancy_by_tile.size() > 1 && ImPlot::BeginPlot("occupancy by tile", ImVec2(-1, -1))) {
@@ -107,6 +106,8 @@ class OccupancyPanel final : public Panel {
 
 }  // namespace
 
-std::unique_ptr<Panel> make_occupancy_panel() { return std::make_unique<OccupancyPanel>(); }
+std::unique_ptr<Panel> make_occupancy_panel() {
+  return std::make_unique<OccupancyPanel>();
+}
 
 }  // namespace ts::ui

@@ -34,7 +34,8 @@ std::unique_ptr<Panel> make_timings_panel();
 std::unique_ptr<Panel> make_occupancy_panel();
 std::unique_ptr<Panel> make_schedule_panel();
 
-// "Export PNG + CSV" button shared by the profiler panels: asks gui.cpp to crop this window and write the CSV.
+// "Export PNG + CSV" button shared by the profiler panels: asks gui.cpp to crop this window and write the
+// CSV.
 void export_button(AppState& s, const char* panel, const char* stem, const std::function<std::string()>& csv);
 // The "this needs a GPU" state of the profiler panels on the CPU backend. Returns true when it was shown.
 bool needs_gpu_notice(AppState& s, const char* panel, const char* what);

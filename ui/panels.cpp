@@ -48,14 +48,17 @@ void spinner(const char* id, float radius, bool active) {
   ImGui::PopID();
 }
 
-void export_button(AppState& s, const char* panel, const char* stem, const std::function<std::string()>& csv) {
+void export_button(AppState& s, const char* panel, const char* stem,
+                   const std::function<std::string()>& csv) {
   const bool clicked = ImGui::SmallButton("Export PNG + CSV");
   // snapshot --export-panels presses every panel's button, one panel per frame.
   const bool scripted = !s.export_request && s.export_pending.erase(panel) > 0;
-  if ((clicked || scripted) && !s.export_request) s.export_request = AppState::ExportRequest{panel, stem, csv()};
+  if ((clicked || scripted) && !s.export_request)
+    s.export_request = AppState::ExportRequest{panel, stem, csv()};
   if (ImGui::IsItemHovered())
-    ImGui::SetTooltip("Writes tilescope-%s-<date>-<time>.png and .csv to %s (never replacing a file)", stem,
-                      s.settings.export_dir.empty() ? default_export_dir().c_str() : s.settings.export_dir.c_str());
+    ImGui::SetTooltip(
+        "Writes tilescope-%s-<date>-<time>.png and .csv to %s (never replacing a file)", stem,
+        s.settings.export_dir.empty() ? default_export_dir().c_str() : s.settings.export_dir.c_str());
 }
 
 bool needs_gpu_notice(AppState& s, const char* panel, const char* what) {
@@ -66,8 +69,9 @@ bool needs_gpu_notice(AppState& s, const char* panel, const char* what) {
   s.panel_state[panel] = "needs a GPU";
   ImGui::PushTextWrapPos(0);
   ImGui::TextColored(ImVec4(1.0f, 0.8f, 0.3f, 1), "%s needs a GPU.", what);
-  ImGui::TextDisabled("The CPU backend has no SMs, warps or occupancy to show, so this panel stays empty rather than "
-                      "show made-up data. Run TileScope on a machine with an NVIDIA GPU.");
+  ImGui::TextDisabled(
+      "The CPU backend has no SMs, warps or occupancy to show, so this panel stays empty rather than "
+      "show made-up data. Run TileScope on a machine with an NVIDIA GPU.");
   ImGui::PopTextWrapPos();
   return true;
 }

@@ -1,7 +1,7 @@
 // Tile schedule: for the last run's traced launch, which SM computed each output tile and when. The tile grid
-// coloured by SM, start time or duration; a per-SM timeline (Gantt) aggregated into a texture of SM x time bins;
-// and the number of tiles resident over time. Everything is drawn through textures or aggregated curves, so
-// 65536 tiles stay interactive.
+// coloured by SM, start time or duration; a per-SM timeline (Gantt) aggregated into a texture of SM x time
+// bins; and the number of tiles resident over time. Everything is drawn through textures or aggregated
+// curves, so 65536 tiles stay interactive.
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -53,13 +53,15 @@ class SchedulePanel final : public Panel {
     ImGui::Combo("colour by", &m_mode, "SM\0start time\0duration\0");
     int used = 0;
     for (int c : m_summary.tiles_per_sm) used += c > 0;
-    ImGui::Text("%zu tiles of %d x %d on %d SMs, up to %d in a row on one SM; tiles take %.1f us on average "
-                "(%.1f-%.1f); up to %d resident at once",
-                t.records.size(), t.tile_m, t.tile_n, used, m_summary.waves, m_summary.mean_tile_us,
-                m_summary.min_tile_us, m_summary.max_tile_us, m_summary.max_concurrency);
-    ImGui::TextDisabled("traced launch %.4g ms vs plain %.4g ms (x%.3f); %%globaltimer resolution seen: %llu ns",
-                        t.traced_ms, t.plain_ms, t.plain_ms > 0 ? t.traced_ms / t.plain_ms : 0.0,
-                        (unsigned long long)t.timer_resolution_ns);
+    ImGui::Text(
+        "%zu tiles of %d x %d on %d SMs, up to %d in a row on one SM; tiles take %.1f us on average "
+        "(%.1f-%.1f); up to %d resident at once",
+        t.records.size(), t.tile_m, t.tile_n, used, m_summary.waves, m_summary.mean_tile_us,
+        m_summary.min_tile_us, m_summary.max_tile_us, m_summary.max_concurrency);
+    ImGui::TextDisabled(
+        "traced launch %.4g ms vs plain %.4g ms (x%.3f); %%globaltimer resolution seen: %llu ns", t.traced_ms,
+        t.plain_ms, t.plain_ms > 0 ? t.traced_ms / t.plain_ms : 0.0,
+        (unsigned long long)t.timer_resolution_ns);
 
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     const float top_h = std::max(150.0f, avail.y * 0.6f);
@@ -77,8 +79,8 @@ class SchedulePanel final : public Panel {
           if (x >= 0 && x < t.grid_x && y >= 0 && y < t.grid_y) {
             const TileRecord& r = t.records[size_t(y) * size_t(t.grid_x) + size_t(x)];
             ImGui::SetTooltip("tile (%d, %d): SM %u\nstart %.2f us, end %.2f us, %.2f us", y, x, r.smid,
-                              double(r.start_ns - m_summary.t0) * 1e-3, double(r.end_ns - m_summary.t0) * 1e-3,
-                              double(r.end_ns - r.start_ns) * 1e-3);
+                              double(r.start_ns - m_summary.t0) * 1e-3,
+                              double(r.end_ns - m_summary.t0) * 1e-3, double(r.end_ns - r.start_ns) * 1e-3);
           }
         }
         ImPlot::EndPlot();
@@ -142,7 +144,8 @@ class SchedulePanel final : public Panel {
     }
     std::vector<uint32_t> gp(busy.size());
     for (size_t i = 0; i < busy.size(); ++i)
-      gp[i] = busy[i] > 0 ? pack(ImPlot::SampleColormap(busy[i] / peak, ImPlotColormap_Viridis)) : 0xff202020u;
+      gp[i] =
+          busy[i] > 0 ? pack(ImPlot::SampleColormap(busy[i] / peak, ImPlotColormap_Viridis)) : 0xff202020u;
     m_gantt.upload_rgba(kBins, m_sms, reinterpret_cast<const uint8_t*>(gp.data()));
 
     // Concurrency curve, thinned to at most ~4000 steps for drawing.
@@ -166,6 +169,8 @@ class SchedulePanel final : public Panel {
 
 }  // namespace
 
-std::unique_ptr<Panel> make_schedule_panel() { return std::make_unique<SchedulePanel>(); }
+std::unique_ptr<Panel> make_schedule_panel() {
+  return std::make_unique<SchedulePanel>();
+}
 
 }  // namespace ts::ui

@@ -43,7 +43,8 @@ class StatusBar final : public Panel {
       ImGui::SameLine();
       if (st.on) {
         ImGui::TextColored(ImVec4(0.45f, 0.85f, 0.45f, 1), "interop on");
-        if (ImGui::IsItemHovered()) ImGui::SetTooltip("heatmaps are written by CUDA straight into GL textures");
+        if (ImGui::IsItemHovered())
+          ImGui::SetTooltip("heatmaps are written by CUDA straight into GL textures");
       } else {
         const std::string text = "interop off: " + st.why;
         ImGui::TextColored(ImVec4(1.0f, 0.8f, 0.3f, 1), "%s", text.c_str());

@@ -42,8 +42,8 @@ class TimingsPanel final : public Panel {
     ImGui::Text("last %.4g ms  median %.4g ms  p10-p90 %.4g-%.4g ms  %.3g TFLOP/s", last, series->median_ms,
                 series->p10_ms, series->p90_ms, tflops(series->flops, series->median_ms));
     if (s.result && s.result->peak_tflops > 0)
-      ImGui::Text("%.1f %% of the %s peak (%.1f TFLOP/s)", 100.0 * tflops(series->flops, series->median_ms) /
-                                                            s.result->peak_tflops,
+      ImGui::Text("%.1f %% of the %s peak (%.1f TFLOP/s)",
+                  100.0 * tflops(series->flops, series->median_ms) / s.result->peak_tflops,
                   series->tf32 ? "TF32" : "FP32", s.result->peak_tflops);
     if (series->reference_ms > 0) {
       ImGui::SameLine();
@@ -55,7 +55,8 @@ class TimingsPanel final : public Panel {
       ImPlot::SetupAxes("launch", "ms", ImPlotAxisFlags_AutoFit, ImPlotAxisFlags_AutoFit);
       // The current configuration's band and median first, under the lines.
       const double x0 = series->launch[0], x1 = series->launch.back();
-      const double xs[2] = {x0, x1}, lo[2] = {series->p10_ms, series->p10_ms}, hi[2] = {series->p90_ms, series->p90_ms};
+      const double xs[2] = {x0, x1}, lo[2] = {series->p10_ms, series->p10_ms},
+                   hi[2] = {series->p90_ms, series->p90_ms};
       ImPlot::SetNextFillStyle(ImVec4(0.3f, 0.6f, 1.0f, 0.25f));
       ImPlot::PlotShaded("p10-p90", xs, lo, hi, 2);
       const double med[2] = {series->median_ms, series->median_ms};
@@ -103,6 +104,8 @@ class TimingsPanel final : public Panel {
 
 }  // namespace
 
-std::unique_ptr<Panel> make_timings_panel() { return std::make_unique<TimingsPanel>(); }
+std::unique_ptr<Panel> make_timings_panel() {
+  return std::make_unique<TimingsPanel>();
+}
 
 }  // namespace ts::ui

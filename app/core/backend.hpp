@@ -78,20 +78,21 @@ struct RunResult {
   std::shared_ptr<const HostMatrix> c;
   std::shared_ptr<const MatrixStore> store;  // keep_store: the matrices, for heatmaps at any zoom
   int tile_m = 0, tile_n = 0;                // rows and columns of C per block (0: not a blocked kernel)
-  double reference_ms = 0;  // cuBLAS (same precision) at the same shape, median of a few launches (0: not run)
-  double peak_tflops = 0;   // of the device, at this kernel's precision (0: unknown)
+  double reference_ms =
+      0;                   // cuBLAS (same precision) at the same shape, median of a few launches (0: not run)
+  double peak_tflops = 0;  // of the device, at this kernel's precision (0: unknown)
   // GPU only (empty on the CPU backend, which has neither):
-  std::optional<OccupancyReport> occupancy;       // the launch that was timed
+  std::optional<OccupancyReport> occupancy;                        // the launch that was timed
   std::vector<std::pair<int, OccupancyReport>> occupancy_by_tile;  // every tile the kernel supports
-  std::shared_ptr<const TileTrace> trace;         // one instrumented launch, separate from the timed ones
-  std::string trace_note;                         // why there is no trace (e.g. cuBLAS cannot be instrumented)
+  std::shared_ptr<const TileTrace> trace;  // one instrumented launch, separate from the timed ones
+  std::string trace_note;                  // why there is no trace (e.g. cuBLAS cannot be instrumented)
 };
 
 class Backend {
  public:
   virtual ~Backend() = default;
-  virtual std::string kind() const = 0;         // "cuda" or "cpu"
-  virtual std::string device_name() const = 0;  // shown in the status bar and every output
+  virtual std::string kind() const = 0;           // "cuda" or "cpu"
+  virtual std::string device_name() const = 0;    // shown in the status bar and every output
   virtual int cuda_device() const { return -1; }  // the CUDA device ordinal, -1 for the CPU backend
   virtual const std::vector<KernelInfo>& kernels() const = 0;
   // Everything about the request this backend can check before running: kernel, tile, shape, capacity

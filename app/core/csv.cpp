@@ -28,7 +28,8 @@ void CsvWriter::row(const std::vector<std::string>& fields) {
 }
 
 void write_new_file(const std::filesystem::path& path, const std::string& text) {
-  if (std::filesystem::exists(path)) throw std::runtime_error(path.string() + " already exists; not replaced");
+  if (std::filesystem::exists(path))
+    throw std::runtime_error(path.string() + " already exists; not replaced");
   std::filesystem::path tmp = path;
   tmp += ".part";
   {

@@ -8,7 +8,7 @@
 #include <cstdint>
 
 #include "input_gen.hpp"  // TS_HD: the GPU kernel uses lod_begin too
-#include "verify.hpp"    // Reduce
+#include "verify.hpp"     // Reduce
 
 namespace ts {
 
@@ -53,8 +53,8 @@ struct ValueRange {
   float lo = 0, hi = 0;
 };
 ValueRange finite_range(const float* v, size_t n);  // over finite values; {0,0} when none
-// The GPU reduces ranges with integer atomics on order-preserving keys of floats: [min key, max key], initialised
-// to kRangeKeysInit. Decodes them ({0,0} when no finite value was seen).
+// The GPU reduces ranges with integer atomics on order-preserving keys of floats: [min key, max key],
+// initialised to kRangeKeysInit. Decodes them ({0,0} when no finite value was seen).
 inline constexpr unsigned kRangeKeysInit[2] = {0xffffffffu, 0u};
 ValueRange range_from_keys(const unsigned keys[2]);
 

@@ -6,10 +6,14 @@ namespace ts {
 
 const char* matrix_name(MatrixId id) {
   switch (id) {
-    case MatrixId::A: return "A";
-    case MatrixId::B: return "B";
-    case MatrixId::C: return "C";
-    case MatrixId::Error: return "C - reference";
+    case MatrixId::A:
+      return "A";
+    case MatrixId::B:
+      return "B";
+    case MatrixId::C:
+      return "C";
+    case MatrixId::Error:
+      return "C - reference";
   }
   return "?";
 }
@@ -40,8 +44,8 @@ class HostStore final : public MatrixStore {
   float element(MatrixId id, int64_t row, int64_t col) const override {
     const HostMatrix& x = get(id);
     if (row < 0 || row >= x.rows || col < 0 || col >= x.cols)
-      throw std::out_of_range("element (" + std::to_string(row) + ", " + std::to_string(col) + ") is outside " +
-                              matrix_name(id));
+      throw std::out_of_range("element (" + std::to_string(row) + ", " + std::to_string(col) +
+                              ") is outside " + matrix_name(id));
     return x.at(row, col);
   }
 

@@ -13,10 +13,10 @@
 namespace ts {
 
 enum class MatrixId { A, B, C, Error };  // Error: C - reference, signed
-const char* matrix_name(MatrixId id);   // "A", "B", "C", "C - reference"
+const char* matrix_name(MatrixId id);    // "A", "B", "C", "C - reference"
 
-// Where a device reduction writes its values: device memory (ptr) or a CUDA surface object of an R32F 2-D array
-// (surface != 0, e.g. a GL texture mapped through interop), value (x, y) at texel (x, y).
+// Where a device reduction writes its values: device memory (ptr) or a CUDA surface object of an R32F 2-D
+// array (surface != 0, e.g. a GL texture mapped through interop), value (x, y) at texel (x, y).
 struct DeviceOut {
   float* ptr = nullptr;
   uint64_t surface = 0;
@@ -33,13 +33,14 @@ class MatrixStore {
   // only the w * h values are copied back.
   virtual void reduce(MatrixId id, const LodRegion& r, Reduce mode, float* out) const = 0;
   // Device stores only: the region reduced into device memory `dev_out` (h * w floats, e.g. a mapped GL
-  // buffer) on `stream` (a cudaStream_t), and the finite range of the values written. Synchronises the stream.
-  // Throws std::logic_error on a host store.
+  // buffer) on `stream` (a cudaStream_t), and the finite range of the values written. Synchronises the
+  // stream. Throws std::logic_error on a host store.
   virtual ValueRange reduce_device(MatrixId id, const LodRegion& r, Reduce mode, float* dev_out,
                                    void* stream) const;
   // Device stores only, asynchronous: enqueues the reduction into `out` and the range as keys into
-  // dev_range_keys (2 unsigned on the device, initialised by the caller to kRangeKeysInit) on `stream`; the caller
-  // synchronises and decodes with range_from_keys. Lets a caller batch several heatmaps behind one sync.
+  // dev_range_keys (2 unsigned on the device, initialised by the caller to kRangeKeysInit) on `stream`; the
+  // caller synchronises and decodes with range_from_keys. Lets a caller batch several heatmaps behind one
+  // sync.
   virtual void reduce_device_async(MatrixId id, const LodRegion& r, Reduce mode, DeviceOut out,
                                    unsigned* dev_range_keys, void* stream) const;
   // One element, exactly (hover readout).

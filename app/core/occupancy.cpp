@@ -7,7 +7,9 @@
 namespace ts {
 
 namespace {
-int round_up(int v, int unit) { return unit > 0 ? (v + unit - 1) / unit * unit : v; }
+int round_up(int v, int unit) {
+  return unit > 0 ? (v + unit - 1) / unit * unit : v;
+}
 }  // namespace
 
 OccupancyReport compute_occupancy(const DeviceLimits& d, const KernelResources& k, int64_t grid_blocks) {
@@ -36,8 +38,10 @@ OccupancyReport compute_occupancy(const DeviceLimits& d, const KernelResources& 
   r.blocks_per_sm = std::min({r.by_threads, r.by_regs, r.by_smem, r.by_blocks});
   // Name every resource that allows no more than that (ties are common: 32 registers per thread and the
   // thread limit both allow 64 warps).
-  const std::pair<int, const char*> limits[] = {
-      {r.by_threads, "threads"}, {r.by_regs, "registers"}, {r.by_smem, "shared memory"}, {r.by_blocks, "blocks per SM"}};
+  const std::pair<int, const char*> limits[] = {{r.by_threads, "threads"},
+                                                {r.by_regs, "registers"},
+                                                {r.by_smem, "shared memory"},
+                                                {r.by_blocks, "blocks per SM"}};
   for (const auto& [v, name] : limits)
     if (v == r.blocks_per_sm) r.limiter += (r.limiter.empty() ? "" : " = ") + std::string(name);
   if (r.by_regs == INT_MAX) r.by_regs = -1;  // not a constraint

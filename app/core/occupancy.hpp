@@ -14,10 +14,11 @@ struct DeviceLimits {
   int max_threads_per_sm = 2048;
   int max_blocks_per_sm = 32;
   int regs_per_sm = 65536;
-  int reg_alloc_unit = 256;        // registers are given to warps in units of 256
+  int reg_alloc_unit = 256;  // registers are given to warps in units of 256
   int max_regs_per_thread = 255;
-  int smem_per_sm = 0;             // bytes usable by blocks (cudaDevAttrMaxSharedMemoryPerMultiprocessor)
-  int reserved_smem_per_block = 0; // bytes the system keeps per block (cudaDevAttrReservedSharedMemoryPerBlock)
+  int smem_per_sm = 0;  // bytes usable by blocks (cudaDevAttrMaxSharedMemoryPerMultiprocessor)
+  int reserved_smem_per_block =
+      0;  // bytes the system keeps per block (cudaDevAttrReservedSharedMemoryPerBlock)
   int smem_alloc_unit = 128;
   int warp_size = 32;
 };
@@ -33,12 +34,12 @@ struct OccupancyReport {
   KernelResources res;
   int by_threads = 0, by_regs = 0, by_smem = 0, by_blocks = 0;  // blocks per SM each resource allows
   int blocks_per_sm = 0;
-  std::string limiter;  // "threads", "registers", "shared memory", "blocks per SM"; ties joined by " = "
+  std::string limiter;   // "threads", "registers", "shared memory", "blocks per SM"; ties joined by " = "
   double occupancy = 0;  // active warps / maximum warps per SM
   int64_t grid_blocks = 0;
-  double waves = 0;          // grid_blocks / (blocks_per_sm * sm_count)
+  double waves = 0;  // grid_blocks / (blocks_per_sm * sm_count)
   int64_t full_waves = 0;
-  double tail_fill = 0;      // how full the last wave is (1 = the grid is a whole number of waves)
+  double tail_fill = 0;        // how full the last wave is (1 = the grid is a whole number of waves)
   int api_blocks_per_sm = -1;  // what the CUDA occupancy API said (-1: not asked)
 };
 

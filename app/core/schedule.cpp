@@ -101,7 +101,8 @@ std::string schedule_csv(const TileTrace& t) {
   for (size_t i = 0; i < t.records.size(); ++i) {
     const TileRecord& r = t.records[i];
     w.row({std::to_string(i / size_t(t.grid_x)), std::to_string(i % size_t(t.grid_x)), std::to_string(r.smid),
-           CsvWriter::num(double(r.start_ns - t0) * 1e-3, "%.3f"), CsvWriter::num(double(r.end_ns - t0) * 1e-3, "%.3f"),
+           CsvWriter::num(double(r.start_ns - t0) * 1e-3, "%.3f"),
+           CsvWriter::num(double(r.end_ns - t0) * 1e-3, "%.3f"),
            CsvWriter::num(double(r.end_ns - r.start_ns) * 1e-3, "%.3f")});
   }
   return w.str();

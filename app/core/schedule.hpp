@@ -1,7 +1,7 @@
 #pragma once
-// [SECTION] The measured tile schedule: for one traced launch, which SM ran each block (output tile) and when.
-// Records come from the instrumented kernels (one thread per block stamps %smid and %globaltimer); this file
-// checks and aggregates them for the Tile schedule panel, without drawing anything.
+// [SECTION] The measured tile schedule: for one traced launch, which SM ran each block (output tile) and
+// when. Records come from the instrumented kernels (one thread per block stamps %smid and %globaltimer); this
+// file checks and aggregates them for the Tile schedule panel, without drawing anything.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -13,7 +13,7 @@ struct TileRecord {
   uint64_t start_ns;
   uint64_t end_ns;
   uint32_t smid;
-  uint32_t reserved;    // padding (keeps the record 24 bytes)
+  uint32_t reserved;  // padding (keeps the record 24 bytes)
 };
 static_assert(sizeof(TileRecord) == 24, "TileRecord layout is shared with the device");
 
@@ -27,7 +27,7 @@ struct TileTrace {
 };
 
 struct ScheduleSummary {
-  std::string problem;  // empty when the trace is consistent
+  std::string problem;      // empty when the trace is consistent
   uint64_t t0 = 0, t1 = 0;  // first start, last end
   std::vector<int> tiles_per_sm;
   double mean_tile_us = 0, min_tile_us = 0, max_tile_us = 0;

@@ -44,27 +44,37 @@ fs::path unique_export_path(const fs::path& dir, const std::string& prefix, cons
 
 const char* to_string(Reduce r) {
   switch (r) {
-    case Reduce::Mean: return "mean";
-    case Reduce::Min: return "min";
-    case Reduce::Max: return "max";
-    case Reduce::AbsMax: return "absmax";
+    case Reduce::Mean:
+      return "mean";
+    case Reduce::Min:
+      return "min";
+    case Reduce::Max:
+      return "max";
+    case Reduce::AbsMax:
+      return "absmax";
   }
   return "mean";
 }
 
 const char* to_string(RangeMode r) {
   switch (r) {
-    case RangeMode::Auto: return "auto";
-    case RangeMode::Symmetric: return "symmetric";
-    case RangeMode::Manual: return "manual";
+    case RangeMode::Auto:
+      return "auto";
+    case RangeMode::Symmetric:
+      return "symmetric";
+    case RangeMode::Manual:
+      return "manual";
   }
   return "auto";
 }
 
 namespace {
 nlohmann::json heatmap_json(const HeatmapSettings& h) {
-  return {{"colormap", h.colormap}, {"reduce", to_string(h.reduce)}, {"range", to_string(h.range)},
-          {"lo", h.lo},             {"hi", h.hi}};
+  return {{"colormap", h.colormap},
+          {"reduce", to_string(h.reduce)},
+          {"range", to_string(h.range)},
+          {"lo", h.lo},
+          {"hi", h.hi}};
 }
 
 void heatmap_from_json(const nlohmann::json& j, HeatmapSettings& h, const std::string& key,
@@ -97,12 +107,18 @@ void heatmap_from_json(const nlohmann::json& j, HeatmapSettings& h, const std::s
 }  // namespace
 
 nlohmann::json to_json(const Settings& s) {
-  return {{"m", s.spec.m},          {"n", s.spec.n},
-          {"k", s.spec.k},          {"kernel", s.spec.kernel},
-          {"tile", s.spec.tile},    {"input", to_string(s.spec.input)},
-          {"seed", s.spec.seed},    {"square", s.square},
-          {"auto_run", s.auto_run}, {"export_dir", s.export_dir},
-          {"heatmaps", heatmap_json(s.matrices)}, {"error_map", heatmap_json(s.error)}};
+  return {{"m", s.spec.m},
+          {"n", s.spec.n},
+          {"k", s.spec.k},
+          {"kernel", s.spec.kernel},
+          {"tile", s.spec.tile},
+          {"input", to_string(s.spec.input)},
+          {"seed", s.spec.seed},
+          {"square", s.square},
+          {"auto_run", s.auto_run},
+          {"export_dir", s.export_dir},
+          {"heatmaps", heatmap_json(s.matrices)},
+          {"error_map", heatmap_json(s.error)}};
 }
 
 Settings settings_from_json(const nlohmann::json& j, std::string* warnings) {

@@ -28,15 +28,15 @@ struct HeatmapSettings {
   float lo = 0, hi = 1;  // RangeMode::Manual
 };
 
-const char* to_string(Reduce r);  // "mean", "min", "max", "absmax"
+const char* to_string(Reduce r);     // "mean", "min", "max", "absmax"
 const char* to_string(RangeMode r);  // "auto", "symmetric", "manual"
 
 struct Settings {
   ProblemSpec spec;
   bool square = true;
   bool auto_run = true;
-  std::string export_dir;  // empty: default_export_dir()
-  HeatmapSettings matrices;  // A, B, C
+  std::string export_dir;                                                  // empty: default_export_dir()
+  HeatmapSettings matrices;                                                // A, B, C
   HeatmapSettings error{"", Reduce::AbsMax, RangeMode::Symmetric, -1, 1};  // C - reference: signed, diverging
 };
 

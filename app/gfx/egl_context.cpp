@@ -8,7 +8,6 @@
 #include <EGL/egl.h>
 #include <EGL/eglext.h>
 
-
 namespace ts::gfx {
 
 namespace {
@@ -35,7 +34,7 @@ std::string egl_error() {
 struct Candidate {
   EGLDeviceEXT dev;
   int index;
-  int cuda = -1;         // EGL_CUDA_DEVICE_NV, if the device has one
+  int cuda = -1;          // EGL_CUDA_DEVICE_NV, if the device has one
   bool software = false;  // EGL_MESA_device_software
   std::string name;
 };
@@ -68,7 +67,7 @@ EglContext::EglContext(int cuda_device, bool hardware_only) {
     const char* drm = has_ext(exts, "EGL_EXT_device_drm") && query_string
                           ? query_string(devs[i], EGL_DRM_DEVICE_FILE_EXT)
                           : nullptr;
-    c.name = c.cuda >= 0 ? "CUDA device " + std::to_string(c.cuda)
+    c.name = c.cuda >= 0  ? "CUDA device " + std::to_string(c.cuda)
              : c.software ? std::string("software")
              : drm        ? std::string(drm)
                           : std::string("hardware");
@@ -76,7 +75,9 @@ EglContext::EglContext(int cuda_device, bool hardware_only) {
     cands.push_back(c);
   }
   if (cands.empty()) throw DisplayError("EGL: only software devices, and a hardware one was required");
-  auto rank = [&](const Candidate& c) { return c.cuda == cuda_device && c.cuda >= 0 ? 0 : c.software ? 2 : 1; };
+  auto rank = [&](const Candidate& c) {
+    return c.cuda == cuda_device && c.cuda >= 0 ? 0 : c.software ? 2 : 1;
+  };
   std::stable_sort(cands.begin(), cands.end(), [&](auto& a, auto& b) { return rank(a) < rank(b); });
 
   std::string tried;
@@ -84,16 +85,25 @@ EglContext::EglContext(int cuda_device, bool hardware_only) {
     EGLDisplay dpy = platform_display(EGL_PLATFORM_DEVICE_EXT, c.dev, nullptr);
     EGLint major = 0, minor = 0;
     auto fail = [&](const std::string& what) {
-      tried += (tried.empty() ? "" : "; ") + ("device " + std::to_string(c.index) + " (" + c.name + "): " + what +
-                                               " (" + egl_error() + ")");
+      tried += (tried.empty() ? "" : "; ") + ("device " + std::to_string(c.index) + " (" + c.name +
+                                              "): " + what + " (" + egl_error() + ")");
     };
     if (dpy == EGL_NO_DISPLAY || !eglInitialize(dpy, &major, &minor)) {
       fail("no display");
       continue;
     }
-    const EGLint cfg_attr[] = {EGL_SURFACE_TYPE, EGL_PBUFFER_BIT, EGL_RENDERABLE_TYPE, EGL_OPENGL_BIT,
-                               EGL_RED_SIZE,     8,               EGL_GREEN_SIZE,      8,
-                               EGL_BLUE_SIZE,    8,               EGL_ALPHA_SIZE,      8,
+    const EGLint cfg_attr[] = {EGL_SURFACE_TYPE,
+                               EGL_PBUFFER_BIT,
+                               EGL_RENDERABLE_TYPE,
+                               EGL_OPENGL_BIT,
+                               EGL_RED_SIZE,
+                               8,
+                               EGL_GREEN_SIZE,
+                               8,
+                               EGL_BLUE_SIZE,
+                               8,
+                               EGL_ALPHA_SIZE,
+                               8,
                                EGL_NONE};
     EGLConfig cfg;
     EGLint ncfg = 0;
@@ -104,8 +114,13 @@ EglContext::EglContext(int cuda_device, bool hardware_only) {
     }
     const EGLint pb_attr[] = {EGL_WIDTH, 16, EGL_HEIGHT, 16, EGL_NONE};
     EGLSurface surf = eglCreatePbufferSurface(dpy, cfg, pb_attr);
-    const EGLint ctx_attr[] = {EGL_CONTEXT_MAJOR_VERSION, 3, EGL_CONTEXT_MINOR_VERSION, 3,
-                               EGL_CONTEXT_OPENGL_PROFILE_MASK, EGL_CONTEXT_OPENGL_CORE_PROFILE_BIT, EGL_NONE};
+    const EGLint ctx_attr[] = {EGL_CONTEXT_MAJOR_VERSION,
+                               3,
+                               EGL_CONTEXT_MINOR_VERSION,
+                               3,
+                               EGL_CONTEXT_OPENGL_PROFILE_MASK,
+                               EGL_CONTEXT_OPENGL_CORE_PROFILE_BIT,
+                               EGL_NONE};
     EGLContext ctx = eglCreateContext(dpy, cfg, EGL_NO_CONTEXT, ctx_attr);
     if (surf == EGL_NO_SURFACE || ctx == EGL_NO_CONTEXT || !eglMakeCurrent(dpy, surf, surf, ctx)) {
       fail("no OpenGL 3.3 core context");
@@ -118,8 +133,8 @@ EglContext::EglContext(int cuda_device, bool hardware_only) {
     m_context = ctx;
     m_surface = surf;
     m_cuda = c.cuda;
-    m_desc = "EGL device " + std::to_string(c.index) + " (" + c.name + "), EGL " + std::to_string(major) + "." +
-             std::to_string(minor);
+    m_desc = "EGL device " + std::to_string(c.index) + " (" + c.name + "), EGL " + std::to_string(major) +
+             "." + std::to_string(minor);
     return;
   }
   throw DisplayError("EGL: no device gave an OpenGL context: " + tried);

@@ -14,7 +14,8 @@ ValueTexture::~ValueTexture() {
 }
 
 bool ValueTexture::resize(int w, int h) {
-  if (w < 1 || h < 1) throw std::invalid_argument("value texture size " + std::to_string(w) + " x " + std::to_string(h));
+  if (w < 1 || h < 1)
+    throw std::invalid_argument("value texture size " + std::to_string(w) + " x " + std::to_string(h));
   if (w == m_w && h == m_h && m_tex) return false;
   if (!m_tex) m_tex = make_nearest_texture();
   glBindTexture(GL_TEXTURE_2D, m_tex);
@@ -122,8 +123,8 @@ HeatmapPainter::~HeatmapPainter() {
   if (m_vao) glDeleteVertexArrays(1, &m_vao);
 }
 
-GLuint HeatmapPainter::paint(const ValueTexture& values, const LutTexture& lut, const ColorParams& p, int out_w,
-                             int out_h) {
+GLuint HeatmapPainter::paint(const ValueTexture& values, const LutTexture& lut, const ColorParams& p,
+                             int out_w, int out_h) {
   if (out_w < 1 || out_h < 1) throw std::invalid_argument("heatmap target size must be positive");
   if (!m_target || m_target->width() != out_w || m_target->height() != out_h)
     m_target = std::make_unique<Framebuffer>(out_w, out_h);
@@ -185,7 +186,8 @@ std::vector<uint8_t> HeatmapPainter::read_rgba() const {
 namespace ts::gfx {
 
 // [SECTION] HeatmapContext / HeatmapLayer
-HeatmapContext::HeatmapContext(int cuda_device) : m_device(cuda_device), m_status(probe_interop(cuda_device)) {
+HeatmapContext::HeatmapContext(int cuda_device)
+    : m_device(cuda_device), m_status(probe_interop(cuda_device)) {
   if (!m_status.on) return;
   try {
     m_stream = std::make_unique<DisplayStream>(cuda_device);
@@ -205,7 +207,8 @@ void HeatmapLayer::prepare(const LodRegion& r) {
   m_values.resize(r.w, r.h);
 }
 
-void HeatmapLayer::refresh_host(const MatrixStore& store, MatrixId id, const LodRegion& r, Reduce mode, Refresh& out) {
+void HeatmapLayer::refresh_host(const MatrixStore& store, MatrixId id, const LodRegion& r, Reduce mode,
+                                Refresh& out) {
   m_host.resize(size_t(r.w) * size_t(r.h));
   store.reduce(id, r, mode, m_host.data());
   out.range = finite_range(m_host.data(), m_host.size());
@@ -242,8 +245,8 @@ void HeatmapLayer::refresh_all(HeatmapContext& ctx, std::vector<Job>& jobs) {
     const std::vector<uint64_t> surfaces = InteropTexture::map_all(texs, ds.get());
     try {
       for (size_t i = 0; i < gpu.size(); ++i)
-        gpu[i]->store->reduce_device_async(gpu[i]->id, gpu[i]->region, gpu[i]->mode, DeviceOut{nullptr, surfaces[i]},
-                                           keys + 2 * i, ds.get());
+        gpu[i]->store->reduce_device_async(gpu[i]->id, gpu[i]->region, gpu[i]->mode,
+                                           DeviceOut{nullptr, surfaces[i]}, keys + 2 * i, ds.get());
     } catch (...) {
       InteropTexture::unmap_all(texs, ds.get());
       throw;

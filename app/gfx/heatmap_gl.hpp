@@ -1,8 +1,8 @@
 #pragma once
 // [SECTION] Heatmaps on the GPU's GL side: a value texture (R32F) with its pixel buffer, a colormap table
-// texture, the colouring shader (shaders/heatmap.frag) and the offscreen target it draws into. The values come
-// either straight from CUDA through the pixel buffer (interop.hpp) or from host memory (the fallback); the
-// colouring is the same either way.
+// texture, the colouring shader (shaders/heatmap.frag) and the offscreen target it draws into. The values
+// come either straight from CUDA through the pixel buffer (interop.hpp) or from host memory (the fallback);
+// the colouring is the same either way.
 #include <array>
 #include <cstdint>
 #include <memory>
@@ -25,8 +25,8 @@ class ValueTexture {
   ValueTexture(const ValueTexture&) = delete;
   ValueTexture& operator=(const ValueTexture&) = delete;
 
-  // (Re)allocates the texture's storage when the size changes (unregister it from CUDA first). Returns true when
-  // it did.
+  // (Re)allocates the texture's storage when the size changes (unregister it from CUDA first). Returns true
+  // when it did.
   bool resize(int w, int h);
   void upload_from_host(const float* values);  // h rows of w floats
   std::vector<float> read_back() const;        // the texture's values (tests)
@@ -68,10 +68,10 @@ class ShaderProgram {
 };
 
 struct ColorParams {
-  float lo = 0, hi = 1;                 // colour scale
-  int64_t row0 = 0, col0 = 0;           // region origin (elements)
-  int64_t rows = 1, cols = 1;           // region extent (elements)
-  int tile_m = 0, tile_n = 0;           // grid (0: none)
+  float lo = 0, hi = 1;        // colour scale
+  int64_t row0 = 0, col0 = 0;  // region origin (elements)
+  int64_t rows = 1, cols = 1;  // region extent (elements)
+  int tile_m = 0, tile_n = 0;  // grid (0: none)
   std::array<float, 4> grid_rgba = {1, 1, 1, 0.55f};
 };
 
@@ -97,8 +97,8 @@ class HeatmapPainter {
 
 }  // namespace ts::gfx
 
-// [SECTION] One heatmap of a matrix store: values refreshed through CUDA-GL interop when the store lives on the
-// GPU that drives this GL context, else through host memory; painted through the colormap on demand.
+// [SECTION] One heatmap of a matrix store: values refreshed through CUDA-GL interop when the store lives on
+// the GPU that drives this GL context, else through host memory; painted through the colormap on demand.
 namespace ts::gfx {
 
 // Shared by the heatmaps of one GL context: whether interop is possible, and the CUDA stream it uses.
@@ -124,9 +124,10 @@ class HeatmapLayer {
     ValueRange range;  // finite range of the values now in the texture
     bool interop = false;
   };
-  // Reduces `r` of matrix `id` into the value texture. Interop when ctx allows it for this store; on an interop
-  // failure the context is disabled and the host path is taken (the caller sees interop == false).
-  Refresh refresh(HeatmapContext& ctx, const MatrixStore& store, MatrixId id, const LodRegion& r, Reduce mode);
+  // Reduces `r` of matrix `id` into the value texture. Interop when ctx allows it for this store; on an
+  // interop failure the context is disabled and the host path is taken (the caller sees interop == false).
+  Refresh refresh(HeatmapContext& ctx, const MatrixStore& store, MatrixId id, const LodRegion& r,
+                  Reduce mode);
 
   struct Job {
     HeatmapLayer* layer;

@@ -36,8 +36,9 @@ InteropStatus probe_interop(int cuda_device) {
   if (e != cudaSuccess) {
     cudaGetLastError();
     const char* renderer = reinterpret_cast<const char*>(glGetString(GL_RENDERER));
-    st.why = std::string("no CUDA device drives this GL context (") + (renderer ? renderer : "unknown renderer") +
-             "; cudaGLGetDevices: " + cudaGetErrorString(e) + ")";
+    st.why = std::string("no CUDA device drives this GL context (") +
+             (renderer ? renderer : "unknown renderer") + "; cudaGLGetDevices: " + cudaGetErrorString(e) +
+             ")";
     return st;
   }
   for (unsigned i = 0; i < count; ++i)
@@ -56,8 +57,9 @@ InteropTexture::~InteropTexture() {
 void InteropTexture::attach(GLuint texture) {
   detach();
   cudaGraphicsResource_t r = nullptr;
-  check(cudaGraphicsGLRegisterImage(&r, texture, GL_TEXTURE_2D,
-                                    cudaGraphicsRegisterFlagsSurfaceLoadStore | cudaGraphicsRegisterFlagsWriteDiscard),
+  check(cudaGraphicsGLRegisterImage(
+            &r, texture, GL_TEXTURE_2D,
+            cudaGraphicsRegisterFlagsSurfaceLoadStore | cudaGraphicsRegisterFlagsWriteDiscard),
         "cudaGraphicsGLRegisterImage");
   m_res = r;
   m_texture = texture;
@@ -86,7 +88,8 @@ std::vector<uint64_t> InteropTexture::map_all(const std::vector<InteropTexture*>
   try {
     for (size_t i = 0; i < texs.size(); ++i) {
       cudaArray_t array = nullptr;
-      check(cudaGraphicsSubResourceGetMappedArray(&array, res[i], 0, 0), "cudaGraphicsSubResourceGetMappedArray");
+      check(cudaGraphicsSubResourceGetMappedArray(&array, res[i], 0, 0),
+            "cudaGraphicsSubResourceGetMappedArray");
       cudaResourceDesc desc{};
       desc.resType = cudaResourceTypeArray;
       desc.res.array.array = array;
@@ -188,7 +191,8 @@ InteropPhases time_interop_phases(DisplayStream& ds, const std::vector<InteropTe
     InteropTexture::map_all(texs, ds.get());
     InteropTexture::unmap_all(texs, ds.get());
     ds.synchronize();
-    if (i >= 0) out.map_unmap_ms.push_back(std::chrono::duration<double, std::milli>(clk::now() - t0).count());
+    if (i >= 0)
+      out.map_unmap_ms.push_back(std::chrono::duration<double, std::milli>(clk::now() - t0).count());
   }
   std::vector<float*> outs;
   for (const auto& j : jobs) {
@@ -201,10 +205,11 @@ InteropPhases time_interop_phases(DisplayStream& ds, const std::vector<InteropTe
       const auto t0 = clk::now();
       unsigned* keys = ds.reset_range_keys(int(jobs.size()));
       for (size_t k = 0; k < jobs.size(); ++k)
-        jobs[k].store->reduce_device_async(MatrixId(jobs[k].id), jobs[k].region, Reduce::Mean, DeviceOut{outs[k], 0},
-                                           keys + 2 * k, ds.get());
+        jobs[k].store->reduce_device_async(MatrixId(jobs[k].id), jobs[k].region, Reduce::Mean,
+                                           DeviceOut{outs[k], 0}, keys + 2 * k, ds.get());
       ds.fetch_range_keys(int(jobs.size()));
-      if (i >= 0) out.kernels_ms.push_back(std::chrono::duration<double, std::milli>(clk::now() - t0).count());
+      if (i >= 0)
+        out.kernels_ms.push_back(std::chrono::duration<double, std::milli>(clk::now() - t0).count());
     }
   } catch (...) {
     for (float* p : outs) cudaFree(p);

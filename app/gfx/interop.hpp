@@ -1,7 +1,8 @@
 #pragma once
 // [SECTION] CUDA-OpenGL interop: GL textures registered with CUDA, so a CUDA kernel writes heatmap values
-// straight into GL memory (no copy through the host). Registration happens once per texture size, mapping once
-// per refresh, on the GL thread. Built without CUDA, the probe says so and everything takes the host path.
+// straight into GL memory (no copy through the host). Registration happens once per texture size, mapping
+// once per refresh, on the GL thread. Built without CUDA, the probe says so and everything takes the host
+// path.
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -18,13 +19,14 @@ struct InteropStatus {
   std::string why;  // when off: the reason, for the status bar ("interop off: <why>")
 };
 
-// Can CUDA device `cuda_device` write buffers of the GL context current on this thread? Asks CUDA which devices
-// drive the context (cudaGLGetDevices). cuda_device < 0: the engine runs on the CPU.
+// Can CUDA device `cuda_device` write buffers of the GL context current on this thread? Asks CUDA which
+// devices drive the context (cudaGLGetDevices). cuda_device < 0: the engine runs on the CPU.
 InteropStatus probe_interop(int cuda_device);
 
-// A GL texture (R32F) registered with CUDA for surface writes: a CUDA kernel writes heatmap values straight into
-// the texture's memory (no pixel buffer, no copy on the GL side). RAII: unregistered on destruction or before
-// the texture's storage is respecified (detach). Registered once per texture storage, mapped once per refresh.
+// A GL texture (R32F) registered with CUDA for surface writes: a CUDA kernel writes heatmap values straight
+// into the texture's memory (no pixel buffer, no copy on the GL side). RAII: unregistered on destruction or
+// before the texture's storage is respecified (detach). Registered once per texture storage, mapped once per
+// refresh.
 class InteropTexture {
  public:
   InteropTexture() = default;
@@ -39,9 +41,10 @@ class InteropTexture {
   GLuint texture() const { return m_texture; }
   int registrations() const { return m_registrations; }  // how many times a texture was registered (tests)
 
-  // Maps several textures with one CUDA call (the GL-CUDA handover is paid once per batch) and returns a surface
-  // object (cudaSurfaceObject_t) for each; unmap_all() destroys them and hands the textures back to GL, ordered
-  // after the CUDA work already issued on `stream`. unmap_all never throws (it runs on error paths too).
+  // Maps several textures with one CUDA call (the GL-CUDA handover is paid once per batch) and returns a
+  // surface object (cudaSurfaceObject_t) for each; unmap_all() destroys them and hands the textures back to
+  // GL, ordered after the CUDA work already issued on `stream`. unmap_all never throws (it runs on error
+  // paths too).
   static std::vector<uint64_t> map_all(const std::vector<InteropTexture*>& texs, void* stream);
   static void unmap_all(const std::vector<InteropTexture*>& texs, void* stream);
 
@@ -53,8 +56,8 @@ class InteropTexture {
   int m_registrations = 0;
 };
 
-// The GUI's CUDA stream: non-blocking and high priority, so heatmap refreshes are scheduled ahead of the pending
-// blocks of a long GEMM on the engine's stream. RAII.
+// The GUI's CUDA stream: non-blocking and high priority, so heatmap refreshes are scheduled ahead of the
+// pending blocks of a long GEMM on the engine's stream. RAII.
 class DisplayStream {
  public:
   explicit DisplayStream(int cuda_device);
@@ -76,9 +79,9 @@ class DisplayStream {
   int m_capacity = 0;
 };
 
-// Where an interop refresh spends its time (bench heatmap): `repeats` timings (ms, wall clock, each ending with a
-// stream synchronisation) of (a) mapping and unmapping `texs` together, (b) only the LOD kernels of `jobs`
-// into plain device buffers. Each job: the store, matrix and region of one heatmap.
+// Where an interop refresh spends its time (bench heatmap): `repeats` timings (ms, wall clock, each ending
+// with a stream synchronisation) of (a) mapping and unmapping `texs` together, (b) only the LOD kernels of
+// `jobs` into plain device buffers. Each job: the store, matrix and region of one heatmap.
 struct InteropPhaseJob {
   const MatrixStore* store;
   int id;  // MatrixId

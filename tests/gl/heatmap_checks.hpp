@@ -1,6 +1,7 @@
 #pragma once
 // Checks shared by the heatmap GL tests: the value texture against lod_reduce() on the host, and the painted
-// picture against the CPU colouring (colormap_color) with the shader's pixel -> element -> view-value mapping.
+// picture against the CPU colouring (colormap_color) with the shader's pixel -> element -> view-value
+// mapping.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -13,8 +14,10 @@
 
 namespace ts::test {
 
-// Values in the texture == lod_reduce of the host copy (exact for min/max/absmax, to float rounding for mean).
-inline void expect_values_match(const gfx::ValueTexture& tex, const HostMatrix& m, const LodRegion& r, Reduce mode) {
+// Values in the texture == lod_reduce of the host copy (exact for min/max/absmax, to float rounding for
+// mean).
+inline void expect_values_match(const gfx::ValueTexture& tex, const HostMatrix& m, const LodRegion& r,
+                                Reduce mode) {
   std::vector<float> ref(size_t(r.w) * size_t(r.h));
   lod_reduce(m.data.data(), m.cols, m.rows, m.cols, r, mode, ref.data());
   const std::vector<float> got = tex.read_back();
@@ -35,8 +38,9 @@ inline void expect_values_match(const gfx::ValueTexture& tex, const HostMatrix& 
 
 // The painted picture == the CPU colouring of the same values. `values` are the CPU reference values (h x w).
 // A pixel may differ by one table entry (the shader's float division can round the other way at a boundary).
-inline void expect_picture_matches(const std::vector<uint8_t>& rgba, int out_w, int out_h, const std::vector<float>& values,
-                                   const LodRegion& r, const Colormap& map, float lo, float hi) {
+inline void expect_picture_matches(const std::vector<uint8_t>& rgba, int out_w, int out_h,
+                                   const std::vector<float>& values, const LodRegion& r, const Colormap& map,
+                                   float lo, float hi) {
   ASSERT_EQ(rgba.size(), size_t(out_w) * size_t(out_h) * 4);
   size_t bad = 0, off_by_one = 0;
   for (int y = 0; y < out_h; ++y)
@@ -60,9 +64,9 @@ inline void expect_picture_matches(const std::vector<uint8_t>& rgba, int out_w, 
         ++off_by_one;
       } else {
         if (bad < 5)
-          ADD_FAILURE() << "pixel " << x << "," << y << " = " << int(p[0]) << "," << int(p[1]) << "," << int(p[2])
-                        << ", CPU says " << int(want[0]) << "," << int(want[1]) << "," << int(want[2]) << " (value " << v
-                        << ")";
+          ADD_FAILURE() << "pixel " << x << "," << y << " = " << int(p[0]) << "," << int(p[1]) << ","
+                        << int(p[2]) << ", CPU says " << int(want[0]) << "," << int(want[1]) << ","
+                        << int(want[2]) << " (value " << v << ")";
         ++bad;
       }
     }

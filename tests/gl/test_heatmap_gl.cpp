@@ -1,7 +1,7 @@
 // Heatmaps through GL: the value texture, the colouring shader and the tile grid against the CPU reference.
 // Host path (what CI exercises, with Mesa): a host matrix store. With a CUDA device whose GL context EGL can
-// create (GPU servers): the same through CUDA-OpenGL interop, resizes, and 1000 map/unmap cycles without a leak.
-// Each test reports SKIP, visibly, when its context or device is missing.
+// create (GPU servers): the same through CUDA-OpenGL interop, resizes, and 1000 map/unmap cycles without a
+// leak. Each test reports SKIP, visibly, when its context or device is missing.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -32,7 +32,8 @@ std::string g_gl_why;
 gfx::HeadlessGl* gl_context(int cuda_device = -1) {
   if (!g_gl && g_gl_why.empty()) {
     try {
-      g_gl = std::make_unique<gfx::HeadlessGl>(gfx::make_headless_gl(gfx::GlChoice::Auto, cuda_device, 64, 64));
+      g_gl =
+          std::make_unique<gfx::HeadlessGl>(gfx::make_headless_gl(gfx::GlChoice::Auto, cuda_device, 64, 64));
       std::printf("GL: %s; %s\n", g_gl->note.c_str(), g_gl->gl_renderer().c_str());
     } catch (const std::exception& e) {
       g_gl_why = e.what();
@@ -41,7 +42,7 @@ gfx::HeadlessGl* gl_context(int cuda_device = -1) {
   return g_gl.get();
 }
 
-#define REQUIRE_GL(dev)                                                  \
+#define REQUIRE_GL(dev) \
   if (!gl_context(dev)) GTEST_SKIP() << "no offscreen OpenGL: " << g_gl_why
 
 std::shared_ptr<HostMatrix> known_matrix(int64_t rows, int64_t cols) {
@@ -96,7 +97,7 @@ TEST(HeatmapHostPath, NanIsMagentaAndTheTileGridIsDrawnOnTileBoundaries) {
   const Colormap& map = colormaps().front();
   gfx::ColorParams cp;
   cp.lo = -3, cp.hi = 3, cp.rows = 64, cp.cols = 64, cp.tile_m = 16, cp.tile_n = 16;
-  cp.grid_rgba = {1, 1, 1, 1};  // opaque white lines, easy to find
+  cp.grid_rgba = {1, 1, 1, 1};     // opaque white lines, easy to find
   layer.paint(map, cp, 256, 256);  // 4 pixels per element
   const auto px = layer.painter()->read_rgba();
   auto at = [&](int x, int y) { return &px[(size_t(y) * 256 + size_t(x)) * 4]; };
@@ -112,7 +113,7 @@ TEST(HeatmapHostPath, NanIsMagentaAndTheTileGridIsDrawnOnTileBoundaries) {
     if (p[0] == 255 && p[1] == 255 && p[2] == 255) ++lines;
   }
   EXPECT_GE(lines, 3);
-  EXPECT_LE(lines, 8);  // one or two pixels per boundary (plus the edge), not stripes
+  EXPECT_LE(lines, 8);                  // one or two pixels per boundary (plus the edge), not stripes
   const uint8_t* inside = at(100, 10);  // element col 25: not a boundary
   EXPECT_FALSE(inside[0] == 255 && inside[1] == 255 && inside[2] == 255);
 }
@@ -130,17 +131,18 @@ int cuda_device_or_skip(std::string* why) {
 }
 }  // namespace
 
-#define REQUIRE_INTEROP(ctx)                                                                 \
-  std::string why_;                                                                          \
-  const int dev_ = cuda_device_or_skip(&why_);                                               \
-  if (dev_ < 0) GTEST_SKIP() << why_;                                                        \
-  REQUIRE_GL(dev_);                                                                          \
-  gfx::HeatmapContext ctx(dev_);                                                             \
+#define REQUIRE_INTEROP(ctx)                   \
+  std::string why_;                            \
+  const int dev_ = cuda_device_or_skip(&why_); \
+  if (dev_ < 0) GTEST_SKIP() << why_;          \
+  REQUIRE_GL(dev_);                            \
+  gfx::HeatmapContext ctx(dev_);               \
   if (!ctx.interop().on) GTEST_SKIP() << "interop unavailable here: " << ctx.interop().why;
 
 class HeatmapInterop : public ::testing::Test {
  protected:
-  // A 1000 x 700 problem on the CUDA backend, kept on the device; its A is regenerated on the host to compare.
+  // A 1000 x 700 problem on the CUDA backend, kept on the device; its A is regenerated on the host to
+  // compare.
   RunResult run_on_device(int dev) {
     auto backend = make_cuda_backend(dev);
     RunRequest req;
@@ -179,7 +181,8 @@ TEST_F(HeatmapInterop, TextureEqualsTheCpuColouredDownsampleForEveryMode) {
     EXPECT_FLOAT_EQ(res.range.lo, vr.lo);
     EXPECT_FLOAT_EQ(res.range.hi, vr.hi);
     gfx::ColorParams cp;
-    cp.lo = vr.lo, cp.hi = vr.hi, cp.row0 = reg.row0, cp.col0 = reg.col0, cp.rows = reg.rows, cp.cols = reg.cols;
+    cp.lo = vr.lo, cp.hi = vr.hi, cp.row0 = reg.row0, cp.col0 = reg.col0, cp.rows = reg.rows,
+    cp.cols = reg.cols;
     layer.paint(map, cp, 600, 500);
     test::expect_picture_matches(layer.painter()->read_rgba(), 600, 500, ref, reg, map, vr.lo, vr.hi);
   }
@@ -193,8 +196,9 @@ TEST_F(HeatmapInterop, RegistrationIsRedoneOnlyOnResize) {
   const RunResult r = run_on_device(dev_);
   const HostMatrix a = generate_input(InputKind::Random, r.spec.seed, 0, r.spec.m, r.spec.k);
   gfx::HeatmapLayer layer;
-  const LodRegion sizes[] = {{0, 0, 1000, 520, 256, 256}, {0, 0, 1000, 520, 256, 256}, {5, 7, 900, 500, 500, 333},
-                             {5, 7, 900, 500, 500, 333},  {0, 0, 1000, 520, 520, 1000}, {1, 2, 3, 4, 4, 3}};
+  const LodRegion sizes[] = {{0, 0, 1000, 520, 256, 256},  {0, 0, 1000, 520, 256, 256},
+                             {5, 7, 900, 500, 500, 333},   {5, 7, 900, 500, 500, 333},
+                             {0, 0, 1000, 520, 520, 1000}, {1, 2, 3, 4, 4, 3}};
   int expected = 0;
   int prev_w = 0, prev_h = 0;
   for (const LodRegion& reg : sizes) {
@@ -215,7 +219,8 @@ TEST_F(HeatmapInterop, ThousandMapUnmapCyclesLeakNothing) {
   glFinish();
   size_t free0 = 0, free1 = 0, total = 0;
   ASSERT_EQ(cudaMemGetInfo(&free0, &total), cudaSuccess);
-  for (int i = 0; i < 1000; ++i) ASSERT_TRUE(layer.refresh(ctx, *r.store, MatrixId::C, reg, Reduce::Mean).interop);
+  for (int i = 0; i < 1000; ++i)
+    ASSERT_TRUE(layer.refresh(ctx, *r.store, MatrixId::C, reg, Reduce::Mean).interop);
   glFinish();
   ASSERT_EQ(cudaMemGetInfo(&free1, &total), cudaSuccess);
   EXPECT_EQ(layer.registrations(), 1);

@@ -277,7 +277,8 @@ TEST(Profile, TracesCoverEveryTileOnceAndOccupancyMatchesTheCudaApi) {
       ASSERT_TRUE(r.occupancy);
       EXPECT_EQ(r.occupancy->blocks_per_sm, r.occupancy->api_blocks_per_sm) << r.occupancy->limiter;
       EXPECT_EQ(r.occupancy_by_tile.size(), k.tiles.size());
-      for (const auto& [t, o] : r.occupancy_by_tile) EXPECT_EQ(o.blocks_per_sm, o.api_blocks_per_sm) << "tile " << t;
+      for (const auto& [t, o] : r.occupancy_by_tile)
+        EXPECT_EQ(o.blocks_per_sm, o.api_blocks_per_sm) << "tile " << t;
       ASSERT_TRUE(r.trace);
       const TileTrace& t = *r.trace;
       EXPECT_EQ(check_trace(t), "");  // every tile exactly once, SM ids in range, end >= start

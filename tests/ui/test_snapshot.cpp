@@ -87,7 +87,8 @@ TEST(Snapshot, ShowsEveryPanelAndNonUniformHeatmaps) {
   const auto& rects = j["rects"];
   for (const char* panel : {"Occupancy", "Tile schedule"})
     EXPECT_EQ(j["states"][panel], "needs a GPU") << panel << ": the CPU backend must not show made-up data";
-  for (const char* panel : {"Controls", "Matrices", "Result", "Status", "Timings", "Occupancy", "Tile schedule"}) {
+  for (const char* panel :
+       {"Controls", "Matrices", "Result", "Status", "Timings", "Occupancy", "Tile schedule"}) {
     ASSERT_TRUE(rects.contains(panel)) << panel;
     const auto& rc = rects[panel];
     const double x = rc[0], y = rc[1], w = rc[2], h = rc[3];
@@ -114,8 +115,9 @@ TEST(Snapshot, ShowsEveryPanelAndNonUniformHeatmaps) {
 TEST(Snapshot, EglDeviceNeedsNoXServer) {
   test::TempDir dir;
   const std::string png = dir.file("egl.png"), layout = dir.file("layout.json");
-  auto r = test::run_cmd("env -u DISPLAY -u WAYLAND_DISPLAY " + kBin + " snapshot --gl egl --backend cpu --size 64 --out " +
-                         png + " --layout-json " + layout);
+  auto r =
+      test::run_cmd("env -u DISPLAY -u WAYLAND_DISPLAY " + kBin +
+                    " snapshot --gl egl --backend cpu --size 64 --out " + png + " --layout-json " + layout);
   if (r.code == 2 && r.output.find("EGL") != std::string::npos)
     GTEST_SKIP() << "no EGL device on this machine: " << r.output;
   ASSERT_EQ(r.code, 0) << r.output;
@@ -156,8 +158,8 @@ TEST(Snapshot, ExportPanelsWritesPngAndCsvPairsAndNeverReplacesOne) {
   test::TempDir dir;
   const std::string out = dir.file("exports");
   for (int round = 0; round < 2; ++round) {
-    auto r = test::run_cmd(kBin + " snapshot --backend cpu --size 64 --out " + dir.file("s" + std::to_string(round) + ".png") +
-                           " --export-panels " + out);
+    auto r = test::run_cmd(kBin + " snapshot --backend cpu --size 64 --out " +
+                           dir.file("s" + std::to_string(round) + ".png") + " --export-panels " + out);
     ASSERT_EQ(r.code, 0) << r.output;
     EXPECT_NE(r.output.find("exported"), std::string::npos) << r.output;
     EXPECT_NE(r.output.find("Occupancy: nothing to export (needs a GPU)"), std::string::npos) << r.output;
@@ -185,15 +187,16 @@ TEST(Snapshot, ExportPanelsWritesPngAndCsvPairsAndNeverReplacesOne) {
     EXPECT_NE(header.find("ms"), std::string::npos) << header;
     EXPECT_FALSE(row.empty()) << c << " has no data rows";
   }
-  auto bad = test::run_cmd(kBin + " snapshot --backend cpu --size 16 --out " + dir.file("x.png") + " --export-panels " +
-                           dir.file("s0.png"));
+  auto bad = test::run_cmd(kBin + " snapshot --backend cpu --size 16 --out " + dir.file("x.png") +
+                           " --export-panels " + dir.file("s0.png"));
   EXPECT_EQ(bad.code, 2) << bad.output;
 }
 
 TEST(BenchHeatmap, RepeatKeepsRerunningWhileFramesAreDrawn) {
   if (!have_display()) GTEST_SKIP() << "no X display";
-  auto r = test::run_cmd(kBin + " bench heatmap --backend cpu --size 96 --view 64 --repeats 3 --frame-seconds 2 "
-                                "--format json");
+  auto r = test::run_cmd(kBin +
+                         " bench heatmap --backend cpu --size 96 --view 64 --repeats 3 --frame-seconds 2 "
+                         "--format json");
   ASSERT_EQ(r.code, 0) << r.output;
   const auto j = nlohmann::json::parse(r.output.substr(r.output.find('{')));
   EXPECT_EQ(j["interop"], false);

@@ -142,7 +142,8 @@ TEST(CpuBackend, KeepsAStoreOfTheMatricesForHeatmaps) {
   EXPECT_EQ(r.tile_m, 8);
   EXPECT_EQ(r.tile_n, 8);
   // C in the store is the output; the error map is C minus the float64 reference.
-  const HostMatrix a = generate_input(InputKind::Random, 1, 0, 37, 23), bm = generate_input(InputKind::Random, 1, 1, 23, 29);
+  const HostMatrix a = generate_input(InputKind::Random, 1, 0, 37, 23),
+                   bm = generate_input(InputKind::Random, 1, 1, 23, 29);
   std::vector<float> ref(37 * 29);
   cpu_gemm_reference(a.data.data(), bm.data.data(), ref.data(), 37, 29, 23, nullptr);
   for (int64_t i = 0; i < 37; i += 5)
@@ -158,7 +159,8 @@ TEST(CpuBackend, KeepsAStoreOfTheMatricesForHeatmaps) {
   st.reduce(MatrixId::C, reg, Reduce::AbsMax, got.data());
   lod_reduce(r.c->data.data(), 29, 37, 29, reg, Reduce::AbsMax, want.data());
   EXPECT_EQ(got, want);
-  EXPECT_THROW(st.reduce(MatrixId::C, LodRegion{0, 0, 38, 29, 4, 4}, Reduce::Mean, got.data()), std::invalid_argument);
+  EXPECT_THROW(st.reduce(MatrixId::C, LodRegion{0, 0, 38, 29, 4, 4}, Reduce::Mean, got.data()),
+               std::invalid_argument);
   float dummy[4];
   unsigned keys[2];
   EXPECT_THROW(st.reduce_device(MatrixId::A, reg, Reduce::Mean, dummy, nullptr), std::logic_error);

@@ -148,7 +148,7 @@ TEST(Schedule, AggregatesTilesPerSmWavesAndConcurrency) {
   EXPECT_EQ(s.tiles_per_sm, (std::vector<int>{3, 3}));
   EXPECT_EQ(s.t0, 100u);
   EXPECT_EQ(s.t1, 400u);
-  EXPECT_EQ(s.waves, 3);  // SM 0: three in a row
+  EXPECT_EQ(s.waves, 3);            // SM 0: three in a row
   EXPECT_EQ(s.max_concurrency, 3);  // at t = 120..200: tiles 0, 3, 4
   EXPECT_NEAR(s.mean_tile_us, (100 + 100 + 100 + 150 + 140 + 70) / 6.0 * 1e-3, 1e-12);
   const auto curve = concurrency_curve(t);

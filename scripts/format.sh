@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Formats every tracked C++/CUDA source with the pinned clang-format (Debian 12's clang-format-14), or, with
+# --check, lists the files that differ and exits 1. CTest runs the check (tests/CMakeLists.txt: format.check).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cf=$(command -v clang-format-14 || true)
+if [ -z "$cf" ]; then
+  echo "format: clang-format-14 is missing (scripts/install-deps.sh installs it)" >&2
+  exit 2
+fi
+if ! git rev-parse --git-dir >/dev/null 2>&1; then
+  echo "format: SKIP (not a git checkout: no list of tracked files)"
+  exit 77
+fi
+mapfile -t files < <(git ls-files '*.cpp' '*.hpp' '*.cu' '*.cuh' '*.h' '*.cc')
+if [ "${1:-}" = "--check" ]; then
+  bad=()
+  for f in "${files[@]}"; do
+    "$cf" --dry-run -Werror "$f" >/dev/null 2>&1 || bad+=("$f")
+  done
+  if [ ${#bad[@]} -gt 0 ]; then
+    echo "format: ${#bad[@]} file(s) differ from .clang-format (run scripts/format.sh):" >&2
+    printf '  %s\n' "${bad[@]}" >&2
+    exit 1
+  fi
+  echo "format: ${#files[@]} files match .clang-format ($("$cf" --version))"
+else
+  "$cf" -i "${files[@]}"
+fi
