@@ -167,13 +167,23 @@ class DeviceStore final : public MatrixStore {
     return range;
   }
 
+  HostMatrix copy(MatrixId id) const override {
+    CUDA_CHECK(cudaSetDevice(m_device));
+    HostMatrix h(rows(id), cols(id));
+    cudaStream_t s = side_stream();
+    CUDA_CHECK(
+        cudaMemcpyAsync(h.data.data(), get(id), h.data.size() * sizeof(float), cudaMemcpyDeviceToHost, s));
+    CUDA_CHECK(cudaStreamSynchronize(s));
+    return h;
+  }
+
   void element_async(MatrixId id, int64_t row, int64_t col, float* host_dst, void* stream) const override {
     if (row < 0 || row >= rows(id) || col < 0 || col >= cols(id))
       throw std::out_of_range("element (" + std::to_string(row) + ", " + std::to_string(col) +
                               ") is outside " + matrix_name(id));
     CUDA_CHECK(cudaSetDevice(m_device));
-    CUDA_CHECK(cudaMemcpyAsync(host_dst, get(id) + row * cols(id) + col, sizeof(float), cudaMemcpyDeviceToHost,
-                               static_cast<cudaStream_t>(stream)));
+    CUDA_CHECK(cudaMemcpyAsync(host_dst, get(id) + row * cols(id) + col, sizeof(float),
+                               cudaMemcpyDeviceToHost, static_cast<cudaStream_t>(stream)));
   }
 
   ValueRange reduce_device(MatrixId id, const LodRegion& r, Reduce mode, float* dev_out,

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cancel.hpp"
+#include "dims.hpp"
 #include "matrix.hpp"
 #include "matrix_store.hpp"
 #include "occupancy.hpp"
@@ -95,6 +96,10 @@ class Backend {
   virtual std::string device_name() const = 0;    // shown in the status bar and every output
   virtual int cuda_device() const { return -1; }  // the CUDA device ordinal, -1 for the CPU backend
   virtual const std::vector<KernelInfo>& kernels() const = 0;
+  // Versions of what runs the kernels, for Help > About (e.g. "CUDA driver 13.0, runtime 13.0").
+  virtual std::string version_info() const { return ""; }
+  // What this backend can run now (the size sliders' range); validate() refuses what does not fit.
+  virtual Capacity capacity() const { return {}; }
   // Everything about the request this backend can check before running: kernel, tile, shape, capacity
   // (free GPU memory, CPU work limit). Throws ValidationError naming the value and the limit.
   virtual void validate(RunRequest& req, bool tile_given = false) const = 0;

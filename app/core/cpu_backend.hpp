@@ -15,6 +15,9 @@ class CpuBackend final : public Backend {
   std::string kind() const override { return "cpu"; }
   std::string device_name() const override;
   const std::vector<KernelInfo>& kernels() const override { return m_registry; }
+  Capacity capacity() const override {
+    return {double(kCpuMaxWork), 0, "the CPU backend runs up to M N K = 1024^3"};
+  }
   void validate(RunRequest& req, bool tile_given = false) const override;
   RunResult run(const RunRequest& req, const CancelToken& cancel) override;
 

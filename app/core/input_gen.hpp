@@ -28,9 +28,9 @@ TS_HD inline float hash_uniform(uint64_t seed, uint64_t stream, uint64_t index) 
 }
 
 // matrix: 0 for A, 1 for B. Identity: A is the identity (C reproduces B); B stays random. Ramp: A[i][j] = i
-// (its row) and B[i][j] = j (its column), so C[i][j] = K i j: every picture is dark at row 0 (top) or column 0
-// (left) and bright at the far end, which makes orientation and layout visible at a glance. Exact in float32
-// up to 2^24 rows or columns.
+// (its row) and B[i][j] = j (its column), so C[i][j] = K i j: every picture is dark at row 0 (top) or column
+// 0 (left) and bright at the far end, which makes orientation and layout visible at a glance. Exact in
+// float32 up to 2^24 rows or columns.
 TS_HD inline float gen_element(GenKind kind, uint64_t seed, int matrix, int64_t row, int64_t col) {
   switch (kind) {
     case GenKind::Ramp:

@@ -45,6 +45,7 @@ class HostStore final : public MatrixStore {
     const HostMatrix& x = get(id);
     return lod_reduce(x.data.data(), x.cols, x.rows, x.cols, r, mode, out);
   }
+  HostMatrix copy(MatrixId id) const override { return get(id); }
   float element(MatrixId id, int64_t row, int64_t col) const override {
     const HostMatrix& x = get(id);
     if (row < 0 || row >= x.rows || col < 0 || col >= x.cols)

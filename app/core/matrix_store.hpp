@@ -46,6 +46,8 @@ class MatrixStore {
   // One element, exactly. Synchronous: for a device store it waits for a copy (use element_async on the GUI
   // thread). Throws std::out_of_range outside the matrix.
   virtual float element(MatrixId id, int64_t row, int64_t col) const = 0;
+  // The whole matrix in host memory (File > Save C). Synchronous; for a device store one device-to-host copy.
+  virtual HostMatrix copy(MatrixId id) const = 0;
   // Device stores only: enqueues the copy of one element into host_dst (pinned host memory) on `stream`,
   // without waiting; the caller records an event after it and polls. Throws std::out_of_range outside the
   // matrix, std::logic_error on a host store.

@@ -27,7 +27,7 @@ const char* to_string(InputKind k) {
 
 const std::vector<InputKind>& generated_input_kinds() {
   static const std::vector<InputKind> kinds = {InputKind::Random, InputKind::Symmetric, InputKind::Identity,
-                                               InputKind::Ones,   InputKind::Ramp};
+                                               InputKind::Ones, InputKind::Ramp};
   return kinds;
 }
 

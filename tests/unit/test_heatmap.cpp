@@ -277,12 +277,14 @@ TEST(HeatmapRange, TheReductionReportsTheElementsRangeNotTheReducedValues) {
   std::vector<float> id(64 * 64, 0.0f);
   for (int i = 0; i < 64; ++i) id[size_t(i) * 64 + size_t(i)] = 1.0f;
   std::vector<float> out(64);
-  const ValueRange r = lod_reduce(id.data(), 64, 64, 64, LodRegion{0, 0, 64, 64, 8, 8}, Reduce::Mean, out.data());
+  const ValueRange r =
+      lod_reduce(id.data(), 64, 64, 64, LodRegion{0, 0, 64, 64, 8, 8}, Reduce::Mean, out.data());
   EXPECT_EQ(finite_range(out.data(), out.size()).hi, 0.125f);
   EXPECT_EQ(r.lo, 0.0f);
   EXPECT_EQ(r.hi, 1.0f);
   // Only the region counts: rows 8..15, columns 0..7 hold no diagonal element.
-  const ValueRange z = lod_reduce(id.data(), 64, 64, 64, LodRegion{8, 0, 8, 8, 2, 2}, Reduce::Max, out.data());
+  const ValueRange z =
+      lod_reduce(id.data(), 64, 64, 64, LodRegion{8, 0, 8, 8, 2, 2}, Reduce::Max, out.data());
   EXPECT_EQ(z.lo, 0.0f);
   EXPECT_EQ(z.hi, 0.0f);
   // NaN and Inf are skipped; a region with no finite element gives {0, 0}.
