@@ -426,11 +426,14 @@ int main(int argc, char** argv) {
   auto* snap = app.add_subcommand("snapshot", "render the whole GUI offscreen and write a PNG");
   ProblemArgs snap_args;
   add_problem_options(snap, snap_args);
-  std::string snap_out, width = "1600", height = "1000", layout_json;
+  std::string snap_out, width = "1600", height = "1000", layout_json, snap_scale = "1";
   bool snap_force = false;
   snap->add_option("--out", snap_out, "PNG file to write")->required();
   snap->add_option("--width", width, "image width in pixels (320..8192)")->capture_default_str();
   snap->add_option("--height", height, "image height in pixels (240..8192)")->capture_default_str();
+  snap->add_option("--scale", snap_scale,
+                   "content scale of the screen to imitate (0.5..4; 2 for a HiDPI screen)")
+      ->capture_default_str();
   snap->add_option("--layout-json", layout_json,
                    "also write the panels' and heatmaps' rectangles (for tests)");
   snap->add_flag("--force", snap_force, "replace an existing --out file");
@@ -481,7 +484,11 @@ int main(int argc, char** argv) {
   bench_heat->add_option("--frame-seconds", heat_seconds, "seconds of GUI frames with Repeat on (0: skip)")
       ->capture_default_str();
   bench_heat->add_option("--gl", heat_gl, "offscreen OpenGL: auto, egl or x11")->capture_default_str();
-  std::string heat_format = "md", heat_out;
+  std::string heat_format = "md", heat_out, heat_commits = "0";
+  bench_heat
+      ->add_option("--commits", heat_commits,
+                   "also time this many size commits (slider let go -> new heatmaps and Result drawn)")
+      ->capture_default_str();
   bool heat_force = false;
   bench_heat->add_option("--format", heat_format, "md or json")->capture_default_str();
   bench_heat->add_option("--out", heat_out, "write the report here instead of standard output");
@@ -515,6 +522,8 @@ int main(int argc, char** argv) {
       if (ho.view > 8192) throw ts::ValidationError("--view = " + heat_view + " is above 8192");
       ho.repeats = int(ts::parse_dim(heat_repeats, "--repeats"));
       ho.frame_seconds = heat_seconds == "0" ? 0.0 : parse_positive(heat_seconds, "--frame-seconds");
+      ho.commits = heat_commits == "0" ? 0 : int(ts::parse_dim(heat_commits, "--commits"));
+      if (ho.commits > 1000) throw ts::ValidationError("--commits = " + heat_commits + " is above 1000");
       check_output_path(heat_out, heat_force, "--out");
       if (heat_format != "md" && heat_format != "json")
         throw ts::ValidationError("bench heatmap --format '" + heat_format + "' is not one of md, json");
@@ -563,6 +572,9 @@ int main(int argc, char** argv) {
       if (so.width < 320 || so.width > 8192 || so.height < 240 || so.height > 8192)
         throw ts::ValidationError("--width x --height = " + width + " x " + height +
                                   " is outside 320..8192 x 240..8192");
+      so.scale = float(parse_positive(snap_scale, "--scale"));
+      if (so.scale < 0.5f || so.scale > 4.0f)
+        throw ts::ValidationError("--scale = " + snap_scale + " is outside 0.5..4");
       check_output_path(snap_out, snap_force, "--out");
       so.out_png = snap_out;
       so.overwrite = snap_force;

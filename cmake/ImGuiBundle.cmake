@@ -138,7 +138,7 @@ if(EXISTS "${TILESCOPE_IMGUI_DIR}/imgui_stacklayout.cpp")
   target_sources(tilescope_imgui_te PRIVATE "${TILESCOPE_IMGUI_DIR}/imgui_stacklayout.cpp")
 endif()
 target_include_directories(tilescope_imgui_te SYSTEM PUBLIC ${TILESCOPE_IMGUI_DIR} ${TILESCOPE_IMGUI_DIR}/backends
-                           ${TILESCOPE_IMPLOT_DIR} ${TILESCOPE_TEST_ENGINE_DIR}/..)
+                           ${TILESCOPE_IMPLOT_DIR} ${TILESCOPE_TEST_ENGINE_DIR} ${TILESCOPE_TEST_ENGINE_DIR}/..)
 target_compile_definitions(tilescope_imgui_te PUBLIC IMGUI_DEFINE_MATH_OPERATORS GLFW_INCLUDE_NONE
                            IMGUI_ENABLE_TEST_ENGINE IMGUI_TEST_ENGINE_ENABLE_COROUTINE_STDTHREAD_IMPL=1
                            IMGUI_TEST_ENGINE_ENABLE_IMPLOT=0 IMGUI_TEST_ENGINE_ENABLE_CAPTURE=0

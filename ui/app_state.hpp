@@ -44,6 +44,14 @@ struct HeatmapReport {
   float shown_lo = 0, shown_hi = 0;  // the colour scale
 };
 
+// The element under the mouse in a heatmap, as the tooltip shows it (tests read it back).
+struct HoverReport {
+  std::string map;  // "A", "B", "C = A B", "C - reference"; empty: nothing hovered this frame
+  int64_t row = -1, col = -1;
+  bool ready = false;  // the value has arrived (GPU reads take a frame or two)
+  float value = 0;
+};
+
 // Heatmaps: show rows [row0, row0 + rows) x columns [col0, col0 + cols).
 struct ZoomRequest {
   double row0 = 0, col0 = 0, rows = 1, cols = 1;
@@ -103,6 +111,7 @@ struct AppState {
   // What was drawn last frame (snapshot checks and UI tests).
   std::map<std::string, PanelReport> panels;
   std::map<std::string, HeatmapReport> heatmap_reports;
+  HoverReport hover;
   std::map<std::string, Rect> layout;  // other named rectangles (e.g. the status bar)
 };
 

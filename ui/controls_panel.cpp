@@ -156,15 +156,19 @@ class ControlsPanel final : public Panel {
     const float field_w = ImGui::GetFontSize() * 4.2f;
     ImGui::SetNextItemWidth(std::max(ImGui::GetFontSize() * 4, ImGui::GetContentRegionAvail().x - field_w -
                                                                    ImGui::GetStyle().ItemSpacing.x));
+    // The grab follows the hand (the raw value); the number shown, and committed, is the snapped one.
     if (!m_dragging[i]) m_draft[i] = std::clamp(*value, lo, hi);
-    if (ImGui::SliderScalar(
-            "##slider", ImGuiDataType_S64, &m_draft[i], &lo, &hi, "%" PRId64,
-            ImGuiSliderFlags_Logarithmic | ImGuiSliderFlags_NoInput | ImGuiSliderFlags_AlwaysClamp)) {
-      if (!ImGui::GetIO().KeyAlt) m_draft[i] = snap_dim(double(m_draft[i]), step, lo, hi);
-    }
+    auto snapped = [&] {
+      return ImGui::GetIO().KeyAlt ? m_draft[i] : snap_dim(double(m_draft[i]), step, lo, hi);
+    };
+    char shown[32];
+    std::snprintf(shown, sizeof shown, "%" PRId64, m_dragging[i] ? snapped() : *value);
+    ImGui::SliderScalar(
+        "##slider", ImGuiDataType_S64, &m_draft[i], &lo, &hi, shown,
+        ImGuiSliderFlags_Logarithmic | ImGuiSliderFlags_NoInput | ImGuiSliderFlags_AlwaysClamp);
     m_dragging[i] = ImGui::IsItemActive();
-    if (ImGui::IsItemDeactivatedAfterEdit()) commit(s, d, m_draft[i]);
-    if (ImGui::IsItemHovered()) {
+    if (ImGui::IsItemDeactivatedAfterEdit()) commit(s, d, snapped());
+    if (ImGui::IsItemHovered() && !ImGui::IsItemActive()) {
       ImGui::BeginTooltip();
       ImGui::Text("%s from %" PRId64 " to %" PRId64 ": snaps to powers of two and multiples of %d",
                   dim_name(d), lo, hi, step);
@@ -175,7 +179,8 @@ class ControlsPanel final : public Panel {
     ImGui::SameLine();
     ImGui::SetNextItemWidth(field_w);
     if (!m_editing[i]) std::snprintf(m_text[i].data(), m_text[i].size(), "%" PRId64, *value);
-    ImGui::InputText("##text", m_text[i].data(), m_text[i].size(), ImGuiInputTextFlags_CharsDecimal);
+    ImGui::InputText("##text", m_text[i].data(), m_text[i].size(),
+                     ImGuiInputTextFlags_CharsDecimal | ImGuiInputTextFlags_AutoSelectAll);
     m_editing[i] = ImGui::IsItemActive();
     if (ImGui::IsItemDeactivatedAfterEdit()) {
       try {

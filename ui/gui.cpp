@@ -216,17 +216,18 @@ int run_gui(const GuiOptions& opt) {
   glfwSetWindowSize(win, place.w, place.h);
   if (place.place) glfwSetWindowPos(win, place.x, place.y);
   if (place.maximize) glfwMaximizeWindow(win);
+  glfwSetWindowSizeLimits(win, 960, 600, GLFW_DONT_CARE, GLFW_DONT_CARE);  // below this the panels cannot fit
   glfwShowWindow(win);
   glfwSwapInterval(1);
 
   ImGuiSession session(win, ec ? nullptr : ini.c_str());
   App app(opt.backend, opt.backend_note, settings, window.gl_renderer());
   if (!warnings.empty()) app.state().say(Severity::Warning, "settings: " + warnings);
-  if (opt.hooks.started) opt.hooks.started(app);
+  if (opt.hooks.started) opt.hooks.started(app, win);
 
   while (!window.should_close()) {
     // Idle: wait for input (low CPU); busy: keep animating the spinner.
-    if (app.state().busy || app.state().repeat)
+    if (app.state().busy || app.state().repeat || opt.hooks.poll_continuously)
       glfwPollEvents();
     else
       glfwWaitEventsTimeout(0.25);
@@ -243,7 +244,7 @@ int run_gui(const GuiOptions& opt) {
     }
     if (app.state().export_request) save_panel_export(app.state(), fb_w, fb_h);
     window.swap();
-    if (opt.hooks.after_swap) opt.hooks.after_swap(app);
+    if (opt.hooks.after_swap) opt.hooks.after_swap(app, win);
     if (app.state().quit_requested || (opt.hooks.keep_running && !opt.hooks.keep_running(app)))
       glfwSetWindowShouldClose(win, GLFW_TRUE);
   }
@@ -427,10 +428,11 @@ FrameBenchResult run_frame_bench(const FrameBenchOptions& opt) {
     if (st.result_serial == serial) throw std::runtime_error("a commit's run did not finish within 20 s");
     r.commit_ms.push_back(std::chrono::duration<double, std::milli>(clock::now() - t0).count());
   }
-  if (opt.commits > 0) {  // back to the measured problem for Repeat
+  if (st.result->spec != opt.spec) {  // back to the measured problem for Repeat
     st.settings.spec = opt.spec;
     const uint64_t serial = st.result_serial;
-    while (st.result_serial == serial && st.last_error.empty()) frame();
+    const auto limit = clock::now() + std::chrono::seconds(20);
+    while (st.result_serial == serial && st.last_error.empty() && clock::now() < limit) frame();
   }
 
   // Repeat: the kernel re-runs back to back on the engine's thread while frames are drawn here.

@@ -11,17 +11,21 @@
 #include "backend.hpp"
 #include "headless.hpp"
 
+struct GLFWwindow;
+
 namespace ts::ui {
 
 class App;
 
-// For the UI tests: called with the app once it exists (before the first frame), after every frame has been
-// swapped, and asked whether to keep going. The window's own loop is unchanged otherwise.
+// For the UI tests: called with the app and its window once both exist (before the first frame), after every
+// frame has been swapped (on the window's thread, so a test may resize the window here), and asked whether to
+// keep going. The window's own loop is unchanged otherwise.
 struct GuiHooks {
-  std::function<void(App&)> started;
-  std::function<void(App&)> after_swap;
+  std::function<void(App&, GLFWwindow*)> started;
+  std::function<void(App&, GLFWwindow*)> after_swap;
   std::function<bool(App&)> keep_running;  // false: close as if the person quit
   std::function<void(App&)> before_exit;   // the last frame is done; settings are about to be saved
+  bool poll_continuously = false;          // draw frames back to back even when idle (simulated input)
 };
 
 struct GuiOptions {

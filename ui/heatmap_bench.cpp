@@ -123,14 +123,16 @@ HeatmapBenchResult run_heatmap_bench(const HeatmapBenchOptions& opt) {
                                   "every element through host memory into a full-resolution texture (no LOD)",
                                   host, store, opt.view, std::max(3, opt.repeats / 10), true, false, false));
   }
-  if (opt.frame_seconds > 0) {
+  if (opt.frame_seconds > 0 || opt.commits > 0) {
     FrameBenchOptions fo;
     fo.backend = opt.backend;
     fo.spec = opt.spec;
     fo.seconds = opt.frame_seconds;
     fo.gl = opt.gl;
+    fo.commits = opt.commits;
     const FrameBenchResult f = run_frame_bench(fo);
     out.frame_ms = f.frame_ms;
+    out.commit_ms = f.commit_ms;
     out.runs_during_frames = f.runs;
     out.frame_heatmap_state = f.heatmap_state;
   }
@@ -178,8 +180,18 @@ std::string format_heatmap_bench(const HeatmapBenchResult& r, const HeatmapBench
           {"max_ms", st.max},
           {"fps_median", 1000.0 / st.median},
           {"over_50ms", std::count_if(r.frame_ms.begin(), r.frame_ms.end(), [](double x) { return x > 50; })},
+          {"over_16_7ms",
+           std::count_if(r.frame_ms.begin(), r.frame_ms.end(), [](double x) { return x > 16.7; })},
           {"runs", r.runs_during_frames},
           {"heatmaps", r.frame_heatmap_state}};
+    }
+    if (!r.commit_ms.empty()) {
+      const auto st = stat(r.commit_ms);
+      j["commits"] = {{"count", r.commit_ms.size()},
+                      {"median_ms", st.median},
+                      {"min_ms", st.min},
+                      {"max_ms", st.max},
+                      {"all_ms", r.commit_ms}};
     }
     return j.dump(2) + "\n";
   }
@@ -217,6 +229,19 @@ std::string format_heatmap_bench(const HeatmapBenchResult& r, const HeatmapBench
         "ms, worst %.2f ms, %ld over 50 ms; heatmaps: %s\n",
         r.frame_ms.size(), r.runs_during_frames, st.median, 1000.0 / st.median, quantile(r.frame_ms, 0.99),
         st.max, over, r.frame_heatmap_state.c_str());
+    os << line;
+    std::snprintf(
+        line, sizeof line, "frames over 16.7 ms (60 Hz): %ld\n",
+        long(std::count_if(r.frame_ms.begin(), r.frame_ms.end(), [](double x) { return x > 16.7; })));
+    os << line;
+  }
+  if (!r.commit_ms.empty()) {
+    const auto st = stat(r.commit_ms);
+    std::snprintf(
+        line, sizeof line,
+        "\nsize committed -> new heatmaps and Result drawn (%zu commits, alternating N and N - 24): "
+        "median %.1f ms, min %.1f ms, max %.1f ms\n",
+        r.commit_ms.size(), st.median, st.min, st.max);
     os << line;
   }
   return os.str();

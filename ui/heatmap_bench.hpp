@@ -17,6 +17,7 @@ struct HeatmapBenchOptions {
   int view = 1024;            // each heatmap's view: view x view values
   int repeats = 50;           // timed refreshes per path
   double frame_seconds = 10;  // GUI frame-time measurement (0: skip)
+  int commits = 0;            // > 0: time this many commits of a new size to the new heatmaps and Result
   gfx::GlChoice gl = gfx::GlChoice::Auto;
 };
 
@@ -30,6 +31,7 @@ struct HeatmapBenchResult {
   bool interop = false;
   std::vector<PathTiming> paths;  // interop (when available), host fallback, full host round trip
   std::vector<double> frame_ms;
+  std::vector<double> commit_ms;
   int runs_during_frames = 0;
   std::string frame_heatmap_state;
 };

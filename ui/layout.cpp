@@ -19,7 +19,7 @@ bool Layout::saved_layout_usable(const std::vector<std::unique_ptr<Panel>>& pane
   if (!root || root->IsLeafNode()) return false;  // nothing saved, or an empty dock space
   for (const auto& p : panels) {
     const ImGuiWindowSettings* ws = ImGui::FindWindowSettingsByID(ImHashStr(p->name()));
-    if (!ws) return false;  // a panel the saved layout never saw: it would float somewhere arbitrary
+    if (!ws) return false;          // a panel the saved layout never saw: it would float somewhere arbitrary
     if (ws->DockId == 0) continue;  // floating on purpose: kept, and brought back on screen if needed
     ImGuiDockNode* n = ImGui::DockBuilderGetNode(ws->DockId);
     if (!n || ImGui::DockNodeGetRootNode(n)->ID != dock_id()) return false;
@@ -99,9 +99,9 @@ void Layout::dock_space(AppState& s, const std::vector<std::unique_ptr<Panel>>& 
 void Layout::keep_on_screen(const std::vector<std::unique_ptr<Panel>>& panels) {
   if (m_front_frames > 0) {
     --m_front_frames;
-    // New windows take the focus as they appear, so the last one drawn would be in front of its tabs.
-    for (const char* front : {"Timings", "Result"}) ImGui::SetWindowFocus(front);
-    if (m_front_frames == 0) ImGui::SetWindowFocus(nullptr);
+    for (const char* front : {"Timings", "Result"})
+      if (ImGuiWindow* w = ImGui::FindWindowByName(front); w && w->DockNode && w->DockNode->TabBar)
+        w->DockNode->TabBar->NextSelectedTabId = w->TabId;
   }
   const ImGuiViewport* vp = ImGui::GetMainViewport();
   for (const auto& p : panels) {

@@ -59,6 +59,7 @@ class MatricesPanel final : public Panel {
     }
     gfx::HeatmapSet& set = *s.heatmaps;
     if (set.serial() != s.result_serial) set.set_store(s.result->store, s.result_serial);
+    s.hover = HoverReport{};
     const MatrixStore& store = *s.result->store;
     m_reset = std::exchange(m_reset_next, false) || m_reset;
     toolbar(s);
@@ -74,7 +75,7 @@ class MatricesPanel final : public Panel {
                      (avail.y - ImGui::GetStyle().ItemSpacing.y * float(nrows - 1)) / float(nrows));
       double area = 0;
       for (const MapInfo& mi : kMaps) {
-        const ImVec2 in = inner_size(mi, store, c);
+        const ImVec2 in = inner_size(mi, store, c, false);
         area += double(in.x) * double(in.y);
       }
       if (area > best * 1.05) best = area, per_row = n;  // prefer the squarer grid unless clearly better
@@ -172,12 +173,14 @@ class MatricesPanel final : public Panel {
 
   // The plot area a map gets in a cell: the cell less the title line, the colour scale and the axes (measured
   // on the previous frame; first guess 3 x 2.4 em), shrunk to the matrix's shape.
-  ImVec2 inner_size(const MapInfo& mi, const MatrixStore& store, ImVec2 cell) {
+  // floors: keep at least a usable frame (drawing); without them, the true room (choosing the grid).
+  ImVec2 inner_size(const MapInfo& mi, const MatrixStore& store, ImVec2 cell, bool floors = true) {
     const float em = ImGui::GetFontSize();
     ImVec2& pad = m_pad[size_t(mi.id)];
     if (pad.x <= 0) pad = ImVec2(em * 3.0f, em * 2.4f);
-    const float plot_w = std::max(em * 6, cell.x - em * 4.2f - ImGui::GetStyle().ItemSpacing.x);
-    const float plot_h = std::max(em * 6, cell.y - ImGui::GetTextLineHeightWithSpacing());
+    const float min_side = floors ? em * 6 : 0.0f;
+    const float plot_w = std::max(min_side, cell.x - em * 4.2f - ImGui::GetStyle().ItemSpacing.x);
+    const float plot_h = std::max(min_side, cell.y - ImGui::GetTextLineHeightWithSpacing());
     float w = std::max(1.0f, plot_w - pad.x), h = std::max(1.0f, plot_h - pad.y);
     const double aspect = double(store.cols(mi.id)) / double(store.rows(mi.id));
     if (double(w) / double(h) > aspect)
@@ -329,7 +332,7 @@ class MatricesPanel final : public Panel {
           m_whole[i] = false;
           if (linked) m_whole[size_t(MatrixId::C)] = m_whole[size_t(MatrixId::Error)] = false;
         }
-        hover(set, mi, pic, rows, cols, hs.reduce);
+        hover(s, set, mi, pic, rows, cols, hs.reduce);
         // ImPlot's double-click fits the plotted image (the region in view): make it mean "whole matrix".
         if (ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) m_reset_next = true;
       }
@@ -364,12 +367,13 @@ class MatricesPanel final : public Panel {
 
   // Hover: (row, col) and the element's exact value, always in that order; the value comes from the heatmap
   // set without blocking (a GPU read shows "reading..." for a frame or two).
-  void hover(gfx::HeatmapSet& set, const MapInfo& mi, const gfx::HeatmapPicture& pic, int64_t rows,
-             int64_t cols, Reduce reduce) {
+  void hover(AppState& s, gfx::HeatmapSet& set, const MapInfo& mi, const gfx::HeatmapPicture& pic,
+             int64_t rows, int64_t cols, Reduce reduce) {
     const ImPlotPoint mp = ImPlot::GetPlotMousePos();
     const int64_t col = int64_t(std::floor(mp.x)), row = int64_t(std::floor(mp.y));
     if (row < 0 || row >= rows || col < 0 || col >= cols) return;
     const gfx::HoverValue v = set.hover(mi.id, row, col);
+    s.hover = HoverReport{mi.title, row, col, v.state == gfx::HoverValue::State::Ready, v.value};
     char value[96];
     switch (v.state) {
       case gfx::HoverValue::State::Ready:

@@ -32,7 +32,9 @@ void Panel::draw(AppState& s) {
   rep.visible = false;
   bool open = s.settings.view.shown(name());
   if (!open) return;
-  const bool shown = ImGui::Begin(name(), &open, window_flags());
+  // A panel that appears does not take the focus: the tab saved (or chosen by the default layout) stays in
+  // front of its dock node.
+  const bool shown = ImGui::Begin(name(), &open, window_flags() | ImGuiWindowFlags_NoFocusOnAppearing);
   if (shown) draw_content(s);
   ImGuiWindow* w = ImGui::GetCurrentWindow();
   rep.rect = Rect{w->Pos.x, w->Pos.y, w->Size.x, w->Size.y};

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <utility>
 
 #define STB_IMAGE_IMPLEMENTATION
 #include <stb_image.h>
@@ -13,6 +14,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "colormap.hpp"
 #include "test_util.hpp"
 
 using namespace ts;
@@ -225,4 +227,130 @@ TEST(Snapshot, RefusesToOverwriteAnExistingFile) {
   std::string content;
   in >> content;
   EXPECT_EQ(content, "precious");
+}
+
+// [SECTION] Orientation: the pixel at each known (row, col) has the colour of that element. The same test
+// covers the host path (CI: the CPU backend, Mesa's EGL) and the interop path (a GPU: the CUDA backend writes
+// the textures), whichever the machine has.
+namespace {
+
+struct Map {
+  double px_x0, px_y0, px_w, px_h, x0, x1, y0, y1;
+  float lo, hi;
+  // The pixel at the centre of element (row, col).
+  std::pair<int, int> pixel(int64_t row, int64_t col) const {
+    const double x = px_x0 + (double(col) + 0.5 - x0) / (x1 - x0) * px_w;
+    const double y = px_y0 + (double(row) + 0.5 - y0) / (y1 - y0) * px_h;
+    return {int(x), int(y)};
+  }
+};
+
+Map map_of(const nlohmann::json& j, const std::string& name) {
+  const auto& h = j["heatmaps"][name];
+  return Map{h["plot"][0], h["plot"][1], h["plot"][2], h["plot"][3],  h["x0"],
+             h["x1"],      h["y0"],      h["y1"],      h["shown_lo"], h["shown_hi"]};
+}
+
+// The colour the shader gives `value` on this map, and how far a pixel is from it (max channel difference).
+int colour_distance(const Image& im, std::pair<int, int> px, const Colormap& cmap, const Map& m,
+                    float value) {
+  const auto want = colormap_color(cmap, value, m.lo, m.hi);
+  const uint8_t* got = im.at(px.first, px.second);
+  int d = 0;
+  for (int c = 0; c < 3; ++c) d = std::max(d, std::abs(int(got[c]) - int(want[size_t(c)])));
+  return d;
+}
+
+struct Snap {
+  int code = 0;
+  std::string output;
+  Image image;
+  nlohmann::json layout;
+};
+
+Snap snapshot(const std::string& args, const test::TempDir& dir) {
+  Snap s;
+  const std::string png = dir.file("o.png"), layout = dir.file("o.json");
+  std::filesystem::remove(png);
+  auto r = test::run_cmd("env -u DISPLAY " + kBin + " snapshot --gl egl --backend auto --out " + png +
+                         " --layout-json " + layout + " " + args);
+  s.code = r.code;
+  s.output = r.output;
+  if (r.code == 0 || r.code == 1) {
+    s.image = load_png(png);
+    std::ifstream f(layout);
+    s.layout = nlohmann::json::parse(f);
+  }
+  return s;
+}
+
+}  // namespace
+
+TEST(Orientation, RampAndIdentityPixelsSitAtTheirRowsAndColumns) {
+  test::TempDir dir;
+  // Small matrices, so every element is several pixels wide and its centre is clear of the plot's border.
+  Snap s = snapshot("--m 24 --n 20 --k 12 --input ramp --width 1600 --height 1000", dir);
+  if (s.code == 2 && s.output.find("EGL") != std::string::npos) GTEST_SKIP() << "no EGL device: " << s.output;
+  ASSERT_EQ(s.code, 0) << s.output;
+  std::printf("heatmaps through %s\n", s.layout["interop"].get<bool>() ? "CUDA-GL interop" : "host memory");
+  const Colormap& viridis = *find_colormap("viridis");
+  // A[i][j] = i: dark at the top, bright at the bottom; B[i][j] = j: dark at the left, bright at the right.
+  const Map a = map_of(s.layout, "heatmap A"), b = map_of(s.layout, "heatmap B");
+  EXPECT_EQ(a.lo, 0.0f);
+  EXPECT_EQ(a.hi, 23.0f);
+  for (auto [row, col] : {std::pair<int64_t, int64_t>{0, 0}, {23, 0}, {0, 11}, {23, 11}, {6, 7}, {17, 2}})
+    EXPECT_LE(colour_distance(s.image, a.pixel(row, col), viridis, a, float(row)), 2)
+        << "A at " << row << "," << col;
+  for (auto [row, col] : {std::pair<int64_t, int64_t>{0, 0}, {11, 0}, {0, 19}, {11, 19}, {5, 8}})
+    EXPECT_LE(colour_distance(s.image, b.pixel(row, col), viridis, b, float(col)), 2)
+        << "B at " << row << "," << col;
+  // C = K i j: zero along row 0 and column 0, its maximum at the bottom-right corner.
+  const Map c = map_of(s.layout, "heatmap C = A B");
+  for (auto [row, col] : {std::pair<int64_t, int64_t>{0, 0}, {0, 19}, {23, 0}, {23, 19}, {12, 9}})
+    EXPECT_LE(colour_distance(s.image, c.pixel(row, col), viridis, c, float(12 * row * col)), 2)
+        << "C at " << row << "," << col;
+
+  // Identity A: the diagonal runs from the top-left corner down to the right.
+  Snap id = snapshot("--size 20 --input identity", dir);
+  ASSERT_EQ(id.code, 0) << id.output;
+  const Map ia = map_of(id.layout, "heatmap A");
+  for (int64_t i : {0, 7, 13, 19}) {
+    EXPECT_LE(colour_distance(id.image, ia.pixel(i, i), viridis, ia, 1.0f), 2) << "diagonal at " << i;
+    EXPECT_LE(colour_distance(id.image, ia.pixel(i, 19 - i), viridis, ia, 0.0f), 2)
+        << "anti-diagonal at " << i;
+  }
+}
+
+TEST(Orientation, TheFloorKKernelsWrongRowsAreTheBottomBandOfTheErrorMap) {
+  // K = 1000 is not a multiple of 32: K / TILE steps skip k = 992..999, so with A = I rows 992..999 of C are
+  // zero instead of B's rows: the bottom band of the error map, and nothing above it.
+  test::TempDir dir;
+  // Rows 900..999 fill the maps (--zoom), so the band of 8 wrong rows is about 8 % of the plot's height.
+  Snap s = snapshot("--size 1000 --kernel tiled_floork --tile 32 --input identity --zoom 900,0,100,100", dir);
+  if (s.code == 2 && s.output.find("EGL") != std::string::npos) GTEST_SKIP() << "no EGL device: " << s.output;
+  ASSERT_EQ(s.code, 1) << "the teaching kernel must fail verification: " << s.output;
+  EXPECT_GE(s.layout["result"]["worst_row"].get<int64_t>(), 992);
+  // Rows 992-999 (8000 elements), less the few where B's value is itself below the tolerance.
+  EXPECT_GE(s.layout["result"]["bad_elements"].get<int64_t>(), 7950);
+  EXPECT_LE(s.layout["result"]["bad_elements"].get<int64_t>(), 8000);
+  const Map e = map_of(s.layout, "heatmap C - reference");
+  const Colormap& map = default_diverging_colormap();
+  const auto mid = colormap_color(map, 0.0f, e.lo, e.hi);
+  auto off_mid = [&](int64_t row, int64_t col) {
+    const auto px = e.pixel(row, col);
+    const uint8_t* p = s.image.at(px.first, px.second);
+    int d = 0;
+    for (int c = 0; c < 3; ++c) d = std::max(d, std::abs(int(p[c]) - int(mid[size_t(c)])));
+    return d;
+  };
+  EXPECT_EQ(e.y0, 900.0) << "the zoom shows rows 900 onwards at the top";
+  // Element centres away from the 32 x 32 tile grid's lines (drawn at multiples of 32 at this zoom).
+  int coloured_bottom = 0;
+  for (int64_t col : {4, 12, 20, 40, 50, 70, 84}) {
+    coloured_bottom += off_mid(996, col) > 40;
+    EXPECT_LE(off_mid(903, col), 2) << "row 903 is right, so it is drawn in the middle colour";
+    EXPECT_LE(off_mid(950, col), 2);
+    EXPECT_LE(off_mid(988, col), 2) << "row 988 is right: the band must not reach up here";
+  }
+  EXPECT_GE(coloured_bottom, 6) << "the wrong rows 992-999 must show at the bottom of the error map";
 }

@@ -1,0 +1,341 @@
+// The real window, driven like a person would drive it: the Dear ImGui Test Engine moves the mouse, drags,
+// types and presses keys inside TileScope's own frame loop (run_gui, the CPU backend, a virtual X server).
+// Each test opens a fresh window with its own config folder, and checks what the app did in response.
+#include <GLFW/glfw3.h>
+#include <imgui.h>
+#include <imgui_internal.h>
+#include <imgui_te_context.h>
+#include <imgui_te_engine.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "app.hpp"
+#include "gui.hpp"
+#include "registry.hpp"
+#include "test_util.hpp"
+
+using namespace ts;
+using ts::ui::App;
+
+namespace {
+
+bool have_display() {
+  const char* d = std::getenv("DISPLAY");
+  return d && *d;
+}
+
+// One window session: `body` runs as a Test Engine test inside the frame loop; `resize` (set by a test) is
+// applied to the OS window on the frame loop's thread.
+struct Session {
+  std::function<void(ImGuiTestContext*, App&)> body;
+  std::optional<ImVec2> resize;
+  ImVec2 window_size{0, 0};  // the OS window's size after the last frame
+  ImGuiTestEngineResultSummary summary;
+  int tested = 0, passed = 0;
+};
+
+void run_session(Session& s) {
+  ImGuiTestEngine* engine = nullptr;
+  ui::GuiOptions go;
+  std::string note;
+  go.backend = make_backend(BackendChoice::Cpu, &note);
+  go.hooks.poll_continuously = true;
+  go.hooks.started = [&](App& app, GLFWwindow*) {
+    engine = ImGuiTestEngine_CreateContext();
+    ImGuiTestEngineIO& io = ImGuiTestEngine_GetIO(engine);
+    io.ConfigVerboseLevel = ImGuiTestVerboseLevel_Warning;
+    io.ConfigVerboseLevelOnError = ImGuiTestVerboseLevel_Debug;
+    io.ConfigRunSpeed = ImGuiTestRunSpeed_Fast;
+    io.ConfigLogToTTY = true;
+    io.ConfigNoThrottle = true;
+    io.ConfigSavedSettings = false;
+    io.ConfigCaptureEnabled = false;
+    io.ConfigWatchdogKillTest = 240;
+    io.ConfigWatchdogWarning = 120;
+    ImGuiTestEngine_Start(engine, ImGui::GetCurrentContext());
+    ImGuiTest* t = ImGuiTestEngine_RegisterTest(engine, "tilescope", "session", __FILE__, __LINE__);
+    App* a = &app;
+    t->TestFunc = [&s, a](ImGuiTestContext* ctx) { s.body(ctx, *a); };
+    ImGuiTestEngine_QueueTest(engine, t, ImGuiTestRunFlags_RunFromCommandLine);
+  };
+  go.hooks.after_swap = [&](App&, GLFWwindow* w) {
+    ImGuiTestEngine_PostSwap(engine);
+    if (s.resize) {
+      glfwSetWindowSize(w, int(s.resize->x), int(s.resize->y));
+      s.resize.reset();
+    }
+    int ww = 0, wh = 0;
+    glfwGetWindowSize(w, &ww, &wh);
+    s.window_size = ImVec2(float(ww), float(wh));
+  };
+  go.hooks.keep_running = [&](App&) { return !ImGuiTestEngine_IsTestQueueEmpty(engine); };
+  go.hooks.before_exit = [&](App&) {
+    ImGuiTestEngine_GetResultSummary(engine, &s.summary);
+    ImGuiTestEngine_Stop(engine);
+  };
+  ui::run_gui(go);
+  ImGuiTestEngine_DestroyContext(engine);
+  s.tested = s.summary.CountTested;
+  s.passed = s.summary.CountSuccess;
+}
+
+// Frames until `done` holds, for at most `seconds`: runs finish on the engine's thread meanwhile.
+bool yield_until(ImGuiTestContext* ctx, const std::function<bool()>& done, double seconds = 60) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (!done() && std::chrono::steady_clock::now() < end) ctx->Yield();
+  return done();
+}
+
+bool wait_for_result(ImGuiTestContext* ctx, App& app, uint64_t after_serial) {
+  return yield_until(ctx, [&] { return app.state().result_serial > after_serial && !app.state().busy; });
+}
+
+// A config folder of its own for each test (settings.json and imgui.ini), gone afterwards.
+class Gui : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!have_display()) GTEST_SKIP() << "no X display (install xvfb so ctest can start one)";
+    ::setenv("XDG_CONFIG_HOME", m_dir.path().c_str(), 1);
+    ::setenv("XDG_PICTURES_DIR", (m_dir.path() / "pictures").c_str(), 1);
+  }
+  std::filesystem::path config_file(const char* name) const { return m_dir.path() / "tilescope" / name; }
+  test::TempDir m_dir;
+};
+
+bool inside(const ui::Rect& r, ImVec2 window) {
+  return r.x >= -0.5f && r.y >= -0.5f && r.x + r.w <= window.x + 0.5f && r.y + r.h <= window.y + 0.5f;
+}
+bool overlap(const ui::Rect& a, const ui::Rect& b) {
+  return a.x + 1 < b.x + b.w && b.x + 1 < a.x + a.w && a.y + 1 < b.y + b.h && b.y + 1 < a.y + a.h;
+}
+
+// Every panel shown is inside the window, no two shown panels overlap; from 1280 x 720 up, none has text cut
+// off (smaller windows may cut text, never hide a panel).
+void check_layout(ImGuiTestContext* ctx, const ui::AppState& st, ImVec2 window) {
+  const bool readable = window.x >= 1280 && window.y >= 720;
+  std::vector<std::pair<std::string, ui::Rect>> shown;
+  for (const auto& [name, p] : st.panels) {
+    if (!p.visible) continue;
+    IM_CHECK_NO_RET(inside(p.rect, window));
+    if (!inside(p.rect, window))
+      ctx->LogError("%s at %.0f,%.0f %.0fx%.0f is outside the %.0fx%.0f window", name.c_str(), p.rect.x, p.rect.y,
+                    p.rect.w, p.rect.h, window.x, window.y);
+    IM_CHECK_NO_RET(!readable || p.clipped_px == 0);
+    if (readable && p.clipped_px) ctx->LogError("%s cuts off %.0f px of its content", name.c_str(), p.clipped_px);
+    for (const auto& [other, r] : shown) {
+      IM_CHECK_NO_RET(!overlap(p.rect, r));
+      if (overlap(p.rect, r)) ctx->LogError("%s overlaps %s", name.c_str(), other.c_str());
+    }
+    shown.emplace_back(name, p.rect);
+  }
+}
+
+}  // namespace
+
+TEST_F(Gui, DraggingTheSizeSliderRunsOnceWhenLetGoWithASnappedSize) {
+  Session s;
+  s.body = [](ImGuiTestContext* ctx, App& app) {
+    ui::AppState& st = app.state();
+    IM_CHECK(wait_for_result(ctx, app, 0));
+    const uint64_t runs = st.runs_submitted, serial = st.result_serial;
+    const int64_t before = st.settings.spec.n;
+    ctx->SetRef("Controls");
+    // A drag of many frames: no run while the hand is still on the slider.
+    ctx->MouseMove("$$1/##slider");
+    ctx->MouseDown(0);
+    for (int i = 0; i < 12; ++i) {
+      ctx->MouseMoveToPos(ImGui::GetIO().MousePos + ImVec2(-6, 0));
+      IM_CHECK_EQ(st.runs_submitted, runs);
+    }
+    ctx->MouseUp(0);
+    ctx->Yield(2);
+    IM_CHECK_EQ(st.runs_submitted, runs + 1);  // exactly one run for the committed value
+    IM_CHECK(wait_for_result(ctx, app, serial));
+    const int64_t n = st.settings.spec.n;
+    IM_CHECK_LT(n, before);
+    IM_CHECK_EQ(st.result->spec.n, n);  // the Result and the heatmaps show the committed size
+    IM_CHECK_EQ(st.result->spec.m, n);
+    // Snapped: a multiple of the tile (16) or a power of two.
+    IM_CHECK((n % 16 == 0) || ((n & (n - 1)) == 0));
+    IM_CHECK_EQ(st.runs_submitted, runs + 1);
+  };
+  run_session(s);
+  EXPECT_EQ(s.tested, 1);
+  EXPECT_EQ(s.passed, 1) << "see the Test Engine log above";
+}
+
+TEST_F(Gui, ATypedSizeRunsOnceWhenCommittedAndBadValuesAreRefusedWithAMessage) {
+  Session s;
+  s.body = [](ImGuiTestContext* ctx, App& app) {
+    ui::AppState& st = app.state();
+    IM_CHECK(wait_for_result(ctx, app, 0));
+    ctx->SetRef("Controls");
+    uint64_t runs = st.runs_submitted, serial = st.result_serial;
+    // Typing 1, 10, 100 then Enter is one run at 100, not three.
+    ctx->ItemClick("$$1/##text");
+    ctx->KeyCharsReplace("100");
+    IM_CHECK_EQ(st.runs_submitted, runs);
+    ctx->KeyPress(ImGuiKey_Enter);
+    ctx->Yield(2);
+    IM_CHECK_EQ(st.runs_submitted, runs + 1);
+    IM_CHECK(wait_for_result(ctx, app, serial));
+    IM_CHECK_EQ(st.result->spec.n, 100);
+    // 0 and a size above the CPU backend's limit are refused with a message; nothing runs.
+    for (const char* bad : {"0", "5000"}) {
+      runs = st.runs_submitted;
+      const uint64_t msgs = st.log.latest() ? st.log.latest()->serial : 0;
+      ctx->ItemClick("$$1/##text");
+      ctx->KeyCharsReplaceEnter(bad);
+      ctx->Yield(2);
+      IM_CHECK_EQ(st.runs_submitted, runs);
+      IM_CHECK_EQ(st.settings.spec.n, 100);
+      IM_CHECK(st.log.latest() && st.log.latest()->serial > msgs);
+      IM_CHECK(st.log.latest()->text.find("N") != std::string::npos);
+    }
+  };
+  run_session(s);
+  EXPECT_EQ(s.passed, 1);
+}
+
+TEST_F(Gui, SpaceRunsUnlessATextFieldHasTheKeyboard) {
+  Session s;
+  s.body = [](ImGuiTestContext* ctx, App& app) {
+    ui::AppState& st = app.state();
+    IM_CHECK(wait_for_result(ctx, app, 0));
+    uint64_t runs = st.runs_submitted, serial = st.result_serial;
+    ctx->MouseMoveToPos(ImGui::GetMainViewport()->GetCenter());
+    ctx->KeyPress(ImGuiKey_Space);
+    ctx->Yield(2);
+    IM_CHECK_EQ(st.runs_submitted, runs + 1);
+    IM_CHECK(wait_for_result(ctx, app, serial));
+    runs = st.runs_submitted;
+    serial = st.result_serial;
+    ctx->KeyPress(ImGuiKey_F5);
+    ctx->Yield(2);
+    IM_CHECK_EQ(st.runs_submitted, runs + 1);
+    IM_CHECK(wait_for_result(ctx, app, serial));
+    // In the size field, Space is a character, not a run.
+    runs = st.runs_submitted;
+    ctx->SetRef("Controls");
+    ctx->ItemClick("$$1/##text");
+    ctx->KeyPress(ImGuiKey_Space);
+    ctx->Yield(2);
+    IM_CHECK_EQ(st.runs_submitted, runs);
+    ctx->KeyPress(ImGuiKey_Escape);
+  };
+  run_session(s);
+  EXPECT_EQ(s.passed, 1);
+}
+
+TEST_F(Gui, ResizingKeepsEveryPanelInsideTheWindowWithoutOverlapOrCutText) {
+  Session s;
+  s.body = [&s](ImGuiTestContext* ctx, App& app) {
+    IM_CHECK(wait_for_result(ctx, app, 0));
+    for (ImVec2 size : {ImVec2(1024, 700), ImVec2(1280, 720), ImVec2(1600, 1000), ImVec2(1366, 768)}) {
+      s.resize = size;
+      IM_CHECK(yield_until(ctx, [&] { return s.window_size.x == size.x && s.window_size.y == size.y; }, 10));
+      ctx->Yield(6);  // the dock space and the panels settle
+      IM_CHECK_EQ(ImGui::GetIO().DisplaySize.x, size.x);
+      check_layout(ctx, app.state(), size);
+      // Every panel is still one click away: shown, or a tab of a shown node.
+      for (const char* p : {"Controls", "Matrices", "Result", "Timings"}) IM_CHECK(app.state().panels.at(p).visible);
+    }
+  };
+  run_session(s);
+  EXPECT_EQ(s.passed, 1);
+}
+
+TEST_F(Gui, ResetLayoutShowsClosedPanelsAgainInTheirPlace) {
+  Session s;
+  s.body = [](ImGuiTestContext* ctx, App& app) {
+    ui::AppState& st = app.state();
+    IM_CHECK(wait_for_result(ctx, app, 0));
+    const ui::Rect before = st.panels.at("Result").rect;
+    ctx->MenuClick("//##MainMenuBar/View/Result");  // hide it
+    ctx->Yield(3);
+    IM_CHECK(!st.panels.at("Result").visible);
+    IM_CHECK(!st.settings.view.shown("Result"));
+    ctx->MenuClick("//##MainMenuBar/View/Reset layout");
+    ctx->Yield(6);
+    IM_CHECK(st.panels.at("Result").visible);
+    const ui::Rect after = st.panels.at("Result").rect;
+    IM_CHECK_EQ(after.x, before.x);
+    IM_CHECK_EQ(after.w, before.w);
+  };
+  run_session(s);
+  EXPECT_EQ(s.passed, 1);
+}
+
+TEST_F(Gui, ARelaunchRestoresTheWindowSizeTheHiddenPanelsAndTheProblem) {
+  Session first;
+  first.body = [&first](ImGuiTestContext* ctx, App& app) {
+    IM_CHECK(wait_for_result(ctx, app, 0));
+    first.resize = ImVec2(1300, 760);
+    IM_CHECK(yield_until(ctx, [&] { return first.window_size.x == 1300; }, 10));
+    ctx->MenuClick("//##MainMenuBar/View/Occupancy");  // hide it
+    ctx->SetRef("Controls");
+    const uint64_t serial = app.state().result_serial;
+    ctx->ItemClick("$$1/##text");
+    ctx->KeyCharsReplaceEnter("96");
+    IM_CHECK(wait_for_result(ctx, app, serial));
+  };
+  run_session(first);
+  ASSERT_EQ(first.passed, 1);
+  ASSERT_TRUE(std::filesystem::exists(config_file("settings.json")));
+  ASSERT_TRUE(std::filesystem::exists(config_file("imgui.ini")));
+
+  Session second;
+  second.body = [&second](ImGuiTestContext* ctx, App& app) {
+    ui::AppState& st = app.state();
+    ctx->Yield(4);
+    IM_CHECK_EQ(second.window_size.x, 1300.0f);
+    IM_CHECK_EQ(second.window_size.y, 760.0f);
+    IM_CHECK(!st.settings.view.shown("Occupancy"));
+    IM_CHECK(!st.panels.at("Occupancy").visible);
+    IM_CHECK_EQ(st.settings.spec.n, 96);
+    IM_CHECK(st.panels.at("Controls").docked && st.panels.at("Matrices").docked);
+    IM_CHECK(wait_for_result(ctx, app, 0));
+    IM_CHECK_EQ(st.result->spec.n, 96);
+  };
+  run_session(second);
+  EXPECT_EQ(second.passed, 1);
+}
+
+TEST_F(Gui, HoveringAHeatmapReadsTheElementDrawnThere) {
+  // Ramp input: A[i][j] = i and B[i][j] = j, so a value read back names the row (A) or column (B) under the
+  // mouse: a flipped or shifted picture would read another.
+  std::filesystem::create_directories(m_dir.path() / "tilescope");
+  std::ofstream(config_file("settings.json")) << R"({"m": 64, "n": 48, "k": 40, "square": false, "input": "ramp"})";
+  Session s;
+  s.body = [](ImGuiTestContext* ctx, App& app) {
+    ui::AppState& st = app.state();
+    IM_CHECK(wait_for_result(ctx, app, 0));
+    ctx->Yield(4);
+    IM_CHECK_EQ(st.result->spec.input, InputKind::Ramp);
+    for (const char* map : {"A", "B"}) {
+      const ui::HeatmapReport& h = st.heatmap_reports.at(std::string("heatmap ") + map);
+      for (auto [row, col] : {std::pair<int64_t, int64_t>{0, 0}, {5, 30}, {39, 2}, {20, 17}}) {
+        // The centre of element (row, col) on screen, from the plot's rectangle and its limits.
+        const float x = h.plot.x + float((double(col) + 0.5 - h.x0) / (h.x1 - h.x0)) * h.plot.w;
+        const float y = h.plot.y + float((double(row) + 0.5 - h.y0) / (h.y1 - h.y0)) * h.plot.h;
+        ctx->MouseMoveToPos(ImVec2(x, y));
+        IM_CHECK(yield_until(ctx, [&] { return st.hover.ready && st.hover.row == row; }, 10));
+        IM_CHECK_EQ(st.hover.map, std::string(map));
+        IM_CHECK_EQ(st.hover.row, row);
+        IM_CHECK_EQ(st.hover.col, col);
+        IM_CHECK_EQ(st.hover.value, float(map[0] == 'A' ? row : col));
+      }
+    }
+  };
+  run_session(s);
+  EXPECT_EQ(s.passed, 1);
+}
