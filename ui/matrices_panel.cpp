@@ -179,7 +179,8 @@ class MatricesPanel final : public Panel {
     ImVec2& pad = m_pad[size_t(mi.id)];
     if (pad.x <= 0) pad = ImVec2(em * 3.0f, em * 2.4f);
     const float min_side = floors ? em * 6 : 0.0f;
-    const float plot_w = std::max(min_side, cell.x - em * 4.2f - ImGui::GetStyle().ItemSpacing.x);
+    const float legend_w = m_legend_w[size_t(mi.id)] > 0 ? m_legend_w[size_t(mi.id)] : em * 4.2f;
+    const float plot_w = std::max(min_side, cell.x - legend_w - ImGui::GetStyle().ItemSpacing.x);
     const float plot_h = std::max(min_side, cell.y - ImGui::GetTextLineHeightWithSpacing());
     float w = std::max(1.0f, plot_w - pad.x), h = std::max(1.0f, plot_h - pad.y);
     const double aspect = double(store.cols(mi.id)) / double(store.rows(mi.id));
@@ -242,7 +243,6 @@ class MatricesPanel final : public Panel {
     std::snprintf(head, sizeof head, "%s   %s = %" PRId64 " x %" PRId64, mi.title, mi.shape, rows, cols);
     text_fit(head, nullptr, cell.x);
     const float em = ImGui::GetFontSize();
-    const float legend_w = em * 4.2f;
     // The frame follows the matrix's shape, so a 100 x 1000 matrix is drawn wide and flat, not stretched into
     // the cell.
     ImVec2& pad = m_pad[size_t(mi.id)];
@@ -353,7 +353,9 @@ class MatricesPanel final : public Panel {
     const char* label = hs.range == RangeMode::Manual      ? "manual range"
                         : hs.range == RangeMode::Symmetric ? "+-max |value| in view"
                                                            : "min..max in view";
-    ImPlot::ColormapScale(label, lo, hi, ImVec2(legend_w, frame.y), "%.3g", 0, scale_colormap(cmap));
+    // As wide as its tick labels need (measured for the next frame's layout).
+    ImPlot::ColormapScale(label, lo, hi, ImVec2(0, frame.y), "%.3g", 0, scale_colormap(cmap));
+    m_legend_w[size_t(mi.id)] = ImGui::GetItemRectSize().x;
     if (ImGui::IsItemHovered() && shown && shown->ok)
       ImGui::SetTooltip(
           "colour scale: %.7g .. %.7g\nthe elements in view range from %.7g to %.7g\n(their own values, not "
@@ -413,6 +415,7 @@ class MatricesPanel final : public Panel {
   std::array<ImVec2, 4> m_pad{};       // frame size minus plot size, per map (the axes' room)
   std::array<PlotLimits, 4> m_seen{};  // each map's limits last frame (for its ticks)
   std::array<ImVec2, 4> m_plot_px{};   // each map's plot size last frame
+  std::array<float, 4> m_legend_w{};   // each colour scale's width last frame
   std::array<bool, 4> m_whole{true, true, true, true};   // showing the whole matrix (not zoomed by hand)
   std::array<std::pair<int64_t, int64_t>, 4> m_shape{};  // the shape each map showed last
   std::array<double, 4> m_link{};                        // x min, x max, y min, y max of C and the error map

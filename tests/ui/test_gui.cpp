@@ -127,10 +127,11 @@ void check_layout(ImGuiTestContext* ctx, const ui::AppState& st, ImVec2 window) 
     if (!p.visible) continue;
     IM_CHECK_NO_RET(inside(p.rect, window));
     if (!inside(p.rect, window))
-      ctx->LogError("%s at %.0f,%.0f %.0fx%.0f is outside the %.0fx%.0f window", name.c_str(), p.rect.x, p.rect.y,
-                    p.rect.w, p.rect.h, window.x, window.y);
+      ctx->LogError("%s at %.0f,%.0f %.0fx%.0f is outside the %.0fx%.0f window", name.c_str(), p.rect.x,
+                    p.rect.y, p.rect.w, p.rect.h, window.x, window.y);
     IM_CHECK_NO_RET(!readable || p.clipped_px == 0);
-    if (readable && p.clipped_px) ctx->LogError("%s cuts off %.0f px of its content", name.c_str(), p.clipped_px);
+    if (readable && p.clipped_px)
+      ctx->LogError("%s cuts off %.0f px of its content", name.c_str(), p.clipped_px);
     for (const auto& [other, r] : shown) {
       IM_CHECK_NO_RET(!overlap(p.rect, r));
       if (overlap(p.rect, r)) ctx->LogError("%s overlaps %s", name.c_str(), other.c_str());
@@ -242,12 +243,14 @@ TEST_F(Gui, ResizingKeepsEveryPanelInsideTheWindowWithoutOverlapOrCutText) {
     IM_CHECK(wait_for_result(ctx, app, 0));
     for (ImVec2 size : {ImVec2(1024, 700), ImVec2(1280, 720), ImVec2(1600, 1000), ImVec2(1366, 768)}) {
       s.resize = size;
-      IM_CHECK(yield_until(ctx, [&] { return s.window_size.x == size.x && s.window_size.y == size.y; }, 10));
+      IM_CHECK(yield_until(
+          ctx, [&] { return s.window_size.x == size.x && s.window_size.y == size.y; }, 10));
       ctx->Yield(6);  // the dock space and the panels settle
       IM_CHECK_EQ(ImGui::GetIO().DisplaySize.x, size.x);
       check_layout(ctx, app.state(), size);
       // Every panel is still one click away: shown, or a tab of a shown node.
-      for (const char* p : {"Controls", "Matrices", "Result", "Timings"}) IM_CHECK(app.state().panels.at(p).visible);
+      for (const char* p : {"Controls", "Matrices", "Result", "Timings"})
+        IM_CHECK(app.state().panels.at(p).visible);
     }
   };
   run_session(s);
@@ -280,7 +283,8 @@ TEST_F(Gui, ARelaunchRestoresTheWindowSizeTheHiddenPanelsAndTheProblem) {
   first.body = [&first](ImGuiTestContext* ctx, App& app) {
     IM_CHECK(wait_for_result(ctx, app, 0));
     first.resize = ImVec2(1300, 760);
-    IM_CHECK(yield_until(ctx, [&] { return first.window_size.x == 1300; }, 10));
+    IM_CHECK(yield_until(
+        ctx, [&] { return first.window_size.x == 1300; }, 10));
     ctx->MenuClick("//##MainMenuBar/View/Occupancy");  // hide it
     ctx->SetRef("Controls");
     const uint64_t serial = app.state().result_serial;
@@ -314,7 +318,8 @@ TEST_F(Gui, HoveringAHeatmapReadsTheElementDrawnThere) {
   // Ramp input: A[i][j] = i and B[i][j] = j, so a value read back names the row (A) or column (B) under the
   // mouse: a flipped or shifted picture would read another.
   std::filesystem::create_directories(m_dir.path() / "tilescope");
-  std::ofstream(config_file("settings.json")) << R"({"m": 64, "n": 48, "k": 40, "square": false, "input": "ramp"})";
+  std::ofstream(config_file("settings.json"))
+      << R"({"m": 64, "n": 48, "k": 40, "square": false, "input": "ramp"})";
   Session s;
   s.body = [](ImGuiTestContext* ctx, App& app) {
     ui::AppState& st = app.state();
@@ -328,7 +333,8 @@ TEST_F(Gui, HoveringAHeatmapReadsTheElementDrawnThere) {
         const float x = h.plot.x + float((double(col) + 0.5 - h.x0) / (h.x1 - h.x0)) * h.plot.w;
         const float y = h.plot.y + float((double(row) + 0.5 - h.y0) / (h.y1 - h.y0)) * h.plot.h;
         ctx->MouseMoveToPos(ImVec2(x, y));
-        IM_CHECK(yield_until(ctx, [&] { return st.hover.ready && st.hover.row == row; }, 10));
+        IM_CHECK(yield_until(
+            ctx, [&] { return st.hover.ready && st.hover.row == row; }, 10));
         IM_CHECK_EQ(st.hover.map, std::string(map));
         IM_CHECK_EQ(st.hover.row, row);
         IM_CHECK_EQ(st.hover.col, col);

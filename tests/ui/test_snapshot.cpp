@@ -71,46 +71,75 @@ bool have_display() {
 
 }  // namespace
 
-TEST(Snapshot, ShowsEveryPanelAndNonUniformHeatmaps) {
+// The layout at a laptop's, a desktop's and a 4K screen's size (and a 4K screen at twice the scale): every
+// panel shown lies inside the window and apart from the others, none reports text cut off at its right edge,
+// every panel is shown or a tab of a shown dock node, and panels and heatmaps hold something (not flat
+// rectangles).
+TEST(Snapshot, EveryPanelFitsAtEveryScreenSize) {
   if (!have_display()) GTEST_SKIP() << "no X display (install xvfb so ctest can start one)";
-  test::TempDir dir;
-  const std::string png = dir.file("snap.png"), layout = dir.file("layout.json");
-  auto r = test::run_cmd(
-      kBin + " snapshot --backend cpu --m 150 --n 120 --k 90 --tile 8 --width 1400 --height 900 --out " +
-      png + " --layout-json " + layout);
-  ASSERT_EQ(r.code, 0) << r.output;
-  Image im = load_png(png);
-  ASSERT_EQ(im.w, 1400);
-  ASSERT_EQ(im.h, 900);
-
-  std::ifstream f(layout);
-  nlohmann::json j = nlohmann::json::parse(f);
-  EXPECT_EQ(j["backend"], "cpu");
-  const auto& rects = j["rects"];
-  for (const char* panel : {"Occupancy", "Tile schedule"})
-    EXPECT_EQ(j["states"][panel], "needs a GPU") << panel << ": the CPU backend must not show made-up data";
-  for (const char* panel :
-       {"Controls", "Matrices", "Result", "Status", "Timings", "Occupancy", "Tile schedule"}) {
-    ASSERT_TRUE(rects.contains(panel)) << panel;
-    const auto& rc = rects[panel];
-    const double x = rc[0], y = rc[1], w = rc[2], h = rc[3];
-    EXPECT_GE(x, 0);
-    EXPECT_GE(y, 0);
-    EXPECT_LE(x + w, im.w + 1);
-    EXPECT_LE(y + h, im.h + 1);
-    EXPECT_GT(w * h, 5000) << panel;
-    // A panel with text and widgets in it is not a flat rectangle.
-    const RegionStats st = region_stats(im, x, y, w, std::min(h, 200.0));
-    EXPECT_GE(st.distinct, 3u) << panel;
-    EXPECT_GT(st.luma_stddev, 2.0) << panel;
-  }
-  for (const char* map : {"heatmap A", "heatmap B", "heatmap C = A B", "heatmap C - reference"}) {
-    ASSERT_TRUE(rects.contains(map)) << map;
-    const auto& rc = rects[map];
-    RegionStats s = region_stats(im, rc[0], rc[1], rc[2], rc[3]);
-    EXPECT_GT(s.distinct, 50u) << map << ": the heatmap looks uniform";
-    // The signed error map is mostly near the middle of a diverging map (light grey): less contrast.
-    EXPECT_GT(s.luma_stddev, std::string(map).find("reference") != std::string::npos ? 2.0 : 10.0) << map;
+  struct Size {
+    int w, h;
+    const char* scale;
+  };
+  for (Size sz : {Size{1280, 720, "1"}, Size{1366, 768, "1"}, Size{1920, 1080, "1"}, Size{3840, 2160, "1"},
+                  Size{3840, 2160, "2"}}) {
+    SCOPED_TRACE(std::to_string(sz.w) + "x" + std::to_string(sz.h) + " at scale " + sz.scale);
+    test::TempDir dir;
+    const std::string png = dir.file("snap.png"), layout = dir.file("layout.json");
+    auto r = test::run_cmd(kBin + " snapshot --backend cpu --m 150 --n 120 --k 90 --tile 8 --width " +
+                           std::to_string(sz.w) + " --height " + std::to_string(sz.h) + " --scale " +
+                           sz.scale + " --out " + png + " --layout-json " + layout);
+    ASSERT_EQ(r.code, 0) << r.output;
+    Image im = load_png(png);
+    ASSERT_EQ(im.w, sz.w);
+    ASSERT_EQ(im.h, sz.h);
+    std::ifstream f(layout);
+    nlohmann::json j = nlohmann::json::parse(f);
+    EXPECT_EQ(j["backend"], "cpu");
+    struct Shown {
+      std::string name;
+      double x, y, w, h;
+    };
+    std::vector<Shown> shown;
+    for (const char* panel :
+         {"Controls", "Matrices", "Result", "Status", "Timings", "Occupancy", "Tile schedule", "Messages"}) {
+      ASSERT_TRUE(j["panels"].contains(panel)) << panel;
+      const auto& p = j["panels"][panel];
+      if (!p["visible"].get<bool>()) {
+        EXPECT_TRUE(p["docked"].get<bool>()) << panel << " is neither shown nor a tab of the dock space";
+        continue;
+      }
+      const auto& rc = p["rect"];
+      const double x = rc[0], y = rc[1], w = rc[2], h = rc[3];
+      EXPECT_GE(x, -0.5) << panel;
+      EXPECT_GE(y, -0.5) << panel;
+      EXPECT_LE(x + w, im.w + 0.5) << panel;
+      EXPECT_LE(y + h, im.h + 0.5) << panel;
+      EXPECT_GT(w * h, 5000) << panel;
+      EXPECT_EQ(p["clipped_px"].get<double>(), 0.0) << panel << " cuts off text at its right edge";
+      for (const Shown& o : shown)
+        EXPECT_FALSE(x + 1 < o.x + o.w && o.x + 1 < x + w && y + 1 < o.y + o.h && o.y + 1 < y + h)
+            << panel << " overlaps " << o.name;
+      shown.push_back({panel, x, y, w, h});
+      // A panel with text and widgets in it is not a flat rectangle.
+      const RegionStats st = region_stats(im, x, y, w, std::min(h, 200.0));
+      EXPECT_GE(st.distinct, 3u) << panel;
+      EXPECT_GT(st.luma_stddev, 2.0) << panel;
+    }
+    for (const char* panel : {"Controls", "Matrices", "Result", "Status", "Timings"})
+      EXPECT_TRUE(j["panels"][panel]["visible"].get<bool>()) << panel << " must be in front";
+    // The CPU backend never shows made-up occupancy or schedules (wide layouts show both panels).
+    for (const char* panel : {"Occupancy", "Tile schedule"})
+      if (j["panels"][panel]["visible"].get<bool>())
+        EXPECT_EQ(j["panels"][panel]["state"], "needs a GPU") << panel;
+    for (const char* map : {"heatmap A", "heatmap B", "heatmap C = A B", "heatmap C - reference"}) {
+      ASSERT_TRUE(j["heatmaps"].contains(map)) << map;
+      const auto& rc = j["heatmaps"][map]["plot"];
+      RegionStats s = region_stats(im, rc[0], rc[1], rc[2], rc[3]);
+      EXPECT_GT(s.distinct, 50u) << map << ": the heatmap looks uniform";
+      // The signed error map is mostly near the middle of a diverging map (light grey): less contrast.
+      EXPECT_GT(s.luma_stddev, std::string(map).find("reference") != std::string::npos ? 2.0 : 10.0) << map;
+    }
   }
 }
 
