@@ -10,6 +10,8 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <thread>
+#include <chrono>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -17,6 +19,7 @@
 #include "bench.hpp"
 #include "csv.hpp"
 #include "schedule.hpp"
+#include "sweep.hpp"
 #include "gui.hpp"
 #include "heatmap_bench.hpp"
 #include "npy.hpp"
@@ -26,9 +29,6 @@
 #include "stats.hpp"
 #include "tilescope/version.hpp"
 #include "window.hpp"
-#if defined(TILESCOPE_HAVE_CUDA)
-#include "bench_runner.hpp"
-#endif
 
 namespace fs = std::filesystem;
 
@@ -137,8 +137,17 @@ void print_result(const ts::RunResult& r) {
   std::printf("shape      M x N x K = %lld x %lld x %lld, input %s, seed %llu\n", (long long)s.m,
               (long long)s.n, (long long)s.k, ts::to_string(s.input), (unsigned long long)s.seed);
   std::printf("backend    %s: %s\n", r.backend.c_str(), r.device.c_str());
-  std::printf("time       median %.4f ms over %d launches (min %.4f, max %.4f)\n", st.median, st.count,
-              st.min, st.max);
+  if (r.timed)
+    std::printf("time       median %.4f ms over %d launches (IQR %.4f, min %.4f, max %.4f), %s\n", st.median,
+                st.count, st.p75 - st.p25, st.min, st.max, r.stop.c_str());
+  else
+    std::printf("time       not timed (verification failed)\n");
+  std::printf("policy     %s\n", r.policy.c_str());
+  if (r.clock.available)
+    std::printf("SM clock   median %.0f MHz (min %.0f, max %.0f)%s%s\n", r.clock.median_mhz, r.clock.min_mhz,
+                r.clock.max_mhz, r.clock.throttled ? ", THROTTLED " : "", r.clock.throttle_reasons.c_str());
+  else
+    std::printf("SM clock   %s\n", r.clock.note.empty() ? "not recorded" : r.clock.note.c_str());
   std::printf("speed      %.3f TFLOP/s\n", r.tflops);
   std::printf("error      max abs %.3e, max rel %.3e, tolerance %.3e (vs %s)\n", r.error.max_abs_err,
               r.error.max_rel_err, r.error.tolerance, r.reference.c_str());
@@ -275,7 +284,8 @@ extern "C" void on_sigint(int) {
 }
 
 struct BenchArgs {
-  std::string kernels = "all", shapes = "1024,4096,2048x4096x8192,4099", tiles, format = "md", out;
+  std::string kernels = "all", shapes, sizes, tiles, format = "md", out, backend = "cuda";
+  std::string fix_m, fix_k, ragged;
   std::string min_samples = "10", min_time = "0.5", max_noise = "0.5", max_time = "10";
   bool cold = false, force = false;
 };
@@ -293,23 +303,16 @@ double parse_positive(const std::string& s, const char* what) {
   return v;
 }
 
-int cmd_bench(const BenchArgs& a) {
-  const std::vector<ts::Shape> shapes = ts::parse_shapes(a.shapes);
-  ts::BenchPolicy policy;
-  policy.min_samples = int(ts::parse_dim(a.min_samples, "--min-samples"));
-  policy.min_seconds = parse_positive(a.min_time, "--min-time");
-  policy.max_noise = parse_positive(a.max_noise, "--max-noise") / 100.0;
-  policy.max_seconds = parse_positive(a.max_time, "--max-time");
-  if (a.format != "md" && a.format != "csv" && a.format != "json")
-    throw ts::ValidationError("--format '" + a.format + "' is not one of md, csv, json");
-  check_output_path(a.out, a.force, "--out");
-
-  // Kernels: a list of names, or all (every kernel but the teaching ones).
-  const auto infos = ts::kernel_infos();
+// The kernels x tiles to measure: a list of names or all (every kernel but the teaching ones) that this
+// backend can run, each at every tile it supports (or those of --tiles), cuBLAS of the same precision added
+// for % of cuBLAS.
+std::vector<ts::KernelTile> bench_configs(const BenchArgs& a, const ts::Backend& backend) {
+  const auto& infos = backend.kernels();
+  const bool cuda = backend.kind() == "cuda";
   std::vector<const ts::KernelInfo*> kernels;
   if (a.kernels == "all") {
     for (const auto& k : infos)
-      if (!k.teaching) kernels.push_back(&k);
+      if (!k.teaching && (cuda ? k.has_cuda : k.cpu != nullptr)) kernels.push_back(&k);
   } else {
     std::stringstream ss(a.kernels);
     std::string name;
@@ -325,42 +328,176 @@ int cmd_bench(const BenchArgs& a) {
     std::string t;
     while (std::getline(ss, t, ',')) tiles.push_back(int(ts::parse_dim(t, "--tiles")));
   }
-#if defined(TILESCOPE_HAVE_CUDA)
-  // % of cuBLAS needs cuBLAS at the same shape and precision: add it when it was not asked for.
-  bool fp32 = false, tf32 = false, has_fp32_ref = false, has_tf32_ref = false;
-  for (const auto* k : kernels) {
-    (k->tf32 ? tf32 : fp32) = true;
-    has_fp32_ref |= k->id == "cublas";
-    has_tf32_ref |= k->id == "cublas_tf32";
+  if (cuda) {  // % of cuBLAS needs cuBLAS at the same shape and precision: add it when it was not asked for
+    bool fp32 = false, tf32 = false, has_fp32_ref = false, has_tf32_ref = false;
+    for (const auto* k : kernels) {
+      (k->tf32 ? tf32 : fp32) = true;
+      has_fp32_ref |= k->id == "cublas";
+      has_tf32_ref |= k->id == "cublas_tf32";
+    }
+    if (fp32 && !has_fp32_ref) kernels.push_back(ts::find_kernel(infos, "cublas"));
+    if (tf32 && !has_tf32_ref) kernels.push_back(ts::find_kernel(infos, "cublas_tf32"));
   }
-  if (fp32 && !has_fp32_ref) kernels.push_back(ts::find_kernel(infos, "cublas"));
-  if (tf32 && !has_tf32_ref) kernels.push_back(ts::find_kernel(infos, "cublas_tf32"));
-
-  ts::BenchRequest req;
-  req.shapes = shapes;
-  req.policy = policy;
-  req.cold = a.cold;
+  std::vector<ts::KernelTile> configs;
   for (const auto* k : kernels) {
     if (k->tiles.empty()) {
-      req.configs.push_back({k->id, 0});
+      configs.push_back({k->id, 0});
       continue;
     }
     bool any = false;
     for (int t : k->tiles)
       if (tiles.empty() || std::find(tiles.begin(), tiles.end(), t) != tiles.end()) {
-        req.configs.push_back({k->id, t});
+        configs.push_back({k->id, t});
         any = true;
       }
     if (!any)
       std::fprintf(stderr, "tilescope bench: skipping %s (none of --tiles %s applies)\n", k->id.c_str(),
                    a.tiles.c_str());
   }
-  if (req.configs.empty())
-    throw ts::ValidationError("nothing to measure: no kernel supports the tiles given");
+  if (configs.empty()) throw ts::ValidationError("nothing to measure: no kernel supports the tiles given");
+  return configs;
+}
 
+int cmd_bench(const BenchArgs& a) {
+  // Everything the person typed is checked before a device is opened.
+  if (!a.sizes.empty() && !a.shapes.empty())
+    throw ts::ValidationError("give either --shapes or --sizes, not both");
+  if (!a.fix_m.empty() && !a.fix_k.empty())
+    throw ts::ValidationError("give at most one of --fix-m and --fix-k");
+  if (a.sizes.empty() && (!a.fix_m.empty() || !a.fix_k.empty() || !a.ragged.empty()))
+    throw ts::ValidationError("--fix-m, --fix-k and --ragged go with --sizes");
+  ts::SweepSpec sweep;
+  std::vector<ts::Shape> shapes;
+  if (!a.sizes.empty()) {
+    sweep.sizes = ts::parse_sizes(a.sizes);
+    if (!a.fix_m.empty()) {
+      sweep.shape = ts::SweepShape::FixedM;
+      sweep.fixed = ts::parse_dim(a.fix_m, "--fix-m");
+    } else if (!a.fix_k.empty()) {
+      sweep.shape = ts::SweepShape::FixedK;
+      sweep.fixed = ts::parse_dim(a.fix_k, "--fix-k");
+    }
+    if (!a.ragged.empty()) {
+      sweep.ragged = int(ts::parse_dim(a.ragged, "--ragged"));
+      if (sweep.ragged > 1024) throw ts::ValidationError("--ragged = " + a.ragged + " is above 1024");
+    }
+  } else {
+    shapes = ts::parse_shapes(a.shapes.empty() ? "1024,4096,2048x4096x8192,4099" : a.shapes);
+  }
+  ts::MeasurePolicy policy = ts::MeasurePolicy::bench();
+  policy.min_samples = int(ts::parse_dim(a.min_samples, "--min-samples"));
+  policy.min_seconds = parse_positive(a.min_time, "--min-time");
+  policy.max_noise = parse_positive(a.max_noise, "--max-noise") / 100.0;
+  policy.max_seconds = parse_positive(a.max_time, "--max-time");
+  policy.cold_l2 = a.cold;
+  ts::validate_policy(policy);
+  if (a.format != "md" && a.format != "csv" && a.format != "json")
+    throw ts::ValidationError("--format '" + a.format + "' is not one of md, csv, json");
+  check_output_path(a.out, a.force, "--out");
+  if (a.kernels != "all") {
+    std::stringstream ss(a.kernels);
+    std::string name;
+    while (std::getline(ss, name, ','))
+      if (!ts::find_kernel(ts::kernel_infos(), name))
+        throw ts::ValidationError("--kernels: unknown kernel '" + name + "' (see `tilescope list`)");
+  }
+  if (!a.tiles.empty()) {
+    std::stringstream ss(a.tiles);
+    std::string t;
+    while (std::getline(ss, t, ',')) ts::parse_dim(t, "--tiles");
+  }
+  const ts::BackendChoice choice = ts::parse_backend_choice(a.backend);
+  if (choice == ts::BackendChoice::Auto)
+    throw ts::ValidationError("bench --backend is cuda or cpu (a benchmark names its device)");
+
+  std::string why;
+  if (choice == ts::BackendChoice::Cuda && ts::cuda_device_count(&why) == 0)
+    throw std::runtime_error("tilescope bench needs a CUDA device (or --backend cpu): " + why);
+  const auto backend = ts::make_backend(choice, nullptr);
+  const std::vector<ts::KernelTile> configs = bench_configs(a, *backend);
+  std::vector<ts::ProblemSpec> points;
+  if (!sweep.sizes.empty()) {
+    sweep.configs = configs;
+    points = ts::expand_sweep(sweep);
+  } else {
+    for (const auto& sh : shapes)
+      for (const auto& c : configs) {
+        ts::ProblemSpec p;
+        p.m = sh.m;
+        p.n = sh.n;
+        p.k = sh.k;
+        p.kernel = c.kernel;
+        p.tile = c.tile;
+        points.push_back(p);
+      }
+  }
+
+  using clock = std::chrono::steady_clock;
+  const auto t0 = clock::now();
+  ts::validate_sweep(*backend, points, policy);  // every refusal before anything is measured
+  const ts::DeviceInfo dev = backend->device_info();
+  ts::BenchMeta meta = ts::bench_meta(dev);
+  meta.cold = a.cold;
+  meta.policy = policy.describe();
+  if (!sweep.sizes.empty()) meta.sweep = sweep.describe();
+  // Wave marks: where each configuration's grid needs one more wave on this device (GPU only).
+  if (!sweep.sizes.empty() && dev.sm_count > 0) {
+    const std::vector<int64_t> all = sweep.all_sizes();
+    for (const auto& c : configs) {
+      const auto li = backend->launch_info(sweep.problem(all.back(), c));
+      if (!li || li->occupancy.blocks_per_sm <= 0) continue;
+      for (const auto& w : ts::wave_marks(sweep, all.front(), all.back(), li->tile_m, li->tile_n,
+                                          li->occupancy.blocks_per_sm, dev.sm_count))
+        meta.wave_marks.push_back({c.kernel, c.tile, w.size, w.waves});
+    }
+  }
   std::signal(SIGINT, on_sigint);
-  ts::BenchMeta meta;
-  auto progress = [](const ts::BenchPoint& p, int done, int total) {
+  ts::CancelToken stop;
+  std::atomic<bool> watching{true};
+  std::thread watcher([&] {  // Ctrl-C: cancel after the current sample
+    while (watching.load()) {
+      if (g_interrupted.load()) {
+        stop.cancel();
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  });
+  struct StopWatcher {
+    std::atomic<bool>& flag;
+    std::thread& t;
+    ~StopWatcher() {
+      flag = false;
+      if (t.joinable()) t.join();
+    }
+  } stop_watcher{watching, watcher};
+
+  ts::CancelToken none;
+  meta.dram_gbs = backend->measure_bandwidth(none).gbs;
+  std::fprintf(stderr, "tilescope bench: %s on %s; DRAM copy %.0f GB/s; %s\n",
+               meta.sweep.empty() ? "shapes" : meta.sweep.c_str(), dev.label.c_str(), meta.dram_gbs,
+               policy.describe().c_str());
+
+  std::vector<ts::BenchPoint> table;
+  auto progress = [&](const ts::SweepPointResult& pr, int done, int total) {
+    const ts::ProblemSpec& s = pr.spec;
+    if (!pr.result) {
+      ts::BenchPoint p;
+      p.kernel = s.kernel;
+      p.tile = s.tile;
+      p.m = s.m;
+      p.n = s.n;
+      p.k = s.k;
+      p.error = pr.error;
+      p.stop = "failed";
+      table.push_back(p);
+      std::fprintf(stderr, "[%d/%d] %-12s %-3d %lldx%lldx%lld  ERROR: %s\n", done, total, s.kernel.c_str(),
+                   s.tile, (long long)s.m, (long long)s.n, (long long)s.k, pr.error.c_str());
+      return;
+    }
+    const ts::RunResult& r = *pr.result;
+    const ts::BenchPoint p = ts::bench_point(r, r.tf32 ? dev.peak_tf32_tflops : dev.peak_fp32_tflops);
+    table.push_back(p);
     if (p.verified)
       std::fprintf(
           stderr,
@@ -375,20 +512,17 @@ int cmd_bench(const BenchArgs& a) {
           done, total, p.kernel.c_str(), p.tile, (long long)p.m, (long long)p.n, (long long)p.k,
           p.max_abs_err, p.tolerance);
   };
-  std::vector<ts::BenchPoint> points = ts::run_bench(req, &meta, &g_interrupted, progress);
-  ts::relate_to_cublas(points);
-  const std::string text = ts::format_bench(a.format, meta, points);
-  write_text_output(a.out, text);
+  const int done = ts::run_sweep(*backend, points, policy, stop, progress);
+  meta.interrupted = stop.cancelled() && done < int(points.size());
+  meta.wall_seconds = std::chrono::duration<double>(clock::now() - t0).count();
+  ts::relate_to_cublas(table);
+  write_text_output(a.out, ts::format_bench(a.format, meta, table));
+  std::fprintf(stderr, "tilescope bench: %d points in %.1f s\n", done, meta.wall_seconds);
   if (meta.interrupted) {
-    std::fprintf(stderr, "tilescope bench: interrupted; %zu points kept\n", points.size());
+    std::fprintf(stderr, "tilescope bench: interrupted; %zu points kept\n", table.size());
     return 130;
   }
   return kExitOk;
-#else
-  (void)kernels;
-  throw std::runtime_error(
-      "tilescope bench needs the CUDA backend, and this build has none (built without nvcc)");
-#endif
 }
 
 }  // namespace
@@ -448,8 +582,16 @@ int main(int argc, char** argv) {
       ->add_option("--kernels", bench_args.kernels,
                    "comma-separated kernel names, or all (no teaching variants)")
       ->capture_default_str();
-  bench->add_option("--shapes", bench_args.shapes, "comma-separated N (for N^3) or MxNxK")
-      ->capture_default_str();
+  bench->add_option("--shapes", bench_args.shapes,
+                    "comma-separated N (for N^3) or MxNxK (default 1024,4096,2048x4096x8192,4099)");
+  bench->add_option("--sizes", bench_args.sizes,
+                    "sweep: N, FROM:TO:STEP or FROM:TO:xF, comma-separated (e.g. 256:8192:256); square "
+                    "unless --fix-m or --fix-k");
+  bench->add_option("--fix-m", bench_args.fix_m, "sweep with M fixed (N = K = each size)");
+  bench->add_option("--fix-k", bench_args.fix_k, "sweep with K fixed (M = N = each size)");
+  bench->add_option("--ragged", bench_args.ragged,
+                    "sweep: also measure every size + this offset (1..1024), a partial tile at every size");
+  bench->add_option("--backend", bench_args.backend, "cuda or cpu")->capture_default_str();
   bench->add_option("--tiles", bench_args.tiles,
                     "only these tile values (default: every tile each kernel supports)");
   bench->add_option("--format", bench_args.format, "md, csv or json")->capture_default_str();
@@ -529,7 +671,15 @@ int main(int argc, char** argv) {
       auto backend = open_backend(run_args.backend, &note);
       if (!note.empty()) std::fprintf(stderr, "tilescope: %s\n", note.c_str());
       ts::RunRequest req = build_request(run_args, *backend);
-      if (samples != "0") req.samples = int(ts::parse_dim(samples, "--samples"));
+      if (samples != "0") {
+        const int n = int(ts::parse_dim(samples, "--samples"));
+        if (n > 100000) throw ts::ValidationError("--samples = " + samples + " is above 100000");
+        ts::MeasurePolicy p = backend->default_policy();
+        p.name = "fixed";
+        p.min_samples = p.max_samples = n;
+        p.max_seconds = 60;
+        req.policy = p;
+      }
       check_output_path(out_npy, run_force, "--out");
       req.keep_output = !out_npy.empty();
       check_output_path(trace_csv, run_force, "--trace-csv");
