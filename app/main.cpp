@@ -19,6 +19,7 @@
 #include "bench.hpp"
 #include "csv.hpp"
 #include "schedule.hpp"
+#include "session.hpp"
 #include "sweep.hpp"
 #include "gui.hpp"
 #include "heatmap_bench.hpp"
@@ -285,7 +286,7 @@ extern "C" void on_sigint(int) {
 
 struct BenchArgs {
   std::string kernels = "all", shapes, sizes, tiles, format = "md", out, backend = "cuda";
-  std::string fix_m, fix_k, ragged;
+  std::string fix_m, fix_k, ragged, session_out;
   std::string min_samples = "10", min_time = "0.5", max_noise = "0.5", max_time = "10";
   bool cold = false, force = false;
 };
@@ -394,6 +395,7 @@ int cmd_bench(const BenchArgs& a) {
   if (a.format != "md" && a.format != "csv" && a.format != "json")
     throw ts::ValidationError("--format '" + a.format + "' is not one of md, csv, json");
   check_output_path(a.out, a.force, "--out");
+  check_output_path(a.session_out, a.force, "--session-out");
   if (a.kernels != "all") {
     std::stringstream ss(a.kernels);
     std::string name;
@@ -479,6 +481,7 @@ int cmd_bench(const BenchArgs& a) {
                policy.describe().c_str());
 
   std::vector<ts::BenchPoint> table;
+  ts::Session session = ts::Session::for_device(dev);
   auto progress = [&](const ts::SweepPointResult& pr, int done, int total) {
     const ts::ProblemSpec& s = pr.spec;
     if (!pr.result) {
@@ -496,6 +499,7 @@ int cmd_bench(const BenchArgs& a) {
       return;
     }
     const ts::RunResult& r = *pr.result;
+    session.add(r);
     const ts::BenchPoint p = ts::bench_point(r, r.tf32 ? dev.peak_tf32_tflops : dev.peak_fp32_tflops);
     table.push_back(p);
     if (p.verified)
@@ -517,6 +521,10 @@ int cmd_bench(const BenchArgs& a) {
   meta.wall_seconds = std::chrono::duration<double>(clock::now() - t0).count();
   ts::relate_to_cublas(table);
   write_text_output(a.out, ts::format_bench(a.format, meta, table));
+  if (!a.session_out.empty()) {
+    ts::save_session(a.session_out, session, a.force);
+    std::fprintf(stderr, "wrote %s (%zu points)\n", a.session_out.c_str(), session.records.size());
+  }
   std::fprintf(stderr, "tilescope bench: %d points in %.1f s\n", done, meta.wall_seconds);
   if (meta.interrupted) {
     std::fprintf(stderr, "tilescope bench: interrupted; %zu points kept\n", table.size());
@@ -592,11 +600,13 @@ int main(int argc, char** argv) {
   bench->add_option("--ragged", bench_args.ragged,
                     "sweep: also measure every size + this offset (1..1024), a partial tile at every size");
   bench->add_option("--backend", bench_args.backend, "cuda or cpu")->capture_default_str();
+  bench->add_option("--session-out", bench_args.session_out,
+                    "also write the points as a TileScope session (open it in the window to overlay)");
   bench->add_option("--tiles", bench_args.tiles,
                     "only these tile values (default: every tile each kernel supports)");
   bench->add_option("--format", bench_args.format, "md, csv or json")->capture_default_str();
   bench->add_option("--out", bench_args.out, "write the table here instead of standard output");
-  bench->add_flag("--force", bench_args.force, "replace an existing --out file");
+  bench->add_flag("--force", bench_args.force, "replace an existing --out / --session-out file");
   bench->add_flag("--cold", bench_args.cold, "flush the L2 cache before every sample");
   bench->add_option("--min-samples", bench_args.min_samples, "at least this many samples per point")
       ->capture_default_str();

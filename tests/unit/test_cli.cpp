@@ -8,6 +8,7 @@
 #include "cpu_gemm.hpp"
 #include "npy.hpp"
 #include "registry.hpp"
+#include "session.hpp"
 #include "test_util.hpp"
 
 using namespace ts;
@@ -171,7 +172,7 @@ TEST(Cli, BenchSweepsOnTheCpuBackendThroughTheEngine) {
   auto r = ts_run(
       "bench --backend cpu --kernels tiled --tiles 8,16 --sizes 16:48:16 --ragged 1 --min-time 0.001 "
       "--max-time 0.2 --format json --out " +
-      dir.file("sweep.json"));
+      dir.file("sweep.json") + " --session-out " + dir.file("session.json"));
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("[12/12]"), std::string::npos) << r.output;  // progress on stderr, one line a point
   std::ifstream f(dir.file("sweep.json"));
@@ -185,6 +186,9 @@ TEST(Cli, BenchSweepsOnTheCpuBackendThroughTheEngine) {
   EXPECT_NE(j["meta"]["policy"].get<std::string>().find("bench"), std::string::npos);
   EXPECT_GT(j["meta"]["dram_gbs_measured"].get<double>(), 0.0);
   EXPECT_GT(j["meta"]["wall_seconds"].get<double>(), 0.0);
+  const Session s = load_session(dir.file("session.json"));
+  EXPECT_EQ(s.records.size(), 12u);
+  EXPECT_EQ(s.device.backend, "cpu");
   // Never replaces an existing file without --force.
   auto again = ts_run("bench --backend cpu --kernels tiled --sizes 16 --out " + dir.file("sweep.json"));
   EXPECT_EQ(again.code, 2);
