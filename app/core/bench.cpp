@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "problem.hpp"
+#include "roofline.hpp"
 #include "tilescope/version.hpp"
 
 namespace ts {
@@ -58,6 +59,8 @@ BenchPoint bench_point(const RunResult& r, double peak) {
     p.blocks_per_sm = r.occupancy->blocks_per_sm;
     p.waves = r.occupancy->waves;
   }
+  const TrafficEstimate t = estimate_traffic(p.m, p.n, p.k, r.tile_m, r.tile_n);
+  p.intensity = t.bytes > 0 ? r.spec.flops() / t.bytes : 0;
   return p;
 }
 
@@ -154,7 +157,7 @@ std::string format_csv(const BenchMeta& m, const std::vector<BenchPoint>& pts) {
         "min_ms,"
         "mean_ms,stddev_ms,noise,stop,tflops,pct_peak,pct_cublas,sm_clock_min_mhz,sm_clock_median_mhz,"
         "throttled,"
-        "throttle_reasons,error,blocks_per_sm,waves,date\n";
+        "throttle_reasons,error,blocks_per_sm,waves,intensity_est,date\n";
   for (const auto& p : pts) {
     os << p.kernel << "," << p.tile << "," << (p.tf32 ? "tf32" : "fp32") << "," << p.m << "," << p.n << ","
        << p.k << "," << (p.verified ? "yes" : "no") << "," << fmt("%.3e", p.max_abs_err) << ","
@@ -166,7 +169,7 @@ std::string format_csv(const BenchMeta& m, const std::vector<BenchPoint>& pts) {
        << (p.pct_cublas >= 0 ? fmt("%.2f", p.pct_cublas) : "") << "," << fmt("%.0f", p.sm_clock_min_mhz)
        << "," << fmt("%.0f", p.sm_clock_median_mhz) << "," << (p.throttled ? "yes" : "no") << ","
        << csv_field(p.throttle_reasons) << "," << csv_field(p.error) << "," << p.blocks_per_sm << ","
-       << fmt("%.4f", p.waves) << "," << p.date << "\n";
+       << fmt("%.4f", p.waves) << "," << fmt("%.4g", p.intensity) << "," << p.date << "\n";
   }
   return os.str();
 }
@@ -225,6 +228,7 @@ std::string format_json(const BenchMeta& m, const std::vector<BenchPoint>& pts) 
                         {"error", p.error},
                         {"blocks_per_sm", p.blocks_per_sm},
                         {"waves", p.waves},
+                        {"intensity_est", p.intensity},
                         {"date", p.date}};
     q["pct_cublas"] = p.pct_cublas >= 0 ? nlohmann::json(p.pct_cublas) : nlohmann::json(nullptr);
     j["points"].push_back(q);

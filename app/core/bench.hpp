@@ -69,6 +69,7 @@ struct BenchPoint {
   std::string throttle_reasons;
   int blocks_per_sm = 0;  // occupancy of the launch (0: unknown, e.g. cuBLAS or the CPU)
   double waves = 0;       // grid blocks / (blocks_per_sm x SMs)
+  double intensity = 0;   // FLOP per byte of DRAM traffic, estimated from the block tiling (roofline.hpp)
   std::string date;
 };
 // A measured point as a table row; `peak_tflops` at the kernel's precision (0: unknown).
