@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench.hpp"
+#include "gpu_catalog.hpp"
 #include "csv.hpp"
 #include "schedule.hpp"
 #include "session.hpp"
@@ -182,6 +183,139 @@ void print_result(const ts::RunResult& r) {
   } else if (!r.trace_note.empty()) {
     std::printf("trace      %s\n", r.trace_note.c_str());
   }
+}
+
+// [SECTION] tilescope list --occupancy GPU: the theoretical occupancy of every kernel x tile on a GPU of the
+// catalog (no GPU needed: registers and shared memory from the build-time table), or on this machine's GPU
+// (`device`), where the build's figures are checked against the driver's.
+int cmd_list_occupancy(const std::string& gpu_id, bool as_json) {
+  const auto& table = ts::build_resources();
+  const bool on_device = gpu_id == "device";
+  std::shared_ptr<ts::Backend> backend;
+  ts::GpuModel gpu;
+  if (on_device) {
+    std::string why;
+    if (ts::cuda_device_count(&why) == 0)
+      throw std::runtime_error("--occupancy device needs a CUDA device (" + why +
+                               "); name a GPU instead: t4, a100, l4, rtx4090, h100");
+    backend = ts::make_backend(ts::BackendChoice::Cuda, nullptr);
+    gpu = ts::gpu_model_of(backend->device_info());
+  } else {
+    gpu = ts::find_gpu(gpu_id);
+  }
+  const int64_t n = 4096;
+  nlohmann::json rows = nlohmann::json::array();
+  int mismatches = 0;
+  std::string arch_note;
+  if (!as_json) {
+    std::printf("%s occupancy on %s (sm_%d, %d SMs, %d threads, %d blocks, %d KiB shared memory per SM)%s\n",
+                on_device ? "Measured device:" : "THEORETICAL", gpu.name.c_str(), gpu.sm, gpu.limits.sm_count,
+                gpu.limits.max_threads_per_sm, gpu.limits.max_blocks_per_sm, gpu.limits.smem_per_sm / 1024,
+                on_device ? "" : ", no GPU used");
+    std::printf("Registers and shared memory: %s\n", ts::build_resources_note().c_str());
+    std::printf("%-12s %5s %7s %5s %12s %9s %-34s %6s %8s%s\n", "kernel", "tile", "threads", "regs",
+                "smem st+dyn", "blocks/SM", "limited by", "occ.", "waves",
+                on_device ? "  driver: regs, smem, blocks/SM" : "");
+  }
+  for (const auto& k : ts::kernel_infos()) {
+    for (int tile : k.tiles.empty() ? std::vector<int>{0} : k.tiles) {
+      const ts::ResourceLookup lk = ts::lookup_resources(table, k.id, tile, true, gpu.sm);
+      if (!lk.row) continue;  // cuBLAS (closed kernels), or not in this build
+      if (!lk.exact_arch) arch_note = lk.note;
+      const ts::OccupancyInputs in = ts::inputs_from(*lk.row);
+      std::string cannot;
+      if (k.min_sm > gpu.sm)
+        cannot =
+            "needs compute capability " + std::to_string(k.min_sm / 10) + "." + std::to_string(k.min_sm % 10);
+      else if (k.id == "wgmma_tf32" && gpu.sm != 90)
+        cannot = "sm_90a code: runs on compute capability 9.0 only";
+      ts::OccupancyReport o;
+      if (cannot.empty()) {
+        try {
+          o = ts::theoretical_occupancy(gpu, in, n, n);
+        } catch (const ts::ValidationError& e) {
+          cannot = std::string("does not fit: ") + e.what();
+        }
+      }
+      if (!cannot.empty()) {
+        rows.push_back({{"kernel", k.id}, {"tile", tile}, {"arch", lk.row->arch}, {"error", cannot}});
+        if (!as_json) std::printf("%-12s %5d %s\n", k.id.c_str(), tile, cannot.c_str());
+        continue;
+      }
+      nlohmann::json row = {{"kernel", k.id},
+                            {"tile", tile},
+                            {"arch", lk.row->arch},
+                            {"exact_arch", lk.exact_arch},
+                            {"threads", in.threads_per_block},
+                            {"regs", in.regs_per_thread},
+                            {"static_smem", in.static_smem},
+                            {"dynamic_smem", in.dynamic_smem},
+                            {"spill_bytes", lk.row->spill_bytes},
+                            {"blocks_per_sm", o.blocks_per_sm},
+                            {"by_threads", o.by_threads},
+                            {"by_regs", o.by_regs},
+                            {"by_smem", o.by_smem},
+                            {"by_blocks", o.by_blocks},
+                            {"limiter", o.limiter},
+                            {"occupancy", o.occupancy},
+                            {"waves_4096", o.waves}};
+      std::string driver;
+      if (on_device && k.min_sm <= gpu.sm) {
+        ts::ProblemSpec spec;
+        spec.m = spec.n = spec.k = n;
+        spec.kernel = k.id;
+        spec.tile = tile;
+        if (const auto li = backend->launch_info(spec); li && li->occupancy.res.threads_per_block > 0) {
+          const ts::KernelResources& r = li->occupancy.res;
+          const bool match = r.regs_per_thread == in.regs_per_thread && r.static_smem == in.static_smem &&
+                             r.dynamic_smem == in.dynamic_smem &&
+                             r.threads_per_block == in.threads_per_block &&
+                             li->occupancy.api_blocks_per_sm == o.blocks_per_sm;
+          mismatches += !match;
+          row["driver"] = {{"regs", r.regs_per_thread},
+                           {"static_smem", r.static_smem},
+                           {"dynamic_smem", r.dynamic_smem},
+                           {"threads", r.threads_per_block},
+                           {"api_blocks_per_sm", li->occupancy.api_blocks_per_sm},
+                           {"match", match}};
+          char b[96];
+          std::snprintf(b, sizeof b, "  %d, %d+%d, %d: %s", r.regs_per_thread, r.static_smem, r.dynamic_smem,
+                        li->occupancy.api_blocks_per_sm, match ? "match" : "DIFFERENT");
+          driver = b;
+        }
+      }
+      rows.push_back(row);
+      if (!as_json) {
+        char smem[32];
+        std::snprintf(smem, sizeof smem, "%d+%d", in.static_smem, in.dynamic_smem);
+        std::printf("%-12s %5d %7d %5d %12s %9d %-34s %5.1f%% %8.2f%s\n", k.id.c_str(), tile,
+                    in.threads_per_block, in.regs_per_thread, smem, o.blocks_per_sm, o.limiter.c_str(),
+                    100 * o.occupancy, o.waves, driver.c_str());
+      }
+    }
+  }
+  if (as_json) {
+    nlohmann::json j = {{"gpu", gpu.name},
+                        {"id", gpu.id},
+                        {"theoretical", !on_device},
+                        {"compute_capability", gpu.sm},
+                        {"sm_count", gpu.limits.sm_count},
+                        {"source", ts::build_resources_note()},
+                        {"arch_note", arch_note},
+                        {"shape", "4096^3"},
+                        {"kernels", rows}};
+    if (on_device) j["mismatches"] = mismatches;
+    std::cout << j.dump(2) << "\n";
+  } else if (rows.empty()) {
+    std::printf("(no kernels in the build-time table)\n");
+  } else {
+    if (!arch_note.empty()) std::printf("note: %s\n", arch_note.c_str());
+    std::printf("waves: grid blocks of a 4096^3 problem / (blocks per SM x %d SMs)%s\n", gpu.limits.sm_count,
+                on_device ? (mismatches ? "; the build's figures DIFFER from the driver's"
+                                        : "; the build's figures match the driver's")
+                          : "");
+  }
+  return on_device && mismatches ? kExitFailed : kExitOk;
 }
 
 int cmd_list(bool as_json) {
@@ -546,6 +680,11 @@ int main(int argc, char** argv) {
   auto* list = app.add_subcommand("list", "print the kernels and their metadata");
   bool list_json = false;
   list->add_flag("--json", list_json, "print JSON");
+  std::string list_occupancy;
+  list->add_option(
+      "--occupancy", list_occupancy,
+      "theoretical occupancy of every kernel x tile on a GPU: t4, a100, l4, rtx4090, h100 (no GPU "
+      "needed), or device (this machine's GPU, checked against the driver)");
 
   auto* run =
       app.add_subcommand("run", "run one kernel once, verify it against the reference, print the result");
@@ -652,7 +791,8 @@ int main(int argc, char** argv) {
   }
 
   try {
-    if (*list) return cmd_list(list_json);
+    if (*list)
+      return list_occupancy.empty() ? cmd_list(list_json) : cmd_list_occupancy(list_occupancy, list_json);
     if (*bench_heat) {
       ts::ui::HeatmapBenchOptions ho;
       ho.gl = parse_gl_choice_or_usage(heat_gl);

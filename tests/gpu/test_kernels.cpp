@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "bench.hpp"
+#include "gpu_catalog.hpp"
 #include "sweep.hpp"
 #include "schedule.hpp"
 #include "cpu_gemm.hpp"
@@ -334,5 +335,52 @@ TEST(Profile, TracesCoverEveryTileOnceAndOccupancyMatchesTheCudaApi) {
       EXPECT_GT(t.plain_ms, 0.0);
       EXPECT_GT(t.timer_resolution_ns, 0u);
     }
+  }
+}
+
+// The build-time table (ptxas at build time) against the driver, for every kernel x tile x shape class this
+// device runs: registers, static and dynamic shared memory, block size and tile, and the calculator's blocks
+// per SM on this device's limits against cudaOccupancyMaxActiveBlocksPerMultiprocessor.
+TEST(BuildResources, MatchTheDriverForEveryKernelAndTile) {
+  REQUIRE_GPU(backend);
+  const DeviceInfo d = backend->device_info();
+  const GpuModel dev = gpu_model_of(d);
+  int compared = 0;
+  for (const auto& k : backend->kernels()) {
+    if (!k.has_cuda || k.min_sm > d.sm || k.id.rfind("cublas", 0) == 0) continue;
+    for (int tile : k.tiles)
+      for (bool aligned : {true, false}) {
+        SCOPED_TRACE(k.id + " T=" + std::to_string(tile) + (aligned ? " aligned" : " ragged"));
+        ProblemSpec s;
+        s.m = s.n = s.k = aligned ? 4096 : 4099;
+        s.kernel = k.id;
+        s.tile = tile;
+        const auto li = backend->launch_info(s);
+        ASSERT_TRUE(li);
+        const ResourceLookup l = lookup_resources(build_resources(), k.id, tile, aligned, d.sm);
+        ASSERT_TRUE(l.row) << build_resources_note();
+        if (!l.exact_arch) GTEST_SKIP() << l.note << " (build for this GPU's architecture to compare)";
+        const KernelResources& r = li->occupancy.res;
+        EXPECT_EQ(l.row->regs, r.regs_per_thread);
+        EXPECT_EQ(l.row->static_smem, r.static_smem);
+        EXPECT_EQ(l.row->dynamic_smem, r.dynamic_smem);
+        EXPECT_EQ(l.row->threads, r.threads_per_block);
+        EXPECT_EQ(l.row->tile_m, li->tile_m);
+        EXPECT_EQ(l.row->tile_n, li->tile_n);
+        const OccupancyReport o = theoretical_occupancy(dev, inputs_from(*l.row), s.m, s.n);
+        EXPECT_EQ(o.blocks_per_sm, li->occupancy.api_blocks_per_sm) << o.limiter;
+        EXPECT_EQ(o.grid_blocks, li->grid_blocks);
+        ++compared;
+      }
+  }
+  EXPECT_GT(compared, 20);
+  // On an H100 SXM the catalog's entry is this device's limits.
+  if (d.name.find("H100") != std::string::npos && d.sm_count == 132) {
+    const GpuModel& h = find_gpu("h100");
+    EXPECT_EQ(h.limits.max_threads_per_sm, d.limits.max_threads_per_sm);
+    EXPECT_EQ(h.limits.max_blocks_per_sm, d.limits.max_blocks_per_sm);
+    EXPECT_EQ(h.limits.regs_per_sm, d.limits.regs_per_sm);
+    EXPECT_EQ(h.limits.smem_per_sm, d.limits.smem_per_sm);
+    EXPECT_EQ(h.limits.reserved_smem_per_block, d.limits.reserved_smem_per_block);
   }
 }
