@@ -421,7 +421,8 @@ extern "C" void on_sigint(int) {
 struct BenchArgs {
   std::string kernels = "all", shapes, sizes, tiles, format = "md", out, backend = "cuda";
   std::string fix_m, fix_k, ragged, session_out;
-  std::string min_samples = "10", min_time = "0.5", max_noise = "0.5", max_time = "10";
+  std::string min_samples = "10", max_samples = "100000", min_time = "0.5", max_noise = "0.5",
+              max_time = "10";
   bool cold = false, force = false;
 };
 
@@ -521,6 +522,7 @@ int cmd_bench(const BenchArgs& a) {
   }
   ts::MeasurePolicy policy = ts::MeasurePolicy::bench();
   policy.min_samples = int(ts::parse_dim(a.min_samples, "--min-samples"));
+  policy.max_samples = int(std::min<int64_t>(ts::parse_dim(a.max_samples, "--max-samples"), 1000000));
   policy.min_seconds = parse_positive(a.min_time, "--min-time");
   policy.max_noise = parse_positive(a.max_noise, "--max-noise") / 100.0;
   policy.max_seconds = parse_positive(a.max_time, "--max-time");
@@ -610,9 +612,12 @@ int cmd_bench(const BenchArgs& a) {
 
   ts::CancelToken none;
   meta.dram_gbs = backend->measure_bandwidth(none).gbs;
-  std::fprintf(stderr, "tilescope bench: %s on %s; DRAM copy %.0f GB/s; %s\n",
-               meta.sweep.empty() ? "shapes" : meta.sweep.c_str(), dev.label.c_str(), meta.dram_gbs,
-               policy.describe().c_str());
+  std::fprintf(
+      stderr, "tilescope bench: %zu points (%s) on %s; %s copy %.0f GB/s; %s\n", points.size(),
+      meta.sweep.empty()
+          ? ("shapes " + (a.shapes.empty() ? std::string("1024,4096,2048x4096x8192,4099") : a.shapes)).c_str()
+          : meta.sweep.c_str(),
+      dev.label.c_str(), dev.sm_count > 0 ? "DRAM" : "memory", meta.dram_gbs, policy.describe().c_str());
 
   std::vector<ts::BenchPoint> table;
   ts::Session session = ts::Session::for_device(dev);
@@ -748,6 +753,8 @@ int main(int argc, char** argv) {
   bench->add_flag("--force", bench_args.force, "replace an existing --out / --session-out file");
   bench->add_flag("--cold", bench_args.cold, "flush the L2 cache before every sample");
   bench->add_option("--min-samples", bench_args.min_samples, "at least this many samples per point")
+      ->capture_default_str();
+  bench->add_option("--max-samples", bench_args.max_samples, "at most this many samples per point")
       ->capture_default_str();
   bench->add_option("--min-time", bench_args.min_time, "and at least this many seconds of kernel time")
       ->capture_default_str();

@@ -86,6 +86,8 @@ TEST(Cli, BadInputExitsWithTwoAndSaysWhy) {
       {"bench --shapes 1024 --ragged 1", "go with --sizes"},
       {"bench --sizes 256 --ragged 5000", "--ragged = 5000 is above 1024"},
       {"bench --backend auto", "bench --backend is cuda or cpu"},
+      {"bench --min-samples 20 --max-samples 5", "maximum samples = 5 is outside 20..1000000"},
+      {"list --occupancy v100", "unknown GPU 'v100'"},
       {"bench --backend cpu --kernels tiled --sizes 2048", "above the CPU backend's limit"},
       {"snapshot --backend cpu --out x.png --width 10", "outside 320..8192"},
   };
