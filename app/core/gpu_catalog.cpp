@@ -137,4 +137,19 @@ OccupancyReport theoretical_occupancy(const GpuModel& g, const OccupancyInputs& 
   return compute_occupancy(g.limits, res, grid_blocks(m, n, in.tile_m, in.tile_n));
 }
 
+std::vector<WaveMark> theoretical_wave_marks(const std::vector<BuildResource>& table, const GpuModel& gpu,
+                                             const SweepSpec& spec, const KernelTile& config, int64_t from,
+                                             int64_t to) {
+  const ResourceLookup l = lookup_resources(table, config.kernel, config.tile, true, gpu.sm);
+  if (!l.row) return {};
+  const OccupancyInputs in = inputs_from(*l.row);
+  OccupancyReport o;
+  try {
+    o = theoretical_occupancy(gpu, in, 1, 1);
+  } catch (const ValidationError&) {
+    return {};  // does not fit on this GPU
+  }
+  return wave_marks(spec, from, to, in.tile_m, in.tile_n, o.blocks_per_sm, gpu.limits.sm_count);
+}
+
 }  // namespace ts

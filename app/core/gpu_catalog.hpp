@@ -12,6 +12,7 @@
 
 #include "backend.hpp"
 #include "occupancy.hpp"
+#include "sweep.hpp"
 
 namespace ts {
 
@@ -80,5 +81,12 @@ OccupancyInputs inputs_from(const BuildResource& r);
 void validate_inputs(const OccupancyInputs& in, const GpuModel& gpu);
 // Blocks per SM by each limit, the limiter, occupancy, and the waves of an m x n output. Theoretical.
 OccupancyReport theoretical_occupancy(const GpuModel& gpu, const OccupancyInputs& in, int64_t m, int64_t n);
+
+// The wave marks a sweep of `config` would show on `gpu` (sweep.hpp: wave_marks), from the build-time table
+// (aligned variant) and the calculator: for the Sweep plot on the CPU backend, labelled theoretical. Empty
+// when the configuration is not in the table (cuBLAS) or does not fit on that GPU.
+std::vector<WaveMark> theoretical_wave_marks(const std::vector<BuildResource>& table, const GpuModel& gpu,
+                                             const SweepSpec& spec, const KernelTile& config, int64_t from,
+                                             int64_t to);
 
 }  // namespace ts

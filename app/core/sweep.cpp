@@ -300,7 +300,8 @@ void SweepRunner::loop(std::vector<ProblemSpec> points, MeasurePolicy policy, Ca
           m_progress.in_flight = points[i];
           m_point_started = now_s();
         });
-    if (token.cancelled()) end = SweepProgress::State::Cancelled;
+    std::lock_guard<std::mutex> lock(m_mu);
+    if (token.cancelled() && m_progress.done < m_progress.total) end = SweepProgress::State::Cancelled;
   } catch (const std::exception& e) {  // a refusal before anything was measured
     end = SweepProgress::State::Refused;
     error = e.what();

@@ -109,6 +109,21 @@ TEST(BuildResources, LookupTakesTheExactArchitectureElseTheNearestAndSaysSo) {
   EXPECT_FALSE(lookup_resources(t, "tiled", 16, true, 90).row);
 }
 
+TEST(BuildResources, TheoreticalWaveMarksComeFromTheTableAndTheCatalog) {
+  const std::vector<BuildResource> t = {{"tiled", 32, true, 90, "f", 32, 8192, 0, 0, 1024, 0, 32, 32}};
+  SweepSpec s;
+  // H100: 2 blocks of 1024 threads per SM x 132 SMs = 264 blocks a wave (WaveMarks test in test_sweep.cpp).
+  const auto marks = theoretical_wave_marks(t, find_gpu("h100"), s, {"tiled", 32}, 256, 1024);
+  ASSERT_FALSE(marks.empty());
+  EXPECT_EQ(marks[0].size, 513);
+  // A T4 holds one such block per SM on 40 SMs: 40 blocks a wave, so the first mark comes at 7 x 7 = 49
+  // blocks.
+  const auto t4 = theoretical_wave_marks(t, find_gpu("t4"), s, {"tiled", 32}, 1, 1024);
+  ASSERT_FALSE(t4.empty());
+  EXPECT_EQ(t4[0].size, 6 * 32 + 1);
+  EXPECT_TRUE(theoretical_wave_marks(t, find_gpu("h100"), s, {"cublas", 0}, 256, 1024).empty());
+}
+
 TEST(BuildResources, TheGeneratedTableCoversEveryKernelAndTileOfThisBuild) {
   const auto& table = build_resources();
   const std::string note = build_resources_note();
