@@ -136,6 +136,7 @@ class CudaBackend final : public Backend {
   // [SECTION] The engine: validate, allocate, generate, verify, then time under the policy.
   RunResult run(const RunRequest& in, const CancelToken& cancel) override {
     std::lock_guard<std::mutex> lock(m_run);
+    cancel.throw_if_cancelled();  // superseded while another measurement held the device
     RunRequest req = in;
     validate(req, false);
     const MeasurePolicy policy = req.policy ? *req.policy : default_policy();

@@ -144,9 +144,11 @@ class Backend {
   virtual void validate(RunRequest& req, bool tile_given = false) const = 0;
   virtual RunResult run(const RunRequest& req, const CancelToken& cancel) = 0;
   // DRAM bandwidth of this device from a copy kernel (a threaded copy on the CPU); a few tenths of a second.
+  // Like run(), it waits for a measurement in flight: call both off the UI thread.
   virtual BandwidthResult measure_bandwidth(const CancelToken& cancel) = 0;
   // The launch a problem would get on this device, without running it (nullopt: no occupancy here, e.g. the
-  // CPU backend or cuBLAS). Throws ValidationError for a kernel or tile the registry does not know.
+  // CPU backend or cuBLAS). Never waits for a measurement; cheap enough for a frame. Throws ValidationError
+  // for a kernel or tile the registry does not know.
   virtual std::optional<LaunchInfo> launch_info(const ProblemSpec& spec) const {
     (void)spec;
     return std::nullopt;

@@ -51,6 +51,7 @@ MeasurePolicy CpuBackend::default_policy() const {
 
 RunResult CpuBackend::run(const RunRequest& in, const CancelToken& cancel) {
   std::lock_guard<std::mutex> lock(m_run);
+  cancel.throw_if_cancelled();  // superseded while another measurement held the backend
   RunRequest req = in;
   validate(req);
   const MeasurePolicy policy = req.policy ? *req.policy : default_policy();
