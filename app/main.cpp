@@ -55,7 +55,8 @@ void add_problem_options(CLI::App* cmd, ProblemArgs& p) {
   cmd->add_option("--m", p.m, "rows of A and C");
   cmd->add_option("--n", p.n, "columns of B and C");
   cmd->add_option("--k", p.k, "columns of A, rows of B");
-  cmd->add_option("--input", p.input, "random, symmetric, identity or ones")->capture_default_str();
+  cmd->add_option("--input", p.input, "random, symmetric, identity, ones or ramp (A[i][j] = i, B[i][j] = j)")
+      ->capture_default_str();
   cmd->add_option("--seed", p.seed, "seed of the random inputs")->capture_default_str();
   cmd->add_option("--a", p.a, "A from a 2-D float32 .npy file (with --b)");
   cmd->add_option("--b", p.b, "B from a 2-D float32 .npy file (with --a)");

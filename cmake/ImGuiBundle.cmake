@@ -2,6 +2,9 @@
 # `imgui-bundle` source distribution at one pinned version, checked against its SHA-256, and unpacked
 # into an ignored folder. Only the files we compile are extracted. Debian ships ImGui 1.86 and no
 # ImPlot; imgui-bundle carries both at matching versions, which is why we take them from there.
+# From the same archive: the fonts (Roboto, Source Code Pro), ImFileDialog (the open/save dialog), and the
+# Dear ImGui Test Engine, which only the UI tests link (it is free for open-source and educational use; see
+# its LICENSE.txt).
 #
 # People with their own copies pass -DTILESCOPE_IMGUI_DIR=/path/to/imgui (the folder holding imgui.h
 # and backends/) and -DTILESCOPE_IMPLOT_DIR=/path/to/implot (the folder holding implot.h).
@@ -19,7 +22,7 @@ set(TILESCOPE_IMPLOT_DIR "" CACHE PATH "an existing ImPlot source folder")
 
 function(tilescope_fetch_imgui_bundle out_imgui out_implot)
   set(root "${TILESCOPE_THIRD_PARTY_DIR}/imgui_bundle-${TILESCOPE_IMGUI_BUNDLE_VERSION}")
-  set(stamp "${root}/.tilescope-extracted")
+  set(stamp "${root}/.tilescope-extracted-2")  # bump when the list of extracted files changes
   if(NOT EXISTS "${stamp}")
     set(archive "${TILESCOPE_THIRD_PARTY_DIR}/imgui_bundle-${TILESCOPE_IMGUI_BUNDLE_VERSION}.tar.gz")
     if(EXISTS "${archive}")
@@ -45,15 +48,22 @@ function(tilescope_fetch_imgui_bundle out_imgui out_implot)
     file(ARCHIVE_EXTRACT INPUT "${archive}" DESTINATION "${TILESCOPE_THIRD_PARTY_DIR}"
          PATTERNS "${p}/imgui/imgui/*.h" "${p}/imgui/imgui/*.cpp" "${p}/imgui/imgui/LICENSE.txt"
                   "${p}/imgui/imgui/backends/imgui_impl_glfw.*" "${p}/imgui/imgui/backends/imgui_impl_opengl3*"
-                  "${p}/implot/implot/*.h" "${p}/implot/implot/*.cpp" "${p}/implot/implot/LICENSE")
+                  "${p}/implot/implot/*.h" "${p}/implot/implot/*.cpp" "${p}/implot/implot/LICENSE"
+                  "${p}/ImFileDialog/ImFileDialog/ImFileDialog.*" "${p}/ImFileDialog/ImFileDialog/LICENSE"
+                  "${p}/imgui_test_engine/imgui_test_engine/imgui_test_engine/*"
+                  "imgui_bundle-${TILESCOPE_IMGUI_BUNDLE_VERSION}/bindings/imgui_bundle/assets/fonts/Roboto/*"
+                  "${p}/imgui_md/assets/fonts/SourceCodePro-Regular.ttf")
     file(TOUCH "${stamp}")
   endif()
   set(${out_imgui} "${root}/external/imgui/imgui" PARENT_SCOPE)
   set(${out_implot} "${root}/external/implot/implot" PARENT_SCOPE)
 endfunction()
+set(TILESCOPE_IMGUI_BUNDLE_ROOT "${TILESCOPE_THIRD_PARTY_DIR}/imgui_bundle-${TILESCOPE_IMGUI_BUNDLE_VERSION}")
 
-if(TILESCOPE_IMGUI_DIR STREQUAL "" OR TILESCOPE_IMPLOT_DIR STREQUAL "")
-  tilescope_fetch_imgui_bundle(_imgui _implot)
+# Always fetched (the fonts, the file dialog and the test engine come from it); its ImGui and ImPlot are used
+# unless the person named their own copies.
+tilescope_fetch_imgui_bundle(_imgui _implot)
+if(TRUE)
   if(TILESCOPE_IMGUI_DIR STREQUAL "")
     set(TILESCOPE_IMGUI_DIR "${_imgui}" CACHE PATH "" FORCE)
   endif()
@@ -99,3 +109,40 @@ set_source_files_properties(${TILESCOPE_IMGUI_DIR}/backends/imgui_impl_opengl3.c
 target_compile_definitions(tilescope_imgui PUBLIC IMGUI_DEFINE_MATH_OPERATORS GLFW_INCLUDE_NONE)
 target_link_libraries(tilescope_imgui PUBLIC PkgConfig::EPOXY glfw)
 set_target_properties(tilescope_imgui PROPERTIES POSITION_INDEPENDENT_CODE ON)
+
+# [SECTION] Fonts, the file dialog and the test engine (from the same pinned archive).
+set(TILESCOPE_FONT_UI "${TILESCOPE_IMGUI_BUNDLE_ROOT}/bindings/imgui_bundle/assets/fonts/Roboto/Roboto-Regular.ttf")
+set(TILESCOPE_FONT_MONO "${TILESCOPE_IMGUI_BUNDLE_ROOT}/external/imgui_md/assets/fonts/SourceCodePro-Regular.ttf")
+set(TILESCOPE_IMFILEDIALOG_DIR "${TILESCOPE_IMGUI_BUNDLE_ROOT}/external/ImFileDialog/ImFileDialog")
+set(TILESCOPE_TEST_ENGINE_DIR "${TILESCOPE_IMGUI_BUNDLE_ROOT}/external/imgui_test_engine/imgui_test_engine/imgui_test_engine")
+foreach(f "${TILESCOPE_FONT_UI}" "${TILESCOPE_FONT_MONO}" "${TILESCOPE_IMFILEDIALOG_DIR}/ImFileDialog.cpp"
+          "${TILESCOPE_TEST_ENGINE_DIR}/imgui_te_engine.cpp")
+  if(NOT EXISTS "${f}")
+    message(FATAL_ERROR "${f} is missing: the imgui-bundle sources in ${TILESCOPE_THIRD_PARTY_DIR} are incomplete "
+                        "(delete that folder to fetch them again)")
+  endif()
+endforeach()
+
+# Dear ImGui + ImPlot once more, with the Test Engine's hooks compiled in: only the UI tests link this copy, so
+# the application itself carries no test code.
+add_library(tilescope_imgui_te STATIC
+  ${TILESCOPE_IMGUI_DIR}/imgui.cpp ${TILESCOPE_IMGUI_DIR}/imgui_draw.cpp
+  ${TILESCOPE_IMGUI_DIR}/imgui_tables.cpp ${TILESCOPE_IMGUI_DIR}/imgui_widgets.cpp
+  ${TILESCOPE_IMGUI_DIR}/backends/imgui_impl_glfw.cpp ${TILESCOPE_IMGUI_DIR}/backends/imgui_impl_opengl3.cpp
+  ${TILESCOPE_IMPLOT_DIR}/implot.cpp ${TILESCOPE_IMPLOT_DIR}/implot_items.cpp
+  ${TILESCOPE_TEST_ENGINE_DIR}/imgui_te_context.cpp ${TILESCOPE_TEST_ENGINE_DIR}/imgui_te_coroutine.cpp
+  ${TILESCOPE_TEST_ENGINE_DIR}/imgui_te_engine.cpp ${TILESCOPE_TEST_ENGINE_DIR}/imgui_te_exporters.cpp
+  ${TILESCOPE_TEST_ENGINE_DIR}/imgui_te_perftool.cpp ${TILESCOPE_TEST_ENGINE_DIR}/imgui_te_ui.cpp
+  ${TILESCOPE_TEST_ENGINE_DIR}/imgui_te_utils.cpp ${TILESCOPE_TEST_ENGINE_DIR}/imgui_capture_tool.cpp)
+if(EXISTS "${TILESCOPE_IMGUI_DIR}/imgui_stacklayout.cpp")
+  target_sources(tilescope_imgui_te PRIVATE "${TILESCOPE_IMGUI_DIR}/imgui_stacklayout.cpp")
+endif()
+target_include_directories(tilescope_imgui_te SYSTEM PUBLIC ${TILESCOPE_IMGUI_DIR} ${TILESCOPE_IMGUI_DIR}/backends
+                           ${TILESCOPE_IMPLOT_DIR} ${TILESCOPE_TEST_ENGINE_DIR}/..)
+target_compile_definitions(tilescope_imgui_te PUBLIC IMGUI_DEFINE_MATH_OPERATORS GLFW_INCLUDE_NONE
+                           IMGUI_ENABLE_TEST_ENGINE IMGUI_TEST_ENGINE_ENABLE_COROUTINE_STDTHREAD_IMPL=1
+                           IMGUI_TEST_ENGINE_ENABLE_IMPLOT=0 IMGUI_TEST_ENGINE_ENABLE_CAPTURE=0
+                           IMGUI_TEST_ENGINE_ENABLE_STD_FUNCTION=1)
+target_link_libraries(tilescope_imgui_te PUBLIC PkgConfig::EPOXY glfw Threads::Threads)
+set_target_properties(tilescope_imgui_te PROPERTIES POSITION_INDEPENDENT_CODE ON EXCLUDE_FROM_ALL ON)
+# (imgui_impl_opengl3.cpp's loader properties, set above, apply to this copy too: they belong to the file.)

@@ -98,6 +98,35 @@ class CudaBackend final : public Backend {
   const std::vector<KernelInfo>& kernels() const override { return m_infos; }
   DeviceInfo device_info() const override { return m_info; }
 
+  std::string version_info() const override {
+    int drv = 0, rt = 0;
+    cudaDriverGetVersion(&drv);
+    cudaRuntimeGetVersion(&rt);
+    auto v = [](int x) { return std::to_string(x / 1000) + "." + std::to_string((x % 1000) / 10); };
+    return "CUDA driver API " + v(drv) + ", runtime " + v(rt);
+  }
+
+  // 90 % of the memory free now (memory the pool caches counts as free: validate() trims it when needed).
+  Capacity capacity() const override {
+    CUDA_CHECK(cudaSetDevice(m_device));
+    size_t free_b = 0, total_b = 0;
+    CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+    size_t cached = 0;
+    cudaMemPool_t pool;
+    if (cudaDeviceGetDefaultMemPool(&pool, m_device) == cudaSuccess) {
+      uint64_t reserved = 0, used = 0;
+      if (cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved) == cudaSuccess &&
+          cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used) == cudaSuccess &&
+          reserved > used)
+        cached = size_t(reserved - used);
+    }
+    Capacity c;
+    c.max_bytes = 0.9 * double(free_b + cached);
+    c.what = m_name + ": A, B, C, the reference and C - reference in 90 % of its free memory (" +
+             mib(double(free_b + cached)) + ")";
+    return c;
+  }
+
   void validate(RunRequest& req, bool tile_given) const override {
     adopt_given_inputs(req);
     validate_shape(req.spec);
@@ -114,9 +143,8 @@ class CudaBackend final : public Backend {
     size_t free_b = 0, total_b = 0;
     const auto& s = req.spec;
     const bool cold = req.policy && req.policy->cold_l2;
-    const double need = 4.0 * (double(s.m) * double(s.k) + double(s.k) * double(s.n) +
-                               (req.keep_store ? 3.0 : 2.0) * double(s.m) * double(s.n)) +
-                        (cold ? 2.0 * double(m_info.l2_bytes) : 0.0);
+    // The same count as capacity() and the size sliders, and the L2 flush buffer of a cold-cache policy.
+    const double need = run_bytes(s.m, s.n, s.k) + (cold ? 2.0 * double(m_info.l2_bytes) : 0.0);
     CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
     if (need >
         0.9 * double(free_b)) {  // memory cached by the pool counts as used: give it back and look again
@@ -127,8 +155,9 @@ class CudaBackend final : public Backend {
     if (need > 0.9 * double(free_b)) {
       std::ostringstream os;
       os << "M x N x K = " << s.m << " x " << s.n << " x " << s.k << " needs " << mib(need)
-         << " of GPU memory for A, B, C and the reference" << (cold ? " and the L2 flush buffer" : "")
-         << ", but " << m_name << " has " << mib(double(free_b)) << " free (limit: 90% of free memory)";
+         << " of GPU memory for A, B, C, the reference and C - reference"
+         << (cold ? " and the L2 flush buffer" : "") << ", but " << m_name << " has " << mib(double(free_b))
+         << " free (limit: 90% of free memory)";
       throw ValidationError(os.str());
     }
   }

@@ -2,8 +2,8 @@
 // straight from the engine's buffers (no copy of the matrix through the host). One thread per view value
 // walks its block of source elements; the same block boundaries as the CPU reference (lod_begin in
 // app/core/heatmap.hpp), the same rules for NaN and Inf, so the two paths give the same picture. The finite
-// range of the written values is reduced in the same pass (warp shuffles, one atomic per warp) for the colour
-// scale.
+// range of the region's elements (their true min and max, which a block mean never reaches) is reduced in the
+// same pass (warp shuffles, one atomic per warp) for the colour scale.
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
@@ -57,7 +57,7 @@ __global__ void lod_kernel(const float* __restrict__ src, int64_t ld, LodRegion 
     const int64_t r0 = lod_begin(r.row0, r.rows, r.h, y), r1 = lod_begin(r.row0, r.rows, r.h, y + 1);
     const int64_t c0 = lod_begin(r.col0, r.cols, r.w, x), c1 = lod_begin(r.col0, r.cols, r.w, x + 1);
     double acc = mode == Reduce::Min ? CUDART_INF : mode == Reduce::Max ? -CUDART_INF : 0.0;
-    float best = 0.0f;
+    float best = 0.0f, lo = CUDART_INF_F, hi = -CUDART_INF_F;
     bool nan = false, inf = false;
     for (int64_t i = r0; i < r1; ++i) {
       const float* row = src + i * ld;
@@ -65,6 +65,10 @@ __global__ void lod_kernel(const float* __restrict__ src, int64_t ld, LodRegion 
         const float v = row[j];
         nan |= isnan(v);
         inf |= isinf(v);
+        if (isfinite(v)) {
+          lo = fminf(lo, v);
+          hi = fmaxf(hi, v);
+        }
         switch (mode) {
           case Reduce::Mean:
             acc += double(v);
@@ -93,7 +97,10 @@ __global__ void lod_kernel(const float* __restrict__ src, int64_t ld, LodRegion 
       surf2Dwrite(o, cudaSurfaceObject_t(out.surface), x * int(sizeof(float)), y);
     else
       out.ptr[int64_t(y) * r.w + x] = o;
-    if (isfinite(o)) kmin = kmax = range_key(o);
+    if (lo <= hi) {
+      kmin = range_key(lo);
+      kmax = range_key(hi);
+    }
   }
   for (int off = 16; off > 0; off /= 2) {
     kmin = min(kmin, __shfl_xor_sync(0xffffffffu, kmin, off));
@@ -149,14 +156,34 @@ class DeviceStore final : public MatrixStore {
   int64_t cols(MatrixId id) const override { return id == MatrixId::A ? m_m.k : m_m.n; }
   int cuda_device() const override { return m_device; }
 
-  void reduce(MatrixId id, const LodRegion& r, Reduce mode, float* out) const override {
+  ValueRange reduce(MatrixId id, const LodRegion& r, Reduce mode, float* out) const override {
     validate_lod_region(r, rows(id), cols(id));
     CUDA_CHECK(cudaSetDevice(m_device));
     cudaStream_t s = side_stream();
     PoolBuffer<float> tmp(size_t(r.w) * size_t(r.h), s);
-    device_lod_reduce(get(id), cols(id), rows(id), cols(id), r, mode, tmp.get(), s);
+    const ValueRange range = device_lod_reduce(get(id), cols(id), rows(id), cols(id), r, mode, tmp.get(), s);
     CUDA_CHECK(cudaMemcpyAsync(out, tmp.get(), tmp.bytes(), cudaMemcpyDeviceToHost, s));
     CUDA_CHECK(cudaStreamSynchronize(s));
+    return range;
+  }
+
+  HostMatrix copy(MatrixId id) const override {
+    CUDA_CHECK(cudaSetDevice(m_device));
+    HostMatrix h(rows(id), cols(id));
+    cudaStream_t s = side_stream();
+    CUDA_CHECK(
+        cudaMemcpyAsync(h.data.data(), get(id), h.data.size() * sizeof(float), cudaMemcpyDeviceToHost, s));
+    CUDA_CHECK(cudaStreamSynchronize(s));
+    return h;
+  }
+
+  void element_async(MatrixId id, int64_t row, int64_t col, float* host_dst, void* stream) const override {
+    if (row < 0 || row >= rows(id) || col < 0 || col >= cols(id))
+      throw std::out_of_range("element (" + std::to_string(row) + ", " + std::to_string(col) +
+                              ") is outside " + matrix_name(id));
+    CUDA_CHECK(cudaSetDevice(m_device));
+    CUDA_CHECK(cudaMemcpyAsync(host_dst, get(id) + row * cols(id) + col, sizeof(float),
+                               cudaMemcpyDeviceToHost, static_cast<cudaStream_t>(stream)));
   }
 
   ValueRange reduce_device(MatrixId id, const LodRegion& r, Reduce mode, float* dev_out,

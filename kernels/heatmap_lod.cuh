@@ -13,8 +13,8 @@
 namespace ts {
 
 // Reduces the region of src (device, row stride ld) into out (device, r.h x r.w) on s; the finite range of
-// the written values goes to range_keys (device, 2 unsigned, initialised to kRangeKeysInit by the caller;
-// decode with range_from_keys). Does not synchronise.
+// the region's elements (not of the reduced values) goes to range_keys (device, 2 unsigned, initialised to
+// kRangeKeysInit by the caller; decode with range_from_keys). Does not synchronise.
 void device_lod_launch(const float* src, int64_t ld, int64_t rows, int64_t cols, const LodRegion& r,
                        Reduce mode, DeviceOut out, unsigned* range_keys, cudaStream_t s);
 

@@ -1,20 +1,24 @@
 #pragma once
 // [SECTION] What the panels read and edit. Panels never call CUDA or the backend directly: they edit
-// `settings`, set request flags, and read the latest outcome; gui.cpp turns edits into RunQueue requests.
+// `settings`, set request flags, and read the latest outcome; app.cpp turns edits into RunQueue requests and
+// the heatmap set (app/gfx) turns views into pictures.
 #include <array>
 #include <map>
-#include <set>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "backend.hpp"
+#include "dims.hpp"
+#include "matrix.hpp"
+#include "message_log.hpp"
 #include "settings.hpp"
 #include "timing_history.hpp"
 
 namespace ts::gfx {
-class HeatmapContext;
+class HeatmapSet;
 }
 
 namespace ts::ui {
@@ -23,34 +27,65 @@ struct Rect {
   float x = 0, y = 0, w = 0, h = 0;
 };
 
+// What a panel drew last frame: for the layout checks of `snapshot --layout-json` and the UI tests.
+struct PanelReport {
+  Rect rect;             // the window's rectangle on screen
+  bool visible = false;  // drawn this frame (not closed, not a tab hidden behind another)
+  bool docked = false;   // in the dock space (else a floating window)
+  float clipped_px = 0;  // how far its content runs past its right edge (0: nothing is cut off)
+  std::string state;     // e.g. "needs a GPU", "interop", "host: <why>"
+};
+
+// One heatmap's plot area and the element coordinates at its edges (x = column, y = row; y0 is the top edge):
+// a test turns (row, col) into a pixel with these.
+struct HeatmapReport {
+  Rect plot;
+  double x0 = 0, x1 = 0, y0 = 0, y1 = 0;
+  float shown_lo = 0, shown_hi = 0;  // the colour scale
+};
+
+// Heatmaps: show rows [row0, row0 + rows) x columns [col0, col0 + cols).
+struct ZoomRequest {
+  double row0 = 0, col0 = 0, rows = 1, cols = 1;
+  bool all_maps = true;  // false: C and the error map only (they share their axes)
+};
+
 struct AppState {
   Settings settings;
   std::vector<KernelInfo> kernels;  // the backend's registry
 
-  // Backend identity, shown in the status bar.
+  // Backend identity, shown in the status bar and Help > About.
   std::string backend_kind;  // "cuda" or "cpu"
   std::string device_name;
-  std::string backend_note;  // why the CPU backend was chosen, if it was chosen automatically
+  std::string backend_note;     // why the CPU backend was chosen, if it was chosen automatically
+  std::string backend_version;  // e.g. "CUDA driver API 13.0, runtime 13.0"
   std::string gl_renderer;
-  // Heatmaps: interop with CUDA when the GL context runs on the engine's GPU, else through host memory.
-  std::shared_ptr<gfx::HeatmapContext> heatmaps;
   std::string gl_context;  // offscreen: which context (EGL device, GLFW/X11)
-  std::optional<std::array<double, 4>>
-      zoom_request;  // heatmaps: show rows [r0, r0+rows) x cols [c0, c0+cols)
+  Capacity capacity;       // what the backend can run now (the size sliders' range)
+  std::shared_ptr<gfx::HeatmapSet> heatmaps;
 
-  // Run state (written by gui.cpp).
+  // Run state (written by app.cpp).
   bool busy = false;
   std::optional<RunResult> result;  // the latest successful run
-  uint64_t result_serial = 0;       // increments with every new result (views re-upload on change)
+  uint64_t result_serial = 0;       // increments with every new result
+  uint64_t runs_submitted = 0;      // every request sent to the engine (tests: one per committed value)
   std::string last_error;           // the latest failed request, cleared by the next success
   bool last_error_is_input = false;
-
   TimingHistory history;  // every timed launch of the session, per configuration
-  bool repeat = false;    // keep re-running the current problem (the Timings panel scrolls)
+  bool repeat = false;    // keep re-running the current problem
 
-  // Requests from panels (read and cleared by gui.cpp).
+  // A and B from .npy files (File > Open), used while settings.spec.input == InputKind::File.
+  std::shared_ptr<const HostMatrix> file_a, file_b;
+  std::string file_a_name, file_b_name;
+
+  // Requests from panels and menus (read and cleared by app.cpp or the frame loop).
   bool run_requested = false;
-  // A panel asked to be exported: its PNG (a crop of the frame) and its data as CSV, next frame.
+  bool quit_requested = false;
+  bool screenshot_requested = false;  // F12: the whole window as PNG
+  bool reset_layout_requested = false;
+  bool open_inputs_requested = false;
+  bool save_c_requested = false;
+  bool show_shortcuts = false, show_about = false;
   struct ExportRequest {
     std::string panel;  // window name, for the crop
     std::string stem;   // file name stem, e.g. "timings"
@@ -58,15 +93,17 @@ struct AppState {
   };
   std::optional<ExportRequest> export_request;
   std::set<std::string> export_pending;  // panels to export as if their button were pressed (snapshot)
-  bool screenshot_requested = false;
-  bool quit_requested = false;
+  std::optional<ZoomRequest> zoom_request;
 
-  std::string status_message;  // e.g. where a screenshot went
-  double status_time = 0;
+  // Messages: the status bar shows the latest, View > Messages all of them.
+  MessageLog log;
+  double now = 0;  // ImGui::GetTime() of this frame
+  void say(Severity s, std::string text) { log.add(s, std::move(text), now); }
 
-  // Screen rectangles of what was drawn last frame (panels, heatmap plots), for snapshot checks.
-  std::map<std::string, Rect> layout;
-  std::map<std::string, std::string> panel_state;  // e.g. "needs a GPU", for snapshot checks
+  // What was drawn last frame (snapshot checks and UI tests).
+  std::map<std::string, PanelReport> panels;
+  std::map<std::string, HeatmapReport> heatmap_reports;
+  std::map<std::string, Rect> layout;  // other named rectangles (e.g. the status bar)
 };
 
 const KernelInfo* current_kernel(const AppState& s);

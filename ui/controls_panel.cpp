@@ -1,52 +1,56 @@
-// Controls: the problem (M, N, K, tile, kernel, inputs, seed) and when to run it.
+// Controls: the problem (M, N, K, kernel, tile, inputs, seed) and when to run it. A size changes the problem
+// only when it is committed (the slider let go, Enter pressed or the field left), so one gesture is one run.
 #include <algorithm>
+#include <array>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
 
 #include <imgui.h>
 
 #include "panel.hpp"
+#include "shortcuts.hpp"
+#include "theme.hpp"
 
 namespace ts::ui {
 
 namespace {
 
-// Slider with a logarithmic scale (1 .. 16384) plus exact typing (Ctrl+click). Values typed outside the
-// slider range are kept and validated by the engine, which explains any refusal in the status bar.
-bool dim_slider(const char* label, int64_t* v) {
-  const int64_t lo = 1, hi = 16384;
-  int64_t shown = *v;
-  bool changed =
-      ImGui::SliderScalar(label, ImGuiDataType_S64, &shown, &lo, &hi, "%lld", ImGuiSliderFlags_Logarithmic);
-  if (changed) *v = std::max<int64_t>(1, shown);
-  return changed;
+const char* dim_name(Dim d) {
+  return d == Dim::M ? "M" : d == Dim::N ? "N" : "K";
 }
 
 class ControlsPanel final : public Panel {
  public:
   const char* name() const override { return "Controls"; }
-  Rect default_rect(float w, float h) const override { return {0, 0, std::min(340.0f, w * 0.3f), h - 32}; }
 
  protected:
   void draw_content(AppState& s) override {
     ProblemSpec& p = s.settings.spec;
-    ImGui::SeparatorText("Shape  C(M x N) = A(M x K) B(K x N)");
+    const bool files = p.input == InputKind::File && s.file_a && s.file_b;
+    ImGui::SeparatorText("Shape");
+    text_fit("C (M x N) = A (M x K) B (K x N)", &palette().muted);
+    ImGui::BeginDisabled(files);
     if (ImGui::Checkbox("Square (M = N = K)", &s.settings.square) && s.settings.square) p.m = p.k = p.n;
-    ImGui::PushItemWidth(-40);
+    const KernelInfo* cur = current_kernel(s);
+    const int step = cur && !cur->tiles.empty() && p.tile > 0 ? p.tile : 8;
     if (s.settings.square) {
-      if (dim_slider("N", &p.n)) p.m = p.k = p.n;
+      dim_row(s, Dim::N, step);
     } else {
-      dim_slider("M", &p.m);
-      dim_slider("N", &p.n);
-      dim_slider("K", &p.k);
+      for (Dim d : {Dim::M, Dim::N, Dim::K}) dim_row(s, d, step);
     }
-    ImGui::PopItemWidth();
-    help_marker(
-        "Drag, or Ctrl+click to type an exact size. Sizes that do not fit the device are refused with "
-        "the reason in the status bar.");
+    ImGui::EndDisabled();
+    if (files) text_muted_wrapped("The sizes come from the .npy files (File > Open A and B).");
+    if (!m_error.empty()) {
+      ImGui::PushTextWrapPos(0);
+      ImGui::TextColored(palette().bad, "%s", m_error.c_str());
+      ImGui::PopTextWrapPos();
+    }
 
     ImGui::SeparatorText("Kernel");
-    const KernelInfo* cur = current_kernel(s);
     ImGui::SetNextItemWidth(-1);
-    if (ImGui::BeginCombo("##kernel", cur ? cur->title.c_str() : p.kernel.c_str())) {
+    if (ImGui::BeginCombo("##kernel", cur ? cur->title.c_str() : p.kernel.c_str(),
+                          ImGuiComboFlags_HeightLarge)) {
       bool teaching_shown = false;
       for (const auto& k : s.kernels) {
         if (k.teaching && !teaching_shown) {
@@ -61,22 +65,24 @@ class ControlsPanel final : public Panel {
             p.tile = k.default_tile;
         }
         ImGui::EndDisabled();
-        if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
-          ImGui::SetTooltip("%s%s", k.description.c_str(), usable ? "" : "\n(not available on this backend)");
+        if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) {
+          ImGui::BeginTooltip();
+          ImGui::PushTextWrapPos(ImGui::GetFontSize() * 30.0f);
+          ImGui::TextUnformatted(k.description.c_str());
+          if (!usable) ImGui::TextDisabled("(not available on the %s backend)", s.backend_kind.c_str());
+          ImGui::PopTextWrapPos();
+          ImGui::EndTooltip();
+        }
       }
       ImGui::EndCombo();
     }
     cur = current_kernel(s);
-    if (cur) {
-      ImGui::PushTextWrapPos(0);
-      ImGui::TextDisabled("%s", cur->description.c_str());
-      ImGui::PopTextWrapPos();
-    }
+    if (cur) text_muted_wrapped(cur->description.c_str());
 
     // The tile parameter: the values this kernel supports, each standing for its block / warp / thread tiles.
-    ImGui::Text("Tile");
-    const bool has_tiles = cur && !cur->tiles.empty();
-    if (!has_tiles) {
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted("Tile");
+    if (!cur || cur->tiles.empty()) {
       ImGui::SameLine();
       ImGui::TextDisabled("(chosen by the library)");
     } else {
@@ -87,37 +93,123 @@ class ControlsPanel final : public Panel {
         if (ImGui::RadioButton(label, p.tile == t)) p.tile = t;
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", cur->tile_label(t).c_str());
       }
-      ImGui::TextDisabled("%s", cur->tile_label(p.tile).c_str());
+      text_fit(cur->tile_label(p.tile), &palette().muted);
     }
 
     ImGui::SeparatorText("Inputs");
-    ImGui::SetNextItemWidth(-60);
-    if (ImGui::BeginCombo("Input", to_string(p.input))) {
+    const float label_w = ImGui::CalcTextSize("Input").x + ImGui::GetStyle().ItemInnerSpacing.x;
+    ImGui::SetNextItemWidth(-label_w - ImGui::GetStyle().ItemSpacing.x - ImGui::GetFontSize());
+    const std::string input_label =
+        files ? "files: " + s.file_a_name + ", " + s.file_b_name : to_string(p.input);
+    if (ImGui::BeginCombo("Input", input_label.c_str())) {
       for (InputKind k : generated_input_kinds())
         if (ImGui::Selectable(to_string(k), k == p.input)) p.input = k;
+      if (s.file_a && s.file_b &&
+          ImGui::Selectable(("files: " + s.file_a_name + ", " + s.file_b_name).c_str(), files))
+        p.input = InputKind::File;
       ImGui::EndCombo();
     }
     help_marker(
-        "random: uniform in [-1, 1). symmetric: A and B symmetric (A*B is still not symmetric unless "
-        "they commute). identity: A = I, so C reproduces B. ones: every element 1, so C = K.");
-    ImGui::SetNextItemWidth(-60);
-    ImGui::InputScalar("Seed", ImGuiDataType_U64, &p.seed);
+        "random: uniform in [-1, 1). symmetric: A and B symmetric (A B is still not symmetric unless they "
+        "commute). identity: A = I, so C reproduces B. ones: every element 1, so C = K. ramp: A[i][j] = i "
+        "and "
+        "B[i][j] = j, so C[i][j] = K i j: row 0 is at the top and column 0 at the left of every map. Files: "
+        "File > "
+        "Open A and B (.npy).");
+    ImGui::BeginDisabled(files || p.input == InputKind::Identity || p.input == InputKind::Ones ||
+                         p.input == InputKind::Ramp);
+    ImGui::SetNextItemWidth(-label_w - ImGui::GetStyle().ItemSpacing.x - ImGui::GetFontSize());
+    uint64_t seed = p.seed;
+    ImGui::InputScalar("Seed", ImGuiDataType_U64, &seed);
+    if (ImGui::IsItemDeactivatedAfterEdit()) p.seed = seed;  // one run per committed seed
+    ImGui::EndDisabled();
 
     ImGui::SeparatorText("Run");
-    if (ImGui::Button("Run", ImVec2(80, 0))) s.run_requested = true;
+    if (ImGui::Button("Run", ImVec2(ImGui::GetFontSize() * 5, 0))) s.run_requested = true;
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Run the problem now (%s)", shortcut_label(Action::Run));
     ImGui::SameLine();
-    ImGui::Checkbox("Auto-run on change", &s.settings.auto_run);
+    ImGui::Checkbox("Auto-run", &s.settings.auto_run);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Run whenever a control's value is committed");
     ImGui::SameLine();
-    spinner("busy", 7.0f, s.busy);
-    if (s.busy)
-      ImGui::TextDisabled("running...");
-    else
-      ImGui::TextDisabled("idle");
-    ImGui::Spacing();
-    ImGui::TextDisabled("F12: screenshot to %s", s.settings.export_dir.empty()
-                                                     ? default_export_dir().c_str()
-                                                     : s.settings.export_dir.c_str());
+    ImGui::Checkbox("Repeat", &s.repeat);
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("Keep re-running the current problem (%s)", shortcut_label(Action::Repeat));
+    ImGui::SameLine();
+    spinner("busy", ImGui::GetFontSize() * 0.45f, s.busy);
+    text_fit(s.busy ? "running..." : "idle", &palette().muted);
   }
+
+ private:
+  // One dimension: a logarithmic slider that snaps (powers of two, multiples of the tile; Alt: any value) and
+  // commits when let go, and a field to type an exact value (committed with Enter or when it loses focus).
+  void dim_row(AppState& s, Dim d, int step) {
+    ProblemSpec& p = s.settings.spec;
+    const bool square = s.settings.square;
+    int64_t* value = d == Dim::M ? &p.m : d == Dim::N ? &p.n : &p.k;
+    const int64_t max = std::max<int64_t>(1, max_dim(s.capacity, square, d, p.m, p.n, p.k));
+    const int64_t lo = std::min<int64_t>(16, max), hi = max;
+    const int i = int(d);
+    ImGui::PushID(i);
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted(dim_name(d));
+    ImGui::SameLine(ImGui::GetFontSize() * 1.6f);
+    const float field_w = ImGui::GetFontSize() * 4.2f;
+    ImGui::SetNextItemWidth(std::max(ImGui::GetFontSize() * 4, ImGui::GetContentRegionAvail().x - field_w -
+                                                                   ImGui::GetStyle().ItemSpacing.x));
+    if (!m_dragging[i]) m_draft[i] = std::clamp(*value, lo, hi);
+    if (ImGui::SliderScalar(
+            "##slider", ImGuiDataType_S64, &m_draft[i], &lo, &hi, "%" PRId64,
+            ImGuiSliderFlags_Logarithmic | ImGuiSliderFlags_NoInput | ImGuiSliderFlags_AlwaysClamp)) {
+      if (!ImGui::GetIO().KeyAlt) m_draft[i] = snap_dim(double(m_draft[i]), step, lo, hi);
+    }
+    m_dragging[i] = ImGui::IsItemActive();
+    if (ImGui::IsItemDeactivatedAfterEdit()) commit(s, d, m_draft[i]);
+    if (ImGui::IsItemHovered()) {
+      ImGui::BeginTooltip();
+      ImGui::Text("%s from %" PRId64 " to %" PRId64 ": snaps to powers of two and multiples of %d",
+                  dim_name(d), lo, hi, step);
+      ImGui::TextDisabled("hold Alt for any value; a run starts when you let go");
+      ImGui::TextDisabled("%s", s.capacity.what.empty() ? "" : ("limit: " + s.capacity.what).c_str());
+      ImGui::EndTooltip();
+    }
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(field_w);
+    if (!m_editing[i]) std::snprintf(m_text[i].data(), m_text[i].size(), "%" PRId64, *value);
+    ImGui::InputText("##text", m_text[i].data(), m_text[i].size(), ImGuiInputTextFlags_CharsDecimal);
+    m_editing[i] = ImGui::IsItemActive();
+    if (ImGui::IsItemDeactivatedAfterEdit()) {
+      try {
+        const int64_t v = parse_dim(m_text[i].data(), dim_name(d));
+        if (v > hi) {
+          char msg[256];
+          std::snprintf(msg, sizeof msg, "%s = %" PRId64 " is refused: at most %" PRId64 " fits (%s)",
+                        dim_name(d), v, hi, s.capacity.what.c_str());
+          throw ValidationError(msg);
+        }
+        commit(s, d, v);
+      } catch (const ValidationError& e) {
+        m_error = e.what();
+        s.say(Severity::Warning, m_error);
+      }
+    }
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Type %s and press Enter", dim_name(d));
+    ImGui::PopID();
+  }
+
+  void commit(AppState& s, Dim d, int64_t v) {
+    ProblemSpec& p = s.settings.spec;
+    m_error.clear();
+    if (s.settings.square) {
+      p.m = p.n = p.k = v;
+    } else {
+      (d == Dim::M ? p.m : d == Dim::N ? p.n : p.k) = v;
+    }
+  }
+
+  std::array<int64_t, 3> m_draft{};
+  std::array<bool, 3> m_dragging{}, m_editing{};
+  std::array<std::array<char, 24>, 3> m_text{};
+  std::string m_error;
 };
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include <GLFW/glfw3.h>
 #include <imgui.h>
@@ -13,14 +14,14 @@
 #include <implot.h>
 #include <nlohmann/json.hpp>
 
+#include "app.hpp"
+#include "csv.hpp"
 #include "egl_context.hpp"
 #include "gl.hpp"
-#include "heatmap_gl.hpp"
-#include "panel.hpp"
-#include "run_queue.hpp"
-#include "csv.hpp"
+#include "heatmap_set.hpp"
 #include "settings.hpp"
 #include "texture.hpp"
+#include "theme.hpp"
 #include "window.hpp"
 
 namespace ts::ui {
@@ -33,21 +34,19 @@ namespace {
 class ImGuiSession {
  public:
   // window == nullptr: no platform backend (headless EGL): the caller sets the display size and time step.
+  // ini_file == nullptr: no saved layout (snapshots are reproducible).
   ImGuiSession(GLFWwindow* window, const char* ini_file) : m_glfw(window != nullptr) {
     IMGUI_CHECKVERSION();
     ImGui::CreateContext();
     ImPlot::CreateContext();
     ImGuiIO& io = ImGui::GetIO();
-    io.IniFilename = ini_file;  // nullptr: no saved layout (snapshots are reproducible)
-    io.ConfigFlags |= ImGuiConfigFlags_NavEnableKeyboard | ImGuiConfigFlags_DockingEnable;
-    ImGui::StyleColorsDark();
-    // Auto-fitted plots keep a margin, so a flat series (every launch the same time) is not drawn on the
-    // border.
-    ImPlot::GetStyle().FitPadding = ImVec2(0.02f, 0.12f);
-    ImGuiStyle& st = ImGui::GetStyle();
-    st.WindowRounding = 4;
-    st.FrameRounding = 3;
-    st.GrabRounding = 3;
+    if (ini_file) m_ini = ini_file;
+    io.IniFilename = m_ini.empty() ? nullptr : m_ini.c_str();
+    // Docking on; keyboard navigation off, so Space runs the problem instead of pressing a focused button
+    // (Tab still moves between text fields).
+    io.ConfigFlags |= ImGuiConfigFlags_DockingEnable;
+    io.ConfigWindowsMoveFromTitleBarOnly = true;
+    load_fonts();
     if (m_glfw) ImGui_ImplGlfw_InitForOpenGL(window, true);
     ImGui_ImplOpenGL3_Init("#version 330 core");
   }
@@ -63,88 +62,7 @@ class ImGuiSession {
 
  private:
   bool m_glfw;
-};
-
-// [SECTION] The application: state, panels, and the bridge from edits to RunQueue requests.
-class App {
- public:
-  App(std::shared_ptr<Backend> backend, const std::string& note, Settings settings, std::string renderer)
-      : m_queue(backend), m_panels(register_panels()) {
-    m_state.settings = std::move(settings);
-    m_state.kernels = backend->kernels();
-    m_state.backend_kind = backend->kind();
-    m_state.device_name = backend->device_name();
-    m_state.backend_note = note;
-    m_state.gl_renderer = std::move(renderer);
-    // The GL context is current: can the engine's GPU write into it?
-    m_state.heatmaps = std::make_shared<gfx::HeatmapContext>(backend->cuda_device());
-  }
-
-  AppState& state() { return m_state; }
-  RunQueue& queue() { return m_queue; }
-
-  // Turns edits into requests: a changed problem with auto-run, or the Run button.
-  void maybe_submit() {
-    ProblemSpec& spec = m_state.settings.spec;
-    if (m_state.settings.square) spec.m = spec.k = spec.n;
-    const bool changed = !m_submitted_any || spec != m_last_submitted;
-    if (m_state.run_requested || (m_state.settings.auto_run && changed)) {
-      RunRequest req;
-      req.spec = spec;
-      req.keep_store = true;
-      req.profile = true;
-      submit(std::move(req));
-    } else if (m_state.repeat && !m_state.busy) {
-      // Repeat: the same problem again as soon as the last run is in; new inputs are not regenerated on the
-      // host, and each run adds its launches to the Timings panel.
-      RunRequest req;
-      req.spec = spec;
-      req.keep_store = true;
-      req.profile = true;
-      submit(std::move(req));
-    }
-    m_state.run_requested = false;
-  }
-
-  void submit(RunRequest req) {
-    m_last_submitted = req.spec;
-    m_submitted_any = true;
-    m_queue.submit(std::move(req));
-    m_state.busy = true;
-  }
-
-  // Takes a finished outcome, if any.
-  void pump() {
-    if (auto o = m_queue.poll()) take(std::move(*o));
-    m_state.busy = m_queue.busy();
-  }
-
-  void take(RunOutcome o) {
-    if (o.result) {
-      const KernelInfo* k = find_kernel(m_state.kernels, o.result->spec.kernel);
-      m_state.history.add(*o.result, k && k->tf32);
-      m_state.result = std::move(*o.result);
-      ++m_state.result_serial;
-      m_state.last_error.clear();
-    } else {
-      m_state.last_error = o.error;
-      m_state.last_error_is_input = o.bad_input;
-      m_state.repeat = false;  // never re-submit a failing request in a loop
-    }
-  }
-
-  void draw() {
-    if (ImGui::IsKeyPressed(ImGuiKey_F12, false)) m_state.screenshot_requested = true;
-    if (ImGui::IsKeyChordPressed(ImGuiMod_Ctrl | ImGuiKey_Q)) m_state.quit_requested = true;
-    for (auto& p : m_panels) p->draw(m_state);
-  }
-
- private:
-  AppState m_state;
-  RunQueue m_queue;
-  std::vector<std::unique_ptr<Panel>> m_panels;
-  ProblemSpec m_last_submitted;
-  bool m_submitted_any = false;
+  std::string m_ini;
 };
 
 void new_frame(bool glfw, ImVec2 offscreen_size = ImVec2(0, 0), float dt = 1.0f / 60) {
@@ -162,7 +80,8 @@ void new_frame(bool glfw, ImVec2 offscreen_size = ImVec2(0, 0), float dt = 1.0f 
 void render(int fb_w, int fb_h) {
   ImGui::Render();
   glViewport(0, 0, fb_w, fb_h);
-  glClearColor(0.08f, 0.08f, 0.09f, 1.0f);
+  const ImVec4 bg = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
+  glClearColor(bg.x, bg.y, bg.z, 1.0f);
   glClear(GL_COLOR_BUFFER_BIT);
   ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
 }
@@ -174,10 +93,11 @@ void save_panel_export(AppState& s, int fb_w, int fb_h, GLuint read_fbo = 0) {
   const AppState::ExportRequest req = *s.export_request;
   s.export_request.reset();
   try {
-    auto it = s.layout.find(req.panel);
-    if (it == s.layout.end()) throw std::runtime_error("panel " + req.panel + " is not on screen");
+    auto it = s.panels.find(req.panel);
+    if (it == s.panels.end() || !it->second.visible)
+      throw std::runtime_error("panel " + req.panel + " is not on screen");
     const ImVec2 scale = ImGui::GetIO().DisplayFramebufferScale;
-    const Rect r = it->second;
+    const Rect r = it->second.rect;
     const int x0 = std::clamp(int(r.x * scale.x), 0, fb_w), y0 = std::clamp(int(r.y * scale.y), 0, fb_h);
     const int x1 = std::clamp(int((r.x + r.w) * scale.x), 0, fb_w),
               y1 = std::clamp(int((r.y + r.h) * scale.y), 0, fb_h);
@@ -198,11 +118,10 @@ void save_panel_export(AppState& s, int fb_w, int fb_h, GLuint read_fbo = 0) {
                    false);
     glBindFramebuffer(GL_READ_FRAMEBUFFER, 0);
     write_new_file(csv, req.csv);
-    s.status_message = "exported " + png.string() + " and " + csv.filename().string();
+    s.say(Severity::Info, "exported " + png.string() + " and " + csv.filename().string());
   } catch (const std::exception& e) {
-    s.status_message = std::string("export failed: ") + e.what();
+    s.say(Severity::Error, std::string("export failed: ") + e.what());
   }
-  s.status_time = ImGui::GetTime();
 }
 
 void save_screenshot(AppState& s, int fb_w, int fb_h) {
@@ -212,11 +131,67 @@ void save_screenshot(AppState& s, int fb_w, int fb_h) {
     fs::path file = unique_export_path(dir, "tilescope", "png");
     glReadBuffer(GL_BACK);
     gfx::write_png(file.string(), fb_w, fb_h, gfx::read_pixels_rgba(0, 0, fb_w, fb_h), false);
-    s.status_message = "screenshot saved: " + file.string();
+    s.say(Severity::Info, "screenshot saved: " + file.string());
   } catch (const std::exception& e) {
-    s.status_message = std::string("screenshot failed: ") + e.what();
+    s.say(Severity::Error, std::string("screenshot failed: ") + e.what());
   }
-  s.status_time = ImGui::GetTime();
+}
+
+// [SECTION] The window's size and place: the saved geometry when it still lands on a monitor, else a window
+// that fits the primary monitor's work area (at most 1600 x 1000).
+struct Placement {
+  int x = 0, y = 0, w = 1280, h = 800;
+  bool place = false, maximize = false;
+};
+
+Placement initial_placement(const WindowGeometry& saved) {
+  Placement p;
+  int count = 0;
+  GLFWmonitor** monitors = glfwGetMonitors(&count);
+  auto on_some_monitor = [&](int x, int y, int w, int h) {
+    for (int i = 0; i < count; ++i) {
+      int mx, my, mw, mh;
+      glfwGetMonitorWorkarea(monitors[i], &mx, &my, &mw, &mh);
+      // The title bar's middle must be on the monitor, and the window no larger than it.
+      const int cx = x + w / 2, cy = y + 16;
+      if (cx >= mx && cx < mx + mw && cy >= my && cy < my + mh && w <= mw && h <= mh) return true;
+    }
+    return false;
+  };
+  if (saved.w > 0 && saved.h > 0 && on_some_monitor(saved.x, saved.y, saved.w, saved.h)) {
+    p = Placement{saved.x, saved.y, saved.w, saved.h, true, saved.maximized};
+    return p;
+  }
+  GLFWmonitor* primary = glfwGetPrimaryMonitor();
+  if (primary) {
+    int mx, my, mw, mh;
+    glfwGetMonitorWorkarea(primary, &mx, &my, &mw, &mh);
+    if (mw > 0 && mh > 0) {
+      p.w = std::min(1600, mw * 92 / 100);
+      p.h = std::min(1000, mh * 92 / 100);
+      p.x = mx + (mw - p.w) / 2;
+      p.y = my + (mh - p.h) / 2;
+      p.place = true;
+    }
+  }
+  p.maximize = saved.maximized;
+  return p;
+}
+
+WindowGeometry current_geometry(GLFWwindow* w, const WindowGeometry& before) {
+  WindowGeometry g = before;
+  g.maximized = glfwGetWindowAttrib(w, GLFW_MAXIMIZED) == GLFW_TRUE;
+  if (!g.maximized) {  // a maximised window keeps the size it will return to
+    glfwGetWindowPos(w, &g.x, &g.y);
+    glfwGetWindowSize(w, &g.w, &g.h);
+  }
+  return g;
+}
+
+float content_scale(GLFWwindow* w) {
+  float sx = 1, sy = 1;
+  glfwGetWindowContentScale(w, &sx, &sy);
+  return std::clamp(std::max(sx, sy), 0.5f, 4.0f);
 }
 
 }  // namespace
@@ -228,33 +203,39 @@ int run_gui(const GuiOptions& opt) {
   std::string warnings;
   const fs::path settings_file = cfg / "settings.json";
   Settings settings;
-  if (fs::exists(settings_file)) {
+  if (fs::exists(settings_file, ec)) {
     settings = load_settings(settings_file, &warnings);
   } else if (opt.backend->kind() == "cpu") {
     settings.spec.m = settings.spec.n = settings.spec.k = 256;  // a first look that the CPU serves at once
   }
   const std::string ini = (cfg / "imgui.ini").string();
 
-  gfx::GlfwWindow window(1600, 1000, "TileScope", true);
-  ImGuiSession session(window.get(), ec ? nullptr : ini.c_str());
+  gfx::GlfwWindow window(1280, 800, "TileScope", false);
+  GLFWwindow* win = window.get();
+  const Placement place = initial_placement(settings.view.window);
+  glfwSetWindowSize(win, place.w, place.h);
+  if (place.place) glfwSetWindowPos(win, place.x, place.y);
+  if (place.maximize) glfwMaximizeWindow(win);
+  glfwShowWindow(win);
+  glfwSwapInterval(1);
+
+  ImGuiSession session(win, ec ? nullptr : ini.c_str());
   App app(opt.backend, opt.backend_note, settings, window.gl_renderer());
-  if (!warnings.empty()) {
-    app.state().status_message = "settings: " + warnings;
-    app.state().status_time = 0;
-  }
+  if (!warnings.empty()) app.state().say(Severity::Warning, "settings: " + warnings);
+  if (opt.hooks.started) opt.hooks.started(app);
 
   while (!window.should_close()) {
     // Idle: wait for input (low CPU); busy: keep animating the spinner.
-    if (app.state().busy)
+    if (app.state().busy || app.state().repeat)
       glfwPollEvents();
     else
       glfwWaitEventsTimeout(0.25);
     app.pump();
+    app.prepare_frame(content_scale(win));
     new_frame(true);
-    app.draw();
-    app.maybe_submit();
+    app.frame();
     int fb_w, fb_h;
-    glfwGetFramebufferSize(window.get(), &fb_w, &fb_h);
+    glfwGetFramebufferSize(win, &fb_w, &fb_h);
     render(fb_w, fb_h);
     if (app.state().screenshot_requested) {
       app.state().screenshot_requested = false;
@@ -262,10 +243,15 @@ int run_gui(const GuiOptions& opt) {
     }
     if (app.state().export_request) save_panel_export(app.state(), fb_w, fb_h);
     window.swap();
-    if (app.state().quit_requested) glfwSetWindowShouldClose(window.get(), GLFW_TRUE);
+    if (opt.hooks.after_swap) opt.hooks.after_swap(app);
+    if (app.state().quit_requested || (opt.hooks.keep_running && !opt.hooks.keep_running(app)))
+      glfwSetWindowShouldClose(win, GLFW_TRUE);
   }
+  if (opt.hooks.before_exit) opt.hooks.before_exit(app);
+  Settings out = app.state().settings;
+  out.view.window = current_geometry(win, settings.view.window);
   try {
-    save_settings(settings_file, app.state().settings);
+    save_settings(settings_file, out);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "tilescope: could not save settings: %s\n", e.what());
   }
@@ -274,12 +260,13 @@ int run_gui(const GuiOptions& opt) {
 
 namespace {
 // One offscreen frame of the whole GUI into `fbo`.
-void offscreen_frame(App& app, const ImGuiSession& session, gfx::Framebuffer& fbo, float dt) {
+void offscreen_frame(App& app, const ImGuiSession& session, gfx::Framebuffer& fbo, float scale, float dt) {
   if (session.glfw()) glfwPollEvents();
+  app.prepare_frame(scale);
   // The GLFW backend sets the display size from the (hidden) window; offscreen it is the framebuffer's, set
   // before NewFrame so panels are placed for it from the first frame.
   new_frame(session.glfw(), ImVec2(float(fbo.width()), float(fbo.height())), dt);
-  app.draw();
+  app.frame();
   fbo.bind();
   render(fbo.width(), fbo.height());
   gfx::Framebuffer::unbind();
@@ -307,19 +294,26 @@ struct Offscreen {
   ImGuiSession session;
   App app;
 };
+
+nlohmann::json rect_json(const Rect& r) {
+  return {r.x, r.y, r.w, r.h};
+}
 }  // namespace
 
 int run_snapshot(const SnapshotOptions& opt) {
   Offscreen off(opt.gl, opt.backend, opt.backend_note, opt.request.spec, opt.width, opt.height);
-  gfx::HeadlessGl& gl = off.gl;
-  gfx::Framebuffer& fbo = off.fbo;
-  ImGuiSession& session = off.session;
-  App& app = off.app;  // shows the defaults (auto-run on)
-  app.state().zoom_request = opt.zoom;
-  std::fprintf(stderr, "tilescope: OpenGL: %s; %s; heatmaps: %s\n", gl.note.c_str(), gl.gl_renderer().c_str(),
-               app.state().heatmaps->interop().on
-                   ? "CUDA-GL interop"
-                   : ("host path (" + app.state().heatmaps->interop().why + ")").c_str());
+  App& app = off.app;
+  AppState& st = app.state();
+  if (opt.request.a && opt.request.b) {
+    st.file_a = opt.request.a;
+    st.file_b = opt.request.b;
+    st.file_a_name = "A";
+    st.file_b_name = "B";
+  }
+  std::fprintf(stderr, "tilescope: OpenGL: %s; %s; heatmaps: %s\n", off.gl.note.c_str(),
+               off.gl.gl_renderer().c_str(),
+               st.heatmaps->interop().on ? "CUDA-GL interop"
+                                         : ("host path (" + st.heatmaps->interop().why + ")").c_str());
 
   RunRequest req = opt.request;
   req.keep_store = true;
@@ -328,40 +322,67 @@ int run_snapshot(const SnapshotOptions& opt) {
   RunOutcome outcome = app.queue().wait(1);
   const bool ok = outcome.result && outcome.result->error.passed;
   app.take(std::move(outcome));
-  app.state().busy = false;
+  st.busy = false;
 
-  // A few frames: ImGui sizes windows and tables from the previous frame's measurements.
-  for (int frame = 0; frame < 4; ++frame) offscreen_frame(app, session, fbo, 1.0f / 60);
+  // A few frames: the dock space is built on the first, and ImGui sizes windows and tables from the previous
+  // frame's measurements.
+  for (int frame = 0; frame < 6; ++frame) {
+    if (opt.zoom)
+      st.zoom_request = ZoomRequest{(*opt.zoom)[0], (*opt.zoom)[1], (*opt.zoom)[2], (*opt.zoom)[3], true};
+    offscreen_frame(app, off.session, off.fbo, opt.scale, 1.0f / 60);
+  }
   glFinish();
-  gfx::write_png(opt.out_png, opt.width, opt.height, fbo.read_rgba(), opt.overwrite);
+  gfx::write_png(opt.out_png, opt.width, opt.height, off.fbo.read_rgba(), opt.overwrite);
   // --export-panels: every panel's "Export PNG + CSV", through the same code as the button (one per frame).
   if (!opt.export_dir.empty()) {
-    app.state().settings.export_dir = opt.export_dir;
-    for (const char* p : {"Timings", "Occupancy", "Tile schedule"}) app.state().export_pending.insert(p);
-    for (int frame = 0; frame < 12 && (!app.state().export_pending.empty() || app.state().export_request);
-         ++frame) {
-      offscreen_frame(app, session, fbo, 1.0f / 60);
-      if (app.state().export_request) {
-        save_panel_export(app.state(), opt.width, opt.height, fbo.id());
-        std::fprintf(stderr, "tilescope: %s\n", app.state().status_message.c_str());
+    st.settings.export_dir = opt.export_dir;
+    for (const char* p : {"Timings", "Occupancy", "Tile schedule"}) st.export_pending.insert(p);
+    for (int frame = 0; frame < 12 && (!st.export_pending.empty() || st.export_request); ++frame) {
+      offscreen_frame(app, off.session, off.fbo, opt.scale, 1.0f / 60);
+      if (st.export_request) {
+        save_panel_export(st, opt.width, opt.height, off.fbo.id());
+        std::fprintf(stderr, "tilescope: %s\n", st.log.latest()->text.c_str());
       }
     }
-    for (const std::string& p : app.state().export_pending)
+    for (const std::string& p : st.export_pending)
       std::fprintf(stderr, "tilescope: %s: nothing to export (%s)\n", p.c_str(),
-                   app.state().panel_state.count(p) ? app.state().panel_state[p].c_str() : "not shown");
+                   st.panels.count(p) ? st.panels[p].state.c_str() : "not shown");
   }
 
   if (!opt.layout_json.empty()) {
     nlohmann::json j;
     j["width"] = opt.width;
     j["height"] = opt.height;
-    j["backend"] = app.state().backend_kind;
-    j["gl_renderer"] = app.state().gl_renderer;
-    j["gl_context"] = gl.note;
-    j["interop"] = app.state().heatmaps->interop().on;
-    j["interop_why"] = app.state().heatmaps->interop().why;
-    for (const auto& [name, r] : app.state().layout) j["rects"][name] = {r.x, r.y, r.w, r.h};
-    for (const auto& [name, st] : app.state().panel_state) j["states"][name] = st;
+    j["scale"] = opt.scale;
+    j["backend"] = st.backend_kind;
+    j["gl_renderer"] = st.gl_renderer;
+    j["gl_context"] = off.gl.note;
+    j["interop"] = st.heatmaps->interop().on;
+    j["interop_why"] = st.heatmaps->interop().why;
+    for (const auto& [name, p] : st.panels) {
+      j["rects"][name] = rect_json(p.rect);
+      j["states"][name] = p.state;
+      j["panels"][name] = {{"rect", rect_json(p.rect)},
+                           {"visible", p.visible},
+                           {"docked", p.docked},
+                           {"clipped_px", p.clipped_px},
+                           {"state", p.state}};
+    }
+    for (const auto& [name, h] : st.heatmap_reports) {
+      j["rects"][name] = rect_json(h.plot);
+      j["heatmaps"][name] = {{"plot", rect_json(h.plot)},
+                             {"x0", h.x0},
+                             {"x1", h.x1},
+                             {"y0", h.y0},
+                             {"y1", h.y1},
+                             {"shown_lo", h.shown_lo},
+                             {"shown_hi", h.shown_hi}};
+    }
+    if (st.result)
+      j["result"] = {{"passed", st.result->error.passed},
+                     {"worst_row", st.result->error.worst_row},
+                     {"worst_col", st.result->error.worst_col},
+                     {"bad_elements", st.result->error.bad_elements}};
     std::ofstream f(opt.layout_json, std::ios::trunc);
     f << j.dump(2) << "\n";
   }
@@ -370,42 +391,63 @@ int run_snapshot(const SnapshotOptions& opt) {
 
 FrameBenchResult run_frame_bench(const FrameBenchOptions& opt) {
   Offscreen off(opt.gl, opt.backend, "", opt.spec, opt.width, opt.height);
-  gfx::HeadlessGl& gl = off.gl;
-  gfx::Framebuffer& fbo = off.fbo;
-  ImGuiSession& session = off.session;
   App& app = off.app;
+  AppState& st = app.state();
   FrameBenchResult r;
-  r.gl_context = gl.note;
-  r.gl_renderer = gl.gl_renderer();
-  r.interop = app.state().heatmaps->interop().on;
-  r.interop_why = app.state().heatmaps->interop().why;
-
-  // The first run (and its heatmaps) before the clock starts; then Repeat: the kernel re-runs back to back on
-  // the engine's thread while frames are drawn here.
-  app.maybe_submit();
-  RunOutcome first = app.queue().wait(1);
-  if (!first.result) throw std::runtime_error("the first run failed: " + first.error);
-  app.take(std::move(first));
-  offscreen_frame(app, session, fbo, 1.0f / 60);
-  glFinish();
-  app.state().repeat = true;
-  const uint64_t serial0 = app.state().result_serial;
+  r.gl_context = off.gl.note;
+  r.gl_renderer = off.gl.gl_renderer();
+  r.interop = st.heatmaps->interop().on;
+  r.interop_why = st.heatmaps->interop().why;
   using clock = std::chrono::steady_clock;
+  auto frame = [&] {
+    app.pump();
+    offscreen_frame(app, off.session, off.fbo, 1.0f, 1.0f / 60);
+    glFinish();  // the frame is done when the GPU has drawn it
+  };
+
+  // The first run (and its heatmaps) before the clock starts.
+  for (int i = 0; i < 400 && st.result_serial == 0 && st.last_error.empty(); ++i) {
+    frame();
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  if (!st.last_error.empty()) throw std::runtime_error("the first run failed: " + st.last_error);
+  if (!st.result) throw std::runtime_error("the first run did not finish within 2 s of frames");
+  frame();
+
+  // Commit -> picture: the size changes as a released slider changes it, and the clock stops at the end of
+  // the first frame that draws the new result (heatmaps refreshed, Result panel updated).
+  for (int c = 0; c < opt.commits; ++c) {
+    const int64_t n = c % 2 ? opt.spec.n : std::max<int64_t>(1, opt.spec.n - 24);
+    const uint64_t serial = st.result_serial;
+    const auto t0 = clock::now();
+    st.settings.spec.m = st.settings.spec.n = st.settings.spec.k = n;
+    const auto limit = t0 + std::chrono::seconds(20);
+    while (st.result_serial == serial && st.last_error.empty() && clock::now() < limit) frame();
+    if (!st.last_error.empty()) throw std::runtime_error("a commit's run failed: " + st.last_error);
+    if (st.result_serial == serial) throw std::runtime_error("a commit's run did not finish within 20 s");
+    r.commit_ms.push_back(std::chrono::duration<double, std::milli>(clock::now() - t0).count());
+  }
+  if (opt.commits > 0) {  // back to the measured problem for Repeat
+    st.settings.spec = opt.spec;
+    const uint64_t serial = st.result_serial;
+    while (st.result_serial == serial && st.last_error.empty()) frame();
+  }
+
+  // Repeat: the kernel re-runs back to back on the engine's thread while frames are drawn here.
+  st.repeat = true;
+  const uint64_t serial0 = st.result_serial;
   const auto t_end = clock::now() + std::chrono::duration<double>(opt.seconds);
   auto last = clock::now();
-  while (clock::now() < t_end) {
-    app.pump();
-    offscreen_frame(app, session, fbo, 1.0f / 60);
-    app.maybe_submit();
-    glFinish();  // the frame is done when the GPU has drawn it
+  while (opt.seconds > 0 && clock::now() < t_end) {
+    frame();
     const auto now = clock::now();
     r.frame_ms.push_back(std::chrono::duration<double, std::milli>(now - last).count());
     last = now;
-    if (!app.state().last_error.empty()) throw std::runtime_error("a run failed: " + app.state().last_error);
+    if (!st.last_error.empty()) throw std::runtime_error("a run failed: " + st.last_error);
   }
-  app.state().repeat = false;
-  r.runs = int(app.state().result_serial - serial0);
-  r.heatmap_state = app.state().panel_state["Matrices"];
+  st.repeat = false;
+  r.runs = int(st.result_serial - serial0);
+  r.heatmap_state = st.panels["Matrices"].state;
   return r;
 }
 

@@ -1,10 +1,11 @@
 #pragma once
-// [SECTION] The GUI: the interactive window and the offscreen snapshot share one frame function.
-#include <memory>
-#include <string>
-
+// [SECTION] The GUI's entry points: the interactive window, the offscreen snapshot and the frame benchmark.
+// All three draw the same App frame (app.hpp).
 #include <array>
+#include <functional>
+#include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "backend.hpp"
@@ -12,13 +13,26 @@
 
 namespace ts::ui {
 
+class App;
+
+// For the UI tests: called with the app once it exists (before the first frame), after every frame has been
+// swapped, and asked whether to keep going. The window's own loop is unchanged otherwise.
+struct GuiHooks {
+  std::function<void(App&)> started;
+  std::function<void(App&)> after_swap;
+  std::function<bool(App&)> keep_running;  // false: close as if the person quit
+  std::function<void(App&)> before_exit;   // the last frame is done; settings are about to be saved
+};
+
 struct GuiOptions {
   std::shared_ptr<Backend> backend;
   std::string backend_note;
+  GuiHooks hooks;
 };
 
 // Opens the window and runs until it is closed. Returns the process exit code. Throws gfx::DisplayError
-// when there is no display.
+// when there is no display. Settings (including the window's size and place) are read from and saved to
+// config_dir(); the dock layout to imgui.ini beside them.
 int run_gui(const GuiOptions& opt);
 
 struct SnapshotOptions {
@@ -27,28 +41,32 @@ struct SnapshotOptions {
   RunRequest request;  // validated problem to show
   std::string out_png;
   int width = 1600, height = 1000;
+  float scale = 1.0f;  // the content scale of the screen to imitate (2: a HiDPI screen)
   bool overwrite = false;
-  std::string layout_json;                 // optional: where to write the rectangles of panels and heatmaps
-  gfx::GlChoice gl = gfx::GlChoice::Auto;  // offscreen context: EGL device, else GLFW/X11
+  std::string layout_json;                    // optional: the panels' and heatmaps' rectangles (for tests)
+  gfx::GlChoice gl = gfx::GlChoice::Auto;     // offscreen context: EGL device, else GLFW/X11
   std::optional<std::array<double, 4>> zoom;  // heatmaps show rows [r0, r0 + rows) x cols [c0, c0 + cols)
   std::string export_dir;                     // also press every panel's "Export PNG + CSV" into this folder
 };
 
-// Renders the whole GUI offscreen (hidden window + framebuffer) after the run finishes, writes the PNG.
-// Returns 0, or 1 when the run failed (the PNG still shows the error). Throws gfx::DisplayError.
+// Renders the whole GUI offscreen after the run finishes, writes the PNG. Returns 0, or 1 when the run failed
+// (the PNG still shows the error). Throws gfx::DisplayError.
 int run_snapshot(const SnapshotOptions& opt);
 
-// GUI frame times while the engine re-runs a problem continuously (Repeat), drawn offscreen.
+// GUI frame times while the engine re-runs a problem continuously (Repeat), drawn offscreen; and the time
+// from committing a new size to its heatmaps and Result being on screen.
 struct FrameBenchOptions {
   std::shared_ptr<Backend> backend;
   ProblemSpec spec;
   double seconds = 10;
   int width = 1600, height = 1000;
   gfx::GlChoice gl = gfx::GlChoice::Auto;
+  int commits = 0;  // > 0: also time this many commits, alternating spec.n and spec.n - 24 (square)
 };
 struct FrameBenchResult {
-  std::vector<double> frame_ms;  // wall time of each frame, glFinish included
-  int runs = 0;                  // runs completed while measuring
+  std::vector<double> frame_ms;   // wall time of each frame, glFinish included
+  int runs = 0;                   // runs completed while measuring
+  std::vector<double> commit_ms;  // commit -> the new result's heatmaps and Result drawn
   std::string gl_context, gl_renderer, interop_why, heatmap_state;
   bool interop = false;
 };

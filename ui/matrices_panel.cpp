@@ -1,10 +1,11 @@
-// Matrices: A, B, C and the signed error C - reference as heatmaps with axes, a colour scale and hover
-// readout. Each heatmap shows the region the plot's axes show: the region is reduced on the device to the
-// plot's pixel size (level of detail) and written into a GL texture through CUDA-OpenGL interop, or through
-// host memory when interop is off; a shader colours it and draws the kernel's tile grid once a tile spans
-// enough pixels. Wheel to zoom, drag to pan, double-click or "Whole" to see everything again.
+// Matrices: A, B, C and the signed error C - reference as heatmaps with axes, a colour scale and an exact
+// hover readout. Each plot keeps its matrix's shape (equal scaling on both axes) and puts row 0 at the top.
+// The panel only says what each plot shows; the heatmap set (app/gfx/heatmap_set.hpp) reduces the region in
+// view, through CUDA-OpenGL interop or host memory, and paints it. Wheel to zoom, drag to pan, double-click
+// or "Whole" to see everything again.
 #include <algorithm>
 #include <array>
+#include <cinttypes>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -14,8 +15,9 @@
 #include <implot.h>
 
 #include "colormap.hpp"
-#include "heatmap_gl.hpp"
+#include "heatmap_set.hpp"
 #include "panel.hpp"
+#include "theme.hpp"
 
 namespace ts::ui {
 
@@ -31,89 +33,77 @@ const Colormap& pick_colormap(const std::string& name, const char* kind) {
   return colormaps().front();
 }
 
-struct Heatmap {
-  Heatmap(MatrixId i, const char* t, const char* sh) : id(i), title(t), shape(sh) {}
+struct MapInfo {
   MatrixId id;
   const char* title;
   const char* shape;  // "M x K" ...
-  gfx::HeatmapLayer layer;
-  // What the value texture holds, and what the colour target was painted with (repaint only on change).
-  uint64_t serial = 0;
-  LodRegion region;
-  Reduce reduce = Reduce::Mean;
-  bool valid = false, interop = false;
-  ValueRange data;   // finite range of the values in view
-  ValueRange shown;  // the colour scale in use
-  std::string painted_key;
-  GLuint color_tex = 0;
-  double refresh_ms = 0;
-  // The plot's limits and size last frame: a new result refreshes all maps in one batch before drawing.
-  bool have_geometry = false;
-  PlotLimits last_limits;
-  ImVec2 last_size;
-  // Hover cache: one exact element read per hovered element.
-  int64_t hover_row = -1, hover_col = -1;
-  uint64_t hover_serial = 0;
-  float hover_value = 0;
-  std::string hover_error;
 };
+constexpr std::array<MapInfo, 4> kMaps = {{{MatrixId::A, "A", "M x K"},
+                                           {MatrixId::B, "B", "K x N"},
+                                           {MatrixId::C, "C = A B", "M x N"},
+                                           {MatrixId::Error, "C - reference", "M x N"}}};
 
 class MatricesPanel final : public Panel {
  public:
-  MatricesPanel()
-      : m_maps{{{MatrixId::A, "A", "M x K"},
-                {MatrixId::B, "B", "K x N"},
-                {MatrixId::C, "C = A B", "M x N"},
-                {MatrixId::Error, "C - reference", "M x N"}}} {}
   const char* name() const override { return "Matrices"; }
-  Rect default_rect(float w, float h) const override {
-    const float left = std::min(340.0f, w * 0.3f), right = std::min(360.0f, w * 0.28f);
-    return {left, 0, w - left - right, (h - 32) * 0.58f};
-  }
 
  protected:
   void draw_content(AppState& s) override {
     if (!s.result || !s.result->store) {
-      ImGui::TextDisabled(s.busy ? "running..." : "no matrices yet: press Run");
+      ImGui::TextDisabled("%s", s.busy ? "running..." : "no matrices yet: press Run (Space)");
       return;
     }
     if (!s.heatmaps) {
       ImGui::TextDisabled("heatmaps need a GL context");
       return;
     }
-    m_reset = std::exchange(m_reset_next, false);
-    toolbar(s);
+    gfx::HeatmapSet& set = *s.heatmaps;
+    if (set.serial() != s.result_serial) set.set_store(s.result->store, s.result_serial);
     const MatrixStore& store = *s.result->store;
-    refresh_new_result(s, store);
+    m_reset = std::exchange(m_reset_next, false) || m_reset;
+    toolbar(s);
+    if (m_reset) m_whole = {true, true, true, true};
     const ImVec2 avail = ImGui::GetContentRegionAvail();
-    const float cell_w = avail.x * 0.5f - 4, cell_h = std::max(120.0f, avail.y * 0.5f - 4);
-    // C and the error map share their axes: zooming one zooms the other.
-    if (m_linked_shape != std::make_pair(store.rows(MatrixId::C), store.cols(MatrixId::C)) || m_reset) {
-      m_linked_shape = {store.rows(MatrixId::C), store.cols(MatrixId::C)};
-      m_link = {0, double(m_linked_shape.second), 0, double(m_linked_shape.first)};
-    }
-    bool any_interop = false, any_host = false;
-    if (ImGui::BeginTable("maps", 2, ImGuiTableFlags_None)) {
-      for (Heatmap& m : m_maps) {
-        ImGui::TableNextColumn();
-        draw_map(s, store, m, ImVec2(cell_w, cell_h));
-        if (m.valid) (m.interop ? any_interop : any_host) = true;
+    const float gap = ImGui::GetStyle().ItemSpacing.x;
+    // Four maps in a row, two by two, or in a column: whichever draws them largest in this panel.
+    int per_row = 2;
+    double best = -1;
+    for (int n : {4, 2, 1}) {
+      const int nrows = 4 / n;
+      const ImVec2 c((avail.x - gap * float(n - 1)) / float(n),
+                     (avail.y - ImGui::GetStyle().ItemSpacing.y * float(nrows - 1)) / float(nrows));
+      double area = 0;
+      for (const MapInfo& mi : kMaps) {
+        const ImVec2 in = inner_size(mi, store, c);
+        area += double(in.x) * double(in.y);
       }
-      ImGui::EndTable();
+      if (area > best * 1.05) best = area, per_row = n;  // prefer the squarer grid unless clearly better
+    }
+    const int nrows = 4 / per_row;
+    const ImVec2 cell((avail.x - gap * float(per_row - 1)) / float(per_row),
+                      (avail.y - ImGui::GetStyle().ItemSpacing.y * float(nrows - 1)) / float(nrows));
+    bool any_interop = false, any_host = false;
+    for (size_t i = 0; i < kMaps.size(); ++i) {
+      if (i % size_t(per_row)) ImGui::SameLine(0, gap);
+      ImGui::BeginGroup();
+      const gfx::HeatmapPicture* pic = draw_map(s, set, store, kMaps[i], cell);
+      ImGui::EndGroup();
+      if (pic && pic->ok) (pic->interop ? any_interop : any_host) = true;
     }
     m_reset = false;
-    const auto& st = s.heatmaps->interop();
-    s.panel_state["Matrices"] = any_interop && !any_host ? "interop" : "host: " + st.why;
+    s.zoom_request.reset();
+    s.panels[name()].state = any_interop && !any_host ? "interop" : "host: " + set.interop().why;
   }
 
  private:
   void toolbar(AppState& s) {
     auto group = [&](const char* label, HeatmapSettings& h, const char* kind) {
       ImGui::PushID(label);
+      ImGui::AlignTextToFramePadding();
       ImGui::TextDisabled("%s", label);
       ImGui::SameLine();
       const Colormap& cur = pick_colormap(h.colormap, kind);
-      ImGui::SetNextItemWidth(95);
+      ImGui::SetNextItemWidth(width_of({"coolwarm", "viridis", "inferno"}));
       if (ImGui::BeginCombo("##map", cur.name.c_str())) {
         for (const Colormap& c : colormaps())
           if (ImGui::Selectable((c.name + "  (" + c.kind + ")").c_str(), c.name == cur.name))
@@ -123,19 +113,20 @@ class MatricesPanel final : public Panel {
       if (ImGui::IsItemHovered()) ImGui::SetTooltip("colormap");
       ImGui::SameLine();
       int r = int(h.reduce);
-      ImGui::SetNextItemWidth(105);
+      ImGui::SetNextItemWidth(width_of({"abs max", "mean"}));
       if (ImGui::Combo("##lod", &r, kReduceNames, 4)) h.reduce = Reduce(r);
       if (ImGui::IsItemHovered())
         ImGui::SetTooltip("level of detail: what one pixel shows when it covers a block of elements");
       ImGui::SameLine();
       int g = int(h.range);
-      ImGui::SetNextItemWidth(85);
+      ImGui::SetNextItemWidth(width_of({"symmetric", "manual"}));
       if (ImGui::Combo("##range", &g, kRangeNames, 3)) h.range = RangeMode(g);
       if (ImGui::IsItemHovered())
-        ImGui::SetTooltip("colour range: auto (min..max in view), symmetric around zero, or manual");
+        ImGui::SetTooltip(
+            "colour range: auto (the min and max of the elements in view), symmetric around zero, or manual");
       if (h.range == RangeMode::Manual) {
         ImGui::SameLine();
-        ImGui::SetNextItemWidth(140);
+        ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
         float lohi[2] = {h.lo, h.hi};
         if (ImGui::InputFloat2("##lohi", lohi, "%.4g")) {
           // Accept only finite numbers; a reversed pair is swapped by resolve_range.
@@ -144,196 +135,263 @@ class MatricesPanel final : public Panel {
       }
       ImGui::PopID();
     };
+    const float right = ImGui::GetCursorScreenPos().x + ImGui::GetContentRegionAvail().x;
     if (ImGui::SmallButton("Whole")) m_reset = true;
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("zoom out to the whole matrices (or double-click a map)");
-    ImGui::SameLine(0, 14);
-    group("A B C", s.settings.matrices, "sequential");
-    ImGui::SameLine(0, 14);
-    group("error", s.settings.error, "diverging");
-  }
-
-  // The region a plot with these limits and pixel size shows, reduced to at most one value per pixel; out_w x
-  // out_h: the region's size on screen.
-  static LodRegion region_in_view(const PlotLimits& pl, ImVec2 psz, int64_t rows, int64_t cols, int* out_w,
-                                  int* out_h) {
-    LodRegion region = region_for(pl, rows, cols, int(psz.x), int(psz.y));
-    const double ppx = psz.x / std::max(1e-9, pl.x1 - pl.x0);
-    const double ppy = psz.y / std::max(1e-9, pl.y1 - pl.y0);
-    *out_w = int(std::clamp(std::ceil(double(region.cols) * ppx), 1.0, 8192.0));
-    *out_h = int(std::clamp(std::ceil(double(region.rows) * ppy), 1.0, 8192.0));
-    region.w = int(std::clamp<int64_t>(*out_w, 1, region.cols));
-    region.h = int(std::clamp<int64_t>(*out_h, 1, region.rows));
-    return region;
-  }
-
-  // A new result (Repeat re-runs the kernel several times a second) changes all four maps: refresh them in
-  // one batch (one interop map/unmap, one synchronisation) at last frame's zoom.
-  void refresh_new_result(AppState& s, const MatrixStore& store) {
-    std::vector<gfx::HeatmapLayer::Job> jobs;
-    std::vector<Heatmap*> who;
-    for (Heatmap& m : m_maps) {
-      if (!m.have_geometry || (m.valid && m.serial == s.result_serial)) continue;
-      int ow, oh;
-      const LodRegion r =
-          region_in_view(m.last_limits, m.last_size, store.rows(m.id), store.cols(m.id), &ow, &oh);
-      jobs.push_back({&m.layer, &store, m.id, r, settings_for(s, m).reduce, {}});
-      who.push_back(&m);
-    }
-    if (jobs.empty()) return;
-    try {
-      const double t0 = ImGui::GetTime();
-      gfx::HeatmapLayer::refresh_all(*s.heatmaps, jobs);
-      const double ms = (ImGui::GetTime() - t0) * 1e3;
-      for (size_t i = 0; i < jobs.size(); ++i) {
-        Heatmap& m = *who[i];
-        m.data = jobs[i].result.range;
-        m.interop = jobs[i].result.interop;
-        m.valid = true;
-        m.serial = s.result_serial;
-        m.region = jobs[i].region;
-        m.reduce = jobs[i].mode;
-        m.refresh_ms = ms;
-      }
-    } catch (const std::exception& e) {
-      for (Heatmap* m : who) m->valid = false;
-      s.status_message = std::string("heatmaps: ") + e.what();
-      s.status_time = ImGui::GetTime();
-    }
-  }
-
-  HeatmapSettings& settings_for(AppState& s, const Heatmap& m) {
-    return m.id == MatrixId::Error ? s.settings.error : s.settings.matrices;
-  }
-
-  void draw_map(AppState& s, const MatrixStore& store, Heatmap& m, ImVec2 size) {
-    const int64_t rows = store.rows(m.id), cols = store.cols(m.id);
-    HeatmapSettings& hs = settings_for(s, m);
-    const Colormap& cmap = pick_colormap(hs.colormap, m.id == MatrixId::Error ? "diverging" : "sequential");
-    ImGui::PushID(m.title);
-    ImGui::Text("%s", m.title);
+    // Two groups side by side when they fit, else the second under the first.
+    auto group_w = [&](const char* label, const HeatmapSettings& h) {
+      const float sp = ImGui::GetStyle().ItemSpacing.x;
+      return ImGui::CalcTextSize(label).x + width_of({"coolwarm", "viridis", "inferno"}) +
+             width_of({"abs max", "mean"}) + width_of({"symmetric", "manual"}) + 3 * sp +
+             (h.range == RangeMode::Manual ? ImGui::GetFontSize() * 8 + sp : 0);
+    };
     ImGui::SameLine();
-    ImGui::TextDisabled("%s = %lld x %lld", m.shape, (long long)rows, (long long)cols);
-    const float legend_w = 70;
-    const ImVec2 plot_size(size.x - legend_w - 8, size.y - ImGui::GetTextLineHeightWithSpacing());
+    const float both =
+        group_w("A B C", s.settings.matrices) + ImGui::GetFontSize() + group_w("error", s.settings.error);
+    if (ImGui::GetCursorScreenPos().x + both <= right) {
+      group("A B C", s.settings.matrices, "sequential");
+      ImGui::SameLine(0, ImGui::GetFontSize());
+      group("error", s.settings.error, "diverging");
+    } else {
+      // Not enough room for one line: the same controls in a pop-up, so the maps keep the panel's height.
+      if (ImGui::SmallButton("Colours and detail...")) ImGui::OpenPopup("display");
+      if (ImGui::BeginPopup("display")) {
+        group("A B C", s.settings.matrices, "sequential");
+        group("error", s.settings.error, "diverging");
+        ImGui::EndPopup();
+      }
+      ImGui::SameLine();
+      text_fit(std::string(s.settings.matrices.colormap.empty() ? "viridis"
+                                                                : s.settings.matrices.colormap.c_str()) +
+                   ", " + kReduceNames[int(s.settings.matrices.reduce)] +
+                   "; error: " + kReduceNames[int(s.settings.error.reduce)] + ", " +
+                   kRangeNames[int(s.settings.error.range)],
+               &palette().muted);
+    }
+  }
+
+  // The plot area a map gets in a cell: the cell less the title line, the colour scale and the axes (measured
+  // on the previous frame; first guess 3 x 2.4 em), shrunk to the matrix's shape.
+  ImVec2 inner_size(const MapInfo& mi, const MatrixStore& store, ImVec2 cell) {
+    const float em = ImGui::GetFontSize();
+    ImVec2& pad = m_pad[size_t(mi.id)];
+    if (pad.x <= 0) pad = ImVec2(em * 3.0f, em * 2.4f);
+    const float plot_w = std::max(em * 6, cell.x - em * 4.2f - ImGui::GetStyle().ItemSpacing.x);
+    const float plot_h = std::max(em * 6, cell.y - ImGui::GetTextLineHeightWithSpacing());
+    float w = std::max(1.0f, plot_w - pad.x), h = std::max(1.0f, plot_h - pad.y);
+    const double aspect = double(store.cols(mi.id)) / double(store.rows(mi.id));
+    if (double(w) / double(h) > aspect)
+      w = std::max(1.0f, float(double(h) * aspect));
+    else
+      h = std::max(1.0f, float(double(w) / aspect));
+    return ImVec2(w, h);
+  }
+
+  // Whole-number ticks (elements) that never crowd: as many as fit labels of the widest number in px pixels.
+  static void setup_ticks(ImAxis axis, double lo, double hi, float px, bool vertical) {
+    const double span = hi - lo;
+    if (!(span > 0) || px <= 0) return;
+    char widest[32];
+    std::snprintf(widest, sizeof widest, "%.0f", std::max(std::fabs(lo), std::fabs(hi)));
+    const float label = vertical ? ImGui::GetTextLineHeight() : ImGui::CalcTextSize(widest).x;
+    const double max_ticks = std::max(2.0, std::floor(double(px) / (double(label) * (vertical ? 2.2 : 1.8))));
+    // The smallest 1-2-5 step (at least one element) that keeps the count under max_ticks.
+    double step = 1;
+    for (double mag = 1; step * max_ticks < span; mag *= 10)
+      for (double f : {1.0, 2.0, 5.0})
+        if ((step = f * mag) * max_ticks >= span) break;
+    std::array<double, 64> v{};
+    int n = 0;
+    for (double t = std::ceil(lo / step) * step; t <= hi + 1e-9 && n < 64; t += step)
+      v[size_t(n++)] = t == 0 ? 0.0 : t;  // never "-0"
+    if (n > 0) ImPlot::SetupAxisTicks(axis, v.data(), n);
+  }
+
+  // A combo as wide as its longest choice.
+  static float width_of(std::initializer_list<const char*> items) {
+    float w = 0;
+    for (const char* i : items) w = std::max(w, ImGui::CalcTextSize(i).x);
+    return w + ImGui::GetFrameHeight() + ImGui::GetStyle().FramePadding.x * 2;
+  }
+
+  // Limits that show [x0, x1) x [y0, y1) whole in a plot of px pixels with equal scaling on both axes (the
+  // longer side fills the plot, the other is centred).
+  static std::array<double, 4> fit_equal(double x0, double x1, double y0, double y1, ImVec2 px) {
+    const double w = x1 - x0, h = y1 - y0;
+    const double per_px = std::max(w / std::max(1.0f, px.x), h / std::max(1.0f, px.y));
+    const double fw = per_px * px.x, fh = per_px * px.y;
+    const double cx = 0.5 * (x0 + x1), cy = 0.5 * (y0 + y1);
+    return {cx - fw / 2, cx + fw / 2, cy - fh / 2, cy + fh / 2};
+  }
+
+  HeatmapSettings& settings_for(AppState& s, MatrixId id) {
+    return id == MatrixId::Error ? s.settings.error : s.settings.matrices;
+  }
+
+  // One map in a cell: title, plot (its frame sized to the matrix's aspect ratio), colour scale.
+  const gfx::HeatmapPicture* draw_map(AppState& s, gfx::HeatmapSet& set, const MatrixStore& store,
+                                      const MapInfo& mi, ImVec2 cell) {
+    const int64_t rows = store.rows(mi.id), cols = store.cols(mi.id);
+    HeatmapSettings& hs = settings_for(s, mi.id);
+    const Colormap& cmap = pick_colormap(hs.colormap, mi.id == MatrixId::Error ? "diverging" : "sequential");
+    ImGui::PushID(mi.title);
+    char head[160];
+    std::snprintf(head, sizeof head, "%s   %s = %" PRId64 " x %" PRId64, mi.title, mi.shape, rows, cols);
+    text_fit(head, nullptr, cell.x);
+    const float em = ImGui::GetFontSize();
+    const float legend_w = em * 4.2f;
+    // The frame follows the matrix's shape, so a 100 x 1000 matrix is drawn wide and flat, not stretched into
+    // the cell.
+    ImVec2& pad = m_pad[size_t(mi.id)];
+    const ImVec2 inner = inner_size(mi, store, cell);
+    const ImVec2 frame(std::max(em * 6, inner.x + pad.x), std::max(em * 5, inner.y + pad.y));
+    const gfx::HeatmapPicture* shown = nullptr;
     char plot_id[64];  // a new shape is a new plot, so its zoom starts at the whole matrix
-    std::snprintf(plot_id, sizeof plot_id, "##map%lldx%lld", (long long)rows, (long long)cols);
-    if (ImPlot::BeginPlot(plot_id, plot_size, ImPlotFlags_NoLegend | ImPlotFlags_NoTitle)) {
-      ImPlot::SetupAxes("col", "row", ImPlotAxisFlags_None, ImPlotAxisFlags_Invert);
-      const bool linked = m.id == MatrixId::C || m.id == MatrixId::Error;
-      if (s.zoom_request) {  // snapshot --zoom: row0, col0, rows, cols
-        const auto& z = *s.zoom_request;
-        ImPlot::SetupAxesLimits(z[1], z[1] + z[3], z[0], z[0] + z[2], ImPlotCond_Always);
-        if (linked) m_link = {z[1], z[1] + z[3], z[0], z[0] + z[2]};
-      } else {
-        ImPlot::SetupAxesLimits(0, double(cols), 0, double(rows),
-                                m_reset ? ImPlotCond_Always : ImPlotCond_Once);
+    std::snprintf(plot_id, sizeof plot_id, "##map%" PRId64 "x%" PRId64, rows, cols);
+    const bool linked = mi.id == MatrixId::C || mi.id == MatrixId::Error;
+    if (ImPlot::BeginPlot(plot_id, frame,
+                          ImPlotFlags_NoLegend | ImPlotFlags_NoTitle | ImPlotFlags_Equal |
+                              ImPlotFlags_NoMouseText | ImPlotFlags_NoMenus | ImPlotFlags_NoBoxSelect)) {
+      // Row 0 at the top, column 0 at the left: the row axis points down.
+      ImPlot::SetupAxes("column", "row", ImPlotAxisFlags_None, ImPlotAxisFlags_Invert);
+      // The view: the whole matrix until the person zooms or pans (then theirs), or a requested region;
+      // always with equal scaling, for the plot's size last frame (first frame: the frame less the axes'
+      // room).
+      const size_t i = size_t(mi.id);
+      const std::pair<int64_t, int64_t> shape{rows, cols};
+      if (m_shape[i] != shape) m_shape[i] = shape, m_whole[i] = true, m_plot_px[i] = ImVec2(0, 0);
+      const ImVec2 px = m_plot_px[i].x > 0 ? m_plot_px[i] : ImVec2(frame.x - pad.x, frame.y - pad.y);
+      const std::optional<ZoomRequest>& z = s.zoom_request;
+      std::optional<std::array<double, 4>> set_to;
+      if (z && (z->all_maps || linked)) {
+        set_to = fit_equal(z->col0, z->col0 + z->cols, z->row0, z->row0 + z->rows, px);
+        m_whole[i] = false;
+      } else if (m_whole[i]) {
+        set_to = fit_equal(0, double(cols), 0, double(rows), px);
+      }
+      if (set_to) {
+        if (linked)
+          m_link = *set_to;  // C and the error map share their axes: zooming one zooms the other
+        else
+          ImPlot::SetupAxesLimits((*set_to)[0], (*set_to)[1], (*set_to)[2], (*set_to)[3], ImPlotCond_Always);
       }
       if (linked) {
         ImPlot::SetupAxisLinks(ImAxis_X1, &m_link[0], &m_link[1]);
         ImPlot::SetupAxisLinks(ImAxis_Y1, &m_link[2], &m_link[3]);
       }
+      // Ticks for this frame's view when it is set here, else for last frame's (the limits are not known
+      // before setup ends).
+      const PlotLimits seen =
+          set_to ? PlotLimits{(*set_to)[0], (*set_to)[1], (*set_to)[2], (*set_to)[3]} : m_seen[size_t(mi.id)];
+      if (seen.x1 > seen.x0) {
+        setup_ticks(ImAxis_X1, seen.x0, seen.x1, px.x, false);
+        setup_ticks(ImAxis_Y1, seen.y0, seen.y1, px.y, true);
+      }
       // Keep at least a few elements in view and never wander far from the matrix.
-      ImPlot::SetupAxisZoomConstraints(ImAxis_X1, 2.0, double(cols) * 1.5 + 2);
-      ImPlot::SetupAxisZoomConstraints(ImAxis_Y1, 2.0, double(rows) * 1.5 + 2);
-      ImPlot::SetupAxisLimitsConstraints(ImAxis_X1, -0.25 * double(cols) - 1, 1.25 * double(cols) + 1);
-      ImPlot::SetupAxisLimitsConstraints(ImAxis_Y1, -0.25 * double(rows) - 1, 1.25 * double(rows) + 1);
+      ImPlot::SetupAxisZoomConstraints(ImAxis_X1, 2.0, double(std::max(cols, rows)) * 1.5 + 2);
+      ImPlot::SetupAxisZoomConstraints(ImAxis_Y1, 2.0, double(std::max(cols, rows)) * 1.5 + 2);
+      ImPlot::SetupAxisLimitsConstraints(ImAxis_X1, -0.25 * double(std::max(cols, rows)) - 1,
+                                         double(cols) + 0.25 * double(std::max(cols, rows)) + 1);
+      ImPlot::SetupAxisLimitsConstraints(ImAxis_Y1, -0.25 * double(std::max(cols, rows)) - 1,
+                                         double(rows) + 0.25 * double(std::max(cols, rows)) + 1);
       const ImPlotRect lim = ImPlot::GetPlotLimits();
       const ImVec2 psz = ImPlot::GetPlotSize();
-      const PlotLimits pl{lim.X.Min, lim.X.Max, lim.Y.Min, lim.Y.Max};
-      int out_w = 1, out_h = 1;
-      const LodRegion region = region_in_view(pl, psz, rows, cols, &out_w, &out_h);
-      m.have_geometry = true;
-      m.last_limits = pl;
-      m.last_size = psz;
-
-      if (!m.valid || m.serial != s.result_serial || m.region != region || m.reduce != hs.reduce) {
-        try {
-          const double t0 = ImGui::GetTime();
-          const auto r = m.layer.refresh(*s.heatmaps, store, m.id, region, hs.reduce);
-          m.refresh_ms = (ImGui::GetTime() - t0) * 1e3;
-          m.data = r.range;
-          m.interop = r.interop;
-          m.valid = true;
-        } catch (const std::exception& e) {
-          m.valid = false;
-          s.status_message = std::string("heatmap ") + m.title + ": " + e.what();
-          s.status_time = ImGui::GetTime();
+      pad = ImVec2(std::max(0.0f, frame.x - psz.x), std::max(0.0f, frame.y - psz.y));
+      m_seen[i] = PlotLimits{lim.X.Min, lim.X.Max, lim.Y.Min, lim.Y.Max};
+      m_plot_px[i] = psz;
+      gfx::HeatmapRequest req;
+      req.id = mi.id;
+      req.limits = PlotLimits{lim.X.Min, lim.X.Max, lim.Y.Min, lim.Y.Max};
+      req.px_w = std::max(1, int(psz.x));
+      req.px_h = std::max(1, int(psz.y));
+      req.reduce = hs.reduce;
+      req.colormap = &cmap;
+      req.range = hs.range;
+      req.manual = {hs.lo, hs.hi};
+      req.tile_m = s.result->tile_m;
+      req.tile_n = s.result->tile_n;
+      const gfx::HeatmapPicture& pic = set.picture(req);
+      shown = &pic;
+      if (pic.ok) {
+        const LodRegion& r = pic.region;
+        draw_rows_down("##img", pic.texture, double(r.col0), double(r.row0), double(r.col0 + r.cols),
+                       double(r.row0 + r.rows));
+      } else if (!pic.error.empty()) {
+        ImPlot::PlotText(("no picture: " + pic.error).c_str(), double(cols) * 0.5, double(rows) * 0.5);
+        if (m_reported_error != pic.error) {
+          m_reported_error = pic.error;
+          s.say(Severity::Error, std::string("heatmap ") + mi.title + ": " + pic.error);
         }
-        m.serial = s.result_serial;
-        m.region = region;
-        m.reduce = hs.reduce;
-      }
-      if (m.valid) {
-        m.shown = resolve_range(hs.range, m.data, {hs.lo, hs.hi});
-        gfx::ColorParams cp;
-        cp.lo = m.shown.lo;
-        cp.hi = m.shown.hi;
-        cp.row0 = region.row0;
-        cp.col0 = region.col0;
-        cp.rows = region.rows;
-        cp.cols = region.cols;
-        // The kernel's tile grid: output blocks on C and the error map; the rows a block reads of A, the
-        // columns of B.
-        const int tm = s.result->tile_m, tn = s.result->tile_n;
-        if (tm > 0 && tn > 0 && tile_grid_visible(pl, int(psz.x), int(psz.y), std::min(tm, tn))) {
-          cp.tile_m = m.id == MatrixId::B ? 0 : tm;
-          cp.tile_n = m.id == MatrixId::A ? 0 : tn;
-        }
-        char key[256];
-        std::snprintf(key, sizeof key, "%llu %lld %lld %lld %lld %d %d %a %a %d %d %s %d %d",
-                      (unsigned long long)m.serial, (long long)region.row0, (long long)region.col0,
-                      (long long)region.rows, (long long)region.cols, region.w, region.h, double(cp.lo),
-                      double(cp.hi), cp.tile_m, cp.tile_n, cmap.name.c_str(), out_w, out_h);
-        if (m.painted_key != key || !m.color_tex) {
-          m.color_tex = m.layer.paint(cmap, cp, out_w, out_h);
-          m.painted_key = key;
-        }
-        ImPlot::PlotImage("##img", ImTextureID(intptr_t(m.color_tex)),
-                          ImPlotPoint(double(region.col0), double(region.row0)),
-                          ImPlotPoint(double(region.col0 + region.cols), double(region.row0 + region.rows)));
       }
       if (ImPlot::IsPlotHovered()) {
-        hover(s, store, m, region);
+        // The person zooms or pans: the view is theirs from now on (C and the error map together).
+        if (ImGui::GetIO().MouseWheel != 0 || ImGui::IsMouseDragging(ImGuiMouseButton_Left)) {
+          m_whole[i] = false;
+          if (linked) m_whole[size_t(MatrixId::C)] = m_whole[size_t(MatrixId::Error)] = false;
+        }
+        hover(set, mi, pic, rows, cols, hs.reduce);
         // ImPlot's double-click fits the plotted image (the region in view): make it mean "whole matrix".
         if (ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) m_reset_next = true;
       }
       const ImVec2 pos = ImPlot::GetPlotPos();
-      s.layout[std::string("heatmap ") + m.title] = Rect{pos.x, pos.y, psz.x, psz.y};
+      HeatmapReport& rep = s.heatmap_reports[std::string("heatmap ") + mi.title];
+      rep.plot = Rect{pos.x, pos.y, psz.x, psz.y};
+      rep.x0 = lim.X.Min;
+      rep.x1 = lim.X.Max;
+      rep.y0 = lim.Y.Min;
+      rep.y1 = lim.Y.Max;
+      rep.shown_lo = pic.shown.lo;
+      rep.shown_hi = pic.shown.hi;
       ImPlot::EndPlot();
     }
     ImGui::SameLine();
-    ImPlot::ColormapScale("##scale", m.shown.lo, m.shown.hi, ImVec2(legend_w, plot_size.y), "%.2g", 0,
-                          scale_colormap(cmap));
+    const float lo = shown && shown->ok ? shown->shown.lo : 0.0f,
+                hi = shown && shown->ok ? shown->shown.hi : 1.0f;
+    const char* label = hs.range == RangeMode::Manual      ? "manual range"
+                        : hs.range == RangeMode::Symmetric ? "+-max |value| in view"
+                                                           : "min..max in view";
+    ImPlot::ColormapScale(label, lo, hi, ImVec2(legend_w, frame.y), "%.3g", 0, scale_colormap(cmap));
+    if (ImGui::IsItemHovered() && shown && shown->ok)
+      ImGui::SetTooltip(
+          "colour scale: %.7g .. %.7g\nthe elements in view range from %.7g to %.7g\n(their own values, not "
+          "the "
+          "block %s a pixel shows)",
+          double(lo), double(hi), double(shown->data.lo), double(shown->data.hi),
+          kReduceNames[int(hs.reduce)]);
     ImGui::PopID();
+    return shown;
   }
 
-  void hover(AppState& s, const MatrixStore& store, Heatmap& m, const LodRegion& region) {
+  // Hover: (row, col) and the element's exact value, always in that order; the value comes from the heatmap
+  // set without blocking (a GPU read shows "reading..." for a frame or two).
+  void hover(gfx::HeatmapSet& set, const MapInfo& mi, const gfx::HeatmapPicture& pic, int64_t rows,
+             int64_t cols, Reduce reduce) {
     const ImPlotPoint mp = ImPlot::GetPlotMousePos();
     const int64_t col = int64_t(std::floor(mp.x)), row = int64_t(std::floor(mp.y));
-    if (row < 0 || row >= store.rows(m.id) || col < 0 || col >= store.cols(m.id)) return;
-    if (row != m.hover_row || col != m.hover_col || s.result_serial != m.hover_serial) {
-      m.hover_row = row;
-      m.hover_col = col;
-      m.hover_serial = s.result_serial;
-      try {
-        m.hover_value = store.element(m.id, row, col);
-        m.hover_error.clear();
-      } catch (const std::exception& e) {
-        m.hover_error = e.what();
-      }
+    if (row < 0 || row >= rows || col < 0 || col >= cols) return;
+    const gfx::HoverValue v = set.hover(mi.id, row, col);
+    char value[96];
+    switch (v.state) {
+      case gfx::HoverValue::State::Ready:
+        std::snprintf(value, sizeof value, "value %.7g", double(v.value));
+        break;
+      case gfx::HoverValue::State::Pending:
+        std::snprintf(value, sizeof value, "value: reading...");
+        break;
+      case gfx::HoverValue::State::Failed:
+        std::snprintf(value, sizeof value, "value unavailable: %.60s", v.error.c_str());
+        break;
+      default:
+        value[0] = 0;
     }
-    const int64_t br = (region.rows + region.h - 1) / region.h, bc = (region.cols + region.w - 1) / region.w;
-    if (!m.hover_error.empty()) {
-      ImGui::SetTooltip("row %lld, col %lld\n%s", (long long)row, (long long)col, m.hover_error.c_str());
-    } else if (br * bc > 1) {
-      ImGui::SetTooltip(
-          "row %lld, col %lld\nvalue %.7g\n(a pixel shows the block %s of up to %lld x %lld elements)",
-          (long long)row, (long long)col, double(m.hover_value), kReduceNames[int(m.reduce)], (long long)br,
-          (long long)bc);
-    } else {
-      ImGui::SetTooltip("row %lld, col %lld\nvalue %.7g", (long long)row, (long long)col,
-                        double(m.hover_value));
-    }
+    ImGui::BeginTooltip();
+    ImGui::Text("%s[row %" PRId64 ", col %" PRId64 "]", mi.id == MatrixId::Error ? "C - ref" : mi.title, row,
+                col);
+    ImGui::TextUnformatted(value);
+    if (pic.ok && pic.block_rows * pic.block_cols > 1)
+      ImGui::TextDisabled("a pixel shows the %s of a block of up to %" PRId64 " x %" PRId64 " elements",
+                          kReduceNames[int(reduce)], pic.block_rows, pic.block_cols);
+    ImGui::EndTooltip();
   }
 
   // ImPlot's colour scale for the legend: our table registered once as an ImPlot colormap.
@@ -348,10 +406,14 @@ class MatricesPanel final : public Panel {
     return ImPlot::AddColormap(key.c_str(), cols.data(), 256, false);
   }
 
-  std::array<Heatmap, 4> m_maps;
-  std::pair<int64_t, int64_t> m_linked_shape{-1, -1};
-  std::array<double, 4> m_link{};  // x min, x max, y min, y max of C and the error map
+  std::array<ImVec2, 4> m_pad{};       // frame size minus plot size, per map (the axes' room)
+  std::array<PlotLimits, 4> m_seen{};  // each map's limits last frame (for its ticks)
+  std::array<ImVec2, 4> m_plot_px{};   // each map's plot size last frame
+  std::array<bool, 4> m_whole{true, true, true, true};   // showing the whole matrix (not zoomed by hand)
+  std::array<std::pair<int64_t, int64_t>, 4> m_shape{};  // the shape each map showed last
+  std::array<double, 4> m_link{};                        // x min, x max, y min, y max of C and the error map
   bool m_reset = false, m_reset_next = false;
+  std::string m_reported_error;
 };
 
 }  // namespace

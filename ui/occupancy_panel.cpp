@@ -32,10 +32,6 @@ std::string occupancy_csv(const RunResult& r) {
 class OccupancyPanel final : public Panel {
  public:
   const char* name() const override { return "Occupancy"; }
-  Rect default_rect(float w, float h) const override {
-    const float right = std::min(360.0f, w * 0.28f), top = (h - 32) * 0.45f;
-    return {w - right, top, right, h - 32 - top};
-  }
 
  protected:
   void draw_content(AppState& s) override {
@@ -51,13 +47,16 @@ class OccupancyPanel final : public Panel {
     }
     export_button(s, name(), "occupancy", [&] { return occupancy_csv(r); });
     const OccupancyReport& o = *r.occupancy;
-    if (ImGui::BeginTable("occ", 2, ImGuiTableFlags_SizingFixedFit)) {
+    if (ImGui::BeginTable("occ", 2, ImGuiTableFlags_SizingStretchProp)) {
+      ImGui::TableSetupColumn("key", ImGuiTableColumnFlags_WidthFixed,
+                              ImGui::CalcTextSize("shared memory / block").x);
+      ImGui::TableSetupColumn("value", ImGuiTableColumnFlags_WidthStretch);
       auto row = [](const char* k, const std::string& v) {
         ImGui::TableNextRow();
         ImGui::TableNextColumn();
-        ImGui::TextDisabled("%s", k);
+        text_fit(k, &ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
         ImGui::TableNextColumn();
-        ImGui::TextUnformatted(v.c_str());
+        text_fit(v);
       };
       auto lim = [](int v) { return v < 0 ? std::string("no limit") : std::to_string(v); };
       row("threads / block", std::to_string(o.res.threads_per_block));
@@ -73,8 +72,9 @@ class OccupancyPanel final : public Panel {
       row("limited by", o.limiter);
       row("occupancy", CsvWriter::num(100 * o.occupancy, "%.1f") + " % of the SM's warps");
       row("grid", std::to_string(o.grid_blocks) + " blocks");
-      row("waves", CsvWriter::num(o.waves, "%.2f") + "  (" + std::to_string(o.full_waves) +
-                       " full, last one " + CsvWriter::num(100 * o.tail_fill, "%.0f") + " % full)");
+      row("waves", CsvWriter::num(o.waves, "%.2f"));
+      row("last wave", std::to_string(o.full_waves) + " full waves, then one " +
+                           CsvWriter::num(100 * o.tail_fill, "%.0f") + " % full");
       ImGui::EndTable();
     }
     if (r.occupancy_by_tile.size() > 1 && ImPlot::BeginPlot("occupancy by tile", ImVec2(-1, -1))) {

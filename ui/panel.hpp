@@ -1,10 +1,13 @@
 #pragma once
 // One panel per file, all registered in register_panels() (panels.cpp). draw() wraps Begin/End around
-// draw_content() and records the window's rectangle.
+// draw_content(), honours the View menu's show/hide, and reports the window's rectangle and whether any of
+// its content was cut off at the right edge (the layout tests read that).
 #include <functional>
 #include <memory>
 #include <string>
 #include <vector>
+
+#include <imgui.h>
 
 #include "app_state.hpp"
 
@@ -14,8 +17,6 @@ class Panel {
  public:
   virtual ~Panel() = default;
   virtual const char* name() const = 0;
-  // Default placement as fractions of the main viewport (used the first time, then the saved layout).
-  virtual Rect default_rect(float width, float height) const = 0;
   virtual int window_flags() const { return 0; }
   void draw(AppState& s);
 
@@ -29,19 +30,31 @@ std::vector<std::unique_ptr<Panel>> register_panels();
 std::unique_ptr<Panel> make_controls_panel();
 std::unique_ptr<Panel> make_matrices_panel();
 std::unique_ptr<Panel> make_result_panel();
-std::unique_ptr<Panel> make_status_bar();
 std::unique_ptr<Panel> make_timings_panel();
 std::unique_ptr<Panel> make_occupancy_panel();
 std::unique_ptr<Panel> make_schedule_panel();
+std::unique_ptr<Panel> make_messages_panel();
 
-// "Export PNG + CSV" button shared by the profiler panels: asks gui.cpp to crop this window and write the
-// CSV.
+// "Export PNG + CSV" button shared by the profiler panels: asks the frame loop to crop this window and write
+// the CSV.
 void export_button(AppState& s, const char* panel, const char* stem, const std::function<std::string()>& csv);
 // The "this needs a GPU" state of the profiler panels on the CPU backend. Returns true when it was shown.
 bool needs_gpu_notice(AppState& s, const char* panel, const char* what);
 
-// Small shared widgets.
+// [SECTION] Small shared widgets.
 void spinner(const char* id, float radius, bool active);
 void help_marker(const char* text);
+// One line of text that never runs past the available width: elided with "..." and the whole text in a
+// tooltip when it does not fit. colour: nullptr for the default.
+void text_fit(const std::string& text, const ImVec4* colour = nullptr, float width = -1);
+// Wrapped text in the muted colour.
+void text_muted_wrapped(const char* text);
+
+// Draws a texture whose texel row 0 is the first (top) row of its data over the plot rectangle
+// [x0, x1) x [y0, y1) of the current plot, whose row axis points down (ImPlotAxisFlags_Invert on y). Every
+// image panel (heatmaps, the tile grid, the SM timeline) goes through here, so orientation is decided once:
+// ImPlot::PlotImage puts the texture's first row at y1 (the bottom on an inverted axis), so the v coordinates
+// are swapped.
+void draw_rows_down(const char* id, unsigned texture, double x0, double y0, double x1, double y1);
 
 }  // namespace ts::ui

@@ -1,8 +1,13 @@
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 #include <imgui.h>
+#include <imgui_internal.h>
+#include <implot.h>
 
 #include "panel.hpp"
+#include "theme.hpp"
 
 namespace ts::ui {
 
@@ -18,19 +23,27 @@ std::vector<std::unique_ptr<Panel>> register_panels() {
   p.push_back(make_timings_panel());
   p.push_back(make_occupancy_panel());
   p.push_back(make_schedule_panel());
-  p.push_back(make_status_bar());
+  p.push_back(make_messages_panel());
   return p;
 }
 
 void Panel::draw(AppState& s) {
-  const ImGuiViewport* vp = ImGui::GetMainViewport();
-  const Rect r = default_rect(vp->WorkSize.x, vp->WorkSize.y);
-  ImGui::SetNextWindowPos(ImVec2(vp->WorkPos.x + r.x, vp->WorkPos.y + r.y), ImGuiCond_FirstUseEver);
-  ImGui::SetNextWindowSize(ImVec2(r.w, r.h), ImGuiCond_FirstUseEver);
-  if (ImGui::Begin(name(), nullptr, window_flags())) draw_content(s);
-  const ImVec2 pos = ImGui::GetWindowPos(), size = ImGui::GetWindowSize();
-  s.layout[name()] = Rect{pos.x, pos.y, size.x, size.y};
+  PanelReport& rep = s.panels[name()];
+  rep.visible = false;
+  bool open = s.settings.view.shown(name());
+  if (!open) return;
+  const bool shown = ImGui::Begin(name(), &open, window_flags());
+  if (shown) draw_content(s);
+  ImGuiWindow* w = ImGui::GetCurrentWindow();
+  rep.rect = Rect{w->Pos.x, w->Pos.y, w->Size.x, w->Size.y};
+  rep.docked = w->DockIsActive;
+  rep.visible = shown && !w->Hidden && !w->SkipItems;
+  // Content that ran past the right edge of the work area is cut off (windows scroll vertically, never
+  // sideways): report by how much, so the layout tests can refuse it.
+  rep.clipped_px = shown ? std::max(0.0f, w->DC.CursorMaxPos.x - w->WorkRect.Max.x) : 0.0f;
+  if (rep.clipped_px < 1.0f) rep.clipped_px = 0;
   ImGui::End();
+  if (!open) s.settings.view.panels[name()] = false;  // closed by its tab's button: View menu shows it again
 }
 
 void spinner(const char* id, float radius, bool active) {
@@ -63,15 +76,15 @@ void export_button(AppState& s, const char* panel, const char* stem,
 
 bool needs_gpu_notice(AppState& s, const char* panel, const char* what) {
   if (s.backend_kind == "cuda") {
-    s.panel_state[panel] = "shown";
+    s.panels[panel].state = "shown";
     return false;
   }
-  s.panel_state[panel] = "needs a GPU";
+  s.panels[panel].state = "needs a GPU";
   ImGui::PushTextWrapPos(0);
-  ImGui::TextColored(ImVec4(1.0f, 0.8f, 0.3f, 1), "%s needs a GPU.", what);
+  ImGui::TextColored(palette().warn, "%s needs a GPU.", what);
   ImGui::TextDisabled(
-      "The CPU backend has no SMs, warps or occupancy to show, so this panel stays empty rather than "
-      "show made-up data. Run TileScope on a machine with an NVIDIA GPU.");
+      "The CPU backend has no SMs, warps or occupancy to show, so this panel stays empty rather than show "
+      "made-up data. Run TileScope on a machine with an NVIDIA GPU.");
   ImGui::PopTextWrapPos();
   return true;
 }
@@ -85,6 +98,48 @@ void help_marker(const char* text) {
     ImGui::PopTextWrapPos();
     ImGui::EndTooltip();
   }
+}
+
+void text_fit(const std::string& text, const ImVec4* colour, float width) {
+  const float avail = width > 0 ? width : ImGui::GetContentRegionAvail().x;
+  const float full = ImGui::CalcTextSize(text.c_str()).x;
+  if (colour) ImGui::PushStyleColor(ImGuiCol_Text, *colour);
+  if (full <= avail) {
+    ImGui::TextUnformatted(text.c_str());
+  } else {
+    // Keep as many characters as fit before "...", by bisection on the UTF-8-agnostic byte count (our text is
+    // ASCII; a cut inside a multibyte sequence would only shorten the line by one more character).
+    const float dots = ImGui::CalcTextSize("...").x;
+    size_t lo = 0, hi = text.size();
+    while (lo < hi) {
+      const size_t mid = (lo + hi + 1) / 2;
+      if (ImGui::CalcTextSize(text.c_str(), text.c_str() + mid).x + dots <= avail)
+        lo = mid;
+      else
+        hi = mid - 1;
+    }
+    const std::string shown = text.substr(0, lo) + "...";
+    ImGui::TextUnformatted(shown.c_str());
+    if (ImGui::IsItemHovered()) {
+      ImGui::BeginTooltip();
+      ImGui::PushTextWrapPos(ImGui::GetFontSize() * 40.0f);
+      ImGui::TextUnformatted(text.c_str());
+      ImGui::PopTextWrapPos();
+      ImGui::EndTooltip();
+    }
+  }
+  if (colour) ImGui::PopStyleColor();
+}
+
+void text_muted_wrapped(const char* text) {
+  ImGui::PushTextWrapPos(0);
+  ImGui::TextDisabled("%s", text);
+  ImGui::PopTextWrapPos();
+}
+
+void draw_rows_down(const char* id, unsigned texture, double x0, double y0, double x1, double y1) {
+  ImPlot::PlotImage(id, ImTextureID(intptr_t(texture)), ImPlotPoint(x0, y0), ImPlotPoint(x1, y1),
+                    ImVec2(0, 1), ImVec2(1, 0));
 }
 
 }  // namespace ts::ui

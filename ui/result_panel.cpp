@@ -1,7 +1,13 @@
-// Result: the latest run's time, speed and accuracy against the reference.
+// Result: the latest run's time, speed and accuracy against the reference; "worst at" jumps the error map to
+// the worst element.
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+
 #include <imgui.h>
 
 #include "panel.hpp"
+#include "theme.hpp"
 
 namespace ts::ui {
 
@@ -10,64 +16,83 @@ namespace {
 class ResultPanel final : public Panel {
  public:
   const char* name() const override { return "Result"; }
-  Rect default_rect(float w, float h) const override {
-    const float pw = std::min(360.0f, w * 0.28f);
-    return {w - pw, 0, pw, (h - 32) * 0.45f};
-  }
 
  protected:
   void draw_content(AppState& s) override {
     if (!s.result) {
-      ImGui::TextDisabled(s.busy ? "running..." : "no result yet: press Run");
+      ImGui::TextDisabled("%s", s.busy ? "running..." : "no result yet: press Run (Space)");
       return;
     }
     const RunResult& r = *s.result;
     const auto& p = r.spec;
-    if (ImGui::BeginTable("result", 2, ImGuiTableFlags_SizingFixedFit)) {
-      auto row = [](const char* k, const char* fmt, auto... v) {
+    const ImVec4 verdict = r.error.passed ? palette().good : palette().bad;
+    ImGui::PushStyleColor(ImGuiCol_Text, verdict);
+    ImGui::TextUnformatted(r.error.passed ? "PASS" : "FAIL");
+    ImGui::PopStyleColor();
+    ImGui::SameLine();
+    text_fit("vs " + r.reference, &palette().muted);
+    char buf[256];
+    if (ImGui::BeginTable("result", 2, ImGuiTableFlags_SizingStretchProp)) {
+      ImGui::TableSetupColumn("key", ImGuiTableColumnFlags_WidthFixed, ImGui::CalcTextSize("bad elements").x);
+      ImGui::TableSetupColumn("value", ImGuiTableColumnFlags_WidthStretch);
+      auto row = [&](const char* k, const std::string& v, const ImVec4* colour = nullptr) {
         ImGui::TableNextRow();
         ImGui::TableNextColumn();
         ImGui::TextDisabled("%s", k);
         ImGui::TableNextColumn();
-        ImGui::Text(fmt, v...);
+        text_fit(v, colour);
       };
-      row("kernel", p.tile ? "%s, TILE %d" : "%s", p.kernel.c_str(), p.tile);
-      row("shape", "%lld x %lld x %lld", (long long)p.m, (long long)p.n, (long long)p.k);
-      row("input", "%s, seed %llu", to_string(p.input), (unsigned long long)p.seed);
-      row("backend", "%s", r.backend.c_str());
-      ImGui::TableNextRow();
-      ImGui::TableNextColumn();
-      ImGui::Spacing();
-      row("median time", "%.4g ms", r.median_ms);
-      row("samples", "%zu launches", r.times_ms.size());
-      row("throughput", "%.3g TFLOP/s", r.tflops);
-      ImGui::TableNextRow();
-      ImGui::TableNextColumn();
-      ImGui::Spacing();
-      row("max abs err", "%.3e", r.error.max_abs_err);
-      row("max rel err", "%.3e", r.error.max_rel_err);
-      row("tolerance", "%.3e", r.error.tolerance);
-      if (r.error.worst_row >= 0)
-        row("worst at", "row %lld, col %lld", (long long)r.error.worst_row, (long long)r.error.worst_col);
-      row("bad elements", "%lld", (long long)r.error.bad_elements);
+      auto fmt = [&](const char* f, auto... v) {
+        std::snprintf(buf, sizeof buf, f, v...);
+        return std::string(buf);
+      };
+      row("kernel", p.tile ? fmt("%s, TILE %d", p.kernel.c_str(), p.tile) : p.kernel);
+      row("shape", fmt("%" PRId64 " x %" PRId64 " x %" PRId64 " (M x N x K)", p.m, p.n, p.k));
+      row("input", p.input == InputKind::File
+                       ? std::string("files")
+                       : fmt("%s, seed %llu", to_string(p.input), (unsigned long long)p.seed));
+      row("backend", r.backend + ": " + r.device);
+      row("median time", fmt("%.4g ms", r.median_ms));
+      row("samples", fmt("%zu launches", r.times_ms.size()));
+      row("throughput",
+          r.tflops >= 0.1 ? fmt("%.3g TFLOP/s", r.tflops) : fmt("%.3g GFLOP/s", r.tflops * 1e3));
+      if (r.reference_ms > 0)
+        row("vs cuBLAS", fmt("%.1f %% of its speed", 100.0 * r.reference_ms / r.median_ms));
+      row("max abs err", fmt("%.3e", r.error.max_abs_err));
+      row("max rel err", fmt("%.3e", r.error.max_rel_err));
+      row("tolerance", fmt("%.3e", r.error.tolerance));
+      row("bad elements", fmt("%" PRId64 " of %" PRId64, int64_t(r.error.bad_elements), p.m * p.n),
+          r.error.bad_elements ? &palette().bad : nullptr);
+      if (r.error.worst_row >= 0) {
+        ImGui::TableNextRow();
+        ImGui::TableNextColumn();
+        ImGui::TextDisabled("worst at");
+        ImGui::TableNextColumn();
+        const std::string where =
+            fmt("row %" PRId64 ", col %" PRId64, int64_t(r.error.worst_row), int64_t(r.error.worst_col));
+        if (ImGui::SmallButton(where.c_str())) {
+          // Centre a window of about 64 x 64 elements (or the whole of a smaller C) on the worst element.
+          const double rows = double(std::min<int64_t>(64, p.m)), cols = double(std::min<int64_t>(64, p.n));
+          ZoomRequest z;
+          z.rows = rows;
+          z.cols = cols;
+          z.row0 = std::clamp(double(r.error.worst_row) - rows / 2, 0.0, double(p.m) - rows);
+          z.col0 = std::clamp(double(r.error.worst_col) - cols / 2, 0.0, double(p.n) - cols);
+          z.all_maps = false;
+          s.zoom_request = z;
+        }
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("Zoom C and the error map to this element");
+      }
       ImGui::EndTable();
     }
-    ImGui::Spacing();
-    const ImVec4 col = r.error.passed ? ImVec4(0.3f, 0.85f, 0.4f, 1) : ImVec4(1.0f, 0.35f, 0.3f, 1);
-    ImGui::PushStyleColor(ImGuiCol_Text, col);
-    ImGui::TextUnformatted(r.error.passed ? "PASS" : "FAIL");
-    ImGui::PopStyleColor();
-    ImGui::SameLine();
-    ImGui::TextDisabled("vs %s", r.reference.c_str());
-    ImGui::PushTextWrapPos(0);
     const KernelInfo* k = find_kernel(s.kernels, p.kernel);
-    ImGui::TextDisabled(
-        k && k->tf32 ? "Tolerance = (8 K eps32 + 4 sqrt(K) 2^-10) max|A| max|B|: TF32 inputs keep "
-                       "10 mantissa bits, and their errors grow like sqrt(K)."
-                     : "Tolerance = 8 K eps32 max|A| max|B|: grows with the depth K of each dot product.");
-    ImGui::PopTextWrapPos();
-    if (s.result->spec != s.settings.spec)
-      ImGui::TextDisabled(s.busy ? "(a newer request is running)" : "(controls changed since this run)");
+    text_muted_wrapped(k && k->tf32
+                           ? "Tolerance = (8 K eps32 + 4 sqrt(K) 2^-10) max|A| max|B|: TF32 inputs keep "
+                             "10 mantissa bits, and their errors grow like sqrt(K)."
+                           : "Tolerance = 8 K eps32 max|A| max|B|: it grows with the depth K of each dot "
+                             "product.");
+    if (r.spec != s.settings.spec)
+      text_muted_wrapped(s.busy ? "(a newer request is running)" : "(the controls changed since this run)");
   }
 };
 

@@ -4,6 +4,7 @@
 // curves, so 65536 tiles stay interactive.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,7 @@
 
 #include "panel.hpp"
 #include "texture.hpp"
+#include "theme.hpp"
 
 namespace ts::ui {
 
@@ -27,11 +29,6 @@ uint32_t pack(ImVec4 c) {
 class SchedulePanel final : public Panel {
  public:
   const char* name() const override { return "Tile schedule"; }
-  Rect default_rect(float w, float h) const override {
-    const float left = std::min(340.0f, w * 0.3f), right = std::min(360.0f, w * 0.28f);
-    const float top = (h - 32) * 0.58f, mid = (w - left - right) * 0.5f;
-    return {left + mid, top, w - left - right - mid, h - 32 - top};
-  }
 
  protected:
   void draw_content(AppState& s) override {
@@ -44,24 +41,28 @@ class SchedulePanel final : public Panel {
     const TileTrace& t = *s.result->trace;
     if (m_serial != s.result_serial || m_built_mode != m_mode) rebuild(s, t);
     if (!m_summary.problem.empty()) {
-      ImGui::TextColored(ImVec4(1, 0.4f, 0.35f, 1), "trace inconsistent: %s", m_summary.problem.c_str());
+      ImGui::PushTextWrapPos(0);
+      ImGui::TextColored(palette().bad, "trace inconsistent: %s", m_summary.problem.c_str());
+      ImGui::PopTextWrapPos();
       return;
     }
     export_button(s, name(), "schedule", [&] { return schedule_csv(t); });
     ImGui::SameLine();
-    ImGui::SetNextItemWidth(140);
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
     ImGui::Combo("colour by", &m_mode, "SM\0start time\0duration\0");
     int used = 0;
     for (int c : m_summary.tiles_per_sm) used += c > 0;
-    ImGui::Text(
+    ImGui::TextWrapped(
         "%zu tiles of %d x %d on %d SMs, up to %d in a row on one SM; tiles take %.1f us on average "
         "(%.1f-%.1f); up to %d resident at once",
         t.records.size(), t.tile_m, t.tile_n, used, m_summary.waves, m_summary.mean_tile_us,
         m_summary.min_tile_us, m_summary.max_tile_us, m_summary.max_concurrency);
-    ImGui::TextDisabled(
-        "traced launch %.4g ms vs plain %.4g ms (x%.3f); %%globaltimer resolution seen: %llu ns", t.traced_ms,
-        t.plain_ms, t.plain_ms > 0 ? t.traced_ms / t.plain_ms : 0.0,
-        (unsigned long long)t.timer_resolution_ns);
+    char cost[200];
+    std::snprintf(cost, sizeof cost,
+                  "traced launch %.4g ms vs plain %.4g ms (x%.3f); %%globaltimer resolution seen: %llu ns",
+                  t.traced_ms, t.plain_ms, t.plain_ms > 0 ? t.traced_ms / t.plain_ms : 0.0,
+                  (unsigned long long)t.timer_resolution_ns);
+    text_muted_wrapped(cost);
 
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     const float top_h = std::max(150.0f, avail.y * 0.6f);
@@ -71,8 +72,7 @@ class SchedulePanel final : public Panel {
       if (ImPlot::BeginPlot("tiles of C", ImVec2(-1, top_h), ImPlotFlags_NoLegend)) {
         ImPlot::SetupAxes("tile column", "tile row", ImPlotAxisFlags_None, ImPlotAxisFlags_Invert);
         ImPlot::SetupAxesLimits(0, t.grid_x, 0, t.grid_y, ImPlotCond_Once);
-        ImPlot::PlotImage("##grid", ImTextureID(intptr_t(m_grid.id())), ImPlotPoint(0, 0),
-                          ImPlotPoint(t.grid_x, t.grid_y));
+        draw_rows_down("##grid", m_grid.id(), 0, 0, t.grid_x, t.grid_y);
         if (ImPlot::IsPlotHovered()) {
           const ImPlotPoint p = ImPlot::GetPlotMousePos();
           const int x = int(std::floor(p.x)), y = int(std::floor(p.y));
@@ -91,8 +91,7 @@ class SchedulePanel final : public Panel {
       if (ImPlot::BeginPlot("tiles per SM over time", ImVec2(-1, top_h), ImPlotFlags_NoLegend)) {
         ImPlot::SetupAxes("us", "SM", ImPlotAxisFlags_None, ImPlotAxisFlags_Invert);
         ImPlot::SetupAxesLimits(0, span_us, 0, m_sms, ImPlotCond_Once);
-        ImPlot::PlotImage("##gantt", ImTextureID(intptr_t(m_gantt.id())), ImPlotPoint(0, 0),
-                          ImPlotPoint(span_us, m_sms));
+        draw_rows_down("##gantt", m_gantt.id(), 0, 0, span_us, m_sms);
         ImPlot::EndPlot();
       }
       ImGui::EndTable();

@@ -1,79 +1,77 @@
-// Status bar: backend and device, why the CPU is used, the last error, transient messages.
+#include "status_bar.hpp"
+
+#include <algorithm>
 #include <string>
 
 #include <imgui.h>
+#include <imgui_internal.h>
 
-#include "heatmap_gl.hpp"
-
+#include "heatmap_set.hpp"
 #include "panel.hpp"
+#include "theme.hpp"
 
 namespace ts::ui {
 
-namespace {
-
-class StatusBar final : public Panel {
- public:
-  static constexpr float kHeight = 32;  // ImGui's minimum window height (style.WindowMinSize)
-  const char* name() const override { return "Status"; }
-  Rect default_rect(float w, float h) const override { return {0, h - kHeight, w, kHeight}; }
-  int window_flags() const override {
-    return ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoSavedSettings |
-           ImGuiWindowFlags_NoDocking | ImGuiWindowFlags_NoFocusOnAppearing;
-  }
-
- protected:
-  void draw_content(AppState& s) override {
-    // Always pinned to the bottom of the viewport, whatever the saved layout says.
-    const ImGuiViewport* vp = ImGui::GetMainViewport();
-    ImGui::SetWindowPos(ImVec2(vp->WorkPos.x, vp->WorkPos.y + vp->WorkSize.y - kHeight));
-    ImGui::SetWindowSize(ImVec2(vp->WorkSize.x, kHeight));
+void draw_status_bar(AppState& s) {
+  ImGuiViewport* vp = ImGui::GetMainViewport();
+  const float h = ImGui::GetFrameHeight() + ImGui::GetStyle().WindowPadding.y;
+  const ImGuiWindowFlags flags =
+      ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_MenuBar;
+  ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, ImVec2(ImGui::GetStyle().WindowPadding.x, 0));
+  const bool open = ImGui::BeginViewportSideBar("##status", vp, ImGuiDir_Down, h, flags);
+  ImGui::PopStyleVar();
+  if (open && ImGui::BeginMenuBar()) {
+    const Palette& pal = palette();
+    // Backend and device.
     if (s.backend_kind == "cpu") {
-      ImGui::TextColored(ImVec4(1.0f, 0.8f, 0.3f, 1), "CPU backend (no GPU)");
+      ImGui::TextColored(pal.warn, "CPU backend (no GPU)");
       if (ImGui::IsItemHovered() && !s.backend_note.empty()) ImGui::SetTooltip("%s", s.backend_note.c_str());
     } else {
-      ImGui::TextColored(ImVec4(0.45f, 0.85f, 0.45f, 1), "CUDA");
+      ImGui::TextColored(pal.good, "CUDA");
     }
-    ImGui::SameLine();
     ImGui::TextUnformatted(s.device_name.c_str());
     // How the heatmaps get their values: straight from GPU memory, or through the host and why.
     if (s.heatmaps) {
       const auto& st = s.heatmaps->interop();
-      ImGui::SameLine();
       ImGui::TextDisabled("|");
-      ImGui::SameLine();
-      if (st.on) {
-        ImGui::TextColored(ImVec4(0.45f, 0.85f, 0.45f, 1), "interop on");
-        if (ImGui::IsItemHovered())
-          ImGui::SetTooltip("heatmaps are written by CUDA straight into GL textures");
-      } else {
-        const std::string text = "interop off: " + st.why;
-        ImGui::TextColored(ImVec4(1.0f, 0.8f, 0.3f, 1), "%s", text.c_str());
-        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", text.c_str());
-        s.panel_state["Status"] = text;
-      }
-      if (st.on) s.panel_state["Status"] = "interop on";
+      const std::string text = st.on ? "interop on" : "interop off";
+      ImGui::TextColored(st.on ? pal.good : pal.warn, "%s", text.c_str());
+      if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("%s", st.on ? "heatmaps are written by CUDA straight into GL textures"
+                                      : ("heatmaps come through host memory: " + st.why).c_str());
+      s.panels["Status"].state = st.on ? "interop on" : "interop off: " + st.why;
     }
-    ImGui::SameLine();
     ImGui::TextDisabled("|");
-    ImGui::SameLine();
+    // The latest message in the room that is left: an error stays until the next success, other messages
+    // fade after 8 seconds; a message that does not fit is elided, its full text in the tooltip.
+    std::string text;
+    const ImVec4* colour = nullptr;
     if (!s.last_error.empty()) {
-      ImGui::TextColored(ImVec4(1.0f, 0.4f, 0.35f, 1), "%s: %s", s.last_error_is_input ? "refused" : "error",
-                         s.last_error.c_str());
-      if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", s.last_error.c_str());
-    } else if (!s.status_message.empty() && ImGui::GetTime() - s.status_time < 8.0) {
-      ImGui::TextUnformatted(s.status_message.c_str());
+      text = std::string(s.last_error_is_input ? "refused: " : "error: ") + s.last_error;
+      colour = &pal.bad;
+    } else if (const Message* m = s.log.latest(); m && s.now - m->time < 8.0) {
+      text = m->text;
+      colour = m->severity == Severity::Error     ? &pal.bad
+               : m->severity == Severity::Warning ? &pal.warn
+                                                  : nullptr;
     } else {
-      ImGui::TextDisabled(s.busy ? "running..." : "ready");
+      text = s.busy ? "running..." : "ready";
+      colour = &pal.muted;
     }
-    ImGui::SameLine(ImGui::GetWindowWidth() - 200);
-    ImGui::TextDisabled("F12 screenshot  Ctrl+Q quit");
+    const float room = ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ItemSpacing.x;
+    text_fit(text, colour, std::max(room, ImGui::GetFontSize()));
+    const ImVec2 pos = ImGui::GetWindowPos(), size = ImGui::GetWindowSize();
+    s.layout["Status"] = Rect{pos.x, pos.y, size.x, size.y};
+    PanelReport& rep = s.panels["Status"];
+    rep.rect = Rect{pos.x, pos.y, size.x, size.y};
+    rep.visible = true;
+    rep.docked = false;
+    ImGuiWindow* w = ImGui::GetCurrentWindow();
+    rep.clipped_px = std::max(0.0f, w->DC.CursorMaxPos.x - (pos.x + size.x));
+    if (rep.clipped_px < 1) rep.clipped_px = 0;
+    ImGui::EndMenuBar();
   }
-};
-
-}  // namespace
-
-std::unique_ptr<Panel> make_status_bar() {
-  return std::make_unique<StatusBar>();
+  ImGui::End();
 }
 
 }  // namespace ts::ui

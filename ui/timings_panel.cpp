@@ -8,7 +8,9 @@
 #include <implot.h>
 
 #include "panel.hpp"
+#include "csv.hpp"
 #include "stats.hpp"
+#include "theme.hpp"
 
 namespace ts::ui {
 
@@ -17,18 +19,13 @@ namespace {
 class TimingsPanel final : public Panel {
  public:
   const char* name() const override { return "Timings"; }
-  Rect default_rect(float w, float h) const override {
-    const float left = std::min(340.0f, w * 0.3f), right = std::min(360.0f, w * 0.28f);
-    const float top = (h - 32) * 0.58f;
-    return {left, top, (w - left - right) * 0.5f, h - 32 - top};
-  }
 
  protected:
   void draw_content(AppState& s) override {
     const SeriesKey cur = SeriesKey::of(s.result ? s.result->spec : s.settings.spec);
     const TimingSeries* series = s.history.find(cur);
     ImGui::Checkbox("Repeat", &s.repeat);
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Keep re-running the current problem");
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Keep re-running the current problem (Ctrl+R)");
     ImGui::SameLine();
     if (ImGui::SmallButton("Clear")) s.history.clear();
     ImGui::SameLine();
@@ -38,33 +35,37 @@ class TimingsPanel final : public Panel {
       return;
     }
     const double last = series->ms.back();
-    ImGui::Text("%s", cur.label().c_str());
-    ImGui::Text("last %.4g ms  median %.4g ms  p10-p90 %.4g-%.4g ms  %.3g TFLOP/s", last, series->median_ms,
-                series->p10_ms, series->p90_ms, tflops(series->flops, series->median_ms));
+    text_fit(cur.label());
+    ImGui::TextWrapped("last %.4g ms, median %.4g ms, p10-p90 %.4g-%.4g ms, %.3g TFLOP/s", last,
+                       series->median_ms, series->p10_ms, series->p90_ms,
+                       tflops(series->flops, series->median_ms));
     if (s.result && s.result->peak_tflops > 0)
-      ImGui::Text("%.1f %% of the %s peak (%.1f TFLOP/s)",
-                  100.0 * tflops(series->flops, series->median_ms) / s.result->peak_tflops,
-                  series->tf32 ? "TF32" : "FP32", s.result->peak_tflops);
-    if (series->reference_ms > 0) {
-      ImGui::SameLine();
-      ImGui::Text("  %.1f %% of cuBLAS", 100.0 * series->reference_ms / series->median_ms);
-    }
+      ImGui::TextWrapped(
+          "%.1f %% of the %s peak (%.1f TFLOP/s)%s",
+          100.0 * tflops(series->flops, series->median_ms) / s.result->peak_tflops,
+          series->tf32 ? "TF32" : "FP32", s.result->peak_tflops,
+          series->reference_ms > 0
+              ? (", " + CsvWriter::num(100.0 * series->reference_ms / series->median_ms, "%.1f") +
+                 " % of cuBLAS")
+                    .c_str()
+              : "");
 
     const float plot_h = std::max(120.0f, ImGui::GetContentRegionAvail().y * 0.55f);
     if (ImPlot::BeginPlot("##launches", ImVec2(-1, plot_h))) {
       ImPlot::SetupAxes("launch", "ms", ImPlotAxisFlags_AutoFit, ImPlotAxisFlags_AutoFit);
+      ImPlot::SetupLegend(ImPlotLocation_NorthEast, ImPlotLegendFlags_Outside);  // never over the data
       // The current configuration's band and median first, under the lines.
       const double x0 = series->launch[0], x1 = series->launch.back();
       const double xs[2] = {x0, x1}, lo[2] = {series->p10_ms, series->p10_ms},
                    hi[2] = {series->p90_ms, series->p90_ms};
-      ImPlot::SetNextFillStyle(ImVec4(0.3f, 0.6f, 1.0f, 0.25f));
+      ImPlot::SetNextFillStyle(palette().plot_current, 0.25f);
       ImPlot::PlotShaded("p10-p90", xs, lo, hi, 2);
       const double med[2] = {series->median_ms, series->median_ms};
-      ImPlot::SetNextLineStyle(ImVec4(0.3f, 0.6f, 1.0f, 1.0f), 2.0f);
+      ImPlot::SetNextLineStyle(palette().plot_current, 2.0f);
       ImPlot::PlotLine("median", xs, med, 2);
       if (series->reference_ms > 0) {
         const double ref[2] = {series->reference_ms, series->reference_ms};
-        ImPlot::SetNextLineStyle(ImVec4(0.9f, 0.6f, 0.2f, 1.0f), 2.0f);
+        ImPlot::SetNextLineStyle(palette().plot_reference, 2.0f);
         ImPlot::PlotLine("cuBLAS", xs, ref, 2);
       }
       for (const auto& [key, ser] : s.history.series()) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cancel.hpp"
+#include "dims.hpp"
 #include "matrix.hpp"
 #include "measure.hpp"
 #include "matrix_store.hpp"
@@ -139,6 +140,10 @@ class Backend {
   virtual DeviceInfo device_info() const = 0;
   // The policy of a request that names none: MeasurePolicy::quick() (the CPU backend: 3 samples).
   virtual MeasurePolicy default_policy() const { return MeasurePolicy::quick(); }
+  // Versions of what runs the kernels, for Help > About (e.g. "CUDA driver 13.0, runtime 13.0").
+  virtual std::string version_info() const { return ""; }
+  // What this backend can run now (the size sliders' range); validate() refuses what does not fit.
+  virtual Capacity capacity() const { return {}; }
   // Everything about the request this backend can check before running: kernel, tile, shape, capacity
   // (free GPU memory, CPU work limit). Throws ValidationError naming the value and the limit.
   virtual void validate(RunRequest& req, bool tile_given = false) const = 0;

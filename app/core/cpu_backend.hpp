@@ -21,6 +21,9 @@ class CpuBackend final : public Backend {
   DeviceInfo device_info() const override;
   // quick, with 3 samples after the verification launch (which doubles as the warm-up).
   MeasurePolicy default_policy() const override;
+  Capacity capacity() const override {
+    return {double(kCpuMaxWork), 0, "the CPU backend runs up to M N K = 1024^3"};
+  }
   void validate(RunRequest& req, bool tile_given = false) const override;
   RunResult run(const RunRequest& req, const CancelToken& cancel) override;
   // A threaded copy of 256 MiB (host memory bandwidth, as a CPU roofline would use).

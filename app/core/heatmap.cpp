@@ -30,14 +30,16 @@ void validate_lod_region(const LodRegion& r, int64_t src_rows, int64_t src_cols)
                               std::to_string(src_cols) + " matrix");
 }
 
-void lod_reduce(const float* src, int64_t ld, int64_t src_rows, int64_t src_cols, const LodRegion& r,
-                Reduce mode, float* out) {
+ValueRange lod_reduce(const float* src, int64_t ld, int64_t src_rows, int64_t src_cols, const LodRegion& r,
+                      Reduce mode, float* out) {
   validate_lod_region(r, src_rows, src_cols);
   if (ld < src_cols)
     throw std::invalid_argument("heatmap source row stride " + std::to_string(ld) + " is less than its " +
                                 std::to_string(src_cols) + " columns");
   if (!src || !out) throw std::invalid_argument("heatmap reduction given a null pointer");
-  detail::reduce_region([src, ld](int64_t i, int64_t j) { return src[i * ld + j]; }, r, mode, out);
+  ValueRange range;
+  detail::reduce_region([src, ld](int64_t i, int64_t j) { return src[i * ld + j]; }, r, mode, out, &range);
+  return range;
 }
 
 // [SECTION] Value ranges

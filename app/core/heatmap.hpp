@@ -38,20 +38,24 @@ bool lod_region_fits(const LodRegion& r, int64_t src_rows, int64_t src_cols);
 // Throws std::invalid_argument naming the region and the matrix unless lod_region_fits.
 void validate_lod_region(const LodRegion& r, int64_t src_rows, int64_t src_cols);
 
+// A range of values (the colour scale, or the finite min and max of some elements).
+struct ValueRange {
+  float lo = 0, hi = 0;
+};
+
 // Reduces the region of src (row-major, row stride ld elements) into out (h rows of w floats, row 0 first).
 // Mean: block mean accumulated in double; Min/Max: block min/max; AbsMax: the element of largest magnitude,
 // sign kept (so a signed error map shows where the worst error is and which way it goes; ties go to the first
 // in row-major order, an all-zero block gives +0). A NaN or Inf in a block makes that value NaN (Mean,
 // AbsMax); for Min/Max: NaN if any NaN, else the Inf participates normally. Elements are visited in row-major
 // order within each block, as the GPU kernel does, so Mean agrees bit for bit. Threaded with parallel.hpp
-// over view rows. Throws std::invalid_argument for a region outside the matrix, w/h out of range, ld <
-// src_cols or null pointers. Cost: one read of each element of the region.
-void lod_reduce(const float* src, int64_t ld, int64_t src_rows, int64_t src_cols, const LodRegion& r,
-                Reduce mode, float* out);
+// over view rows. Returns the finite min and max of the region's elements themselves (not of the reduced
+// values: a block mean never reaches the extremes, and the colour scale must), {0, 0} when none is finite.
+// Throws std::invalid_argument for a region outside the matrix, w/h out of range, ld < src_cols or null
+// pointers. Cost: one read of each element of the region.
+ValueRange lod_reduce(const float* src, int64_t ld, int64_t src_rows, int64_t src_cols, const LodRegion& r,
+                      Reduce mode, float* out);
 
-struct ValueRange {
-  float lo = 0, hi = 0;
-};
 ValueRange finite_range(const float* v, size_t n);  // over finite values; {0,0} when none
 // The GPU reduces ranges with integer atomics on order-preserving keys of floats: [min key, max key],
 // initialised to kRangeKeysInit. Decodes them ({0,0} when no finite value was seen).

@@ -12,7 +12,7 @@
 
 namespace ts {
 
-enum class GenKind : int { Random = 0, Symmetric = 1, Identity = 2, Ones = 3 };
+enum class GenKind : int { Random = 0, Symmetric = 1, Identity = 2, Ones = 3, Ramp = 4 };
 
 TS_HD inline uint64_t splitmix64(uint64_t x) {
   x += 0x9E3779B97F4A7C15ull;
@@ -27,9 +27,14 @@ TS_HD inline float hash_uniform(uint64_t seed, uint64_t stream, uint64_t index) 
   return float(int64_t(h >> 40) - (int64_t(1) << 23)) * (1.0f / float(1 << 23));
 }
 
-// matrix: 0 for A, 1 for B. Identity: A is the identity (C reproduces B); B stays random.
+// matrix: 0 for A, 1 for B. Identity: A is the identity (C reproduces B); B stays random. Ramp: A[i][j] = i
+// (its row) and B[i][j] = j (its column), so C[i][j] = K i j: every picture is dark at row 0 (top) or column
+// 0 (left) and bright at the far end, which makes orientation and layout visible at a glance. Exact in
+// float32 up to 2^24 rows or columns.
 TS_HD inline float gen_element(GenKind kind, uint64_t seed, int matrix, int64_t row, int64_t col) {
   switch (kind) {
+    case GenKind::Ramp:
+      return float(matrix == 0 ? row : col);
     case GenKind::Ones:
       return 1.0f;
     case GenKind::Identity:

@@ -18,6 +18,8 @@ GenKind gen_kind(InputKind k) {
       return GenKind::Identity;
     case InputKind::Ones:
       return GenKind::Ones;
+    case InputKind::Ramp:
+      return GenKind::Ramp;
     case InputKind::File:
       break;
   }

@@ -26,6 +26,10 @@ void MatrixStore::reduce_device_async(MatrixId, const LodRegion&, Reduce, Device
   throw std::logic_error("this matrix store holds host memory: there is nothing to reduce on a device");
 }
 
+void MatrixStore::element_async(MatrixId, int64_t, int64_t, float*, void*) const {
+  throw std::logic_error("this matrix store holds host memory: read elements with element()");
+}
+
 namespace {
 class HostStore final : public MatrixStore {
  public:
@@ -37,10 +41,11 @@ class HostStore final : public MatrixStore {
   }
   int64_t rows(MatrixId id) const override { return get(id).rows; }
   int64_t cols(MatrixId id) const override { return get(id).cols; }
-  void reduce(MatrixId id, const LodRegion& r, Reduce mode, float* out) const override {
+  ValueRange reduce(MatrixId id, const LodRegion& r, Reduce mode, float* out) const override {
     const HostMatrix& x = get(id);
-    lod_reduce(x.data.data(), x.cols, x.rows, x.cols, r, mode, out);
+    return lod_reduce(x.data.data(), x.cols, x.rows, x.cols, r, mode, out);
   }
+  HostMatrix copy(MatrixId id) const override { return get(id); }
   float element(MatrixId id, int64_t row, int64_t col) const override {
     const HostMatrix& x = get(id);
     if (row < 0 || row >= x.rows || col < 0 || col >= x.cols)

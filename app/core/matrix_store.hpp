@@ -30,10 +30,10 @@ class MatrixStore {
   // >= 0: the CUDA device holding the matrices (reduce_device works); -1: host memory.
   virtual int cuda_device() const { return -1; }
   // The region reduced into host memory (h * w floats). For a device store the reduction runs on the GPU and
-  // only the w * h values are copied back.
-  virtual void reduce(MatrixId id, const LodRegion& r, Reduce mode, float* out) const = 0;
+  // only the w * h values are copied back. Returns the finite min and max of the region's elements.
+  virtual ValueRange reduce(MatrixId id, const LodRegion& r, Reduce mode, float* out) const = 0;
   // Device stores only: the region reduced into device memory `dev_out` (h * w floats, e.g. a mapped GL
-  // buffer) on `stream` (a cudaStream_t), and the finite range of the values written. Synchronises the
+  // buffer) on `stream` (a cudaStream_t), and the finite range of the region's elements. Synchronises the
   // stream. Throws std::logic_error on a host store.
   virtual ValueRange reduce_device(MatrixId id, const LodRegion& r, Reduce mode, float* dev_out,
                                    void* stream) const;
@@ -43,8 +43,15 @@ class MatrixStore {
   // sync.
   virtual void reduce_device_async(MatrixId id, const LodRegion& r, Reduce mode, DeviceOut out,
                                    unsigned* dev_range_keys, void* stream) const;
-  // One element, exactly (hover readout).
+  // One element, exactly. Synchronous: for a device store it waits for a copy (use element_async on the GUI
+  // thread). Throws std::out_of_range outside the matrix.
   virtual float element(MatrixId id, int64_t row, int64_t col) const = 0;
+  // The whole matrix in host memory (File > Save C). Synchronous; for a device store one device-to-host copy.
+  virtual HostMatrix copy(MatrixId id) const = 0;
+  // Device stores only: enqueues the copy of one element into host_dst (pinned host memory) on `stream`,
+  // without waiting; the caller records an event after it and polls. Throws std::out_of_range outside the
+  // matrix, std::logic_error on a host store.
+  virtual void element_async(MatrixId id, int64_t row, int64_t col, float* host_dst, void* stream) const;
 };
 
 // A store over host matrices (the CPU backend). error = c - ref.

@@ -17,6 +17,8 @@ const char* to_string(InputKind k) {
       return "identity";
     case InputKind::Ones:
       return "ones";
+    case InputKind::Ramp:
+      return "ramp";
     case InputKind::File:
       return "file";
   }
@@ -25,14 +27,14 @@ const char* to_string(InputKind k) {
 
 const std::vector<InputKind>& generated_input_kinds() {
   static const std::vector<InputKind> kinds = {InputKind::Random, InputKind::Symmetric, InputKind::Identity,
-                                               InputKind::Ones};
+                                               InputKind::Ones, InputKind::Ramp};
   return kinds;
 }
 
 InputKind parse_input_kind(const std::string& s) {
   for (InputKind k : generated_input_kinds())
     if (s == to_string(k)) return k;
-  throw ValidationError("unknown input kind '" + s + "' (allowed: random, symmetric, identity, ones)");
+  throw ValidationError("unknown input kind '" + s + "' (allowed: random, symmetric, identity, ones, ramp)");
 }
 
 const char* to_string(BackendChoice b) {

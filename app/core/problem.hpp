@@ -15,7 +15,7 @@ class ValidationError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-enum class InputKind { Random, Symmetric, Identity, Ones, File };
+enum class InputKind { Random, Symmetric, Identity, Ones, Ramp, File };
 const char* to_string(InputKind k);
 InputKind parse_input_kind(const std::string& s);  // throws ValidationError
 const std::vector<InputKind>& generated_input_kinds();

@@ -118,7 +118,8 @@ nlohmann::json to_json(const Settings& s) {
           {"auto_run", s.auto_run},
           {"export_dir", s.export_dir},
           {"heatmaps", heatmap_json(s.matrices)},
-          {"error_map", heatmap_json(s.error)}};
+          {"error_map", heatmap_json(s.error)},
+          {"view", to_json(s.view)}};
 }
 
 Settings settings_from_json(const nlohmann::json& j, std::string* warnings) {
@@ -162,6 +163,7 @@ Settings settings_from_json(const nlohmann::json& j, std::string* warnings) {
     s.export_dir = j["export_dir"].get<std::string>();
   if (j.contains("heatmaps")) heatmap_from_json(j["heatmaps"], s.matrices, "heatmaps", warn);
   if (j.contains("error_map")) heatmap_from_json(j["error_map"], s.error, "error_map", warn);
+  if (j.contains("view")) s.view = view_settings_from_json(j["view"], warnings);
   return s;
 }
 

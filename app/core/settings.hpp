@@ -7,6 +7,7 @@
 
 #include "backend.hpp"
 #include "problem.hpp"
+#include "view_settings.hpp"
 
 namespace ts {
 
@@ -38,6 +39,7 @@ struct Settings {
   std::string export_dir;                                                  // empty: default_export_dir()
   HeatmapSettings matrices;                                                // A, B, C
   HeatmapSettings error{"", Reduce::AbsMax, RangeMode::Symmetric, -1, 1};  // C - reference: signed, diverging
+  ViewSettings view;  // the window: size and place, font, theme, which panels are shown
 };
 
 nlohmann::json to_json(const Settings& s);

@@ -210,8 +210,7 @@ void HeatmapLayer::prepare(const LodRegion& r) {
 void HeatmapLayer::refresh_host(const MatrixStore& store, MatrixId id, const LodRegion& r, Reduce mode,
                                 Refresh& out) {
   m_host.resize(size_t(r.w) * size_t(r.h));
-  store.reduce(id, r, mode, m_host.data());
-  out.range = finite_range(m_host.data(), m_host.size());
+  out.range = store.reduce(id, r, mode, m_host.data());
   out.interop = false;
   m_values.upload_from_host(m_host.data());
 }

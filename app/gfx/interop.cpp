@@ -182,6 +182,44 @@ const unsigned* DisplayStream::fetch_range_keys(int n) {
   return m_host_keys;
 }
 
+AsyncElementRead::AsyncElementRead(DisplayStream& ds) : m_ds(ds) {
+  cudaEvent_t e = nullptr;
+  check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreateWithFlags");
+  m_event = e;
+  void* h = nullptr;
+  const cudaError_t err = cudaMallocHost(&h, sizeof(float));
+  if (err != cudaSuccess) {
+    cudaEventDestroy(e);
+    check(err, "cudaMallocHost");
+  }
+  m_host = static_cast<float*>(h);
+}
+
+AsyncElementRead::~AsyncElementRead() {
+  if (m_in_flight) cudaEventSynchronize(static_cast<cudaEvent_t>(m_event));
+  cudaFreeHost(m_host);
+  cudaEventDestroy(static_cast<cudaEvent_t>(m_event));
+}
+
+bool AsyncElementRead::start(const MatrixStore& store, MatrixId id, int64_t row, int64_t col) {
+  if (m_in_flight) return false;
+  store.element_async(id, row, col, m_host, m_ds.get());
+  check(cudaEventRecord(static_cast<cudaEvent_t>(m_event), static_cast<cudaStream_t>(m_ds.get())),
+        "cudaEventRecord");
+  m_in_flight = true;
+  return true;
+}
+
+bool AsyncElementRead::poll(float* value) {
+  if (!m_in_flight) return false;
+  const cudaError_t e = cudaEventQuery(static_cast<cudaEvent_t>(m_event));
+  if (e == cudaErrorNotReady) return false;
+  m_in_flight = false;
+  check(e, "cudaEventQuery");
+  *value = *m_host;
+  return true;
+}
+
 InteropPhases time_interop_phases(DisplayStream& ds, const std::vector<InteropTexture*>& texs,
                                   const std::vector<InteropPhaseJob>& jobs, int repeats) {
   using clk = std::chrono::steady_clock;
@@ -242,6 +280,16 @@ const unsigned* DisplayStream::fetch_range_keys(int) {
 }
 std::vector<uint64_t> InteropTexture::map_all(const std::vector<InteropTexture*>&, void*) {
   throw std::runtime_error("this build has no CUDA support");
+}
+AsyncElementRead::AsyncElementRead(DisplayStream& ds) : m_ds(ds) {
+  throw std::runtime_error("this build has no CUDA support");
+}
+AsyncElementRead::~AsyncElementRead() = default;
+bool AsyncElementRead::start(const MatrixStore&, MatrixId, int64_t, int64_t) {
+  return false;
+}
+bool AsyncElementRead::poll(float*) {
+  return false;
 }
 void InteropTexture::unmap_all(const std::vector<InteropTexture*>&, void*) {}
 InteropPhases time_interop_phases(DisplayStream&, const std::vector<InteropTexture*>&,

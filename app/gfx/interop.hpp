@@ -79,6 +79,27 @@ class DisplayStream {
   int m_capacity = 0;
 };
 
+// One element of a device store read without blocking the frame (hover readouts): the copy is enqueued on
+// the display stream into pinned memory, and an event says when it has landed. One read in flight at a time.
+class AsyncElementRead {
+ public:
+  explicit AsyncElementRead(DisplayStream& ds);
+  ~AsyncElementRead();
+  AsyncElementRead(const AsyncElementRead&) = delete;
+  AsyncElementRead& operator=(const AsyncElementRead&) = delete;
+  // Starts reading element (row, col) of `id`; refused (false) while a read is still in flight.
+  bool start(const MatrixStore& store, MatrixId id, int64_t row, int64_t col);
+  bool in_flight() const { return m_in_flight; }
+  // True once the read started last has landed; `value` holds it. Never blocks.
+  bool poll(float* value);
+
+ private:
+  DisplayStream& m_ds;
+  void* m_event = nullptr;  // cudaEvent_t
+  float* m_host = nullptr;  // pinned
+  bool m_in_flight = false;
+};
+
 // Where an interop refresh spends its time (bench heatmap): `repeats` timings (ms, wall clock, each ending
 // with a stream synchronisation) of (a) mapping and unmapping `texs` together, (b) only the LOD kernels of
 // `jobs` into plain device buffers. Each job: the store, matrix and region of one heatmap.

@@ -200,9 +200,13 @@ TEST(CpuBackend, KeepsAStoreOfTheMatricesForHeatmaps) {
   // Reducing through the store is lod_reduce of the matrix.
   const LodRegion reg{3, 2, 30, 25, 7, 6};
   std::vector<float> got(42), want(42);
-  st.reduce(MatrixId::C, reg, Reduce::AbsMax, got.data());
-  lod_reduce(r.c->data.data(), 29, 37, 29, reg, Reduce::AbsMax, want.data());
+  const ValueRange got_range = st.reduce(MatrixId::C, reg, Reduce::AbsMax, got.data());
+  const ValueRange want_range = lod_reduce(r.c->data.data(), 29, 37, 29, reg, Reduce::AbsMax, want.data());
   EXPECT_EQ(got, want);
+  EXPECT_EQ(got_range.lo, want_range.lo);
+  EXPECT_EQ(got_range.hi, want_range.hi);
+  float one = 0;
+  EXPECT_THROW(st.element_async(MatrixId::C, 0, 0, &one, nullptr), std::logic_error);
   EXPECT_THROW(st.reduce(MatrixId::C, LodRegion{0, 0, 38, 29, 4, 4}, Reduce::Mean, got.data()),
                std::invalid_argument);
   float dummy[4];

@@ -104,3 +104,18 @@ TEST(CpuGemm, CancellationStopsARun) {
   t.cancel();
   EXPECT_THROW(cpu_gemm_tiled(A.data.data(), B.data.data(), C.data.data(), 256, 256, 256, 16, &t), Cancelled);
 }
+
+TEST(InputGen, RampGivesEachElementOfAItsRowAndOfBItsColumnSoCIsKTimesRowTimesColumn) {
+  const int64_t m = 40, n = 24, k = 33;
+  HostMatrix A = generate_input(InputKind::Ramp, 7, 0, m, k), B = generate_input(InputKind::Ramp, 7, 1, k, n);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < k; ++j) ASSERT_EQ(A.at(i, j), float(i)) << i << "," << j;
+  for (int64_t i = 0; i < k; ++i)
+    for (int64_t j = 0; j < n; ++j) ASSERT_EQ(B.at(i, j), float(j)) << i << "," << j;
+  HostMatrix C(m, n);
+  cpu_gemm_tiled(A.data.data(), B.data.data(), C.data.data(), m, n, k, 8);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) ASSERT_EQ(C.at(i, j), float(k * i * j)) << i << "," << j;
+  EXPECT_EQ(parse_input_kind("ramp"), InputKind::Ramp);
+  EXPECT_STREQ(to_string(InputKind::Ramp), "ramp");
+}

@@ -271,6 +271,33 @@ TEST(HeatmapRange, FiniteRangeSkipsNanAndInf) {
   EXPECT_EQ(b.hi, 11.0f);
 }
 
+TEST(HeatmapRange, TheReductionReportsTheElementsRangeNotTheReducedValues) {
+  // Identity 64 x 64 reduced to 8 x 8 block means: every mean is 0 or 1/8, but the elements are 0 and 1, and
+  // the colour scale must say so (a legend stopping at 0.125 would lie about the matrix).
+  std::vector<float> id(64 * 64, 0.0f);
+  for (int i = 0; i < 64; ++i) id[size_t(i) * 64 + size_t(i)] = 1.0f;
+  std::vector<float> out(64);
+  const ValueRange r =
+      lod_reduce(id.data(), 64, 64, 64, LodRegion{0, 0, 64, 64, 8, 8}, Reduce::Mean, out.data());
+  EXPECT_EQ(finite_range(out.data(), out.size()).hi, 0.125f);
+  EXPECT_EQ(r.lo, 0.0f);
+  EXPECT_EQ(r.hi, 1.0f);
+  // Only the region counts: rows 8..15, columns 0..7 hold no diagonal element.
+  const ValueRange z =
+      lod_reduce(id.data(), 64, 64, 64, LodRegion{8, 0, 8, 8, 2, 2}, Reduce::Max, out.data());
+  EXPECT_EQ(z.lo, 0.0f);
+  EXPECT_EQ(z.hi, 0.0f);
+  // NaN and Inf are skipped; a region with no finite element gives {0, 0}.
+  std::vector<float> m = {kNaN, -3.0f, kInf, 2.5f};
+  const ValueRange f = lod_reduce(m.data(), 2, 2, 2, LodRegion{0, 0, 2, 2, 1, 1}, Reduce::Mean, out.data());
+  EXPECT_EQ(f.lo, -3.0f);
+  EXPECT_EQ(f.hi, 2.5f);
+  std::vector<float> nf = {kNaN, kInf};
+  const ValueRange g = lod_reduce(nf.data(), 2, 1, 2, LodRegion{0, 0, 1, 2, 2, 1}, Reduce::Max, out.data());
+  EXPECT_EQ(g.lo, 0.0f);
+  EXPECT_EQ(g.hi, 0.0f);
+}
+
 TEST(HeatmapRange, AutoSymmetricAndManual) {
   const ValueRange data{-1.0f, 3.0f}, none{};
   ValueRange r = resolve_range(RangeMode::Auto, data, none);

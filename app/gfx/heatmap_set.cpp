@@ -1,0 +1,216 @@
+#include "heatmap_set.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <vector>
+
+namespace ts::gfx {
+
+namespace {
+double now_ms() {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+}  // namespace
+
+HeatmapSet::HeatmapSet(int cuda_device) : m_ctx(cuda_device) {}
+
+HeatmapSet::~HeatmapSet() = default;
+
+void HeatmapSet::set_store(std::shared_ptr<const MatrixStore> store, uint64_t serial) {
+  m_store = std::move(store);
+  m_serial = serial;
+  m_hover = HoverValue{};
+}
+
+LodRegion HeatmapSet::region_of(const HeatmapRequest& req, const MatrixStore& store, int* out_w, int* out_h) {
+  const int64_t rows = store.rows(req.id), cols = store.cols(req.id);
+  LodRegion r = region_for(req.limits, rows, cols, req.px_w, req.px_h);
+  // The texture covers the region's whole elements at the plot's scale (elements partly outside the view
+  // still get their pixels), at most one value per element.
+  const double ppx = double(req.px_w) / std::max(1e-9, std::fabs(req.limits.x1 - req.limits.x0));
+  const double ppy = double(req.px_h) / std::max(1e-9, std::fabs(req.limits.y1 - req.limits.y0));
+  *out_w = int(std::clamp(std::ceil(double(r.cols) * ppx), 1.0, 8192.0));
+  *out_h = int(std::clamp(std::ceil(double(r.rows) * ppy), 1.0, 8192.0));
+  r.w = int(std::clamp<int64_t>(*out_w, 1, r.cols));
+  r.h = int(std::clamp<int64_t>(*out_h, 1, r.rows));
+  return r;
+}
+
+void HeatmapSet::refresh_batch(const HeatmapRequest& current) {
+  std::vector<HeatmapLayer::Job> jobs;
+  std::vector<Map*> who;
+  for (size_t i = 0; i < m_maps.size(); ++i) {
+    Map& m = m_maps[i];
+    const HeatmapRequest* req = size_t(current.id) == i ? &current : (m.last ? &*m.last : nullptr);
+    if (!req || m.serial == m_serial) continue;
+    int ow, oh;
+    const LodRegion r = region_of(*req, *m_store, &ow, &oh);
+    jobs.push_back({&m.layer, m_store.get(), req->id, r, req->reduce, {}});
+    who.push_back(&m);
+  }
+  if (jobs.empty()) return;
+  const double t0 = now_ms();
+  try {
+    HeatmapLayer::refresh_all(m_ctx, jobs);
+  } catch (const std::exception& e) {
+    for (Map* m : who) {
+      m->pic = HeatmapPicture{};
+      m->pic.error = e.what();
+      m->serial = m_serial;
+      m->painted.clear();
+    }
+    return;
+  }
+  const double ms = now_ms() - t0;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    Map& m = *who[i];
+    m.pic.ok = true;
+    m.pic.error.clear();
+    m.pic.region = jobs[i].region;
+    m.pic.data = jobs[i].result.range;
+    m.pic.interop = jobs[i].result.interop;
+    m.pic.refresh_ms = ms;
+    m.serial = m_serial;
+    m.reduce = jobs[i].mode;
+    m.painted.clear();
+  }
+}
+
+const HeatmapPicture& HeatmapSet::picture(const HeatmapRequest& req) {
+  Map& m = m_maps[size_t(req.id)];
+  if (!m_store) {
+    m.pic = HeatmapPicture{};
+    m.pic.error = "no matrices yet";
+    return m.pic;
+  }
+  // A new result: every map seen before, at its current view, in one batch.
+  if (m.serial != m_serial) refresh_batch(req);
+  m.last = req;
+  int out_w = 1, out_h = 1;
+  LodRegion region;
+  try {
+    region = region_of(req, *m_store, &out_w, &out_h);
+  } catch (const std::exception& e) {
+    m.pic = HeatmapPicture{};
+    m.pic.error = e.what();
+    return m.pic;
+  }
+  // Zoomed, panned, resized or another reduction: this map alone.
+  if (!m.pic.ok || m.pic.region != region || m.reduce != req.reduce) {
+    if (!m.pic.error.empty() && m.serial == m_serial && m.pic.region == region && m.reduce == req.reduce)
+      return m.pic;  // the same refresh failed already for this result: do not retry every frame
+    const double t0 = now_ms();
+    try {
+      const HeatmapLayer::Refresh r = m.layer.refresh(m_ctx, *m_store, req.id, region, req.reduce);
+      m.pic.ok = true;
+      m.pic.error.clear();
+      m.pic.data = r.range;
+      m.pic.interop = r.interop;
+    } catch (const std::exception& e) {
+      m.pic = HeatmapPicture{};
+      m.pic.error = e.what();
+    }
+    m.pic.refresh_ms = now_ms() - t0;
+    m.pic.region = region;
+    m.reduce = req.reduce;
+    m.serial = m_serial;
+    m.painted.clear();
+    if (!m.pic.ok) return m.pic;
+  }
+  HeatmapPicture& p = m.pic;
+  p.shown = resolve_range(req.range, p.data, req.manual);
+  p.block_rows = (region.rows + region.h - 1) / region.h;
+  p.block_cols = (region.cols + region.w - 1) / region.w;
+  ColorParams cp;
+  cp.lo = p.shown.lo;
+  cp.hi = p.shown.hi;
+  cp.row0 = region.row0;
+  cp.col0 = region.col0;
+  cp.rows = region.rows;
+  cp.cols = region.cols;
+  // The kernel's tile grid, once a tile spans enough pixels: output blocks on C and the error map, the rows a
+  // block reads of A, the columns of B.
+  p.grid = req.tile_m > 0 && req.tile_n > 0 &&
+           tile_grid_visible(req.limits, req.px_w, req.px_h, std::min(req.tile_m, req.tile_n));
+  if (p.grid) {
+    cp.tile_m = req.id == MatrixId::B ? 0 : req.tile_m;
+    cp.tile_n = req.id == MatrixId::A ? 0 : req.tile_n;
+  }
+  const Colormap& cmap = req.colormap ? *req.colormap : colormaps().front();
+  char key[256];
+  std::snprintf(key, sizeof key, "%a %a %d %d %s %d %d", double(cp.lo), double(cp.hi), cp.tile_m, cp.tile_n,
+                cmap.name.c_str(), out_w, out_h);
+  if (m.painted != key || !p.texture || m.out_w != out_w || m.out_h != out_h) {
+    try {
+      p.texture = m.layer.paint(cmap, cp, out_w, out_h);
+      m.painted = key;
+      m.out_w = out_w;
+      m.out_h = out_h;
+    } catch (const std::exception& e) {
+      p.ok = false;
+      p.error = e.what();
+    }
+  }
+  return p;
+}
+
+HoverValue HeatmapSet::hover(MatrixId id, int64_t row, int64_t col) {
+  HoverValue none;
+  if (!m_store || row < 0 || col < 0 || row >= m_store->rows(id) || col >= m_store->cols(id)) return none;
+  const bool same = m_hover.row == row && m_hover.col == col && m_hover_id == id && m_hover_serial == m_serial;
+  if (m_store->cuda_device() < 0) {  // host memory: read it now
+    if (same && m_hover.state == HoverValue::State::Ready) return m_hover;
+    m_hover = HoverValue{};
+    m_hover.row = row;
+    m_hover.col = col;
+    m_hover_id = id;
+    m_hover_serial = m_serial;
+    try {
+      m_hover.value = m_store->element(id, row, col);
+      m_hover.state = HoverValue::State::Ready;
+    } catch (const std::exception& e) {
+      m_hover.state = HoverValue::State::Failed;
+      m_hover.error = e.what();
+    }
+    return m_hover;
+  }
+  // GPU memory: one small asynchronous copy at a time on the display stream; the tooltip says "reading"
+  // until it lands (a frame or two), and the frame never waits for it.
+  try {
+    if (!m_reader) {
+      if (!m_ctx.stream()) throw std::runtime_error("no CUDA stream for hover reads (" + interop().why + ")");
+      m_reader = std::make_unique<AsyncElementRead>(*m_ctx.stream());
+    }
+    float v = 0;
+    if (m_reader->poll(&v) && m_reading) {
+      const auto [rid, rr, rc] = *m_reading;
+      if (rid == int64_t(id) && rr == row && rc == col && m_hover_serial == m_serial) {
+        m_hover.state = HoverValue::State::Ready;
+        m_hover.value = v;
+      }
+      m_reading.reset();
+      m_reading_store.reset();
+    }
+    if (!same) {
+      m_hover = HoverValue{};
+      m_hover.row = row;
+      m_hover.col = col;
+      m_hover.state = HoverValue::State::Pending;
+      m_hover_id = id;
+      m_hover_serial = m_serial;
+    }
+    if (m_hover.state == HoverValue::State::Pending && !m_reader->in_flight()) {
+      m_reader->start(*m_store, id, row, col);
+      m_reading = std::array<int64_t, 3>{int64_t(id), row, col};
+      m_reading_store = m_store;
+    }
+  } catch (const std::exception& e) {
+    m_hover.state = HoverValue::State::Failed;
+    m_hover.error = e.what();
+  }
+  return m_hover;
+}
+
+}  // namespace ts::gfx

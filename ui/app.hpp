@@ -1,0 +1,67 @@
+#pragma once
+// [SECTION] The application: its state, the panels, the layout, and the bridge from edits to engine requests.
+// One App serves the window (gui.cpp: run_gui), the offscreen snapshot and the frame benchmark, so all three
+// draw exactly the same frame.
+#include <future>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "app_state.hpp"
+#include "layout.hpp"
+#include "panel.hpp"
+#include "run_queue.hpp"
+
+namespace ts::ui {
+
+class FileDialogs;
+
+class App {
+ public:
+  // The GL context is current (the heatmap set probes interop on it).
+  App(std::shared_ptr<Backend> backend, const std::string& note, Settings settings, std::string renderer);
+  ~App();
+  App(const App&) = delete;
+  App& operator=(const App&) = delete;
+
+  AppState& state() { return m_state; }
+  RunQueue& queue() { return m_queue; }
+  const std::vector<std::unique_ptr<Panel>>& panels() const { return m_panels; }
+
+  // Before ImGui::NewFrame(): applies the theme, text size and the monitor's content scale when one changed.
+  void prepare_frame(float content_scale);
+  // Between NewFrame() and Render(): shortcuts, menu bar, status bar, dock space, panels, dialogs, and the
+  // requests they made.
+  void frame();
+  // Takes a finished run, if any (call once per frame).
+  void pump();
+  void submit(RunRequest req);
+  void take(RunOutcome o);
+
+ private:
+  void handle_shortcuts();
+  void handle_files();
+  void maybe_submit();
+  RunRequest request_for(const ProblemSpec& spec) const;
+
+  AppState m_state;
+  RunQueue m_queue;
+  std::vector<std::unique_ptr<Panel>> m_panels;
+  Layout m_layout;
+  std::unique_ptr<FileDialogs> m_dialogs;
+  ProblemSpec m_last_submitted;
+  bool m_submitted_any = false;
+  // What the style was built for (prepare_frame rebuilds it when one differs).
+  Theme m_theme = Theme::Dark;
+  float m_font_px = 0, m_scale = 0;
+  // Background file work: loading A and B, saving C (the frame keeps drawing meanwhile).
+  struct Loaded {
+    std::shared_ptr<const HostMatrix> a, b;
+    std::string a_name, b_name, error;
+  };
+  std::future<Loaded> m_loading;
+  std::future<std::string> m_saving;  // the message to show when done
+};
+
+}  // namespace ts::ui

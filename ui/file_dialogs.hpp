@@ -1,0 +1,31 @@
+#pragma once
+// [SECTION] Open and save dialogs, drawn inside the window (ImFileDialog from the pinned imgui-bundle sources),
+// with TileScope's rules on top: what a person picks is handed back for checking before anything uses it,
+// and saving over an existing file asks first (a modal with the file's name), never silently.
+#include <optional>
+#include <string>
+
+namespace ts::ui {
+
+class FileDialogs {
+ public:
+  FileDialogs();  // GL context current: the dialog's icons are GL textures
+
+  void ask_open_inputs();  // A, then B (.npy)
+  void ask_save_c();       // one .npy path; asks before replacing a file
+  bool busy() const { return m_step != Step::Idle; }
+
+  struct Opened {
+    std::string a, b;
+  };
+  // Draws the dialog in progress, if any; returns a finished choice on the frame it is made.
+  std::optional<Opened> draw_open();
+  std::optional<std::string> draw_save();
+
+ private:
+  enum class Step { Idle, PickA, PickB, PickSave, ConfirmReplace };
+  Step m_step = Step::Idle;
+  std::string m_a, m_save;
+};
+
+}  // namespace ts::ui

@@ -1,0 +1,146 @@
+#include "menu_bar.hpp"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <string>
+
+#include <imgui.h>
+#include <implot.h>
+
+#include "shortcuts.hpp"
+#include "theme.hpp"
+#include "tilescope/version.hpp"
+
+namespace ts::ui {
+
+namespace {
+
+void presets_menu(AppState& s) {
+  for (const Preset& p : presets()) {
+    const bool ok = fits(s.capacity, p.m, p.n, p.k);
+    ImGui::BeginDisabled(!ok);
+    if (ImGui::MenuItem(p.name.c_str())) {
+      ProblemSpec& spec = s.settings.spec;
+      spec.m = p.m;
+      spec.n = p.n;
+      spec.k = p.k;
+      spec.input = p.input;
+      s.settings.square = p.m == p.n && p.n == p.k;
+      if (!p.kernel.empty()) {
+        spec.kernel = p.kernel;
+        if (const KernelInfo* k = find_kernel(s.kernels, p.kernel)) spec.tile = p.tile ? p.tile : k->default_tile;
+      }
+      s.run_requested = true;  // a preset is a deliberate choice: run it even with auto-run off
+    }
+    ImGui::EndDisabled();
+    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) {
+      ImGui::BeginTooltip();
+      ImGui::PushTextWrapPos(ImGui::GetFontSize() * 28);
+      ImGui::TextUnformatted(p.why.c_str());
+      if (!ok) ImGui::TextColored(palette().warn, "too large here: %s", s.capacity.what.c_str());
+      ImGui::PopTextWrapPos();
+      ImGui::EndTooltip();
+    }
+  }
+}
+
+}  // namespace
+
+void draw_menu_bar(AppState& s, const std::vector<std::unique_ptr<Panel>>& panels) {
+  if (!ImGui::BeginMainMenuBar()) return;
+  if (ImGui::BeginMenu("File")) {
+    if (ImGui::MenuItem("Open A and B (.npy)...", shortcut_label(Action::OpenInputs))) s.open_inputs_requested = true;
+    if (ImGui::MenuItem("Save C as .npy...", shortcut_label(Action::SaveC), false, bool(s.result && s.result->store)))
+      s.save_c_requested = true;
+    ImGui::Separator();
+    if (ImGui::MenuItem("Screenshot of the window", shortcut_label(Action::Screenshot))) s.screenshot_requested = true;
+    if (ImGui::BeginMenu("Export panel (PNG + CSV)")) {
+      for (const char* p : {"Timings", "Occupancy", "Tile schedule"})
+        if (ImGui::MenuItem(p)) s.export_pending.insert(p);
+      ImGui::EndMenu();
+    }
+    ImGui::Separator();
+    if (ImGui::MenuItem("Quit", shortcut_label(Action::Quit))) s.quit_requested = true;
+    ImGui::EndMenu();
+  }
+  if (ImGui::BeginMenu("View")) {
+    for (const auto& p : panels) {
+      bool shown = s.settings.view.shown(p->name());
+      if (ImGui::MenuItem(p->name(), nullptr, &shown)) s.settings.view.panels[p->name()] = shown;
+    }
+    ImGui::Separator();
+    if (ImGui::MenuItem("Reset layout", shortcut_label(Action::ResetLayout))) s.reset_layout_requested = true;
+    ImGui::Separator();
+    float px = s.settings.view.font_px;
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
+    if (ImGui::SliderFloat("Text size", &px, ViewSettings::kMinFontPx, ViewSettings::kMaxFontPx, "%.0f px"))
+      s.settings.view.font_px = std::round(px);
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("%s larger, %s smaller", shortcut_label(Action::FontBigger), shortcut_label(Action::FontSmaller));
+    if (ImGui::MenuItem("Dark theme", nullptr, s.settings.view.theme == Theme::Dark)) s.settings.view.theme = Theme::Dark;
+    if (ImGui::MenuItem("Light theme", nullptr, s.settings.view.theme == Theme::Light))
+      s.settings.view.theme = Theme::Light;
+    ImGui::EndMenu();
+  }
+  if (ImGui::BeginMenu("Run")) {
+    if (ImGui::MenuItem("Run", shortcut_label(Action::Run))) s.run_requested = true;
+    ImGui::MenuItem("Repeat", shortcut_label(Action::Repeat), &s.repeat);
+    ImGui::MenuItem("Auto-run on change", nullptr, &s.settings.auto_run);
+    ImGui::Separator();
+    if (ImGui::BeginMenu("Presets")) {
+      presets_menu(s);
+      ImGui::EndMenu();
+    }
+    ImGui::EndMenu();
+  }
+  if (ImGui::BeginMenu("Help")) {
+    if (ImGui::MenuItem("Keyboard shortcuts", shortcut_label(Action::Shortcuts))) s.show_shortcuts = true;
+    if (ImGui::MenuItem("About TileScope")) s.show_about = true;
+    ImGui::EndMenu();
+  }
+  ImGui::EndMainMenuBar();
+}
+
+void draw_help_windows(AppState& s) {
+  const ImGuiViewport* vp = ImGui::GetMainViewport();
+  if (s.show_shortcuts) {
+    ImGui::SetNextWindowPos(ImVec2(vp->WorkPos.x + vp->WorkSize.x * 0.5f, vp->WorkPos.y + vp->WorkSize.y * 0.5f),
+                            ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
+    if (ImGui::Begin("Keyboard shortcuts", &s.show_shortcuts,
+                     ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoDocking | ImGuiWindowFlags_NoSavedSettings)) {
+      if (ImGui::BeginTable("keys", 2, ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit)) {
+        for (int a = 0; a < int(Action::Count); ++a) {
+          ImGui::TableNextRow();
+          ImGui::TableNextColumn();
+          ImGui::TextUnformatted(shortcut_label(Action(a)));
+          ImGui::TableNextColumn();
+          ImGui::TextUnformatted(action_name(Action(a)));
+        }
+        ImGui::EndTable();
+      }
+      ImGui::TextDisabled("Heatmaps: wheel zooms, drag pans, double-click shows the whole matrix.");
+      ImGui::TextDisabled("Size sliders: Alt while dragging picks any value; a run starts when you let go.");
+    }
+    ImGui::End();
+  }
+  if (s.show_about) {
+    ImGui::SetNextWindowPos(ImVec2(vp->WorkPos.x + vp->WorkSize.x * 0.5f, vp->WorkPos.y + vp->WorkSize.y * 0.5f),
+                            ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
+    if (ImGui::Begin("About TileScope", &s.show_about,
+                     ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoDocking | ImGuiWindowFlags_NoSavedSettings)) {
+      ImGui::Text("TileScope %s (commit %s)", kVersion, kGitCommit);
+      ImGui::TextDisabled("A microscope for CUDA matrix multiplication.");
+      ImGui::Separator();
+      ImGui::Text("backend: %s", s.backend_kind.c_str());
+      ImGui::Text("device: %s", s.device_name.c_str());
+      if (!s.backend_version.empty()) ImGui::Text("%s", s.backend_version.c_str());
+      ImGui::Text("OpenGL: %s", s.gl_renderer.c_str());
+      ImGui::Text("Dear ImGui %s, ImPlot %s", IMGUI_VERSION, IMPLOT_VERSION);
+      ImGui::TextDisabled("Fonts: Roboto (Apache 2.0), Source Code Pro (SIL OFL 1.1)");
+    }
+    ImGui::End();
+  }
+}
+
+}  // namespace ts::ui
