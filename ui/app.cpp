@@ -83,8 +83,8 @@ void App::frame() {
   maybe_submit();
 }
 
-// [SECTION] Files: A and B from .npy (File > Open), C to .npy (File > Save). The reading and writing run in the
-// background; the dialogs and the results are handled here, once per frame.
+// [SECTION] Files: A and B from .npy (File > Open), C to .npy (File > Save). The reading and writing run in
+// the background; the dialogs and the results are handled here, once per frame.
 void App::handle_files() {
   AppState& s = m_state;
   if (s.open_inputs_requested) {
@@ -111,9 +111,10 @@ void App::handle_files() {
         auto ma = std::make_shared<HostMatrix>(read_npy(a));
         auto mb = std::make_shared<HostMatrix>(read_npy(b));
         if (ma->cols != mb->rows)
-          throw ValidationError("A (" + a + ") is " + std::to_string(ma->rows) + " x " + std::to_string(ma->cols) +
-                                " and B (" + b + ") is " + std::to_string(mb->rows) + " x " +
-                                std::to_string(mb->cols) + ": A's columns must equal B's rows");
+          throw ValidationError("A (" + a + ") is " + std::to_string(ma->rows) + " x " +
+                                std::to_string(ma->cols) + " and B (" + b + ") is " +
+                                std::to_string(mb->rows) + " x " + std::to_string(mb->cols) +
+                                ": A's columns must equal B's rows");
         l.a = std::move(ma);
         l.b = std::move(mb);
         l.a_name = fs::path(a).filename().string();
@@ -152,9 +153,9 @@ void App::handle_files() {
       spec.k = l.a->cols;
       spec.n = l.b->cols;
       s.settings.square = spec.m == spec.n && spec.n == spec.k;
-      s.say(Severity::Info, "A from " + l.a_name + " (" + std::to_string(spec.m) + " x " + std::to_string(spec.k) +
-                                "), B from " + l.b_name + " (" + std::to_string(spec.k) + " x " +
-                                std::to_string(spec.n) + ")");
+      s.say(Severity::Info, "A from " + l.a_name + " (" + std::to_string(spec.m) + " x " +
+                                std::to_string(spec.k) + "), B from " + l.b_name + " (" +
+                                std::to_string(spec.k) + " x " + std::to_string(spec.n) + ")");
       s.run_requested = true;
     }
   }
@@ -215,7 +216,8 @@ void App::take(RunOutcome o) {
   } else {
     s.last_error = o.error;
     s.last_error_is_input = o.bad_input;
-    s.say(o.bad_input ? Severity::Warning : Severity::Error, (o.bad_input ? "refused: " : "error: ") + o.error);
+    s.say(o.bad_input ? Severity::Warning : Severity::Error,
+          (o.bad_input ? "refused: " : "error: ") + o.error);
     s.repeat = false;  // never re-submit a failing request in a loop
   }
   // Memory freed or taken by the last run changes what fits.

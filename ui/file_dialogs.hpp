@@ -1,7 +1,7 @@
 #pragma once
-// [SECTION] Open and save dialogs, drawn inside the window (ImFileDialog from the pinned imgui-bundle sources),
-// with TileScope's rules on top: what a person picks is handed back for checking before anything uses it,
-// and saving over an existing file asks first (a modal with the file's name), never silently.
+// [SECTION] Open and save dialogs, drawn inside the window (ImFileDialog from the pinned imgui-bundle
+// sources), with TileScope's rules on top: what a person picks is handed back for checking before anything
+// uses it, and saving over an existing file asks first (a modal with the file's name), never silently.
 #include <optional>
 #include <string>
 

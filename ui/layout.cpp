@@ -19,7 +19,7 @@ bool Layout::saved_layout_usable(const std::vector<std::unique_ptr<Panel>>& pane
   if (!root || root->IsLeafNode()) return false;  // nothing saved, or an empty dock space
   for (const auto& p : panels) {
     const ImGuiWindowSettings* ws = ImGui::FindWindowSettingsByID(ImHashStr(p->name()));
-    if (!ws) return false;  // a panel the saved layout never saw: it would float somewhere arbitrary
+    if (!ws) return false;          // a panel the saved layout never saw: it would float somewhere arbitrary
     if (ws->DockId == 0) continue;  // floating on purpose: kept, and brought back on screen if needed
     ImGuiDockNode* n = ImGui::DockBuilderGetNode(ws->DockId);
     if (!n || ImGui::DockNodeGetRootNode(n)->ID != dock_id()) return false;

@@ -1,6 +1,6 @@
 #pragma once
-// [SECTION] The dock space: every panel lives in one dock space that fills the window between the menu bar and
-// the status bar, so resizing the window resizes the panels and nothing is ever behind anything else. The
+// [SECTION] The dock space: every panel lives in one dock space that fills the window between the menu bar
+// and the status bar, so resizing the window resizes the panels and nothing is ever behind anything else. The
 // default arrangement is built with the dock builder from the window's size; a saved arrangement (imgui.ini)
 // is kept when it still names every panel, and rebuilt when it does not (an older version, a panel it does
 // not know). Floating panels that end up outside the window are brought back in.

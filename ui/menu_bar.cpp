@@ -29,7 +29,8 @@ void presets_menu(AppState& s) {
       s.settings.square = p.m == p.n && p.n == p.k;
       if (!p.kernel.empty()) {
         spec.kernel = p.kernel;
-        if (const KernelInfo* k = find_kernel(s.kernels, p.kernel)) spec.tile = p.tile ? p.tile : k->default_tile;
+        if (const KernelInfo* k = find_kernel(s.kernels, p.kernel))
+          spec.tile = p.tile ? p.tile : k->default_tile;
       }
       s.run_requested = true;  // a preset is a deliberate choice: run it even with auto-run off
     }
@@ -50,11 +51,14 @@ void presets_menu(AppState& s) {
 void draw_menu_bar(AppState& s, const std::vector<std::unique_ptr<Panel>>& panels) {
   if (!ImGui::BeginMainMenuBar()) return;
   if (ImGui::BeginMenu("File")) {
-    if (ImGui::MenuItem("Open A and B (.npy)...", shortcut_label(Action::OpenInputs))) s.open_inputs_requested = true;
-    if (ImGui::MenuItem("Save C as .npy...", shortcut_label(Action::SaveC), false, bool(s.result && s.result->store)))
+    if (ImGui::MenuItem("Open A and B (.npy)...", shortcut_label(Action::OpenInputs)))
+      s.open_inputs_requested = true;
+    if (ImGui::MenuItem("Save C as .npy...", shortcut_label(Action::SaveC), false,
+                        bool(s.result && s.result->store)))
       s.save_c_requested = true;
     ImGui::Separator();
-    if (ImGui::MenuItem("Screenshot of the window", shortcut_label(Action::Screenshot))) s.screenshot_requested = true;
+    if (ImGui::MenuItem("Screenshot of the window", shortcut_label(Action::Screenshot)))
+      s.screenshot_requested = true;
     if (ImGui::BeginMenu("Export panel (PNG + CSV)")) {
       for (const char* p : {"Timings", "Occupancy", "Tile schedule"})
         if (ImGui::MenuItem(p)) s.export_pending.insert(p);
@@ -77,8 +81,10 @@ void draw_menu_bar(AppState& s, const std::vector<std::unique_ptr<Panel>>& panel
     if (ImGui::SliderFloat("Text size", &px, ViewSettings::kMinFontPx, ViewSettings::kMaxFontPx, "%.0f px"))
       s.settings.view.font_px = std::round(px);
     if (ImGui::IsItemHovered())
-      ImGui::SetTooltip("%s larger, %s smaller", shortcut_label(Action::FontBigger), shortcut_label(Action::FontSmaller));
-    if (ImGui::MenuItem("Dark theme", nullptr, s.settings.view.theme == Theme::Dark)) s.settings.view.theme = Theme::Dark;
+      ImGui::SetTooltip("%s larger, %s smaller", shortcut_label(Action::FontBigger),
+                        shortcut_label(Action::FontSmaller));
+    if (ImGui::MenuItem("Dark theme", nullptr, s.settings.view.theme == Theme::Dark))
+      s.settings.view.theme = Theme::Dark;
     if (ImGui::MenuItem("Light theme", nullptr, s.settings.view.theme == Theme::Light))
       s.settings.view.theme = Theme::Light;
     ImGui::EndMenu();
@@ -105,10 +111,12 @@ void draw_menu_bar(AppState& s, const std::vector<std::unique_ptr<Panel>>& panel
 void draw_help_windows(AppState& s) {
   const ImGuiViewport* vp = ImGui::GetMainViewport();
   if (s.show_shortcuts) {
-    ImGui::SetNextWindowPos(ImVec2(vp->WorkPos.x + vp->WorkSize.x * 0.5f, vp->WorkPos.y + vp->WorkSize.y * 0.5f),
-                            ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
+    ImGui::SetNextWindowPos(
+        ImVec2(vp->WorkPos.x + vp->WorkSize.x * 0.5f, vp->WorkPos.y + vp->WorkSize.y * 0.5f),
+        ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
     if (ImGui::Begin("Keyboard shortcuts", &s.show_shortcuts,
-                     ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoDocking | ImGuiWindowFlags_NoSavedSettings)) {
+                     ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoDocking |
+                         ImGuiWindowFlags_NoSavedSettings)) {
       if (ImGui::BeginTable("keys", 2, ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit)) {
         for (int a = 0; a < int(Action::Count); ++a) {
           ImGui::TableNextRow();
@@ -125,10 +133,12 @@ void draw_help_windows(AppState& s) {
     ImGui::End();
   }
   if (s.show_about) {
-    ImGui::SetNextWindowPos(ImVec2(vp->WorkPos.x + vp->WorkSize.x * 0.5f, vp->WorkPos.y + vp->WorkSize.y * 0.5f),
-                            ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
+    ImGui::SetNextWindowPos(
+        ImVec2(vp->WorkPos.x + vp->WorkSize.x * 0.5f, vp->WorkPos.y + vp->WorkSize.y * 0.5f),
+        ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
     if (ImGui::Begin("About TileScope", &s.show_about,
-                     ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoDocking | ImGuiWindowFlags_NoSavedSettings)) {
+                     ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoDocking |
+                         ImGuiWindowFlags_NoSavedSettings)) {
       ImGui::Text("TileScope %s (commit %s)", kVersion, kGitCommit);
       ImGui::TextDisabled("A microscope for CUDA matrix multiplication.");
       ImGui::Separator();

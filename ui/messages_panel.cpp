@@ -32,7 +32,8 @@ class MessagesPanel final : public Panel {
     }
     ImGui::PopTextWrapPos();
     // Follow new messages unless the person scrolled up to read.
-    if (m_seen != (s.log.latest() ? s.log.latest()->serial : 0) && ImGui::GetScrollY() >= ImGui::GetScrollMaxY() - 4)
+    if (m_seen != (s.log.latest() ? s.log.latest()->serial : 0) &&
+        ImGui::GetScrollY() >= ImGui::GetScrollMaxY() - 4)
       ImGui::SetScrollHereY(1.0f);
     m_seen = s.log.latest() ? s.log.latest()->serial : 0;
     ImGui::EndChild();

@@ -1,7 +1,8 @@
 #pragma once
-// [SECTION] The status bar: a strip at the bottom of the window, outside the dock space (nothing can be docked
-// over it). Left to right: the backend and device, how heatmaps get their values, then the latest message,
-// elided to the room left (the full text in its tooltip and in View > Messages). Items never overlap.
+// [SECTION] The status bar: a strip at the bottom of the window, outside the dock space (nothing can be
+// docked over it). Left to right: the backend and device, how heatmaps get their values, then the latest
+// message, elided to the room left (the full text in its tooltip and in View > Messages). Items never
+// overlap.
 #include "app_state.hpp"
 
 namespace ts::ui {

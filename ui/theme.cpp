@@ -71,11 +71,12 @@ void apply_theme(Theme theme, float font_px, float content_scale) {
     ImPlot::StyleColorsLight(&ps);
   else
     ImPlot::StyleColorsDark(&ps);
-  // Auto-fitted plots keep a margin, so a flat series (every launch the same time) is not drawn on the border.
+  // Auto-fitted plots keep a margin, so a flat series (every launch the same time) is not drawn on the
+  // border.
   ps.FitPadding = ImVec2(0.02f, 0.12f);
-  for (ImVec2* v : {&ps.PlotPadding, &ps.LabelPadding, &ps.LegendPadding, &ps.LegendInnerPadding,
-                    &ps.LegendSpacing, &ps.MousePosPadding, &ps.AnnotationPadding, &ps.MajorTickLen,
-                    &ps.MinorTickLen, &ps.PlotMinSize})
+  for (ImVec2* v :
+       {&ps.PlotPadding, &ps.LabelPadding, &ps.LegendPadding, &ps.LegendInnerPadding, &ps.LegendSpacing,
+        &ps.MousePosPadding, &ps.AnnotationPadding, &ps.MajorTickLen, &ps.MinorTickLen, &ps.PlotMinSize})
     *v = ImVec2(v->x * scale, v->y * scale);
   ps.PlotPadding = ImVec2(6 * scale, 6 * scale);
   ps.LineWeight *= scale;
@@ -83,13 +84,15 @@ void apply_theme(Theme theme, float font_px, float content_scale) {
   ps.ErrorBarSize *= scale;
 
   if (theme == Theme::Light) {
-    g_palette = Palette{ImVec4(0.10f, 0.55f, 0.20f, 1), ImVec4(0.80f, 0.15f, 0.12f, 1), ImVec4(0.70f, 0.45f, 0.0f, 1),
-                        ImVec4(0.15f, 0.40f, 0.80f, 1), ImVec4(0.45f, 0.45f, 0.48f, 1),
-                        ImVec4(0.15f, 0.40f, 0.80f, 1), ImVec4(0.85f, 0.45f, 0.05f, 1)};
+    g_palette = Palette{ImVec4(0.10f, 0.55f, 0.20f, 1), ImVec4(0.80f, 0.15f, 0.12f, 1),
+                        ImVec4(0.70f, 0.45f, 0.0f, 1),  ImVec4(0.15f, 0.40f, 0.80f, 1),
+                        ImVec4(0.45f, 0.45f, 0.48f, 1), ImVec4(0.15f, 0.40f, 0.80f, 1),
+                        ImVec4(0.85f, 0.45f, 0.05f, 1)};
   } else {
-    g_palette = Palette{ImVec4(0.35f, 0.85f, 0.45f, 1), ImVec4(1.00f, 0.42f, 0.36f, 1), ImVec4(1.00f, 0.80f, 0.30f, 1),
-                        ImVec4(0.45f, 0.70f, 1.00f, 1), ImVec4(0.60f, 0.60f, 0.63f, 1),
-                        ImVec4(0.35f, 0.65f, 1.00f, 1), ImVec4(0.95f, 0.62f, 0.22f, 1)};
+    g_palette = Palette{ImVec4(0.35f, 0.85f, 0.45f, 1), ImVec4(1.00f, 0.42f, 0.36f, 1),
+                        ImVec4(1.00f, 0.80f, 0.30f, 1), ImVec4(0.45f, 0.70f, 1.00f, 1),
+                        ImVec4(0.60f, 0.60f, 0.63f, 1), ImVec4(0.35f, 0.65f, 1.00f, 1),
+                        ImVec4(0.95f, 0.62f, 0.22f, 1)};
   }
 }
 

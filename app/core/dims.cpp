@@ -57,16 +57,17 @@ const std::vector<Preset>& presets() {
        "A and B symmetric: A B is still not symmetric (they need not commute), which the third classic bug "
        "assumes",
        4096, 4096, 4096, InputKind::Symmetric, "", 0},
-      {"M x N x K = 2048 x 4096 x 8192", "a rectangular shape: C is 2048 x 4096, each dot product 8192 deep", 2048,
-       4096, 8192, InputKind::Random, "", 0},
+      {"M x N x K = 2048 x 4096 x 8192", "a rectangular shape: C is 2048 x 4096, each dot product 8192 deep",
+       2048, 4096, 8192, InputKind::Random, "", 0},
       {"1000^3, identity, tiled_floork T=32",
        "K = 1000 is not a multiple of 32: K / TILE steps drop the last 8 columns of A, so with A = I rows "
        "992-999 of C are wrong (the bottom band of the error map)",
        1000, 1000, 1000, InputKind::Identity, "tiled_floork", 32},
-      {"4099^3, random (ragged)", "4099 is prime: every tile size leaves a partial tile at the right and bottom edges",
-       4099, 4099, 4099, InputKind::Random, "", 0},
-      {"1000^3, ramp", "A[i][j] = i, B[i][j] = j: row 0 at the top and column 0 at the left at a glance", 1000, 1000,
-       1000, InputKind::Ramp, "", 0},
+      {"4099^3, random (ragged)",
+       "4099 is prime: every tile size leaves a partial tile at the right and bottom edges", 4099, 4099, 4099,
+       InputKind::Random, "", 0},
+      {"1000^3, ramp", "A[i][j] = i, B[i][j] = j: row 0 at the top and column 0 at the left at a glance",
+       1000, 1000, 1000, InputKind::Ramp, "", 0},
   };
   return p;
 }

@@ -34,12 +34,12 @@ int64_t snap_dim(double raw, int step, int64_t lo, int64_t hi);
 // A problem worth one click: the shapes the classic kernel was first measured on, and ragged sizes that show
 // the teaching kernels' bugs.
 struct Preset {
-  std::string name;     // menu label, e.g. "4096^3, random"
-  std::string why;      // tooltip
+  std::string name;  // menu label, e.g. "4096^3, random"
+  std::string why;   // tooltip
   int64_t m = 0, n = 0, k = 0;
   InputKind input = InputKind::Random;
-  std::string kernel;   // empty: keep the current kernel
-  int tile = 0;         // 0: keep (or the kernel's default when the kernel changes)
+  std::string kernel;  // empty: keep the current kernel
+  int tile = 0;        // 0: keep (or the kernel's default when the kernel changes)
 };
 const std::vector<Preset>& presets();
 

@@ -13,9 +13,9 @@ enum class Severity { Info, Warning, Error };
 struct Message {
   Severity severity = Severity::Info;
   std::string text;
-  double time = 0;     // seconds on the caller's clock (ImGui::GetTime() in the window)
-  std::string stamp;   // wall-clock time, "HH:MM:SS"
-  uint64_t serial = 0; // increases with every message
+  double time = 0;      // seconds on the caller's clock (ImGui::GetTime() in the window)
+  std::string stamp;    // wall-clock time, "HH:MM:SS"
+  uint64_t serial = 0;  // increases with every message
 };
 
 class MessageLog {

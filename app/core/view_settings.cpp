@@ -34,14 +34,15 @@ ViewSettings view_settings_from_json(const nlohmann::json& j, std::string* warni
     warn("ignored view settings that are a " + kind(j) + ", not an object");
     return v;
   }
-  auto integer = [&](const nlohmann::json& o, const char* key, int lo, int hi, int& out, const std::string& path) {
+  auto integer = [&](const nlohmann::json& o, const char* key, int lo, int hi, int& out,
+                     const std::string& path) {
     if (!o.contains(key)) return;
     const auto& x = o[key];
     if (x.is_number_integer() && x.get<int64_t>() >= lo && x.get<int64_t>() <= hi)
       out = int(x.get<int64_t>());
     else
-      warn("ignored " + path + key + " (" + (x.is_number() ? x.dump() : kind(x)) + ": not a whole number from " +
-           std::to_string(lo) + " to " + std::to_string(hi) + ")");
+      warn("ignored " + path + key + " (" + (x.is_number() ? x.dump() : kind(x)) +
+           ": not a whole number from " + std::to_string(lo) + " to " + std::to_string(hi) + ")");
   };
   if (j.contains("window")) {
     const auto& w = j["window"];
@@ -72,7 +73,8 @@ ViewSettings view_settings_from_json(const nlohmann::json& j, std::string* warni
         f.get<double>() <= ViewSettings::kMaxFontPx)
       v.font_px = f.get<float>();
     else
-      warn("ignored view.font_px (" + (f.is_number() ? f.dump() : kind(f)) + ": not a size from 10 to 32 px)");
+      warn("ignored view.font_px (" + (f.is_number() ? f.dump() : kind(f)) +
+           ": not a size from 10 to 32 px)");
   }
   if (j.contains("theme")) {
     const auto& t = j["theme"];

@@ -10,7 +10,8 @@ namespace ts::gfx {
 
 namespace {
 double now_ms() {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
 }  // namespace
 
@@ -159,7 +160,8 @@ const HeatmapPicture& HeatmapSet::picture(const HeatmapRequest& req) {
 HoverValue HeatmapSet::hover(MatrixId id, int64_t row, int64_t col) {
   HoverValue none;
   if (!m_store || row < 0 || col < 0 || row >= m_store->rows(id) || col >= m_store->cols(id)) return none;
-  const bool same = m_hover.row == row && m_hover.col == col && m_hover_id == id && m_hover_serial == m_serial;
+  const bool same =
+      m_hover.row == row && m_hover.col == col && m_hover_id == id && m_hover_serial == m_serial;
   if (m_store->cuda_device() < 0) {  // host memory: read it now
     if (same && m_hover.state == HoverValue::State::Ready) return m_hover;
     m_hover = HoverValue{};

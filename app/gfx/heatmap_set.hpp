@@ -1,7 +1,7 @@
 #pragma once
 // [SECTION] The heatmaps of one window: A, B, C and the error map of the latest result, as pictures a panel
-// draws. The set owns every GPU decision (interop or host path, batching, cache keys, mapping, hover reads), so
-// the Matrices panel only says what each plot shows and draws the texture it gets back.
+// draws. The set owns every GPU decision (interop or host path, batching, cache keys, mapping, hover reads),
+// so the Matrices panel only says what each plot shows and draws the texture it gets back.
 //
 // Orientation, once for every path: texel row 0 of every picture is row `region.row0` of the matrix (the top
 // row); draw_rows_down() in ui/ hands such a texture to a plot whose row axis points down.
@@ -21,7 +21,7 @@ namespace ts::gfx {
 // What one plot shows this frame.
 struct HeatmapRequest {
   MatrixId id = MatrixId::A;
-  PlotLimits limits;      // the plot's visible limits in element coordinates (x = column, y = row)
+  PlotLimits limits;       // the plot's visible limits in element coordinates (x = column, y = row)
   int px_w = 1, px_h = 1;  // the plot's size in screen pixels
   Reduce reduce = Reduce::Mean;
   const Colormap* colormap = nullptr;  // nullptr: the first map
@@ -32,15 +32,15 @@ struct HeatmapRequest {
 
 struct HeatmapPicture {
   bool ok = false;
-  std::string error;    // why there is no picture
-  GLuint texture = 0;   // RGBA8, out_w x out_h; texel row 0 = region.row0
-  LodRegion region;     // the whole elements it shows, and the values they were reduced to (w x h)
-  ValueRange data;      // the finite min and max of the elements in the region (not of the reduced values)
-  ValueRange shown;     // the colour scale used (from data, the range mode and the manual bounds)
+  std::string error;     // why there is no picture
+  GLuint texture = 0;    // RGBA8, out_w x out_h; texel row 0 = region.row0
+  LodRegion region;      // the whole elements it shows, and the values they were reduced to (w x h)
+  ValueRange data;       // the finite min and max of the elements in the region (not of the reduced values)
+  ValueRange shown;      // the colour scale used (from data, the range mode and the manual bounds)
   bool interop = false;  // values written by CUDA into the GL texture
   bool grid = false;     // the tile grid is drawn
   int64_t block_rows = 1, block_cols = 1;  // elements per value (1 x 1: every element is its own pixel)
-  double refresh_ms = 0;  // the last reduction of this map (its batch, for a new result)
+  double refresh_ms = 0;                   // the last reduction of this map (its batch, for a new result)
 };
 
 struct HoverValue {
@@ -84,7 +84,7 @@ class HeatmapSet {
     std::optional<HeatmapRequest> last;  // the request served last (its view is refreshed on a new store)
     uint64_t serial = 0;                 // the store its values come from
     Reduce reduce = Reduce::Mean;
-    std::string painted;                 // the key the colour texture was painted with
+    std::string painted;  // the key the colour texture was painted with
     int out_w = 0, out_h = 0;
   };
   void refresh_batch(const HeatmapRequest& current);
@@ -100,7 +100,7 @@ class HeatmapSet {
   uint64_t m_hover_serial = 0;
   std::shared_ptr<const MatrixStore> m_reading_store;  // kept alive until its read has landed
   std::optional<std::array<int64_t, 3>> m_reading;     // id, row, col of the read in flight
-  std::unique_ptr<AsyncElementRead> m_reader;          // declared last: waits for its read before the rest goes
+  std::unique_ptr<AsyncElementRead> m_reader;  // declared last: waits for its read before the rest goes
 };
 
 }  // namespace ts::gfx
