@@ -10,13 +10,18 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <thread>
+#include <chrono>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "bench.hpp"
+#include "gpu_catalog.hpp"
 #include "csv.hpp"
 #include "schedule.hpp"
+#include "session.hpp"
+#include "sweep.hpp"
 #include "gui.hpp"
 #include "heatmap_bench.hpp"
 #include "npy.hpp"
@@ -26,9 +31,6 @@
 #include "stats.hpp"
 #include "tilescope/version.hpp"
 #include "window.hpp"
-#if defined(TILESCOPE_HAVE_CUDA)
-#include "bench_runner.hpp"
-#endif
 
 namespace fs = std::filesystem;
 
@@ -138,8 +140,17 @@ void print_result(const ts::RunResult& r) {
   std::printf("shape      M x N x K = %lld x %lld x %lld, input %s, seed %llu\n", (long long)s.m,
               (long long)s.n, (long long)s.k, ts::to_string(s.input), (unsigned long long)s.seed);
   std::printf("backend    %s: %s\n", r.backend.c_str(), r.device.c_str());
-  std::printf("time       median %.4f ms over %d launches (min %.4f, max %.4f)\n", st.median, st.count,
-              st.min, st.max);
+  if (r.timed)
+    std::printf("time       median %.4f ms over %d launches (IQR %.4f, min %.4f, max %.4f), %s\n", st.median,
+                st.count, st.p75 - st.p25, st.min, st.max, r.stop.c_str());
+  else
+    std::printf("time       not timed (verification failed)\n");
+  std::printf("policy     %s\n", r.policy.c_str());
+  if (r.clock.available)
+    std::printf("SM clock   median %.0f MHz (min %.0f, max %.0f)%s%s\n", r.clock.median_mhz, r.clock.min_mhz,
+                r.clock.max_mhz, r.clock.throttled ? ", THROTTLED " : "", r.clock.throttle_reasons.c_str());
+  else
+    std::printf("SM clock   %s\n", r.clock.note.empty() ? "not recorded" : r.clock.note.c_str());
   std::printf("speed      %.3f TFLOP/s\n", r.tflops);
   std::printf("error      max abs %.3e, max rel %.3e, tolerance %.3e (vs %s)\n", r.error.max_abs_err,
               r.error.max_rel_err, r.error.tolerance, r.reference.c_str());
@@ -173,6 +184,139 @@ void print_result(const ts::RunResult& r) {
   } else if (!r.trace_note.empty()) {
     std::printf("trace      %s\n", r.trace_note.c_str());
   }
+}
+
+// [SECTION] tilescope list --occupancy GPU: the theoretical occupancy of every kernel x tile on a GPU of the
+// catalog (no GPU needed: registers and shared memory from the build-time table), or on this machine's GPU
+// (`device`), where the build's figures are checked against the driver's.
+int cmd_list_occupancy(const std::string& gpu_id, bool as_json) {
+  const auto& table = ts::build_resources();
+  const bool on_device = gpu_id == "device";
+  std::shared_ptr<ts::Backend> backend;
+  ts::GpuModel gpu;
+  if (on_device) {
+    std::string why;
+    if (ts::cuda_device_count(&why) == 0)
+      throw std::runtime_error("--occupancy device needs a CUDA device (" + why +
+                               "); name a GPU instead: t4, a100, l4, rtx4090, h100");
+    backend = ts::make_backend(ts::BackendChoice::Cuda, nullptr);
+    gpu = ts::gpu_model_of(backend->device_info());
+  } else {
+    gpu = ts::find_gpu(gpu_id);
+  }
+  const int64_t n = 4096;
+  nlohmann::json rows = nlohmann::json::array();
+  int mismatches = 0;
+  std::string arch_note;
+  if (!as_json) {
+    std::printf("%s occupancy on %s (sm_%d, %d SMs, %d threads, %d blocks, %d KiB shared memory per SM)%s\n",
+                on_device ? "Measured device:" : "THEORETICAL", gpu.name.c_str(), gpu.sm, gpu.limits.sm_count,
+                gpu.limits.max_threads_per_sm, gpu.limits.max_blocks_per_sm, gpu.limits.smem_per_sm / 1024,
+                on_device ? "" : ", no GPU used");
+    std::printf("Registers and shared memory: %s\n", ts::build_resources_note().c_str());
+    std::printf("%-12s %5s %7s %5s %12s %9s %-34s %6s %8s%s\n", "kernel", "tile", "threads", "regs",
+                "smem st+dyn", "blocks/SM", "limited by", "occ.", "waves",
+                on_device ? "  driver: regs, smem, blocks/SM" : "");
+  }
+  for (const auto& k : ts::kernel_infos()) {
+    for (int tile : k.tiles.empty() ? std::vector<int>{0} : k.tiles) {
+      const ts::ResourceLookup lk = ts::lookup_resources(table, k.id, tile, true, gpu.sm);
+      if (!lk.row) continue;  // cuBLAS (closed kernels), or not in this build
+      if (!lk.exact_arch) arch_note = lk.note;
+      const ts::OccupancyInputs in = ts::inputs_from(*lk.row);
+      std::string cannot;
+      if (k.min_sm > gpu.sm)
+        cannot =
+            "needs compute capability " + std::to_string(k.min_sm / 10) + "." + std::to_string(k.min_sm % 10);
+      else if (k.id == "wgmma_tf32" && gpu.sm != 90)
+        cannot = "sm_90a code: runs on compute capability 9.0 only";
+      ts::OccupancyReport o;
+      if (cannot.empty()) {
+        try {
+          o = ts::theoretical_occupancy(gpu, in, n, n);
+        } catch (const ts::ValidationError& e) {
+          cannot = std::string("does not fit: ") + e.what();
+        }
+      }
+      if (!cannot.empty()) {
+        rows.push_back({{"kernel", k.id}, {"tile", tile}, {"arch", lk.row->arch}, {"error", cannot}});
+        if (!as_json) std::printf("%-12s %5d %s\n", k.id.c_str(), tile, cannot.c_str());
+        continue;
+      }
+      nlohmann::json row = {{"kernel", k.id},
+                            {"tile", tile},
+                            {"arch", lk.row->arch},
+                            {"exact_arch", lk.exact_arch},
+                            {"threads", in.threads_per_block},
+                            {"regs", in.regs_per_thread},
+                            {"static_smem", in.static_smem},
+                            {"dynamic_smem", in.dynamic_smem},
+                            {"spill_bytes", lk.row->spill_bytes},
+                            {"blocks_per_sm", o.blocks_per_sm},
+                            {"by_threads", o.by_threads},
+                            {"by_regs", o.by_regs},
+                            {"by_smem", o.by_smem},
+                            {"by_blocks", o.by_blocks},
+                            {"limiter", o.limiter},
+                            {"occupancy", o.occupancy},
+                            {"waves_4096", o.waves}};
+      std::string driver;
+      if (on_device && k.min_sm <= gpu.sm) {
+        ts::ProblemSpec spec;
+        spec.m = spec.n = spec.k = n;
+        spec.kernel = k.id;
+        spec.tile = tile;
+        if (const auto li = backend->launch_info(spec); li && li->occupancy.res.threads_per_block > 0) {
+          const ts::KernelResources& r = li->occupancy.res;
+          const bool match = r.regs_per_thread == in.regs_per_thread && r.static_smem == in.static_smem &&
+                             r.dynamic_smem == in.dynamic_smem &&
+                             r.threads_per_block == in.threads_per_block &&
+                             li->occupancy.api_blocks_per_sm == o.blocks_per_sm;
+          mismatches += !match;
+          row["driver"] = {{"regs", r.regs_per_thread},
+                           {"static_smem", r.static_smem},
+                           {"dynamic_smem", r.dynamic_smem},
+                           {"threads", r.threads_per_block},
+                           {"api_blocks_per_sm", li->occupancy.api_blocks_per_sm},
+                           {"match", match}};
+          char b[96];
+          std::snprintf(b, sizeof b, "  %d, %d+%d, %d: %s", r.regs_per_thread, r.static_smem, r.dynamic_smem,
+                        li->occupancy.api_blocks_per_sm, match ? "match" : "DIFFERENT");
+          driver = b;
+        }
+      }
+      rows.push_back(row);
+      if (!as_json) {
+        char smem[32];
+        std::snprintf(smem, sizeof smem, "%d+%d", in.static_smem, in.dynamic_smem);
+        std::printf("%-12s %5d %7d %5d %12s %9d %-34s %5.1f%% %8.2f%s\n", k.id.c_str(), tile,
+                    in.threads_per_block, in.regs_per_thread, smem, o.blocks_per_sm, o.limiter.c_str(),
+                    100 * o.occupancy, o.waves, driver.c_str());
+      }
+    }
+  }
+  if (as_json) {
+    nlohmann::json j = {{"gpu", gpu.name},
+                        {"id", gpu.id},
+                        {"theoretical", !on_device},
+                        {"compute_capability", gpu.sm},
+                        {"sm_count", gpu.limits.sm_count},
+                        {"source", ts::build_resources_note()},
+                        {"arch_note", arch_note},
+                        {"shape", "4096^3"},
+                        {"kernels", rows}};
+    if (on_device) j["mismatches"] = mismatches;
+    std::cout << j.dump(2) << "\n";
+  } else if (rows.empty()) {
+    std::printf("(no kernels in the build-time table)\n");
+  } else {
+    if (!arch_note.empty()) std::printf("note: %s\n", arch_note.c_str());
+    std::printf("waves: grid blocks of a 4096^3 problem / (blocks per SM x %d SMs)%s\n", gpu.limits.sm_count,
+                on_device ? (mismatches ? "; the build's figures DIFFER from the driver's"
+                                        : "; the build's figures match the driver's")
+                          : "");
+  }
+  return on_device && mismatches ? kExitFailed : kExitOk;
 }
 
 int cmd_list(bool as_json) {
@@ -276,8 +420,10 @@ extern "C" void on_sigint(int) {
 }
 
 struct BenchArgs {
-  std::string kernels = "all", shapes = "1024,4096,2048x4096x8192,4099", tiles, format = "md", out;
-  std::string min_samples = "10", min_time = "0.5", max_noise = "0.5", max_time = "10";
+  std::string kernels = "all", shapes, sizes, tiles, format = "md", out, backend = "cuda";
+  std::string fix_m, fix_k, ragged, session_out;
+  std::string min_samples = "10", max_samples = "100000", min_time = "0.5", max_noise = "0.5",
+              max_time = "10";
   bool cold = false, force = false;
 };
 
@@ -294,23 +440,16 @@ double parse_positive(const std::string& s, const char* what) {
   return v;
 }
 
-int cmd_bench(const BenchArgs& a) {
-  const std::vector<ts::Shape> shapes = ts::parse_shapes(a.shapes);
-  ts::BenchPolicy policy;
-  policy.min_samples = int(ts::parse_dim(a.min_samples, "--min-samples"));
-  policy.min_seconds = parse_positive(a.min_time, "--min-time");
-  policy.max_noise = parse_positive(a.max_noise, "--max-noise") / 100.0;
-  policy.max_seconds = parse_positive(a.max_time, "--max-time");
-  if (a.format != "md" && a.format != "csv" && a.format != "json")
-    throw ts::ValidationError("--format '" + a.format + "' is not one of md, csv, json");
-  check_output_path(a.out, a.force, "--out");
-
-  // Kernels: a list of names, or all (every kernel but the teaching ones).
-  const auto infos = ts::kernel_infos();
+// The kernels x tiles to measure: a list of names or all (every kernel but the teaching ones) that this
+// backend can run, each at every tile it supports (or those of --tiles), cuBLAS of the same precision added
+// for % of cuBLAS.
+std::vector<ts::KernelTile> bench_configs(const BenchArgs& a, const ts::Backend& backend) {
+  const auto& infos = backend.kernels();
+  const bool cuda = backend.kind() == "cuda";
   std::vector<const ts::KernelInfo*> kernels;
   if (a.kernels == "all") {
     for (const auto& k : infos)
-      if (!k.teaching) kernels.push_back(&k);
+      if (!k.teaching && (cuda ? k.has_cuda : k.cpu != nullptr)) kernels.push_back(&k);
   } else {
     std::stringstream ss(a.kernels);
     std::string name;
@@ -326,42 +465,183 @@ int cmd_bench(const BenchArgs& a) {
     std::string t;
     while (std::getline(ss, t, ',')) tiles.push_back(int(ts::parse_dim(t, "--tiles")));
   }
-#if defined(TILESCOPE_HAVE_CUDA)
-  // % of cuBLAS needs cuBLAS at the same shape and precision: add it when it was not asked for.
-  bool fp32 = false, tf32 = false, has_fp32_ref = false, has_tf32_ref = false;
-  for (const auto* k : kernels) {
-    (k->tf32 ? tf32 : fp32) = true;
-    has_fp32_ref |= k->id == "cublas";
-    has_tf32_ref |= k->id == "cublas_tf32";
+  if (cuda) {  // % of cuBLAS needs cuBLAS at the same shape and precision: add it when it was not asked for
+    bool fp32 = false, tf32 = false, has_fp32_ref = false, has_tf32_ref = false;
+    for (const auto* k : kernels) {
+      (k->tf32 ? tf32 : fp32) = true;
+      has_fp32_ref |= k->id == "cublas";
+      has_tf32_ref |= k->id == "cublas_tf32";
+    }
+    if (fp32 && !has_fp32_ref) kernels.push_back(ts::find_kernel(infos, "cublas"));
+    if (tf32 && !has_tf32_ref) kernels.push_back(ts::find_kernel(infos, "cublas_tf32"));
   }
-  if (fp32 && !has_fp32_ref) kernels.push_back(ts::find_kernel(infos, "cublas"));
-  if (tf32 && !has_tf32_ref) kernels.push_back(ts::find_kernel(infos, "cublas_tf32"));
-
-  ts::BenchRequest req;
-  req.shapes = shapes;
-  req.policy = policy;
-  req.cold = a.cold;
+  std::vector<ts::KernelTile> configs;
   for (const auto* k : kernels) {
     if (k->tiles.empty()) {
-      req.configs.push_back({k->id, 0});
+      configs.push_back({k->id, 0});
       continue;
     }
     bool any = false;
     for (int t : k->tiles)
       if (tiles.empty() || std::find(tiles.begin(), tiles.end(), t) != tiles.end()) {
-        req.configs.push_back({k->id, t});
+        configs.push_back({k->id, t});
         any = true;
       }
     if (!any)
       std::fprintf(stderr, "tilescope bench: skipping %s (none of --tiles %s applies)\n", k->id.c_str(),
                    a.tiles.c_str());
   }
-  if (req.configs.empty())
-    throw ts::ValidationError("nothing to measure: no kernel supports the tiles given");
+  if (configs.empty()) throw ts::ValidationError("nothing to measure: no kernel supports the tiles given");
+  return configs;
+}
 
+int cmd_bench(const BenchArgs& a) {
+  // Everything the person typed is checked before a device is opened.
+  if (!a.sizes.empty() && !a.shapes.empty())
+    throw ts::ValidationError("give either --shapes or --sizes, not both");
+  if (!a.fix_m.empty() && !a.fix_k.empty())
+    throw ts::ValidationError("give at most one of --fix-m and --fix-k");
+  if (a.sizes.empty() && (!a.fix_m.empty() || !a.fix_k.empty() || !a.ragged.empty()))
+    throw ts::ValidationError("--fix-m, --fix-k and --ragged go with --sizes");
+  ts::SweepSpec sweep;
+  std::vector<ts::Shape> shapes;
+  if (!a.sizes.empty()) {
+    sweep.sizes = ts::parse_sizes(a.sizes);
+    if (!a.fix_m.empty()) {
+      sweep.shape = ts::SweepShape::FixedM;
+      sweep.fixed = ts::parse_dim(a.fix_m, "--fix-m");
+    } else if (!a.fix_k.empty()) {
+      sweep.shape = ts::SweepShape::FixedK;
+      sweep.fixed = ts::parse_dim(a.fix_k, "--fix-k");
+    }
+    if (!a.ragged.empty()) {
+      sweep.ragged = int(ts::parse_dim(a.ragged, "--ragged"));
+      if (sweep.ragged > 1024) throw ts::ValidationError("--ragged = " + a.ragged + " is above 1024");
+    }
+  } else {
+    shapes = ts::parse_shapes(a.shapes.empty() ? "1024,4096,2048x4096x8192,4099" : a.shapes);
+  }
+  ts::MeasurePolicy policy = ts::MeasurePolicy::bench();
+  policy.min_samples = int(ts::parse_dim(a.min_samples, "--min-samples"));
+  policy.max_samples = int(std::min<int64_t>(ts::parse_dim(a.max_samples, "--max-samples"), 1000000));
+  policy.min_seconds = parse_positive(a.min_time, "--min-time");
+  policy.max_noise = parse_positive(a.max_noise, "--max-noise") / 100.0;
+  policy.max_seconds = parse_positive(a.max_time, "--max-time");
+  policy.cold_l2 = a.cold;
+  ts::validate_policy(policy);
+  if (a.format != "md" && a.format != "csv" && a.format != "json")
+    throw ts::ValidationError("--format '" + a.format + "' is not one of md, csv, json");
+  check_output_path(a.out, a.force, "--out");
+  check_output_path(a.session_out, a.force, "--session-out");
+  if (a.kernels != "all") {
+    std::stringstream ss(a.kernels);
+    std::string name;
+    while (std::getline(ss, name, ','))
+      if (!ts::find_kernel(ts::kernel_infos(), name))
+        throw ts::ValidationError("--kernels: unknown kernel '" + name + "' (see `tilescope list`)");
+  }
+  if (!a.tiles.empty()) {
+    std::stringstream ss(a.tiles);
+    std::string t;
+    while (std::getline(ss, t, ',')) ts::parse_dim(t, "--tiles");
+  }
+  const ts::BackendChoice choice = ts::parse_backend_choice(a.backend);
+  if (choice == ts::BackendChoice::Auto)
+    throw ts::ValidationError("bench --backend is cuda or cpu (a benchmark names its device)");
+
+  std::string why;
+  if (choice == ts::BackendChoice::Cuda && ts::cuda_device_count(&why) == 0)
+    throw std::runtime_error("tilescope bench needs a CUDA device (or --backend cpu): " + why);
+  const auto backend = ts::make_backend(choice, nullptr);
+  const std::vector<ts::KernelTile> configs = bench_configs(a, *backend);
+  std::vector<ts::ProblemSpec> points;
+  if (!sweep.sizes.empty()) {
+    sweep.configs = configs;
+    points = ts::expand_sweep(sweep);
+  } else {
+    for (const auto& sh : shapes)
+      for (const auto& c : configs) {
+        ts::ProblemSpec p;
+        p.m = sh.m;
+        p.n = sh.n;
+        p.k = sh.k;
+        p.kernel = c.kernel;
+        p.tile = c.tile;
+        points.push_back(p);
+      }
+  }
+
+  using clock = std::chrono::steady_clock;
+  const auto t0 = clock::now();
+  ts::validate_sweep(*backend, points, policy);  // every refusal before anything is measured
+  const ts::DeviceInfo dev = backend->device_info();
+  ts::BenchMeta meta = ts::bench_meta(dev);
+  meta.cold = a.cold;
+  meta.policy = policy.describe();
+  if (!sweep.sizes.empty()) meta.sweep = sweep.describe();
+  // Wave marks: where each configuration's grid needs one more wave on this device (GPU only).
+  if (!sweep.sizes.empty() && dev.sm_count > 0) {
+    const std::vector<int64_t> all = sweep.all_sizes();
+    for (const auto& c : configs) {
+      const auto li = backend->launch_info(sweep.problem(all.back(), c));
+      if (!li || li->occupancy.blocks_per_sm <= 0) continue;
+      for (const auto& w : ts::wave_marks(sweep, all.front(), all.back(), li->tile_m, li->tile_n,
+                                          li->occupancy.blocks_per_sm, dev.sm_count))
+        meta.wave_marks.push_back({c.kernel, c.tile, w.size, w.waves});
+    }
+  }
   std::signal(SIGINT, on_sigint);
-  ts::BenchMeta meta;
-  auto progress = [](const ts::BenchPoint& p, int done, int total) {
+  ts::CancelToken stop;
+  std::atomic<bool> watching{true};
+  std::thread watcher([&] {  // Ctrl-C: cancel after the current sample
+    while (watching.load()) {
+      if (g_interrupted.load()) {
+        stop.cancel();
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  });
+  struct StopWatcher {
+    std::atomic<bool>& flag;
+    std::thread& t;
+    ~StopWatcher() {
+      flag = false;
+      if (t.joinable()) t.join();
+    }
+  } stop_watcher{watching, watcher};
+
+  ts::CancelToken none;
+  meta.dram_gbs = backend->measure_bandwidth(none).gbs;
+  std::fprintf(
+      stderr, "tilescope bench: %zu points (%s) on %s; %s copy %.0f GB/s; %s\n", points.size(),
+      meta.sweep.empty()
+          ? ("shapes " + (a.shapes.empty() ? std::string("1024,4096,2048x4096x8192,4099") : a.shapes)).c_str()
+          : meta.sweep.c_str(),
+      dev.label.c_str(), dev.sm_count > 0 ? "DRAM" : "memory", meta.dram_gbs, policy.describe().c_str());
+
+  std::vector<ts::BenchPoint> table;
+  ts::Session session = ts::Session::for_device(dev);
+  auto progress = [&](const ts::SweepPointResult& pr, int done, int total) {
+    const ts::ProblemSpec& s = pr.spec;
+    if (!pr.result) {
+      ts::BenchPoint p;
+      p.kernel = s.kernel;
+      p.tile = s.tile;
+      p.m = s.m;
+      p.n = s.n;
+      p.k = s.k;
+      p.error = pr.error;
+      p.stop = "failed";
+      table.push_back(p);
+      std::fprintf(stderr, "[%d/%d] %-12s %-3d %lldx%lldx%lld  ERROR: %s\n", done, total, s.kernel.c_str(),
+                   s.tile, (long long)s.m, (long long)s.n, (long long)s.k, pr.error.c_str());
+      return;
+    }
+    const ts::RunResult& r = *pr.result;
+    session.add(r);
+    const ts::BenchPoint p = ts::bench_point(r, r.tf32 ? dev.peak_tf32_tflops : dev.peak_fp32_tflops);
+    table.push_back(p);
     if (p.verified)
       std::fprintf(
           stderr,
@@ -376,20 +656,21 @@ int cmd_bench(const BenchArgs& a) {
           done, total, p.kernel.c_str(), p.tile, (long long)p.m, (long long)p.n, (long long)p.k,
           p.max_abs_err, p.tolerance);
   };
-  std::vector<ts::BenchPoint> points = ts::run_bench(req, &meta, &g_interrupted, progress);
-  ts::relate_to_cublas(points);
-  const std::string text = ts::format_bench(a.format, meta, points);
-  write_text_output(a.out, text);
+  const int done = ts::run_sweep(*backend, points, policy, stop, progress);
+  meta.interrupted = stop.cancelled() && done < int(points.size());
+  meta.wall_seconds = std::chrono::duration<double>(clock::now() - t0).count();
+  ts::relate_to_cublas(table);
+  write_text_output(a.out, ts::format_bench(a.format, meta, table));
+  if (!a.session_out.empty()) {
+    ts::save_session(a.session_out, session, a.force);
+    std::fprintf(stderr, "wrote %s (%zu points)\n", a.session_out.c_str(), session.records.size());
+  }
+  std::fprintf(stderr, "tilescope bench: %d points in %.1f s\n", done, meta.wall_seconds);
   if (meta.interrupted) {
-    std::fprintf(stderr, "tilescope bench: interrupted; %zu points kept\n", points.size());
+    std::fprintf(stderr, "tilescope bench: interrupted; %zu points kept\n", table.size());
     return 130;
   }
   return kExitOk;
-#else
-  (void)kernels;
-  throw std::runtime_error(
-      "tilescope bench needs the CUDA backend, and this build has none (built without nvcc)");
-#endif
 }
 
 }  // namespace
@@ -405,6 +686,11 @@ int main(int argc, char** argv) {
   auto* list = app.add_subcommand("list", "print the kernels and their metadata");
   bool list_json = false;
   list->add_flag("--json", list_json, "print JSON");
+  std::string list_occupancy;
+  list->add_option(
+      "--occupancy", list_occupancy,
+      "theoretical occupancy of every kernel x tile on a GPU: t4, a100, l4, rtx4090, h100 (no GPU "
+      "needed), or device (this machine's GPU, checked against the driver)");
 
   auto* run =
       app.add_subcommand("run", "run one kernel once, verify it against the reference, print the result");
@@ -452,15 +738,27 @@ int main(int argc, char** argv) {
       ->add_option("--kernels", bench_args.kernels,
                    "comma-separated kernel names, or all (no teaching variants)")
       ->capture_default_str();
-  bench->add_option("--shapes", bench_args.shapes, "comma-separated N (for N^3) or MxNxK")
-      ->capture_default_str();
+  bench->add_option("--shapes", bench_args.shapes,
+                    "comma-separated N (for N^3) or MxNxK (default 1024,4096,2048x4096x8192,4099)");
+  bench->add_option("--sizes", bench_args.sizes,
+                    "sweep: N, FROM:TO:STEP or FROM:TO:xF, comma-separated (e.g. 256:8192:256); square "
+                    "unless --fix-m or --fix-k");
+  bench->add_option("--fix-m", bench_args.fix_m, "sweep with M fixed (N = K = each size)");
+  bench->add_option("--fix-k", bench_args.fix_k, "sweep with K fixed (M = N = each size)");
+  bench->add_option("--ragged", bench_args.ragged,
+                    "sweep: also measure every size + this offset (1..1024), a partial tile at every size");
+  bench->add_option("--backend", bench_args.backend, "cuda or cpu")->capture_default_str();
+  bench->add_option("--session-out", bench_args.session_out,
+                    "also write the points as a TileScope session (open it in the window to overlay)");
   bench->add_option("--tiles", bench_args.tiles,
                     "only these tile values (default: every tile each kernel supports)");
   bench->add_option("--format", bench_args.format, "md, csv or json")->capture_default_str();
   bench->add_option("--out", bench_args.out, "write the table here instead of standard output");
-  bench->add_flag("--force", bench_args.force, "replace an existing --out file");
+  bench->add_flag("--force", bench_args.force, "replace an existing --out / --session-out file");
   bench->add_flag("--cold", bench_args.cold, "flush the L2 cache before every sample");
   bench->add_option("--min-samples", bench_args.min_samples, "at least this many samples per point")
+      ->capture_default_str();
+  bench->add_option("--max-samples", bench_args.max_samples, "at most this many samples per point")
       ->capture_default_str();
   bench->add_option("--min-time", bench_args.min_time, "and at least this many seconds of kernel time")
       ->capture_default_str();
@@ -508,7 +806,8 @@ int main(int argc, char** argv) {
   }
 
   try {
-    if (*list) return cmd_list(list_json);
+    if (*list)
+      return list_occupancy.empty() ? cmd_list(list_json) : cmd_list_occupancy(list_occupancy, list_json);
     if (*bench_heat) {
       ts::ui::HeatmapBenchOptions ho;
       ho.gl = parse_gl_choice_or_usage(heat_gl);
@@ -539,7 +838,15 @@ int main(int argc, char** argv) {
       auto backend = open_backend(run_args.backend, &note);
       if (!note.empty()) std::fprintf(stderr, "tilescope: %s\n", note.c_str());
       ts::RunRequest req = build_request(run_args, *backend);
-      if (samples != "0") req.samples = int(ts::parse_dim(samples, "--samples"));
+      if (samples != "0") {
+        const int n = int(ts::parse_dim(samples, "--samples"));
+        if (n > 100000) throw ts::ValidationError("--samples = " + samples + " is above 100000");
+        ts::MeasurePolicy p = backend->default_policy();
+        p.name = "fixed";
+        p.min_samples = p.max_samples = n;
+        p.max_seconds = 60;
+        req.policy = p;
+      }
       check_output_path(out_npy, run_force, "--out");
       req.keep_output = !out_npy.empty();
       check_output_path(trace_csv, run_force, "--trace-csv");

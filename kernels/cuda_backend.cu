@@ -1,15 +1,19 @@
-// The CUDA backend: inputs generated on the device, the chosen kernel verified against cuBLAS, then timed
-// with cudaEvents on the backend's own stream. Only small summaries (error statistics, heatmap views) and,
-// when asked, the output C come back to the host.
+// The CUDA backend and its engine: inputs generated on the device, the chosen kernel verified against cuBLAS,
+// then timed with cudaEvents on the backend's own stream under the request's MeasurePolicy, with the SM clock
+// and throttle reasons read through NVML after every sample. Only small summaries (error statistics) and,
+// when asked, the output C come back to the host; the matrices stay on the device for the heatmaps.
 #include <functional>
+#include <mutex>
 #include <optional>
 #include <sstream>
 
+#include "bandwidth.cuh"
 #include "cuda_backend.hpp"
 #include "cuda_check.cuh"
 #include "cuda_raii.cuh"
 #include "heatmap_lod.cuh"
 #include "matrix_ops.cuh"
+#include "nvml.hpp"
 #include "registry.hpp"
 #include "bench.hpp"
 #include "stats.hpp"
@@ -47,14 +51,12 @@ class CudaBackend final : public Backend {
     os << p.name << " (sm_" << p.major << p.minor << ", " << p.multiProcessorCount << " SMs)";
     m_name = os.str();
     m_sm = p.major * 10 + p.minor;
-    int clock_khz = 0;
-    CUDA_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, device));
-    m_clock_mhz = clock_khz / 1000.0;
     auto attr = [&](cudaDeviceAttr a) {
       int v = 0;
       CUDA_CHECK(cudaDeviceGetAttribute(&v, a, device));
       return v;
     };
+    m_clock_mhz = attr(cudaDevAttrClockRate) / 1000.0;
     m_limits.sm_count = p.multiProcessorCount;
     m_limits.max_threads_per_sm = attr(cudaDevAttrMaxThreadsPerMultiProcessor);
     m_limits.max_blocks_per_sm = attr(cudaDevAttrMaxBlocksPerMultiprocessor);
@@ -63,6 +65,30 @@ class CudaBackend final : public Backend {
     m_limits.reserved_smem_per_block = attr(cudaDevAttrReservedSharedMemoryPerBlock);
     m_limits.warp_size = p.warpSize;
     for (const auto& e : register_kernels()) m_infos.push_back(e.info);
+
+    DeviceInfo& d = m_info;
+    d.backend = kind();
+    d.name = p.name;
+    d.label = m_name;
+    d.sm = m_sm;
+    d.sm_count = p.multiProcessorCount;
+    d.max_sm_clock_mhz = m_clock_mhz;
+    int drv = 0, rt = 0;
+    CUDA_CHECK(cudaDriverGetVersion(&drv));
+    CUDA_CHECK(cudaRuntimeGetVersion(&rt));
+    auto version = [](int v) { return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10); };
+    const std::string nvml_driver = m_nvml.driver_version();
+    d.driver = (nvml_driver.empty() ? "" : nvml_driver + ", ") + "CUDA " + version(drv);
+    d.cuda_runtime = version(rt);
+    d.l2_bytes = attr(cudaDevAttrL2CacheSize);
+    d.memory_bytes = int64_t(p.totalGlobalMem);
+    // DDR: two transfers per memory clock (HBM and GDDR report it that way through this attribute).
+    d.datasheet_bandwidth_gbs =
+        2.0 * attr(cudaDevAttrMemoryClockRate) * 1e3 * (attr(cudaDevAttrGlobalMemoryBusWidth) / 8.0) / 1e9;
+    d.peak_fp32_tflops = peak_tflops(m_sm, d.sm_count, m_clock_mhz, false);
+    d.peak_tf32_tflops = peak_tflops(m_sm, d.sm_count, m_clock_mhz, true);
+    d.limits = m_limits;
+    m_nvml_dev = m_nvml.device(device);
     configure_memory_pool(device, size_t(1) << 30);  // reuse up to 1 GiB of the last runs' matrices
   }
 
@@ -70,6 +96,7 @@ class CudaBackend final : public Backend {
   std::string device_name() const override { return m_name; }
   int cuda_device() const override { return m_device; }
   const std::vector<KernelInfo>& kernels() const override { return m_infos; }
+  DeviceInfo device_info() const override { return m_info; }
 
   std::string version_info() const override {
     int drv = 0, rt = 0;
@@ -104,6 +131,7 @@ class CudaBackend final : public Backend {
     adopt_given_inputs(req);
     validate_shape(req.spec);
     validate_kernel(req.spec, m_infos, tile_given);
+    if (req.policy) validate_policy(*req.policy);
     const KernelEntry* e = find_entry(req.spec.kernel);
     if (!e->cuda) throw ValidationError("kernel '" + req.spec.kernel + "' has no CUDA implementation");
     if (e->info.min_sm > m_sm)
@@ -114,7 +142,9 @@ class CudaBackend final : public Backend {
     CUDA_CHECK(cudaSetDevice(m_device));
     size_t free_b = 0, total_b = 0;
     const auto& s = req.spec;
-    const double need = run_bytes(s.m, s.n, s.k);  // the same count as capacity() and the size sliders
+    const bool cold = req.policy && req.policy->cold_l2;
+    // The same count as capacity() and the size sliders, and the L2 flush buffer of a cold-cache policy.
+    const double need = run_bytes(s.m, s.n, s.k) + (cold ? 2.0 * double(m_info.l2_bytes) : 0.0);
     CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
     if (need >
         0.9 * double(free_b)) {  // memory cached by the pool counts as used: give it back and look again
@@ -125,15 +155,20 @@ class CudaBackend final : public Backend {
     if (need > 0.9 * double(free_b)) {
       std::ostringstream os;
       os << "M x N x K = " << s.m << " x " << s.n << " x " << s.k << " needs " << mib(need)
-         << " of GPU memory for A, B, C, the reference and C - reference, but " << m_name << " has "
-         << mib(double(free_b)) << " free (limit: 90% of free memory)";
+         << " of GPU memory for A, B, C, the reference and C - reference"
+         << (cold ? " and the L2 flush buffer" : "") << ", but " << m_name << " has " << mib(double(free_b))
+         << " free (limit: 90% of free memory)";
       throw ValidationError(os.str());
     }
   }
 
+  // [SECTION] The engine: validate, allocate, generate, verify, then time under the policy.
   RunResult run(const RunRequest& in, const CancelToken& cancel) override {
+    std::lock_guard<std::mutex> lock(m_run);
+    cancel.throw_if_cancelled();  // superseded while another measurement held the device
     RunRequest req = in;
     validate(req, false);
+    const MeasurePolicy policy = req.policy ? *req.policy : default_policy();
     const ProblemSpec& s = req.spec;
     const KernelEntry* entry = find_entry(s.kernel);
     CUDA_CHECK(cudaSetDevice(m_device));
@@ -163,18 +198,10 @@ class CudaBackend final : public Backend {
     r.backend = kind();
     r.device = m_name;
     r.reference = "cuBLAS SGEMM (FP32)";
+    r.tf32 = entry->info.tf32;
     const double tol = tolerance_for(s.k, device_max_abs(A.get(), A.size(), st),
                                      device_max_abs(B.get(), B.size(), st), entry->info.tf32);
     r.error = device_compare(C.get(), R.get(), s.m, s.n, tol, st);
-    if (req.view_size > 0) {
-      auto v = std::make_shared<MatrixViews>();
-      const int vs = req.view_size;
-      v->a = device_view(A.get(), nullptr, s.m, s.k, vs, vs, Reduce::Mean, st);
-      v->b = device_view(B.get(), nullptr, s.k, s.n, vs, vs, Reduce::Mean, st);
-      v->c = device_view(C.get(), nullptr, s.m, s.n, vs, vs, Reduce::Mean, st);
-      v->err = device_view(C.get(), R.get(), s.m, s.n, vs, vs, Reduce::AbsMax, st);
-      r.views = std::move(v);
-    }
     if (req.keep_output) {
       auto c = std::make_shared<HostMatrix>(s.m, s.n);
       CUDA_CHECK(cudaMemcpyAsync(c->data.data(), C.get(), C.bytes(), cudaMemcpyDeviceToHost, st));
@@ -182,28 +209,43 @@ class CudaBackend final : public Backend {
       r.c = std::move(c);
     }
 
-    // Timing: warm-up launches, then one event pair per launch on our stream.
-    const int warmup = req.warmup >= 0 ? req.warmup : 2;
-    const int samples = req.samples > 0 ? req.samples : 10;
-    CudaEvent start, stop;
-    for (int i = 0; i < warmup; ++i) entry->cuda(args, s.tile, st, nullptr);
-    for (int i = 0; i < samples; ++i) {
-      cancel.throw_if_cancelled();
-      CUDA_CHECK(cudaEventRecord(start.get(), st));
-      entry->cuda(args, s.tile, st, nullptr);
-      CUDA_CHECK(cudaEventRecord(stop.get(), st));
-      CUDA_CHECK(cudaEventSynchronize(stop.get()));
-      float ms = 0;
-      CUDA_CHECK(cudaEventElapsedTime(&ms, start.get(), stop.get()));
-      r.times_ms.push_back(ms);
+    // Timing: one cudaEvent pair per launch on our stream, the SM clock read through NVML after each.
+    if (r.error.passed || policy.time_failed) {
+      CudaEvent start, stop;
+      DeviceBuffer<char> flush(policy.cold_l2 ? size_t(2 * m_info.l2_bytes) : 0);
+      MeasureHooks h;
+      h.untimed = [&] {
+        entry->cuda(args, s.tile, st, nullptr);
+        CUDA_CHECK(cudaStreamSynchronize(st));
+      };
+      h.timed = [&] {
+        CUDA_CHECK(cudaEventRecord(start.get(), st));
+        entry->cuda(args, s.tile, st, nullptr);
+        CUDA_CHECK(cudaEventRecord(stop.get(), st));
+        CUDA_CHECK(cudaEventSynchronize(stop.get()));
+        float ms = 0;
+        CUDA_CHECK(cudaEventElapsedTime(&ms, start.get(), stop.get()));
+        return double(ms);
+      };
+      int flushes = 0;
+      h.flush = [&] {  // a buffer of twice the L2 size, written outside the timing
+        CUDA_CHECK(cudaMemsetAsync(flush.get(), ++flushes & 0xff, flush.bytes(), st));
+      };
+      h.clock = [&] { return m_nvml.read(m_nvml_dev); };
+      record_measurement(r, measure(policy, h, cancel, 1), policy, m_clock_mhz);
+      if (!m_nvml_dev) r.clock.note = "NVML unavailable: SM clock not recorded";
+    } else {
+      r.policy = policy.describe();
+      r.timed = false;
+      r.stop = "not timed";
+      r.date = utc_now();
     }
-    r.median_ms = summarize(r.times_ms).median;
-    r.tflops = tflops(s.flops(), r.median_ms);
-    r.peak_tflops = peak_tflops(m_sm, m_limits.sm_count, m_clock_mhz, entry->info.tf32);
-    LaunchQuery q;
-    entry->cuda(args, s.tile, st, &q);
-    r.tile_m = q.tile_m;
-    r.tile_n = q.tile_n;
+    r.peak_tflops = entry->info.tf32 ? m_info.peak_tf32_tflops : m_info.peak_fp32_tflops;
+    if (const auto li = launch_info_locked(*entry, s)) {
+      r.tile_m = li->tile_m;
+      r.tile_n = li->tile_n;
+      if (li->occupancy.res.threads_per_block > 0) r.occupancy = li->occupancy;
+    }
     if (req.keep_store) {
       // C - reference from the last timed launch (what the C heatmap shows), before profile() reuses R.
       PoolBuffer<float> E(size_t(s.m * s.n), st);
@@ -221,6 +263,43 @@ class CudaBackend final : public Backend {
     }
     if (req.profile) profile(r, *entry, args, R.get(), cancel);
     return r;
+  }
+
+  BandwidthResult measure_bandwidth(const CancelToken& cancel) override {
+    std::lock_guard<std::mutex> lock(m_run);
+    CUDA_CHECK(cudaSetDevice(m_device));
+    if (!m_stream) m_stream = std::make_unique<CudaStream>();
+    trim_memory_pool(m_device);  // the copy wants large buffers; cached matrices can be given back
+    return measure_copy_bandwidth(m_stream->get(), m_info.l2_bytes, cancel);
+  }
+
+  std::optional<LaunchInfo> launch_info(const ProblemSpec& spec) const override {
+    ProblemSpec s = spec;
+    validate_kernel(s, m_infos, false);
+    const KernelEntry* e = find_entry(s.kernel);
+    if (!e || !e->cuda || e->info.min_sm > m_sm) return std::nullopt;
+    CUDA_CHECK(cudaSetDevice(m_device));
+    return launch_info_locked(*e, s);
+  }
+
+  // The launch the kernel would make for this shape and tile: grid, block, occupancy on this device.
+  std::optional<LaunchInfo> launch_info_locked(const KernelEntry& e, const ProblemSpec& s,
+                                               int tile = -1) const {
+    LaunchQuery q;
+    const GemmArgs shape_only{nullptr, nullptr, nullptr, s.m, s.n, s.k};
+    e.cuda(shape_only, tile >= 0 ? tile : s.tile, nullptr, &q);
+    LaunchInfo li;
+    li.tile_m = q.tile_m;
+    li.tile_n = q.tile_n;
+    li.grid_blocks = int64_t(q.grid_x) * q.grid_y;
+    if (!q.func) return li;  // cuBLAS: no occupancy to report
+    cudaFuncAttributes fa{};
+    CUDA_CHECK(cudaFuncGetAttributes(&fa, q.func));
+    KernelResources res{q.threads, fa.numRegs, int(fa.sharedSizeBytes), int(q.dynamic_smem)};
+    li.occupancy = compute_occupancy(m_limits, res, li.grid_blocks);
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&li.occupancy.api_blocks_per_sm, q.func,
+                                                             q.threads, q.dynamic_smem));
+    return li;
   }
 
   // [SECTION] Profiling: cuBLAS at the same shape, occupancy of the launch, one traced launch.
@@ -248,22 +327,10 @@ class CudaBackend final : public Backend {
     r.reference_ms = quantile(ref_ms, 0.5);
     cancel.throw_if_cancelled();
 
-    // Occupancy for the launch that was timed, and for every tile the kernel supports.
-    auto occupancy_of = [&](int tile) -> std::optional<OccupancyReport> {
-      LaunchQuery q;
-      entry.cuda(args, tile, st, &q);
-      if (!q.func) return std::nullopt;
-      cudaFuncAttributes fa{};
-      CUDA_CHECK(cudaFuncGetAttributes(&fa, q.func));
-      KernelResources res{q.threads, fa.numRegs, int(fa.sharedSizeBytes), int(q.dynamic_smem)};
-      OccupancyReport rep = compute_occupancy(m_limits, res, int64_t(q.grid_x) * q.grid_y);
-      CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&rep.api_blocks_per_sm, q.func, q.threads,
-                                                               q.dynamic_smem));
-      return rep;
-    };
-    r.occupancy = occupancy_of(s.tile);
+    // Occupancy against every tile the kernel supports (the timed launch's is in r.occupancy already).
     for (int t : entry.info.tiles)
-      if (auto o = occupancy_of(t)) r.occupancy_by_tile.emplace_back(t, *o);
+      if (auto li = launch_info_locked(entry, s, t); li && li->occupancy.res.threads_per_block > 0)
+        r.occupancy_by_tile.emplace_back(t, li->occupancy);
 
     // The tile trace: the instrumented build, launched on its own (never among the timed samples), next to
     // plain launches for the cost of instrumenting.
@@ -322,6 +389,10 @@ class CudaBackend final : public Backend {
   int m_sm = 0;
   double m_clock_mhz = 0;
   DeviceLimits m_limits;
+  DeviceInfo m_info;
+  Nvml m_nvml;
+  void* m_nvml_dev = nullptr;
+  std::mutex m_run;  // one measurement at a time on this device
   std::unique_ptr<CudaStream> m_stream;
 };
 

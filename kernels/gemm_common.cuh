@@ -91,6 +91,11 @@ __device__ __forceinline__ uint32_t to_tf32(float x) {
 #endif
 }
 
+// Whether a launcher may call CUDA (configure a kernel, ask the device): not for an offline query.
+inline bool needs_device(const LaunchQuery* q) {
+  return !(q && q->offline);
+}
+
 // Launches `kernel` (the kTrace = true or false build, chosen by args.trace), or describes the launch to `q`.
 template <class Plain, class Traced, class... Params>
 void launch_or_query(Plain plain, Traced traced, dim3 grid, dim3 block, size_t smem, cudaStream_t s,

@@ -23,6 +23,10 @@ struct LaunchQuery {
   size_t dynamic_smem = 0;
   int tile_m = 0, tile_n = 0;  // rows and columns of C per block
   bool x_covers_rows = false;  // blockIdx.x walks down M (the uncoalesced naive kernel) instead of along N
+  // Set by the caller: describe the launch without any CUDA call (no device needed; the build-time resource
+  // table is made this way). Without it, a query also prepares the kernel (e.g. its dynamic shared memory
+  // limit) so that the occupancy API gives the figures of a real launch.
+  bool offline = false;
 };
 
 // Launches one GEMM on `stream` (a cudaStream_t), or with `query` set fills it and launches nothing.

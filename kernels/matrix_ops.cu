@@ -20,18 +20,6 @@ unsigned grid_for(size_t n) {
   return unsigned(std::min<size_t>((n + kThreads - 1) / kThreads, 65535u * 4u));
 }
 
-// Maps a float to an unsigned key with the same order (negative floats reversed), so atomicMin/Max work.
-__device__ inline unsigned float_key(float f) {
-  unsigned u = __float_as_uint(f);
-  return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
-}
-inline float key_float(unsigned k) {
-  unsigned u = (k & 0x80000000u) ? (k & 0x7fffffffu) : ~k;
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
-
 __global__ void generate_kernel(float* out, int64_t rows, int64_t cols, GenKind kind, uint64_t seed,
                                 int matrix) {
   const int64_t n = rows * cols;
@@ -87,44 +75,6 @@ __global__ void worst_kernel(const float* c, const float* ref, int64_t n, Compar
   }
 }
 
-// One thread per view value: reduces its block of source elements (|src - ref| when ref is given).
-__global__ void view_kernel(const float* src, const float* ref, int64_t rows, int64_t cols, int w, int h,
-                            Reduce mode, float* out, unsigned* range /* [min key, max key] */) {
-  const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y;
-  if (x >= w || y >= h) return;
-  const int64_t r0 = int64_t(y) * rows / h, r1 = int64_t(y + 1) * rows / h;
-  const int64_t c0 = int64_t(x) * cols / w, c1 = int64_t(x + 1) * cols / w;
-  double a = mode == Reduce::Min ? CUDART_INF : mode == Reduce::Max ? -CUDART_INF : 0.0;
-  unsigned kmin = 0xffffffffu, kmax = 0u;
-  for (int64_t r = r0; r < r1; ++r)
-    for (int64_t c = c0; c < c1; ++c) {
-      const int64_t i = r * cols + c;
-      float v = ref ? fabsf(src[i] - ref[i]) : src[i];
-      if (isfinite(v)) {
-        kmin = min(kmin, float_key(v));
-        kmax = max(kmax, float_key(v));
-      }
-      switch (mode) {
-        case Reduce::Mean:
-          a += v;
-          break;
-        case Reduce::Min:
-          a = fmin(a, double(v));
-          break;
-        case Reduce::Max:
-          a = fmax(a, double(v));
-          break;
-        case Reduce::AbsMax:
-          a = fmax(a, fabs(double(v)));
-          break;
-      }
-    }
-  if (mode == Reduce::Mean) a /= double((r1 - r0) * (c1 - c0));
-  out[int64_t(y) * w + x] = float(a);
-  atomicMin(&range[0], kmin);
-  atomicMax(&range[1], kmax);
-}
-
 double bits_to_double(unsigned long long b) {
   double d;
   std::memcpy(&d, &b, 8);
@@ -175,34 +125,6 @@ ErrorStats device_compare(const float* c, const float* ref, int64_t rows, int64_
   }
   e.passed = h.bad == 0;
   return e;
-}
-
-HeatmapView device_view(const float* src, const float* ref, int64_t rows, int64_t cols, int max_w, int max_h,
-                        Reduce mode, cudaStream_t s) {
-  HeatmapView v;
-  v.rows = rows;
-  v.cols = cols;
-  v.w = int(std::min<int64_t>(cols, std::max(1, max_w)));
-  v.h = int(std::min<int64_t>(rows, std::max(1, max_h)));
-  DeviceBuffer<float> out(size_t(v.w) * size_t(v.h));
-  DeviceBuffer<unsigned> range(2);
-  const unsigned init[2] = {0xffffffffu, 0u};
-  CUDA_CHECK(cudaMemcpyAsync(range.get(), init, sizeof init, cudaMemcpyHostToDevice, s));
-  dim3 block(128), grid(unsigned((v.w + 127) / 128), unsigned(v.h));
-  view_kernel<<<grid, block, 0, s>>>(src, ref, rows, cols, v.w, v.h, mode, out.get(), range.get());
-  CUDA_CHECK_LAUNCH();
-  v.values.resize(out.size());
-  unsigned hr[2];
-  CUDA_CHECK(cudaMemcpyAsync(v.values.data(), out.get(), out.bytes(), cudaMemcpyDeviceToHost, s));
-  CUDA_CHECK(cudaMemcpyAsync(hr, range.get(), sizeof hr, cudaMemcpyDeviceToHost, s));
-  CUDA_CHECK(cudaStreamSynchronize(s));
-  if (hr[0] > hr[1]) {
-    v.vmin = v.vmax = 0.0f;
-  } else {
-    v.vmin = key_float(hr[0]);
-    v.vmax = key_float(hr[1]);
-  }
-  return v;
 }
 
 }  // namespace ts

@@ -1,5 +1,5 @@
 #pragma once
-// Device-side helpers of the engine: input generation, value ranges, verification and heatmap views.
+// Device-side helpers of the engine: input generation, value ranges and verification.
 // Everything here runs on the engine's stream; results come back in small host structs.
 #include <cstdint>
 
@@ -24,9 +24,5 @@ double device_max_abs(const float* p, size_t n, cudaStream_t s);
 // The same statistics as compare() on the host, computed on the device. Synchronises the stream.
 ErrorStats device_compare(const float* c, const float* ref, int64_t rows, int64_t cols, double tolerance,
                           cudaStream_t s);
-
-// The same view as downsample() / error_view() on the host (ref == nullptr: plain matrix). Synchronises.
-HeatmapView device_view(const float* src, const float* ref, int64_t rows, int64_t cols, int max_w, int max_h,
-                        Reduce mode, cudaStream_t s);
 
 }  // namespace ts

@@ -139,12 +139,14 @@ static void go(const GemmArgs& a, cudaStream_t s, LaunchQuery* q) {
   using Cf = Cfg<BM, BN, WM, WN, STAGES>;
   auto plain = mma_tf32_kernel<BM, BN, WM, WN, STAGES, kMinBlocks, kVecA, kVecB, false>;
   auto traced = mma_tf32_kernel<BM, BN, WM, WN, STAGES, kMinBlocks, kVecA, kVecB, true>;
-  static const bool configured = [&] {
-    for (const void* f : {reinterpret_cast<const void*>(plain), reinterpret_cast<const void*>(traced)})
-      CUDA_CHECK(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, int(Cf::kSmem)));
-    return true;
-  }();
-  (void)configured;
+  if (needs_device(q)) {  // an offline query (build-time table) makes no CUDA call
+    static const bool configured = [&] {
+      for (const void* f : {reinterpret_cast<const void*>(plain), reinterpret_cast<const void*>(traced)})
+        CUDA_CHECK(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, int(Cf::kSmem)));
+      return true;
+    }();
+    (void)configured;
+  }
   const dim3 grid(blocks_for(a.n, BN), blocks_for(a.m, BM));
   launch_or_query(plain, traced, grid, dim3(Cf::kThreads), Cf::kSmem, s, q, BM, BN, a);
 }

@@ -204,13 +204,15 @@ __global__ void __launch_bounds__(G::NT, G::MINB)
 
 template <class G, bool kVecB>
 static void go(const GemmArgs& a, cudaStream_t s, LaunchQuery* q) {
-  static const bool configured = [] {
-    for (const void* f : {reinterpret_cast<const void*>(pipelined_kernel<G, kVecB, false>),
-                          reinterpret_cast<const void*>(pipelined_kernel<G, kVecB, true>)})
-      CUDA_CHECK(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, int(G::SMEM)));
-    return true;
-  }();
-  (void)configured;
+  if (needs_device(q)) {  // an offline query (build-time table) makes no CUDA call
+    static const bool configured = [] {
+      for (const void* f : {reinterpret_cast<const void*>(pipelined_kernel<G, kVecB, false>),
+                            reinterpret_cast<const void*>(pipelined_kernel<G, kVecB, true>)})
+        CUDA_CHECK(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, int(G::SMEM)));
+      return true;
+    }();
+    (void)configured;
+  }
   const dim3 grid(blocks_for(a.n, G::BN), blocks_for(a.m, G::BM));
   launch_or_query(pipelined_kernel<G, kVecB, false>, pipelined_kernel<G, kVecB, true>, grid, dim3(G::NT),
                   G::SMEM, s, q, G::BM, G::BN, a);

@@ -398,13 +398,15 @@ static CUtensorMap tensor_map(const float* p, int64_t rows, int64_t cols, uint32
 }
 
 static void go_tma(const GemmArgs& a, cudaStream_t s, LaunchQuery* q) {
-  static const bool configured = [] {
-    for (const void* f : {reinterpret_cast<const void*>(wgmma_tf32_tma_kernel<false>),
-                          reinterpret_cast<const void*>(wgmma_tf32_tma_kernel<true>)})
-      CUDA_CHECK(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kTSmem)));
-    return true;
-  }();
-  (void)configured;
+  if (needs_device(q)) {  // an offline query (build-time table) makes no CUDA call
+    static const bool configured = [] {
+      for (const void* f : {reinterpret_cast<const void*>(wgmma_tf32_tma_kernel<false>),
+                            reinterpret_cast<const void*>(wgmma_tf32_tma_kernel<true>)})
+        CUDA_CHECK(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kTSmem)));
+      return true;
+    }();
+    (void)configured;
+  }
   CUtensorMap ta{}, tb{};
   if (!q) {
     ta = tensor_map(a.A, a.m, a.k, BK, TBM, CU_TENSOR_MAP_SWIZZLE_128B);
@@ -420,12 +422,14 @@ static void go(const GemmArgs& a, cudaStream_t s, LaunchQuery* q) {
   constexpr size_t smem = Cfg<BM, STAGES>::kSmem;
   auto plain = wgmma_tf32_kernel<BM, STAGES, kMinBlocks, kVecA, kVecB, false>;
   auto traced = wgmma_tf32_kernel<BM, STAGES, kMinBlocks, kVecA, kVecB, true>;
-  static const bool configured = [&] {
-    for (const void* f : {reinterpret_cast<const void*>(plain), reinterpret_cast<const void*>(traced)})
-      CUDA_CHECK(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
-    return true;
-  }();
-  (void)configured;
+  if (needs_device(q)) {  // an offline query (build-time table) makes no CUDA call
+    static const bool configured = [&] {
+      for (const void* f : {reinterpret_cast<const void*>(plain), reinterpret_cast<const void*>(traced)})
+        CUDA_CHECK(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+      return true;
+    }();
+    (void)configured;
+  }
   const dim3 grid(blocks_for(a.n, BN), blocks_for(a.m, BM));
   launch_or_query(plain, traced, grid, dim3(NT), smem, s, q, BM, BN, a);
 }
@@ -445,18 +449,20 @@ static void dispatch(const GemmArgs& a, cudaStream_t s, LaunchQuery* q) {
 
 void launch_wgmma_tf32(const GemmArgs& a, int tile, void* stream, LaunchQuery* q) {
   // sm_90a code runs on compute capability 9.0 only (not on later GPUs): say so instead of failing to launch.
-  static const int cc = [] {
-    int dev = 0, major = 0, minor = 0;
-    CUDA_CHECK(cudaGetDevice(&dev));
-    CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
-    CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
-    return major * 10 + minor;
-  }();
-  if (cc != 90)
-    throw std::invalid_argument(
-        "wgmma_tf32: built for sm_90a, which runs on compute capability 9.0 only (this "
-        "GPU is " +
-        std::to_string(cc / 10) + "." + std::to_string(cc % 10) + ")");
+  if (needs_device(q)) {
+    static const int cc = [] {
+      int dev = 0, major = 0, minor = 0;
+      CUDA_CHECK(cudaGetDevice(&dev));
+      CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+      CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
+      return major * 10 + minor;
+    }();
+    if (cc != 90)
+      throw std::invalid_argument(
+          "wgmma_tf32: built for sm_90a, which runs on compute capability 9.0 only (this "
+          "GPU is " +
+          std::to_string(cc / 10) + "." + std::to_string(cc % 10) + ")");
+  }
   auto s = static_cast<cudaStream_t>(stream);
   if (tile == 256 && a.k % 4 == 0 && a.n % 4 == 0)
     go_tma(a, s, q);  // TMA needs 16-byte row strides

@@ -106,13 +106,15 @@ __global__ void __launch_bounds__(NT, kMinBlocks)
 
 template <int kMinBlocks, bool kVecA, bool kVecB>
 static void go(const GemmArgs& a, cudaStream_t s, LaunchQuery* q) {
-  static const bool configured = [] {
-    for (const void* f : {reinterpret_cast<const void*>(wmma_tf32_kernel<kMinBlocks, kVecA, kVecB, false>),
-                          reinterpret_cast<const void*>(wmma_tf32_kernel<kMinBlocks, kVecA, kVecB, true>)})
-      CUDA_CHECK(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kSmemBytes)));
-    return true;
-  }();
-  (void)configured;
+  if (needs_device(q)) {  // an offline query (build-time table) makes no CUDA call
+    static const bool configured = [] {
+      for (const void* f : {reinterpret_cast<const void*>(wmma_tf32_kernel<kMinBlocks, kVecA, kVecB, false>),
+                            reinterpret_cast<const void*>(wmma_tf32_kernel<kMinBlocks, kVecA, kVecB, true>)})
+        CUDA_CHECK(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kSmemBytes)));
+      return true;
+    }();
+    (void)configured;
+  }
   const dim3 grid(blocks_for(a.n, BN), blocks_for(a.m, BM));
   launch_or_query(wmma_tf32_kernel<kMinBlocks, kVecA, kVecB, false>,
                   wmma_tf32_kernel<kMinBlocks, kVecA, kVecB, true>, grid, dim3(NT), kSmemBytes, s, q, BM, BN,

@@ -70,8 +70,7 @@ HeatmapBenchResult run_heatmap_bench(const HeatmapBenchOptions& opt) {
     RunRequest req;
     req.spec = opt.spec;
     req.keep_store = true;
-    req.samples = 1;
-    req.warmup = 0;
+    req.policy = MeasurePolicy::fixed(1);
     opt.backend->validate(req);
     CancelToken never;
     const RunResult r = opt.backend->run(req, never);

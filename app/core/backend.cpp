@@ -1,6 +1,7 @@
 #include "backend.hpp"
 
 #include <algorithm>
+#include <ctime>
 #include <sstream>
 
 #include "stats.hpp"
@@ -55,23 +56,27 @@ void adopt_given_inputs(RunRequest& req) {
   req.spec.n = req.b->cols;
 }
 
-void finish_result(RunResult& r, const RunRequest& req, const HostMatrix& a, const HostMatrix& b,
-                   const HostMatrix& c, const float* ref, bool tf32) {
-  const auto& s = req.spec;
-  const SampleStats st = summarize(r.times_ms);
-  r.median_ms = st.median;
-  r.tflops = tflops(s.flops(), st.median);
-  const double tol =
-      tolerance_for(s.k, max_abs(a.data.data(), a.size()), max_abs(b.data.data(), b.size()), tf32);
-  r.error = compare(c.data.data(), ref, s.m, s.n, tol);
-  if (req.view_size > 0) {
-    auto v = std::make_shared<MatrixViews>();
-    v->a = downsample(a.data.data(), a.rows, a.cols, req.view_size, req.view_size, Reduce::Mean);
-    v->b = downsample(b.data.data(), b.rows, b.cols, req.view_size, req.view_size, Reduce::Mean);
-    v->c = downsample(c.data.data(), c.rows, c.cols, req.view_size, req.view_size, Reduce::Mean);
-    v->err = error_view(c.data.data(), ref, c.rows, c.cols, req.view_size, req.view_size);
-    r.views = std::move(v);
-  }
+void record_measurement(RunResult& r, const Measurement& m, const MeasurePolicy& p, double device_max_mhz) {
+  r.policy = p.describe();
+  r.timed = true;
+  r.times_ms = m.samples_ms;
+  r.stats = m.stats;
+  r.median_ms = m.stats.median;
+  r.tflops = tflops(r.spec.flops(), m.stats.median);
+  r.noise = m.noise;
+  r.stop = to_string(m.stop);
+  r.warmups = m.warmups;
+  r.clock = summarize_clocks(m.clocks, device_max_mhz);
+  r.date = utc_now();
+}
+
+std::string utc_now() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char b[32];
+  std::strftime(b, sizeof b, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return b;
 }
 
 }  // namespace ts

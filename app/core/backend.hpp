@@ -1,8 +1,12 @@
 #pragma once
 // [SECTION] The engine's interface: one Backend per device kind (CUDA, CPU), the same for the GUI, the
-// command line and the tests. A backend validates a request, produces the inputs, runs the chosen kernel,
-// verifies it against its reference, times it and returns a RunResult. It throws ValidationError for bad
-// requests and std::runtime_error (or a subclass, e.g. a CUDA error) when the device fails.
+// command line, sweeps, `tilescope bench` and the tests. A backend's run() is the one measuring function: it
+// validates a request (before allocating anything), produces the inputs, runs the chosen kernel once and
+// verifies it against its reference, then times it under a MeasurePolicy (measure.hpp), recording the SM
+// clock and throttle reasons, and returns a RunResult. It throws ValidationError for bad requests, Cancelled
+// when its token is cancelled, and std::runtime_error (or a subclass, e.g. a CUDA error) when the device
+// fails. run() calls on one backend are serialised (one measurement at a time per device), so a sweep thread
+// and the GUI's run queue may share a backend.
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -12,6 +16,7 @@
 #include "cancel.hpp"
 #include "dims.hpp"
 #include "matrix.hpp"
+#include "measure.hpp"
 #include "matrix_store.hpp"
 #include "occupancy.hpp"
 #include "schedule.hpp"
@@ -52,30 +57,66 @@ const KernelInfo* find_kernel(const std::vector<KernelInfo>& registry, const std
 // `tile_given`: the person set the tile explicitly (then a tile-less kernel refuses it).
 void validate_kernel(ProblemSpec& spec, const std::vector<KernelInfo>& registry, bool tile_given);
 
+// The device a backend measures on, for every output that carries figures (bench tables, sessions, figure
+// captions) and for the roofline and occupancy arithmetic.
+struct DeviceInfo {
+  std::string backend;  // "cuda" or "cpu"
+  std::string name;     // e.g. "NVIDIA H100 80GB HBM3", or "CPU (16 threads)"
+  std::string label;    // device_name(): name with compute capability and SM count
+  int sm = 0;           // compute capability major * 10 + minor (0 on the CPU)
+  int sm_count = 0;
+  double max_sm_clock_mhz = 0;  // cudaDevAttrClockRate
+  std::string driver;           // "580.159.04, CUDA 13.0" (NVML driver version and the CUDA driver API)
+  std::string cuda_runtime;     // "13.0"
+  int64_t l2_bytes = 0, memory_bytes = 0;
+  double datasheet_bandwidth_gbs = 0;                 // 2 x memory clock x bus width (0: unknown)
+  double peak_fp32_tflops = 0, peak_tf32_tflops = 0;  // at max_sm_clock_mhz (0: unknown)
+  DeviceLimits limits;  // for the occupancy arithmetic (sm_count == 0 on the CPU)
+};
+
+// DRAM bandwidth measured on the device by a copy kernel (every byte read once and written once).
+struct BandwidthResult {
+  double gbs = 0;       // 2 x bytes / median time, in GB/s (1e9 bytes per second)
+  double best_gbs = 0;  // at the fastest sample
+  int64_t bytes = 0;    // size of the buffer copied (read and written once per sample)
+  SampleStats ms;       // per copy
+  std::string method;   // what was measured, in a few words
+};
+
+// Where a launch puts C's tiles and how it fills the device, known before running (occupancy arithmetic).
+struct LaunchInfo {
+  int tile_m = 0, tile_n = 0;  // rows and columns of C per block
+  int64_t grid_blocks = 0;
+  OccupancyReport occupancy;  // on this device, with api_blocks_per_sm from the CUDA occupancy API
+};
+
 struct RunRequest {
   ProblemSpec spec;
   std::shared_ptr<const HostMatrix> a, b;  // given inputs (spec.input == File), else generated
-  int samples = 0;                         // timed launches (0: the backend's default)
-  int warmup = -1;                         // untimed launches first (-1: the backend's default)
+  std::optional<MeasurePolicy> policy;     // empty: the backend's default_policy() (quick)
   bool keep_output = false;                // return the full C in RunResult::c
-  int view_size = 0;                       // > 0: return heatmap views of at most view_size^2 values
-  bool profile = false;                    // GPU: also time cuBLAS, report occupancy, record a tile trace
+  bool profile = false;                    // GPU: also time cuBLAS, occupancy of every tile, a tile trace
   bool keep_store = false;                 // keep A, B, C and C - reference where they are (RunResult::store)
-};
-
-struct MatrixViews {
-  HeatmapView a, b, c, err;
 };
 
 struct RunResult {
   ProblemSpec spec;
   std::string backend;    // "cuda" or "cpu"
-  std::string device;     // e.g. "NVIDIA H100 80GB HBM3" or "CPU (16 threads)"
+  std::string device;     // e.g. "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs)" or "CPU (16 threads)"
   std::string reference;  // what the result was verified against
+  ErrorStats error;       // of the verification launch, before any timing
+  bool tf32 = false;      // the kernel rounds its inputs to TF32 (checked and compared as such)
+  // Timing under the policy: every timed launch, their statistics and why sampling stopped.
+  std::string policy;  // MeasurePolicy::describe() of the policy used
+  bool timed = true;   // false: verification failed and the policy does not time failed kernels
   std::vector<double> times_ms;
+  SampleStats stats;  // of times_ms
   double median_ms = 0, tflops = 0;
-  ErrorStats error;
-  std::shared_ptr<const MatrixViews> views;
+  double noise = 0;   // stddev / mean
+  std::string stop;   // to_string(StopReason)
+  int warmups = 0;    // untimed launches before the samples (the verification launch counts as one)
+  ClockRecord clock;  // SM clock and throttle reasons while sampling
+  std::string date;   // UTC, ISO 8601, when the point was measured
   std::shared_ptr<const HostMatrix> c;
   std::shared_ptr<const MatrixStore> store;  // keep_store: the matrices, for heatmaps at any zoom
   int tile_m = 0, tile_n = 0;                // rows and columns of C per block (0: not a blocked kernel)
@@ -84,7 +125,7 @@ struct RunResult {
   double peak_tflops = 0;  // of the device, at this kernel's precision (0: unknown)
   // GPU only (empty on the CPU backend, which has neither):
   std::optional<OccupancyReport> occupancy;                        // the launch that was timed
-  std::vector<std::pair<int, OccupancyReport>> occupancy_by_tile;  // every tile the kernel supports
+  std::vector<std::pair<int, OccupancyReport>> occupancy_by_tile;  // every tile the kernel supports (profile)
   std::shared_ptr<const TileTrace> trace;  // one instrumented launch, separate from the timed ones
   std::string trace_note;                  // why there is no trace (e.g. cuBLAS cannot be instrumented)
 };
@@ -96,6 +137,9 @@ class Backend {
   virtual std::string device_name() const = 0;    // shown in the status bar and every output
   virtual int cuda_device() const { return -1; }  // the CUDA device ordinal, -1 for the CPU backend
   virtual const std::vector<KernelInfo>& kernels() const = 0;
+  virtual DeviceInfo device_info() const = 0;
+  // The policy of a request that names none: MeasurePolicy::quick() (the CPU backend: 3 samples).
+  virtual MeasurePolicy default_policy() const { return MeasurePolicy::quick(); }
   // Versions of what runs the kernels, for Help > About (e.g. "CUDA driver 13.0, runtime 13.0").
   virtual std::string version_info() const { return ""; }
   // What this backend can run now (the size sliders' range); validate() refuses what does not fit.
@@ -104,11 +148,24 @@ class Backend {
   // (free GPU memory, CPU work limit). Throws ValidationError naming the value and the limit.
   virtual void validate(RunRequest& req, bool tile_given = false) const = 0;
   virtual RunResult run(const RunRequest& req, const CancelToken& cancel) = 0;
+  // DRAM bandwidth of this device from a copy kernel (a threaded copy on the CPU); a few tenths of a second.
+  // Like run(), it waits for a measurement in flight: call both off the UI thread.
+  virtual BandwidthResult measure_bandwidth(const CancelToken& cancel) = 0;
+  // The launch a problem would get on this device, without running it (nullopt: no occupancy here, e.g. the
+  // CPU backend or cuBLAS). Never waits for a measurement; cheap enough for a frame. Throws ValidationError
+  // for a kernel or tile the registry does not know.
+  virtual std::optional<LaunchInfo> launch_info(const ProblemSpec& spec) const {
+    (void)spec;
+    return std::nullopt;
+  }
 };
 
-// Fills views / error stats the same way for every backend: a, b, c, ref are full host matrices.
-void finish_result(RunResult& r, const RunRequest& req, const HostMatrix& a, const HostMatrix& b,
-                   const HostMatrix& c, const float* ref, bool tf32 = false);
+// Fills the timing fields of a result from a measurement (stats, median, TFLOP/s, noise, stop reason, clock,
+// date) the same way for every backend.
+void record_measurement(RunResult& r, const Measurement& m, const MeasurePolicy& p, double device_max_mhz);
+
+// "2025-01-31T12:34:56Z", now.
+std::string utc_now();
 
 // Checks given inputs against each other and sets spec.m/n/k from them.
 void adopt_given_inputs(RunRequest& req);

@@ -8,38 +8,60 @@
 #include <nlohmann/json.hpp>
 
 #include "problem.hpp"
+#include "roofline.hpp"
+#include "tilescope/version.hpp"
 
 namespace ts {
 
-const char* to_string(StopReason r) {
-  switch (r) {
-    case StopReason::Continue:
-      return "running";
-    case StopReason::Converged:
-      return "converged";
-    case StopReason::TimeLimit:
-      return "time limit";
-    case StopReason::SampleLimit:
-      return "sample limit";
+BenchMeta bench_meta(const DeviceInfo& d) {
+  BenchMeta m;
+  m.backend = d.backend;
+  m.device = d.name;
+  m.sm = d.sm;
+  m.sm_count = d.sm_count;
+  m.max_sm_clock_mhz = d.max_sm_clock_mhz;
+  m.driver = d.driver;
+  m.cuda_runtime = d.cuda_runtime;
+  m.program_version = kVersion;
+  m.commit = kGitCommit;
+  m.date = utc_now();
+  m.peak_fp32_tflops = d.peak_fp32_tflops;
+  m.peak_tf32_tflops = d.peak_tf32_tflops;
+  m.dram_gbs_datasheet = d.datasheet_bandwidth_gbs;
+  return m;
+}
+
+BenchPoint bench_point(const RunResult& r, double peak) {
+  BenchPoint p;
+  p.kernel = r.spec.kernel;
+  p.tile = r.spec.tile;
+  p.tf32 = r.tf32;
+  p.m = r.spec.m;
+  p.n = r.spec.n;
+  p.k = r.spec.k;
+  p.verified = r.error.passed;
+  p.max_abs_err = r.error.max_abs_err;
+  p.tolerance = r.error.tolerance;
+  if (!r.error.passed) p.error = std::to_string(r.error.bad_elements) + " elements over the tolerance";
+  p.stop = r.timed ? r.stop : "not timed";
+  p.date = r.date;
+  if (r.timed) {
+    p.stats = r.stats;
+    p.noise = r.noise;
+    p.tflops = r.tflops;
+    p.pct_peak = peak > 0 ? 100.0 * r.tflops / peak : 0.0;
+    p.sm_clock_min_mhz = r.clock.min_mhz;
+    p.sm_clock_median_mhz = r.clock.median_mhz;
+    p.throttled = r.clock.throttled;
+    p.throttle_reasons = r.clock.throttle_reasons;
   }
-  return "?";
-}
-
-double noise(const std::vector<double>& s) {
-  if (s.size() < 2) return 0.0;
-  const SampleStats st = summarize(s);
-  return st.mean > 0 ? st.stddev / st.mean : 0.0;
-}
-
-StopReason bench_should_stop(const std::vector<double>& s, double wall_s, const BenchPolicy& p) {
-  if (int(s.size()) >= p.max_samples) return StopReason::SampleLimit;
-  const double measured_s = std::accumulate(s.begin(), s.end(), 0.0) * 1e-3;
-  if (int(s.size()) >= p.min_samples && measured_s >= p.min_seconds && noise(s) < p.max_noise)
-    return StopReason::Converged;
-  // The limit applies only once the minimum is in, unless the minimum itself would take forever.
-  if (wall_s >= p.max_seconds && (int(s.size()) >= p.min_samples || wall_s >= 3 * p.max_seconds))
-    return StopReason::TimeLimit;
-  return StopReason::Continue;
+  if (r.occupancy) {
+    p.blocks_per_sm = r.occupancy->blocks_per_sm;
+    p.waves = r.occupancy->waves;
+  }
+  const TrafficEstimate t = estimate_traffic(p.m, p.n, p.k, r.tile_m, r.tile_n);
+  p.intensity = t.bytes > 0 ? r.spec.flops() / t.bytes : 0;
+  return p;
 }
 
 int fp32_lanes_per_sm(int sm) {
@@ -124,13 +146,18 @@ std::string format_csv(const BenchMeta& m, const std::vector<BenchPoint>& pts) {
      << "\n# driver," << m.driver << "\n# cuda_runtime," << m.cuda_runtime << "\n# tilescope,"
      << m.program_version << "\n# commit," << m.commit << "\n# date," << m.date << "\n# cold_l2,"
      << (m.cold ? "yes" : "no") << "\n# peak_fp32_tflops," << fmt("%.2f", m.peak_fp32_tflops)
-     << "\n# peak_tf32_tflops," << fmt("%.2f", m.peak_tf32_tflops)
+     << "\n# peak_tf32_tflops," << fmt("%.2f", m.peak_tf32_tflops) << "\n# backend," << m.backend
+     << "\n# policy," << csv_field(m.policy) << "\n# dram_gbs_measured," << fmt("%.1f", m.dram_gbs)
+     << "\n# dram_gbs_datasheet," << fmt("%.1f", m.dram_gbs_datasheet) << "\n# wall_seconds,"
+     << fmt("%.2f", m.wall_seconds) << (m.sweep.empty() ? "" : "\n# sweep,") << csv_field(m.sweep)
      << (m.interrupted ? "\n# interrupted,yes" : "") << "\n";
+  for (const auto& w : m.wave_marks)
+    os << "# wave_mark," << w.kernel << "," << w.tile << "," << w.size << "," << w.waves << "\n";
   os << "kernel,tile,precision,m,n,k,verified,max_abs_err,tolerance,samples,median_ms,p25_ms,p75_ms,iqr_ms,"
         "min_ms,"
         "mean_ms,stddev_ms,noise,stop,tflops,pct_peak,pct_cublas,sm_clock_min_mhz,sm_clock_median_mhz,"
         "throttled,"
-        "throttle_reasons,error\n";
+        "throttle_reasons,error,blocks_per_sm,waves,intensity_est,date\n";
   for (const auto& p : pts) {
     os << p.kernel << "," << p.tile << "," << (p.tf32 ? "tf32" : "fp32") << "," << p.m << "," << p.n << ","
        << p.k << "," << (p.verified ? "yes" : "no") << "," << fmt("%.3e", p.max_abs_err) << ","
@@ -141,7 +168,8 @@ std::string format_csv(const BenchMeta& m, const std::vector<BenchPoint>& pts) {
        << "," << csv_field(p.stop) << "," << fmt("%.3f", p.tflops) << "," << fmt("%.2f", p.pct_peak) << ","
        << (p.pct_cublas >= 0 ? fmt("%.2f", p.pct_cublas) : "") << "," << fmt("%.0f", p.sm_clock_min_mhz)
        << "," << fmt("%.0f", p.sm_clock_median_mhz) << "," << (p.throttled ? "yes" : "no") << ","
-       << csv_field(p.throttle_reasons) << "," << csv_field(p.error) << "\n";
+       << csv_field(p.throttle_reasons) << "," << csv_field(p.error) << "," << p.blocks_per_sm << ","
+       << fmt("%.4f", p.waves) << "," << fmt("%.4g", p.intensity) << "," << p.date << "\n";
   }
   return os.str();
 }
@@ -160,7 +188,16 @@ std::string format_json(const BenchMeta& m, const std::vector<BenchPoint>& pts) 
                {"cold_l2", m.cold},
                {"interrupted", m.interrupted},
                {"peak_fp32_tflops", m.peak_fp32_tflops},
-               {"peak_tf32_tflops", m.peak_tf32_tflops}};
+               {"peak_tf32_tflops", m.peak_tf32_tflops},
+               {"backend", m.backend},
+               {"policy", m.policy},
+               {"dram_gbs_measured", m.dram_gbs},
+               {"dram_gbs_datasheet", m.dram_gbs_datasheet},
+               {"wall_seconds", m.wall_seconds},
+               {"sweep", m.sweep}};
+  j["wave_marks"] = nlohmann::json::array();
+  for (const auto& w : m.wave_marks)
+    j["wave_marks"].push_back({{"kernel", w.kernel}, {"tile", w.tile}, {"size", w.size}, {"waves", w.waves}});
   j["points"] = nlohmann::json::array();
   for (const auto& p : pts) {
     nlohmann::json q = {{"kernel", p.kernel},
@@ -188,7 +225,11 @@ std::string format_json(const BenchMeta& m, const std::vector<BenchPoint>& pts) 
                         {"sm_clock_median_mhz", p.sm_clock_median_mhz},
                         {"throttled", p.throttled},
                         {"throttle_reasons", p.throttle_reasons},
-                        {"error", p.error}};
+                        {"error", p.error},
+                        {"blocks_per_sm", p.blocks_per_sm},
+                        {"waves", p.waves},
+                        {"intensity_est", p.intensity},
+                        {"date", p.date}};
     q["pct_cublas"] = p.pct_cublas >= 0 ? nlohmann::json(p.pct_cublas) : nlohmann::json(nullptr);
     j["points"].push_back(q);
   }
@@ -197,12 +238,22 @@ std::string format_json(const BenchMeta& m, const std::vector<BenchPoint>& pts) 
 
 std::string format_markdown(const BenchMeta& m, const std::vector<BenchPoint>& pts) {
   std::ostringstream os;
-  os << "TileScope " << m.program_version << " (" << m.commit << ") on " << m.device
-     << ", compute capability " << m.sm / 10 << "." << m.sm % 10 << ", " << m.sm_count << " SMs, driver "
-     << m.driver << ", CUDA runtime " << m.cuda_runtime << ", " << m.date << ". Peaks at "
-     << fmt("%.0f", m.max_sm_clock_mhz) << " MHz: FP32 " << fmt("%.1f", m.peak_fp32_tflops)
-     << " TFLOP/s, TF32 " << fmt("%.1f", m.peak_tf32_tflops) << " TFLOP/s. L2 "
-     << (m.cold ? "flushed before every sample (cold)" : "warm") << "."
+  os << "TileScope " << m.program_version << " (" << m.commit << ") on " << m.device;
+  if (m.sm_count > 0)
+    os << ", compute capability " << m.sm / 10 << "." << m.sm % 10 << ", " << m.sm_count << " SMs, driver "
+       << m.driver << ", CUDA runtime " << m.cuda_runtime << ", " << m.date << ". Peaks at "
+       << fmt("%.0f", m.max_sm_clock_mhz) << " MHz: FP32 " << fmt("%.1f", m.peak_fp32_tflops)
+       << " TFLOP/s, TF32 " << fmt("%.1f", m.peak_tf32_tflops) << " TFLOP/s. L2 "
+       << (m.cold ? "flushed before every sample (cold)" : "warm") << ".";
+  else
+    os << " (" << m.backend << " backend, wall-clock timing), " << m.date << ".";
+  if (m.dram_gbs > 0)
+    os << (m.sm_count > 0 ? " DRAM bandwidth (copy kernel) " : " Memory bandwidth (threaded copy) ")
+       << fmt("%.0f", m.dram_gbs) << " GB/s"
+       << (m.dram_gbs_datasheet > 0 ? " of " + fmt("%.0f", m.dram_gbs_datasheet) + " theoretical." : ".");
+  os << (m.policy.empty() ? "" : " Policy " + m.policy + ".")
+     << (m.sweep.empty() ? "" : " Sweep " + m.sweep + ".")
+     << (m.wall_seconds > 0 ? " Took " + fmt("%.1f", m.wall_seconds) + " s." : "")
      << (m.interrupted ? " Interrupted: the points below are those completed." : "") << "\n\n";
   os << "| kernel | tile | M x N x K | median ms | IQR ms | samples | TFLOP/s | % peak | % cuBLAS | SM MHz | "
         "check |\n";

@@ -1,31 +1,14 @@
 #pragma once
-// [SECTION] Benchmark discipline, after NVIDIA/nvbench: warm-up, then samples until there are at least
-// min_samples AND min_seconds of them and the noise (relative standard deviation) is under max_noise, or a
-// time limit is hit. Plain C++: the CUDA side (kernels/bench_cuda.cu) measures, this decides and formats.
+// [SECTION] `tilescope bench` tables: device peaks, the shapes syntax, and the points measured (by the
+// engine, under MeasurePolicy::bench(), see measure.hpp and sweep.hpp) as CSV, JSON or Markdown.
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "backend.hpp"
 #include "stats.hpp"
 
 namespace ts {
-
-struct BenchPolicy {
-  int min_samples = 10;
-  double min_seconds = 0.5;   // of measured kernel time
-  double max_noise = 0.005;   // relative standard deviation to stop at (0.5 %)
-  double max_seconds = 10.0;  // wall-clock limit per point
-  int max_samples = 100000;
-};
-
-enum class StopReason { Continue, Converged, TimeLimit, SampleLimit };
-const char* to_string(StopReason r);
-
-// noise = stddev / mean of the samples (0 for fewer than 2).
-double noise(const std::vector<double>& samples);
-// After each sample: keep going, or why to stop. measured_s = sum of samples; wall_s = time spent on the
-// point.
-StopReason bench_should_stop(const std::vector<double>& samples_ms, double wall_s, const BenchPolicy& p);
 
 // Peak FLOP/s of a GPU from its compute capability, SM count and SM clock. FP32: FMA lanes per SM x 2.
 // TF32: dense tensor-core FLOP per SM per clock. 0 when unknown (or no TF32, before sm_80).
@@ -50,7 +33,22 @@ struct BenchMeta {
   double peak_fp32_tflops = 0, peak_tf32_tflops = 0;
   bool cold = false;
   bool interrupted = false;
+  std::string backend = "cuda";
+  std::string policy;             // MeasurePolicy::describe()
+  double dram_gbs = 0;            // measured by a copy kernel (0: not measured)
+  double dram_gbs_datasheet = 0;  // from the memory clock and bus width (0: unknown)
+  double wall_seconds = 0;        // the whole run, validation to the last point
+  std::string sweep;              // the sweep's sizes and shape ("" for --shapes)
+  // Sweeps on a GPU: the sizes where a configuration's grid first needs one more wave (sweep.hpp).
+  struct WaveMarkRow {
+    std::string kernel;
+    int tile = 0;
+    int64_t size = 0, waves = 0;
+  };
+  std::vector<WaveMarkRow> wave_marks;
 };
+// Device, versions, peaks and date (now) from the backend's DeviceInfo.
+BenchMeta bench_meta(const DeviceInfo& d);
 
 struct BenchPoint {
   std::string kernel;
@@ -69,7 +67,13 @@ struct BenchPoint {
   double sm_clock_min_mhz = 0, sm_clock_median_mhz = 0;
   bool throttled = false;
   std::string throttle_reasons;
+  int blocks_per_sm = 0;  // occupancy of the launch (0: unknown, e.g. cuBLAS or the CPU)
+  double waves = 0;       // grid blocks / (blocks_per_sm x SMs)
+  double intensity = 0;   // FLOP per byte of DRAM traffic, estimated from the block tiling (roofline.hpp)
+  std::string date;
 };
+// A measured point as a table row; `peak_tflops` at the kernel's precision (0: unknown).
+BenchPoint bench_point(const RunResult& r, double peak_tflops);
 
 std::string format_csv(const BenchMeta& meta, const std::vector<BenchPoint>& points);
 std::string format_json(const BenchMeta& meta, const std::vector<BenchPoint>& points);

@@ -1,6 +1,9 @@
 #include "cpu_backend.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <cstring>
+#include <limits>
 #include <sstream>
 
 #include "cpu_gemm.hpp"
@@ -31,9 +34,28 @@ void CpuBackend::validate(RunRequest& req, bool tile_given) const {
   }
 }
 
+DeviceInfo CpuBackend::device_info() const {
+  DeviceInfo d;
+  d.backend = kind();
+  d.name = d.label = device_name();
+  d.driver = "none (CPU backend)";
+  return d;
+}
+
+MeasurePolicy CpuBackend::default_policy() const {
+  MeasurePolicy p = MeasurePolicy::quick();
+  p.warmup_launches = 1;  // the verification launch
+  p.min_samples = p.max_samples = 3;
+  return p;
+}
+
 RunResult CpuBackend::run(const RunRequest& in, const CancelToken& cancel) {
+  std::lock_guard<std::mutex> lock(m_run);
+  cancel.throw_if_cancelled();  // superseded while another measurement held the backend
   RunRequest req = in;
   validate(req);
+  const MeasurePolicy policy = req.policy ? *req.policy : default_policy();
+  validate_policy(policy);
   const ProblemSpec& s = req.spec;
   const KernelInfo* k = find_kernel(m_registry, s.kernel);
 
@@ -49,22 +71,37 @@ RunResult CpuBackend::run(const RunRequest& in, const CancelToken& cancel) {
   HostMatrix ref(s.m, s.n), c(s.m, s.n);
   cpu_gemm_reference(a.data.data(), b.data.data(), ref.data.data(), s.m, s.n, s.k, &cancel);
 
-  const int warmup = req.warmup >= 0 ? req.warmup : 0;
-  const int samples = req.samples > 0 ? req.samples : 3;
   RunResult r;
   r.spec = s;
   r.backend = kind();
   r.device = device_name();
   r.reference = "CPU reference (float64 accumulation)";
+  r.tf32 = k->tf32;
   const int tile = s.tile ? s.tile : 16;
-  for (int i = 0; i < warmup + samples; ++i) {
-    auto t0 = std::chrono::steady_clock::now();
-    k->cpu(a.data.data(), b.data.data(), c.data.data(), s.m, s.n, s.k, tile, &cancel);
-    auto t1 = std::chrono::steady_clock::now();
-    if (i >= warmup) r.times_ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
-  }
+  auto launch = [&] { k->cpu(a.data.data(), b.data.data(), c.data.data(), s.m, s.n, s.k, tile, &cancel); };
+  // Verify before timing: C is poisoned first, so a kernel that skips elements cannot pass on stale data.
+  std::fill(c.data.begin(), c.data.end(), std::numeric_limits<float>::quiet_NaN());
+  launch();
   cancel.throw_if_cancelled();
-  finish_result(r, req, a, b, c, ref.data.data());
+  const double tol =
+      tolerance_for(s.k, max_abs(a.data.data(), a.size()), max_abs(b.data.data(), b.size()), k->tf32);
+  r.error = compare(c.data.data(), ref.data.data(), s.m, s.n, tol);
+  if (r.error.passed || policy.time_failed) {
+    MeasureHooks h;
+    h.untimed = launch;
+    h.timed = [&] {
+      const auto t0 = std::chrono::steady_clock::now();
+      launch();
+      return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    };
+    record_measurement(r, measure(policy, h, cancel, 1), policy, 0);
+  } else {
+    r.policy = policy.describe();
+    r.timed = false;
+    r.stop = "not timed";
+    r.date = utc_now();
+  }
+  r.clock.note = "CPU backend: no SM clock";
   if (k->id == "tiled" || k->id == "naive" || k->id == "coalesced" || k->id == "tiled_nosync" ||
       k->id == "tiled_floork")
     r.tile_m = r.tile_n = tile;  // the CPU versions block the output like the CUDA classic kernels
@@ -80,6 +117,37 @@ RunResult CpuBackend::run(const RunRequest& in, const CancelToken& cancel) {
   } else if (req.keep_output) {
     r.c = std::make_shared<HostMatrix>(std::move(c));
   }
+  return r;
+}
+
+BandwidthResult CpuBackend::measure_bandwidth(const CancelToken& cancel) {
+  std::lock_guard<std::mutex> lock(m_run);
+  const size_t count = size_t(64) << 20;  // 64 Mi floats = 256 MiB per buffer
+  std::vector<float> src(count, 1.0f), dst(count, 0.0f);
+  MeasurePolicy p = MeasurePolicy::bench();
+  p.min_seconds = 0.2;
+  p.max_seconds = 2;
+  p.max_noise = 0.02;
+  auto copy = [&] {
+    parallel_for(int64_t(count), int64_t(1) << 20, [&](int64_t b, int64_t e) {
+      std::memcpy(dst.data() + b, src.data() + b, size_t(e - b) * sizeof(float));
+    });
+  };
+  MeasureHooks h;
+  h.untimed = copy;
+  h.timed = [&] {
+    const auto t0 = std::chrono::steady_clock::now();
+    copy();
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  };
+  const Measurement m = measure(p, h, cancel);
+  BandwidthResult r;
+  r.bytes = int64_t(count * sizeof(float));
+  r.ms = m.stats;
+  r.gbs = m.stats.median > 0 ? 2.0 * double(r.bytes) / (m.stats.median * 1e-3) / 1e9 : 0;
+  r.best_gbs = m.stats.min > 0 ? 2.0 * double(r.bytes) / (m.stats.min * 1e-3) / 1e9 : 0;
+  r.method = "threaded memcpy of 256 MiB on " + std::to_string(worker_count()) +
+             " threads (host memory; read + write counted)";
   return r;
 }
 

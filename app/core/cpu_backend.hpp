@@ -1,7 +1,10 @@
 #pragma once
 // The CPU backend: the same kernels' algorithms run on host threads, checked against a double-accumulating
-// reference. Slow but faithful, so laptops and CI exercise everything but the GPU itself. Requests bigger
+// reference and timed under the same MeasurePolicy and sampling loop as the GPU (wall-clock time per launch;
+// no SM clock). Slow but faithful, so laptops and CI exercise everything but the GPU itself. Requests bigger
 // than it can serve in a few seconds are refused (kCpuMaxWork) instead of freezing the window.
+#include <mutex>
+
 #include "backend.hpp"
 
 namespace ts {
@@ -15,14 +18,20 @@ class CpuBackend final : public Backend {
   std::string kind() const override { return "cpu"; }
   std::string device_name() const override;
   const std::vector<KernelInfo>& kernels() const override { return m_registry; }
+  DeviceInfo device_info() const override;
+  // quick, with 3 samples after the verification launch (which doubles as the warm-up).
+  MeasurePolicy default_policy() const override;
   Capacity capacity() const override {
     return {double(kCpuMaxWork), 0, "the CPU backend runs up to M N K = 1024^3"};
   }
   void validate(RunRequest& req, bool tile_given = false) const override;
   RunResult run(const RunRequest& req, const CancelToken& cancel) override;
+  // A threaded copy of 256 MiB (host memory bandwidth, as a CPU roofline would use).
+  BandwidthResult measure_bandwidth(const CancelToken& cancel) override;
 
  private:
   std::vector<KernelInfo> m_registry;
+  std::mutex m_run;  // one measurement at a time
 };
 
 }  // namespace ts

@@ -1,6 +1,6 @@
 #pragma once
-// Private to app/core: the one block reduction behind lod_reduce (heatmap.cpp) and downsample / error_view
-// (verify.cpp). Elements come from get(row, col), so error_view can reduce |a - b| without materialising it.
+// Private to app/core: the block reduction behind lod_reduce (heatmap.cpp). Elements come from get(row, col),
+// so a caller can reduce a computed value (a difference, a strided view) without materialising it.
 // The caller has validated the region.
 #include <algorithm>
 #include <cmath>

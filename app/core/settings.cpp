@@ -207,7 +207,22 @@ nlohmann::json result_to_json(const RunResult& r) {
           {"max_abs_err", r.error.max_abs_err},
           {"max_rel_err", r.error.max_rel_err},
           {"tolerance", r.error.tolerance},
-          {"passed", r.error.passed}};
+          {"passed", r.error.passed},
+          {"policy", r.policy},
+          {"timed", r.timed},
+          {"times_ms", r.times_ms},
+          {"p25_ms", r.stats.p25},
+          {"p75_ms", r.stats.p75},
+          {"iqr_ms", r.stats.p75 - r.stats.p25},
+          {"min_ms", r.stats.min},
+          {"noise", r.noise},
+          {"stop", r.stop},
+          {"sm_clock_available", r.clock.available},
+          {"sm_clock_median_mhz", r.clock.median_mhz},
+          {"sm_clock_min_mhz", r.clock.min_mhz},
+          {"throttled", r.clock.throttled},
+          {"throttle_reasons", r.clock.throttle_reasons},
+          {"date", r.date}};
 }
 
 }  // namespace ts

@@ -5,7 +5,6 @@
 #include <limits>
 #include <mutex>
 
-#include "lod_reduce_impl.hpp"
 #include "parallel.hpp"
 
 namespace ts {
@@ -49,57 +48,6 @@ ErrorStats compare(const float* c, const float* ref, int64_t rows, int64_t cols,
   }
   s.passed = total.bad == 0;
   return s;
-}
-
-namespace {
-// The whole matrix through the level-of-detail reduction (lod_reduce_impl.hpp), plus the finite range of the
-// source. AbsMax is reported as a magnitude here (max |v|); lod_reduce keeps the sign.
-template <class Get>
-HeatmapView reduce_view(Get get, int64_t rows, int64_t cols, int max_w, int max_h, Reduce mode) {
-  HeatmapView v;
-  v.rows = rows;
-  v.cols = cols;
-  v.w = int(std::min<int64_t>(cols, std::max(1, max_w)));
-  v.h = int(std::min<int64_t>(rows, std::max(1, max_h)));
-  if (v.w < 1 || v.h < 1) return v;
-  v.values.assign(size_t(v.w) * size_t(v.h), 0.0f);
-  detail::reduce_region(get, LodRegion{0, 0, rows, cols, v.w, v.h}, mode, v.values.data());
-  if (mode == Reduce::AbsMax)
-    for (float& x : v.values) x = std::fabs(x);
-  std::mutex mu;
-  float gmin = std::numeric_limits<float>::infinity(), gmax = -std::numeric_limits<float>::infinity();
-  parallel_for(rows, std::max<int64_t>(1, (int64_t(1) << 16) / cols), [&](int64_t r0, int64_t r1) {
-    float lmin = std::numeric_limits<float>::infinity(), lmax = -lmin;
-    for (int64_t r = r0; r < r1; ++r)
-      for (int64_t c = 0; c < cols; ++c) {
-        const float val = get(r, c);
-        if (!std::isfinite(val)) continue;
-        lmin = std::min(lmin, val);
-        lmax = std::max(lmax, val);
-      }
-    std::lock_guard<std::mutex> lock(mu);
-    gmin = std::min(gmin, lmin);
-    gmax = std::max(gmax, lmax);
-  });
-  if (gmin > gmax) gmin = gmax = 0.0f;  // all non-finite
-  v.vmin = gmin;
-  v.vmax = gmax;
-  return v;
-}
-}  // namespace
-
-HeatmapView downsample(const float* src, int64_t rows, int64_t cols, int max_w, int max_h, Reduce mode) {
-  return reduce_view([&](int64_t r, int64_t c) { return src[size_t(r) * size_t(cols) + size_t(c)]; }, rows,
-                     cols, max_w, max_h, mode);
-}
-
-HeatmapView error_view(const float* a, const float* b, int64_t rows, int64_t cols, int max_w, int max_h) {
-  return reduce_view(
-      [&](int64_t r, int64_t c) {
-        size_t i = size_t(r) * size_t(cols) + size_t(c);
-        return std::fabs(a[i] - b[i]);
-      },
-      rows, cols, max_w, max_h, Reduce::AbsMax);
 }
 
 }  // namespace ts

@@ -150,7 +150,7 @@ class HeatmapInterop : public ::testing::Test {
     req.spec.kernel = "cublas";
     req.spec.tile = 0;
     req.keep_store = true;
-    req.samples = 1;
+    req.policy = MeasurePolicy::fixed(1);
     backend->validate(req);
     CancelToken never;
     return backend->run(req, never);

@@ -5,7 +5,9 @@
 
 #include <gtest/gtest.h>
 
-#include "bench_runner.hpp"
+#include "bench.hpp"
+#include "gpu_catalog.hpp"
+#include "sweep.hpp"
 #include "schedule.hpp"
 #include "cpu_gemm.hpp"
 #include "registry.hpp"
@@ -67,8 +69,7 @@ TEST_P(EveryKernel, MatchesTheDoubleReferenceOnEveryShape) {
     req.spec.tile = c.tile;
     req.spec.seed = uint64_t(m * 131 + n * 7 + k);
     req.keep_output = true;
-    req.samples = 1;
-    req.warmup = 0;
+    req.policy = MeasurePolicy::fixed(1);
     RunResult r = backend->run(req, CancelToken());
     SCOPED_TRACE(c.kernel + " T=" + std::to_string(c.tile) + " shape " + std::to_string(m) + "x" +
                  std::to_string(n) + "x" + std::to_string(k));
@@ -100,7 +101,7 @@ TEST_P(EveryKernel, SymmetricInputsGiveTheRightProductWhichIsNotSymmetric) {
     req.spec.tile = c.tile;
     req.spec.input = InputKind::Symmetric;
     req.keep_output = true;
-    req.samples = 1;
+    req.policy = MeasurePolicy::fixed(1);
     RunResult r = backend->run(req, CancelToken());
     EXPECT_TRUE(r.error.passed) << c.kernel << " T=" << c.tile << " n=" << n;
     const HostMatrix A = generate_input(InputKind::Symmetric, 1, 0, n, n);
@@ -144,27 +145,6 @@ TEST(DeviceInputs, AreBitIdenticalToTheHostGenerator) {
   for (float v : r.c->data) ASSERT_EQ(v, 77.0f);
 }
 
-TEST(DeviceViews, MatchTheHostDownsampleAndErrorStats) {
-  REQUIRE_GPU(backend);
-  RunRequest req;
-  req.spec.m = 300;
-  req.spec.n = 200;
-  req.spec.k = 64;
-  req.keep_output = true;
-  req.view_size = 64;
-  RunResult r = backend->run(req, CancelToken());
-  ASSERT_TRUE(r.views);
-  const HeatmapView host_c = downsample(r.c->data.data(), 300, 200, 64, 64, Reduce::Mean);
-  ASSERT_EQ(r.views->c.w, host_c.w);
-  ASSERT_EQ(r.views->c.h, host_c.h);
-  for (size_t i = 0; i < host_c.values.size(); ++i) ASSERT_NEAR(r.views->c.values[i], host_c.values[i], 1e-5);
-  EXPECT_EQ(r.views->c.vmin, host_c.vmin);
-  EXPECT_EQ(r.views->c.vmax, host_c.vmax);
-  const HostMatrix A = generate_input(InputKind::Random, 1, 0, 300, 64);
-  const HeatmapView host_a = downsample(A.data.data(), 300, 64, 64, 64, Reduce::Mean);
-  for (size_t i = 0; i < host_a.values.size(); ++i) ASSERT_NEAR(r.views->a.values[i], host_a.values[i], 1e-6);
-}
-
 TEST(DeviceMemory, ASizeThatDoesNotFitIsRefusedWithTheNumbers) {
   REQUIRE_GPU(backend);
   RunRequest req;
@@ -179,17 +159,70 @@ TEST(DeviceMemory, ASizeThatDoesNotFitIsRefusedWithTheNumbers) {
   }
 }
 
-TEST(DeviceTiming, ProducesOneSamplePerLaunch) {
+TEST(DeviceTiming, ProducesOneSamplePerLaunchAndRecordsTheClock) {
   REQUIRE_GPU(backend);
   RunRequest req;
   req.spec.m = req.spec.n = req.spec.k = 512;
   req.spec.tile = 32;
-  req.samples = 12;
+  req.policy = MeasurePolicy::fixed(12);
   RunResult r = backend->run(req, CancelToken());
   EXPECT_EQ(r.times_ms.size(), 12u);
   for (double t : r.times_ms) EXPECT_GT(t, 0.0);
   EXPECT_GT(r.tflops, 0.0);
   EXPECT_EQ(r.backend, "cuda");
+  EXPECT_EQ(r.stop, "converged");
+  // NVML comes with every NVIDIA driver: the SM clock is read after every sample.
+  EXPECT_TRUE(r.clock.available) << r.clock.note;
+  EXPECT_GT(r.clock.median_mhz, 0.0);
+  EXPECT_GE(r.clock.max_mhz, r.clock.min_mhz);
+  EXPECT_GT(r.clock.device_max_mhz, 0.0);
+  ASSERT_TRUE(r.occupancy);  // occupancy of the timed launch comes with every run, not only --profile
+  EXPECT_EQ(r.occupancy->blocks_per_sm, r.occupancy->api_blocks_per_sm);
+  EXPECT_EQ(r.tile_m, 32);
+}
+
+TEST(DeviceTiming, TheBenchPolicyConvergesAndSkipsWrongKernels) {
+  REQUIRE_GPU(backend);
+  RunRequest req;
+  req.spec.m = req.spec.n = 256;
+  req.spec.k = 250;
+  req.spec.tile = 16;
+  MeasurePolicy p = MeasurePolicy::bench();
+  p.min_seconds = 0.01;
+  p.max_seconds = 2;
+  req.policy = p;
+  RunResult r = backend->run(req, CancelToken());
+  EXPECT_TRUE(r.timed);
+  EXPECT_GE(r.times_ms.size(), 10u);
+  EXPECT_GE(r.warmups, 3);
+  EXPECT_NE(r.stop, "running");
+  req.spec.kernel = "tiled_floork";  // 16 does not divide 250: wrong, so not timed
+  r = backend->run(req, CancelToken());
+  EXPECT_FALSE(r.error.passed);
+  EXPECT_FALSE(r.timed);
+  EXPECT_TRUE(r.times_ms.empty());
+  p.cold_l2 = true;  // flushing the L2 before every sample works (and is validated for memory)
+  req.policy = p;
+  req.spec.kernel = "tiled";
+  EXPECT_TRUE(backend->run(req, CancelToken()).timed);
+}
+
+TEST(DeviceInfo, CarriesVersionsPeaksAndAMeasuredBandwidth) {
+  REQUIRE_GPU(backend);
+  const DeviceInfo d = backend->device_info();
+  EXPECT_EQ(d.backend, "cuda");
+  EXPECT_GT(d.sm_count, 0);
+  EXPECT_GT(d.max_sm_clock_mhz, 0.0);
+  EXPECT_NE(d.driver.find("CUDA"), std::string::npos) << d.driver;
+  EXPECT_FALSE(d.cuda_runtime.empty());
+  EXPECT_GT(d.l2_bytes, 0);
+  EXPECT_GT(d.peak_fp32_tflops, 0.0);
+  const BandwidthResult bw = backend->measure_bandwidth(CancelToken());
+  EXPECT_GT(bw.gbs, 0.0);
+  EXPECT_GE(bw.best_gbs, bw.gbs);
+  EXPECT_GE(bw.bytes, 8 * d.l2_bytes);  // far past the L2: DRAM, not cache
+  // A copy cannot beat the memory's theoretical rate (when the driver reports it).
+  if (d.datasheet_bandwidth_gbs > 0) EXPECT_LT(bw.best_gbs, 1.05 * d.datasheet_bandwidth_gbs);
 }
 
 TEST(TeachingVariants, FloorKFailsExactlyWhenTheTileDoesNotDivideK) {
@@ -202,7 +235,7 @@ TEST(TeachingVariants, FloorKFailsExactlyWhenTheTileDoesNotDivideK) {
       req.spec.k = k;
       req.spec.kernel = "tiled_floork";
       req.spec.tile = tile;
-      req.samples = 1;
+      req.policy = MeasurePolicy::fixed(1);
       RunResult r = backend->run(req, CancelToken());
       EXPECT_EQ(r.error.passed, k % tile == 0)
           << "T=" << tile << " K=" << k << " err " << r.error.max_abs_err;
@@ -222,33 +255,43 @@ TEST(TeachingVariants, MissingSyncIsFlaggedAndCorrectWhereNoRaceCanHappen) {
   req.spec.k = 16;
   req.spec.kernel = "tiled_nosync";
   req.spec.tile = 16;
-  req.samples = 1;
+  req.policy = MeasurePolicy::fixed(1);
   EXPECT_TRUE(backend->run(req, CancelToken()).error.passed);
   // Its race is proven by compute-sanitizer racecheck (tests/gpu/sanitize.sh), not by a result that may vary.
 }
 
-TEST(Bench, MeasuresVerifiesAndRelatesToCublas) {
+TEST(Sweep, MeasuresEveryPointThroughTheEngineAndRelatesToCublas) {
   REQUIRE_GPU(backend);
-  BenchRequest req;
-  req.configs = {{"tiled", 16}, {"cublas", 0}, {"tiled_floork", 16}};
-  req.shapes = {{256, 256, 250}};
-  req.policy.min_samples = 10;
-  req.policy.min_seconds = 0.01;
-  req.policy.max_seconds = 2;
-  BenchMeta meta;
-  std::atomic<bool> stop{false};
+  SweepSpec sw;
+  sw.sizes = {250, 256};
+  sw.configs = {{"tiled", 16}, {"cublas", 0}, {"tiled_floork", 16}};
+  MeasurePolicy p = MeasurePolicy::bench();
+  p.min_seconds = 0.01;
+  p.max_seconds = 2;
+  std::vector<BenchPoint> pts;
   int calls = 0;
-  auto pts = run_bench(req, &meta, &stop, [&](const BenchPoint&, int, int) { ++calls; });
+  const int done =
+      run_sweep(*backend, expand_sweep(sw), p, CancelToken(), [&](const SweepPointResult& r, int, int) {
+        ++calls;
+        ASSERT_TRUE(r.result) << r.error;
+        pts.push_back(bench_point(*r.result, backend->device_info().peak_fp32_tflops));
+      });
   relate_to_cublas(pts);
-  ASSERT_EQ(pts.size(), 3u);
-  EXPECT_EQ(calls, 3);
+  ASSERT_EQ(done, 6);
+  EXPECT_EQ(calls, 6);
   EXPECT_TRUE(pts[0].verified);
   EXPECT_GE(pts[0].stats.count, 10);
   EXPECT_GT(pts[0].pct_cublas, 0);
+  EXPECT_GT(pts[0].sm_clock_median_mhz, 0);
   EXPECT_FALSE(pts[2].verified);  // 250 is not a multiple of 16
   EXPECT_EQ(pts[2].stats.count, 0);
-  EXPECT_GT(meta.peak_fp32_tflops, 0);
-  EXPECT_FALSE(meta.device.empty());
+  EXPECT_TRUE(pts[5].verified);  // 256 is
+  // Wave marks for the tiled kernel from the device's occupancy: 256 / 16 = 16 x 16 = 256 blocks.
+  const auto li = backend->launch_info(sw.problem(256, {"tiled", 16}));
+  ASSERT_TRUE(li);
+  EXPECT_EQ(li->tile_m, 16);
+  EXPECT_EQ(li->grid_blocks, 256);
+  EXPECT_EQ(li->occupancy.blocks_per_sm, li->occupancy.api_blocks_per_sm);
 }
 
 TEST(Profile, TracesCoverEveryTileOnceAndOccupancyMatchesTheCudaApi) {
@@ -262,7 +305,7 @@ TEST(Profile, TracesCoverEveryTileOnceAndOccupancyMatchesTheCudaApi) {
       req.spec.k = 300;
       req.spec.kernel = k.id;
       req.spec.tile = tile;
-      req.samples = 2;
+      req.policy = MeasurePolicy::fixed(2);
       req.profile = true;
       RunResult r = backend->run(req, CancelToken());
       SCOPED_TRACE(k.id + " T=" + std::to_string(tile));
@@ -292,5 +335,52 @@ TEST(Profile, TracesCoverEveryTileOnceAndOccupancyMatchesTheCudaApi) {
       EXPECT_GT(t.plain_ms, 0.0);
       EXPECT_GT(t.timer_resolution_ns, 0u);
     }
+  }
+}
+
+// The build-time table (ptxas at build time) against the driver, for every kernel x tile x shape class this
+// device runs: registers, static and dynamic shared memory, block size and tile, and the calculator's blocks
+// per SM on this device's limits against cudaOccupancyMaxActiveBlocksPerMultiprocessor.
+TEST(BuildResources, MatchTheDriverForEveryKernelAndTile) {
+  REQUIRE_GPU(backend);
+  const DeviceInfo d = backend->device_info();
+  const GpuModel dev = gpu_model_of(d);
+  int compared = 0;
+  for (const auto& k : backend->kernels()) {
+    if (!k.has_cuda || k.min_sm > d.sm || k.id.rfind("cublas", 0) == 0) continue;
+    for (int tile : k.tiles)
+      for (bool aligned : {true, false}) {
+        SCOPED_TRACE(k.id + " T=" + std::to_string(tile) + (aligned ? " aligned" : " ragged"));
+        ProblemSpec s;
+        s.m = s.n = s.k = aligned ? 4096 : 4099;
+        s.kernel = k.id;
+        s.tile = tile;
+        const auto li = backend->launch_info(s);
+        ASSERT_TRUE(li);
+        const ResourceLookup l = lookup_resources(build_resources(), k.id, tile, aligned, d.sm);
+        ASSERT_TRUE(l.row) << build_resources_note();
+        if (!l.exact_arch) GTEST_SKIP() << l.note << " (build for this GPU's architecture to compare)";
+        const KernelResources& r = li->occupancy.res;
+        EXPECT_EQ(l.row->regs, r.regs_per_thread);
+        EXPECT_EQ(l.row->static_smem, r.static_smem);
+        EXPECT_EQ(l.row->dynamic_smem, r.dynamic_smem);
+        EXPECT_EQ(l.row->threads, r.threads_per_block);
+        EXPECT_EQ(l.row->tile_m, li->tile_m);
+        EXPECT_EQ(l.row->tile_n, li->tile_n);
+        const OccupancyReport o = theoretical_occupancy(dev, inputs_from(*l.row), s.m, s.n);
+        EXPECT_EQ(o.blocks_per_sm, li->occupancy.api_blocks_per_sm) << o.limiter;
+        EXPECT_EQ(o.grid_blocks, li->grid_blocks);
+        ++compared;
+      }
+  }
+  EXPECT_GT(compared, 20);
+  // On an H100 SXM the catalog's entry is this device's limits.
+  if (d.name.find("H100") != std::string::npos && d.sm_count == 132) {
+    const GpuModel& h = find_gpu("h100");
+    EXPECT_EQ(h.limits.max_threads_per_sm, d.limits.max_threads_per_sm);
+    EXPECT_EQ(h.limits.max_blocks_per_sm, d.limits.max_blocks_per_sm);
+    EXPECT_EQ(h.limits.regs_per_sm, d.limits.regs_per_sm);
+    EXPECT_EQ(h.limits.smem_per_sm, d.limits.smem_per_sm);
+    EXPECT_EQ(h.limits.reserved_smem_per_block, d.limits.reserved_smem_per_block);
   }
 }

@@ -24,26 +24,70 @@ RunRequest request(int64_t m, int64_t n, int64_t k, const std::string& kernel = 
 }
 }  // namespace
 
-TEST(CpuBackend, RunsVerifiesAndReturnsViews) {
+TEST(CpuBackend, VerifiesThenTimesUnderTheQuickPolicy) {
   CpuBackend b(kernel_infos());
   RunRequest req = request(70, 45, 33);
-  req.view_size = 16;
   req.keep_output = true;
   RunResult r = b.run(req, CancelToken());
   EXPECT_EQ(r.backend, "cpu");
   EXPECT_TRUE(r.error.passed);
   EXPECT_GT(r.error.max_abs_err, 0.0);  // float vs float64: not bit-identical, but within tolerance
   EXPECT_LE(r.error.max_abs_err, r.error.tolerance);
+  EXPECT_TRUE(r.timed);
   EXPECT_EQ(r.times_ms.size(), 3u);
+  EXPECT_EQ(r.stats.count, 3);
+  EXPECT_EQ(r.median_ms, r.stats.median);
   EXPECT_GT(r.median_ms, 0.0);
-  ASSERT_TRUE(r.views);
-  EXPECT_EQ(r.views->a.rows, 70);
-  EXPECT_EQ(r.views->a.cols, 33);
-  EXPECT_EQ(r.views->c.w, 16);
-  EXPECT_EQ(r.views->c.h, 16);
+  EXPECT_EQ(r.stop, "converged");
+  EXPECT_EQ(r.policy.rfind("quick", 0), 0u) << r.policy;
+  EXPECT_FALSE(r.clock.available);
+  EXPECT_NE(r.clock.note.find("no SM clock"), std::string::npos);
+  EXPECT_EQ(r.date.size(), 20u) << r.date;  // 2025-01-31T12:34:56Z
   ASSERT_TRUE(r.c);
   EXPECT_EQ(r.c->rows, 70);
   EXPECT_EQ(r.c->cols, 45);
+}
+
+TEST(CpuBackend, TheBenchPolicyDoesNotTimeAKernelThatFailsVerification) {
+  CpuBackend b(kernel_infos());
+  RunRequest req = request(40, 40, 33, "tiled_floork", 16);  // 16 does not divide 33: wrong on purpose
+  req.policy = MeasurePolicy::bench();
+  RunResult r = b.run(req, CancelToken());
+  EXPECT_FALSE(r.error.passed);
+  EXPECT_FALSE(r.timed);
+  EXPECT_TRUE(r.times_ms.empty());
+  EXPECT_EQ(r.stop, "not timed");
+  // The GUI's quick policy times it anyway (the teaching variants' speed is part of the lesson).
+  req.policy.reset();
+  r = b.run(req, CancelToken());
+  EXPECT_FALSE(r.error.passed);
+  EXPECT_TRUE(r.timed);
+  EXPECT_EQ(r.times_ms.size(), 3u);
+}
+
+TEST(CpuBackend, AFixedPolicyTakesExactlyThatManySamples) {
+  CpuBackend b(kernel_infos());
+  RunRequest req = request(16, 16, 16);
+  req.policy = MeasurePolicy::fixed(7);
+  RunResult r = b.run(req, CancelToken());
+  EXPECT_EQ(r.times_ms.size(), 7u);
+  MeasurePolicy bad = MeasurePolicy::fixed(7);
+  bad.max_seconds = -1;
+  req.policy = bad;
+  EXPECT_THROW(b.run(req, CancelToken()), ValidationError);
+}
+
+TEST(CpuBackend, DescribesItselfAndMeasuresMemoryBandwidth) {
+  CpuBackend b(kernel_infos());
+  const DeviceInfo d = b.device_info();
+  EXPECT_EQ(d.backend, "cpu");
+  EXPECT_EQ(d.sm_count, 0);
+  EXPECT_FALSE(b.launch_info(request(64, 64, 64).spec));  // no occupancy on the CPU
+  const BandwidthResult bw = b.measure_bandwidth(CancelToken());
+  EXPECT_GT(bw.gbs, 0.0);
+  EXPECT_GE(bw.best_gbs, bw.gbs);
+  EXPECT_EQ(bw.bytes, int64_t(256) << 20);
+  EXPECT_GE(bw.ms.count, 10);
 }
 
 TEST(CpuBackend, GivenInputsSetTheShapeAndMustMatch) {

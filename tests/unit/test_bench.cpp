@@ -3,37 +3,10 @@
 #include <nlohmann/json.hpp>
 
 #include "bench.hpp"
+#include "measure.hpp"
 #include "problem.hpp"
 
 using namespace ts;
-
-TEST(BenchStop, NeedsMinimumSamplesAndTimeThenLowNoise) {
-  BenchPolicy p;                    // 10 samples, 0.5 s, 0.5 % noise, 10 s limit
-  std::vector<double> s(9, 100.0);  // 0.9 s of kernel time, no noise, but only 9 samples
-  EXPECT_EQ(bench_should_stop(s, 1.0, p), StopReason::Continue);
-  s.push_back(100.0);
-  EXPECT_EQ(bench_should_stop(s, 1.0, p), StopReason::Converged);
-  std::vector<double> fast(50, 1.0);  // 50 samples but only 0.05 s of kernel time
-  EXPECT_EQ(bench_should_stop(fast, 0.2, p), StopReason::Continue);
-  std::vector<double> noisy;
-  for (int i = 0; i < 100; ++i) noisy.push_back(i % 2 ? 90.0 : 110.0);  // 10 % noise
-  EXPECT_EQ(bench_should_stop(noisy, 5.0, p), StopReason::Continue);
-  EXPECT_EQ(bench_should_stop(noisy, 10.5, p), StopReason::TimeLimit);
-  p.max_samples = 100;
-  EXPECT_EQ(bench_should_stop(noisy, 1.0, p), StopReason::SampleLimit);
-}
-
-TEST(BenchStop, TheTimeLimitWaitsForTheMinimumUnlessThatTakesForever) {
-  BenchPolicy p;
-  std::vector<double> slow(3, 4000.0);  // 4 s per launch
-  EXPECT_EQ(bench_should_stop(slow, 12.0, p), StopReason::Continue);
-  EXPECT_EQ(bench_should_stop(slow, 31.0, p), StopReason::TimeLimit);
-}
-
-TEST(BenchStats, NoiseIsRelativeStandardDeviation) {
-  EXPECT_DOUBLE_EQ(noise({5.0}), 0.0);
-  EXPECT_NEAR(noise({9, 11}), std::sqrt(2.0) / 10.0, 1e-12);
-}
 
 TEST(Peaks, MatchTheDataSheets) {
   // H100 SXM at 1980 MHz: 132 x 128 x 2 x 1.98 GHz = 66.9 TFLOP/s FP32 (GPU.md).
@@ -114,7 +87,7 @@ TEST(BenchFormats, CsvJsonAndMarkdownCarryMetaAndEveryPoint) {
   EXPECT_NE(csv.find("# compute_capability,9.0"), std::string::npos);
   EXPECT_NE(csv.find("# commit,abc123"), std::string::npos);
   EXPECT_NE(csv.find("\"16 elements, over the tolerance\""), std::string::npos);  // quoted field with a comma
-  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 10 + 1 + 3);
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 15 + 1 + 3);
   const auto j = nlohmann::json::parse(format_json(m, pts));
   EXPECT_EQ(j["meta"]["driver"], "580.159.04, CUDA 13.0");
   ASSERT_EQ(j["points"].size(), 3u);

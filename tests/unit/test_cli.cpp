@@ -1,4 +1,6 @@
 // The command line end to end: exit codes 0 / 1 / 2 and messages that name the value and the limit.
+#include <fstream>
+
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -6,6 +8,7 @@
 #include "cpu_gemm.hpp"
 #include "npy.hpp"
 #include "registry.hpp"
+#include "session.hpp"
 #include "test_util.hpp"
 
 using namespace ts;
@@ -70,6 +73,22 @@ TEST(Cli, BadInputExitsWithTwoAndSaysWhy) {
       {"bench --format xml", "--format 'xml' is not one of"},
       {"bench --kernels tiled,fastest", "unknown kernel 'fastest'"},
       {"bench --max-noise -1", "not a positive number"},
+      {"bench --sizes 8192:256:256", "FROM (8192) is greater than TO (256)"},
+      {"bench --sizes 256:8192:0", "STEP = 0 must be at least 1"},
+      {"bench --sizes -256:8192:256", "FROM = -256 is negative"},
+      {"bench --sizes 256:8192:-1", "STEP = -1 is negative"},
+      {"bench --sizes lots", "size = 'lots' is not a whole number"},
+      {"bench --sizes 1:4096:1", "more than the limit of 1024"},
+      {"bench --backend cpu --kernels tiled,naive --sizes 1:1024:1", "more than the limit of 4096"},
+      {"bench --sizes 256:1024:256 --shapes 1024", "either --shapes or --sizes"},
+      {"bench --sizes 256:1024:256 --fix-m 0", "--fix-m = 0 must be at least 1"},
+      {"bench --sizes 256:1024:256 --fix-m 64 --fix-k 64", "at most one of --fix-m and --fix-k"},
+      {"bench --shapes 1024 --ragged 1", "go with --sizes"},
+      {"bench --sizes 256 --ragged 5000", "--ragged = 5000 is above 1024"},
+      {"bench --backend auto", "bench --backend is cuda or cpu"},
+      {"bench --min-samples 20 --max-samples 5", "maximum samples = 5 is outside 20..1000000"},
+      {"list --occupancy v100", "unknown GPU 'v100'"},
+      {"bench --backend cpu --kernels tiled --sizes 2048", "above the CPU backend's limit"},
       {"snapshot --backend cpu --out x.png --width 10", "outside 320..8192"},
   };
   for (const auto& c : cases) {
@@ -148,6 +167,34 @@ TEST(Cli, BenchWithoutAGpuSaysSoAndExitsWithOne) {
   auto r = ts_run("bench --kernels tiled --shapes 64");
   EXPECT_EQ(r.code, 1) << r.output;
   EXPECT_NE(r.output.find("needs"), std::string::npos) << r.output;
+}
+
+TEST(Cli, BenchSweepsOnTheCpuBackendThroughTheEngine) {
+  test::TempDir dir;
+  auto r = ts_run(
+      "bench --backend cpu --kernels tiled --tiles 8,16 --sizes 16:48:16 --ragged 1 --min-time 0.001 "
+      "--max-time 0.2 --format json --out " +
+      dir.file("sweep.json") + " --session-out " + dir.file("session.json"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("[12/12]"), std::string::npos) << r.output;  // progress on stderr, one line a point
+  std::ifstream f(dir.file("sweep.json"));
+  const auto j = nlohmann::json::parse(f);
+  ASSERT_EQ(j["points"].size(), 12u);  // 16, 17, 32, 33, 48, 49 x tiles 8, 16
+  EXPECT_EQ(j["points"][0]["n"], 16);
+  EXPECT_EQ(j["points"][2]["n"], 17);
+  EXPECT_GE(j["points"][0]["samples"].get<int>(), 10);
+  EXPECT_EQ(j["meta"]["backend"], "cpu");
+  EXPECT_NE(j["meta"]["sweep"].get<std::string>().find("16..49"), std::string::npos);
+  EXPECT_NE(j["meta"]["policy"].get<std::string>().find("bench"), std::string::npos);
+  EXPECT_GT(j["meta"]["dram_gbs_measured"].get<double>(), 0.0);
+  EXPECT_GT(j["meta"]["wall_seconds"].get<double>(), 0.0);
+  const Session s = load_session(dir.file("session.json"));
+  EXPECT_EQ(s.records.size(), 12u);
+  EXPECT_EQ(s.device.backend, "cpu");
+  // Never replaces an existing file without --force.
+  auto again = ts_run("bench --backend cpu --kernels tiled --sizes 16 --out " + dir.file("sweep.json"));
+  EXPECT_EQ(again.code, 2);
+  EXPECT_NE(again.output.find("already exists"), std::string::npos);
 }
 
 TEST(Cli, HelpAndVersionExitWithZero) {

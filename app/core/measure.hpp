@@ -1,0 +1,101 @@
+#pragma once
+// [SECTION] The measuring policy and the one sampling loop every backend runs.
+// A MeasurePolicy says how to warm up and when to stop taking samples. Two named policies:
+// - quick (the GUI's interactive runs and `tilescope run`): a few warm-up launches, a fixed number of timed
+//   launches, a short wall-clock cap, no noise rule: an answer within a frame or two of a typical kernel;
+// - bench (`tilescope bench`, sweeps), after NVIDIA/nvbench: warm-up of at least 3 launches and 50 ms, then
+//   samples until there are at least 10 of them AND 0.5 s of kernel time AND the noise (relative standard
+//   deviation) is under 0.5 %, or a time limit is hit; optionally with a cold L2 before every sample.
+// measure() runs that policy over three callbacks a backend provides (an untimed launch, a timed launch, a
+// clock reading), so the CUDA and the CPU backend warm up, sample, stop and summarise identically.
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "cancel.hpp"
+#include "stats.hpp"
+
+namespace ts {
+
+struct MeasurePolicy {
+  std::string name = "quick";  // "quick", "bench" or "fixed": carried into every result
+  int warmup_launches = 2;     // untimed launches first, at least this many ...
+  double warmup_seconds = 0;   // ... and at least this long (wall clock)
+  int min_samples = 10;
+  double min_seconds = 0;   // of measured kernel time (sum of the samples)
+  double max_noise = 0;     // stop once stddev / mean is below this; 0: no noise rule
+  double max_seconds = 10;  // wall-clock limit per point (sampling; warm-up gets the same again)
+  int max_samples = 100000;
+  bool cold_l2 = false;     // flush the L2 cache before every sample (outside the timing)
+  bool time_failed = true;  // time a kernel that failed verification (GUI: show the teaching variants' speed)
+
+  static MeasurePolicy quick();  // 2 warm-ups, exactly 10 samples, 2 s cap (3x that with fewer than 10)
+  static MeasurePolicy bench();  // nvbench-style, as described above; failed kernels are not timed
+  static MeasurePolicy fixed(int samples, int warmup = 0);  // exactly `samples` samples (tests, --samples)
+  std::string describe() const;                             // one line for outputs and figure captions
+};
+
+// Throws ValidationError naming the field and its allowed range (min_samples >= 1, max_samples >=
+// min_samples, times finite and >= 0, max_seconds > 0, noise in [0, 1)).
+void validate_policy(const MeasurePolicy& p);
+
+enum class StopReason { Continue, Converged, TimeLimit, SampleLimit };
+const char* to_string(StopReason r);
+
+// noise = stddev / mean of the samples (0 for fewer than 2).
+double noise(const std::vector<double>& samples);
+
+// The stop rule, asked after each sample (samples in ms, wall_s = wall-clock time spent sampling):
+// - Converged: at least min_samples, at least min_seconds of kernel time and (with a noise rule) noise under
+//   max_noise;
+// - SampleLimit: max_samples reached without converging;
+// - TimeLimit: wall_s >= max_seconds once min_samples are in, or wall_s >= 3 max_seconds in any case (a
+//   kernel so slow that the minimum itself would take forever);
+// - otherwise Continue.
+StopReason should_stop(const std::vector<double>& samples_ms, double wall_s, const MeasurePolicy& p);
+
+// What a backend reads after each sample: the SM clock (0: unknown) and the active throttle reasons (power or
+// thermal limits, named; empty when none).
+struct ClockReading {
+  double sm_mhz = 0;
+  std::string throttle;
+};
+
+// The clock over one measured point.
+struct ClockRecord {
+  bool available = false;  // the backend could read the SM clock (NVML on the GPU; never on the CPU)
+  double min_mhz = 0, median_mhz = 0, max_mhz = 0;
+  double device_max_mhz = 0;     // the device's maximum SM clock (the throttle rule's reference)
+  bool throttled = false;        // a throttle reason was seen, or the clock fell under 90 % of the maximum
+  std::string throttle_reasons;  // every reason seen, joined with ','
+  std::string note;              // why there is no clock (e.g. "CPU backend: no SM clock")
+};
+ClockRecord summarize_clocks(const std::vector<ClockReading>& readings, double device_max_mhz);
+
+// What the sampling loop needs from a backend. `timed` launches once and returns its time in milliseconds
+// (measured on the device where there is one); `untimed` launches once and waits; `flush` empties the L2
+// cache (only called with cold_l2); `clock` reads the clock after a sample (may be empty).
+struct MeasureHooks {
+  std::function<void()> untimed;
+  std::function<double()> timed;
+  std::function<void()> flush;
+  std::function<ClockReading()> clock;
+};
+
+struct Measurement {
+  std::vector<double> samples_ms;
+  SampleStats stats;
+  double noise = 0;
+  StopReason stop = StopReason::Continue;
+  int warmups = 0;
+  double wall_s = 0;  // sampling only
+  std::vector<ClockReading> clocks;
+};
+
+// Warm-up (at least warmup_launches and warmup_seconds; cut short after max_seconds), then samples until
+// should_stop says so. `already_warm` launches were made just before (the verification launch) and count
+// towards warmup_launches. Checks `cancel` between launches (throws Cancelled).
+Measurement measure(const MeasurePolicy& p, const MeasureHooks& hooks, const CancelToken& cancel,
+                    int already_warm = 0);
+
+}  // namespace ts

@@ -1,0 +1,156 @@
+#pragma once
+// [SECTION] Sessions: every measured point, with everything needed to read it later or on another machine
+// (spec, device, driver and CUDA versions, policy, every sample, median and IQR, SM clock and throttle
+// reasons, date, TileScope version and commit). Saved as JSON (a temporary file renamed over the target),
+// reloaded on the next launch, and opened beside the current session to overlay another GPU's points.
+//   Session            one device's points; add(RunResult)
+//   save_session       JSON, atomic replace; load_session refuses a damaged or foreign file with its reason
+//   SessionSet         the current session and the ones opened beside it, for overlays
+//   scaling_series     a session's points as plot series: time and TFLOP/s against the size that varies
+//   ladder_bars        the latest point of every kernel x tile at one shape, in ladder (registry) order
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "backend.hpp"
+#include "sweep.hpp"
+
+namespace ts {
+
+// A session file that cannot be used: its path and the reason. Input from a person (exit code 2).
+class SessionError : public ValidationError {
+ public:
+  using ValidationError::ValidationError;
+};
+
+inline constexpr int kSessionFormat = 1;
+inline constexpr int64_t kMaxSessionBytes = int64_t(64) << 20;  // a session file larger than this is refused
+inline constexpr int kMaxSessionRecords = 100000;
+inline constexpr int kMaxRecordSamples = 100000;
+
+// One measured point.
+struct MeasurementRecord {
+  ProblemSpec spec;
+  std::string backend, device;  // "cuda", "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs)"
+  bool tf32 = false;
+  std::string policy;  // MeasurePolicy::describe()
+  bool timed = true;
+  std::vector<double> samples_ms;
+  SampleStats stats;  // of samples_ms
+  double tflops = 0, noise = 0;
+  std::string stop;
+  bool passed = false;
+  double max_abs_err = 0, tolerance = 0;
+  ClockRecord clock;
+  int tile_m = 0, tile_n = 0, blocks_per_sm = 0;
+  double waves = 0;
+  double reference_ms = 0;  // cuBLAS at the same shape and precision, when it was measured with the point
+  std::string date;         // UTC ISO 8601
+  std::string program_version, commit;
+
+  static MeasurementRecord from(const RunResult& r);
+  double iqr_ms() const { return stats.p75 - stats.p25; }
+};
+
+struct Session {
+  std::string label;                    // shown in legends, e.g. "NVIDIA H100 80GB HBM3, 2025-01-31"
+  std::string created;                  // UTC ISO 8601
+  std::string program_version, commit;  // of the TileScope that created it
+  DeviceInfo device;                    // the device its points were measured on
+  double dram_gbs = 0;                  // measured DRAM bandwidth (copy kernel), 0: not measured
+  std::vector<MeasurementRecord> records;
+
+  static Session for_device(const DeviceInfo& d);  // empty, labelled "<device>, <date>"
+  void add(const RunResult& r);                    // appends MeasurementRecord::from(r)
+};
+
+nlohmann::json to_json(const Session& s);
+// Strict: throws SessionError naming the first problem ("record 3: 'median_ms' is not a number").
+Session session_from_json(const nlohmann::json& j);
+
+// Writes the session as JSON to a temporary file in the target folder (the project's writer: flushed and
+// checked), then renames it over `path`. replace = false refuses an existing file (SessionError); a path that
+// exists and is not a regular file is always refused.
+void save_session(const std::filesystem::path& path, const Session& s, bool replace);
+// Reads a session written by save_session. Refuses (SessionError, with the path and the reason): a missing
+// file, anything but a regular file, a file over kMaxSessionBytes (before reading it), text that is not JSON
+// (with the byte offset), another format or version, a missing or mistyped field, more than
+// kMaxSessionRecords records or kMaxRecordSamples samples in one.
+Session load_session(const std::filesystem::path& path);
+
+// Where the window keeps its session between launches: $XDG_DATA_HOME/tilescope/session.json, else
+// $HOME/.local/share/tilescope/session.json.
+std::filesystem::path default_session_path();
+
+// The current session and the ones opened beside it (overlays). Index 0 is the current session.
+class SessionSet {
+ public:
+  SessionSet() : m_sessions(1) {}
+  Session& current() { return m_sessions[0]; }
+  const Session& current() const { return m_sessions[0]; }
+  const std::vector<Session>& all() const { return m_sessions; }
+  // Adds a session to overlay; its label gets " (2)", " (3)"... when another one already has it. Returns
+  // its index (>= 1). Throws ValidationError past 8 overlays.
+  size_t open(Session s);
+  void close(size_t index);  // index >= 1; out of range: no-op
+  size_t size() const { return m_sessions.size(); }
+
+ private:
+  std::vector<Session> m_sessions;
+};
+
+// [SECTION] Plot data. Which size varies along the x axis of a scaling plot.
+enum class ScaleAxis {
+  Square,  // M = N = K together: points with m == n == k
+  M,       // M varies; N and K as in the reference problem
+  N,       // N varies; M and K as in the reference problem
+  K,       // K varies; M and N as in the reference problem
+};
+const char* to_string(ScaleAxis a);  // "M = N = K", "M", "N", "K"
+// The axis the person varies: Square when the reference problem is square, else the one dimension in which
+// the session's points around `at` differ (N when that is unclear).
+ScaleAxis infer_axis(const Session& s, const ProblemSpec& at);
+
+struct ScalingPoint {
+  double x = 0;  // the varying size
+  double median_ms = 0, p25_ms = 0, p75_ms = 0, tflops = 0;
+  int samples = 0;
+  double clock_mhz = 0;  // median SM clock during the point (0: unknown)
+  bool throttled = false;
+  std::string date;
+  size_t record = 0;  // index into the session's records
+};
+
+// One kernel x tile of one session: every timed, verified point on the axis, sorted by x (then date).
+struct ScalingSeries {
+  KernelTile config;
+  std::string label;  // "tiled T=32" (plus the session's label for overlays)
+  bool tf32 = false;
+  bool reference = false;  // cuBLAS / cuBLAS TF32: drawn as the reference curve
+  std::vector<ScalingPoint> points;
+  // The newest point at each x, sorted by x: the line through the series.
+  std::vector<ScalingPoint> latest_per_x() const;
+};
+
+// The series of `s` along `axis` through the reference problem `at` (its other dimensions, its input kind).
+// Failed and untimed points are left out.
+std::vector<ScalingSeries> scaling_series(const Session& s, ScaleAxis axis, const ProblemSpec& at);
+
+// A bar of the ladder chart: the newest verified point of a configuration at one shape.
+struct LadderBar {
+  KernelTile config;
+  std::string label;
+  double median_ms = 0, p25_ms = 0, p75_ms = 0, tflops = 0;
+  bool tf32 = false;
+  size_t record = 0;
+};
+// Bars for the shape of `at` in ladder order (the registry's order, tiles ascending).
+std::vector<LadderBar> ladder_bars(const Session& s, const ProblemSpec& at,
+                                   const std::vector<KernelInfo>& ladder);
+// "3.1x tiled T=32": how many times faster `value_ms` is than `baseline_ms` ("0.42x ..." when slower).
+std::string speedup_label(double value_ms, double baseline_ms, const std::string& baseline);
+
+}  // namespace ts

@@ -1,0 +1,217 @@
+// Sweeps: the sizes syntax and its refusals, expansion into points, the runner a frame loop polls (on the CPU
+// backend: progress advances, cancel keeps the finished points), and the wave-quantisation marks.
+#include <chrono>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "cpu_backend.hpp"
+#include "registry.hpp"
+#include "sweep.hpp"
+
+using namespace ts;
+
+TEST(SweepSizes, LinearGeometricAndListsSortedWithoutDuplicates) {
+  const auto lin = parse_sizes("256:8192:256");
+  ASSERT_EQ(lin.size(), 32u);
+  EXPECT_EQ(lin.front(), 256);
+  EXPECT_EQ(lin.back(), 8192);
+  EXPECT_EQ(lin[1], 512);
+  EXPECT_EQ(parse_sizes("256:8192:x2"), (std::vector<int64_t>{256, 512, 1024, 2048, 4096, 8192}));
+  EXPECT_EQ(parse_sizes("100:1000:x3"), (std::vector<int64_t>{100, 300, 900}));
+  EXPECT_EQ(parse_sizes("4099, 1024,512:1024:512"), (std::vector<int64_t>{512, 1024, 4099}));
+  EXPECT_EQ(parse_sizes("1000:1010:7"), (std::vector<int64_t>{1000, 1007}));  // TO need not be hit
+  EXPECT_EQ(parse_sizes("64:64:1"), (std::vector<int64_t>{64}));
+}
+
+TEST(SweepSizes, BadRangesAreRefusedNamingTheProblem) {
+  struct Case {
+    std::string text, message;
+  };
+  const std::vector<Case> cases = {
+      {"", "sizes are empty"},
+      {"8192:256:256", "FROM (8192) is greater than TO (256)"},
+      {"256:8192:0", "STEP = 0 must be at least 1"},
+      {"256:8192:-256", "STEP = -256 is negative"},
+      {"-256:8192:256", "FROM = -256 is negative"},
+      {"abc", "size = 'abc' is not a whole number"},
+      {"256:8192:abc", "STEP = 'abc' is not a whole number"},
+      {"256:8192", "three parts"},
+      {"256:8192:256:1", "three parts"},
+      {"256:8192:x1", "factor x1 must be at least x2"},
+      {"256:8192:x", "factor is empty"},
+      {"1,,2", "an empty entry"},
+      {"1:2000:1", "2000 sizes, more than the limit of 1024"},
+      {"0", "size = 0 must be at least 1"},
+      {"200000", "above the limit"},
+  };
+  for (const auto& c : cases) {
+    try {
+      parse_sizes(c.text);
+      ADD_FAILURE() << "accepted '" << c.text << "'";
+    } catch (const ValidationError& e) {
+      EXPECT_NE(std::string(e.what()).find(c.message), std::string::npos) << c.text << ": " << e.what();
+    }
+  }
+}
+
+TEST(SweepSpec, ShapesFollowTheSizeAndPointsAreSizeMajor) {
+  SweepSpec s;
+  s.sizes = {256, 512};
+  s.configs = {{"tiled", 8}, {"tiled", 32}};
+  auto pts = expand_sweep(s);
+  ASSERT_EQ(pts.size(), 4u);
+  EXPECT_EQ(pts[0].n, 256);
+  EXPECT_EQ(pts[1].n, 256);  // every configuration at a size before the next size
+  EXPECT_EQ(pts[1].tile, 32);
+  EXPECT_EQ(pts[2].m, 512);
+  EXPECT_EQ(pts[2].k, 512);
+  s.shape = SweepShape::FixedM;
+  s.fixed = 1024;
+  pts = expand_sweep(s);
+  EXPECT_EQ(pts[2].m, 1024);
+  EXPECT_EQ(pts[2].n, 512);
+  EXPECT_EQ(pts[2].k, 512);
+  EXPECT_EQ(s.axis_label(), "N = K (M = 1024)");
+  s.shape = SweepShape::FixedK;
+  pts = expand_sweep(s);
+  EXPECT_EQ(pts[2].m, 512);
+  EXPECT_EQ(pts[2].n, 512);
+  EXPECT_EQ(pts[2].k, 1024);
+  EXPECT_EQ(s.size_of(pts[2]), 512);
+  s.shape = SweepShape::Square;
+  s.ragged = 3;  // every size also + 3: a partial tile at every size
+  pts = expand_sweep(s);
+  ASSERT_EQ(pts.size(), 8u);
+  EXPECT_EQ(s.all_sizes(), (std::vector<int64_t>{256, 259, 512, 515}));
+  EXPECT_NE(s.describe().find("256..515 (4 sizes, each also + 3), 2 configurations"), std::string::npos)
+      << s.describe();
+}
+
+TEST(SweepSpec, TooManyPointsOrMissingPartsAreRefused) {
+  SweepSpec s;
+  s.sizes = parse_sizes("1:1024:1");
+  s.configs = {{"tiled", 8}, {"tiled", 16}, {"tiled", 32}, {"naive", 8}, {"naive", 16}};  // 5120 points
+  try {
+    expand_sweep(s);
+    FAIL();
+  } catch (const ValidationError& e) {
+    EXPECT_NE(std::string(e.what()).find("more than the limit of 4096"), std::string::npos) << e.what();
+  }
+  s.sizes = {64};
+  s.shape = SweepShape::FixedK;
+  EXPECT_THROW(expand_sweep(s), ValidationError);  // K not given
+  s.shape = SweepShape::Square;
+  s.configs.clear();
+  EXPECT_THROW(expand_sweep(s), ValidationError);
+}
+
+TEST(SweepRun, RefusesTheWholePlanBeforeMeasuringAnything) {
+  CpuBackend b(kernel_infos());
+  SweepSpec s;
+  s.sizes = {16, 2048};  // 2048^3 is above the CPU backend's limit
+  s.configs = {{"tiled", 8}};
+  int measured = 0;
+  try {
+    run_sweep(b, expand_sweep(s), MeasurePolicy::fixed(1), CancelToken(),
+              [&](const SweepPointResult&, int, int) { ++measured; });
+    FAIL();
+  } catch (const ValidationError& e) {
+    EXPECT_NE(std::string(e.what()).find("sweep point 2 of 2 (tiled T=8 2048x2048x2048)"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(measured, 0);
+}
+
+TEST(SweepRunner, ProgressAdvancesWithoutBlockingAndCancelKeepsFinishedPoints) {
+  auto backend = std::make_shared<CpuBackend>(kernel_infos());
+  SweepRunner runner(backend);
+  SweepSpec s;
+  s.sizes = parse_sizes("64:192:64,512");  // the last point takes a while on a CPU
+  s.configs = {{"tiled", 16}, {"naive", 16}};
+  MeasurePolicy p = MeasurePolicy::fixed(20);
+  runner.start(expand_sweep(s), p);
+  EXPECT_THROW(runner.start(expand_sweep(s), p), ValidationError);  // one sweep at a time
+  // Poll as a frame loop would: each call returns at once while the engine measures.
+  using clock = std::chrono::steady_clock;
+  double worst_poll_ms = 0;
+  SweepProgress pr;
+  std::vector<SweepPointResult> got;
+  const auto t_end = clock::now() + std::chrono::seconds(60);
+  int last_done = 0;
+  bool advanced = false;
+  while (clock::now() < t_end) {
+    const auto t0 = clock::now();
+    pr = runner.progress();
+    for (auto& f : runner.take_finished()) got.push_back(std::move(f));
+    worst_poll_ms =
+        std::max(worst_poll_ms, std::chrono::duration<double, std::milli>(clock::now() - t0).count());
+    advanced |= pr.done > last_done;
+    last_done = pr.done;
+    if (pr.done >= 6) break;  // the 512 points are next: cancel while one is in flight
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_TRUE(advanced);
+  ASSERT_GE(pr.done, 6);
+  EXPECT_EQ(pr.total, 8);
+  EXPECT_GE(pr.remaining_s, 0.0);
+  runner.cancel();
+  runner.wait();
+  for (auto& f : runner.take_finished()) got.push_back(std::move(f));
+  pr = runner.progress();
+  EXPECT_EQ(pr.state, SweepProgress::State::Cancelled);
+  EXPECT_LT(pr.done, 8);
+  EXPECT_FALSE(pr.in_flight);
+  ASSERT_EQ(int(got.size()), pr.done);  // every finished point is kept, in order
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_EQ(got[i].index, i);
+    ASSERT_TRUE(got[i].result) << got[i].error;
+    EXPECT_EQ(got[i].result->times_ms.size(), 20u);
+  }
+  EXPECT_LT(worst_poll_ms, 50.0);
+  // A finished runner starts again.
+  s.sizes = {32};
+  runner.start(expand_sweep(s), p);
+  runner.wait();
+  EXPECT_EQ(runner.progress().state, SweepProgress::State::Done);
+  EXPECT_EQ(runner.take_finished().size(), 2u);
+}
+
+TEST(SweepRunner, ARefusedPlanSaysWhy) {
+  SweepRunner runner(std::make_shared<CpuBackend>(kernel_infos()));
+  SweepSpec s;
+  s.sizes = {2048};
+  s.configs = {{"tiled", 8}};
+  runner.start(expand_sweep(s), MeasurePolicy::fixed(1));
+  runner.wait();
+  const SweepProgress p = runner.progress();
+  EXPECT_EQ(p.state, SweepProgress::State::Refused);
+  EXPECT_NE(p.error.find("CPU backend's limit"), std::string::npos) << p.error;
+}
+
+TEST(WaveMarks, SizesWhereTheGridNeedsOneMoreWave) {
+  EXPECT_EQ(grid_blocks(4096, 4096, 128, 256), 32 * 16);
+  EXPECT_EQ(grid_blocks(4097, 4096, 128, 256), 33 * 16);
+  SweepSpec s;  // square
+  // tiled T=32 on an H100: 2 blocks per SM x 132 SMs = 264 blocks per wave; grid (N/32)^2.
+  const auto marks = wave_marks(s, 256, 1024, 32, 32, 2, 132);
+  // ceil(N/32)^2 > 264 first at ceil(N/32) = 17 (289 blocks): N = 513; > 528 at 23 (529): N = 705; ...
+  ASSERT_GE(marks.size(), 3u);
+  EXPECT_EQ(marks[0].size, 513);
+  EXPECT_EQ(marks[0].waves, 2);
+  EXPECT_EQ(marks[0].grid, 289);
+  EXPECT_EQ(marks[1].size, 705);
+  EXPECT_EQ(marks[1].waves, 3);
+  for (const auto& m : marks) {
+    // Just before the mark the grid fitted in one wave less: a whole number of waves, the sawtooth's peak.
+    const int64_t before = grid_blocks(m.size - 1, m.size - 1, 32, 32);
+    EXPECT_LE(before, (m.waves - 1) * 264);
+    EXPECT_GT(m.grid, (m.waves - 1) * 264);
+  }
+  // M fixed: only N's tiles change the grid.
+  s.shape = SweepShape::FixedM;
+  s.fixed = 128;
+  const auto fm = wave_marks(s, 1, 8192, 128, 128, 1, 132);  // 1 x ceil(N/128) blocks: > 132 at N = 16897
+  EXPECT_TRUE(fm.empty());
+  EXPECT_TRUE(wave_marks(s, 1, 100, 0, 128, 1, 132).empty());
+}
