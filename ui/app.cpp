@@ -204,6 +204,9 @@ void App::pump() {
 
 void App::take(RunOutcome o) {
   AppState& s = m_state;
+  // What fits changes with the memory a run of another size takes or frees (not while Repeat re-runs one).
+  const bool new_shape = !o.result || !s.result || o.result->spec.m != s.result->spec.m ||
+                         o.result->spec.n != s.result->spec.n || o.result->spec.k != s.result->spec.k;
   if (o.result) {
     const KernelInfo* k = find_kernel(s.kernels, o.result->spec.kernel);
     s.history.add(*o.result, k && k->tf32);
@@ -220,10 +223,11 @@ void App::take(RunOutcome o) {
           (o.bad_input ? "refused: " : "error: ") + o.error);
     s.repeat = false;  // never re-submit a failing request in a loop
   }
-  // Memory freed or taken by the last run changes what fits.
-  try {
-    s.capacity = m_queue.backend().capacity();
-  } catch (const std::exception&) {
+  if (new_shape) {
+    try {
+      s.capacity = m_queue.backend().capacity();
+    } catch (const std::exception&) {
+    }
   }
 }
 

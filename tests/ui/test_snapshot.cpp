@@ -21,7 +21,9 @@ using namespace ts;
 
 namespace {
 
-const std::string kBin = TILESCOPE_BIN;
+// The binary under test: the build's, or TILESCOPE_TEST_BIN (a build folder copied to a GPU machine).
+const std::string kBin =
+    std::getenv("TILESCOPE_TEST_BIN") ? std::getenv("TILESCOPE_TEST_BIN") : TILESCOPE_BIN;
 
 struct Image {
   int w = 0, h = 0;

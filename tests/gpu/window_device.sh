@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The window (issue #10) on a GPU, in one go (under 9 minutes on an H100): the GPU and GL tests (interop
+# included), the orientation tests through CUDA-GL interop, the heatmap figures (refresh of A, B and C, frames
+# while Repeat re-runs 4096^3, commit -> picture at 1024^3) and the README's screenshots. At most 8 files.
+# Usage: tests/gpu/window_device.sh BUILD_DIR OUT_DIR     (a build folder made elsewhere, see run_on_device.sh)
+set -uo pipefail
+build=${1:?build folder}
+out=${2:?output folder}
+mkdir -p "$out"
+export LD_LIBRARY_PATH="$build/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
+ts="$build/app/tilescope"
+sum="$out/summary.txt"
+log="$out/tests.log"
+: > "$sum"
+: > "$log"
+step() {  # step NAME COMMAND...: runs it, timed; rc and seconds into the summary
+  local name=$1; shift
+  local t0 t1 rc
+  t0=$(date +%s.%N)
+  "$@"; rc=$?
+  t1=$(date +%s.%N)
+  awk -v n="$name" -v rc="$rc" -v a="$t0" -v b="$t1" 'BEGIN { printf "%-24s rc=%d  %.1f s\n", n, rc, b - a }' |
+    tee -a "$sum"
+}
+{ nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv; "$ts" --version; } >> "$sum" 2>&1
+
+# 1. GPU tests (every kernel through the engine, device stores, profiles) and the GL tests (host path and
+#    interop on an EGL context on the CUDA device).
+step gpu_tests timeout 300 "$build/tests/gpu/tilescope_gpu_tests" >> "$log" 2>&1
+step gl_tests timeout 120 "$build/tests/gl/tilescope_gl_tests" >> "$log" 2>&1
+# 2. Orientation and layout through the real renderer on the GPU: --backend auto picks CUDA, so the heatmaps are
+#    written by CUDA through interop (the test prints which path ran).
+step ui_orientation env TILESCOPE_TEST_BIN="$ts" timeout 180 "$build/tests/ui/tilescope_ui_tests" \
+  --gtest_filter='Orientation.*:Snapshot.EglDeviceNeedsNoXServer' >> "$log" 2>&1
+grep -E '^\[  (PASSED|FAILED|SKIPPED) |^heatmaps through|FAILED  \]' "$log" | tee -a "$sum"
+
+# 3. Figures: refreshes of A, B and C (4096^2 into 1024^2 views), GUI frames while Repeat re-runs 4096^3, and the
+#    time from a committed size to its heatmaps and Result at 1024^3 (tiled TILE 32).
+step bench_heatmap "$ts" bench heatmap --size 4096 --kernel tiled --tile 32 --frame-seconds 10 --gl egl \
+  --format json --out "$out/bench_heatmap.json"
+step commit_1024 "$ts" bench heatmap --size 1024 --kernel tiled --tile 32 --frame-seconds 0 --repeats 5 \
+  --commits 12 --gl egl --format json --out "$out/commit_1024.json"
+
+# 4. The README's screenshots: the whole window at 4096^3, and zoomed to the top-left 100 x 100 elements.
+step shot_window "$ts" snapshot --gl egl --size 4096 --kernel tiled --tile 32 --width 1920 --height 1080 \
+  --out "$out/screenshot.png" --layout-json "$out/screenshot_layout.json"
+step shot_zoom "$ts" snapshot --gl egl --size 4096 --kernel tiled --tile 32 --width 1920 --height 1080 \
+  --zoom 0,0,100,100 --out "$out/screenshot-zoom.png"
+ls -l "$out" >> "$sum"
