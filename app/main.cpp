@@ -717,6 +717,8 @@ int main(int argc, char** argv) {
   snap->add_option("--out", snap_out, "PNG file to write")->required();
   snap->add_option("--width", width, "image width in pixels (320..8192)")->capture_default_str();
   snap->add_option("--height", height, "image height in pixels (240..8192)")->capture_default_str();
+  std::string snap_theme = "dark";
+  snap->add_option("--theme", snap_theme, "dark or light")->capture_default_str();
   snap->add_option("--scale", snap_scale,
                    "content scale of the screen to imitate (0.5..4; 2 for a HiDPI screen)")
       ->capture_default_str();
@@ -879,6 +881,9 @@ int main(int argc, char** argv) {
       if (so.width < 320 || so.width > 8192 || so.height < 240 || so.height > 8192)
         throw ts::ValidationError("--width x --height = " + width + " x " + height +
                                   " is outside 320..8192 x 240..8192");
+      if (snap_theme != "dark" && snap_theme != "light")
+        throw ts::ValidationError("--theme '" + snap_theme + "' is not one of dark, light");
+      so.theme = snap_theme == "light" ? ts::Theme::Light : ts::Theme::Dark;
       so.scale = float(parse_positive(snap_scale, "--scale"));
       if (so.scale < 0.5f || so.scale > 4.0f)
         throw ts::ValidationError("--scale = " + snap_scale + " is outside 0.5..4");

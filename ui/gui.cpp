@@ -305,6 +305,7 @@ int run_snapshot(const SnapshotOptions& opt) {
   Offscreen off(opt.gl, opt.backend, opt.backend_note, opt.request.spec, opt.width, opt.height);
   App& app = off.app;
   AppState& st = app.state();
+  st.settings.view.theme = opt.theme;
   if (opt.request.a && opt.request.b) {
     st.file_a = opt.request.a;
     st.file_b = opt.request.b;
@@ -400,10 +401,29 @@ FrameBenchResult run_frame_bench(const FrameBenchOptions& opt) {
   r.interop = st.heatmaps->interop().on;
   r.interop_why = st.heatmaps->interop().why;
   using clock = std::chrono::steady_clock;
+  FrameBenchResult::Phases ph;
+  auto ms_since = [](clock::time_point t) {
+    return std::chrono::duration<double, std::milli>(clock::now() - t).count();
+  };
   auto frame = [&] {
+    const uint64_t serial = st.result_serial;
+    auto t = clock::now();
     app.pump();
-    offscreen_frame(app, off.session, off.fbo, 1.0f, 1.0f / 60);
+    ph.pump_ms = ms_since(t);
+    ph.new_result = st.result_serial != serial;
+    t = clock::now();
+    app.prepare_frame(1.0f);
+    new_frame(off.session.glfw(), ImVec2(float(off.fbo.width()), float(off.fbo.height())), 1.0f / 60);
+    app.frame();
+    ph.ui_ms = ms_since(t);
+    t = clock::now();
+    off.fbo.bind();
+    render(off.fbo.width(), off.fbo.height());
+    gfx::Framebuffer::unbind();
+    ph.render_ms = ms_since(t);
+    t = clock::now();
     glFinish();  // the frame is done when the GPU has drawn it
+    ph.finish_ms = ms_since(t);
   };
 
   // The first run (and its heatmaps) before the clock starts.
@@ -444,6 +464,7 @@ FrameBenchResult run_frame_bench(const FrameBenchOptions& opt) {
     frame();
     const auto now = clock::now();
     r.frame_ms.push_back(std::chrono::duration<double, std::milli>(now - last).count());
+    r.phases.push_back(ph);
     last = now;
     if (!st.last_error.empty()) throw std::runtime_error("a run failed: " + st.last_error);
   }

@@ -10,6 +10,7 @@
 
 #include "backend.hpp"
 #include "headless.hpp"
+#include "view_settings.hpp"
 
 struct GLFWwindow;
 
@@ -46,6 +47,7 @@ struct SnapshotOptions {
   std::string out_png;
   int width = 1600, height = 1000;
   float scale = 1.0f;  // the content scale of the screen to imitate (2: a HiDPI screen)
+  Theme theme = Theme::Dark;
   bool overwrite = false;
   std::string layout_json;                    // optional: the panels' and heatmaps' rectangles (for tests)
   gfx::GlChoice gl = gfx::GlChoice::Auto;     // offscreen context: EGL device, else GLFW/X11
@@ -68,7 +70,14 @@ struct FrameBenchOptions {
   int commits = 0;  // > 0: also time this many commits, alternating spec.n and spec.n - 24 (square)
 };
 struct FrameBenchResult {
-  std::vector<double> frame_ms;   // wall time of each frame, glFinish included
+  std::vector<double> frame_ms;  // wall time of each frame, glFinish included
+  // Where each frame's time went: taking a finished run, building the UI (panels, heatmap refreshes),
+  // submitting the draw, waiting for the GPU to draw it (glFinish); and whether a new result arrived in it.
+  struct Phases {
+    double pump_ms = 0, ui_ms = 0, render_ms = 0, finish_ms = 0;
+    bool new_result = false;
+  };
+  std::vector<Phases> phases;
   int runs = 0;                   // runs completed while measuring
   std::vector<double> commit_ms;  // commit -> the new result's heatmaps and Result drawn
   std::string gl_context, gl_renderer, interop_why, heatmap_state;

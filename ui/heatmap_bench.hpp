@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "backend.hpp"
+#include "gui.hpp"
 #include "headless.hpp"
 
 namespace ts::ui {
@@ -31,6 +32,7 @@ struct HeatmapBenchResult {
   bool interop = false;
   std::vector<PathTiming> paths;  // interop (when available), host fallback, full host round trip
   std::vector<double> frame_ms;
+  std::vector<FrameBenchResult::Phases> frame_phases;
   std::vector<double> commit_ms;
   int runs_during_frames = 0;
   std::string frame_heatmap_state;
