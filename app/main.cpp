@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench.hpp"
+#include "cli/figure_cmd.hpp"
 #include "gpu_catalog.hpp"
 #include "csv.hpp"
 #include "schedule.hpp"
@@ -730,6 +731,10 @@ int main(int argc, char** argv) {
                    "also export every profiler panel (PNG + CSV, as its button does) into this folder");
   snap->add_option("--gl", snap_gl, "offscreen OpenGL: auto (EGL device, else an X display), egl or x11")
       ->capture_default_str();
+  std::string snap_front, snap_session;
+  snap->add_option("--session", snap_session, "show this saved session's points in the plots (read only)");
+  snap->add_option("--front", snap_front,
+                   "comma-separated panels to show in front of their tabs (e.g. Sweep,Roofline)");
   snap->add_option("--zoom", snap_zoom,
                    "heatmaps show ROW0,COL0,ROWS,COLS (e.g. 0,0,96,96 to see the tile grid)");
 
@@ -772,6 +777,12 @@ int main(int argc, char** argv) {
       ->add_option("--max-time", bench_args.max_time,
                    "seconds per point before giving up on the noise target")
       ->capture_default_str();
+
+  auto* fig = app.add_subcommand(
+      "figure",
+      "one plot as a figure (PNG + CSV + JSON): of a saved session, or measured first (a sweep, the ladder)");
+  ts::cli::FigureArgs fig_args;
+  ts::cli::add_figure_options(fig, fig_args);
 
   auto* bench_heat = bench->add_subcommand(
       "heatmap", "time heatmap refreshes (CUDA-GL interop vs host) and GUI frames while the kernel re-runs");
@@ -834,6 +845,7 @@ int main(int argc, char** argv) {
       return kExitOk;
     }
     if (*bench) return cmd_bench(bench_args);
+    if (*fig) return ts::cli::cmd_figure(fig_args, *fig);
 
     if (*run) {
       std::string note;
@@ -895,6 +907,12 @@ int main(int argc, char** argv) {
       so.request = build_request(snap_args, *so.backend);
       so.gl = parse_gl_choice_or_usage(snap_gl);
       if (!snap_zoom.empty()) so.zoom = parse_zoom(snap_zoom, so.request.spec);
+      so.session = snap_session;
+      for (std::stringstream ss(snap_front); ss.good();) {
+        std::string p;
+        std::getline(ss, p, ',');
+        if (!p.empty()) so.front.push_back(p);
+      }
       if (!snap_export.empty()) {
         std::error_code ec;
         if (fs::exists(snap_export, ec) && !fs::is_directory(snap_export, ec))

@@ -19,6 +19,7 @@
 #include "egl_context.hpp"
 #include "gl.hpp"
 #include "heatmap_set.hpp"
+#include "session.hpp"
 #include "settings.hpp"
 #include "texture.hpp"
 #include "theme.hpp"
@@ -223,11 +224,13 @@ int run_gui(const GuiOptions& opt) {
   ImGuiSession session(win, ec ? nullptr : ini.c_str());
   App app(opt.backend, opt.backend_note, settings, window.gl_renderer());
   if (!warnings.empty()) app.state().say(Severity::Warning, "settings: " + warnings);
+  app.open_session_file(default_session_path().string());  // the measurements of earlier launches
   if (opt.hooks.started) opt.hooks.started(app, win);
 
   while (!window.should_close()) {
     // Idle: wait for input (low CPU); busy: keep animating the spinner.
-    if (app.state().busy || app.state().repeat || opt.hooks.poll_continuously)
+    if (app.state().busy || app.state().repeat || app.state().sweeping || app.state().measuring_bandwidth ||
+        opt.hooks.poll_continuously)
       glfwPollEvents();
     else
       glfwWaitEventsTimeout(0.25);
@@ -249,6 +252,11 @@ int run_gui(const GuiOptions& opt) {
       glfwSetWindowShouldClose(win, GLFW_TRUE);
   }
   if (opt.hooks.before_exit) opt.hooks.before_exit(app);
+  try {
+    app.save_session_file();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tilescope: could not save the session: %s\n", e.what());
+  }
   Settings out = app.state().settings;
   out.view.window = current_geometry(win, settings.view.window);
   try {
@@ -317,6 +325,14 @@ int run_snapshot(const SnapshotOptions& opt) {
                st.heatmaps->interop().on ? "CUDA-GL interop"
                                          : ("host path (" + st.heatmaps->interop().why + ")").c_str());
 
+  for (const std::string& f : opt.front)
+    if (std::none_of(app.panels().begin(), app.panels().end(), [&](const auto& p) { return f == p->name(); }))
+      throw ValidationError("--front: '" + f + "' is not a panel");
+  st.front_requested = opt.front;
+  if (!opt.session.empty()) {  // its points in the plots; the snapshot's run joins them, nothing is saved
+    st.sessions.current() = load_session(opt.session);
+    ++st.sessions_serial;
+  }
   RunRequest req = opt.request;
   req.keep_store = true;
   req.profile = true;

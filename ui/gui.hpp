@@ -53,6 +53,9 @@ struct SnapshotOptions {
   gfx::GlChoice gl = gfx::GlChoice::Auto;     // offscreen context: EGL device, else GLFW/X11
   std::optional<std::array<double, 4>> zoom;  // heatmaps show rows [r0, r0 + rows) x cols [c0, c0 + cols)
   std::string export_dir;                     // also press every panel's "Export PNG + CSV" into this folder
+  std::vector<std::string> front;             // panels to show in front of their tabs (throws ValidationError
+                                              // naming one that is not a panel)
+  std::string session;  // a saved session to show in the plots (read only; SessionError)
 };
 
 // Renders the whole GUI offscreen after the run finishes, writes the PNG. Returns 0, or 1 when the run failed

@@ -12,19 +12,12 @@
 #include <implot.h>
 
 #include "panel.hpp"
-#include "texture.hpp"
+#include "plots.hpp"
 #include "theme.hpp"
 
 namespace ts::ui {
 
 namespace {
-
-enum class ColorBy { Sm = 0, Start = 1, Duration = 2 };
-
-uint32_t pack(ImVec4 c) {
-  return uint32_t(std::lround(c.x * 255)) | uint32_t(std::lround(c.y * 255)) << 8 |
-         uint32_t(std::lround(c.z * 255)) << 16 | 0xff000000u;
-}
 
 class SchedulePanel final : public Panel {
  public:
@@ -39,131 +32,43 @@ class SchedulePanel final : public Panel {
       return;
     }
     const TileTrace& t = *s.result->trace;
-    if (m_serial != s.result_serial || m_built_mode != m_mode) rebuild(s, t);
-    if (!m_summary.problem.empty()) {
+    if (!m_view.update(t, s.result_serial, ScheduleView::ColorBy(m_mode))) {
       ImGui::PushTextWrapPos(0);
-      ImGui::TextColored(palette().bad, "trace inconsistent: %s", m_summary.problem.c_str());
+      ImGui::TextColored(palette().bad, "trace inconsistent: %s", m_view.summary().problem.c_str());
       ImGui::PopTextWrapPos();
       return;
     }
+    const ScheduleSummary& sum = m_view.summary();
     export_button(s, name(), "schedule", [&] { return schedule_csv(t); });
-    ImGui::SameLine();
+    same_line_if_fits(small_button_width("Export figure..."));
+    figure_button(s, PlotKind::Schedule, "schedule", m_size);
+    same_line_if_fits(ImGui::GetFontSize() * 13);
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
     ImGui::Combo("colour by", &m_mode, "SM\0start time\0duration\0");
     int used = 0;
-    for (int c : m_summary.tiles_per_sm) used += c > 0;
+    for (int c : sum.tiles_per_sm) used += c > 0;
     ImGui::TextWrapped(
         "%zu tiles of %d x %d on %d SMs, up to %d in a row on one SM; tiles take %.1f us on average "
         "(%.1f-%.1f); up to %d resident at once",
-        t.records.size(), t.tile_m, t.tile_n, used, m_summary.waves, m_summary.mean_tile_us,
-        m_summary.min_tile_us, m_summary.max_tile_us, m_summary.max_concurrency);
+        t.records.size(), t.tile_m, t.tile_n, used, sum.waves, sum.mean_tile_us, sum.min_tile_us,
+        sum.max_tile_us, sum.max_concurrency);
     char cost[200];
     std::snprintf(cost, sizeof cost,
                   "traced launch %.4g ms vs plain %.4g ms (x%.3f); %%globaltimer resolution seen: %llu ns",
                   t.traced_ms, t.plain_ms, t.plain_ms > 0 ? t.traced_ms / t.plain_ms : 0.0,
                   (unsigned long long)t.timer_resolution_ns);
     text_muted_wrapped(cost);
-
-    const ImVec2 avail = ImGui::GetContentRegionAvail();
-    const float top_h = std::max(150.0f, avail.y * 0.6f);
-    // Tile grid (rows of tiles down, columns across, like C).
-    if (ImGui::BeginTable("sched", 2, ImGuiTableFlags_Resizable)) {
-      ImGui::TableNextColumn();
-      if (ImPlot::BeginPlot("tiles of C", ImVec2(-1, top_h), ImPlotFlags_NoLegend)) {
-        ImPlot::SetupAxes("tile column", "tile row", ImPlotAxisFlags_None, ImPlotAxisFlags_Invert);
-        ImPlot::SetupAxesLimits(0, t.grid_x, 0, t.grid_y, ImPlotCond_Once);
-        draw_rows_down("##grid", m_grid.id(), 0, 0, t.grid_x, t.grid_y);
-        if (ImPlot::IsPlotHovered()) {
-          const ImPlotPoint p = ImPlot::GetPlotMousePos();
-          const int x = int(std::floor(p.x)), y = int(std::floor(p.y));
-          if (x >= 0 && x < t.grid_x && y >= 0 && y < t.grid_y) {
-            const TileRecord& r = t.records[size_t(y) * size_t(t.grid_x) + size_t(x)];
-            ImGui::SetTooltip("tile (%d, %d): SM %u\nstart %.2f us, end %.2f us, %.2f us", y, x, r.smid,
-                              double(r.start_ns - m_summary.t0) * 1e-3,
-                              double(r.end_ns - m_summary.t0) * 1e-3, double(r.end_ns - r.start_ns) * 1e-3);
-          }
-        }
-        ImPlot::EndPlot();
-      }
-      ImGui::TableNextColumn();
-      // Gantt: SMs down, time across; brightness = tiles of that SM running in the time bin.
-      const double span_us = double(m_summary.t1 - m_summary.t0) * 1e-3;
-      if (ImPlot::BeginPlot("tiles per SM over time", ImVec2(-1, top_h), ImPlotFlags_NoLegend)) {
-        ImPlot::SetupAxes("us", "SM", ImPlotAxisFlags_None, ImPlotAxisFlags_Invert);
-        ImPlot::SetupAxesLimits(0, span_us, 0, m_sms, ImPlotCond_Once);
-        draw_rows_down("##gantt", m_gantt.id(), 0, 0, span_us, m_sms);
-        ImPlot::EndPlot();
-      }
-      ImGui::EndTable();
-    }
-    if (ImPlot::BeginPlot("tiles resident on the GPU", ImVec2(-1, -1), ImPlotFlags_NoLegend)) {
-      ImPlot::SetupAxes("us", "tiles", ImPlotAxisFlags_AutoFit, ImPlotAxisFlags_AutoFit);
-      ImPlot::PlotStairs("resident", m_conc_x.data(), m_conc_y.data(), int(m_conc_x.size()));
-      ImPlot::EndPlot();
-    }
+    const ImVec2 before = ImGui::GetCursorScreenPos();
+    const PlotReport rep = m_view.draw(t, ImVec2(-1, -1), PlotStyle{true});
+    m_size = ImVec2(std::max(1.0f, ImGui::GetItemRectMax().x - before.x),
+                    std::max(1.0f, ImGui::GetItemRectMax().y - before.y));
+    s.layout["plot schedule"] = rep.area;
   }
 
  private:
-  void rebuild(AppState& s, const TileTrace& t) {
-    m_serial = s.result_serial;
-    m_built_mode = m_mode;
-    m_summary = summarize_schedule(t);
-    if (!m_summary.problem.empty()) return;
-    const double span = double(std::max<uint64_t>(1, m_summary.t1 - m_summary.t0));
-    double max_dur = 1;
-    for (const auto& r : t.records) max_dur = std::max(max_dur, double(r.end_ns - r.start_ns));
-    std::vector<uint32_t> px(t.records.size());
-    for (size_t i = 0; i < t.records.size(); ++i) {
-      const TileRecord& r = t.records[i];
-      float v;
-      ImPlotColormap cmap;
-      if (m_mode == int(ColorBy::Sm)) {
-        v = float((r.smid * 37u) % uint32_t(std::max(1, t.sm_count))) / float(std::max(1, t.sm_count - 1));
-        cmap = ImPlotColormap_Spectral;
-      } else if (m_mode == int(ColorBy::Start)) {
-        v = float(double(r.start_ns - m_summary.t0) / span);
-        cmap = ImPlotColormap_Viridis;
-      } else {
-        v = float(double(r.end_ns - r.start_ns) / max_dur);
-        cmap = ImPlotColormap_Plasma;
-      }
-      px[i] = pack(ImPlot::SampleColormap(std::clamp(v, 0.0f, 1.0f), cmap));
-    }
-    m_grid.upload_rgba(t.grid_x, t.grid_y, reinterpret_cast<const uint8_t*>(px.data()));
-
-    // Gantt texture: one row per SM, kBins time bins; each bin counts the tiles of that SM overlapping it.
-    constexpr int kBins = 1024;
-    m_sms = std::max(1, int(m_summary.tiles_per_sm.size()));
-    std::vector<float> busy(size_t(m_sms) * kBins, 0.0f);
-    float peak = 1;
-    for (const auto& r : t.records) {
-      const int b0 = std::min(kBins - 1, int(double(r.start_ns - m_summary.t0) / span * kBins));
-      const int b1 = std::min(kBins - 1, int(double(r.end_ns - m_summary.t0) / span * kBins));
-      for (int b = b0; b <= b1; ++b) peak = std::max(peak, busy[size_t(r.smid) * kBins + size_t(b)] += 1.0f);
-    }
-    std::vector<uint32_t> gp(busy.size());
-    for (size_t i = 0; i < busy.size(); ++i)
-      gp[i] =
-          busy[i] > 0 ? pack(ImPlot::SampleColormap(busy[i] / peak, ImPlotColormap_Viridis)) : 0xff202020u;
-    m_gantt.upload_rgba(kBins, m_sms, reinterpret_cast<const uint8_t*>(gp.data()));
-
-    // Concurrency curve, thinned to at most ~4000 steps for drawing.
-    const auto curve = concurrency_curve(t);
-    const size_t stride = std::max<size_t>(1, curve.size() / 4000);
-    m_conc_x.clear();
-    m_conc_y.clear();
-    for (size_t i = 0; i < curve.size(); i += stride) {
-      m_conc_x.push_back(curve[i].first * 1e-3);
-      m_conc_y.push_back(curve[i].second);
-    }
-  }
-
-  int m_mode = 0, m_built_mode = -1;
-  uint64_t m_serial = 0;
-  int m_sms = 1;
-  ScheduleSummary m_summary;
-  gfx::Texture2D m_grid, m_gantt;
-  std::vector<double> m_conc_x, m_conc_y;
+  int m_mode = 0;
+  ScheduleView m_view;
+  ImVec2 m_size{960, 540};
 };
 
 }  // namespace
