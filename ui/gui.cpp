@@ -471,6 +471,57 @@ FrameBenchResult run_frame_bench(const FrameBenchOptions& opt) {
     while (st.result_serial == serial && st.last_error.empty() && clock::now() < limit) frame();
   }
 
+  // The window's sweep: frames while the SweepRunner measures on its own thread, every point landing in the
+  // session and the plots as it finishes.
+  if (opt.sweep) {
+    st.bandwidth_requested = true;  // the Roofline panel's DRAM roof, before the sweep holds the device
+    for (int i = 0; i < 2000 && !st.bandwidth && (st.measuring_bandwidth || st.bandwidth_requested); ++i) {
+      frame();
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    r.sweep.dram_gbs = st.bandwidth ? st.bandwidth->gbs : 0;
+    st.sweep_quick = opt.sweep_quick;
+    st.sweep_min_s = opt.sweep_min_s;
+    st.sweep_max_s = opt.sweep_max_s;
+    st.sweep_request = *opt.sweep;
+    const auto t0 = clock::now();
+    frame();
+    r.sweep.ran = true;
+    r.sweep.describe = opt.sweep->describe();
+    MeasurePolicy bench = MeasurePolicy::bench();
+    bench.min_seconds = opt.sweep_min_s;
+    bench.max_seconds = opt.sweep_max_s;
+    r.sweep.policy = (opt.sweep_quick ? opt.backend->default_policy() : bench).describe();
+    if (!st.sweeping) {
+      r.sweep.state = to_string(st.sweep_progress.state);
+      r.sweep.error = st.sweep_progress.error;
+      return r;
+    }
+    auto last = clock::now();
+    bool cancelled = false;
+    while (st.sweeping) {
+      frame();
+      const auto now = clock::now();
+      r.frame_ms.push_back(std::chrono::duration<double, std::milli>(now - last).count());
+      r.phases.push_back(ph);
+      last = now;
+      if (!cancelled && std::chrono::duration<double>(now - t0).count() > opt.sweep_limit_s) {
+        st.sweep_cancel_requested = true;
+        cancelled = true;
+      }
+    }
+    frame();  // the last points into the session
+    r.sweep.seconds = std::chrono::duration<double>(clock::now() - t0).count();
+    r.sweep.state = to_string(st.sweep_progress.state);
+    r.sweep.error = st.sweep_progress.error;
+    r.sweep.done = st.sweep_progress.done;
+    r.sweep.failed = st.sweep_progress.failed;
+    r.sweep.total = st.sweep_progress.total;
+    r.heatmap_state = st.panels["Matrices"].state;
+    if (!opt.sweep_session_out.empty()) save_session(opt.sweep_session_out, st.sessions.current(), false);
+    if (opt.seconds <= 0) return r;
+  }
+
   // Repeat: the kernel re-runs back to back on the engine's thread while frames are drawn here.
   st.repeat = true;
   const uint64_t serial0 = st.result_serial;

@@ -98,9 +98,23 @@ void draw_distribution(const TimingsData& d, TimingsY q, const ImVec4& colour, c
   std::vector<double> v;
   for (double ms : d.current_samples_ms)
     v.push_back(flops ? (ms > 0 ? d.current_flops / (ms * 1e-3) * d.flops.scale : 0) : ms * d.time.scale);
-  ImPlot::SetupAxes("launches", nullptr, ImPlotAxisFlags_NoTickLabels | ImPlotAxisFlags_NoTickMarks,
-                    v.empty() ? ImPlotAxisFlags_None : ImPlotAxisFlags_AutoFit);
+  // Launches that spread over more than a decade (a noisy CPU, a first cold launch) on a log axis, so the
+  // box of the typical ones stays visible.
+  double lo = 0, hi = 0;
+  if (!v.empty()) {
+    lo = *std::min_element(v.begin(), v.end());
+    hi = *std::max_element(v.begin(), v.end());
+  }
+  const bool log_y = lo > 0 && hi / lo > 10;
+  // Its values on the right (next to the legend), so the plots' left edges stay aligned with the curves'.
+  ImPlot::SetupAxes(
+      "launches", nullptr, ImPlotAxisFlags_NoTickLabels | ImPlotAxisFlags_NoTickMarks,
+      ImPlotAxisFlags_Opposite | (v.empty() || log_y ? ImPlotAxisFlags_None : ImPlotAxisFlags_AutoFit));
   ImPlot::SetupAxisLimits(ImAxis_X1, -1, 1, ImPlotCond_Always);
+  if (log_y) {
+    ImPlot::SetupAxisScale(ImAxis_Y1, ImPlotScale_Log10);
+    ImPlot::SetupAxisLimits(ImAxis_Y1, lo / 1.3, hi * 1.3, ImPlotCond_Always);
+  }
   if (v.empty()) {
     ImPlot::SetupAxisLimits(ImAxis_Y1, 0, 1, ImPlotCond_Always);
     ImPlot::PlotText("none yet", 0, 0.5);
@@ -193,16 +207,24 @@ PlotReport draw_timings(const TimingsData& d, TimingsY y, ImVec2 size, const Plo
     std::snprintf(id, sizeof id, "##scaling%d", row);
     if (ImPlot::BeginPlot(id, ImVec2(-1, -1), plot_flags(st))) {
       const std::string ylabel = flops ? d.flops.name : "time (" + d.time.name + ")";
-      const bool one_size = d.x_hi <= d.x_lo;
+      // Log axes get their limits from the data (AutoFit pads in linear units, which on a log axis can reach
+      // below zero and stretch the axis down to 1e-300).
+      const bool one_size = d.x_hi <= d.x_lo, log_y = !flops && log_time;
       ImPlot::SetupAxes(row == rows - 1 ? d.axis_label.c_str() : nullptr, ylabel.c_str(),
-                        one_size ? ImPlotAxisFlags_None : ImPlotAxisFlags_AutoFit, ImPlotAxisFlags_AutoFit);
+                        one_size || log_x ? ImPlotAxisFlags_None : ImPlotAxisFlags_AutoFit,
+                        log_y ? ImPlotAxisFlags_None : ImPlotAxisFlags_AutoFit);
       if (one_size && !d.empty())  // one size so far: room around it rather than a zoom into nothing
         ImPlot::SetupAxisLimits(ImAxis_X1, d.x_lo * 0.5, d.x_lo * 1.5, ImPlotCond_Always);
       if (log_x) {
         ImPlot::SetupAxisScale(ImAxis_X1, ImPlotScale_Log10);
+        ImPlot::SetupAxisLimits(ImAxis_X1, d.x_lo / 1.12, d.x_hi * 1.12, ImPlotCond_Always);
         power_of_two_ticks(ImAxis_X1, d.x_lo, d.x_hi);
       }
-      if (!flops && log_time) ImPlot::SetupAxisScale(ImAxis_Y1, ImPlotScale_Log10);
+      if (log_y) {
+        ImPlot::SetupAxisScale(ImAxis_Y1, ImPlotScale_Log10);
+        ImPlot::SetupAxisLimits(ImAxis_Y1, min_ms * d.time.scale / 1.6, max_ms * d.time.scale * 1.6,
+                                ImPlotCond_Always);
+      }
       if (d.empty()) {
         ImPlot::SetupAxesLimits(0, 1, 0, 1, ImPlotCond_Always);
         ImPlot::PlotText("no measurements along this axis yet", 0.5, 0.5);

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <set>
 #include <string>
@@ -205,11 +206,29 @@ class SweepPanel final : public Panel {
       sp.input = p.input == InputKind::File ? InputKind::Random : p.input;
       sp.seed = p.seed;
       expand_sweep(sp);  // the point limit and the shape, before asking the engine
+      if (!s.sweep_quick) {
+        const double lo = seconds(m_min_s, "'at least'"), hi = seconds(m_max_s, "'at most'");
+        if (lo > hi)
+          throw ValidationError("'at least' " + std::string(m_min_s) + " s is more than 'at most' " +
+                                m_max_s + " s");
+        s.sweep_min_s = lo;
+        s.sweep_max_s = hi;
+      }
       s.sweep_request = sp;
     } catch (const ValidationError& e) {
       m_error = e.what();
       s.say(Severity::Warning, std::string("sweep refused: ") + e.what());
     }
+  }
+
+  // A positive number of seconds (up to an hour), or ValidationError naming the field.
+  static double seconds(const char* text, const char* what) {
+    char* end = nullptr;
+    const double v = std::strtod(text, &end);
+    if (end == text || *end != '\0' || !(v > 0) || v > 3600)
+      throw ValidationError(std::string("sweep ") + what + " = '" + text +
+                            "' is not a number of seconds in (0, 3600]");
+    return v;
   }
 
   void progress(AppState& s) {
@@ -248,6 +267,7 @@ class SweepPanel final : public Panel {
 
   bool m_init = false;
   char m_from[16] = "", m_to[16] = "", m_step[16] = "", m_fixed[16] = "", m_ragged[16] = "";
+  char m_min_s[16] = "0.5", m_max_s[16] = "10";
   int m_spacing = 0, m_shape = 0;
   bool m_ragged_on = false;
   std::set<std::pair<std::string, int>> m_chosen;

@@ -263,6 +263,34 @@ TEST(BenchHeatmap, RepeatKeepsRerunningWhileFramesAreDrawn) {
   }
 }
 
+// The window's sweep drawn frame by frame (what tests/gpu/issue11ui_device.sh measures on a GPU): every point
+// measured, frames recorded while it ran, the session written for `tilescope figure --session`.
+TEST(BenchHeatmap, FramesWhileTheWindowsSweepRuns) {
+  if (!have_display()) GTEST_SKIP() << "no X display";
+  test::TempDir dir;
+  auto r = test::run_cmd(kBin +
+                         " bench heatmap --backend cpu --size 64 --view 64 --repeats 2 --frame-seconds 0 "
+                         "--sweep 32:96:32 --sweep-kernels tiled --sweep-quick --sweep-session-out " +
+                         dir.file("s.json") + " --format json");
+  ASSERT_EQ(r.code, 0) << r.output;
+  const auto j = nlohmann::json::parse(r.output.substr(r.output.find('{')));
+  EXPECT_EQ(j["sweep"]["state"], "done");
+  EXPECT_EQ(j["sweep"]["total"], 9);  // 3 sizes x tiled T=8, 16, 32
+  EXPECT_EQ(j["sweep"]["done"], 9);
+  EXPECT_GT(j["sweep"]["dram_gbs"].get<double>(), 0);
+  EXPECT_EQ(j["frames"]["during"], "the window's sweep");
+  EXPECT_GT(j["frames"]["count"].get<int>(), 0);
+  std::ifstream f(dir.file("s.json"));
+  const auto session = nlohmann::json::parse(f);
+  EXPECT_EQ(session["records"].size(), 10u);  // the first run and the 9 points
+  for (const char* bad :
+       {"--sweep 96:32:32", "--sweep 32:96:32 --sweep-kernels nope", "--sweep 32 --sweep-limit 0"}) {
+    auto b =
+        test::run_cmd(kBin + " bench heatmap --backend cpu --size 32 --frame-seconds 0 " + std::string(bad));
+    EXPECT_EQ(b.code, 2) << bad << ": " << b.output;
+  }
+}
+
 TEST(Snapshot, RefusesToOverwriteAnExistingFile) {
   if (!have_display()) GTEST_SKIP() << "no X display";
   test::TempDir dir;
