@@ -183,7 +183,17 @@ PlotReport draw_timings(const TimingsData& d, TimingsY y, ImVec2 size, const Plo
   // (A flag is always given: ImPlot keeps a subplot's default horizontal legend when the flags are 0.)
   ImPlot::SetupLegend(ImPlotLocation_East,
                       ImPlotLegendFlags_NoMenus | (st.interactive ? 0 : ImPlotLegendFlags_NoButtons));
-  const bool log_x = d.x_lo > 0 && d.x_hi / d.x_lo >= 32;
+  // A log size axis for geometric sweeps (powers of two): sizes whose neighbours are mostly 1.5x apart or
+  // more; a linear sweep keeps a linear axis, where the wave-quantisation sawtooth reads best.
+  std::vector<double> xs_all;
+  for (const auto& c : d.curves)
+    for (const auto& p : c.line) xs_all.push_back(p.x);
+  std::sort(xs_all.begin(), xs_all.end());
+  xs_all.erase(std::unique(xs_all.begin(), xs_all.end()), xs_all.end());
+  int wide_steps = 0;
+  for (size_t i = 1; i < xs_all.size(); ++i) wide_steps += xs_all[i] >= 1.5 * xs_all[i - 1];
+  const bool log_x =
+      d.x_lo > 0 && d.x_hi / d.x_lo >= 32 && xs_all.size() > 2 && 2 * wide_steps >= int(xs_all.size()) - 1;
   double min_ms = 0, max_ms = 0;
   for (const auto& c : d.curves)
     for (const auto& p : c.series.points) {
@@ -230,15 +240,27 @@ PlotReport draw_timings(const TimingsData& d, TimingsY y, ImVec2 size, const Plo
         ImPlot::PlotText("no measurements along this axis yet", 0.5, 0.5);
       }
       // Wave marks under everything: where the grid of the highlighted configuration needs one more wave.
+      // Where marks crowd (many waves at large sizes) one every few pixels is drawn, so they read as marks
+      // rather than a grey block; the figure's data keep every one.
       std::vector<double> marks;
-      for (const auto& w : d.marks.marks)
-        if (double(w.size) >= d.x_lo && double(w.size) <= d.x_hi) marks.push_back(double(w.size));
+      float last_px = -1e9f;
+      bool thinned = false;
+      for (const auto& w : d.marks.marks) {
+        if (double(w.size) < d.x_lo || double(w.size) > d.x_hi) continue;
+        const float px = ImPlot::PlotToPixels(double(w.size), 0).x;
+        if (px - last_px < 0.4f * em) {
+          thinned = true;
+          continue;
+        }
+        marks.push_back(double(w.size));
+        last_px = px;
+      }
       if (!marks.empty()) {
         const std::string label = "wave marks, " + d.marks.config.label() +
                                   (d.marks.theoretical ? " (THEORETICAL: " + d.marks.gpu + ")" : "");
         ImPlot::SetNextLineStyle(with_alpha(palette().muted, 0.7f), 1.0f * em / 16);
         ImPlot::PlotInfLines(label.c_str(), marks.data(), int(marks.size()));
-        if (marks.size() <= 12 && row == 0) {
+        if (marks.size() <= 12 && !thinned && row == 0) {
           const ImPlotRect lim = ImPlot::GetPlotLimits();
           for (const auto& w : d.marks.marks) {
             if (double(w.size) < d.x_lo || double(w.size) > d.x_hi) continue;
@@ -435,9 +457,10 @@ PlotReport draw_roofline(const RooflineData& d, ImVec2 size, const PlotStyle& st
   };
   const std::string bw = num(d.roofs.dram_bytes_per_s * 1e-9, "%.0f") + " GB/s " +
                          (d.roofs.dram_measured ? "measured" : "datasheet");
+  // TF32 first: FP32's line covers the DRAM slope the two share, TF32's goes on up to its own ridge.
+  line("roof TF32 " + num(d.roofs.tf32_flops * s, "%.3g") + " " + d.flops.name, d.tf32, palette().warn, 2.0f);
   line("roof FP32 " + num(d.roofs.fp32_flops * s, "%.3g") + " " + d.flops.name + ", DRAM " + bw, d.fp32,
        text_colour(), 2.0f);
-  line("roof TF32 " + num(d.roofs.tf32_flops * s, "%.3g") + " " + d.flops.name, d.tf32, palette().warn, 2.0f);
   line("DRAM " + bw + " (no compute roof)", d.dram, text_colour(), 2.0f);
   line("DRAM datasheet " + num(d.roofs.datasheet_bytes_per_s * 1e-9, "%.0f") + " GB/s", d.dram_datasheet,
        with_alpha(palette().muted, 0.7f), 1.0f);
@@ -460,10 +483,14 @@ PlotReport draw_roofline(const RooflineData& d, ImVec2 size, const PlotStyle& st
     ImPlot::PlotErrorBars(label.c_str(), xs.data(), ys.data(), neg.data(), pos.data(), int(xs.size()),
                           ImPlotErrorBarsFlags_Horizontal);
     ImPlot::SetNextMarkerStyle(session_marker(first.session), (first.current ? 5.0f : 3.5f) * em / 16, col,
-                               first.current ? 2.0f * em / 16 : IMPLOT_AUTO,
-                               first.current ? palette().plot_current : col);
+                               IMPLOT_AUTO, col);
     ImPlot::PlotScatter(label.c_str(), xs.data(), ys.data(), int(xs.size()));
     rep.colours.emplace_back(label, col);
+    if (first.current) {  // the current configuration's points, ringed
+      ImPlot::SetNextMarkerStyle(ImPlotMarker_Circle, 7.5f * em / 16, ImVec4(0, 0, 0, 0), 1.5f * em / 16,
+                                 palette().plot_current);
+      ImPlot::PlotScatter("##current", xs.data(), ys.data(), int(xs.size()), ImPlotItemFlags_NoLegend);
+    }
   }
   if (d.points.empty())
     ImPlot::PlotText("no measured points yet", std::sqrt(d.x_lo * d.x_hi), std::sqrt(d.y_lo * d.y_hi) * s);
