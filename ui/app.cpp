@@ -290,7 +290,8 @@ void App::open_session_file(const std::string& path) {
       const size_t n = saved.records.size();
       s.sessions.current() = std::move(saved);
       ++s.sessions_serial;
-      s.say(Severity::Info, "session: " + std::to_string(n) + " points from " + path);
+      s.say(Severity::Info,
+            "session: " + std::to_string(n) + (n == 1 ? " point from " : " points from ") + path);
       return;
     }
     // Measured on another device: kept under a name of its own and shown beside this device's session.

@@ -221,10 +221,13 @@ PlotReport draw_timings(const TimingsData& d, TimingsY y, ImVec2 size, const Plo
       // below zero and stretch the axis down to 1e-300).
       const bool one_size = d.x_hi <= d.x_lo, log_y = !flops && log_time;
       ImPlot::SetupAxes(row == rows - 1 ? d.axis_label.c_str() : nullptr, ylabel.c_str(),
-                        one_size || log_x ? ImPlotAxisFlags_None : ImPlotAxisFlags_AutoFit,
+                        d.empty() ? ImPlotAxisFlags_AutoFit : ImPlotAxisFlags_None,
                         log_y ? ImPlotAxisFlags_None : ImPlotAxisFlags_AutoFit);
       if (one_size && !d.empty())  // one size so far: room around it rather than a zoom into nothing
         ImPlot::SetupAxisLimits(ImAxis_X1, d.x_lo * 0.5, d.x_lo * 1.5, ImPlotCond_Always);
+      else if (!log_x && !d.empty())  // room for the ring and the markers at both ends
+        ImPlot::SetupAxisLimits(ImAxis_X1, d.x_lo - 0.04 * (d.x_hi - d.x_lo),
+                                d.x_hi + 0.04 * (d.x_hi - d.x_lo), ImPlotCond_Always);
       if (log_x) {
         ImPlot::SetupAxisScale(ImAxis_X1, ImPlotScale_Log10);
         ImPlot::SetupAxisLimits(ImAxis_X1, d.x_lo / 1.12, d.x_hi * 1.12, ImPlotCond_Always);

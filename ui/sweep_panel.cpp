@@ -42,6 +42,22 @@ class SweepPanel final : public Panel {
     if (!m_init) init(s);
     const bool running = s.sweeping;
     s.panels[name()].state = to_string(s.sweep_progress.state);
+    // Start / Cancel and where the sweep stands, first: they are what matters while it runs.
+    ImGui::BeginDisabled(running);
+    if (ImGui::Button("Start sweep")) start(s);
+    ImGui::EndDisabled();
+    same_line_if_fits(button_width("Cancel"));
+    ImGui::BeginDisabled(!running);
+    if (ImGui::Button("Cancel")) s.sweep_cancel_requested = true;
+    ImGui::EndDisabled();
+    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+      ImGui::SetTooltip("Stops after the current sample; the finished points are kept");
+    if (!m_error.empty()) {
+      ImGui::PushTextWrapPos(0);
+      ImGui::TextColored(palette().bad, "%s", m_error.c_str());
+      ImGui::PopTextWrapPos();
+    }
+    progress(s);
     ImGui::BeginDisabled(running);
     ImGui::SeparatorText("Sizes");
     field("from", m_from, sizeof m_from);
@@ -105,6 +121,16 @@ class SweepPanel final : public Panel {
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip("The window's policy: a few samples per point, a fast look");
     s.sweep_quick = quick == 1;
+    if (!s.sweep_quick) {
+      text_muted_wrapped("seconds per point:");
+      field("at least", m_min_s, sizeof m_min_s);
+      if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("Seconds of kernel time per point (and at least 10 samples)");
+      field("at most", m_max_s, sizeof m_max_s);
+      if (ImGui::IsItemHovered())
+        ImGui::SetTooltip(
+            "Seconds per point before giving up on the noise target: a bound on the sweep's time");
+    }
     if (s.backend_kind != "cuda") {
       // No SMs here: the wave marks are those a catalog GPU would show, and say so.
       ImGui::AlignTextToFramePadding();
@@ -122,24 +148,6 @@ class SweepPanel final : public Panel {
           "more wave (build-time registers, no GPU used).");
     }
     ImGui::EndDisabled();
-
-    // Start / Cancel and where the sweep stands.
-    ImGui::Spacing();
-    ImGui::BeginDisabled(running);
-    if (ImGui::Button("Start sweep")) start(s);
-    ImGui::EndDisabled();
-    same_line_if_fits(button_width("Cancel"));
-    ImGui::BeginDisabled(!running);
-    if (ImGui::Button("Cancel")) s.sweep_cancel_requested = true;
-    ImGui::EndDisabled();
-    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
-      ImGui::SetTooltip("Stops after the current sample; the finished points are kept");
-    if (!m_error.empty()) {
-      ImGui::PushTextWrapPos(0);
-      ImGui::TextColored(palette().bad, "%s", m_error.c_str());
-      ImGui::PopTextWrapPos();
-    }
-    progress(s);
   }
 
  private:
@@ -168,7 +176,7 @@ class SweepPanel final : public Panel {
     ImGui::PushID(label);
     ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted(label);
-    ImGui::SameLine(ImGui::GetFontSize() * 3.2f);
+    ImGui::SameLine(ImGui::GetFontSize() * 4.2f);
     ImGui::SetNextItemWidth(-FLT_MIN);
     ImGui::InputText("##v", buf, size, ImGuiInputTextFlags_CharsNoBlank);
     ImGui::PopID();
