@@ -314,7 +314,21 @@ void App::open_session_file(const std::string& path) {
 void App::save_session_file() {
   AppState& s = m_state;
   if (s.session_file.empty()) return;
-  const Session& cur = s.sessions.current();
+  Session& cur = s.sessions.current();
+  // A session file larger than load_session accepts would be refused at the next launch: the oldest points
+  // make room first, and the window says so.
+  size_t dropped = 0;
+  while (!cur.records.empty()) {
+    const size_t bytes = to_json(cur).dump(1).size();
+    if (bytes < size_t(kMaxSessionBytes) * 9 / 10) break;
+    const size_t n = std::max<size_t>(1, cur.records.size() / 10);
+    cur.records.erase(cur.records.begin(), cur.records.begin() + std::ptrdiff_t(n));
+    dropped += n;
+    ++s.sessions_serial;
+  }
+  if (dropped)
+    s.say(Severity::Warning, "the session file would pass " + std::to_string(kMaxSessionBytes >> 20) +
+                                 " MiB: its " + std::to_string(dropped) + " oldest points were left out");
   std::error_code ec;
   if (cur.records.empty() && !fs::exists(s.session_file, ec)) return;
   if (!s.session_refused.empty()) {
@@ -397,8 +411,15 @@ void App::handle_sweep() {
     s.sweep_request.reset();
     try {
       std::vector<ProblemSpec> points = expand_sweep(sp);
-      const MeasurePolicy policy =
-          s.sweep_quick ? m_queue.backend().default_policy() : MeasurePolicy::bench();
+      MeasurePolicy policy = s.sweep_quick ? m_queue.backend().default_policy() : MeasurePolicy::bench();
+      if (!s.sweep_quick) {  // the Sweep panel's seconds per point
+        policy.min_seconds = s.sweep_min_s;
+        policy.max_seconds = s.sweep_max_s;
+        // Every sample goes into the session: 2000 per point keep a long sweep's file small (a fast kernel's
+        // 0.5 s would otherwise be 50000 samples), and pin the median to well under its IQR.
+        policy.max_samples = AppState::kWindowSweepMaxSamples;
+        validate_policy(policy);
+      }
       m_sweep->start(std::move(points), policy);
       s.sweep = sp;
       s.sweeping = true;

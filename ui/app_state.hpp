@@ -124,6 +124,8 @@ struct AppState {
   // Sweeps: the Sweep panel's plan (validated by app.cpp), cancel, and where the sweep stands.
   std::optional<SweepSpec> sweep_request;
   bool sweep_quick = false;  // quick policy instead of bench (a fast look; fewer samples per point)
+  static constexpr int kWindowSweepMaxSamples =
+      2000;                                    // bench samples per point at most (sessions stay small)
   double sweep_min_s = 0.5, sweep_max_s = 10;  // bench: kernel time at least, wall time at most, per point
   bool sweep_cancel_requested = false;
   std::optional<SweepSpec> sweep;  // the sweep started last (its points fill Timings)

@@ -491,6 +491,7 @@ FrameBenchResult run_frame_bench(const FrameBenchOptions& opt) {
     MeasurePolicy bench = MeasurePolicy::bench();
     bench.min_seconds = opt.sweep_min_s;
     bench.max_seconds = opt.sweep_max_s;
+    bench.max_samples = AppState::kWindowSweepMaxSamples;
     r.sweep.policy = (opt.sweep_quick ? opt.backend->default_policy() : bench).describe();
     if (!st.sweeping) {
       r.sweep.state = to_string(st.sweep_progress.state);

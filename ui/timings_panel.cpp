@@ -111,10 +111,11 @@ class TimingsPanel final : public Panel {
       text = "No measurements along " + td.axis_label +
              " yet: run the problem (Space), or measure many sizes at once in the Sweep panel.";
     }
-    if (!text.empty()) text_muted_wrapped(text.c_str());
+    // One line each, elided (the whole text in the tooltip): the plots keep the room.
+    if (!text.empty()) text_fit(text, &palette().muted);
     if (!td.marks.note.empty() && td.marks.marks.empty() && td.x_hi > td.x_lo)
-      text_muted_wrapped(
-          (td.marks.note + (td.marks.theoretical ? " (THEORETICAL: " + td.marks.gpu + ")" : "")).c_str());
+      text_fit(td.marks.note + (td.marks.theoretical ? " (THEORETICAL: " + td.marks.gpu + ")" : ""),
+               &palette().muted);
   }
 
   void draw_scaling(AppState& s, const TimingsData& td, ImVec2 size) {

@@ -283,6 +283,24 @@ TEST(BenchHeatmap, FramesWhileTheWindowsSweepRuns) {
   std::ifstream f(dir.file("s.json"));
   const auto session = nlohmann::json::parse(f);
   EXPECT_EQ(session["records"].size(), 10u);  // the first run and the 9 points
+  // The bench policy with the Sweep panel's seconds per point, and at most 2000 samples a point.
+  auto bench = test::run_cmd(kBin +
+                             " bench heatmap --backend cpu --size 32 --view 32 --repeats 1 --frame-seconds 0 "
+                             "--sweep 32 --sweep-kernels tiled --sweep-min-time 0.05 --sweep-max-time 0.2 "
+                             "--sweep-session-out " +
+                             dir.file("b.json") + " --format json");
+  ASSERT_EQ(bench.code, 0) << bench.output;
+  std::ifstream fb(dir.file("b.json"));
+  const auto bs = nlohmann::json::parse(fb);
+  int swept = 0;
+  for (const auto& rec : bs["records"]) {
+    const std::string policy = rec["policy"];
+    if (policy.rfind("bench", 0) != 0) continue;
+    ++swept;
+    EXPECT_NE(policy.find("limit 0.2 s"), std::string::npos) << policy;
+    EXPECT_LE(rec["samples_ms"].size(), 2000u);
+  }
+  EXPECT_EQ(swept, 3);
   for (const char* bad :
        {"--sweep 96:32:32", "--sweep 32:96:32 --sweep-kernels nope", "--sweep 32 --sweep-limit 0"}) {
     auto b =
