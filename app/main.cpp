@@ -732,7 +732,9 @@ int main(int argc, char** argv) {
   snap->add_option("--gl", snap_gl, "offscreen OpenGL: auto (EGL device, else an X display), egl or x11")
       ->capture_default_str();
   std::string snap_front, snap_session;
-  snap->add_option("--session", snap_session, "show this saved session's points in the plots (read only)");
+  snap->add_option(
+      "--session", snap_session,
+      "show this saved session's points in the plots (read only; another device's as an overlay)");
   snap->add_option("--front", snap_front,
                    "comma-separated panels to show in front of their tabs (e.g. Sweep,Roofline)");
   snap->add_option("--zoom", snap_zoom,

@@ -329,8 +329,14 @@ int run_snapshot(const SnapshotOptions& opt) {
     if (std::none_of(app.panels().begin(), app.panels().end(), [&](const auto& p) { return f == p->name(); }))
       throw ValidationError("--front: '" + f + "' is not a panel");
   st.front_requested = opt.front;
-  if (!opt.session.empty()) {  // its points in the plots; the snapshot's run joins them, nothing is saved
-    st.sessions.current() = load_session(opt.session);
+  if (!opt.session.empty()) {
+    // Its points in the plots, as the window would show them: this device's session continued (the
+    // snapshot's run joins it), another device's beside it as an overlay. Nothing is saved.
+    Session saved = load_session(opt.session);
+    if (saved.device.backend == st.device.backend && saved.device.name == st.device.name)
+      st.sessions.current() = std::move(saved);
+    else
+      st.sessions.open(std::move(saved));
     ++st.sessions_serial;
   }
   RunRequest req = opt.request;

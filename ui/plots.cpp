@@ -182,6 +182,34 @@ PlotReport draw_timings(const TimingsData& d, TimingsY y, ImVec2 size, const Plo
   const float col_ratios[2] = {0.82f, 0.18f};
   ImPlotSubplotFlags sf = ImPlotSubplotFlags_ShareItems | ImPlotSubplotFlags_LinkCols;
   if (!st.interactive) sf |= ImPlotSubplotFlags_NoMenus | ImPlotSubplotFlags_NoResize;
+  // The legend: beside the plots when it takes little of their width, else in rows under them (a narrow
+  // panel, long overlay names); either way outside the plot area, never over the data.
+  const std::string marks_label =
+      "wave marks, " + d.marks.config.label() + (d.marks.theoretical ? " (THEORETICAL)" : "");
+  std::vector<std::pair<std::string, ImVec4>> entries;
+  if (!d.marks.marks.empty()) entries.emplace_back(marks_label, with_alpha(palette().muted, 0.7f));
+  for (const auto& c : d.curves) entries.emplace_back(c.label, series_colour(c.colour, c.series.reference));
+  const ImVec2 room = ImGui::GetContentRegionAvail();
+  const float width = size.x > 0 ? size.x : room.x, em_ = ImGui::GetFontSize();
+  float widest = 0;
+  for (const auto& e : entries) widest = std::max(widest, ImGui::CalcTextSize(e.first.c_str()).x);
+  const bool below = !entries.empty() && widest + 3 * em_ > 0.28f * width;
+  float legend_h = 0;
+  if (below) {
+    float x = 0;
+    int lines = 1;
+    for (const auto& e : entries) {
+      const float w = em_ * 1.6f + ImGui::CalcTextSize(e.first.c_str()).x;
+      if (x > 0 && x + w > width) {
+        ++lines;
+        x = 0;
+      }
+      x += w + em_;
+    }
+    legend_h = float(lines) * ImGui::GetTextLineHeightWithSpacing() + ImGui::GetStyle().ItemSpacing.y;
+    sf |= ImPlotSubplotFlags_NoLegend;
+    size.y = std::max(6 * em_, (size.y > 0 ? size.y : room.y) - legend_h);
+  }
   if (!ImPlot::BeginSubplots("##timings", rows, 2, size, sf, nullptr, const_cast<float*>(col_ratios)))
     return rep;
   // The legend sits outside the plots (the subplot grid makes room for it): it never covers data.
@@ -264,10 +292,8 @@ PlotReport draw_timings(const TimingsData& d, TimingsY y, ImVec2 size, const Plo
         last_px = px;
       }
       if (!marks.empty()) {
-        const std::string label = "wave marks, " + d.marks.config.label() +
-                                  (d.marks.theoretical ? " (THEORETICAL: " + d.marks.gpu + ")" : "");
         ImPlot::SetNextLineStyle(with_alpha(palette().muted, 0.7f), 1.0f * em / 16);
-        ImPlot::PlotInfLines(label.c_str(), marks.data(), int(marks.size()));
+        ImPlot::PlotInfLines(marks_label.c_str(), marks.data(), int(marks.size()));
         if (marks.size() <= 12 && !thinned && row == 0) {
           const ImPlotRect lim = ImPlot::GetPlotLimits();
           for (const auto& w : d.marks.marks) {
@@ -337,6 +363,22 @@ PlotReport draw_timings(const TimingsData& d, TimingsY y, ImVec2 size, const Plo
     draw_distribution(d, q, current_colour, st, row);
   }
   ImPlot::EndSubplots();
+  if (below) {  // a square of each colour and its label, in rows that wrap
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const float sq = ImGui::GetFontSize() * 0.8f;
+    for (size_t i = 0; i < entries.size(); ++i) {
+      const auto& [label, colour] = entries[i];
+      if (i > 0)
+        same_line_if_fits(sq + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(label.c_str()).x +
+                          em_ * 0.6f);
+      const ImVec2 p = ImGui::GetCursorScreenPos();
+      const float dy = (ImGui::GetTextLineHeight() - sq) * 0.5f;
+      dl->AddRectFilled(ImVec2(p.x, p.y + dy), ImVec2(p.x + sq, p.y + dy + sq), ImGui::GetColorU32(colour));
+      ImGui::Dummy(ImVec2(sq, ImGui::GetTextLineHeight()));
+      ImGui::SameLine(0, ImGui::GetStyle().ItemInnerSpacing.x);
+      ImGui::TextUnformatted(label.c_str());
+    }
+  }
   return rep;
 }
 
