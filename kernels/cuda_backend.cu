@@ -1,6 +1,8 @@
 // The CUDA backend: inputs generated on the device, the chosen kernel verified against cuBLAS, then timed
 // with cudaEvents on the backend's own stream. Only small summaries (error statistics, heatmap views) and,
 // when asked, the output C come back to the host.
+#include <dlfcn.h>
+
 #include <functional>
 #include <optional>
 #include <sstream>
@@ -20,11 +22,17 @@ int cuda_devices(std::string* why) {
   int n = 0;
   cudaError_t e = cudaGetDeviceCount(&n);
   if (e != cudaSuccess) {
-    if (why) *why = std::string("the CUDA runtime says: ") + cudaGetErrorString(e);
+    // Without the driver library the runtime reports an "insufficient driver": say what that means here.
+    void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+    if (driver) dlclose(driver);
+    if (why)
+      *why = e == cudaErrorNoDevice ? std::string("no NVIDIA GPU found")
+             : !driver ? std::string("no NVIDIA GPU found (no NVIDIA driver: libcuda.so.1 is missing)")
+                       : std::string("the CUDA runtime says: ") + cudaGetErrorString(e);
     cudaGetLastError();  // clear the sticky-free error so later calls start clean
     return 0;
   }
-  if (n == 0 && why) *why = "no CUDA-capable device is detected";
+  if (n == 0 && why) *why = "no NVIDIA GPU found";
   return n;
 }
 
