@@ -1,10 +1,11 @@
 #include "gui.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 
 #include <GLFW/glfw3.h>
 #include <imgui.h>
@@ -19,6 +20,7 @@
 #include "panel.hpp"
 #include "run_queue.hpp"
 #include "csv.hpp"
+#include "files.hpp"
 #include "settings.hpp"
 #include "texture.hpp"
 #include "window.hpp"
@@ -169,8 +171,8 @@ void render(int fb_w, int fb_h) {
 
 // A panel's export: the window's rectangle cropped from the frame just rendered (PNG) and its data (CSV),
 // under one timestamped stem that does not exist yet. read_fbo: the framebuffer the frame was rendered into
-// (0: the window's back buffer).
-void save_panel_export(AppState& s, int fb_w, int fb_h, GLuint read_fbo = 0) {
+// (0: the window's back buffer). False when the export failed (the status message says why).
+bool save_panel_export(AppState& s, int fb_w, int fb_h, GLuint read_fbo = 0) {
   const AppState::ExportRequest req = *s.export_request;
   s.export_request.reset();
   try {
@@ -200,9 +202,13 @@ void save_panel_export(AppState& s, int fb_w, int fb_h, GLuint read_fbo = 0) {
     write_new_file(csv, req.csv);
     s.status_message = "exported " + png.string() + " and " + csv.filename().string();
   } catch (const std::exception& e) {
+    glBindFramebuffer(GL_READ_FRAMEBUFFER, 0);
     s.status_message = std::string("export failed: ") + e.what();
+    s.status_time = ImGui::GetTime();
+    return false;
   }
   s.status_time = ImGui::GetTime();
+  return true;
 }
 
 void save_screenshot(AppState& s, int fb_w, int fb_h) {
@@ -221,22 +227,52 @@ void save_screenshot(AppState& s, int fb_w, int fb_h) {
 
 }  // namespace
 
+namespace {
+// SIGINT / SIGTERM close the window as its close button does (settings saved), at the next frame.
+std::atomic<bool> g_close_requested{false};
+extern "C" void on_close_signal(int) {
+  g_close_requested = true;
+}
+
+// ImGui reads and writes imgui.ini itself (fopen): let it only where that is a regular file or nothing yet,
+// so a FIFO cannot block the start and a link or device is never replaced.
+bool ini_usable(const fs::path& ini, std::string* warnings) {
+  std::error_code ec;
+  const fs::file_status st = fs::symlink_status(ini, ec);
+  if (ec && ec != std::errc::no_such_file_or_directory) {
+    *warnings += (warnings->empty() ? "" : "; ") + ini.string() + " cannot be looked at (" + ec.message() +
+                 "): the window layout is neither read nor saved";
+    return false;
+  }
+  if (!fs::exists(st) || fs::is_regular_file(st)) return true;
+  *warnings += (warnings->empty() ? "" : "; ") + ini.string() +
+               " is not a regular file: the window layout is neither read nor saved (the file is kept)";
+  return false;
+}
+}  // namespace
+
 int run_gui(const GuiOptions& opt) {
+  g_close_requested = false;
+  auto* old_int = std::signal(SIGINT, on_close_signal);
+  auto* old_term = std::signal(SIGTERM, on_close_signal);
   const fs::path cfg = config_dir();
   std::error_code ec;
   fs::create_directories(cfg, ec);
   std::string warnings;
   const fs::path settings_file = cfg / "settings.json";
-  Settings settings;
-  if (fs::exists(settings_file)) {
-    settings = load_settings(settings_file, &warnings);
-  } else if (opt.backend->kind() == "cpu") {
-    settings.spec.m = settings.spec.n = settings.spec.k = 256;  // a first look that the CPU serves at once
-  }
-  const std::string ini = (cfg / "imgui.ini").string();
+  Settings defaults;
+  if (opt.backend->kind() == "cpu")
+    defaults.spec.m = defaults.spec.n = defaults.spec.k = 256;  // a first look that the CPU serves at once
+  // A settings file that could not be used whole is kept as it is: this session's settings are not saved.
+  bool keep_settings_file = false;
+  const Settings settings = load_settings(settings_file, &warnings, &keep_settings_file, defaults);
+  const fs::path ini_path = cfg / "imgui.ini";
+  const std::string ini = ini_path.string();
+  const bool use_ini = !ec && ini_usable(ini_path, &warnings);
+  if (!warnings.empty()) std::fprintf(stderr, "tilescope: settings: %s\n", warnings.c_str());
 
   gfx::GlfwWindow window(1600, 1000, "TileScope", true);
-  ImGuiSession session(window.get(), ec ? nullptr : ini.c_str());
+  ImGuiSession session(window.get(), use_ini ? ini.c_str() : nullptr);
   App app(opt.backend, opt.backend_note, settings, window.gl_renderer());
   if (!warnings.empty()) {
     app.state().status_message = "settings: " + warnings;
@@ -244,6 +280,7 @@ int run_gui(const GuiOptions& opt) {
   }
 
   while (!window.should_close()) {
+    if (g_close_requested) glfwSetWindowShouldClose(window.get(), GLFW_TRUE);
     // Idle: wait for input (low CPU); busy: keep animating the spinner.
     if (app.state().busy)
       glfwPollEvents();
@@ -263,6 +300,15 @@ int run_gui(const GuiOptions& opt) {
     if (app.state().export_request) save_panel_export(app.state(), fb_w, fb_h);
     window.swap();
     if (app.state().quit_requested) glfwSetWindowShouldClose(window.get(), GLFW_TRUE);
+  }
+  std::signal(SIGINT, old_int);
+  std::signal(SIGTERM, old_term);
+  if (keep_settings_file) {
+    std::fprintf(stderr,
+                 "tilescope: settings not saved: %s could not be used whole at start and is kept as it is "
+                 "(fix or remove it to save settings again)\n",
+                 settings_file.string().c_str());
+    return 0;
   }
   try {
     save_settings(settings_file, app.state().settings);
@@ -335,6 +381,7 @@ int run_snapshot(const SnapshotOptions& opt) {
   glFinish();
   gfx::write_png(opt.out_png, opt.width, opt.height, fbo.read_rgba(), opt.overwrite);
   // --export-panels: every panel's "Export PNG + CSV", through the same code as the button (one per frame).
+  int export_failures = 0;
   if (!opt.export_dir.empty()) {
     app.state().settings.export_dir = opt.export_dir;
     for (const char* p : {"Timings", "Occupancy", "Tile schedule"}) app.state().export_pending.insert(p);
@@ -342,7 +389,7 @@ int run_snapshot(const SnapshotOptions& opt) {
          ++frame) {
       offscreen_frame(app, session, fbo, 1.0f / 60);
       if (app.state().export_request) {
-        save_panel_export(app.state(), opt.width, opt.height, fbo.id());
+        export_failures += !save_panel_export(app.state(), opt.width, opt.height, fbo.id());
         std::fprintf(stderr, "tilescope: %s\n", app.state().status_message.c_str());
       }
     }
@@ -362,9 +409,11 @@ int run_snapshot(const SnapshotOptions& opt) {
     j["interop_why"] = app.state().heatmaps->interop().why;
     for (const auto& [name, r] : app.state().layout) j["rects"][name] = {r.x, r.y, r.w, r.h};
     for (const auto& [name, st] : app.state().panel_state) j["states"][name] = st;
-    std::ofstream f(opt.layout_json, std::ios::trunc);
-    f << j.dump(2) << "\n";
+    write_file(opt.layout_json, j.dump(2) + "\n", opt.overwrite ? Replace::RegularFile : Replace::Never);
   }
+  if (export_failures > 0)
+    throw std::runtime_error("wrote " + opt.out_png + ", but " + std::to_string(export_failures) +
+                             " panel export(s) failed (see above)");
   return ok ? 0 : 1;
 }
 
