@@ -417,6 +417,29 @@ int run_snapshot(const SnapshotOptions& opt) {
   return ok ? 0 : 1;
 }
 
+struct OffscreenGui::Impl {
+  Impl(gfx::GlChoice gl, const std::shared_ptr<Backend>& backend, const ProblemSpec& spec, int w, int h)
+      : off(gl, backend, "", spec, w, h) {}
+  Offscreen off;
+};
+
+OffscreenGui::OffscreenGui(std::shared_ptr<Backend> backend, const ProblemSpec& spec, int width, int height,
+                           gfx::GlChoice gl)
+    : m(std::make_unique<Impl>(gl, backend, spec, width, height)) {}
+
+OffscreenGui::~OffscreenGui() = default;
+
+AppState& OffscreenGui::state() {
+  return m->off.app.state();
+}
+
+void OffscreenGui::frame() {
+  App& app = m->off.app;
+  app.pump();
+  offscreen_frame(app, m->off.session, m->off.fbo, 1.0f / 60);
+  app.maybe_submit();
+}
+
 FrameBenchResult run_frame_bench(const FrameBenchOptions& opt) {
   Offscreen off(opt.gl, opt.backend, "", opt.spec, opt.width, opt.height);
   gfx::HeadlessGl& gl = off.gl;
