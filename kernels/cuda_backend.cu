@@ -381,6 +381,7 @@ class CudaBackend final : public Backend {
     t->plain_ms = quantile(plain_ms, 0.5);
     t->traced_ms = quantile(traced_ms, 0.5);
     t->timer_resolution_ns = timer_resolution(*t);
+    t->view = std::make_shared<const ScheduleView>(prepare_schedule_view(*t));  // here, not in a frame
     r.trace = std::move(t);
   }
 

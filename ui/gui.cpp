@@ -306,16 +306,23 @@ int run_gui(const GuiOptions& opt) {
 
 namespace {
 // One offscreen frame of the whole GUI into `fbo`.
-void offscreen_frame(App& app, const ImGuiSession& session, gfx::Framebuffer& fbo, float scale, float dt) {
+// phases (optional): the time spent building the UI and submitting its draw.
+void offscreen_frame(App& app, const ImGuiSession& session, gfx::Framebuffer& fbo, float scale, float dt,
+                     FrameBenchResult::Phases* phases = nullptr) {
+  using clock = std::chrono::steady_clock;
+  auto t = clock::now();
   if (session.glfw()) glfwPollEvents();
   app.prepare_frame(scale);
   // The GLFW backend sets the display size from the (hidden) window; offscreen it is the framebuffer's, set
   // before NewFrame so panels are placed for it from the first frame.
   new_frame(session.glfw(), ImVec2(float(fbo.width()), float(fbo.height())), dt);
   app.frame();
+  if (phases) phases->ui_ms = std::chrono::duration<double, std::milli>(clock::now() - t).count();
+  t = clock::now();
   fbo.bind();
   render(fbo.width(), fbo.height());
   gfx::Framebuffer::unbind();
+  if (phases) phases->render_ms = std::chrono::duration<double, std::milli>(clock::now() - t).count();
 }
 
 // The GUI without a window: an offscreen GL context (EGL device or hidden GLFW window), a framebuffer to draw
@@ -481,16 +488,7 @@ FrameBenchResult run_frame_bench(const FrameBenchOptions& opt) {
     app.pump();
     ph.pump_ms = ms_since(t);
     ph.new_result = st.result_serial != serial;
-    t = clock::now();
-    app.prepare_frame(1.0f);
-    new_frame(off.session.glfw(), ImVec2(float(off.fbo.width()), float(off.fbo.height())), 1.0f / 60);
-    app.frame();
-    ph.ui_ms = ms_since(t);
-    t = clock::now();
-    off.fbo.bind();
-    render(off.fbo.width(), off.fbo.height());
-    gfx::Framebuffer::unbind();
-    ph.render_ms = ms_since(t);
+    offscreen_frame(app, off.session, off.fbo, 1.0f, 1.0f / 60, &ph);
     t = clock::now();
     glFinish();  // the frame is done when the GPU has drawn it
     ph.finish_ms = ms_since(t);

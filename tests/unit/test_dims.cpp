@@ -41,7 +41,7 @@ TEST(Dims, SlidersSnapToPowersOfTwoAndMultiplesOfTheTile) {
   EXPECT_EQ(snap_dim(3000, 32, 16, 8192), 3008);  // else the nearest multiple of the tile
   EXPECT_EQ(snap_dim(379, 16, 16, 1024), 384);
   EXPECT_EQ(snap_dim(262, 16, 16, 1024), 256);
-  EXPECT_EQ(snap_dim(5, 16, 1, 1024), 4);  // below one tile: powers of two
+  EXPECT_EQ(snap_dim(5, 16, 1, 1024), 4);        // below one tile: powers of two
   EXPECT_EQ(snap_dim(1e9, 16, 16, 1024), 1024);  // clamped to the range
   EXPECT_EQ(snap_dim(-3, 16, 16, 1024), 16);
   EXPECT_EQ(snap_dim(std::nan(""), 16, 16, 1024), 16);
@@ -91,7 +91,8 @@ TEST(ViewSettings, RoundTripAndEveryBadValueKeepsItsDefaultWithAWarning) {
   EXPECT_EQ(d.theme, Theme::Dark);
   EXPECT_TRUE(d.shown("Result"));
   EXPECT_EQ(d.layout_version, 0);
-  for (const char* what : {"window.x", "font_px", "theme", "panels", "layout_version", "width without a height"})
+  for (const char* what :
+       {"window.x", "font_px", "theme", "panels", "layout_version", "width without a height"})
     EXPECT_NE(w.find(what), std::string::npos) << what << " not named in: " << w;
   // A deeply nested value is named by its type, never printed.
   w.clear();
