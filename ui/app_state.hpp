@@ -159,6 +159,7 @@ struct AppState {
     std::string error;
     std::map<std::string, std::string> facts;  // key -> the text shown
   } occupancy_calc;
+  std::map<std::string, Rect> plot_areas;  // each plot's area on screen last frame ("timings", "bars"...)
   // Cached plot data (plots.cpp: timings_of, bars_of, roofline_of).
   struct PlotCache {
     std::string timings_key, bars_key, roofline_key;
@@ -171,7 +172,6 @@ struct AppState {
   std::map<std::string, PanelReport> panels;
   std::map<std::string, HeatmapReport> heatmap_reports;
   HoverReport hover;
-  std::map<std::string, Rect> layout;  // other named rectangles (e.g. the status bar)
 };
 
 const KernelInfo* current_kernel(const AppState& s);

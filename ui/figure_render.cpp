@@ -210,10 +210,10 @@ FigureJob figure_job(AppState& s, const AppState::FigureRequest& r) {
       const std::shared_ptr<const TileTrace> trace = s.result->trace;
       job.data = schedule_figure(*trace, figure_meta_of(s, r.plot, {}));
       job.subtitle = "one instrumented launch (never among the timed ones): the SM of every tile and when";
-      auto view = std::make_shared<ScheduleView>();
-      job.draw = [trace, view, fig](ImVec2 size) {
-        view->update(*trace, 1, ScheduleView::ColorBy::Sm);
-        return view->draw(*trace, size, fig);
+      auto plot = std::make_shared<SchedulePlot>();
+      job.draw = [trace, plot, fig](ImVec2 size) {
+        plot->update(*trace, 1, SchedulePlot::ColorBy::Sm);
+        return plot->draw(*trace, size, fig);
       };
       break;
     }

@@ -63,6 +63,27 @@ struct SnapshotOptions {
 // (the PNG still shows the error). Throws gfx::DisplayError.
 int run_snapshot(const SnapshotOptions& opt);
 
+struct AppState;
+
+// The GUI's frame loop offscreen, for tests that drive it as a person does: edit state() as a panel would
+// (panels edit AppState through pointers), then call frame(), which does what one frame of the window does:
+// take a finished run, draw every panel, turn the edits into requests (auto-run, Run, Repeat). Starts showing
+// `spec` with the default settings (auto-run on). Throws gfx::DisplayError when no offscreen GL exists.
+class OffscreenGui {
+ public:
+  OffscreenGui(std::shared_ptr<Backend> backend, const ProblemSpec& spec, int width = 1280, int height = 800,
+               gfx::GlChoice gl = gfx::GlChoice::Auto);
+  ~OffscreenGui();
+  OffscreenGui(const OffscreenGui&) = delete;
+  OffscreenGui& operator=(const OffscreenGui&) = delete;
+  AppState& state();
+  void frame();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> m;
+};
+
 // GUI frame times while the engine re-runs a problem continuously (Repeat), drawn offscreen; and the time
 // from committing a new size to its heatmaps and Result being on screen.
 struct FrameBenchOptions {

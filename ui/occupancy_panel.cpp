@@ -281,7 +281,7 @@ class OccupancyPanel final : public Panel {
     const PlotReport rep = draw_occupancy(d, ImVec2(-1, h), PlotStyle{true});
     m_size = ImVec2(std::max(1.0f, ImGui::GetItemRectMax().x - before.x),
                     std::max(1.0f, ImGui::GetItemRectMax().y - before.y));
-    s.layout["plot occupancy"] = rep.area;
+    s.plot_areas["occupancy"] = rep.area;
   }
 
   std::string m_base_key;

@@ -139,9 +139,11 @@ bool begin_facts(const char* id, std::initializer_list<const char*> keys) {
   if (!ImGui::BeginTable(id, 2, ImGuiTableFlags_SizingStretchProp)) return false;
   float w = 0;
   for (const char* k : keys) w = std::max(w, ImGui::CalcTextSize(k).x);
+  // (A window being laid out for the first time can report no room at all: never a width below one pixel.)
   ImGui::TableSetupColumn("key", ImGuiTableColumnFlags_WidthFixed,
-                          std::min(w, 0.45f * ImGui::GetContentRegionAvail().x));
-  ImGui::TableSetupColumn("value", ImGuiTableColumnFlags_WidthStretch);
+                          std::max(1.0f, std::min(w, 0.45f * ImGui::GetContentRegionAvail().x)));
+  ImGui::TableSetupColumn("value", ImGuiTableColumnFlags_WidthStretch,
+                          1.0f);  // an explicit weight: never 0 / 0
   return true;
 }
 

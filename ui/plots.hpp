@@ -5,6 +5,7 @@
 // at the end build them from the window's state (with a cache: a plot's data are rebuilt only when a session,
 // the problem or a plot setting changes).
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -46,12 +47,14 @@ PlotReport draw_roofline(const RooflineData& d, ImVec2 size, const PlotStyle& st
 PlotReport draw_occupancy(const OccupancyData& d, ImVec2 size, const PlotStyle& st);
 
 // The measured tile schedule: the tile grid coloured by SM, start time or duration, tiles per SM over time,
-// tiles resident over time. Holds the textures it draws through (a GL context must be current).
-class ScheduleView {
+// tiles resident over time. Colours the aggregates the engine prepared with the trace (TileTrace::view,
+// prepare_schedule_view) into textures it owns (a GL context must be current): a lookup per tile and per
+// gantt bin, cheap enough for the frame a new result arrives in.
+class SchedulePlot {
  public:
   enum class ColorBy { Sm = 0, Start = 1, Duration = 2 };
-  // Rebuilds the textures when the trace (serial) or the colouring changed. Returns false (with problem())
-  // when the trace is inconsistent.
+  // Recolours when the trace (serial) or the colouring changed. Returns false (see summary().problem) when
+  // the trace is inconsistent.
   bool update(const TileTrace& t, uint64_t serial, ColorBy mode);
   const ScheduleSummary& summary() const { return m_summary; }
   PlotReport draw(const TileTrace& t, ImVec2 size, const PlotStyle& st);
@@ -62,8 +65,8 @@ class ScheduleView {
   uint64_t m_serial = 0;
   int m_sms = 1;
   ScheduleSummary m_summary;
+  std::shared_ptr<const ScheduleView> m_view, m_local;  // the engine's, or made here for a trace without one
   gfx::Texture2D m_grid, m_gantt;
-  std::vector<double> m_conc_x, m_conc_y;
 };
 
 // [SECTION] The plots' data from the window's state, cached in AppState::plots. The reference problem is the

@@ -65,7 +65,7 @@ class RooflinePanel final : public Panel {
     const PlotReport rep = draw_roofline(d, ImVec2(-1, -1), PlotStyle{true});
     m_size = ImVec2(std::max(1.0f, ImGui::GetItemRectMax().x - before.x),
                     std::max(1.0f, ImGui::GetItemRectMax().y - before.y));
-    s.layout["plot roofline"] = rep.area;
+    s.plot_areas["roofline"] = rep.area;
   }
 
  private:

@@ -32,7 +32,7 @@ class SchedulePanel final : public Panel {
       return;
     }
     const TileTrace& t = *s.result->trace;
-    if (!m_view.update(t, s.result_serial, ScheduleView::ColorBy(m_mode))) {
+    if (!m_view.update(t, s.result_serial, SchedulePlot::ColorBy(m_mode))) {
       ImGui::PushTextWrapPos(0);
       ImGui::TextColored(palette().bad, "trace inconsistent: %s", m_view.summary().problem.c_str());
       ImGui::PopTextWrapPos();
@@ -62,12 +62,12 @@ class SchedulePanel final : public Panel {
     const PlotReport rep = m_view.draw(t, ImVec2(-1, -1), PlotStyle{true});
     m_size = ImVec2(std::max(1.0f, ImGui::GetItemRectMax().x - before.x),
                     std::max(1.0f, ImGui::GetItemRectMax().y - before.y));
-    s.layout["plot schedule"] = rep.area;
+    s.plot_areas["schedule"] = rep.area;
   }
 
  private:
   int m_mode = 0;
-  ScheduleView m_view;
+  SchedulePlot m_view;
   ImVec2 m_size{960, 540};
 };
 

@@ -123,7 +123,7 @@ class TimingsPanel final : public Panel {
     const PlotReport rep = draw_timings(td, s.timings_y, size, PlotStyle{true});
     m_scaling_size = ImVec2(std::max(1.0f, ImGui::GetItemRectMax().x - before.x),
                             std::max(1.0f, ImGui::GetItemRectMax().y - before.y));
-    s.layout["plot timings"] = rep.area;
+    s.plot_areas["timings"] = rep.area;
   }
 
   void draw_ladder(AppState& s, ImVec2 size) {
@@ -150,7 +150,7 @@ class TimingsPanel final : public Panel {
     const PlotReport rep = draw_bars(bd, size, PlotStyle{true}, &clicked);
     m_ladder_size = ImVec2(std::max(1.0f, ImGui::GetItemRectMax().x - before.x),
                            std::max(1.0f, ImGui::GetItemRectMax().y - before.y));
-    s.layout["plot bars"] = rep.area;
+    s.plot_areas["bars"] = rep.area;
     if (clicked >= 0) s.bars_baseline = bd.configs[size_t(clicked)];
   }
 

@@ -336,7 +336,8 @@ TEST_F(Gui, HoveringAHeatmapReadsTheElementDrawnThere) {
     IM_CHECK_EQ(st.result->spec.input, InputKind::Ramp);
     for (const char* map : {"A", "B"}) {
       const ui::HeatmapReport& h = st.heatmap_reports.at(std::string("heatmap ") + map);
-      for (auto [row, col] : {std::pair<int64_t, int64_t>{0, 0}, {5, 30}, {39, 2}, {20, 17}}) {
+      for (const auto& rc : {std::pair<int64_t, int64_t>{0, 0}, {5, 30}, {39, 2}, {20, 17}}) {
+        const int64_t row = rc.first, col = rc.second;  // plain locals: a lambda below captures them
         // The centre of element (row, col) on screen, from the plot's rectangle and its limits.
         const float x = h.plot.x + float((double(col) + 0.5 - h.x0) / (h.x1 - h.x0)) * h.plot.w;
         const float y = h.plot.y + float((double(row) + 0.5 - h.y0) / (h.y1 - h.y0)) * h.plot.h;
