@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench.hpp"
+#include "cli/figure_cmd.hpp"
 #include "gpu_catalog.hpp"
 #include "csv.hpp"
 #include "files.hpp"
@@ -738,6 +739,12 @@ int main(int argc, char** argv) {
                    "also export every profiler panel (PNG + CSV, as its button does) into this folder");
   snap->add_option("--gl", snap_gl, "offscreen OpenGL: auto (EGL device, else an X display), egl or x11")
       ->capture_default_str();
+  std::string snap_front, snap_session;
+  snap->add_option(
+      "--session", snap_session,
+      "show this saved session's points in the plots (read only; another device's as an overlay)");
+  snap->add_option("--front", snap_front,
+                   "comma-separated panels to show in front of their tabs (e.g. Sweep,Roofline)");
   snap->add_option("--zoom", snap_zoom,
                    "heatmaps show ROW0,COL0,ROWS,COLS (e.g. 0,0,96,96 to see the tile grid)");
 
@@ -782,6 +789,12 @@ int main(int argc, char** argv) {
                    "seconds per point before giving up on the noise target")
       ->capture_default_str();
 
+  auto* fig = app.add_subcommand(
+      "figure",
+      "one plot as a figure (PNG + CSV + JSON): of a saved session, or measured first (a sweep, the ladder)");
+  ts::cli::FigureArgs fig_args;
+  ts::cli::add_figure_options(fig, fig_args);
+
   auto* bench_heat = bench->add_subcommand(
       "heatmap", "time heatmap refreshes (CUDA-GL interop vs host) and GUI frames while the kernel re-runs");
   ProblemArgs heat_args;
@@ -798,7 +811,27 @@ int main(int argc, char** argv) {
       ->add_option("--commits", heat_commits,
                    "also time this many size commits (slider let go -> new heatmaps and Result drawn)")
       ->capture_default_str();
-  bool heat_force = false;
+  bool heat_force = false, heat_sweep_quick = false;
+  std::string heat_sweep, heat_sweep_kernels = "tiled,cublas", heat_sweep_limit = "600", heat_sweep_session;
+  std::string heat_sweep_min = "0.5", heat_sweep_max = "10";
+  bench_heat->add_option(
+      "--sweep", heat_sweep,
+      "instead of Repeat: frames while the window's sweep runs over these sizes (as for bench "
+      "--sizes, square)");
+  bench_heat
+      ->add_option("--sweep-kernels", heat_sweep_kernels, "the sweep's kernels, each at every tile it has")
+      ->capture_default_str();
+  bench_heat->add_flag("--sweep-quick", heat_sweep_quick, "the sweep with the quick policy instead of bench");
+  bench_heat->add_option("--sweep-limit", heat_sweep_limit, "seconds before the sweep is cancelled")
+      ->capture_default_str();
+  bench_heat
+      ->add_option("--sweep-min-time", heat_sweep_min, "the sweep's bench policy: seconds per point at least")
+      ->capture_default_str();
+  bench_heat
+      ->add_option("--sweep-max-time", heat_sweep_max, "the sweep's bench policy: seconds per point at most")
+      ->capture_default_str();
+  bench_heat->add_option("--sweep-session-out", heat_sweep_session,
+                         "write the window's session after the sweep (for tilescope figure --session)");
   bench_heat->add_option("--format", heat_format, "md or json")->capture_default_str();
   bench_heat->add_option("--out", heat_out, "write the report here instead of standard output");
   bench_heat->add_flag("--force", heat_force, "replace an existing --out file (a regular file only)");
@@ -837,6 +870,24 @@ int main(int argc, char** argv) {
       ho.commits = heat_commits == "0" ? 0 : int(ts::parse_dim(heat_commits, "--commits"));
       if (ho.commits > 1000) throw ts::ValidationError("--commits = " + heat_commits + " is above 1000");
       ts::check_output_path(heat_out, replace_if(heat_force), "--out");
+      if (!heat_sweep.empty()) {
+        ts::SweepSpec sw;
+        sw.sizes = ts::parse_sizes(heat_sweep);
+        std::stringstream ss(heat_sweep_kernels);
+        for (std::string name; std::getline(ss, name, ',');) {
+          const ts::KernelInfo* k = ts::find_kernel(ho.backend->kernels(), name);
+          if (!k) throw ts::ValidationError("--sweep-kernels: unknown kernel '" + name + "'");
+          for (int t : k->tiles.empty() ? std::vector<int>{0} : k->tiles) sw.configs.push_back({k->id, t});
+        }
+        ts::expand_sweep(sw);  // the point limit
+        ho.sweep = sw;
+        ho.sweep_quick = heat_sweep_quick;
+        ho.sweep_limit_s = parse_positive(heat_sweep_limit, "--sweep-limit");
+        ho.sweep_min_s = parse_positive(heat_sweep_min, "--sweep-min-time");
+        ho.sweep_max_s = parse_positive(heat_sweep_max, "--sweep-max-time");
+        ts::check_output_path(heat_sweep_session, ts::Replace::Never, "--sweep-session-out");
+        ho.sweep_session_out = heat_sweep_session;
+      }
       if (heat_format != "md" && heat_format != "json")
         throw ts::ValidationError("bench heatmap --format '" + heat_format + "' is not one of md, json");
       const auto r = ts::ui::run_heatmap_bench(ho);
@@ -845,6 +896,7 @@ int main(int argc, char** argv) {
       return kExitOk;
     }
     if (*bench) return cmd_bench(bench_args);
+    if (*fig) return ts::cli::cmd_figure(fig_args, *fig);
 
     if (*run) {
       std::string note;
@@ -908,6 +960,12 @@ int main(int argc, char** argv) {
       so.request = build_request(snap_args, *so.backend);
       so.gl = parse_gl_choice_or_usage(snap_gl);
       if (!snap_zoom.empty()) so.zoom = parse_zoom(snap_zoom, so.request.spec);
+      so.session = snap_session;
+      for (std::stringstream ss(snap_front); ss.good();) {
+        std::string p;
+        std::getline(ss, p, ',');
+        if (!p.empty()) so.front.push_back(p);
+      }
       if (!snap_export.empty()) {
         ts::check_output_folder(snap_export, "--export-panels");  // made if missing; files can be created
         so.export_dir = snap_export;

@@ -1,15 +1,21 @@
 #include "app.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 
 #include <imgui.h>
 
+#include "figure_render.hpp"
 #include "file_dialogs.hpp"
 #include "heatmap_set.hpp"
 #include "menu_bar.hpp"
 #include "npy.hpp"
+#include "plots.hpp"
 #include "shortcuts.hpp"
 #include "status_bar.hpp"
 #include "theme.hpp"
@@ -35,9 +41,22 @@ App::App(std::shared_ptr<Backend> backend, const std::string& note, Settings set
   // The GL context is current: can the engine's GPU write into it?
   m_state.heatmaps = std::make_shared<gfx::HeatmapSet>(backend->cuda_device());
   m_dialogs = std::make_unique<FileDialogs>();
+  // Every measurement of this window goes into a session of this device; sweeps run on a thread of their own.
+  try {
+    m_state.device = backend->device_info();
+  } catch (const std::exception& e) {
+    m_state.device.backend = backend->kind();
+    m_state.device.name = m_state.device.label = backend->device_name();
+    m_state.say(Severity::Error, std::string("cannot read the device's figures: ") + e.what());
+  }
+  m_state.sessions.current() = Session::for_device(m_state.device);
+  m_sweep = std::make_unique<SweepRunner>(backend);
 }
 
-App::~App() = default;
+App::~App() {
+  m_bandwidth_cancel.cancel();
+  if (m_sweep) m_sweep->cancel();
+}
 
 void App::prepare_frame(float content_scale) {
   const ViewSettings& v = m_state.settings.view;
@@ -76,10 +95,14 @@ void App::frame() {
     s.say(Severity::Info, "layout reset to the default arrangement for this window size");
   }
   m_layout.dock_space(s, m_panels);
+  if (!s.front_requested.empty()) m_layout.bring_to_front(std::move(s.front_requested));
+  s.front_requested.clear();
   for (auto& p : m_panels) p->draw(s);
   m_layout.keep_on_screen(m_panels);
   draw_help_windows(s);
   handle_files();
+  handle_sessions();
+  handle_sweep();
   maybe_submit();
 }
 
@@ -210,6 +233,7 @@ void App::submit(RunRequest req) {
 void App::pump() {
   if (auto o = m_queue.poll()) take(std::move(*o));
   m_state.busy = m_queue.busy();
+  pump_measurements();
 }
 
 void App::take(RunOutcome o) {
@@ -218,8 +242,7 @@ void App::take(RunOutcome o) {
   const bool new_shape = !o.result || !s.result || o.result->spec.m != s.result->spec.m ||
                          o.result->spec.n != s.result->spec.n || o.result->spec.k != s.result->spec.k;
   if (o.result) {
-    const KernelInfo* k = find_kernel(s.kernels, o.result->spec.kernel);
-    s.history.add(*o.result, k && k->tf32);
+    add_to_session(*o.result);
     s.result = std::move(*o.result);
     ++s.result_serial;
     s.last_error.clear();
@@ -237,6 +260,271 @@ void App::take(RunOutcome o) {
     try {
       s.capacity = m_queue.backend().capacity();
     } catch (const std::exception&) {
+    }
+  }
+}
+
+// [SECTION] Sessions: every run and sweep point lands in the current session; saved sessions open beside it.
+void App::add_to_session(const RunResult& r) {
+  AppState& s = m_state;
+  Session& cur = s.sessions.current();
+  if (cur.records.size() >= size_t(kMaxSessionRecords)) {
+    // A session file holds at most kMaxSessionRecords points: the oldest make room (said once).
+    cur.records.erase(cur.records.begin());
+    if (!m_session_capped)
+      s.say(Severity::Warning, "the session holds " + std::to_string(kMaxSessionRecords) +
+                                   " points, the most a session file keeps: the oldest points make room");
+    m_session_capped = true;
+  }
+  cur.add(r);
+  ++s.sessions_serial;
+}
+
+namespace {
+std::string slug(const std::string& text) {
+  std::string out;
+  for (char c : text) out += std::isalnum(static_cast<unsigned char>(c)) ? char(std::tolower(c)) : '-';
+  return out.substr(0, 40);
+}
+}  // namespace
+
+void App::open_session_file(const std::string& path) {
+  AppState& s = m_state;
+  s.session_file = path;
+  std::error_code ec;
+  if (!fs::exists(fs::symlink_status(path, ec)) && !fs::exists(path, ec))
+    return;  // first launch: nothing saved
+  try {
+    Session saved = load_session(path);
+    if (saved.device.backend == s.device.backend && saved.device.name == s.device.name) {
+      const size_t n = saved.records.size();
+      s.sessions.current() = std::move(saved);
+      ++s.sessions_serial;
+      s.say(Severity::Info,
+            "session: " + std::to_string(n) + (n == 1 ? " point from " : " points from ") + path);
+      return;
+    }
+    // Measured on another device: kept under a name of its own and shown beside this device's session.
+    const fs::path keep =
+        unique_export_path(fs::path(path).parent_path(), "session-" + slug(saved.device.name), "json");
+    fs::rename(path, keep);
+    const std::string label = saved.label;
+    s.sessions.open(std::move(saved));
+    ++s.sessions_serial;
+    s.say(Severity::Info, "the saved session was measured on " + label +
+                              ": opened beside this device's, and kept as " + keep.string());
+  } catch (const std::exception& e) {
+    // Damaged or foreign: never overwritten; this window's points are saved beside it instead.
+    s.session_refused = e.what();
+    s.say(Severity::Error, std::string("session refused: ") + e.what() +
+                               " (the file is left as it is; this window's points will be saved beside it)");
+  }
+}
+
+void App::save_session_file() {
+  AppState& s = m_state;
+  if (s.session_file.empty()) return;
+  Session& cur = s.sessions.current();
+  // A session file larger than load_session accepts would be refused at the next launch: the oldest points
+  // make room first, and the window says so.
+  size_t dropped = 0;
+  while (!cur.records.empty()) {
+    const size_t bytes = to_json(cur).dump(1).size();
+    if (bytes < size_t(kMaxSessionBytes) * 9 / 10) break;
+    const size_t n = std::max<size_t>(1, cur.records.size() / 10);
+    cur.records.erase(cur.records.begin(), cur.records.begin() + std::ptrdiff_t(n));
+    dropped += n;
+    ++s.sessions_serial;
+  }
+  if (dropped)
+    s.say(Severity::Warning, "the session file would pass " + std::to_string(kMaxSessionBytes >> 20) +
+                                 " MiB: its " + std::to_string(dropped) + " oldest points were left out");
+  std::error_code ec;
+  if (cur.records.empty() && !fs::exists(s.session_file, ec)) return;
+  if (!s.session_refused.empty()) {
+    if (cur.records.empty()) return;
+    // The refused file stays untouched: this window's session gets a name of its own next to it.
+    s.session_file = unique_export_path(fs::path(s.session_file).parent_path(), "session", "json").string();
+    s.session_refused.clear();
+  }
+  save_session(s.session_file, cur, true);
+  s.say(Severity::Info,
+        "session saved: " + std::to_string(cur.records.size()) + " points to " + s.session_file);
+}
+
+void App::handle_sessions() {
+  AppState& s = m_state;
+  if (s.save_session_requested) {
+    s.save_session_requested = false;
+    if (s.session_file.empty())
+      s.say(Severity::Warning, "this window keeps no session file");
+    else
+      try {
+        save_session_file();
+      } catch (const std::exception& e) {
+        s.say(Severity::Error, std::string("could not save the session: ") + e.what());
+      }
+  }
+  if (s.open_session_requested) {
+    s.open_session_requested = false;
+    if (m_opening.valid())
+      s.say(Severity::Warning, "still reading the last session");
+    else
+      m_dialogs->ask_open_session();
+  }
+  if (auto path = m_dialogs->draw_open_session()) {
+    const std::string p = *path;
+    m_opening = std::async(std::launch::async, [p] {
+      OpenedSession o;
+      o.path = p;
+      try {
+        o.session = load_session(p);
+      } catch (const std::exception& e) {
+        o.error = e.what();
+      }
+      return o;
+    });
+  }
+  using namespace std::chrono_literals;
+  if (m_opening.valid() && m_opening.wait_for(0s) == std::future_status::ready) {
+    OpenedSession o = m_opening.get();
+    if (!o.session) {
+      s.say(Severity::Error, "session refused: " + o.error);
+    } else {
+      try {
+        const size_t n = o.session->records.size();
+        const size_t i = s.sessions.open(std::move(*o.session));
+        ++s.sessions_serial;
+        s.say(Severity::Info, "opened " + s.sessions.all()[i].label + " (" + std::to_string(n) +
+                                  " points) beside the current session: overlaid on every plot");
+      } catch (const ValidationError& e) {
+        s.say(Severity::Warning, std::string("session not opened: ") + e.what());
+      }
+    }
+  }
+  if (s.close_overlay_requested) {
+    s.sessions.close(*s.close_overlay_requested);
+    s.close_overlay_requested.reset();
+    ++s.sessions_serial;
+  }
+}
+
+// [SECTION] Sweeps: the Sweep panel's plan runs on the SweepRunner's thread; its points land in the session.
+void App::handle_sweep() {
+  AppState& s = m_state;
+  if (s.sweep_cancel_requested) {
+    s.sweep_cancel_requested = false;
+    m_sweep->cancel();
+  }
+  if (s.sweep_request) {
+    const SweepSpec sp = *s.sweep_request;
+    s.sweep_request.reset();
+    try {
+      std::vector<ProblemSpec> points = expand_sweep(sp);
+      MeasurePolicy policy = s.sweep_quick ? m_queue.backend().default_policy() : MeasurePolicy::bench();
+      if (!s.sweep_quick) {  // the Sweep panel's seconds per point
+        policy.min_seconds = s.sweep_min_s;
+        policy.max_seconds = s.sweep_max_s;
+        // Every sample goes into the session: 2000 per point keep a long sweep's file small (a fast kernel's
+        // 0.5 s would otherwise be 50000 samples), and pin the median to well under its IQR.
+        policy.max_samples = AppState::kWindowSweepMaxSamples;
+        validate_policy(policy);
+      }
+      m_sweep->start(std::move(points), policy);
+      s.sweep = sp;
+      s.sweeping = true;
+      m_sweep_state = SweepProgress::State::Running;
+      s.sweep_progress = m_sweep->progress();
+      // The plots follow the sweep: its axis through the current configuration (else the first one swept), at
+      // the swept size nearest the current N.
+      const ProblemSpec& cur = s.settings.spec;
+      KernelTile c{cur.kernel, cur.tile};
+      if (std::find(sp.configs.begin(), sp.configs.end(), c) == sp.configs.end()) c = sp.configs.front();
+      const std::vector<int64_t> sizes = sp.all_sizes();
+      int64_t at = sizes.front();
+      for (int64_t v : sizes)
+        if (std::llabs(v - cur.n) < std::llabs(at - cur.n)) at = v;
+      s.plot_at = sp.problem(at, c);
+      m_spec_at_sweep = cur;
+      s.say(Severity::Info, "sweep started: " + sp.describe() + " (" + policy.name + " policy)");
+    } catch (const ValidationError& e) {
+      s.sweep_progress = SweepProgress{};
+      s.sweep_progress.state = SweepProgress::State::Refused;
+      s.sweep_progress.error = e.what();
+      s.say(Severity::Warning, std::string("sweep refused: ") + e.what());
+    }
+  }
+  // Once the person changes the problem, the plots follow the Controls again.
+  if (s.plot_at && s.settings.spec != m_spec_at_sweep) s.plot_at.reset();
+}
+
+void App::pump_measurements() {
+  AppState& s = m_state;
+  for (SweepPointResult& p : m_sweep->take_finished()) {
+    if (p.result)
+      add_to_session(*p.result);
+    else if (!p.error.empty())
+      s.say(Severity::Warning, "sweep point " + KernelTile{p.spec.kernel, p.spec.tile}.label() + " at " +
+                                   std::to_string(p.spec.m) + " x " + std::to_string(p.spec.n) + " x " +
+                                   std::to_string(p.spec.k) + ": " + p.error);
+  }
+  const SweepProgress p = m_sweep->progress();
+  if (!(p.state == SweepProgress::State::Idle && s.sweep_progress.state == SweepProgress::State::Refused))
+    s.sweep_progress = p;
+  s.sweeping = p.running();
+  if (m_sweep_state == SweepProgress::State::Running && !p.running()) {
+    char t[32];
+    std::snprintf(t, sizeof t, "%.1f s", p.elapsed_s);
+    if (p.state == SweepProgress::State::Done)
+      s.say(Severity::Info, "sweep done: " + std::to_string(p.done) + " points in " + t);
+    else if (p.state == SweepProgress::State::Cancelled)
+      s.say(Severity::Info, "sweep cancelled after " + std::string(t) + ": " +
+                                std::to_string(p.done - p.failed) + " finished points kept");
+    else if (p.state == SweepProgress::State::Refused)
+      s.say(Severity::Warning, "sweep refused: " + p.error);
+  }
+  m_sweep_state = p.state;
+
+  // The roofline's DRAM bandwidth, measured off the UI thread (it waits for a measurement in flight).
+  using namespace std::chrono_literals;
+  if (s.bandwidth_requested) {
+    s.bandwidth_requested = false;
+    if (!m_bandwidth.valid()) {
+      Backend* b = &m_queue.backend();
+      const CancelToken token = m_bandwidth_cancel;
+      m_bandwidth = std::async(std::launch::async, [b, token] { return b->measure_bandwidth(token); });
+      s.measuring_bandwidth = true;
+    }
+  }
+  if (m_bandwidth.valid() && m_bandwidth.wait_for(0s) == std::future_status::ready) {
+    s.measuring_bandwidth = false;
+    try {
+      const BandwidthResult r = m_bandwidth.get();
+      s.bandwidth = r;
+      s.sessions.current().dram_gbs = r.gbs;
+      ++s.sessions_serial;
+      s.say(Severity::Info,
+            "DRAM bandwidth: " + std::to_string(int(std::lround(r.gbs))) + " GB/s (" + r.method + ")");
+    } catch (const std::exception& e) {
+      s.say(Severity::Error, std::string("could not measure the bandwidth: ") + e.what());
+    }
+  }
+
+  // A figure: one plot rendered offscreen and written with its data (between frames, on this GL context).
+  if (s.figure_request) {
+    const AppState::FigureRequest r = *s.figure_request;
+    s.figure_request.reset();
+    try {
+      const FigureJob job = figure_job(s, r);
+      const fs::path dir =
+          s.settings.export_dir.empty() ? default_export_dir() : fs::path(s.settings.export_dir);
+      const FigureWritten w = write_figure(job, dir);
+      s.last_figure = w.paths.png.string();
+      s.say(Severity::Info, "figure: " + w.paths.png.string() + " (and its .csv and .json)");
+    } catch (const ValidationError& e) {
+      s.say(Severity::Warning, std::string("no figure: ") + e.what());
+    } catch (const std::exception& e) {
+      s.say(Severity::Error, std::string("figure export failed: ") + e.what());
     }
   }
 }

@@ -12,6 +12,7 @@
 #include "layout.hpp"
 #include "panel.hpp"
 #include "run_queue.hpp"
+#include "sweep.hpp"
 
 namespace ts::ui {
 
@@ -39,11 +40,21 @@ class App {
   void submit(RunRequest req);
   void take(RunOutcome o);
 
+  // [SECTION] The window's session file: read at launch (a file measured on another device is opened beside
+  // the current session instead; a damaged one is refused with its reason and never overwritten), written
+  // when the window closes and on File > Save session.
+  void open_session_file(const std::string& path);
+  void save_session_file();
+
  private:
   void handle_shortcuts();
   void handle_files();
   void maybe_submit();
   RunRequest request_for(const ProblemSpec& spec) const;
+  void handle_sessions();
+  void handle_sweep();
+  void pump_measurements();  // sweep points, bandwidth, figures: between frames
+  void add_to_session(const RunResult& r);
 
   AppState m_state;
   RunQueue m_queue;
@@ -62,6 +73,18 @@ class App {
   };
   std::future<Loaded> m_loading;
   std::future<std::string> m_saving;  // the message to show when done
+  // Sessions opened beside the current one (read in the background), the sweep's thread, the bandwidth.
+  struct OpenedSession {
+    std::optional<Session> session;
+    std::string path, error;
+  };
+  std::future<OpenedSession> m_opening;
+  std::unique_ptr<SweepRunner> m_sweep;
+  SweepProgress::State m_sweep_state = SweepProgress::State::Idle;
+  ProblemSpec m_spec_at_sweep;  // the Controls' problem when the sweep took over the plots
+  std::future<BandwidthResult> m_bandwidth;
+  CancelToken m_bandwidth_cancel;
+  bool m_session_capped = false;
 };
 
 }  // namespace ts::ui

@@ -12,10 +12,14 @@
 
 #include "backend.hpp"
 #include "dims.hpp"
+#include "figure.hpp"
+#include "gpu_catalog.hpp"
 #include "matrix.hpp"
 #include "message_log.hpp"
+#include "plot_data.hpp"
+#include "session.hpp"
 #include "settings.hpp"
-#include "timing_history.hpp"
+#include "sweep.hpp"
 
 namespace ts::gfx {
 class HeatmapSet;
@@ -79,8 +83,7 @@ struct AppState {
   uint64_t runs_submitted = 0;      // every request sent to the engine (tests: one per committed value)
   std::string last_error;           // the latest failed request, cleared by the next success
   bool last_error_is_input = false;
-  TimingHistory history;  // every timed launch of the session, per configuration
-  bool repeat = false;    // keep re-running the current problem
+  bool repeat = false;  // keep re-running the current problem
 
   // A and B from .npy files (File > Open), used while settings.spec.input == InputKind::File.
   std::shared_ptr<const HostMatrix> file_a, file_b;
@@ -91,6 +94,7 @@ struct AppState {
   bool quit_requested = false;
   bool screenshot_requested = false;  // F12: the whole window as PNG
   bool reset_layout_requested = false;
+  std::vector<std::string> front_requested;  // panels to bring in front of their tabs (snapshot --front)
   bool open_inputs_requested = false;
   bool save_c_requested = false;
   bool show_shortcuts = false, show_about = false;
@@ -107,6 +111,62 @@ struct AppState {
   MessageLog log;
   double now = 0;  // ImGui::GetTime() of this frame
   void say(Severity s, std::string text) { log.add(s, std::move(text), now); }
+
+  // [SECTION] Measurements: sessions, sweeps, the roofline's bandwidth, figures (app.cpp handles the
+  // requests).
+  DeviceInfo device;    // the backend's device (roofs, occupancy, figure captions)
+  SessionSet sessions;  // [0]: this window's measurements (every run and sweep point); others: overlays
+  uint64_t sessions_serial = 0;  // increments whenever a session changes (plots rebuild their data)
+  std::string session_file;      // where the current session is saved (empty: nowhere, e.g. a snapshot)
+  std::string session_refused;   // why the saved session could not be read (then it is never overwritten)
+  bool save_session_requested = false, open_session_requested = false;
+  std::optional<size_t> close_overlay_requested;
+  // Sweeps: the Sweep panel's plan (validated by app.cpp), cancel, and where the sweep stands.
+  std::optional<SweepSpec> sweep_request;
+  bool sweep_quick = false;  // quick policy instead of bench (a fast look; fewer samples per point)
+  static constexpr int kWindowSweepMaxSamples =
+      2000;                                    // bench samples per point at most (sessions stay small)
+  double sweep_min_s = 0.5, sweep_max_s = 10;  // bench: kernel time at least, wall time at most, per point
+  bool sweep_cancel_requested = false;
+  std::optional<SweepSpec> sweep;  // the sweep started last (its points fill Timings)
+  SweepProgress sweep_progress;    // updated every frame
+  bool sweeping = false;
+  std::optional<ProblemSpec> plot_at;  // the plots' reference problem while a sweep leads them
+  // Plot settings.
+  std::string marks_gpu = "h100";  // CPU backend: the catalog GPU of theoretical wave marks and occupancy
+  TimingsY timings_y = TimingsY::Flops;
+  std::optional<KernelTile> bars_baseline;  // pinned in the ladder chart
+  bool roofline_this_shape = false;
+  // DRAM bandwidth for the roofline (measured off the UI thread).
+  bool bandwidth_requested = false, measuring_bandwidth = false;
+  std::optional<BandwidthResult> bandwidth;
+  // Figures: one plot rendered offscreen at a chosen size and theme (PNG + CSV + JSON).
+  struct FigureRequest {
+    PlotKind plot = PlotKind::Timings;
+    FigureSize size;
+    float scale = 1.5f;  // text and line scale of the figure
+    FigureTheme theme = FigureTheme::Dark;
+    std::string title;
+  };
+  std::optional<FigureRequest> figure_request;
+  std::string last_figure;  // the PNG written last
+  // The occupancy calculator as drawn (tests compare it with app/core).
+  struct OccupancyCalc {
+    std::string gpu, kernel;
+    int tile = 0;
+    OccupancyInputs inputs;
+    std::optional<OccupancyReport> report;
+    std::string error;
+    std::map<std::string, std::string> facts;  // key -> the text shown
+  } occupancy_calc;
+  std::map<std::string, Rect> plot_areas;  // each plot's area on screen last frame ("timings", "bars"...)
+  // Cached plot data (plots.cpp: timings_of, bars_of, roofline_of).
+  struct PlotCache {
+    std::string timings_key, bars_key, roofline_key;
+    TimingsData timings;
+    BarsData bars;
+    RooflineData roofline;
+  } plots;
 
   // What was drawn last frame (snapshot checks and UI tests).
   std::map<std::string, PanelReport> panels;

@@ -14,7 +14,8 @@ namespace fs = std::filesystem;
 
 namespace {
 const char* const kNpyFilter = "NumPy arrays (*.npy){.npy},All files (*.*){.*}";
-}
+const char* const kSessionFilter = "TileScope sessions (*.json){.json},All files (*.*){.*}";
+}  // namespace
 
 FileDialogs::FileDialogs() {
   ifd::FileDialog& d = ifd::FileDialog::Instance();
@@ -47,6 +48,23 @@ void FileDialogs::ask_save_c() {
   if (busy()) return;
   m_step = Step::PickSave;
   ifd::FileDialog::Instance().Save("ts-save-c", "Save C (M x N) as a .npy file", kNpyFilter);
+}
+
+void FileDialogs::ask_open_session() {
+  if (busy()) return;
+  m_step = Step::PickSession;
+  ifd::FileDialog::Instance().Open("ts-open-session", "Open a session to overlay", kSessionFilter);
+}
+
+std::optional<std::string> FileDialogs::draw_open_session() {
+  ifd::FileDialog& d = ifd::FileDialog::Instance();
+  if (m_step != Step::PickSession || !d.IsDone("ts-open-session")) return std::nullopt;
+  const bool picked = d.HasResult();
+  std::string path = picked ? d.GetResult().string() : "";
+  d.Close();
+  m_step = Step::Idle;
+  if (picked) return path;
+  return std::nullopt;
 }
 
 std::optional<FileDialogs::Opened> FileDialogs::draw_open() {

@@ -11,8 +11,9 @@ class FileDialogs {
  public:
   FileDialogs();  // GL context current: the dialog's icons are GL textures
 
-  void ask_open_inputs();  // A, then B (.npy)
-  void ask_save_c();       // one .npy path; asks before replacing a file
+  void ask_open_inputs();   // A, then B (.npy)
+  void ask_save_c();        // one .npy path; asks before replacing a file
+  void ask_open_session();  // a saved session (.json) to open beside the current one
   bool busy() const { return m_step != Step::Idle; }
 
   struct Opened {
@@ -25,9 +26,10 @@ class FileDialogs {
     bool replace = false;  // the file existed and the person confirmed replacing it
   };
   std::optional<SaveTo> draw_save();
+  std::optional<std::string> draw_open_session();
 
  private:
-  enum class Step { Idle, PickA, PickB, PickSave, ConfirmReplace };
+  enum class Step { Idle, PickA, PickB, PickSave, ConfirmReplace, PickSession };
   Step m_step = Step::Idle;
   std::string m_a, m_save;
 };

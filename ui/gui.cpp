@@ -21,6 +21,7 @@
 #include "gl.hpp"
 #include "files.hpp"
 #include "heatmap_set.hpp"
+#include "session.hpp"
 #include "settings.hpp"
 #include "texture.hpp"
 #include "theme.hpp"
@@ -258,12 +259,14 @@ int run_gui(const GuiOptions& opt) {
   ImGuiSession session(win, use_ini ? ini.c_str() : nullptr);
   App app(opt.backend, opt.backend_note, settings, window.gl_renderer());
   if (!warnings.empty()) app.state().say(Severity::Warning, "settings: " + warnings);
+  app.open_session_file(default_session_path().string());  // the measurements of earlier launches
   if (opt.hooks.started) opt.hooks.started(app, win);
 
   while (!window.should_close()) {
     if (g_close_requested) glfwSetWindowShouldClose(window.get(), GLFW_TRUE);
     // Idle: wait for input (low CPU); busy: keep animating the spinner.
-    if (app.state().busy || app.state().repeat || opt.hooks.poll_continuously)
+    if (app.state().busy || app.state().repeat || app.state().sweeping || app.state().measuring_bandwidth ||
+        opt.hooks.poll_continuously)
       glfwPollEvents();
     else
       glfwWaitEventsTimeout(0.25);
@@ -287,6 +290,11 @@ int run_gui(const GuiOptions& opt) {
   if (opt.hooks.before_exit) opt.hooks.before_exit(app);
   std::signal(SIGINT, old_int);
   std::signal(SIGTERM, old_term);
+  try {  // the measurements, for the next launch (a file refused at start is never overwritten)
+    app.save_session_file();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tilescope: could not save the session: %s\n", e.what());
+  }
   if (keep_settings_file) {
     std::fprintf(stderr,
                  "tilescope: settings not saved: %s could not be used whole at start and is kept as it is "
@@ -369,6 +377,20 @@ int run_snapshot(const SnapshotOptions& opt) {
                st.heatmaps->interop().on ? "CUDA-GL interop"
                                          : ("host path (" + st.heatmaps->interop().why + ")").c_str());
 
+  for (const std::string& f : opt.front)
+    if (std::none_of(app.panels().begin(), app.panels().end(), [&](const auto& p) { return f == p->name(); }))
+      throw ValidationError("--front: '" + f + "' is not a panel");
+  st.front_requested = opt.front;
+  if (!opt.session.empty()) {
+    // Its points in the plots, as the window would show them: this device's session continued (the
+    // snapshot's run joins it), another device's beside it as an overlay. Nothing is saved.
+    Session saved = load_session(opt.session);
+    if (saved.device.backend == st.device.backend && saved.device.name == st.device.name)
+      st.sessions.current() = std::move(saved);
+    else
+      st.sessions.open(std::move(saved));
+    ++st.sessions_serial;
+  }
   RunRequest req = opt.request;
   req.keep_store = true;
   req.profile = true;
@@ -432,6 +454,10 @@ int run_snapshot(const SnapshotOptions& opt) {
                              {"y1", h.y1},
                              {"shown_lo", h.shown_lo},
                              {"shown_hi", h.shown_hi}};
+    }
+    for (const auto& [name, r] : st.plot_areas) {
+      j["rects"]["plot " + name] = rect_json(r);
+      j["plots"][name] = rect_json(r);
     }
     if (st.result)
       j["result"] = {{"passed", st.result->error.passed},
@@ -521,6 +547,58 @@ FrameBenchResult run_frame_bench(const FrameBenchOptions& opt) {
     const uint64_t serial = st.result_serial;
     const auto limit = clock::now() + std::chrono::seconds(20);
     while (st.result_serial == serial && st.last_error.empty() && clock::now() < limit) frame();
+  }
+
+  // The window's sweep: frames while the SweepRunner measures on its own thread, every point landing in the
+  // session and the plots as it finishes.
+  if (opt.sweep) {
+    st.bandwidth_requested = true;  // the Roofline panel's DRAM roof, before the sweep holds the device
+    for (int i = 0; i < 2000 && !st.bandwidth && (st.measuring_bandwidth || st.bandwidth_requested); ++i) {
+      frame();
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    r.sweep.dram_gbs = st.bandwidth ? st.bandwidth->gbs : 0;
+    st.sweep_quick = opt.sweep_quick;
+    st.sweep_min_s = opt.sweep_min_s;
+    st.sweep_max_s = opt.sweep_max_s;
+    st.sweep_request = *opt.sweep;
+    const auto t0 = clock::now();
+    frame();
+    r.sweep.ran = true;
+    r.sweep.describe = opt.sweep->describe();
+    MeasurePolicy bench = MeasurePolicy::bench();
+    bench.min_seconds = opt.sweep_min_s;
+    bench.max_seconds = opt.sweep_max_s;
+    bench.max_samples = AppState::kWindowSweepMaxSamples;
+    r.sweep.policy = (opt.sweep_quick ? opt.backend->default_policy() : bench).describe();
+    if (!st.sweeping) {
+      r.sweep.state = to_string(st.sweep_progress.state);
+      r.sweep.error = st.sweep_progress.error;
+      return r;
+    }
+    auto last = clock::now();
+    bool cancelled = false;
+    while (st.sweeping) {
+      frame();
+      const auto now = clock::now();
+      r.frame_ms.push_back(std::chrono::duration<double, std::milli>(now - last).count());
+      r.phases.push_back(ph);
+      last = now;
+      if (!cancelled && std::chrono::duration<double>(now - t0).count() > opt.sweep_limit_s) {
+        st.sweep_cancel_requested = true;
+        cancelled = true;
+      }
+    }
+    frame();  // the last points into the session
+    r.sweep.seconds = std::chrono::duration<double>(clock::now() - t0).count();
+    r.sweep.state = to_string(st.sweep_progress.state);
+    r.sweep.error = st.sweep_progress.error;
+    r.sweep.done = st.sweep_progress.done;
+    r.sweep.failed = st.sweep_progress.failed;
+    r.sweep.total = st.sweep_progress.total;
+    r.heatmap_state = st.panels["Matrices"].state;
+    if (!opt.sweep_session_out.empty()) save_session(opt.sweep_session_out, st.sessions.current(), false);
+    if (opt.seconds <= 0) return r;
   }
 
   // Repeat: the kernel re-runs back to back on the engine's thread while frames are drawn here.

@@ -10,6 +10,7 @@
 
 #include "backend.hpp"
 #include "headless.hpp"
+#include "sweep.hpp"
 #include "view_settings.hpp"
 
 struct GLFWwindow;
@@ -53,6 +54,9 @@ struct SnapshotOptions {
   gfx::GlChoice gl = gfx::GlChoice::Auto;     // offscreen context: EGL device, else GLFW/X11
   std::optional<std::array<double, 4>> zoom;  // heatmaps show rows [r0, r0 + rows) x cols [c0, c0 + cols)
   std::string export_dir;                     // also press every panel's "Export PNG + CSV" into this folder
+  std::vector<std::string> front;             // panels to show in front of their tabs (throws ValidationError
+                                              // naming one that is not a panel)
+  std::string session;  // a saved session to show in the plots (read only; SessionError)
 };
 
 // Renders the whole GUI offscreen after the run finishes, writes the PNG. Returns 0, or 1 when the run failed
@@ -89,6 +93,13 @@ struct FrameBenchOptions {
   int width = 1600, height = 1000;
   gfx::GlChoice gl = gfx::GlChoice::Auto;
   int commits = 0;  // > 0: also time this many commits, alternating spec.n and spec.n - 24 (square)
+  // The window's sweep instead of Repeat: started as the Sweep panel starts it, frames drawn until it ends
+  // (or sweep_limit_s, then cancelled); the DRAM bandwidth is measured first, as the Roofline panel does.
+  std::optional<SweepSpec> sweep;
+  bool sweep_quick = false;
+  double sweep_min_s = 0.5, sweep_max_s = 10;  // the Sweep panel's bench policy fields
+  double sweep_limit_s = 600;
+  std::string sweep_session_out;  // the window's session after the sweep (for tilescope figure --session)
 };
 struct FrameBenchResult {
   std::vector<double> frame_ms;  // wall time of each frame, glFinish included
@@ -99,7 +110,14 @@ struct FrameBenchResult {
     bool new_result = false;
   };
   std::vector<Phases> phases;
-  int runs = 0;                   // runs completed while measuring
+  int runs = 0;  // runs completed while measuring
+  struct SweepRun {
+    bool ran = false;
+    std::string describe, policy, state, error;
+    int done = 0, failed = 0, total = 0;
+    double seconds = 0;  // from the request to the last point in
+    double dram_gbs = 0;
+  } sweep;
   std::vector<double> commit_ms;  // commit -> the new result's heatmaps and Result drawn
   std::string gl_context, gl_renderer, interop_why, heatmap_state;
   bool interop = false;

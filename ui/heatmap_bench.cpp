@@ -122,14 +122,21 @@ HeatmapBenchResult run_heatmap_bench(const HeatmapBenchOptions& opt) {
                                   "every element through host memory into a full-resolution texture (no LOD)",
                                   host, store, opt.view, std::max(3, opt.repeats / 10), true, false, false));
   }
-  if (opt.frame_seconds > 0 || opt.commits > 0) {
+  if (opt.frame_seconds > 0 || opt.commits > 0 || opt.sweep) {
     FrameBenchOptions fo;
     fo.backend = opt.backend;
     fo.spec = opt.spec;
-    fo.seconds = opt.frame_seconds;
+    fo.seconds = opt.sweep ? 0 : opt.frame_seconds;
     fo.gl = opt.gl;
     fo.commits = opt.commits;
+    fo.sweep = opt.sweep;
+    fo.sweep_quick = opt.sweep_quick;
+    fo.sweep_limit_s = opt.sweep_limit_s;
+    fo.sweep_min_s = opt.sweep_min_s;
+    fo.sweep_max_s = opt.sweep_max_s;
+    fo.sweep_session_out = opt.sweep_session_out;
     const FrameBenchResult f = run_frame_bench(fo);
+    out.sweep = f.sweep;
     out.frame_ms = f.frame_ms;
     out.frame_phases = f.phases;
     out.commit_ms = f.commit_ms;
@@ -171,9 +178,14 @@ std::string format_heatmap_bench(const HeatmapBenchResult& r, const HeatmapBench
     }
     if (interop_ms > 0) j["interop_speedup_vs_host_fallback"] = host_ms / interop_ms;
     if (interop_ms > 0) j["interop_speedup_vs_full_round_trip"] = full_ms / interop_ms;
+    if (r.sweep.ran)
+      j["sweep"] = {{"what", r.sweep.describe}, {"policy", r.sweep.policy},   {"state", r.sweep.state},
+                    {"error", r.sweep.error},   {"done", r.sweep.done},       {"failed", r.sweep.failed},
+                    {"total", r.sweep.total},   {"seconds", r.sweep.seconds}, {"dram_gbs", r.sweep.dram_gbs}};
     if (!r.frame_ms.empty()) {
       const auto st = stat(r.frame_ms);
       j["frames"] = {
+          {"during", r.sweep.ran ? "the window's sweep" : "Repeat"},
           {"count", r.frame_ms.size()},
           {"median_ms", st.median},
           {"p99_ms", quantile(r.frame_ms, 0.99)},
@@ -234,16 +246,24 @@ std::string format_heatmap_bench(const HeatmapBenchResult& r, const HeatmapBench
         host_ms / interop_ms, full_ms / interop_ms);
     os << line;
   }
+  if (r.sweep.ran) {
+    std::snprintf(
+        line, sizeof line,
+        "\nthe window's sweep: %s, %s policy: %s, %d of %d points (%d without a result) in %.1f s%s%s\n",
+        r.sweep.describe.c_str(), r.sweep.policy.c_str(), r.sweep.state.c_str(), r.sweep.done, r.sweep.total,
+        r.sweep.failed, r.sweep.seconds, r.sweep.error.empty() ? "" : ": ", r.sweep.error.c_str());
+    os << line;
+  }
   if (!r.frame_ms.empty()) {
     const auto st = stat(r.frame_ms);
     const long over =
         long(std::count_if(r.frame_ms.begin(), r.frame_ms.end(), [](double x) { return x > 50; }));
-    std::snprintf(
-        line, sizeof line,
-        "\nGUI frames while re-running the kernel: %zu frames, %d runs; median %.2f ms (%.0f fps), p99 %.2f "
-        "ms, worst %.2f ms, %ld over 50 ms; heatmaps: %s\n",
-        r.frame_ms.size(), r.runs_during_frames, st.median, 1000.0 / st.median, quantile(r.frame_ms, 0.99),
-        st.max, over, r.frame_heatmap_state.c_str());
+    std::snprintf(line, sizeof line,
+                  "\nGUI frames while %s: %zu frames, %d runs; median %.2f ms (%.0f fps), p99 %.2f "
+                  "ms, worst %.2f ms, %ld over 50 ms; heatmaps: %s\n",
+                  r.sweep.ran ? "the sweep ran" : "re-running the kernel", r.frame_ms.size(),
+                  r.runs_during_frames, st.median, 1000.0 / st.median, quantile(r.frame_ms, 0.99), st.max,
+                  over, r.frame_heatmap_state.c_str());
     os << line;
     std::snprintf(
         line, sizeof line, "frames over 16.7 ms (60 Hz): %ld\n",

@@ -20,6 +20,12 @@ struct HeatmapBenchOptions {
   double frame_seconds = 10;  // GUI frame-time measurement (0: skip)
   int commits = 0;            // > 0: time this many commits of a new size to the new heatmaps and Result
   gfx::GlChoice gl = gfx::GlChoice::Auto;
+  // The window's sweep, frames drawn while it runs (run_frame_bench): instead of Repeat.
+  std::optional<SweepSpec> sweep;
+  bool sweep_quick = false;
+  double sweep_min_s = 0.5, sweep_max_s = 10;
+  double sweep_limit_s = 600;
+  std::string sweep_session_out;
 };
 
 struct PathTiming {
@@ -35,6 +41,7 @@ struct HeatmapBenchResult {
   std::vector<FrameBenchResult::Phases> frame_phases;
   std::vector<double> commit_ms;
   int runs_during_frames = 0;
+  FrameBenchResult::SweepRun sweep;
   std::string frame_heatmap_state;
 };
 

@@ -46,16 +46,19 @@ void Layout::build_default(AppState& s, const std::vector<std::unique_ptr<Panel>
   const bool wide = w >= 100 * em;  // 1600 px at 16 px text
   ImGuiID top = 0, bottom = 0;
   ImGui::DockBuilderSplitNode(centre, ImGuiDir_Down, wide ? 0.40f : 0.32f, &bottom, &top);
+  ImGui::DockBuilderDockWindow("Sweep", l);  // a tab behind Controls
   ImGui::DockBuilderDockWindow("Controls", l);
   ImGui::DockBuilderDockWindow("Matrices", top);
   if (wide) {
     // Result above Occupancy on the right; Timings beside the tile schedule under the heatmaps.
     ImGuiID r_top = 0, r_bottom = 0, b_left = 0, b_right = 0;
     ImGui::DockBuilderSplitNode(r, ImGuiDir_Down, 0.48f, &r_bottom, &r_top);
-    ImGui::DockBuilderSplitNode(bottom, ImGuiDir_Right, 0.5f, &b_right, &b_left);
+    ImGui::DockBuilderSplitNode(bottom, ImGuiDir_Right, 0.42f, &b_right,
+                                &b_left);  // Timings gets the larger part
     ImGui::DockBuilderDockWindow("Result", r_top);
     ImGui::DockBuilderDockWindow("Occupancy", r_bottom);
     ImGui::DockBuilderDockWindow("Messages", b_left);
+    ImGui::DockBuilderDockWindow("Roofline", b_left);
     ImGui::DockBuilderDockWindow("Timings", b_left);
     ImGui::DockBuilderDockWindow("Tile schedule", b_right);
   } else {
@@ -64,17 +67,18 @@ void Layout::build_default(AppState& s, const std::vector<std::unique_ptr<Panel>
     ImGui::DockBuilderDockWindow("Result", r);
     ImGui::DockBuilderDockWindow("Tile schedule", bottom);
     ImGui::DockBuilderDockWindow("Messages", bottom);
+    ImGui::DockBuilderDockWindow("Roofline", bottom);
     ImGui::DockBuilderDockWindow("Timings", bottom);
   }
   // Any panel not named above (a new one) joins the bottom row as a tab.
   for (const auto& p : panels) {
     const std::string n = p->name();
     if (n != "Controls" && n != "Matrices" && n != "Result" && n != "Occupancy" && n != "Timings" &&
-        n != "Tile schedule" && n != "Messages")
+        n != "Tile schedule" && n != "Messages" && n != "Sweep" && n != "Roofline")
       ImGui::DockBuilderDockWindow(p->name(), bottom);
   }
   ImGui::DockBuilderFinish(id);
-  m_front_frames = 3;  // Timings and Result in front of their tabs once the tab bars exist
+  m_front_frames = 3;  // Controls, Timings and Result in front of their tabs once the tab bars exist
   s.settings.view.layout_version = kVersion;
   m_built = true;
 }
@@ -99,8 +103,14 @@ void Layout::dock_space(AppState& s, const std::vector<std::unique_ptr<Panel>>& 
 void Layout::keep_on_screen(const std::vector<std::unique_ptr<Panel>>& panels) {
   if (m_front_frames > 0) {
     --m_front_frames;
-    for (const char* front : {"Timings", "Result"})
+    for (const char* front : {"Controls", "Timings", "Result"})
       if (ImGuiWindow* w = ImGui::FindWindowByName(front); w && w->DockNode && w->DockNode->TabBar)
+        w->DockNode->TabBar->NextSelectedTabId = w->TabId;
+  }
+  if (m_extra_frames > 0) {
+    --m_extra_frames;
+    for (const auto& front : m_extra_front)
+      if (ImGuiWindow* w = ImGui::FindWindowByName(front.c_str()); w && w->DockNode && w->DockNode->TabBar)
         w->DockNode->TabBar->NextSelectedTabId = w->TabId;
   }
   const ImGuiViewport* vp = ImGui::GetMainViewport();

@@ -5,6 +5,7 @@
 // is kept when it still names every panel, and rebuilt when it does not (an older version, a panel it does
 // not know). Floating panels that end up outside the window are brought back in.
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "app_state.hpp"
@@ -15,13 +16,18 @@ namespace ts::ui {
 class Layout {
  public:
   // Raised whenever the default arrangement changes shape (a saved layout of another version is replaced).
-  static constexpr int kVersion = 3;
+  static constexpr int kVersion = 4;
 
   // Once per frame, after the menu bar and the status bar, before the panels.
   void dock_space(AppState& s, const std::vector<std::unique_ptr<Panel>>& panels);
   // After the panels: floating windows outside the viewport are moved back into it.
   void keep_on_screen(const std::vector<std::unique_ptr<Panel>>& panels);
   void reset() { m_rebuild = true; }
+  // Puts these panels in front of their dock nodes' tabs (after the default ones), for a few frames.
+  void bring_to_front(std::vector<std::string> panels) {
+    m_extra_front = std::move(panels);
+    m_extra_frames = 4;
+  }
   bool built_this_frame() const { return m_built; }
 
  private:
@@ -29,6 +35,8 @@ class Layout {
   bool saved_layout_usable(const std::vector<std::unique_ptr<Panel>>& panels) const;
   bool m_checked = false, m_rebuild = false, m_built = false;
   int m_front_frames = 0;
+  std::vector<std::string> m_extra_front;
+  int m_extra_frames = 0;
 };
 
 }  // namespace ts::ui

@@ -57,6 +57,22 @@ void draw_menu_bar(AppState& s, const std::vector<std::unique_ptr<Panel>>& panel
                         bool(s.result && s.result->store)))
       s.save_c_requested = true;
     ImGui::Separator();
+    if (ImGui::MenuItem("Save session", nullptr, false, !s.session_file.empty()))
+      s.save_session_requested = true;
+    if (ImGui::IsItemHovered() && !s.session_file.empty())
+      ImGui::SetTooltip("Every measured point of this window to %s (also done when the window closes)",
+                        s.session_file.c_str());
+    if (ImGui::MenuItem("Open session to overlay...")) s.open_session_requested = true;
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip(
+          "A saved session (another GPU, tilescope bench --session-out) drawn beside this one on "
+          "every plot");
+    if (ImGui::BeginMenu("Close overlay", s.sessions.size() > 1)) {
+      for (size_t i = 1; i < s.sessions.size(); ++i)
+        if (ImGui::MenuItem(s.sessions.all()[i].label.c_str())) s.close_overlay_requested = i;
+      ImGui::EndMenu();
+    }
+    ImGui::Separator();
     if (ImGui::MenuItem("Screenshot of the window", shortcut_label(Action::Screenshot)))
       s.screenshot_requested = true;
     if (ImGui::BeginMenu("Export panel (PNG + CSV)")) {

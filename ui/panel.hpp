@@ -35,6 +35,8 @@ std::unique_ptr<Panel> make_timings_panel();
 std::unique_ptr<Panel> make_occupancy_panel();
 std::unique_ptr<Panel> make_schedule_panel();
 std::unique_ptr<Panel> make_messages_panel();
+std::unique_ptr<Panel> make_sweep_panel();
+std::unique_ptr<Panel> make_roofline_panel();
 
 // "Export PNG + CSV" button shared by the profiler panels: asks the frame loop to crop this window and write
 // the CSV.
@@ -57,6 +59,12 @@ inline void end_facts() {
 }
 // Wrapped text in the muted colour.
 void text_muted_wrapped(const char* text);
+// Call between two items: puts the next one on the same line when `next_width` pixels still fit before the
+// window's right edge, else lets it start a new line (rows of buttons wrap instead of being cut off).
+bool same_line_if_fits(float next_width);
+// The width of a SmallButton / Button with this label.
+float small_button_width(const char* label);
+float button_width(const char* label);
 
 // Draws a texture whose texel row 0 is the first (top) row of its data over the plot rectangle
 // [x0, x1) x [y0, y1) of the current plot, whose row axis points down (ImPlotAxisFlags_Invert on y). Every

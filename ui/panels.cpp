@@ -21,6 +21,8 @@ std::vector<std::unique_ptr<Panel>> register_panels() {
   p.push_back(make_matrices_panel());
   p.push_back(make_result_panel());
   p.push_back(make_timings_panel());
+  p.push_back(make_sweep_panel());
+  p.push_back(make_roofline_panel());
   p.push_back(make_occupancy_panel());
   p.push_back(make_schedule_panel());
   p.push_back(make_messages_panel());
@@ -161,6 +163,22 @@ void text_muted_wrapped(const char* text) {
   ImGui::PushTextWrapPos(0);
   ImGui::TextDisabled("%s", text);
   ImGui::PopTextWrapPos();
+}
+
+bool same_line_if_fits(float next_width) {
+  const float x = ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x;
+  const float right = ImGui::GetCurrentWindow()->WorkRect.Max.x;
+  if (x + next_width > right) return false;
+  ImGui::SameLine();
+  return true;
+}
+
+float small_button_width(const char* label) {
+  return ImGui::CalcTextSize(label, nullptr, true).x + ImGui::GetStyle().FramePadding.x * 2;
+}
+
+float button_width(const char* label) {
+  return small_button_width(label);
 }
 
 void draw_rows_down(const char* id, unsigned texture, double x0, double y0, double x1, double y1) {

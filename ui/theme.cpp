@@ -100,4 +100,8 @@ const Palette& palette() {
   return g_palette;
 }
 
+void set_palette(const Palette& p) {
+  g_palette = p;
+}
+
 }  // namespace ts::ui

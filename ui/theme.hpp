@@ -22,5 +22,7 @@ ImFont* mono_font();  // nullptr before load_fonts()
 // one) to the current ImGui and ImPlot contexts. Cheap: call again whenever one of them changes.
 void apply_theme(Theme theme, float font_px, float content_scale);
 const Palette& palette();  // of the theme applied last
+// Puts back a palette saved from palette() (an offscreen figure applies its own theme, then restores).
+void set_palette(const Palette& p);
 
 }  // namespace ts::ui

@@ -1,14 +1,19 @@
-// Timings: every launch's time per configuration, the running median and p10-p90 band of the current one,
-// cuBLAS at the same shape as a reference line, and a bar chart of this shape across kernels.
+// Timings: what the sliders change, measured. Time or FLOP/s against the size that varies (one curve per
+// kernel x tile and session, each run a point, the current configuration highlighted, cuBLAS as the
+// reference, wave marks), the launches of the current point beside it, and the ladder at the current shape
+// against a baseline the person pins. Everything comes from the session (every run and sweep point lands
+// there).
 #include <algorithm>
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include <imgui.h>
 #include <implot.h>
 
-#include "panel.hpp"
 #include "csv.hpp"
+#include "panel.hpp"
+#include "plots.hpp"
 #include "stats.hpp"
 #include "theme.hpp"
 
@@ -16,91 +21,140 @@ namespace ts::ui {
 
 namespace {
 
+// Every launch of every point of the current session: the panel's "Export PNG + CSV".
+std::string launches_csv(const Session& s) {
+  CsvWriter w(
+      {"kernel", "tile", "m", "n", "k", "input", "policy", "date", "launch", "ms", "tflops", "passed"});
+  for (const auto& r : s.records)
+    for (size_t i = 0; i < r.samples_ms.size(); ++i)
+      w.row({r.spec.kernel, std::to_string(r.spec.tile), std::to_string(r.spec.m), std::to_string(r.spec.n),
+             std::to_string(r.spec.k), to_string(r.spec.input), r.policy, r.date, std::to_string(i),
+             CsvWriter::num(r.samples_ms[i], "%.9g"),
+             CsvWriter::num(tflops(r.spec.flops(), r.samples_ms[i]), "%.6g"), r.passed ? "1" : "0"});
+  return w.str();
+}
+
 class TimingsPanel final : public Panel {
  public:
   const char* name() const override { return "Timings"; }
 
  protected:
   void draw_content(AppState& s) override {
-    const SeriesKey cur = SeriesKey::of(s.result ? s.result->spec : s.settings.spec);
-    const TimingSeries* series = s.history.find(cur);
+    const TimingsData& td = timings_of(s);
+    s.panels[name()].state = td.empty() ? "empty" : std::to_string(td.curves.size()) + " curves";
+    // The row of controls; it wraps instead of running past the edge.
     ImGui::Checkbox("Repeat", &s.repeat);
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("Keep re-running the current problem (Ctrl+R)");
-    ImGui::SameLine();
-    if (ImGui::SmallButton("Clear")) s.history.clear();
-    ImGui::SameLine();
-    export_button(s, name(), "timings", [&] { return s.history.to_csv(); });
-    if (!series || series->ms.empty()) {
-      ImGui::TextDisabled("no launches timed yet for %s", cur.label().c_str());
-      return;
-    }
-    const double last = series->ms.back();
-    text_fit(cur.label());
-    ImGui::TextWrapped("last %.4g ms, median %.4g ms, p10-p90 %.4g-%.4g ms, %.3g TFLOP/s", last,
-                       series->median_ms, series->p10_ms, series->p90_ms,
-                       tflops(series->flops, series->median_ms));
-    if (s.result && s.result->peak_tflops > 0)
-      ImGui::TextWrapped(
-          "%.1f %% of the %s peak (%.1f TFLOP/s)%s",
-          100.0 * tflops(series->flops, series->median_ms) / s.result->peak_tflops,
-          series->tf32 ? "TF32" : "FP32", s.result->peak_tflops,
-          series->reference_ms > 0
-              ? (", " + CsvWriter::num(100.0 * series->reference_ms / series->median_ms, "%.1f") +
-                 " % of cuBLAS")
-                    .c_str()
-              : "");
-
-    const float plot_h = std::max(120.0f, ImGui::GetContentRegionAvail().y * 0.55f);
-    if (ImPlot::BeginPlot("##launches", ImVec2(-1, plot_h))) {
-      ImPlot::SetupAxes("launch", "ms", ImPlotAxisFlags_AutoFit, ImPlotAxisFlags_AutoFit);
-      ImPlot::SetupLegend(ImPlotLocation_NorthEast, ImPlotLegendFlags_Outside);  // never over the data
-      // The current configuration's band and median first, under the lines.
-      const double x0 = series->launch[0], x1 = series->launch.back();
-      const double xs[2] = {x0, x1}, lo[2] = {series->p10_ms, series->p10_ms},
-                   hi[2] = {series->p90_ms, series->p90_ms};
-      ImPlot::SetNextFillStyle(palette().plot_current, 0.25f);
-      ImPlot::PlotShaded("p10-p90", xs, lo, hi, 2);
-      const double med[2] = {series->median_ms, series->median_ms};
-      ImPlot::SetNextLineStyle(palette().plot_current, 2.0f);
-      ImPlot::PlotLine("median", xs, med, 2);
-      if (series->reference_ms > 0) {
-        const double ref[2] = {series->reference_ms, series->reference_ms};
-        ImPlot::SetNextLineStyle(palette().plot_reference, 2.0f);
-        ImPlot::PlotLine("cuBLAS", xs, ref, 2);
+    const float em = ImGui::GetFontSize();
+    same_line_if_fits(em * 9);
+    ImGui::SetNextItemWidth(em * 9);
+    int y = int(s.timings_y);
+    if (ImGui::Combo("##y", &y, "FLOP/s\0time\0FLOP/s and time\0")) s.timings_y = TimingsY(y);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("What the scaling plot shows against the size");
+    same_line_if_fits(small_button_width("Export figure..."));
+    figure_button(s, PlotKind::Timings, "timings", m_scaling_size);
+    same_line_if_fits(small_button_width("Export PNG + CSV"));
+    export_button(s, name(), "timings", [&] { return launches_csv(s.sessions.current()); });
+    const float em_h = ImGui::GetFontSize();
+    const ImVec2 room = ImGui::GetContentRegionAvail();
+    const bool side_by_side = room.x > 62 * em_h;
+    // A low panel (a laptop's tab row) shows the scaling plot and the ladder as tabs, every row for the plot.
+    const bool compact = !side_by_side && room.y < 24 * em_h;
+    if (!compact) summary(s, td);
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    const float header = ImGui::GetFrameHeightWithSpacing();
+    if (compact) {
+      if (ImGui::BeginTabBar("##views")) {
+        if (ImGui::BeginTabItem("against size")) {
+          draw_scaling(s, td, ImVec2(-1, std::max(6 * em, ImGui::GetContentRegionAvail().y)));
+          ImGui::EndTabItem();
+        }
+        if (ImGui::BeginTabItem("ladder")) {
+          draw_ladder(s, ImVec2(-1, std::max(5 * em, ImGui::GetContentRegionAvail().y - header)));
+          ImGui::EndTabItem();
+        }
+        ImGui::EndTabBar();
       }
-      for (const auto& [key, ser] : s.history.series()) {
-        if (key.m != cur.m || key.n != cur.n || key.k != cur.k) continue;  // one shape at a time
-        ImPlot::SetNextMarkerStyle(ImPlotMarker_Circle, 2.0f);
-        ImPlot::PlotLine(key.label().c_str(), ser.launch.data(), ser.ms.data(), int(ser.ms.size()), 0,
-                         int(ser.ms.offset()), sizeof(double));
-      }
-      ImPlot::EndPlot();
-    }
-    // This shape across kernels: medians as bars (hover for exact values).
-    const auto same = s.history.same_shape(cur.m, cur.n, cur.k);
-    std::vector<double> medians;
-    std::vector<std::string> labels;
-    for (const auto& [key, ser] : same) {
-      medians.push_back(ser->median_ms);
-      labels.push_back(key.kernel + (key.tile ? " " + std::to_string(key.tile) : ""));
-    }
-    std::vector<const char*> label_ptrs;
-    for (const auto& l : labels) label_ptrs.push_back(l.c_str());
-    if (!medians.empty() && ImPlot::BeginPlot("##bars", ImVec2(-1, -1))) {
-      std::vector<double> pos(medians.size());
-      for (size_t i = 0; i < pos.size(); ++i) pos[i] = double(i);
-      ImPlot::SetupAxes(nullptr, "median ms", ImPlotAxisFlags_AutoFit, ImPlotAxisFlags_AutoFit);
-      ImPlot::SetupAxisTicks(ImAxis_X1, pos.data(), int(pos.size()), label_ptrs.data());
-      ImPlot::PlotBars("median", medians.data(), int(medians.size()), 0.6);
-      if (ImPlot::IsPlotHovered()) {
-        const int i = int(std::lround(ImPlot::GetPlotMousePos().x));
-        if (i >= 0 && i < int(medians.size()))
-          ImGui::SetTooltip("%s\nmedian %.5g ms, %.4g TFLOP/s", labels[size_t(i)].c_str(), medians[size_t(i)],
-                            tflops(same[size_t(i)].second->flops, medians[size_t(i)]));
-      }
-      ImPlot::EndPlot();
+    } else if (side_by_side) {
+      ImGui::BeginChild("##scaling", ImVec2(avail.x * 0.6f, std::max(8 * em, avail.y)), ImGuiChildFlags_None,
+                        ImGuiWindowFlags_NoScrollbar);
+      draw_scaling(s, td, ImVec2(-1, -1));
+      ImGui::EndChild();
+      ImGui::SameLine();
+      ImGui::BeginGroup();
+      draw_ladder(s, ImVec2(-1, std::max(6 * em, avail.y - header)));
+      ImGui::EndGroup();
+    } else {
+      const ImVec2 scaling(-1, std::max(8 * em, (avail.y - header) * 0.58f));
+      draw_scaling(s, td, scaling);
+      draw_ladder(
+          s, ImVec2(-1, std::max(6 * em, avail.y - header - scaling.y - ImGui::GetStyle().ItemSpacing.y)));
     }
   }
+
+ private:
+  // One line about the latest run of the current problem: speed, % of peak and of cuBLAS.
+  void summary(AppState& s, const TimingsData& td) {
+    std::string text;
+    if (s.result && s.result->timed && s.result->spec == plot_reference(s)) {
+      const RunResult& r = *s.result;
+      const Unit u = flops_unit(r.tflops * 1e12);
+      text = KernelTile{r.spec.kernel, r.spec.tile}.label() + ": median " +
+             CsvWriter::num(r.median_ms, "%.4g") + " ms, " +
+             CsvWriter::num(r.tflops * 1e12 * u.scale, "%.3g") + " " + u.name;
+      if (r.peak_tflops > 0)
+        text += ", " + CsvWriter::num(100 * r.tflops / r.peak_tflops, "%.1f") + " % of the " +
+                (r.tf32 ? "TF32" : "FP32") + " peak";
+      if (r.reference_ms > 0)
+        text += ", " + CsvWriter::num(100 * r.reference_ms / r.median_ms, "%.0f") + " % of cuBLAS";
+    } else if (td.empty()) {
+      text = "No measurements along " + td.axis_label +
+             " yet: run the problem (Space), or measure many sizes at once in the Sweep panel.";
+    }
+    // One line each, elided (the whole text in the tooltip): the plots keep the room.
+    if (!text.empty()) text_fit(text, &palette().muted);
+    if (!td.marks.note.empty() && td.marks.marks.empty() && td.x_hi > td.x_lo)
+      text_fit(td.marks.note + (td.marks.theoretical ? " (THEORETICAL: " + td.marks.gpu + ")" : ""),
+               &palette().muted);
+  }
+
+  void draw_scaling(AppState& s, const TimingsData& td, ImVec2 size) {
+    const ImVec2 before = ImGui::GetCursorScreenPos();
+    const PlotReport rep = draw_timings(td, s.timings_y, size, PlotStyle{true});
+    m_scaling_size = ImVec2(std::max(1.0f, ImGui::GetItemRectMax().x - before.x),
+                            std::max(1.0f, ImGui::GetItemRectMax().y - before.y));
+    s.plot_areas["timings"] = rep.area;
+  }
+
+  void draw_ladder(AppState& s, ImVec2 size) {
+    const BarsData& bd = bars_of(s);
+    const float em = ImGui::GetFontSize();
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted("baseline");
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(em * 10);
+    const std::string current = bd.baseline >= 0 ? bd.labels[size_t(bd.baseline)] : std::string("none");
+    if (ImGui::BeginCombo("##baseline", current.c_str())) {
+      for (size_t r = 0; r < bd.configs.size(); ++r) {
+        if (bd.bars.empty() || !bd.bars[0][r]) continue;
+        if (ImGui::Selectable(bd.labels[r].c_str(), int(r) == bd.baseline)) s.bars_baseline = bd.configs[r];
+      }
+      ImGui::EndCombo();
+    }
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("Speedups on the bars are against this one (or click a bar)");
+    same_line_if_fits(small_button_width("Export figure..."));
+    figure_button(s, PlotKind::Bars, "bars", m_ladder_size);
+    const ImVec2 before = ImGui::GetCursorScreenPos();
+    int clicked = -1;
+    const PlotReport rep = draw_bars(bd, size, PlotStyle{true}, &clicked);
+    m_ladder_size = ImVec2(std::max(1.0f, ImGui::GetItemRectMax().x - before.x),
+                           std::max(1.0f, ImGui::GetItemRectMax().y - before.y));
+    s.plot_areas["bars"] = rep.area;
+    if (clicked >= 0) s.bars_baseline = bd.configs[size_t(clicked)];
+  }
+
+  ImVec2 m_scaling_size{960, 540}, m_ladder_size{640, 480};
 };
 
 }  // namespace

@@ -423,6 +423,10 @@ const char* to_string(ScaleAxis a) {
       return "N";
     case ScaleAxis::K:
       return "K";
+    case ScaleAxis::NK:
+      return "N = K";
+    case ScaleAxis::MN:
+      return "M = N";
   }
   return "?";
 }
@@ -438,27 +442,78 @@ bool on_axis(const ProblemSpec& p, ScaleAxis axis, const ProblemSpec& at) {
       return p.m == at.m && p.k == at.k;
     case ScaleAxis::K:
       return p.m == at.m && p.n == at.n;
+    case ScaleAxis::NK:
+      return p.m == at.m && p.n == p.k;
+    case ScaleAxis::MN:
+      return p.k == at.k && p.m == p.n;
   }
   return false;
 }
 double x_of(const ProblemSpec& p, ScaleAxis axis) {
-  return double(axis == ScaleAxis::M ? p.m : axis == ScaleAxis::K ? p.k : p.n);
+  return double(axis == ScaleAxis::M || axis == ScaleAxis::MN ? p.m : axis == ScaleAxis::K ? p.k : p.n);
 }
 }  // namespace
 
+double axis_position(const ProblemSpec& p, ScaleAxis axis) {
+  return x_of(p, axis);
+}
+
+std::string axis_label(ScaleAxis axis, const ProblemSpec& at) {
+  const std::string m = std::to_string(at.m), n = std::to_string(at.n), k = std::to_string(at.k);
+  switch (axis) {
+    case ScaleAxis::Square:
+      return "M = N = K";
+    case ScaleAxis::M:
+      return "M (N = " + n + ", K = " + k + ")";
+    case ScaleAxis::N:
+      return "N (M = " + m + ", K = " + k + ")";
+    case ScaleAxis::K:
+      return "K (M = " + m + ", N = " + n + ")";
+    case ScaleAxis::NK:
+      return "N = K (M = " + m + ")";
+    case ScaleAxis::MN:
+      return "M = N (K = " + k + ")";
+  }
+  return "?";
+}
+
+bool sweep_shape_of(ScaleAxis axis, const ProblemSpec& at, SweepShape* shape, int64_t* fixed) {
+  switch (axis) {
+    case ScaleAxis::Square:
+      *shape = SweepShape::Square;
+      *fixed = 0;
+      return true;
+    case ScaleAxis::NK:
+      *shape = SweepShape::FixedM;
+      *fixed = at.m;
+      return true;
+    case ScaleAxis::MN:
+      *shape = SweepShape::FixedK;
+      *fixed = at.k;
+      return true;
+    default:
+      return false;
+  }
+}
+
 ScaleAxis infer_axis(const Session& s, const ProblemSpec& at) {
   if (at.m == at.n && at.n == at.k) return ScaleAxis::Square;
-  int votes[3] = {0, 0, 0};  // M, N, K
+  // Votes for M, N, K (one dimension differs from the current problem), NK and MN (two differ, moving
+  // together as a sweep with M or K fixed moves them).
+  int votes[5] = {0, 0, 0, 0, 0};
   for (const auto& r : s.records) {
     const ProblemSpec& p = r.spec;
     if (p.kernel != at.kernel || p.tile != at.tile) continue;
     const bool dm = p.m != at.m, dn = p.n != at.n, dk = p.k != at.k;
-    if (dm + dn + dk != 1) continue;  // exactly one dimension differs from the current problem
-    votes[dm ? 0 : dn ? 1 : 2]++;
+    if (dm + dn + dk == 1) votes[dm ? 0 : dn ? 1 : 2]++;
+    if (!dm && dn && dk && p.n == p.k && at.n == at.k) votes[3]++;
+    if (dm && dn && !dk && p.m == p.n && at.m == at.n) votes[4]++;
   }
-  if (votes[0] > votes[1] && votes[0] > votes[2]) return ScaleAxis::M;
-  if (votes[2] > votes[1] && votes[2] > votes[0]) return ScaleAxis::K;
-  return ScaleAxis::N;
+  const ScaleAxis axes[5] = {ScaleAxis::M, ScaleAxis::N, ScaleAxis::K, ScaleAxis::NK, ScaleAxis::MN};
+  int best = 1;  // N when nothing else wins outright
+  for (int i = 0; i < 5; ++i)
+    if (votes[i] > votes[best]) best = i;
+  return axes[best];
 }
 
 std::vector<ScalingPoint> ScalingSeries::latest_per_x() const {

@@ -108,11 +108,21 @@ enum class ScaleAxis {
   M,       // M varies; N and K as in the reference problem
   N,       // N varies; M and K as in the reference problem
   K,       // K varies; M and N as in the reference problem
+  NK,      // N = K vary together; M as in the reference problem (a sweep with M fixed)
+  MN,      // M = N vary together; K as in the reference problem (a sweep with K fixed)
 };
-const char* to_string(ScaleAxis a);  // "M = N = K", "M", "N", "K"
-// The axis the person varies: Square when the reference problem is square, else the one dimension in which
-// the session's points around `at` differ (N when that is unclear).
+const char* to_string(ScaleAxis a);  // "M = N = K", "M", "N", "K", "N = K", "M = N"
+// The axis the person varies: Square when the reference problem is square, else the way the session's points
+// of the same kernel x tile around `at` differ from it: one dimension (M, N or K), or N and K together with
+// N = K (NK), or M and N together with M = N (MN). N when that is unclear.
 ScaleAxis infer_axis(const Session& s, const ProblemSpec& at);
+// "N = K (M = 1024)", "N (M = 2048, K = 8192)", "M = N = K": the axis and what stays fixed along it.
+std::string axis_label(ScaleAxis axis, const ProblemSpec& at);
+// The sweep shape that moves along `axis` through `at` (Square, FixedM for NK, FixedK for MN), for wave
+// marks; false for an axis no sweep shape follows (M, N or K alone). `fixed` receives M or K.
+bool sweep_shape_of(ScaleAxis axis, const ProblemSpec& at, SweepShape* shape, int64_t* fixed);
+// Where `p` lies on `axis` (its N, M or K).
+double axis_position(const ProblemSpec& p, ScaleAxis axis);
 
 struct ScalingPoint {
   double x = 0;  // the varying size

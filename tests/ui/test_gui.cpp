@@ -7,6 +7,7 @@
 #include <imgui_te_context.h>
 #include <imgui_te_engine.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -14,15 +15,19 @@
 #include <functional>
 #include <iterator>
 #include <optional>
+#include <set>
 #include <string>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "app.hpp"
+#include "gpu_catalog.hpp"
 #include "npy.hpp"
 #include "gui.hpp"
+#include "plots.hpp"
 #include "registry.hpp"
+#include "session.hpp"
 #include "test_util.hpp"
 
 using namespace ts;
@@ -37,7 +42,7 @@ bool have_display() {
 
 // One window session: `body` runs as a Test Engine test inside the frame loop; `resize` (set by a test) is
 // applied to the OS window on the frame loop's thread.
-struct Session {
+struct GuiRun {
   std::function<void(ImGuiTestContext*, App&)> body;
   std::optional<ImVec2> resize;
   ImVec2 window_size{0, 0};  // the OS window's size after the last frame
@@ -45,7 +50,7 @@ struct Session {
   int tested = 0, passed = 0;
 };
 
-void run_session(Session& s) {
+void run_session(GuiRun& s) {
   ImGuiTestEngine* engine = nullptr;
   ui::GuiOptions go;
   std::string note;
@@ -108,6 +113,7 @@ class Gui : public ::testing::Test {
     if (!have_display()) GTEST_SKIP() << "no X display (install xvfb so ctest can start one)";
     ::setenv("XDG_CONFIG_HOME", m_dir.path().c_str(), 1);
     ::setenv("XDG_PICTURES_DIR", (m_dir.path() / "pictures").c_str(), 1);
+    ::setenv("XDG_DATA_HOME", (m_dir.path() / "data").c_str(), 1);  // the window's session file
   }
   std::filesystem::path config_file(const char* name) const { return m_dir.path() / "tilescope" / name; }
   test::TempDir m_dir;
@@ -145,7 +151,7 @@ void check_layout(ImGuiTestContext* ctx, const ui::AppState& st, ImVec2 window) 
 }  // namespace
 
 TEST_F(Gui, DraggingTheSizeSliderRunsOnceWhenLetGoWithASnappedSize) {
-  Session s;
+  GuiRun s;
   s.body = [](ImGuiTestContext* ctx, App& app) {
     ui::AppState& st = app.state();
     IM_CHECK(wait_for_result(ctx, app, 0));
@@ -177,7 +183,7 @@ TEST_F(Gui, DraggingTheSizeSliderRunsOnceWhenLetGoWithASnappedSize) {
 }
 
 TEST_F(Gui, ATypedSizeRunsOnceWhenCommittedAndBadValuesAreRefusedWithAMessage) {
-  Session s;
+  GuiRun s;
   s.body = [](ImGuiTestContext* ctx, App& app) {
     ui::AppState& st = app.state();
     IM_CHECK(wait_for_result(ctx, app, 0));
@@ -210,7 +216,7 @@ TEST_F(Gui, ATypedSizeRunsOnceWhenCommittedAndBadValuesAreRefusedWithAMessage) {
 }
 
 TEST_F(Gui, SpaceRunsUnlessATextFieldHasTheKeyboard) {
-  Session s;
+  GuiRun s;
   s.body = [](ImGuiTestContext* ctx, App& app) {
     ui::AppState& st = app.state();
     IM_CHECK(wait_for_result(ctx, app, 0));
@@ -240,7 +246,7 @@ TEST_F(Gui, SpaceRunsUnlessATextFieldHasTheKeyboard) {
 }
 
 TEST_F(Gui, ResizingKeepsEveryPanelInsideTheWindowWithoutOverlapOrCutText) {
-  Session s;
+  GuiRun s;
   s.body = [&s](ImGuiTestContext* ctx, App& app) {
     IM_CHECK(wait_for_result(ctx, app, 0));
     for (ImVec2 size : {ImVec2(1024, 700), ImVec2(1280, 720), ImVec2(1600, 1000), ImVec2(1366, 768)}) {
@@ -260,7 +266,7 @@ TEST_F(Gui, ResizingKeepsEveryPanelInsideTheWindowWithoutOverlapOrCutText) {
 }
 
 TEST_F(Gui, ResetLayoutShowsClosedPanelsAgainInTheirPlace) {
-  Session s;
+  GuiRun s;
   s.body = [](ImGuiTestContext* ctx, App& app) {
     ui::AppState& st = app.state();
     IM_CHECK(wait_for_result(ctx, app, 0));
@@ -281,7 +287,7 @@ TEST_F(Gui, ResetLayoutShowsClosedPanelsAgainInTheirPlace) {
 }
 
 TEST_F(Gui, ARelaunchRestoresTheWindowSizeTheHiddenPanelsAndTheProblem) {
-  Session first;
+  GuiRun first;
   first.body = [&first](ImGuiTestContext* ctx, App& app) {
     IM_CHECK(wait_for_result(ctx, app, 0));
     first.resize = ImVec2(1300, 760);
@@ -299,7 +305,7 @@ TEST_F(Gui, ARelaunchRestoresTheWindowSizeTheHiddenPanelsAndTheProblem) {
   ASSERT_TRUE(std::filesystem::exists(config_file("settings.json")));
   ASSERT_TRUE(std::filesystem::exists(config_file("imgui.ini")));
 
-  Session second;
+  GuiRun second;
   second.body = [&second](ImGuiTestContext* ctx, App& app) {
     ui::AppState& st = app.state();
     ctx->Yield(4);
@@ -322,7 +328,7 @@ TEST_F(Gui, HoveringAHeatmapReadsTheElementDrawnThere) {
   std::filesystem::create_directories(m_dir.path() / "tilescope");
   std::ofstream(config_file("settings.json"))
       << R"({"m": 64, "n": 48, "k": 40, "square": false, "input": "ramp"})";
-  Session s;
+  GuiRun s;
   s.body = [](ImGuiTestContext* ctx, App& app) {
     ui::AppState& st = app.state();
     IM_CHECK(wait_for_result(ctx, app, 0));
@@ -363,7 +369,7 @@ TEST_F(Gui, FilesOpenThroughTheDialogBadPairsAreRefusedAndSavingAsksBeforeReplac
   write_npy(pb, b);
   write_npy(pw, wrong);
   std::ofstream(keep) << "the person's own file";
-  Session s;
+  GuiRun s;
   s.body = [&](ImGuiTestContext* ctx, App& app) {
     ui::AppState& st = app.state();
     IM_CHECK(wait_for_result(ctx, app, 0));
@@ -427,6 +433,340 @@ TEST_F(Gui, FilesOpenThroughTheDialogBadPairsAreRefusedAndSavingAsksBeforeReplac
     IM_CHECK_EQ(c.rows, 3);
     IM_CHECK_EQ(c.cols, 4);
     IM_CHECK_EQ(c.at(2, 3), float(5 * 3 * 3));  // sum over k of (i + 1) * j = 5 (i + 1) j
+  };
+  run_session(s);
+  EXPECT_EQ(s.passed, 1);
+}
+
+// [SECTION] Issue #11: sweeps, sessions, the occupancy calculator and figures, through the window.
+namespace {
+
+bool logged(const ui::AppState& st, const std::string& a, const std::string& b = "") {
+  for (const auto& m : st.log.messages())
+    if (m.text.find(a) != std::string::npos && m.text.find(b) != std::string::npos) return true;
+  return false;
+}
+
+// Width and height from a PNG's IHDR chunk (0, 0 when it is not a PNG).
+std::pair<int, int> png_size(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  unsigned char h[24] = {};
+  f.read(reinterpret_cast<char*>(h), sizeof h);
+  if (!f || h[1] != 'P' || h[2] != 'N' || h[3] != 'G') return {0, 0};
+  auto be = [&](int o) { return int(h[o]) << 24 | int(h[o + 1]) << 16 | int(h[o + 2]) << 8 | int(h[o + 3]); };
+  return {be(16), be(20)};
+}
+
+const TimingsCurve* curve(const TimingsData& d, const std::string& label) {
+  for (const auto& c : d.curves)
+    if (c.label == label) return &c;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_F(Gui, ASweepOnTheCpuBackendAdvancesCancelKeepsItsPointsAndFramesKeepComing) {
+  GuiRun s;
+  s.body = [](ImGuiTestContext* ctx, App& app) {
+    ui::AppState& st = app.state();
+    IM_CHECK(wait_for_result(ctx, app, 0));
+    const size_t before = st.sessions.current().records.size();
+    ctx->WindowFocus("//Sweep");  // a tab behind Controls
+    ctx->Yield(3);
+    IM_CHECK(st.panels.at("Sweep").visible);
+    ctx->SetRef("//Sweep");
+    // Bad fields are refused with a message naming them; nothing starts and the window goes on.
+    ctx->ItemClick("from/##v");
+    ctx->KeyCharsReplaceEnter("512");
+    ctx->ItemClick("to/##v");
+    ctx->KeyCharsReplaceEnter("64");
+    ctx->ItemClick("Start sweep");
+    ctx->Yield(2);
+    IM_CHECK(!st.sweeping);
+    IM_CHECK(logged(st, "sweep refused", "512"));
+    ctx->ItemClick("from/##v");
+    ctx->KeyCharsReplaceEnter("abc");
+    ctx->ItemClick("Start sweep");
+    ctx->Yield(2);
+    IM_CHECK(!st.sweeping);
+    IM_CHECK(logged(st, "sweep refused", "sweep 'from'"));
+    // 16, 32, ..., 1024 (64 points) of the current kernel, tiled T=16, with the quick policy.
+    ctx->ItemClick("from/##v");
+    ctx->KeyCharsReplaceEnter("16");
+    ctx->ItemClick("to/##v");
+    ctx->KeyCharsReplaceEnter("1024");
+    ctx->ItemClick("##step");
+    ctx->KeyCharsReplaceEnter("16");
+    ctx->ItemClick("quick");
+    ctx->ItemClick("Start sweep");
+    IM_CHECK(yield_until(
+        ctx, [&] { return st.sweeping; }, 5));
+    IM_CHECK_EQ(st.sweep_progress.total, 64);
+    // Frames keep coming while the engine measures (the sweep has a thread of its own), and the progress
+    // advances: points done, the point in flight, the time left.
+    using clock = std::chrono::steady_clock;
+    double worst = 0;
+    int frames = 0;
+    std::set<int64_t> in_flight;
+    std::set<int> done;
+    auto last = clock::now();
+    const auto start = last, end = last + std::chrono::seconds(90);
+    while ((st.sweep_progress.done < 4 || last - start < std::chrono::milliseconds(1500)) && st.sweeping &&
+           clock::now() < end) {
+      ctx->Yield();
+      const auto now = clock::now();
+      worst = std::max(worst, std::chrono::duration<double>(now - last).count());
+      last = now;
+      ++frames;
+      if (st.sweep_progress.in_flight) in_flight.insert(st.sweep_progress.in_flight->n);
+      done.insert(st.sweep_progress.done);
+    }
+    IM_CHECK_GE(st.sweep_progress.done, 4);
+    IM_CHECK(st.sweeping);
+    IM_CHECK_GE(done.size(), 3u);  // seen advancing, frame by frame
+    IM_CHECK(!in_flight.empty());
+    IM_CHECK_GE(st.sweep_progress.remaining_s, 0.0);
+    IM_CHECK_GT(frames, 20);
+    IM_CHECK_LT(worst, 0.5);  // seconds between two frames
+    // Cancel: the sweep stops after the current sample and keeps every point finished.
+    ctx->ItemClick("Cancel");
+    IM_CHECK(yield_until(
+        ctx, [&] { return !st.sweeping; }, 30));
+    IM_CHECK(st.sweep_progress.state == SweepProgress::State::Cancelled);
+    const int kept = st.sweep_progress.done - st.sweep_progress.failed;
+    IM_CHECK_LT(st.sweep_progress.done, st.sweep_progress.total);
+    IM_CHECK_GE(kept, 4);
+    IM_CHECK_EQ(st.sessions.current().records.size(), before + size_t(kept));
+    // They fill the Timings plot: tiled T=16 along M = N = K, one point per size measured.
+    const TimingsData& td = ui::timings_of(st);
+    IM_CHECK(td.axis == ScaleAxis::Square);
+    const TimingsCurve* c = curve(td, "tiled T=16");
+    IM_CHECK(c != nullptr);
+    if (c) {
+      IM_CHECK(c->current);
+      IM_CHECK_GE(c->line.size(), size_t(kept));
+      IM_CHECK_EQ(c->line.front().x, 16.0);
+    }
+    // The marks on the CPU backend are a catalog GPU's, labelled theoretical.
+    IM_CHECK(td.marks.theoretical);
+  };
+  run_session(s);
+  EXPECT_EQ(s.passed, 1);
+}
+
+TEST_F(Gui, MeasurementsAreSavedWhenTheWindowClosesAndReloadedOnTheNextLaunch) {
+  size_t measured = 0;
+  GuiRun first;
+  first.body = [&](ImGuiTestContext* ctx, App& app) {
+    ui::AppState& st = app.state();
+    IM_CHECK(wait_for_result(ctx, app, 0));
+    for (int i = 0; i < 2; ++i) {
+      const uint64_t serial = st.result_serial;
+      ctx->KeyPress(ImGuiKey_F5);
+      IM_CHECK(wait_for_result(ctx, app, serial));
+    }
+    measured = st.sessions.current().records.size();
+    IM_CHECK_EQ(measured, 3u);
+  };
+  run_session(first);
+  ASSERT_EQ(first.passed, 1);
+  const auto file = m_dir.path() / "data" / "tilescope" / "session.json";
+  ASSERT_TRUE(std::filesystem::exists(file));
+  EXPECT_EQ(load_session(file).records.size(), measured);
+
+  GuiRun second;
+  second.body = [&](ImGuiTestContext* ctx, App& app) {
+    ui::AppState& st = app.state();
+    // The points of the last launch are back (the first run of this launch may have joined them already), and
+    // on the plot.
+    IM_CHECK(logged(st, "session: " + std::to_string(measured) + " points from"));
+    IM_CHECK_GE(st.sessions.current().records.size(), measured);
+    ctx->Yield(2);
+    const TimingsCurve* c = curve(ui::timings_of(st), "tiled T=16");
+    IM_CHECK(c != nullptr);
+    if (c) IM_CHECK_GE(c->series.points.size(), measured);
+    IM_CHECK(wait_for_result(ctx, app, 0));
+    // File > Save session writes them now (the new run included).
+    ctx->MenuClick("//##MainMenuBar/File/Save session");
+    ctx->Yield(2);
+    IM_CHECK_EQ(load_session(file).records.size(), st.sessions.current().records.size());
+    IM_CHECK_EQ(load_session(file).records.size(), measured + 1);
+  };
+  run_session(second);
+  EXPECT_EQ(second.passed, 1);
+}
+
+TEST_F(Gui, ACorruptSessionFileIsRefusedWithItsReasonAndNeverOverwritten) {
+  const auto dir = m_dir.path() / "data" / "tilescope";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "session.json")
+      << "{\"format\": \"tilescope-session\", \"version\": 1, \"records\": [tru";
+  GuiRun s;
+  s.body = [&](ImGuiTestContext* ctx, App& app) {
+    ui::AppState& st = app.state();
+    IM_CHECK(logged(st, "session refused", "not JSON"));
+    IM_CHECK(wait_for_result(ctx, app, 0));  // the window keeps running and measuring
+    IM_CHECK_EQ(st.sessions.current().records.size(), 1u);
+  };
+  run_session(s);
+  EXPECT_EQ(s.passed, 1);
+  std::ifstream f(dir / "session.json");
+  std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "{\"format\": \"tilescope-session\", \"version\": 1, \"records\": [tru");
+  // This window's point went to a file of its own beside it.
+  int others = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    if (e.path().filename() != "session.json") {
+      ++others;
+      EXPECT_EQ(load_session(e.path()).records.size(), 1u) << e.path();
+    }
+  EXPECT_EQ(others, 1);
+}
+
+TEST_F(Gui, ASessionFromAnotherGpuOpensBesideTheCurrentOneAndIsOverlaid) {
+  // A session as `tilescope bench --session-out` writes it on another machine.
+  DeviceInfo d;
+  d.backend = "cuda";
+  d.name = d.label = "Other GPU";
+  d.sm_count = 58;
+  Session other = Session::for_device(d);
+  RunResult r;
+  r.spec.m = r.spec.n = r.spec.k = 256;
+  r.spec.kernel = "tiled";
+  r.spec.tile = 16;
+  r.times_ms = {0.01, 0.011, 0.012};
+  r.stats = summarize(r.times_ms);
+  r.median_ms = r.stats.median;
+  r.tflops = tflops(r.spec.flops(), r.median_ms);
+  r.error.passed = true;
+  r.date = "2025-02-01T00:00:00Z";
+  other.add(r);
+  const auto path = m_dir.path() / "other.json", bad = m_dir.path() / "bad.json";
+  save_session(path, other, false);
+  std::ofstream(bad) << "[]";
+  GuiRun s;
+  s.body = [&](ImGuiTestContext* ctx, App& app) {
+    ui::AppState& st = app.state();
+    IM_CHECK(wait_for_result(ctx, app, 0));
+    auto open = [&](const std::string& file) {
+      ctx->MenuClick("//##MainMenuBar/File/Open session to overlay...");
+      const char* title = "Open a session to overlay###ts-open-session";
+      IM_CHECK(yield_until(
+          ctx, [&] { return ImGui::FindWindowByName(title) != nullptr; }, 5));
+      ctx->SetRef(ImGui::FindWindowByName(title));
+      ctx->ItemClick("##file_input");
+      ctx->KeyCharsReplaceEnter(file.c_str());
+    };
+    open(path.string());
+    IM_CHECK(yield_until(
+        ctx, [&] { return st.sessions.size() == 2; }, 10));
+    IM_CHECK(curve(ui::timings_of(st), "tiled T=16 [" + other.label + "]") != nullptr);
+    IM_CHECK(curve(ui::timings_of(st), "tiled T=16") != nullptr);
+    // A file that is not a session is refused with the reason; the overlay stays.
+    open(bad.string());
+    IM_CHECK(yield_until(
+        ctx, [&] { return logged(st, "session refused", "not a TileScope session"); }, 10));
+    IM_CHECK_EQ(st.sessions.size(), 2u);
+  };
+  run_session(s);
+  EXPECT_EQ(s.passed, 1);
+}
+
+TEST_F(Gui, TheOccupancyCalculatorShowsAppCoresFiguresForTheChosenGpu) {
+  if (build_resources().empty()) GTEST_SKIP() << build_resources_note();
+  GuiRun s;
+  s.body = [](ImGuiTestContext* ctx, App& app) {
+    ui::AppState& st = app.state();
+    IM_CHECK(wait_for_result(ctx, app, 0));
+    ctx->WindowFocus("//Occupancy");
+    ctx->Yield(3);
+    ctx->SetRef("//Occupancy");
+    const GpuModel& l4 = find_gpu("l4");
+    ctx->ComboClick(("##gpu/" + l4.name).c_str());
+    ctx->ComboClick("##kernel/tiled");
+    ctx->ComboClick("##tile/T=32");
+    ctx->Yield(2);
+    const ui::AppState::OccupancyCalc& c = st.occupancy_calc;
+    IM_CHECK_EQ(c.gpu, std::string("l4"));
+    IM_CHECK_EQ(c.kernel, std::string("tiled"));
+    IM_CHECK_EQ(c.tile, 32);
+    const ProblemSpec& at = st.settings.spec;
+    const ResourceLookup lk = lookup_resources(build_resources(), "tiled", 32, true, l4.sm);
+    IM_CHECK(lk.row != nullptr);
+    OccupancyInputs in = inputs_from(*lk.row);
+    auto check = [&](const OccupancyInputs& want) {
+      const OccupancyReport o = theoretical_occupancy(l4, want, at.m, at.n);
+      IM_CHECK(c.report.has_value());
+      if (!c.report) return;
+      IM_CHECK_EQ(c.report->blocks_per_sm, o.blocks_per_sm);
+      IM_CHECK_EQ(c.report->occupancy, o.occupancy);
+      IM_CHECK_EQ(c.report->limiter, o.limiter);
+      IM_CHECK_EQ(c.report->waves, o.waves);
+      // What the panel shows is those numbers.
+      IM_CHECK_EQ(c.facts.at("resident blocks / SM"), std::to_string(o.blocks_per_sm));
+      IM_CHECK_EQ(c.facts.at("limited by"), o.limiter);
+      IM_CHECK_EQ(c.facts.at("registers / thread"), std::to_string(want.regs_per_thread));
+    };
+    check(in);
+    // What if: 128 registers per thread.
+    ctx->ItemClick("registers/##v");
+    ctx->KeyCharsReplaceEnter("128");
+    ctx->Yield(2);
+    in.regs_per_thread = 128;
+    check(in);
+    // A block larger than the GPU allows is refused, with the limit; nothing made up.
+    ctx->ItemClick("threads/##v");
+    ctx->KeyCharsReplaceEnter("5000");
+    ctx->Yield(2);
+    IM_CHECK(!c.report.has_value());
+    IM_CHECK(c.error.find("5000") != std::string::npos);
+    // Another GPU, other figures: the choice is what is computed.
+    ctx->ItemClick("Back to the build's figures");
+    const GpuModel& h100 = find_gpu("h100");
+    ctx->ComboClick(("##gpu/" + h100.name).c_str());
+    ctx->Yield(2);
+    IM_CHECK_EQ(c.gpu, std::string("h100"));
+    const OccupancyReport o = theoretical_occupancy(
+        h100, inputs_from(*lookup_resources(build_resources(), "tiled", 32, true, h100.sm).row), at.m, at.n);
+    IM_CHECK(c.report.has_value());
+    if (c.report) IM_CHECK_EQ(c.report->waves, o.waves);
+  };
+  run_session(s);
+  EXPECT_EQ(s.passed, 1);
+}
+
+TEST_F(Gui, ExportFigureWritesThePlotAloneAtTheChosenSizeAndNeverOverwrites) {
+  GuiRun s;
+  s.body = [](ImGuiTestContext* ctx, App& app) {
+    ui::AppState& st = app.state();
+    IM_CHECK(wait_for_result(ctx, app, 0));
+    std::vector<std::string> written;
+    for (int i = 0; i < 2; ++i) {
+      const std::string before = st.last_figure;
+      ctx->SetRef("//Timings");
+      ctx->ItemClick("timings/Export figure...");
+      ctx->Yield(2);
+      ctx->SetRef("//$FOCUSED");
+      ctx->ItemClick("Export");
+      const bool done = yield_until(
+          ctx, [&] { return st.last_figure != before; }, 20);
+      if (!done && st.log.latest()) ctx->LogError("latest message: %s", st.log.latest()->text.c_str());
+      IM_CHECK(done);
+      written.push_back(st.last_figure);
+    }
+    IM_CHECK(written[0] != written[1]);
+    for (const auto& png : written) {
+      const auto [w, h] = png_size(png);
+      IM_CHECK_EQ(w, 1920);
+      IM_CHECK_EQ(h, 1080);
+      std::filesystem::path json = png;
+      json.replace_extension(".json");
+      std::ifstream f(json);
+      const nlohmann::json j = nlohmann::json::parse(f);
+      IM_CHECK_EQ(j["meta"]["plot"].get<std::string>(), std::string("timings"));
+      IM_CHECK_EQ(j["meta"]["width"].get<int>(), 1920);
+      IM_CHECK(!j["series"].empty());
+    }
   };
   run_session(s);
   EXPECT_EQ(s.passed, 1);

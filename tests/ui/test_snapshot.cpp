@@ -7,6 +7,7 @@
 #include <fstream>
 #include <set>
 #include <utility>
+#include <vector>
 
 #define STB_IMAGE_IMPLEMENTATION
 #include <stb_image.h>
@@ -83,66 +84,75 @@ TEST(Snapshot, EveryPanelFitsAtEveryScreenSize) {
     int w, h;
     const char* scale;
   };
+  // Each size twice: the default arrangement, and with the panels that start as tabs (Sweep behind Controls,
+  // Roofline behind Timings, Occupancy behind Result on a laptop) brought to the front.
   for (Size sz : {Size{1280, 720, "1"}, Size{1366, 768, "1"}, Size{1920, 1080, "1"}, Size{3840, 2160, "1"},
-                  Size{3840, 2160, "2"}}) {
-    SCOPED_TRACE(std::to_string(sz.w) + "x" + std::to_string(sz.h) + " at scale " + sz.scale);
-    test::TempDir dir;
-    const std::string png = dir.file("snap.png"), layout = dir.file("layout.json");
-    auto r = test::run_cmd(kBin + " snapshot --backend cpu --m 150 --n 120 --k 90 --tile 8 --width " +
-                           std::to_string(sz.w) + " --height " + std::to_string(sz.h) + " --scale " +
-                           sz.scale + " --out " + png + " --layout-json " + layout);
-    ASSERT_EQ(r.code, 0) << r.output;
-    Image im = load_png(png);
-    ASSERT_EQ(im.w, sz.w);
-    ASSERT_EQ(im.h, sz.h);
-    std::ifstream f(layout);
-    nlohmann::json j = nlohmann::json::parse(f);
-    EXPECT_EQ(j["backend"], "cpu");
-    struct Shown {
-      std::string name;
-      double x, y, w, h;
-    };
-    std::vector<Shown> shown;
-    for (const char* panel :
-         {"Controls", "Matrices", "Result", "Status", "Timings", "Occupancy", "Tile schedule", "Messages"}) {
-      ASSERT_TRUE(j["panels"].contains(panel)) << panel;
-      const auto& p = j["panels"][panel];
-      if (!p["visible"].get<bool>()) {
-        EXPECT_TRUE(p["docked"].get<bool>()) << panel << " is neither shown nor a tab of the dock space";
-        continue;
+                  Size{3840, 2160, "2"}})
+    for (const std::string front : {"", "Sweep,Roofline,Occupancy"}) {
+      SCOPED_TRACE(std::to_string(sz.w) + "x" + std::to_string(sz.h) + " at scale " + sz.scale +
+                   (front.empty() ? "" : ", in front: " + front));
+      test::TempDir dir;
+      const std::string png = dir.file("snap.png"), layout = dir.file("layout.json");
+      auto r = test::run_cmd(kBin + " snapshot --backend cpu --m 150 --n 120 --k 90 --tile 8 --width " +
+                             std::to_string(sz.w) + " --height " + std::to_string(sz.h) + " --scale " +
+                             sz.scale + " --out " + png + " --layout-json " + layout +
+                             (front.empty() ? "" : " --front " + front));
+      ASSERT_EQ(r.code, 0) << r.output;
+      Image im = load_png(png);
+      ASSERT_EQ(im.w, sz.w);
+      ASSERT_EQ(im.h, sz.h);
+      std::ifstream f(layout);
+      nlohmann::json j = nlohmann::json::parse(f);
+      EXPECT_EQ(j["backend"], "cpu");
+      struct Shown {
+        std::string name;
+        double x, y, w, h;
+      };
+      std::vector<Shown> shown;
+      for (const char* panel : {"Controls", "Matrices", "Result", "Status", "Timings", "Occupancy",
+                                "Tile schedule", "Messages", "Sweep", "Roofline"}) {
+        ASSERT_TRUE(j["panels"].contains(panel)) << panel;
+        const auto& p = j["panels"][panel];
+        if (!p["visible"].get<bool>()) {
+          EXPECT_TRUE(p["docked"].get<bool>()) << panel << " is neither shown nor a tab of the dock space";
+          continue;
+        }
+        const auto& rc = p["rect"];
+        const double x = rc[0], y = rc[1], w = rc[2], h = rc[3];
+        EXPECT_GE(x, -0.5) << panel;
+        EXPECT_GE(y, -0.5) << panel;
+        EXPECT_LE(x + w, im.w + 0.5) << panel;
+        EXPECT_LE(y + h, im.h + 0.5) << panel;
+        EXPECT_GT(w * h, 5000) << panel;
+        EXPECT_EQ(p["clipped_px"].get<double>(), 0.0) << panel << " cuts off text at its right edge";
+        for (const Shown& o : shown)
+          EXPECT_FALSE(x + 1 < o.x + o.w && o.x + 1 < x + w && y + 1 < o.y + o.h && o.y + 1 < y + h)
+              << panel << " overlaps " << o.name;
+        shown.push_back({panel, x, y, w, h});
+        // A panel with text and widgets in it is not a flat rectangle.
+        const RegionStats st = region_stats(im, x, y, w, std::min(h, 200.0));
+        EXPECT_GE(st.distinct, 3u) << panel;
+        EXPECT_GT(st.luma_stddev, 2.0) << panel;
       }
-      const auto& rc = p["rect"];
-      const double x = rc[0], y = rc[1], w = rc[2], h = rc[3];
-      EXPECT_GE(x, -0.5) << panel;
-      EXPECT_GE(y, -0.5) << panel;
-      EXPECT_LE(x + w, im.w + 0.5) << panel;
-      EXPECT_LE(y + h, im.h + 0.5) << panel;
-      EXPECT_GT(w * h, 5000) << panel;
-      EXPECT_EQ(p["clipped_px"].get<double>(), 0.0) << panel << " cuts off text at its right edge";
-      for (const Shown& o : shown)
-        EXPECT_FALSE(x + 1 < o.x + o.w && o.x + 1 < x + w && y + 1 < o.y + o.h && o.y + 1 < y + h)
-            << panel << " overlaps " << o.name;
-      shown.push_back({panel, x, y, w, h});
-      // A panel with text and widgets in it is not a flat rectangle.
-      const RegionStats st = region_stats(im, x, y, w, std::min(h, 200.0));
-      EXPECT_GE(st.distinct, 3u) << panel;
-      EXPECT_GT(st.luma_stddev, 2.0) << panel;
+      for (const char* panel :
+           front.empty() ? std::vector<const char*>{"Controls", "Matrices", "Result", "Status", "Timings"}
+                         : std::vector<const char*>{"Sweep", "Roofline", "Occupancy"})
+        EXPECT_TRUE(j["panels"][panel]["visible"].get<bool>()) << panel << " must be in front";
+      // The CPU backend never shows a made-up schedule; its occupancy is the calculator's, labelled
+      // theoretical.
+      if (j["panels"]["Tile schedule"]["visible"].get<bool>())
+        EXPECT_EQ(j["panels"]["Tile schedule"]["state"], "needs a GPU");
+      if (j["panels"]["Occupancy"]["visible"].get<bool>())
+        EXPECT_EQ(j["panels"]["Occupancy"]["state"].get<std::string>().rfind("theoretical: ", 0), 0u);
+      for (const char* map : {"heatmap A", "heatmap B", "heatmap C = A B", "heatmap C - reference"}) {
+        ASSERT_TRUE(j["heatmaps"].contains(map)) << map;
+        const auto& rc = j["heatmaps"][map]["plot"];
+        RegionStats s = region_stats(im, rc[0], rc[1], rc[2], rc[3]);
+        EXPECT_GT(s.distinct, 50u) << map << ": the heatmap looks uniform";
+        // The signed error map is mostly near the middle of a diverging map (light grey): less contrast.
+        EXPECT_GT(s.luma_stddev, std::string(map).find("reference") != std::string::npos ? 2.0 : 10.0) << map;
+      }
     }
-    for (const char* panel : {"Controls", "Matrices", "Result", "Status", "Timings"})
-      EXPECT_TRUE(j["panels"][panel]["visible"].get<bool>()) << panel << " must be in front";
-    // The CPU backend never shows made-up occupancy or schedules (wide layouts show both panels).
-    for (const char* panel : {"Occupancy", "Tile schedule"})
-      if (j["panels"][panel]["visible"].get<bool>())
-        EXPECT_EQ(j["panels"][panel]["state"], "needs a GPU") << panel;
-    for (const char* map : {"heatmap A", "heatmap B", "heatmap C = A B", "heatmap C - reference"}) {
-      ASSERT_TRUE(j["heatmaps"].contains(map)) << map;
-      const auto& rc = j["heatmaps"][map]["plot"];
-      RegionStats s = region_stats(im, rc[0], rc[1], rc[2], rc[3]);
-      EXPECT_GT(s.distinct, 50u) << map << ": the heatmap looks uniform";
-      // The signed error map is mostly near the middle of a diverging map (light grey): less contrast.
-      EXPECT_GT(s.luma_stddev, std::string(map).find("reference") != std::string::npos ? 2.0 : 10.0) << map;
-    }
-  }
 }
 
 TEST(Snapshot, EglDeviceNeedsNoXServer) {
@@ -195,15 +205,22 @@ TEST(Snapshot, ExportPanelsWritesPngAndCsvPairsAndNeverReplacesOne) {
                            dir.file("s" + std::to_string(round) + ".png") + " --export-panels " + out);
     ASSERT_EQ(r.code, 0) << r.output;
     EXPECT_NE(r.output.find("exported"), std::string::npos) << r.output;
-    EXPECT_NE(r.output.find("Occupancy: nothing to export (needs a GPU)"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("Tile schedule: nothing to export (needs a GPU)"), std::string::npos) << r.output;
   }
-  // Two rounds of the Timings export: two PNG + CSV pairs with different names, both intact.
+  // Two rounds of the Timings export: two PNG + CSV pairs with different names, both intact. (The Occupancy
+  // calculator exports its theoretical table too.)
   std::vector<std::string> png, csv;
+  int occupancy = 0;
   for (const auto& e : std::filesystem::directory_iterator(out)) {
     const std::string name = e.path().filename().string();
+    if (name.rfind("tilescope-occupancy-", 0) == 0) {
+      ++occupancy;
+      continue;
+    }
     ASSERT_EQ(name.rfind("tilescope-timings-", 0), 0u) << name;
     (e.path().extension() == ".png" ? png : csv).push_back(e.path().string());
   }
+  EXPECT_EQ(occupancy, 4);
   ASSERT_EQ(png.size(), 2u);
   ASSERT_EQ(csv.size(), 2u);
   for (const auto& p : png) {
@@ -242,6 +259,52 @@ TEST(BenchHeatmap, RepeatKeepsRerunningWhileFramesAreDrawn) {
   EXPECT_GT(j["frames"]["median_ms"].get<double>(), 0.0);
   for (const char* bad : {"--view 0", "--gl metal", "--frame-seconds -1", "--repeats x"}) {
     auto b = test::run_cmd(kBin + " bench heatmap --backend cpu --size 32 " + std::string(bad));
+    EXPECT_EQ(b.code, 2) << bad << ": " << b.output;
+  }
+}
+
+// The window's sweep drawn frame by frame (what tests/gpu/issue11ui_device.sh measures on a GPU): every point
+// measured, frames recorded while it ran, the session written for `tilescope figure --session`.
+TEST(BenchHeatmap, FramesWhileTheWindowsSweepRuns) {
+  if (!have_display()) GTEST_SKIP() << "no X display";
+  test::TempDir dir;
+  auto r = test::run_cmd(kBin +
+                         " bench heatmap --backend cpu --size 64 --view 64 --repeats 2 --frame-seconds 0 "
+                         "--sweep 32:96:32 --sweep-kernels tiled --sweep-quick --sweep-session-out " +
+                         dir.file("s.json") + " --format json");
+  ASSERT_EQ(r.code, 0) << r.output;
+  const auto j = nlohmann::json::parse(r.output.substr(r.output.find('{')));
+  EXPECT_EQ(j["sweep"]["state"], "done");
+  EXPECT_EQ(j["sweep"]["total"], 9);  // 3 sizes x tiled T=8, 16, 32
+  EXPECT_EQ(j["sweep"]["done"], 9);
+  EXPECT_GT(j["sweep"]["dram_gbs"].get<double>(), 0);
+  EXPECT_EQ(j["frames"]["during"], "the window's sweep");
+  EXPECT_GT(j["frames"]["count"].get<int>(), 0);
+  std::ifstream f(dir.file("s.json"));
+  const auto session = nlohmann::json::parse(f);
+  EXPECT_EQ(session["records"].size(), 10u);  // the first run and the 9 points
+  // The bench policy with the Sweep panel's seconds per point, and at most 2000 samples a point.
+  auto bench = test::run_cmd(kBin +
+                             " bench heatmap --backend cpu --size 32 --view 32 --repeats 1 --frame-seconds 0 "
+                             "--sweep 32 --sweep-kernels tiled --sweep-min-time 0.05 --sweep-max-time 0.2 "
+                             "--sweep-session-out " +
+                             dir.file("b.json") + " --format json");
+  ASSERT_EQ(bench.code, 0) << bench.output;
+  std::ifstream fb(dir.file("b.json"));
+  const auto bs = nlohmann::json::parse(fb);
+  int swept = 0;
+  for (const auto& rec : bs["records"]) {
+    const std::string policy = rec["policy"];
+    if (policy.rfind("bench", 0) != 0) continue;
+    ++swept;
+    EXPECT_NE(policy.find("limit 0.2 s"), std::string::npos) << policy;
+    EXPECT_LE(rec["samples_ms"].size(), 2000u);
+  }
+  EXPECT_EQ(swept, 3);
+  for (const char* bad :
+       {"--sweep 96:32:32", "--sweep 32:96:32 --sweep-kernels nope", "--sweep 32 --sweep-limit 0"}) {
+    auto b =
+        test::run_cmd(kBin + " bench heatmap --backend cpu --size 32 --frame-seconds 0 " + std::string(bad));
     EXPECT_EQ(b.code, 2) << bad << ": " << b.output;
   }
 }

@@ -1,4 +1,4 @@
-// The profiler's model: ring buffers, timing history, CSV, occupancy arithmetic, tile-schedule aggregation.
+// The profiler's model: ring buffers, CSV, occupancy arithmetic, tile-schedule aggregation.
 #include <fstream>
 
 #include <gtest/gtest.h>
@@ -8,7 +8,6 @@
 #include "ring_buffer.hpp"
 #include "schedule.hpp"
 #include "test_util.hpp"
-#include "timing_history.hpp"
 
 using namespace ts;
 
@@ -29,35 +28,6 @@ TEST(RingBuffer, KeepsTheNewestValuesOldestFirst) {
   EXPECT_EQ(r.data()[(r.offset() + 0) % 3], 3);
   EXPECT_EQ(r.data()[(r.offset() + 2) % 3], 5);
   EXPECT_THROW(RingBuffer<int>(0), std::invalid_argument);
-}
-
-TEST(TimingHistory, OneSeriesPerConfigurationWithWindowStatistics) {
-  TimingHistory h(5);
-  RunResult r;
-  r.spec.kernel = "tiled";
-  r.spec.tile = 32;
-  r.spec.m = r.spec.n = r.spec.k = 1000;
-  r.times_ms = {1, 2, 3, 4, 5, 6, 7};  // only the newest 5 stay: 3..7
-  r.reference_ms = 0.5;
-  h.add(r, false);
-  const TimingSeries* s = h.find(SeriesKey::of(r.spec));
-  ASSERT_NE(s, nullptr);
-  EXPECT_EQ(s->ms.size(), 5u);
-  EXPECT_DOUBLE_EQ(s->median_ms, 5);
-  EXPECT_DOUBLE_EQ(s->p10_ms, 3.4);
-  EXPECT_DOUBLE_EQ(s->p90_ms, 6.6);
-  EXPECT_DOUBLE_EQ(s->reference_ms, 0.5);
-  EXPECT_NEAR(s->tflops.back(), 2e9 / 7e-3 / 1e12, 1e-12);
-  r.spec.tile = 16;
-  r.times_ms = {9};
-  h.add(r, false);
-  EXPECT_EQ(h.series().size(), 2u);
-  EXPECT_EQ(h.launches(), 8);
-  EXPECT_EQ(h.same_shape(1000, 1000, 1000).size(), 2u);
-  EXPECT_TRUE(h.same_shape(1000, 1000, 999).empty());
-  const std::string csv = h.to_csv();
-  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 5 + 1);
-  EXPECT_NE(csv.find("tiled,16,1000,1000,1000,7,9.000000"), std::string::npos) << csv;
 }
 
 TEST(Csv, QuotesWhatNeedsQuotingAndNeverReplacesAFile) {

@@ -1,0 +1,359 @@
+#include "figure_cmd.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <sstream>
+
+#include "figure.hpp"
+#include "figure_render.hpp"
+#include "gpu_catalog.hpp"
+#include "plot_data.hpp"
+#include "registry.hpp"
+#include "run_queue.hpp"
+#include "session.hpp"
+#include "sweep.hpp"
+#include "window.hpp"
+
+namespace ts::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr int kExitOk = 0, kExitFailed = 1, kExitUsage = 2;
+
+double positive(const std::string& s, const char* what) {
+  size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(s, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != s.size() || !(v > 0) || !std::isfinite(v))
+    throw ValidationError(std::string(what) + " = '" + s + "' is not a positive number");
+  return v;
+}
+
+std::vector<std::string> split(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) out.push_back(item);
+  return out;
+}
+
+// The problem of the options (as `run` reads them), checked against the registry and the shape rules; a
+// backend checks what it can run when points are measured.
+ProblemSpec problem_of(const FigureArgs& a, const std::vector<KernelInfo>& registry, bool cpu) {
+  ProblemSpec s;
+  s.kernel = a.kernel;
+  const bool tile_given = !a.tile.empty();
+  if (tile_given)
+    s.tile = int(parse_dim(a.tile, "--tile"));
+  else if (const KernelInfo* k = find_kernel(registry, a.kernel))
+    s.tile = k->default_tile;
+  validate_kernel(s, registry, tile_given);
+  s.input = parse_input_kind(a.input);
+  if (a.seed.empty() || a.seed.find_first_not_of("0123456789") != std::string::npos || a.seed.size() > 19)
+    throw ValidationError("--seed = '" + a.seed + "' is not a whole number from 0 to 9999999999999999999");
+  s.seed = std::stoull(a.seed);
+  const bool dims = !a.m.empty() || !a.n.empty() || !a.k.empty();
+  if (!a.size.empty() && dims) throw ValidationError("give either --size or --m/--n/--k, not both");
+  if (!a.size.empty()) {
+    s.m = s.n = s.k = parse_dim(a.size, "--size");
+  } else if (dims) {
+    if (a.m.empty() || a.n.empty() || a.k.empty())
+      throw ValidationError("give all three of --m, --n and --k (or --size)");
+    s.m = parse_dim(a.m, "--m");
+    s.n = parse_dim(a.n, "--n");
+    s.k = parse_dim(a.k, "--k");
+  } else {
+    s.m = s.n = s.k = cpu ? 256 : 1024;
+  }
+  validate_shape(s);
+  return s;
+}
+
+// The kernels x tiles to measure: --kernels (each at every tile, or those of --tiles), by default the
+// problem's configuration for a sweep and every kernel this backend runs for the ladder; cuBLAS joins on a
+// GPU.
+std::vector<KernelTile> configs_of(const FigureArgs& a, const std::vector<KernelInfo>& registry,
+                                   const ProblemSpec& p, bool cuda, bool ladder) {
+  std::vector<const KernelInfo*> kernels;
+  std::vector<KernelTile> out;
+  if (a.kernels.empty() && !ladder) {
+    out.push_back({p.kernel, p.tile});
+  } else if (a.kernels.empty() || a.kernels == "all") {
+    for (const auto& k : registry)
+      if (!k.teaching && (cuda ? k.has_cuda : k.cpu != nullptr)) kernels.push_back(&k);
+  } else {
+    for (const auto& name : split(a.kernels)) {
+      const KernelInfo* k = find_kernel(registry, name);
+      if (!k) throw ValidationError("--kernels: unknown kernel '" + name + "' (see `tilescope list`)");
+      kernels.push_back(k);
+    }
+  }
+  std::vector<int> tiles;
+  for (const auto& t : split(a.tiles)) tiles.push_back(int(parse_dim(t, "--tiles")));
+  for (const KernelInfo* k : kernels) {
+    if (k->tiles.empty()) {
+      out.push_back({k->id, 0});
+      continue;
+    }
+    for (int t : k->tiles)
+      if (tiles.empty() || std::find(tiles.begin(), tiles.end(), t) != tiles.end()) out.push_back({k->id, t});
+  }
+  if (cuda && std::none_of(out.begin(), out.end(), [](const KernelTile& c) { return c.kernel == "cublas"; }))
+    out.push_back({"cublas", 0});  // the reference curve
+  if (out.empty()) throw ValidationError("nothing to measure: no kernel supports the tiles given");
+  return out;
+}
+
+}  // namespace
+
+void add_figure_options(CLI::App* cmd, FigureArgs& a) {
+  cmd->add_option("--plot", a.plot, "timings, bars, roofline, occupancy or schedule")->required();
+  cmd->add_option("--session", a.sessions,
+                  "plot this saved session instead of measuring (repeat to overlay more sessions)");
+  cmd->add_option("--figure-size", a.figure_size, "WIDTHxHEIGHT of the PNG (320..8192 a side)")
+      ->capture_default_str();
+  cmd->add_option("--theme", a.theme, "dark or light")->capture_default_str();
+  cmd->add_option("--title", a.title, "the figure's title (default: what it shows)");
+  cmd->add_option("--y", a.y, "timings: flops, time or both")->capture_default_str();
+  cmd->add_option(
+      "--gpu", a.gpu,
+      "THEORETICAL figures for a catalog GPU (t4, a100, l4, rtx4090, h100): the occupancy plot and "
+      "the wave marks of a session measured without a GPU");
+  cmd->add_option("--out-dir", a.out_dir, "folder for the PNG, CSV and JSON")->capture_default_str();
+  cmd->add_option("--session-out", a.session_out, "also write the points measured as a session");
+  cmd->add_option("--gl", a.gl, "offscreen OpenGL: auto (EGL device, else an X display), egl or x11")
+      ->capture_default_str();
+  cmd->add_option("--sizes", a.sizes, "measure a sweep first: N, FROM:TO:STEP or FROM:TO:xF (as for bench)");
+  cmd->add_option("--fix-m", a.fix_m, "sweep with M fixed (N = K = each size)");
+  cmd->add_option("--fix-k", a.fix_k, "sweep with K fixed (M = N = each size)");
+  cmd->add_option("--ragged", a.ragged, "sweep: also every size + this offset (1..1024)");
+  cmd->add_option("--kernels", a.kernels,
+                  "kernels to measure, comma-separated or all (default: the problem's for a sweep, all for "
+                  "the ladder and the roofline)");
+  cmd->add_option("--tiles", a.tiles, "only these tile values");
+  cmd->add_option("--min-time", a.min_time, "bench policy: seconds of kernel time per point")
+      ->capture_default_str();
+  cmd->add_option("--max-time", a.max_time, "bench policy: seconds per point at most")->capture_default_str();
+  cmd->add_option("--max-samples", a.max_samples, "bench policy: samples per point at most")
+      ->capture_default_str();
+  cmd->add_flag("--quick", a.quick, "measure with the window's quick policy instead of bench");
+  cmd->add_option("--backend", a.backend, "auto (CUDA if a GPU is present), cuda or cpu")
+      ->capture_default_str();
+  cmd->add_option("--kernel", a.kernel, "the configuration highlighted (see `tilescope list`)")
+      ->capture_default_str();
+  cmd->add_option("--tile", a.tile, "its tile (default: the kernel's default)");
+  cmd->add_option("--size", a.size, "M = N = K of the problem (default 1024; 256 on the CPU backend)");
+  cmd->add_option("--m", a.m, "rows of A and C");
+  cmd->add_option("--n", a.n, "columns of B and C");
+  cmd->add_option("--k", a.k, "columns of A, rows of B");
+  cmd->add_option("--input", a.input, "random, symmetric, identity, ones or ramp")->capture_default_str();
+  cmd->add_option("--seed", a.seed, "seed of the random inputs")->capture_default_str();
+}
+
+int cmd_figure(FigureArgs& a, const CLI::App& cmd) {
+  a.kernel_given = cmd.count("--kernel") > 0 || cmd.count("--tile") > 0;
+  a.shape_given = cmd.count("--size") + cmd.count("--m") + cmd.count("--n") + cmd.count("--k") > 0;
+  // [SECTION] Everything typed is checked before a device is opened or anything is measured.
+  const PlotKind plot = parse_plot_kind(a.plot);
+  const FigureTheme theme = parse_figure_theme(a.theme);
+  if (a.figure_size == "2x" || a.figure_size == "3x")
+    throw ValidationError(
+        "--figure-size " + a.figure_size +
+        " is relative to a plot on screen (the window's Export figure); give WIDTHxHEIGHT here");
+  const FigureSize size = parse_figure_size(a.figure_size, {});
+  const TimingsY y = parse_timings_y(a.y);
+  if (!a.gpu.empty()) find_gpu(a.gpu);
+  const gfx::GlChoice gl = [&] {
+    try {
+      return gfx::parse_gl_choice(a.gl);
+    } catch (const std::invalid_argument& e) {
+      throw ValidationError(e.what());
+    }
+  }();
+  std::error_code ec;
+  if (fs::exists(a.out_dir, ec) && !fs::is_directory(a.out_dir, ec))
+    throw ValidationError("--out-dir " + a.out_dir + " is a file, not a folder");
+  if (!a.session_out.empty() && fs::exists(a.session_out, ec))
+    throw ValidationError("--session-out " + a.session_out + " already exists; choose another name");
+  const bool sweep = !a.sizes.empty();
+  if (!a.fix_m.empty() && !a.fix_k.empty()) throw ValidationError("give at most one of --fix-m and --fix-k");
+  if (!sweep && (!a.fix_m.empty() || !a.fix_k.empty() || !a.ragged.empty()))
+    throw ValidationError("--fix-m, --fix-k and --ragged go with --sizes");
+  if (!a.sessions.empty() && (sweep || !a.session_out.empty()))
+    throw ValidationError("--session plots saved points: it does not go with --sizes or --session-out");
+  if (!a.sessions.empty() && (plot == PlotKind::Occupancy || plot == PlotKind::Schedule))
+    throw ValidationError(std::string("--plot ") + to_string(plot) +
+                          " is not drawn from a session (give the "
+                          "problem options instead)");
+  if (plot == PlotKind::Timings && a.sessions.empty() && !sweep)
+    throw ValidationError("--plot timings needs points along a size: a sweep (--sizes) or --session FILE");
+  MeasurePolicy policy = MeasurePolicy::bench();
+  policy.min_seconds = positive(a.min_time, "--min-time");
+  policy.max_seconds = positive(a.max_time, "--max-time");
+  policy.max_samples = int(std::min<int64_t>(parse_dim(a.max_samples, "--max-samples"), 1000000));
+  policy.min_samples = std::min(policy.min_samples, policy.max_samples);
+  validate_policy(policy);
+  const std::vector<KernelInfo> registry = kernel_infos();
+
+  // [SECTION] The points: a saved session, or measured now.
+  ui::AppState st;
+  st.kernels = registry;
+  st.timings_y = y;
+  st.marks_gpu = a.gpu.empty() ? "h100" : a.gpu;
+  ProblemSpec at;
+  std::shared_ptr<Backend> backend;
+  if (!a.sessions.empty()) {
+    for (size_t i = 0; i < a.sessions.size(); ++i) {
+      Session s = load_session(a.sessions[i]);
+      if (i == 0)
+        st.sessions.current() = std::move(s);
+      else
+        st.sessions.open(std::move(s));
+    }
+    const Session& cur = st.sessions.current();
+    if (cur.records.empty()) throw ValidationError("session " + a.sessions[0] + " holds no points");
+    at = cur.records.back().spec;  // the newest point, unless the options name another problem
+    if (a.kernel_given || a.shape_given || cmd.count("--input")) {
+      const ProblemSpec given = problem_of(a, registry, cur.device.backend == "cpu");
+      if (a.kernel_given) {
+        at.kernel = given.kernel;
+        at.tile = given.tile;
+      }
+      if (a.shape_given) {
+        at.m = given.m;
+        at.n = given.n;
+        at.k = given.k;
+      }
+      if (cmd.count("--input")) at.input = given.input;
+    }
+    st.device = cur.device;
+    st.backend_kind = cur.device.backend;
+  } else {
+    std::string note;
+    backend = make_backend(parse_backend_choice(a.backend), &note);
+    if (!note.empty()) std::fprintf(stderr, "tilescope: %s\n", note.c_str());
+    const bool cuda = backend->kind() == "cuda";
+    at = problem_of(a, registry, !cuda);
+    st.device = backend->device_info();
+    st.backend_kind = backend->kind();
+    st.sessions.current() = Session::for_device(st.device);
+    std::vector<ProblemSpec> points;
+    if (plot == PlotKind::Schedule && !cuda)
+      throw ValidationError("--plot schedule needs a GPU: the CPU backend has no SMs to trace");
+    if (sweep) {
+      SweepSpec sp;
+      sp.sizes = parse_sizes(a.sizes);
+      if (!a.fix_m.empty()) {
+        sp.shape = SweepShape::FixedM;
+        sp.fixed = parse_dim(a.fix_m, "--fix-m");
+      } else if (!a.fix_k.empty()) {
+        sp.shape = SweepShape::FixedK;
+        sp.fixed = parse_dim(a.fix_k, "--fix-k");
+      }
+      if (!a.ragged.empty()) {
+        sp.ragged = int(parse_dim(a.ragged, "--ragged"));
+        if (sp.ragged > 1024) throw ValidationError("--ragged = " + a.ragged + " is above 1024");
+      }
+      sp.configs = configs_of(a, registry, at, cuda, false);
+      sp.input = at.input;
+      sp.seed = at.seed;
+      points = expand_sweep(sp);
+      // The highlighted configuration at the swept size nearest the problem's N (the largest by default).
+      const std::vector<int64_t> all = sp.all_sizes();
+      int64_t pick = all.back();
+      if (a.shape_given)
+        for (int64_t v : all)
+          if (std::llabs(v - at.n) < std::llabs(pick - at.n)) pick = v;
+      KernelTile c{at.kernel, at.tile};
+      if (std::find(sp.configs.begin(), sp.configs.end(), c) == sp.configs.end()) c = sp.configs.front();
+      at = sp.problem(pick, c);
+      st.sweep = sp;
+    } else if (plot == PlotKind::Bars || plot == PlotKind::Roofline) {
+      for (const auto& c : configs_of(a, registry, at, cuda, true)) {
+        ProblemSpec p = at;
+        p.kernel = c.kernel;
+        p.tile = c.tile;
+        points.push_back(p);
+      }
+    }
+    if (a.quick) policy = backend->default_policy();
+    if (!points.empty()) {
+      validate_sweep(*backend, points, policy);  // every refusal before anything is measured
+      CancelToken none;
+      if (plot == PlotKind::Roofline) {
+        const BandwidthResult bw = backend->measure_bandwidth(none);
+        st.sessions.current().dram_gbs = bw.gbs;
+        st.bandwidth = bw;
+        std::fprintf(stderr, "tilescope figure: DRAM bandwidth %.0f GB/s (%s)\n", bw.gbs, bw.method.c_str());
+      }
+      const int done =
+          run_sweep(*backend, points, policy, none, [&](const SweepPointResult& p, int n, int total) {
+            if (p.result) st.sessions.current().add(*p.result);
+            std::fprintf(stderr, "[%d/%d] %s %lldx%lldx%lld: %s\n", n, total,
+                         KernelTile{p.spec.kernel, p.spec.tile}.label().c_str(), (long long)p.spec.m,
+                         (long long)p.spec.n, (long long)p.spec.k,
+                         p.result ? (std::to_string(p.result->median_ms) + " ms").c_str() : p.error.c_str());
+          });
+      std::fprintf(stderr, "tilescope figure: %d points measured (%s)\n", done, policy.name.c_str());
+    }
+    if (plot == PlotKind::Schedule || (plot == PlotKind::Occupancy && cuda && a.gpu.empty())) {
+      // One run of the problem with the profile (occupancy of every tile, one traced launch).
+      RunRequest req;
+      req.spec = at;
+      req.profile = true;
+      backend->validate(req, !a.tile.empty());
+      RunQueue queue(backend);
+      RunOutcome o = queue.wait(queue.submit(req));
+      if (!o.result) {
+        std::fprintf(stderr, "tilescope: %s\n", o.error.c_str());
+        return o.bad_input ? kExitUsage : kExitFailed;
+      }
+      st.sessions.current().add(*o.result);
+      st.result = std::move(*o.result);
+    }
+    if (!a.session_out.empty()) {
+      save_session(a.session_out, st.sessions.current(), false);
+      std::fprintf(stderr, "wrote %s (%zu points)\n", a.session_out.c_str(),
+                   st.sessions.current().records.size());
+    }
+  }
+  if (!a.gpu.empty() && plot == PlotKind::Occupancy) st.backend_kind = "catalog";  // THEORETICAL, as asked
+  st.settings.spec = at;
+  st.settings.square = at.m == at.n && at.n == at.k;
+  st.plot_at = at;
+  ++st.sessions_serial;
+
+  // [SECTION] The figure, drawn by the window's own plotting code.
+  ui::AppState::FigureRequest req;
+  req.plot = plot;
+  req.size = size;
+  req.scale = std::clamp(std::min(size.width / 1280.0f, size.height / 720.0f), 0.75f, 4.0f);
+  req.theme = theme;
+  req.title = a.title;
+  try {
+    ui::FigureHost host(gl, backend ? backend->cuda_device() : -1);
+    std::fprintf(stderr, "tilescope figure: OpenGL: %s\n", host.gl_note().c_str());
+    const ui::FigureJob job = ui::figure_job(st, req);
+    const ui::FigureWritten w = ui::write_figure(job, a.out_dir);
+    std::printf("wrote %s (%d x %d), %s and %s\n", w.paths.png.string().c_str(), size.width, size.height,
+                w.paths.csv.filename().string().c_str(), w.paths.json.filename().string().c_str());
+  } catch (const gfx::DisplayError& e) {
+    std::fprintf(
+        stderr,
+        "tilescope: %s.\nA figure is drawn offscreen: it needs an EGL device (--gl egl: a GPU driver or "
+        "Mesa) or an X server (--gl x11), e.g. xvfb-run -a tilescope figure ...\n",
+        e.what());
+    return kExitUsage;
+  }
+  return kExitOk;
+}
+
+}  // namespace ts::cli

@@ -1,0 +1,351 @@
+// `tilescope figure`: one plot, offscreen, as PNG + CSV + JSON. The PNG has the size asked for and shows the
+// plotted series (pixels of each series' colour inside the plot area the sidecar names); the sidecar holds
+// every field of the figure's metadata and every number behind the plot; exports never overwrite each other;
+// bad input is refused with exit code 2 before anything is written. Needs an offscreen GL context (EGL
+// through Mesa or a GPU, else the X server ctest starts): SKIP for itself when there is none.
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <string>
+#include <vector>
+
+#define STB_IMAGE_IMPLEMENTATION
+#include <stb_image.h>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "gpu_catalog.hpp"
+#include "plot_data.hpp"
+#include "registry.hpp"
+#include "session.hpp"
+#include "stats.hpp"
+#include "test_util.hpp"
+
+using namespace ts;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kBin =
+    std::getenv("TILESCOPE_TEST_BIN") ? std::getenv("TILESCOPE_TEST_BIN") : TILESCOPE_BIN;
+
+struct Image {
+  int w = 0, h = 0;
+  std::vector<uint8_t> px;  // RGBA
+  const uint8_t* at(int x, int y) const { return px.data() + (size_t(y) * size_t(w) + size_t(x)) * 4; }
+};
+
+Image load_png(const std::string& path) {
+  Image im;
+  int n = 0;
+  uint8_t* data = stbi_load(path.c_str(), &im.w, &im.h, &n, 4);
+  if (data) {
+    im.px.assign(data, data + size_t(im.w) * size_t(im.h) * 4);
+    stbi_image_free(data);
+  }
+  return im;
+}
+
+std::string read_file(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+}
+
+// The figure files in a folder, by extension.
+std::map<std::string, std::vector<fs::path>> figure_files(const fs::path& dir) {
+  std::map<std::string, std::vector<fs::path>> out;
+  if (!fs::exists(dir)) return out;
+  for (const auto& e : fs::directory_iterator(dir)) out[e.path().extension().string()].push_back(e.path());
+  return out;
+}
+
+// Pixels inside `area` within `tol` (per channel) of `rgb`.
+int pixels_of(const Image& im, const nlohmann::json& area, const nlohmann::json& rgb, int tol = 10) {
+  const int x0 = std::max(0, int(area[0].get<double>())), y0 = std::max(0, int(area[1].get<double>()));
+  const int x1 = std::min(im.w, int(area[0].get<double>() + area[2].get<double>()));
+  const int y1 = std::min(im.h, int(area[1].get<double>() + area[3].get<double>()));
+  int n = 0;
+  for (int y = y0; y < y1; ++y)
+    for (int x = x0; x < x1; ++x) {
+      const uint8_t* p = im.at(x, y);
+      bool near = true;
+      for (int c = 0; c < 3; ++c) near &= std::abs(int(p[c]) - rgb[size_t(c)].get<int>()) <= tol;
+      n += near;
+    }
+  return n;
+}
+
+RunResult point(const std::string& kernel, int tile, int64_t n, double median_ms) {
+  RunResult r;
+  r.spec.kernel = kernel;
+  r.spec.tile = tile;
+  r.spec.m = r.spec.n = r.spec.k = n;
+  r.backend = "cuda";
+  r.device = "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs)";
+  r.policy = MeasurePolicy::bench().describe();
+  r.times_ms = {median_ms * 0.99, median_ms, median_ms * 1.02, median_ms * 1.01};
+  r.stats = summarize(r.times_ms);
+  r.median_ms = r.stats.median;
+  r.tflops = tflops(r.spec.flops(), r.median_ms);
+  r.error.passed = true;
+  r.clock = summarize_clocks({{1980, ""}, {1965, ""}}, 1980);
+  if (kernel != "cublas") {
+    r.tile_m = r.tile_n = tile;
+    OccupancyReport o;
+    o.blocks_per_sm = 2;
+    r.occupancy = o;
+  }
+  r.date = "2025-02-01T10:00:00Z";
+  return r;
+}
+
+// A sweep as `tilescope bench --session-out` would write it on an H100: tiled T=32 and cuBLAS, 256..4096.
+Session h100_sweep() {
+  DeviceInfo d;
+  d.backend = "cuda";
+  d.name = "NVIDIA H100 80GB HBM3";
+  d.label = "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs)";
+  d.sm = 90;
+  d.sm_count = 132;
+  d.max_sm_clock_mhz = 1980;
+  d.driver = "580.159.04, CUDA 13.0";
+  d.cuda_runtime = "13.0";
+  d.peak_fp32_tflops = 66.9;
+  d.peak_tf32_tflops = 494.7;
+  d.datasheet_bandwidth_gbs = 3352;
+  Session s = Session::for_device(d);
+  s.dram_gbs = 3010;
+  for (int64_t n = 256; n <= 4096; n += 256) {
+    const double n3 = double(n) * double(n) * double(n);
+    s.add(point("tiled", 32, n, 2 * n3 / 8.9e9 * (1 + 0.1 * double((n / 256) % 3))));
+    s.add(point("cublas", 0, n, 2 * n3 / 51e9));
+  }
+  return s;
+}
+
+struct Outcome {
+  int code = 0;
+  std::string output;
+};
+
+Outcome figure(const std::string& args) {
+  const auto r = test::run_cmd(kBin + " figure " + args);
+  return {r.code, r.output};
+}
+
+bool no_gl(const Outcome& r) {
+  return r.code == 2 && r.output.find("offscreen") != std::string::npos;
+}
+
+}  // namespace
+
+TEST(Figure, OfASessionHasTheRequestedSizeTheSeriesInsideThePlotAndASidecarWithEveryField) {
+  test::TempDir dir;
+  const Session s = h100_sweep();
+  save_session(dir.path() / "h100.json", s, false);
+  const fs::path out = dir.path() / "figures";
+  const Outcome r =
+      figure("--plot timings --session " + dir.file("h100.json") +
+             " --kernel tiled --tile 32 --size 1024 --figure-size 1600x900 --out-dir " + out.string());
+  if (no_gl(r)) GTEST_SKIP() << r.output;
+  ASSERT_EQ(r.code, 0) << r.output;
+  auto files = figure_files(out);
+  ASSERT_EQ(files[".png"].size(), 1u);
+  ASSERT_EQ(files[".csv"].size(), 1u);
+  ASSERT_EQ(files[".json"].size(), 1u);
+  const Image im = load_png(files[".png"][0].string());
+  EXPECT_EQ(im.w, 1600);
+  EXPECT_EQ(im.h, 900);
+  const nlohmann::json j = nlohmann::json::parse(read_file(files[".json"][0]));
+  // Every field of the metadata, with what the figure shows.
+  for (const char* key :
+       {"plot",     "title",        "caption",      "theme",     "width",  "height",    "backend", "device",
+        "driver",   "cuda_runtime", "sm_clock_mhz", "throttled", "kernel", "tile",      "m",       "n",
+        "k",        "input",        "seed",         "policy",    "sweep",  "tilescope", "commit",  "date",
+        "overlays", "notes"})
+    EXPECT_TRUE(j["meta"].contains(key)) << key;
+  EXPECT_EQ(j["meta"]["plot"], "timings");
+  EXPECT_EQ(j["meta"]["width"], 1600);
+  EXPECT_EQ(j["meta"]["height"], 900);
+  EXPECT_EQ(j["meta"]["device"], "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(j["meta"]["kernel"], "tiled");
+  EXPECT_EQ(j["meta"]["tile"], 32);
+  EXPECT_EQ(j["meta"]["n"], 1024);
+  EXPECT_NEAR(j["meta"]["sm_clock_mhz"].get<double>(), 1972.5, 1e-9);
+  EXPECT_NE(j["meta"]["caption"].get<std::string>().find("580.159.04"), std::string::npos);
+  // Every number behind the plot, bit for bit: the tiled T=32 curve's medians are the session's.
+  std::map<std::string, nlohmann::json> series;
+  for (const auto& x : j["series"]) series[x["label"]] = x;
+  ASSERT_TRUE(series.count("tiled T=32"));
+  ASSERT_TRUE(series.count("cublas"));
+  const auto& rows = series["tiled T=32"]["rows"];
+  ASSERT_EQ(rows.size(), 16u);
+  EXPECT_EQ(rows[3][1].get<double>(), s.records[6].stats.median);  // N = 1024, the 7th record
+  bool marks = false;
+  for (const auto& [label, x] : series) marks |= label.rfind("wave marks", 0) == 0 && !x["rows"].empty();
+  EXPECT_TRUE(marks) << "the H100 session's records give wave marks";
+  // The pixels: each series' colour inside the plot area, many times over (lines and markers).
+  const auto& area = j["render"]["plot_area"];
+  ASSERT_EQ(area.size(), 4u);
+  EXPECT_GT(area[2].get<double>(), 400);
+  EXPECT_GT(area[3].get<double>(), 300);
+  EXPECT_LE(area[0].get<double>() + area[2].get<double>(), 1600);
+  for (const char* label : {"tiled T=32", "cublas"}) {
+    ASSERT_TRUE(j["render"]["series_colours"].contains(label)) << label;
+    EXPECT_GT(pixels_of(im, area, j["render"]["series_colours"][label]), 150) << label << " is not drawn";
+  }
+  // And the CSV holds the same rows with the metadata in front.
+  const std::string csv = read_file(files[".csv"][0]);
+  EXPECT_NE(csv.find("# device,NVIDIA H100 80GB HBM3"), std::string::npos);
+  EXPECT_NE(csv.find("series,x,median_ms"), std::string::npos);
+}
+
+TEST(Figure, TheLightThemeAndTheLadderAndTheRooflineOfASession) {
+  test::TempDir dir;
+  save_session(dir.path() / "h100.json", h100_sweep(), false);
+  const fs::path out = dir.path() / "figures";
+  for (const char* plot : {"bars", "roofline"}) {
+    const Outcome r = figure(std::string("--plot ") + plot + " --theme light --session " +
+                             dir.file("h100.json") + " --size 4096 --out-dir " + out.string());
+    if (no_gl(r)) GTEST_SKIP() << r.output;
+    ASSERT_EQ(r.code, 0) << r.output;
+  }
+  auto files = figure_files(out);
+  ASSERT_EQ(files[".png"].size(), 2u);
+  for (const auto& json : files[".json"]) {
+    const nlohmann::json j = nlohmann::json::parse(read_file(json));
+    EXPECT_EQ(j["meta"]["theme"], "light");
+    fs::path png = json;
+    png.replace_extension(".png");
+    const Image im = load_png(png.string());
+    EXPECT_EQ(im.w, 1920);
+    EXPECT_EQ(im.h, 1080);
+    EXPECT_GT(im.at(4, 4)[0], 200) << "a light figure has a light background";
+    const auto& area = j["render"]["plot_area"];
+    const std::string plot = j["meta"]["plot"];
+    const char* label = plot == "bars" ? "tiled T=32" : "cublas";
+    EXPECT_GT(pixels_of(im, area, j["render"]["series_colours"][label]), 100) << plot << ": " << label;
+    if (plot == "roofline") {
+      bool estimate = false;
+      for (const auto& n : j["meta"]["notes"])
+        estimate |= n.get<std::string>().find("ESTIMATE") != std::string::npos;
+      EXPECT_TRUE(estimate);
+    } else {
+      EXPECT_EQ(j["series"].size(), 2u);  // tiled T=32 and cuBLAS at 4096^3
+    }
+  }
+}
+
+TEST(Figure, TwoExportsNeverOverwriteEachOther) {
+  test::TempDir dir;
+  save_session(dir.path() / "h100.json", h100_sweep(), false);
+  const fs::path out = dir.path() / "figures";
+  const std::string args = "--plot bars --figure-size 640x480 --session " + dir.file("h100.json") +
+                           " --size 1024 --out-dir " + out.string();
+  const Outcome first = figure(args);
+  if (no_gl(first)) GTEST_SKIP() << first.output;
+  ASSERT_EQ(first.code, 0) << first.output;
+  const auto before = figure_files(out);
+  ASSERT_EQ(before.at(".png").size(), 1u);
+  const std::string png1 = read_file(before.at(".png")[0]), json1 = read_file(before.at(".json")[0]);
+  const Outcome second = figure(args + " --title Again");
+  ASSERT_EQ(second.code, 0) << second.output;
+  const auto after = figure_files(out);
+  ASSERT_EQ(after.at(".png").size(), 2u);
+  ASSERT_EQ(after.at(".csv").size(), 2u);
+  ASSERT_EQ(after.at(".json").size(), 2u);
+  EXPECT_EQ(read_file(before.at(".png")[0]), png1) << "the first figure was overwritten";
+  EXPECT_EQ(read_file(before.at(".json")[0]), json1);
+  int titled = 0;
+  for (const auto& j : after.at(".json"))
+    titled += nlohmann::json::parse(read_file(j))["meta"]["title"] == "Again";
+  EXPECT_EQ(titled, 1);
+}
+
+TEST(Figure, BadInputIsRefusedWithExitCode2AndNothingWritten) {
+  test::TempDir dir;
+  save_session(dir.path() / "h100.json", h100_sweep(), false);
+  std::ofstream(dir.path() / "broken.json") << "{\"format\": \"tilescope-session\", \"version\": 1";
+  const fs::path out = dir.path() / "figures";
+  const std::string session = " --session " + dir.file("h100.json");
+  struct Case {
+    std::string args, says;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"--plot pie" + session, "unknown plot"},
+           {"--plot timings --figure-size 100x100" + session, "outside"},
+           {"--plot timings --figure-size 2x" + session, "WIDTHxHEIGHT"},
+           {"--plot timings --figure-size big" + session, "figure size"},
+           {"--plot timings --theme blue" + session, "theme"},
+           {"--plot timings --y speed" + session, "--y"},
+           {"--plot timings --gpu v100" + session, "v100"},
+           {"--plot timings --session " + dir.file("missing.json"), "no such file"},
+           {"--plot timings --session " + dir.file("broken.json"), "not JSON"},
+           {"--plot timings --backend cpu", "--sizes"},
+           {"--plot timings --backend cpu --sizes 64:32:8", "64"},
+           {"--plot timings --backend cpu --sizes 32:64:32 --kernels nope", "nope"},
+           {"--plot occupancy" + session, "session"},
+           {"--plot schedule --backend cpu", "needs a GPU"},
+           {"--plot bars --backend cpu --size 0", "--size"},
+           {"--plot timings --out-dir " + dir.file("h100.json") + session, "not a folder"},
+       }) {
+    const Outcome r =
+        figure(c.args + (c.args.find("--out-dir") == std::string::npos ? " --out-dir " + out.string() : ""));
+    EXPECT_EQ(r.code, 2) << c.args << "\n" << r.output;
+    EXPECT_NE(r.output.find(c.says), std::string::npos) << c.args << "\n" << r.output;
+  }
+  EXPECT_TRUE(figure_files(out).empty()) << "a refused figure wrote files";
+}
+
+TEST(Figure, MeasuresOnTheCpuBackendAndLabelsTheoreticalFiguresAsSuch) {
+  test::TempDir dir;
+  const fs::path out = dir.path() / "figures";
+  const Outcome sweep = figure(
+      "--plot timings --backend cpu --sizes 32:96:32 --kernels tiled --tiles 8,16 --quick "
+      "--gpu l4 --figure-size 800x600 --session-out " +
+      dir.file("s.json") + " --out-dir " + out.string());
+  if (no_gl(sweep)) GTEST_SKIP() << sweep.output;
+  ASSERT_EQ(sweep.code, 0) << sweep.output;
+  EXPECT_EQ(load_session(dir.path() / "s.json").records.size(), 6u);  // 3 sizes x 2 tiles
+  const Outcome occ =
+      figure("--plot occupancy --backend cpu --kernel tiled --size 4096 --gpu t4 --out-dir " + out.string());
+  ASSERT_EQ(occ.code, 0) << occ.output;
+  int found = 0;
+  auto files = figure_files(out);
+  for (const auto& json : files[".json"]) {
+    const nlohmann::json j = nlohmann::json::parse(read_file(json));
+    std::string notes;
+    for (const auto& n : j["meta"]["notes"]) notes += n.get<std::string>() + "\n";
+    if (j["meta"]["plot"] == "timings") {
+      ++found;
+      std::map<std::string, nlohmann::json> series;
+      for (const auto& x : j["series"]) series[x["label"]] = x;
+      EXPECT_EQ(series["tiled T=8"]["rows"].size(), 3u);
+      EXPECT_EQ(series["tiled T=16"]["rows"].size(), 3u);
+      EXPECT_NE(notes.find("THEORETICAL"), std::string::npos) << notes;
+      EXPECT_NE(notes.find("NVIDIA L4"), std::string::npos) << notes;
+    } else {
+      ++found;
+      EXPECT_EQ(j["meta"]["plot"], "occupancy");
+      EXPECT_NE(notes.find("THEORETICAL occupancy on NVIDIA T4"), std::string::npos) << notes;
+      EXPECT_NE(j["meta"]["title"].get<std::string>().find("THEORETICAL"), std::string::npos);
+      if (!build_resources().empty()) {
+        // The bars are app/core's calculator, tile by tile.
+        const std::vector<KernelInfo> infos = kernel_infos();
+        const OccupancyData d = theoretical_tiles(build_resources(), find_gpu("t4"),
+                                                  *find_kernel(infos, "tiled"), 16, 4096, 4096);
+        const auto& rows = j["series"][0]["rows"];
+        ASSERT_EQ(rows.size(), d.tiles.size());
+        for (size_t i = 0; i < rows.size(); ++i) {
+          EXPECT_EQ(rows[i][0].get<double>(), d.tiles[i].tile);
+          EXPECT_EQ(rows[i][10].get<double>(), d.tiles[i].report.occupancy);
+        }
+      }
+    }
+  }
+  EXPECT_EQ(found, 2);
+}

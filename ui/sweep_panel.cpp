@@ -1,0 +1,291 @@
+// Sweep: many sizes x kernels x tiles in one go. N from, to and step (or powers of two), optionally every
+// size
+// + an offset (a partial tile at every size), square or with M or K fixed, the configurations from the
+// registry, the measuring policy; then a progress bar with the point in flight and the time left, and Cancel
+// (the finished points stay). The sweep runs on a thread of its own (SweepRunner, started by app.cpp); its
+// points land in the session and fill Timings and Roofline. Every field is checked before anything runs.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <set>
+#include <string>
+
+#include <imgui.h>
+
+#include "panel.hpp"
+#include "plots.hpp"
+#include "theme.hpp"
+
+namespace ts::ui {
+
+namespace {
+
+std::string duration(double s) {
+  char b[48];
+  if (s < 60)
+    std::snprintf(b, sizeof b, "%.0f s", s);
+  else if (s < 3600)
+    std::snprintf(b, sizeof b, "%d min %02d s", int(s) / 60, int(s) % 60);
+  else
+    std::snprintf(b, sizeof b, "%d h %02d min", int(s) / 3600, (int(s) / 60) % 60);
+  return b;
+}
+
+class SweepPanel final : public Panel {
+ public:
+  const char* name() const override { return "Sweep"; }
+
+ protected:
+  void draw_content(AppState& s) override {
+    if (!m_init) init(s);
+    const bool running = s.sweeping;
+    s.panels[name()].state = to_string(s.sweep_progress.state);
+    // Start / Cancel and where the sweep stands, first: they are what matters while it runs.
+    ImGui::BeginDisabled(running);
+    if (ImGui::Button("Start sweep")) start(s);
+    ImGui::EndDisabled();
+    same_line_if_fits(button_width("Cancel"));
+    ImGui::BeginDisabled(!running);
+    if (ImGui::Button("Cancel")) s.sweep_cancel_requested = true;
+    ImGui::EndDisabled();
+    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+      ImGui::SetTooltip("Stops after the current sample; the finished points are kept");
+    if (!m_error.empty()) {
+      ImGui::PushTextWrapPos(0);
+      ImGui::TextColored(palette().bad, "%s", m_error.c_str());
+      ImGui::PopTextWrapPos();
+    }
+    progress(s);
+    ImGui::BeginDisabled(running);
+    ImGui::SeparatorText("Sizes");
+    field("from", m_from, sizeof m_from);
+    field("to", m_to, sizeof m_to);
+    ImGui::RadioButton("step", &m_spacing, 0);
+    if (m_spacing == 0) {
+      ImGui::SameLine();
+      ImGui::SetNextItemWidth(-FLT_MIN);
+      ImGui::InputText("##step", m_step, sizeof m_step, ImGuiInputTextFlags_CharsNoBlank);
+    }
+    ImGui::RadioButton("powers of two (x2)", &m_spacing, 1);
+    ImGui::Checkbox("also + offset", &m_ragged_on);
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("Every size s also as s + offset: a partial tile at every size (ragged shapes)");
+    if (m_ragged_on) {
+      ImGui::SameLine();
+      ImGui::SetNextItemWidth(-FLT_MIN);
+      ImGui::InputText("##ragged", m_ragged, sizeof m_ragged, ImGuiInputTextFlags_CharsNoBlank);
+    }
+    ImGui::SeparatorText("Shape");
+    ImGui::RadioButton("M = N = K", &m_shape, 0);
+    ImGui::RadioButton("M fixed, N = K", &m_shape, 1);
+    ImGui::RadioButton("K fixed, M = N", &m_shape, 2);
+    if (m_shape != 0) field(m_shape == 1 ? "M" : "K", m_fixed, sizeof m_fixed);
+
+    ImGui::SeparatorText("Kernels");
+    for (const auto& k : s.kernels) {
+      const bool usable = s.backend_kind == "cuda" ? k.has_cuda : k.cpu != nullptr;
+      if (!usable || k.teaching) continue;
+      ImGui::PushID(k.id.c_str());
+      if (k.tiles.empty()) {
+        bool on = m_chosen.count({k.id, 0}) > 0;
+        if (ImGui::Checkbox(k.id.c_str(), &on)) toggle({k.id, 0}, on);
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", k.description.c_str());
+      } else {
+        ImGui::AlignTextToFramePadding();
+        ImGui::TextUnformatted(k.id.c_str());
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", k.description.c_str());
+        for (int t : k.tiles) {
+          char label[24];
+          std::snprintf(label, sizeof label, "%d##t%d", t, t);
+          same_line_if_fits(ImGui::GetFrameHeight() + ImGui::CalcTextSize(label, nullptr, true).x +
+                            ImGui::GetStyle().ItemInnerSpacing.x);
+          bool on = m_chosen.count({k.id, t}) > 0;
+          if (ImGui::Checkbox(label, &on)) toggle({k.id, t}, on);
+        }
+      }
+      ImGui::PopID();
+    }
+
+    ImGui::SeparatorText("Measuring");
+    int quick = s.sweep_quick ? 1 : 0;
+    ImGui::RadioButton("bench", &quick, 0);
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip(
+          "nvbench-style: warm-up, at least 10 samples and 0.5 s per point, until the noise is "
+          "under 0.5 %% (or 10 s)");
+    same_line_if_fits(ImGui::GetFrameHeight() + ImGui::CalcTextSize("quick").x +
+                      ImGui::GetStyle().ItemInnerSpacing.x);
+    ImGui::RadioButton("quick", &quick, 1);
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("The window's policy: a few samples per point, a fast look");
+    s.sweep_quick = quick == 1;
+    if (!s.sweep_quick) {
+      text_muted_wrapped("seconds per point:");
+      field("at least", m_min_s, sizeof m_min_s);
+      if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("Seconds of kernel time per point (and at least 10 samples)");
+      field("at most", m_max_s, sizeof m_max_s);
+      if (ImGui::IsItemHovered())
+        ImGui::SetTooltip(
+            "Seconds per point before giving up on the noise target: a bound on the sweep's time");
+    }
+    if (s.backend_kind != "cuda") {
+      // No SMs here: the wave marks are those a catalog GPU would show, and say so.
+      ImGui::AlignTextToFramePadding();
+      ImGui::TextUnformatted("marks for");
+      ImGui::SameLine();
+      ImGui::SetNextItemWidth(-FLT_MIN);
+      const GpuModel gpu = calculator_gpu(s);
+      if (ImGui::BeginCombo("##gpu", gpu.name.c_str())) {
+        for (const auto& g : gpu_catalog())
+          if (ImGui::Selectable(g.name.c_str(), g.id == gpu.id)) s.marks_gpu = g.id;
+        ImGui::EndCombo();
+      }
+      text_muted_wrapped(
+          "Wave marks on the CPU backend are THEORETICAL: where this GPU's grid would need one "
+          "more wave (build-time registers, no GPU used).");
+    }
+    ImGui::EndDisabled();
+  }
+
+ private:
+  void init(AppState& s) {
+    m_init = true;
+    const bool cpu = s.backend_kind != "cuda";
+    std::snprintf(m_from, sizeof m_from, "%s", cpu ? "32" : "256");
+    std::snprintf(m_to, sizeof m_to, "%s", cpu ? "256" : "8192");
+    std::snprintf(m_step, sizeof m_step, "%s", cpu ? "32" : "256");
+    std::snprintf(m_fixed, sizeof m_fixed, "%s", cpu ? "128" : "4096");
+    std::snprintf(m_ragged, sizeof m_ragged, "1");
+    const ProblemSpec& p = s.settings.spec;
+    m_chosen.insert({p.kernel, p.tile});
+    if (!cpu) m_chosen.insert({"cublas", 0});
+  }
+
+  void toggle(const std::pair<std::string, int>& c, bool on) {
+    if (on)
+      m_chosen.insert(c);
+    else
+      m_chosen.erase(c);
+  }
+
+  // A label and a text field filling the rest of the line.
+  void field(const char* label, char* buf, size_t size) {
+    ImGui::PushID(label);
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted(label);
+    ImGui::SameLine(ImGui::GetFontSize() * 4.2f);
+    ImGui::SetNextItemWidth(-FLT_MIN);
+    ImGui::InputText("##v", buf, size, ImGuiInputTextFlags_CharsNoBlank);
+    ImGui::PopID();
+  }
+
+  // Every field checked here (names the field and the value); the sizes, shape and point limits by app/core.
+  void start(AppState& s) {
+    m_error.clear();
+    try {
+      SweepSpec sp;
+      const int64_t from = parse_dim(m_from, "sweep 'from'"), to = parse_dim(m_to, "sweep 'to'");
+      if (from > to)
+        throw ValidationError("sweep 'from' = " + std::to_string(from) +
+                              " is larger than 'to' = " + std::to_string(to));
+      std::string sizes = std::to_string(from) + ":" + std::to_string(to) + ":";
+      if (m_spacing == 0)
+        sizes += std::to_string(parse_dim(m_step, "sweep 'step'"));
+      else
+        sizes += "x2";
+      sp.sizes = parse_sizes(sizes);
+      if (m_ragged_on) {
+        const int64_t r = parse_dim(m_ragged, "sweep offset");
+        if (r > 1024) throw ValidationError("sweep offset = " + std::to_string(r) + " is above 1024");
+        sp.ragged = int(r);
+      }
+      if (m_shape != 0) {
+        sp.shape = m_shape == 1 ? SweepShape::FixedM : SweepShape::FixedK;
+        sp.fixed = parse_dim(m_fixed, m_shape == 1 ? "fixed M" : "fixed K");
+      }
+      for (const auto& k : s.kernels)  // registry order
+        for (int t : k.tiles.empty() ? std::vector<int>{0} : k.tiles)
+          if (m_chosen.count({k.id, t})) sp.configs.push_back({k.id, t});
+      if (sp.configs.empty()) throw ValidationError("choose at least one kernel x tile to sweep");
+      const ProblemSpec& p = s.settings.spec;
+      sp.input = p.input == InputKind::File ? InputKind::Random : p.input;
+      sp.seed = p.seed;
+      expand_sweep(sp);  // the point limit and the shape, before asking the engine
+      if (!s.sweep_quick) {
+        const double lo = seconds(m_min_s, "'at least'"), hi = seconds(m_max_s, "'at most'");
+        if (lo > hi)
+          throw ValidationError("'at least' " + std::string(m_min_s) + " s is more than 'at most' " +
+                                m_max_s + " s");
+        s.sweep_min_s = lo;
+        s.sweep_max_s = hi;
+      }
+      s.sweep_request = sp;
+    } catch (const ValidationError& e) {
+      m_error = e.what();
+      s.say(Severity::Warning, std::string("sweep refused: ") + e.what());
+    }
+  }
+
+  // A positive number of seconds (up to an hour), or ValidationError naming the field.
+  static double seconds(const char* text, const char* what) {
+    char* end = nullptr;
+    const double v = std::strtod(text, &end);
+    if (end == text || *end != '\0' || !(v > 0) || v > 3600)
+      throw ValidationError(std::string("sweep ") + what + " = '" + text +
+                            "' is not a number of seconds in (0, 3600]");
+    return v;
+  }
+
+  void progress(AppState& s) {
+    const SweepProgress& p = s.sweep_progress;
+    if (p.state == SweepProgress::State::Idle) {
+      text_muted_wrapped(
+          "Each point is verified, then measured; the results fill Timings and Roofline and stay "
+          "in the session.");
+      return;
+    }
+    char over[64];
+    std::snprintf(over, sizeof over, "%d / %d", p.done, p.total);
+    ImGui::ProgressBar(float(p.fraction()), ImVec2(-FLT_MIN, 0), over);
+    std::string line;
+    if (p.running()) {
+      if (p.in_flight)
+        line = "measuring " + KernelTile{p.in_flight->kernel, p.in_flight->tile}.label() + " at " +
+               std::to_string(p.in_flight->m) + " x " + std::to_string(p.in_flight->n) + " x " +
+               std::to_string(p.in_flight->k) + "; ";
+      line += duration(p.elapsed_s) + " so far, " +
+              (p.remaining_s >= 0 ? "about " + duration(p.remaining_s) + " left"
+                                  : std::string("time left after the first point"));
+    } else if (p.state == SweepProgress::State::Done) {
+      line = "done: " + std::to_string(p.done) + " points in " + duration(p.elapsed_s);
+    } else if (p.state == SweepProgress::State::Cancelled) {
+      line = "cancelled: the " + std::to_string(p.done - p.failed) + " points finished are kept";
+    }
+    if (p.failed > 0) line += " (" + std::to_string(p.failed) + " without a result: see Messages)";
+    if (!line.empty()) text_muted_wrapped(line.c_str());
+    if (p.state == SweepProgress::State::Refused) {
+      ImGui::PushTextWrapPos(0);
+      ImGui::TextColored(palette().bad, "refused: %s", p.error.c_str());
+      ImGui::PopTextWrapPos();
+    }
+  }
+
+  bool m_init = false;
+  char m_from[16] = "", m_to[16] = "", m_step[16] = "", m_fixed[16] = "", m_ragged[16] = "";
+  char m_min_s[16] = "0.5", m_max_s[16] = "10";
+  int m_spacing = 0, m_shape = 0;
+  bool m_ragged_on = false;
+  std::set<std::pair<std::string, int>> m_chosen;
+  std::string m_error;
+};
+
+}  // namespace
+
+std::unique_ptr<Panel> make_sweep_panel() {
+  return std::make_unique<SweepPanel>();
+}
+
+}  // namespace ts::ui
