@@ -76,8 +76,9 @@ ts::RunRequest build_request(const ProblemArgs& p, ts::Backend& backend) {
   const bool tile_given = !p.tile.empty();
   if (tile_given) {
     s.tile = int(ts::parse_dim(p.tile, "--tile"));  // a number; the kernel says which values it allows
-  } else if (const ts::KernelInfo* k = ts::find_kernel(backend.kernels(), p.kernel)) {
-    s.tile = k->default_tile;
+  } else {
+    const auto kernels = backend.kernels();
+    if (const ts::KernelInfo* k = ts::find_kernel(kernels, p.kernel)) s.tile = k->default_tile;
   }
   s.input = ts::parse_input_kind(p.input);
   s.seed = parse_seed(p.seed);
@@ -444,7 +445,7 @@ double parse_positive(const std::string& s, const char* what) {
 // backend can run, each at every tile it supports (or those of --tiles), cuBLAS of the same precision added
 // for % of cuBLAS.
 std::vector<ts::KernelTile> bench_configs(const BenchArgs& a, const ts::Backend& backend) {
-  const auto& infos = backend.kernels();
+  const auto infos = backend.kernels();
   const bool cuda = backend.kind() == "cuda";
   std::vector<const ts::KernelInfo*> kernels;
   if (a.kernels == "all") {
@@ -536,8 +537,9 @@ int cmd_bench(const BenchArgs& a) {
   if (a.kernels != "all") {
     std::stringstream ss(a.kernels);
     std::string name;
+    const auto all = ts::kernel_infos();
     while (std::getline(ss, name, ','))
-      if (!ts::find_kernel(ts::kernel_infos(), name))
+      if (!ts::find_kernel(all, name))
         throw ts::ValidationError("--kernels: unknown kernel '" + name + "' (see `tilescope list`)");
   }
   if (!a.tiles.empty()) {

@@ -95,7 +95,11 @@ class CudaBackend final : public Backend {
   std::string kind() const override { return "cuda"; }
   std::string device_name() const override { return m_name; }
   int cuda_device() const override { return m_device; }
-  const std::vector<KernelInfo>& kernels() const override { return m_infos; }
+  std::vector<KernelInfo> kernels() const override {
+    std::vector<KernelInfo> all = m_infos;
+    for (auto& k : user_kernel_infos()) all.push_back(std::move(k));
+    return all;
+  }
   DeviceInfo device_info() const override { return m_info; }
 
   std::string version_info() const override {
@@ -130,7 +134,7 @@ class CudaBackend final : public Backend {
   void validate(RunRequest& req, bool tile_given) const override {
     adopt_given_inputs(req);
     validate_shape(req.spec);
-    validate_kernel(req.spec, m_infos, tile_given);
+    validate_kernel(req.spec, kernels(), tile_given);
     if (req.policy) validate_policy(*req.policy);
     const KernelEntry* e = find_entry(req.spec.kernel);
     if (!e->cuda) throw ValidationError("kernel '" + req.spec.kernel + "' has no CUDA implementation");
@@ -275,7 +279,7 @@ class CudaBackend final : public Backend {
 
   std::optional<LaunchInfo> launch_info(const ProblemSpec& spec) const override {
     ProblemSpec s = spec;
-    validate_kernel(s, m_infos, false);
+    validate_kernel(s, kernels(), false);
     const KernelEntry* e = find_entry(s.kernel);
     if (!e || !e->cuda || e->info.min_sm > m_sm) return std::nullopt;
     CUDA_CHECK(cudaSetDevice(m_device));
