@@ -15,6 +15,8 @@
 #include "matrix_ops.cuh"
 #include "nvml.hpp"
 #include "registry.hpp"
+#include "user_run.hpp"
+#include "your_kernel.hpp"
 #include "bench.hpp"
 #include "stats.hpp"
 
@@ -90,6 +92,20 @@ class CudaBackend final : public Backend {
     d.limits = m_limits;
     m_nvml_dev = m_nvml.device(device);
     configure_memory_pool(device, size_t(1) << 30);  // reuse up to 1 GiB of the last runs' matrices
+    // A person's own kernels run in a worker process (started when the first one runs).
+    UserRunDevice ud;
+    ud.device = device;
+    ud.sm = m_sm;
+    ud.name = p.name;
+    ud.limits = m_limits;
+    ud.clock_mhz = m_clock_mhz;
+    ud.peak_fp32_tflops = d.peak_fp32_tflops;
+    ud.peak_tf32_tflops = d.peak_tf32_tflops;
+    ud.l2_bytes = d.l2_bytes;
+    ud.max_threads_per_block = p.maxThreadsPerBlock;
+    ud.max_smem_per_block_optin = attr(cudaDevAttrMaxSharedMemoryPerBlockOptin);
+    ud.regs_per_block = p.regsPerBlock;
+    m_user = std::make_unique<UserRunner>(ud);
   }
 
   std::string kind() const override { return "cuda"; }
@@ -137,8 +153,15 @@ class CudaBackend final : public Backend {
     validate_kernel(req.spec, kernels(), tile_given);
     if (req.policy) validate_policy(*req.policy);
     const KernelEntry* e = find_entry(req.spec.kernel);
-    if (!e->cuda) throw ValidationError("kernel '" + req.spec.kernel + "' has no CUDA implementation");
-    if (e->info.min_sm > m_sm)
+    const auto user = e ? nullptr : find_user_kernel(req.spec.kernel);
+    if (!e && !user) throw ValidationError("kernel '" + req.spec.kernel + "' is not registered");
+    if (user) {
+      if (!nvrtc_available(nullptr))
+        throw ValidationError(user->info().title + ": this build has no NVRTC to compile it");
+    } else if (!e->cuda) {
+      throw ValidationError("kernel '" + req.spec.kernel + "' has no CUDA implementation");
+    }
+    if (e && e->info.min_sm > m_sm)
       throw ValidationError("kernel '" + req.spec.kernel + "' needs compute capability " +
                             std::to_string(e->info.min_sm / 10) + "." + std::to_string(e->info.min_sm % 10) +
                             " or newer; " + m_name + " is " + std::to_string(m_sm / 10) + "." +
@@ -164,6 +187,9 @@ class CudaBackend final : public Backend {
          << " free (limit: 90% of free memory)";
       throw ValidationError(os.str());
     }
+    // The person's kernel: compiled (or found in the cache), its launch evaluated and checked against this
+    // device before anything is allocated.
+    if (user) m_user->validate(req.spec, *user);
   }
 
   // [SECTION] The engine: validate, allocate, generate, verify, then time under the policy.
@@ -178,6 +204,11 @@ class CudaBackend final : public Backend {
     CUDA_CHECK(cudaSetDevice(m_device));
     if (!m_stream) m_stream = std::make_unique<CudaStream>();
     cudaStream_t st = m_stream->get();
+    if (!entry) {  // a person's own kernel: the same run, with the kernel in the worker process
+      const auto user = find_user_kernel(s.kernel);
+      if (!user) throw ValidationError("kernel '" + s.kernel + "' is no longer registered");
+      return m_user->run(req, *user, st, policy, cancel);
+    }
 
     PoolBuffer<float> A(size_t(s.m * s.k), st), B(size_t(s.k * s.n), st), C(size_t(s.m * s.n), st),
         R(size_t(s.m * s.n), st);
@@ -281,6 +312,10 @@ class CudaBackend final : public Backend {
     ProblemSpec s = spec;
     validate_kernel(s, kernels(), false);
     const KernelEntry* e = find_entry(s.kernel);
+    if (!e) {
+      const auto user = find_user_kernel(s.kernel);
+      return user ? m_user->launch_info(s, *user) : std::nullopt;
+    }
     if (!e || !e->cuda || e->info.min_sm > m_sm) return std::nullopt;
     CUDA_CHECK(cudaSetDevice(m_device));
     return launch_info_locked(*e, s);
@@ -398,6 +433,7 @@ class CudaBackend final : public Backend {
   void* m_nvml_dev = nullptr;
   std::mutex m_run;  // one measurement at a time on this device
   std::unique_ptr<CudaStream> m_stream;
+  std::unique_ptr<UserRunner> m_user;
 };
 
 }  // namespace

@@ -32,6 +32,7 @@ struct GuiOptions {
   std::shared_ptr<Backend> backend;
   std::string backend_note;
   GuiHooks hooks;
+  std::string kernel_file;  // a person's own kernel to open at start (tilescope --kernel-file)
 };
 
 // Opens the window and runs until it is closed. Returns the process exit code. Throws gfx::DisplayError

@@ -134,6 +134,7 @@ struct RunResult {
   std::vector<std::pair<int, OccupancyReport>> occupancy_by_tile;  // every tile the kernel supports (profile)
   std::shared_ptr<const TileTrace> trace;  // one instrumented launch, separate from the timed ones
   std::string trace_note;                  // why there is no trace (e.g. cuBLAS cannot be instrumented)
+  std::string note;  // what the person should know about this run (e.g. "C was left untouched"), or empty
 };
 
 class Backend {

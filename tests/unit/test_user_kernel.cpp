@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include "kernel_source.hpp"
 #include "launch_expr.hpp"
@@ -139,7 +140,10 @@ TEST(KernelFile, RefusesWhatIsNotARegularTextFileWithThePathAndTheReason) {
             std::string::npos);
   EXPECT_NE(error_of([&] { read_kernel_source(dir.path().string()); }).find("is a folder"),
             std::string::npos);
-  EXPECT_NE(error_of([&] { read_kernel_source("/dev/null"); }).find("not a regular file"), std::string::npos);
+  ASSERT_EQ(mkfifo(dir.file("pipe.cu").c_str(), 0600), 0);  // reading it would block forever
+  EXPECT_NE(error_of([&] { read_kernel_source(dir.file("pipe.cu")); }).find("not a regular file"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { read_kernel_source("/dev/zero"); }).find("not a regular file"), std::string::npos);
   write_file(dir.file("bin.cu"), std::string("\x7f"
                                              "ELF\0\0\x01",
                                              7));
