@@ -196,6 +196,7 @@ wire::Message WorkerClient::call(const wire::Message& req, double first_wait_s, 
   double wait_s = first_wait_s;
   double since = now_s();
   bool cancel_sent = false;
+  double cancel_at = 0;
   for (;;) {
     wire::Message m;
     wire::ReadStatus st;
@@ -209,6 +210,13 @@ wire::Message WorkerClient::call(const wire::Message& req, double first_wait_s, 
       if (cancel && cancel->cancelled() && !cancel_sent) {
         wire::write_message(m_fd, wire::empty(wire::Type::Cancel));
         cancel_sent = true;
+        cancel_at = now_s();
+      }
+      // A measurement stops at its next launch; a single long launch cannot be stopped but by stopping the
+      // worker: a superseded run does not wait for it.
+      if (cancel_sent && now_s() - cancel_at > 2.0) {
+        restart("cancelled");
+        throw Cancelled();
       }
       if (now_s() - since > wait_s) {
         char b[256];
