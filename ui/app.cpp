@@ -13,6 +13,7 @@
 #include "shortcuts.hpp"
 #include "status_bar.hpp"
 #include "theme.hpp"
+#include "user_kernel_controller.hpp"
 
 namespace ts::ui {
 
@@ -35,6 +36,7 @@ App::App(std::shared_ptr<Backend> backend, const std::string& note, Settings set
   // The GL context is current: can the engine's GPU write into it?
   m_state.heatmaps = std::make_shared<gfx::HeatmapSet>(backend->cuda_device());
   m_dialogs = std::make_unique<FileDialogs>();
+  m_user = std::make_unique<UserKernelController>(*backend);
 }
 
 App::~App() = default;
@@ -54,7 +56,8 @@ void App::handle_shortcuts() {
   if (shortcut_pressed(Action::Run)) s.run_requested = true;
   if (shortcut_pressed(Action::Repeat)) s.repeat = !s.repeat;
   if (shortcut_pressed(Action::OpenInputs)) s.open_inputs_requested = true;
-  if (shortcut_pressed(Action::SaveC)) s.save_c_requested = true;
+  // Ctrl+S in the kernel editor saves the kernel, not C.
+  if (!s.user.editor_focused && shortcut_pressed(Action::SaveC)) s.save_c_requested = true;
   if (shortcut_pressed(Action::Screenshot)) s.screenshot_requested = true;
   if (shortcut_pressed(Action::ResetLayout)) s.reset_layout_requested = true;
   if (shortcut_pressed(Action::Shortcuts)) s.show_shortcuts = true;
@@ -80,6 +83,10 @@ void App::frame() {
   m_layout.keep_on_screen(m_panels);
   draw_help_windows(s);
   handle_files();
+  const bool had_kernel = !s.user.id.empty();
+  m_user->frame(s);
+  // A kernel opened: bring its panel to the front (once).
+  if (!had_kernel && !s.user.id.empty()) ImGui::SetWindowFocus("Your kernel");
   maybe_submit();
 }
 
@@ -94,6 +101,11 @@ void App::handle_files() {
     else
       m_dialogs->ask_open_inputs();
   }
+  if (s.user.open_dialog) {
+    s.user.open_dialog = false;
+    m_dialogs->ask_open_kernel();
+  }
+  if (auto path = m_dialogs->draw_open_kernel()) s.user.open_path = *path;
   if (s.save_c_requested) {
     s.save_c_requested = false;
     if (!s.result || !s.result->store)
@@ -182,6 +194,9 @@ void App::maybe_submit() {
   AppState& s = m_state;
   ProblemSpec& spec = s.settings.spec;
   if (spec.input == InputKind::File && !(s.file_a && s.file_b)) spec.input = InputKind::Random;
+  // A kernel told one size only runs on square shapes.
+  if (const KernelInfo* k = current_kernel(s); k && k->square_only && spec.input != InputKind::File)
+    s.settings.square = true;
   if (s.settings.square && spec.input != InputKind::File) spec.m = spec.k = spec.n;
   const bool changed = !m_submitted_any || spec != m_last_submitted;
   // Repeat: the same problem again as soon as the last run is in; each run adds its launches to Timings.

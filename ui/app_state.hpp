@@ -16,6 +16,7 @@
 #include "message_log.hpp"
 #include "settings.hpp"
 #include "timing_history.hpp"
+#include "user_kernel_state.hpp"
 
 namespace ts::gfx {
 class HeatmapSet;
@@ -81,6 +82,9 @@ struct AppState {
   bool last_error_is_input = false;
   TimingHistory history;  // every timed launch of the session, per configuration
   bool repeat = false;    // keep re-running the current problem
+
+  // A person's own kernel (File > Open kernel, a dropped file, --kernel-file): see user_kernel_state.hpp.
+  UserKernelUi user;
 
   // A and B from .npy files (File > Open), used while settings.spec.input == InputKind::File.
   std::shared_ptr<const HostMatrix> file_a, file_b;

@@ -14,7 +14,9 @@ namespace fs = std::filesystem;
 
 namespace {
 const char* const kNpyFilter = "NumPy arrays (*.npy){.npy},All files (*.*){.*}";
-}
+const char* const kKernelFilter =
+    "CUDA sources (*.cu, *.cuh){.cu,.cuh},KernelBench answers (*.py){.py},All files (*.*){.*}";
+}  // namespace
 
 FileDialogs::FileDialogs() {
   ifd::FileDialog& d = ifd::FileDialog::Instance();
@@ -47,6 +49,24 @@ void FileDialogs::ask_save_c() {
   if (busy()) return;
   m_step = Step::PickSave;
   ifd::FileDialog::Instance().Save("ts-save-c", "Save C (M x N) as a .npy file", kNpyFilter);
+}
+
+void FileDialogs::ask_open_kernel() {
+  if (busy()) return;
+  m_step = Step::PickKernel;
+  ifd::FileDialog::Instance().Open("ts-open-kernel", "Open your kernel (.cu, or a KernelBench answer .py)",
+                                   kKernelFilter);
+}
+
+std::optional<std::string> FileDialogs::draw_open_kernel() {
+  ifd::FileDialog& d = ifd::FileDialog::Instance();
+  if (m_step != Step::PickKernel || !d.IsDone("ts-open-kernel")) return std::nullopt;
+  const bool picked = d.HasResult();
+  std::string path = picked ? d.GetResult().string() : "";
+  d.Close();
+  m_step = Step::Idle;
+  if (picked) return path;
+  return std::nullopt;
 }
 
 std::optional<FileDialogs::Opened> FileDialogs::draw_open() {

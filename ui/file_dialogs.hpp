@@ -13,6 +13,7 @@ class FileDialogs {
 
   void ask_open_inputs();  // A, then B (.npy)
   void ask_save_c();       // one .npy path; asks before replacing a file
+  void ask_open_kernel();  // a .cu (or KernelBench .py) file
   bool busy() const { return m_step != Step::Idle; }
 
   struct Opened {
@@ -21,9 +22,10 @@ class FileDialogs {
   // Draws the dialog in progress, if any; returns a finished choice on the frame it is made.
   std::optional<Opened> draw_open();
   std::optional<std::string> draw_save();
+  std::optional<std::string> draw_open_kernel();
 
  private:
-  enum class Step { Idle, PickA, PickB, PickSave, ConfirmReplace };
+  enum class Step { Idle, PickA, PickB, PickSave, ConfirmReplace, PickKernel };
   Step m_step = Step::Idle;
   std::string m_a, m_save;
 };

@@ -196,6 +196,20 @@ float content_scale(GLFWwindow* w) {
 
 }  // namespace
 
+namespace {
+// Files dropped on the window: the first one is opened as a kernel (GLFW passes no user data to this callback
+// that ImGui's backend does not already use, hence the one window's state here).
+AppState* g_drop_target = nullptr;
+extern "C" void on_drop(GLFWwindow*, int count, const char** paths) {
+  if (g_drop_target && count > 0 && paths[0]) {
+    g_drop_target->user.open_path = paths[0];
+    if (count > 1)
+      g_drop_target->say(Severity::Info,
+                         "several files dropped: opening the first, " + std::string(paths[0]));
+  }
+}
+}  // namespace
+
 int run_gui(const GuiOptions& opt) {
   const fs::path cfg = config_dir();
   std::error_code ec;
@@ -223,11 +237,14 @@ int run_gui(const GuiOptions& opt) {
   ImGuiSession session(win, ec ? nullptr : ini.c_str());
   App app(opt.backend, opt.backend_note, settings, window.gl_renderer());
   if (!warnings.empty()) app.state().say(Severity::Warning, "settings: " + warnings);
+  g_drop_target = &app.state();
+  glfwSetDropCallback(win, on_drop);
+  if (!opt.kernel_file.empty()) app.state().user.open_path = opt.kernel_file;
   if (opt.hooks.started) opt.hooks.started(app, win);
 
   while (!window.should_close()) {
-    // Idle: wait for input (low CPU); busy: keep animating the spinner.
-    if (app.state().busy || app.state().repeat || opt.hooks.poll_continuously)
+    // Idle: wait for input (low CPU); busy (a run, a kernel build): keep animating the spinner.
+    if (app.state().busy || app.state().repeat || app.state().user.working || opt.hooks.poll_continuously)
       glfwPollEvents();
     else
       glfwWaitEventsTimeout(0.25);
@@ -248,6 +265,8 @@ int run_gui(const GuiOptions& opt) {
     if (app.state().quit_requested || (opt.hooks.keep_running && !opt.hooks.keep_running(app)))
       glfwSetWindowShouldClose(win, GLFW_TRUE);
   }
+  glfwSetDropCallback(win, nullptr);
+  g_drop_target = nullptr;
   if (opt.hooks.before_exit) opt.hooks.before_exit(app);
   Settings out = app.state().settings;
   out.view.window = current_geometry(win, settings.view.window);

@@ -56,6 +56,8 @@ void Layout::build_default(AppState& s, const std::vector<std::unique_ptr<Panel>
     ImGui::DockBuilderDockWindow("Result", r_top);
     ImGui::DockBuilderDockWindow("Occupancy", r_bottom);
     ImGui::DockBuilderDockWindow("Messages", b_left);
+    ImGui::DockBuilderDockWindow("Your kernel", b_left);
+    ImGui::DockBuilderDockWindow("Kernel source", b_left);
     ImGui::DockBuilderDockWindow("Timings", b_left);
     ImGui::DockBuilderDockWindow("Tile schedule", b_right);
   } else {
@@ -64,13 +66,15 @@ void Layout::build_default(AppState& s, const std::vector<std::unique_ptr<Panel>
     ImGui::DockBuilderDockWindow("Result", r);
     ImGui::DockBuilderDockWindow("Tile schedule", bottom);
     ImGui::DockBuilderDockWindow("Messages", bottom);
+    ImGui::DockBuilderDockWindow("Your kernel", bottom);
+    ImGui::DockBuilderDockWindow("Kernel source", bottom);
     ImGui::DockBuilderDockWindow("Timings", bottom);
   }
   // Any panel not named above (a new one) joins the bottom row as a tab.
   for (const auto& p : panels) {
     const std::string n = p->name();
     if (n != "Controls" && n != "Matrices" && n != "Result" && n != "Occupancy" && n != "Timings" &&
-        n != "Tile schedule" && n != "Messages")
+        n != "Tile schedule" && n != "Messages" && n != "Your kernel" && n != "Kernel source")
       ImGui::DockBuilderDockWindow(p->name(), bottom);
   }
   ImGui::DockBuilderFinish(id);
