@@ -850,7 +850,12 @@ int main(int argc, char** argv) {
   bench_heat->add_option("--frame-seconds", heat_seconds, "seconds of GUI frames with Repeat on (0: skip)")
       ->capture_default_str();
   bench_heat->add_option("--gl", heat_gl, "offscreen OpenGL: auto, egl or x11")->capture_default_str();
-  std::string heat_format = "md", heat_out, heat_commits = "0";
+  std::string heat_format = "md", heat_out, heat_commits = "0", heat_saves = "0";
+  bench_heat
+      ->add_option("--saves", heat_saves,
+                   "with --kernel-file: also time this many saves of (a copy of) the kernel file to its new "
+                   "heatmaps (alternately written by another program and saved from the window's editor)")
+      ->capture_default_str();
   bench_heat
       ->add_option("--commits", heat_commits,
                    "also time this many size commits (slider let go -> new heatmaps and Result drawn)")
@@ -889,7 +894,9 @@ int main(int argc, char** argv) {
       ho.gl = parse_gl_choice_or_usage(heat_gl);
       std::string note;
       if (heat_args.size.empty() && heat_args.m.empty()) heat_args.size = "4096";
-      if (heat_args.kernel == "tiled" && heat_args.tile.empty()) heat_args.tile = "32";
+      if ((heat_args.kernel.empty() || heat_args.kernel == "tiled") && heat_args.file.file.empty() &&
+          heat_args.tile.empty())
+        heat_args.tile = "32";
       ho.backend = open_backend(heat_args.backend, &note);
       if (!note.empty()) std::fprintf(stderr, "tilescope: %s\n", note.c_str());
       ho.spec = build_request(heat_args, *ho.backend).spec;
@@ -899,6 +906,11 @@ int main(int argc, char** argv) {
       ho.frame_seconds = heat_seconds == "0" ? 0.0 : parse_positive(heat_seconds, "--frame-seconds");
       ho.commits = heat_commits == "0" ? 0 : int(ts::parse_dim(heat_commits, "--commits"));
       if (ho.commits > 1000) throw ts::ValidationError("--commits = " + heat_commits + " is above 1000");
+      ho.saves = heat_saves == "0" ? 0 : int(ts::parse_dim(heat_saves, "--saves"));
+      if (ho.saves > 100) throw ts::ValidationError("--saves = " + heat_saves + " is above 100");
+      if (ho.saves > 0 && heat_args.file.file.empty())
+        throw ts::ValidationError("--saves needs --kernel-file");
+      ho.kernel_file = heat_args.file.file;
       check_output_path(heat_out, heat_force, "--out");
       if (heat_format != "md" && heat_format != "json")
         throw ts::ValidationError("bench heatmap --format '" + heat_format + "' is not one of md, json");

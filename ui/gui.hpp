@@ -67,11 +67,23 @@ struct FrameBenchOptions {
   int width = 1600, height = 1000;
   gfx::GlChoice gl = gfx::GlChoice::Auto;
   int commits = 0;  // > 0: also time this many commits, alternating spec.n and spec.n - 24 (square)
+  // > 0 with a kernel file: also time this many saves of (a copy of) the person's kernel file, from the save
+  // to the new build's heatmaps drawn: half of them written by another program (the watcher notices them),
+  // half saved from the window's editor.
+  int saves = 0;
+  std::string kernel_file;
 };
 struct FrameBenchResult {
   std::vector<double> frame_ms;   // wall time of each frame, glFinish included
   int runs = 0;                   // runs completed while measuring
   std::vector<double> commit_ms;  // commit -> the new result's heatmaps and Result drawn
+  struct Save {
+    bool editor = false;    // saved from the window's editor (else written by another program)
+    double noticed_ms = 0;  // the change seen (the watcher polls every second)
+    double built_ms = 0;    // the new build registered (compiled by NVRTC)
+    double drawn_ms = 0;    // its run's heatmaps and Result drawn
+  };
+  std::vector<Save> saves;
   std::string gl_context, gl_renderer, interop_why, heatmap_state;
   bool interop = false;
 };

@@ -122,14 +122,17 @@ HeatmapBenchResult run_heatmap_bench(const HeatmapBenchOptions& opt) {
                                   "every element through host memory into a full-resolution texture (no LOD)",
                                   host, store, opt.view, std::max(3, opt.repeats / 10), true, false, false));
   }
-  if (opt.frame_seconds > 0 || opt.commits > 0) {
+  if (opt.frame_seconds > 0 || opt.commits > 0 || opt.saves > 0) {
     FrameBenchOptions fo;
     fo.backend = opt.backend;
     fo.spec = opt.spec;
     fo.seconds = opt.frame_seconds;
     fo.gl = opt.gl;
     fo.commits = opt.commits;
+    fo.saves = opt.saves;
+    fo.kernel_file = opt.kernel_file;
     const FrameBenchResult f = run_frame_bench(fo);
+    out.saves = f.saves;
     out.frame_ms = f.frame_ms;
     out.commit_ms = f.commit_ms;
     out.runs_during_frames = f.runs;
@@ -192,6 +195,11 @@ std::string format_heatmap_bench(const HeatmapBenchResult& r, const HeatmapBench
                       {"max_ms", st.max},
                       {"all_ms", r.commit_ms}};
     }
+    for (const auto& sv : r.saves)
+      j["saves"].push_back({{"from", sv.editor ? "the window's editor" : "another program (the watcher)"},
+                            {"noticed_ms", sv.noticed_ms},
+                            {"built_ms", sv.built_ms},
+                            {"drawn_ms", sv.drawn_ms}});
     return j.dump(2) + "\n";
   }
   std::ostringstream os;
@@ -242,6 +250,16 @@ std::string format_heatmap_bench(const HeatmapBenchResult& r, const HeatmapBench
         "median %.1f ms, min %.1f ms, max %.1f ms\n",
         r.commit_ms.size(), st.median, st.min, st.max);
     os << line;
+  }
+  if (!r.saves.empty()) {
+    os << "\nkernel file saved -> new build's heatmaps and Result drawn (the watcher polls every second):\n\n"
+          "| save | from | noticed ms | built ms | drawn ms |\n|---|---|---|---|---|\n";
+    for (size_t i = 0; i < r.saves.size(); ++i) {
+      const auto& sv = r.saves[i];
+      std::snprintf(line, sizeof line, "| %zu | %s | %.0f | %.0f | %.0f |\n", i + 1,
+                    sv.editor ? "editor" : "another program", sv.noticed_ms, sv.built_ms, sv.drawn_ms);
+      os << line;
+    }
   }
   return os.str();
 }

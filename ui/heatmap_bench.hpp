@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "backend.hpp"
+#include "gui.hpp"
 #include "headless.hpp"
 
 namespace ts::ui {
@@ -18,6 +19,8 @@ struct HeatmapBenchOptions {
   int repeats = 50;           // timed refreshes per path
   double frame_seconds = 10;  // GUI frame-time measurement (0: skip)
   int commits = 0;            // > 0: time this many commits of a new size to the new heatmaps and Result
+  int saves = 0;              // > 0 with kernel_file: time this many saves of the kernel to its new heatmaps
+  std::string kernel_file;
   gfx::GlChoice gl = gfx::GlChoice::Auto;
 };
 
@@ -32,6 +35,7 @@ struct HeatmapBenchResult {
   std::vector<PathTiming> paths;  // interop (when available), host fallback, full host round trip
   std::vector<double> frame_ms;
   std::vector<double> commit_ms;
+  std::vector<FrameBenchResult::Save> saves;
   int runs_during_frames = 0;
   std::string frame_heatmap_state;
 };
