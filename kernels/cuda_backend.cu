@@ -97,6 +97,7 @@ class CudaBackend final : public Backend {
     ud.device = device;
     ud.sm = m_sm;
     ud.name = p.name;
+    ud.label = m_name;
     ud.limits = m_limits;
     ud.clock_mhz = m_clock_mhz;
     ud.peak_fp32_tflops = d.peak_fp32_tflops;

@@ -212,7 +212,7 @@ RunResult UserRunner::run(const RunRequest& req, const UserKernel& k, void* stre
   RunResult r;
   r.spec = s;
   r.backend = "cuda";
-  r.device = m_dev.name + " (worker process " + std::to_string(w.pid()) + ")";
+  r.device = m_dev.label;
   r.reference = "cuBLAS SGEMM (FP32)";
   r.tf32 = k.spec().tf32;
   const double tol = tolerance_for(s.k, device_max_abs(A.get(), A.size(), st),

@@ -19,8 +19,9 @@ class UserKernel;
 
 struct UserRunDevice {
   int device = 0;
-  int sm = 0;  // compute capability major * 10 + minor: the architecture kernels are compiled for
-  std::string name;
+  int sm = 0;         // compute capability major * 10 + minor: the architecture kernels are compiled for
+  std::string name;   // e.g. "NVIDIA H100 80GB HBM3" (in messages)
+  std::string label;  // the backend's device_name(), as every result carries it
   DeviceLimits limits;
   double clock_mhz = 0;
   double peak_fp32_tflops = 0, peak_tf32_tflops = 0;

@@ -2,6 +2,7 @@
 // by TileScope itself, not by people: `--fd N` is the socket to the app, `--job FILE` one launch for
 // compute-sanitizer.
 #include <cstdio>
+#include <cstdlib>
 
 #include "kernel_file.hpp"
 #include "registry.hpp"
@@ -21,12 +22,17 @@ void add_worker_options(CLI::App* cmd, WorkerArgs& a) {
 
 int worker(const WorkerArgs& a) {
 #if defined(TILESCOPE_HAVE_CUDA)
-  if (!a.job.empty()) return run_worker_job(a.job, a.device);
-  if (a.fd < 0) {
+  if (a.job.empty() && a.fd < 0) {
     std::fprintf(stderr, "tilescope worker: TileScope starts this itself (--fd N or --job FILE)\n");
     return 2;
   }
-  return run_worker(a.fd, a.device, a.parent);
+  // A job ends normally (compute-sanitizer, which runs it, reports at the end of the process).
+  if (!a.job.empty()) return run_worker_job(a.job, a.device);
+  const int rc = run_worker(a.fd, a.device, a.parent);
+  // The app's worker goes straight out: after a fault its CUDA context is ruined, and tearing that down at
+  // exit could only hang or complain; the driver frees everything of a process that ends.
+  std::fflush(nullptr);
+  std::_Exit(rc);
 #else
   (void)a;
   std::fprintf(stderr, "tilescope worker: this build has no CUDA backend (built without nvcc)\n");
