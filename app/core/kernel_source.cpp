@@ -580,6 +580,7 @@ class Scanner {
   // [SECTION] File scope, and namespace / extern "C" blocks scanned as if they were file scope.
   void top_level() {
     int open_scopes = 0;
+    std::vector<std::string> names;  // one per open scope: a namespace's name, "" for extern "C" { }
     size_t i = 0;
     while (i < m_t.size()) {
       const Tok& t = m_t[i];
@@ -589,7 +590,13 @@ class Scanner {
         continue;
       }
       if (punct(i, '}')) {  // closes a namespace or extern "C" block (or stray)
-        if (open_scopes > 0) --open_scopes;
+        if (open_scopes > 0) {
+          --open_scopes;
+          names.pop_back();
+          m_scope.clear();
+          for (const auto& n : names)
+            if (!n.empty()) m_scope += n + "::";
+        }
         ++i;
         continue;
       }
@@ -602,6 +609,12 @@ class Scanner {
         while (j < m_t.size() && (m_t[j].kind == Tok::Ident || punct(j, ':'))) ++j;
         if (punct(j, '{') && open_scopes < 64) {
           ++open_scopes;
+          std::string n;
+          for (size_t t = i + 1; t < j; ++t) n += text(t);
+          names.push_back(n.empty() ? "" : n);  // an anonymous namespace is reachable without a name
+          m_scope.clear();
+          for (const auto& x : names)
+            if (!x.empty()) m_scope += x + "::";
           i = j + 1;
           continue;
         }
@@ -609,6 +622,7 @@ class Scanner {
       if (is(i, "extern") && i + 2 < m_t.size() && m_t[i + 1].kind == Tok::String && punct(i + 2, '{') &&
           open_scopes < 64) {
         ++open_scopes;
+        names.push_back("");
         i += 3;
         continue;
       }
@@ -865,6 +879,7 @@ class Scanner {
     }
     if (params_open == 0 || params_open <= s || m_t[params_open - 1].kind != Tok::Ident) return;
     k.name = text(params_open - 1);
+    k.scope = m_scope;
     k.name_span = Span{m_t[params_open - 1].pos, end_of(params_open - 1)};
     k.line = line(s);
     for (size_t t = s; t < open; ++t)
@@ -1006,6 +1021,7 @@ class Scanner {
   SourceScan m_scan;
   bool m_noted_host_decl = false;
   std::vector<std::pair<size_t, size_t>> m_body_ranges;
+  std::string m_scope;  // "ns::" while inside namespace ns { }
   std::set<std::string> m_local_names;
 };
 

@@ -53,7 +53,8 @@ struct Span {
 
 struct KernelDecl {
   std::string name;
-  int line = 0;  // of `__global__` (1-based, in KernelSource::text)
+  std::string scope;  // the namespaces around it, "ns::inner::" ("" at file scope)
+  int line = 0;       // of `__global__` (1-based, in KernelSource::text)
   std::vector<KernelParam> params;
   std::string template_params;  // "int TILE" for template <int TILE> (empty: not a template)
   Span global_kw;               // the `__global__` keyword

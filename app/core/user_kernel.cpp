@@ -676,8 +676,8 @@ bool tile_symbol_defined(const SourceScan& scan, const std::string& name) {
 std::string name_expression(const KernelDecl& decl, const UserKernelSpec& spec, int tile,
                             const std::string& name) {
   if (!decl.template_params.empty() && !spec.tile_symbol.empty())
-    return "&" + name + "<" + std::to_string(tile) + ">";
-  return "&" + name;
+    return "&" + decl.scope + name + "<" + std::to_string(tile) + ">";
+  return "&" + decl.scope + name;
 }
 
 }  // namespace
@@ -775,8 +775,8 @@ std::optional<BuildSource> traced_build(const KernelSource& src, const SourceSca
     << "    reinterpret_cast<unsigned int*>(tilescope_r_ + 2)[0] = tilescope_sm_;\n"
     << "    tilescope_r_[0] = tilescope_t_;\n"
     << "  }\n"
-    << "  " << body_name << (templ ? "<" + std::to_string(tile) + ">" : "") << "(" << join(names, ", ")
-    << ");\n"
+    << "  " << decl.scope << body_name << (templ ? "<" + std::to_string(tile) + ">" : "") << "("
+    << join(names, ", ") << ");\n"
     << "  __syncwarp();\n"
     << "  if (((threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x) % 32 == 0) {\n"
     << "    unsigned long long tilescope_t_;\n"

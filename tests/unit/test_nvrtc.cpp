@@ -182,3 +182,20 @@ TEST_F(NvrtcTest, ATemplateKernelIsInstantiatedAtTheTileAndDeviceHeadersAreFound
   ASSERT_TRUE(m->ok) << m->log;
   EXPECT_EQ(m->resources.static_smem, 32 * 32 * 4);
 }
+
+TEST_F(NvrtcTest, AKernelInsideANamespaceIsFoundByItsQualifiedName) {
+  REQUIRE_NVRTC();
+  const auto k = UserKernel::open_file(
+      write("ns.cu",
+            "namespace mine {\nnamespace inner {\n__global__ void mm(const float* A, const float* B, "
+            "float* C, int N) { C[0] = A[0] + B[0] + N; }\n}\n}\n"),
+      {});
+  EXPECT_EQ(k->decl().scope, "mine::inner::");
+  const auto m = k->build(16, 90, {});
+  ASSERT_TRUE(m->ok) << m->log;
+  EXPECT_NE(m->lowered_name.find("mine5inner2mm"), std::string::npos) << m->lowered_name;
+  std::string why;
+  const auto job = k->traced_job(16, 90, {}, m->resources.regs, &why);
+  ASSERT_TRUE(job) << why;
+  EXPECT_TRUE(compile_module(*job)->ok);
+}
