@@ -139,7 +139,7 @@ ts::RunRequest build_request(const ProblemArgs& p, ts::Backend& backend) {
       ts::validate_kernel(probe, backend.kernels(), tile_given);  // tile and square-only first
       const ts::ExprVars v{s.m, s.n, s.k, s.tile};
       ts::launch_geometry(user->spec(), v);
-      user->build(s.tile, 90, v);
+      if (ts::nvrtc_available(nullptr)) user->build(s.tile, 90, v);
     }
   }
   backend.validate(req, tile_given);

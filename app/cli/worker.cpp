@@ -21,11 +21,11 @@ void add_worker_options(CLI::App* cmd, WorkerArgs& a) {
 }
 
 int worker(const WorkerArgs& a) {
-#if defined(TILESCOPE_HAVE_CUDA)
   if (a.job.empty() && a.fd < 0) {
     std::fprintf(stderr, "tilescope worker: TileScope starts this itself (--fd N or --job FILE)\n");
     return 2;
   }
+#if defined(TILESCOPE_HAVE_CUDA)
   // A job ends normally (compute-sanitizer, which runs it, reports at the end of the process).
   if (!a.job.empty()) return run_worker_job(a.job, a.device);
   const int rc = run_worker(a.fd, a.device, a.parent);

@@ -22,6 +22,7 @@
 #include "gui.hpp"
 #include "registry.hpp"
 #include "test_util.hpp"
+#include "nvrtc_compile.hpp"
 #include "your_kernel.hpp"
 
 using namespace ts;
@@ -353,6 +354,8 @@ TEST_F(Gui, HoveringAHeatmapReadsTheElementDrawnThere) {
 // and rebuilt; a deleted file is reported and its build kept; a file that is not text is refused with a
 // message.
 TEST_F(Gui, AKernelFileIsBuiltListedAndRebuiltOnEverySaveAndErrorsKeepTheLastGoodBuild) {
+  std::string why;
+  if (!nvrtc_available(&why)) GTEST_SKIP() << why;
   const std::string dir = m_dir.path().string();
   ::setenv("TILESCOPE_CACHE_DIR", (dir + "/cache").c_str(), 1);
   const std::string path = dir + "/mine.cu";
