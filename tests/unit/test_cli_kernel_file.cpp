@@ -8,7 +8,9 @@
 #include <nlohmann/json.hpp>
 
 #include "nvrtc_compile.hpp"
+#include "registry.hpp"
 #include "test_util.hpp"
+#include "worker_client.hpp"
 
 using namespace ts;
 using test::run_cmd;
@@ -122,4 +124,27 @@ TEST_F(CliKernelFile, TheWorkerIsNotForPeopleAndRefusesAJobFileThatIsNotOne) {
   const std::string junk = write("junk.job", "not a job");
   const auto j = ts("worker --job " + junk);
   EXPECT_EQ(j.code, 2) << j.output;
+}
+
+// The app's side of the worker against the real `tilescope worker`: spawned, it answers over the socket pair;
+// on a machine without a GPU it cannot make a CUDA context and says why, and TileScope reports that instead
+// of hanging or crashing.
+TEST_F(CliKernelFile, TheWorkerIsSpawnedAndAWorkerThatCannotStartSaysWhy) {
+  setenv("TILESCOPE_WORKER", TILESCOPE_BIN, 1);
+  WorkerClient w(0);
+  std::string why;
+  const bool gpu = cuda_device_count(&why) > 0;
+  try {
+    w.ensure_started();
+    EXPECT_TRUE(gpu) << "a worker started without a GPU";
+    EXPECT_FALSE(w.hello().device_name.empty());
+    EXPECT_GT(w.pid(), 0);
+  } catch (const WorkerFailure& e) {
+    EXPECT_FALSE(gpu) << e.what();
+    EXPECT_EQ(e.kind(), WorkerFailure::Kind::Start);
+    EXPECT_NE(std::string(e.what()).find("the kernel worker could not start"), std::string::npos) << e.what();
+    if (cuda_compiled())  // the worker's own words: why the CUDA context could not be made
+      EXPECT_NE(std::string(e.what()).find("while selecting the device"), std::string::npos) << e.what();
+  }
+  unsetenv("TILESCOPE_WORKER");
 }
