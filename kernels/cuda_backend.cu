@@ -172,7 +172,10 @@ class CudaBackend final : public Backend {
     const auto& s = req.spec;
     const bool cold = req.policy && req.policy->cold_l2;
     // The same count as capacity() and the size sliders, and the L2 flush buffer of a cold-cache policy.
-    const double need = run_bytes(s.m, s.n, s.k) + (cold ? 2.0 * double(m_info.l2_bytes) : 0.0);
+    // A person's kernel also needs the worker's own copies of A and B.
+    const double worker_copies = user ? 4.0 * (double(s.m) * double(s.k) + double(s.k) * double(s.n)) : 0.0;
+    const double need =
+        run_bytes(s.m, s.n, s.k) + (cold ? 2.0 * double(m_info.l2_bytes) : 0.0) + worker_copies;
     CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
     if (need >
         0.9 * double(free_b)) {  // memory cached by the pool counts as used: give it back and look again
@@ -184,8 +187,8 @@ class CudaBackend final : public Backend {
       std::ostringstream os;
       os << "M x N x K = " << s.m << " x " << s.n << " x " << s.k << " needs " << mib(need)
          << " of GPU memory for A, B, C, the reference and C - reference"
-         << (cold ? " and the L2 flush buffer" : "") << ", but " << m_name << " has " << mib(double(free_b))
-         << " free (limit: 90% of free memory)";
+         << (cold ? " and the L2 flush buffer" : "") << (user ? " and the worker's copies of A and B" : "")
+         << ", but " << m_name << " has " << mib(double(free_b)) << " free (limit: 90% of free memory)";
       throw ValidationError(os.str());
     }
     // The person's kernel: compiled (or found in the cache), its launch evaluated and checked against this

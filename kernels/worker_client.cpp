@@ -219,13 +219,12 @@ wire::Message WorkerClient::call(const wire::Message& req, double first_wait_s, 
         throw Cancelled();
       }
       if (now_s() - since > wait_s) {
-        char b[256];
-        std::snprintf(
-            b, sizeof b,
-            "the kernel did not finish: no word from the worker for %.1f s while %s (the hang limit)",
-            now_s() - since, what.c_str());
+        char secs[32];
+        std::snprintf(secs, sizeof secs, "%.1f s", now_s() - since);
         kill(m_pid, SIGKILL);
-        fail(WorkerFailure::Kind::Hang, b, t0);
+        fail(WorkerFailure::Kind::Hang,
+             std::string("the kernel did not finish: no word from the worker for ") + secs + " while " + what,
+             t0);
       }
       continue;
     }
