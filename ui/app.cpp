@@ -23,6 +23,15 @@ App::App(std::shared_ptr<Backend> backend, const std::string& note, Settings set
     : m_queue(backend), m_panels(register_panels()) {
   m_state.settings = std::move(settings);
   m_state.kernels = backend->kernels();
+  // A kernel of a file that is not open now (the settings remember "yours: <name>"): back to the classic one.
+  if (!find_kernel(m_state.kernels, m_state.settings.spec.kernel)) {
+    const std::string was = m_state.settings.spec.kernel;
+    m_state.settings.spec.kernel = "tiled";
+    m_state.settings.spec.tile = 16;
+    if (was.rfind("yours:", 0) == 0)
+      m_state.say(Severity::Info,
+                  was + " is not open in this session: showing tiled (File > Open kernel opens yours)");
+  }
   m_state.backend_kind = backend->kind();
   m_state.device_name = backend->device_name();
   m_state.backend_version = backend->version_info();

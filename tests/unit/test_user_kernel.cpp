@@ -2,6 +2,7 @@
 // KernelBench Python format), the scanner on a corpus of real-world signatures, the parameter mapping and its
 // refusals, the sources NVRTC gets (plain and traced), and reading the compiler's log.
 #include <chrono>
+#include <random>
 #include <fstream>
 
 #include <gtest/gtest.h>
@@ -309,6 +310,69 @@ int main(int argc, char** argv) {
   for (const auto& n : s.notes)
     noted_main = noted_main || n.find("host function main (line 24)") != std::string::npos;
   EXPECT_TRUE(noted_main);
+}
+
+TEST(SourceScanner, SurvivesGarbageAndPathologicalNestingQuickly) {
+  // Random sequences of what trips scanners up: brackets, quotes, comment starts, continuations, directives,
+  // keywords. Every one is scanned to the end (no crash, no endless loop), and whatever is "found" has sane
+  // spans.
+  const std::vector<std::string> pieces = {"{",
+                                           "}",
+                                           "(",
+                                           ")",
+                                           "<",
+                                           ">",
+                                           "[",
+                                           "]",
+                                           ";",
+                                           ",",
+                                           "=",
+                                           "\"",
+                                           "'",
+                                           "/*",
+                                           "*/",
+                                           "//",
+                                           "\\\n",
+                                           "\n",
+                                           "#define T 16\n",
+                                           "#include <x>\n",
+                                           "__global__",
+                                           "void",
+                                           "k",
+                                           "float*",
+                                           "int",
+                                           "template",
+                                           "namespace",
+                                           "extern \"C\"",
+                                           "R\"(",
+                                           ")\"",
+                                           "__launch_bounds__",
+                                           "const",
+                                           "N",
+                                           " "};
+  std::mt19937 rng(12);
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int round = 0; round < 300; ++round) {
+    std::string text;
+    const int n = 50 + int(rng() % 3000);
+    for (int i = 0; i < n; ++i) text += pieces[rng() % pieces.size()];
+    const SourceScan s = scan_cuda_source(text);
+    for (const auto& k : s.kernels) {
+      EXPECT_LE(k.body.begin, k.body.end);
+      EXPECT_LE(k.body.end, text.size());
+      EXPECT_LE(k.params_span.end, text.size());
+    }
+    for (const auto& h : s.host_code) EXPECT_LE(h.end, text.size());
+    const std::string dev = blank_spans(text, s.host_code);
+    EXPECT_EQ(dev.size(), text.size());
+  }
+  // A million unclosed brackets of each kind.
+  for (const char* c : {"{", "(", "[", "<"}) {
+    std::string deep;
+    for (int i = 0; i < 1000000; ++i) deep += c;
+    EXPECT_TRUE(scan_cuda_source("__global__ void k(" + deep).kernels.empty());
+  }
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 20.0);
 }
 
 TEST(SourceScanner, NamesWhatItCannotFindOrChoose) {
