@@ -201,7 +201,7 @@ grep -E '^(CLEAN|FOUND|PROBLEM)' "$sz" | tee -a "$sum"
 
 # 8. The rest of the GPU suite (every built-in kernel, including tiled_mirror, through the refactored
 #    registry), appended to the same log.
-step gpu_tests_rest timeout 240 "$build/tests/gpu/tilescope_gpu_tests" --gtest_filter='-UserKernels.*' \
+step gpu_tests_rest timeout 200 "$build/tests/gpu/tilescope_gpu_tests" --gtest_filter='-UserKernels.*' \
   >> "$out/gpu_tests.log" 2>&1
 grep -cE '^\[       OK \]' "$out/gpu_tests.log" | sed 's/^/GPU tests OK: /' | tee -a "$sum"
 grep -E '^\[  FAILED  \]' "$out/gpu_tests.log" | sort -u | tee -a "$sum"
