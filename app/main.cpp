@@ -6,8 +6,6 @@
 #include <cmath>
 #include <csignal>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <sstream>
 #include <thread>
@@ -20,6 +18,7 @@
 #include "cli/kernel_file.hpp"
 #include "gpu_catalog.hpp"
 #include "csv.hpp"
+#include "files.hpp"
 #include "schedule.hpp"
 #include "session.hpp"
 #include "sweep.hpp"
@@ -34,8 +33,6 @@
 #include "stats.hpp"
 #include "tilescope/version.hpp"
 #include "window.hpp"
-
-namespace fs = std::filesystem;
 
 namespace {
 
@@ -99,11 +96,8 @@ ts::RunRequest build_request(const ProblemArgs& p, ts::Backend& backend) {
   s.input = ts::parse_input_kind(p.input);
   s.seed = parse_seed(p.seed);
   const bool given_files = !p.a.empty() || !p.b.empty();
-  if (given_files) {
-    if (p.a.empty() || p.b.empty()) throw ts::ValidationError("give both --a and --b, or neither");
-    req.a = std::make_shared<ts::HostMatrix>(ts::read_npy(p.a));
-    req.b = std::make_shared<ts::HostMatrix>(ts::read_npy(p.b));
-  }
+  if (given_files && (p.a.empty() || p.b.empty()))
+    throw ts::ValidationError("give both --a and --b, or neither");
   const bool dims_given = !p.m.empty() || !p.n.empty() || !p.k.empty();
   if (!p.size.empty() && dims_given) throw ts::ValidationError("give either --size or --m/--n/--k, not both");
   if (!p.size.empty()) {
@@ -120,15 +114,38 @@ ts::RunRequest build_request(const ProblemArgs& p, ts::Backend& backend) {
   if (!p.file.file.empty() && !given_files && !dims_given && p.size.empty())
     std::fprintf(stderr, "tilescope: %s at M = N = K = %lld (--size or --m/--n/--k to change)\n",
                  s.kernel.c_str(), (long long)s.m);
-  if (given_files && (dims_given || !p.size.empty())) {
-    // Sizes given together with files must agree with them.
-    if (s.m != req.a->rows || s.k != req.a->cols || s.n != req.b->cols) {
+  if (given_files) {
+    // Shapes and limits from the headers, before a single data byte is read or allocated.
+    const ts::NpyHeader ha = ts::read_npy_header(p.a), hb = ts::read_npy_header(p.b);
+    if (ha.cols != hb.rows) {
       std::ostringstream os;
-      os << "the sizes given (M x N x K = " << s.m << " x " << s.n << " x " << s.k
-         << ") do not match the files (" << req.a->rows << " x " << req.b->cols << " x " << req.a->cols
-         << ")";
+      os << p.a << " is " << ha.rows << " x " << ha.cols << " and " << p.b << " is " << hb.rows << " x "
+         << hb.cols << ": A's columns (" << ha.cols << ") must equal B's rows (" << hb.rows << ")";
       throw ts::ValidationError(os.str());
     }
+    if ((dims_given || !p.size.empty()) && (s.m != ha.rows || s.k != ha.cols || s.n != hb.cols)) {
+      // Sizes given together with files must agree with them.
+      std::ostringstream os;
+      os << "the sizes given (M x N x K = " << s.m << " x " << s.n << " x " << s.k
+         << ") do not match the files (" << ha.rows << " x " << hb.cols << " x " << ha.cols << ")";
+      throw ts::ValidationError(os.str());
+    }
+    ts::RunRequest shape_only = req;
+    shape_only.spec.input = ts::InputKind::File;
+    shape_only.spec.m = ha.rows;
+    shape_only.spec.k = ha.cols;
+    shape_only.spec.n = hb.cols;
+    backend.validate(shape_only, tile_given);  // kernel, tile, CPU work limit, free GPU memory
+    ts::check_host_memory(ha.data_bytes + hb.data_bytes,
+                          "reading " + p.a + " and " + p.b + " (" + std::to_string(ha.rows) + " x " +
+                              std::to_string(ha.cols) + " and " + std::to_string(hb.rows) + " x " +
+                              std::to_string(hb.cols) + " float32)");
+    auto a = std::make_shared<ts::HostMatrix>(ts::read_npy(p.a));
+    ts::require_finite(*a, p.a);
+    auto b = std::make_shared<ts::HostMatrix>(ts::read_npy(p.b));
+    ts::require_finite(*b, p.b);
+    req.a = std::move(a);
+    req.b = std::move(b);
   }
   if (backend.kind() == "cpu") {
     // Without a GPU the kernel cannot run, but what can be checked here still is: the launch (the limits
@@ -146,18 +163,8 @@ ts::RunRequest build_request(const ProblemArgs& p, ts::Backend& backend) {
   return req;
 }
 
-void check_output_path(const std::string& path, bool force, const char* what) {
-  if (path.empty()) return;
-  const fs::path p(path);
-  if (fs::exists(p) && !force)
-    throw ts::ValidationError(std::string(what) + " " + path +
-                              " already exists; choose another name or pass --force");
-  if (fs::exists(p) && fs::is_directory(p))
-    throw ts::ValidationError(std::string(what) + " " + path + " is a folder");
-  const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
-  if (!fs::is_directory(dir))
-    throw ts::ValidationError(std::string(what) + " " + path + ": folder " + dir.string() +
-                              " does not exist");
+ts::Replace replace_if(bool force) {
+  return force ? ts::Replace::RegularFile : ts::Replace::Never;
 }
 
 std::shared_ptr<ts::Backend> open_backend(const std::string& choice, std::string* note) {
@@ -400,41 +407,43 @@ int cmd_list(bool as_json) {
 // --zoom ROW0,COL0,ROWS,COLS: a rectangle inside C (and A, B where they are that large).
 std::array<double, 4> parse_zoom(const std::string& text, const ts::ProblemSpec& s) {
   std::array<double, 4> z{};
-  std::stringstream ss(text);
-  std::string part;
-  int i = 0;
-  while (std::getline(ss, part, ',')) {
-    if (i == 4) break;
+  const std::vector<std::string> parts = ts::split_fields(text, ',');
+  if (parts.size() != 4)
+    throw ts::ValidationError("--zoom = '" + text + "' is not ROW0,COL0,ROWS,COLS (four whole numbers, not " +
+                              std::to_string(parts.size()) + " values)");
+  for (size_t i = 0; i < 4; ++i) {
+    const std::string& part = parts[i];
     const bool digits =
         !part.empty() && part.size() <= 12 && part.find_first_not_of("0123456789") == std::string::npos;
     if (!digits || (i >= 2 && std::stoll(part) < 1))
       throw ts::ValidationError("--zoom = '" + text + "': '" + part + "' is not a whole number" +
                                 (i >= 2 ? " of at least 1" : ""));
-    z[size_t(i)] = double(std::stoll(part));
-    ++i;
+    z[i] = double(std::stoll(part));
   }
-  if (i != 4 || std::getline(ss, part, ','))
-    throw ts::ValidationError("--zoom = '" + text + "' is not ROW0,COL0,ROWS,COLS (four whole numbers)");
   if (z[0] + z[2] > double(s.m) || z[1] + z[3] > double(s.n))
     throw ts::ValidationError("--zoom = '" + text + "' reaches outside C (" + std::to_string(s.m) + " x " +
                               std::to_string(s.n) + ")");
   return z;
 }
 
-// Standard output, or `path` written whole through a temporary file (checked by check_output_path first).
-void write_text_output(const std::string& path, const std::string& text) {
+// Standard output, or `path` written whole through the program's writer (checked by check_output_path first).
+void write_text_output(const std::string& path, const std::string& text, bool force) {
   if (path.empty()) {
     std::fputs(text.c_str(), stdout);
+    if (std::fflush(stdout) != 0 || std::ferror(stdout))
+      throw std::runtime_error("writing to standard output failed");
     return;
   }
-  const std::string tmp = path + ".part";
-  {
-    std::ofstream f(tmp, std::ios::trunc);
-    f << text;
-    if (!f) throw std::runtime_error("cannot write " + path);
-  }
-  fs::rename(tmp, path);
+  ts::write_file(path, text, replace_if(force));
   std::fprintf(stderr, "wrote %s\n", path.c_str());
+}
+
+// Options given with an empty value (--size "") are refused, not taken for "not given".
+void refuse_empty_values(CLI::App* cmd) {
+  for (const CLI::Option* opt : cmd->get_options())
+    for (const std::string& v : opt->results())
+      if (v.find_first_not_of(" \t") == std::string::npos && opt->get_expected_min() > 0)
+        throw ts::ValidationError(opt->get_name() + " is empty; give it a value or leave it out");
 }
 
 ts::gfx::GlChoice parse_gl_choice_or_usage(const std::string& s) {
@@ -486,20 +495,19 @@ std::vector<ts::KernelTile> bench_configs(const BenchArgs& a, const ts::Backend&
     for (const auto& k : infos)
       if (!k.teaching && (cuda ? k.has_cuda : k.cpu != nullptr)) kernels.push_back(&k);
   } else {
-    std::stringstream ss(a.kernels);
-    std::string name;
-    while (std::getline(ss, name, ',')) {
+    for (const std::string& name : ts::split_fields(a.kernels, ',')) {
+      if (name.empty()) throw ts::ValidationError("--kernels '" + a.kernels + "' has an empty entry");
       const ts::KernelInfo* k = ts::find_kernel(infos, name);
       if (!k) throw ts::ValidationError("--kernels: unknown kernel '" + name + "' (see `tilescope list`)");
       kernels.push_back(k);
     }
   }
   std::vector<int> tiles;
-  if (!a.tiles.empty()) {
-    std::stringstream ss(a.tiles);
-    std::string t;
-    while (std::getline(ss, t, ',')) tiles.push_back(int(ts::parse_dim(t, "--tiles")));
-  }
+  if (!a.tiles.empty())
+    for (const std::string& t : ts::split_fields(a.tiles, ',')) {
+      if (t.empty()) throw ts::ValidationError("--tiles '" + a.tiles + "' has an empty entry");
+      tiles.push_back(int(ts::parse_dim(t, "--tiles")));
+    }
   if (cuda) {  // % of cuBLAS needs cuBLAS at the same shape and precision: add it when it was not asked for
     bool fp32 = false, tf32 = false, has_fp32_ref = false, has_tf32_ref = false;
     for (const auto* k : kernels) {
@@ -566,21 +574,20 @@ int cmd_bench(const BenchArgs& a) {
   ts::validate_policy(policy);
   if (a.format != "md" && a.format != "csv" && a.format != "json")
     throw ts::ValidationError("--format '" + a.format + "' is not one of md, csv, json");
-  check_output_path(a.out, a.force, "--out");
-  check_output_path(a.session_out, a.force, "--session-out");
-  if (a.kernels != "all") {
-    std::stringstream ss(a.kernels);
-    std::string name;
-    const auto all = ts::kernel_infos();
-    while (std::getline(ss, name, ','))
-      if (!ts::find_kernel(all, name))
+  ts::check_output_path(a.out, replace_if(a.force), "--out");
+  ts::check_output_path(a.session_out, replace_if(a.force), "--session-out");
+  const auto all_kernels = ts::kernel_infos();
+  if (a.kernels != "all")
+    for (const std::string& name : ts::split_fields(a.kernels, ',')) {
+      if (name.empty()) throw ts::ValidationError("--kernels '" + a.kernels + "' has an empty entry");
+      if (!ts::find_kernel(all_kernels, name))
         throw ts::ValidationError("--kernels: unknown kernel '" + name + "' (see `tilescope list`)");
-  }
-  if (!a.tiles.empty()) {
-    std::stringstream ss(a.tiles);
-    std::string t;
-    while (std::getline(ss, t, ',')) ts::parse_dim(t, "--tiles");
-  }
+    }
+  if (!a.tiles.empty())
+    for (const std::string& t : ts::split_fields(a.tiles, ',')) {
+      if (t.empty()) throw ts::ValidationError("--tiles '" + a.tiles + "' has an empty entry");
+      ts::parse_dim(t, "--tiles");
+    }
   const ts::BackendChoice choice = ts::parse_backend_choice(a.backend);
   if (choice == ts::BackendChoice::Auto)
     throw ts::ValidationError("bench --backend is cuda or cpu (a benchmark names its device)");
@@ -702,7 +709,7 @@ int cmd_bench(const BenchArgs& a) {
   meta.interrupted = stop.cancelled() && done < int(points.size());
   meta.wall_seconds = std::chrono::duration<double>(clock::now() - t0).count();
   ts::relate_to_cublas(table);
-  write_text_output(a.out, ts::format_bench(a.format, meta, table));
+  write_text_output(a.out, ts::format_bench(a.format, meta, table), a.force);
   if (!a.session_out.empty()) {
     ts::save_session(a.session_out, session, a.force);
     std::fprintf(stderr, "wrote %s (%zu points)\n", a.session_out.c_str(), session.records.size());
@@ -757,7 +764,7 @@ int main(int argc, char** argv) {
   run->add_option("--out", out_npy, "write C to this .npy file");
   run->add_option("--samples", samples, "timed launches (default: 10 on CUDA, 3 on the CPU)");
   run->add_flag("--json", run_json, "print a JSON object instead of text");
-  run->add_flag("--force", run_force, "replace an existing --out file");
+  run->add_flag("--force", run_force, "replace existing --out and --trace-csv files (regular files only)");
   bool run_profile = false;
   std::string trace_csv;
   run->add_flag("--profile", run_profile, "GPU: also print occupancy and a traced launch's tile schedule");
@@ -777,12 +784,15 @@ int main(int argc, char** argv) {
   snap->add_option("--out", snap_out, "PNG file to write")->required();
   snap->add_option("--width", width, "image width in pixels (320..8192)")->capture_default_str();
   snap->add_option("--height", height, "image height in pixels (240..8192)")->capture_default_str();
+  std::string snap_theme = "dark";
+  snap->add_option("--theme", snap_theme, "dark or light")->capture_default_str();
   snap->add_option("--scale", snap_scale,
                    "content scale of the screen to imitate (0.5..4; 2 for a HiDPI screen)")
       ->capture_default_str();
   snap->add_option("--layout-json", layout_json,
                    "also write the panels' and heatmaps' rectangles (for tests)");
-  snap->add_flag("--force", snap_force, "replace an existing --out file");
+  snap->add_flag("--force", snap_force,
+                 "replace existing --out and --layout-json files (regular files only)");
   std::string snap_gl = "auto", snap_zoom, snap_export;
   snap->add_option("--export-panels", snap_export,
                    "also export every profiler panel (PNG + CSV, as its button does) into this folder");
@@ -816,7 +826,8 @@ int main(int argc, char** argv) {
                     "only these tile values (default: every tile each kernel supports)");
   bench->add_option("--format", bench_args.format, "md, csv or json")->capture_default_str();
   bench->add_option("--out", bench_args.out, "write the table here instead of standard output");
-  bench->add_flag("--force", bench_args.force, "replace an existing --out / --session-out file");
+  bench->add_flag("--force", bench_args.force,
+                  "replace an existing --out / --session-out file (a regular file only)");
   bench->add_flag("--cold", bench_args.cold, "flush the L2 cache before every sample");
   bench->add_option("--min-samples", bench_args.min_samples, "at least this many samples per point")
       ->capture_default_str();
@@ -863,7 +874,7 @@ int main(int argc, char** argv) {
   bool heat_force = false;
   bench_heat->add_option("--format", heat_format, "md or json")->capture_default_str();
   bench_heat->add_option("--out", heat_out, "write the report here instead of standard output");
-  bench_heat->add_flag("--force", heat_force, "replace an existing --out file");
+  bench_heat->add_flag("--force", heat_force, "replace an existing --out file (a regular file only)");
 
   try {
     app.parse(argc, argv);
@@ -879,6 +890,8 @@ int main(int argc, char** argv) {
   }
 
   try {
+    for (CLI::App* cmd : {&app, list, run, snap, bench, bench_heat})
+      if (cmd == &app || cmd->parsed()) refuse_empty_values(cmd);
     if (*worker) return ts::cli::worker(worker_args);
     if (*list) {
       if (!list_file.file.empty()) {
@@ -911,12 +924,12 @@ int main(int argc, char** argv) {
       if (ho.saves > 0 && heat_args.file.file.empty())
         throw ts::ValidationError("--saves needs --kernel-file");
       ho.kernel_file = heat_args.file.file;
-      check_output_path(heat_out, heat_force, "--out");
+      ts::check_output_path(heat_out, replace_if(heat_force), "--out");
       if (heat_format != "md" && heat_format != "json")
         throw ts::ValidationError("bench heatmap --format '" + heat_format + "' is not one of md, json");
       const auto r = ts::ui::run_heatmap_bench(ho);
       const std::string text = ts::ui::format_heatmap_bench(r, ho, heat_format);
-      write_text_output(heat_out, text);
+      write_text_output(heat_out, text, heat_force);
       return kExitOk;
     }
     if (*bench) return cmd_bench(bench_args);
@@ -936,10 +949,10 @@ int main(int argc, char** argv) {
         p.max_seconds = 60;
         req.policy = p;
       }
-      check_output_path(out_npy, run_force, "--out");
+      ts::check_output_path(out_npy, replace_if(run_force), "--out");
       req.keep_output = !out_npy.empty();
-      check_output_path(trace_csv, run_force, "--trace-csv");
       if (!trace_csv.empty() && !run_profile) throw ts::ValidationError("--trace-csv needs --profile");
+      ts::check_output_path(trace_csv, replace_if(run_force), "--trace-csv");
       req.profile = run_profile;
       ts::RunQueue queue(backend);  // the same path as the GUI, waited for
       ts::RunOutcome o = queue.wait(queue.submit(req));
@@ -948,11 +961,12 @@ int main(int argc, char** argv) {
         return o.bad_input ? kExitUsage : kExitFailed;
       }
       const ts::RunResult& r = *o.result;
-      if (!out_npy.empty()) ts::write_npy(out_npy, *r.c);
+      if (!out_npy.empty()) ts::write_npy(out_npy, *r.c, replace_if(run_force));
       if (run_profile && backend->kind() != "cuda")
         std::fprintf(stderr,
                      "tilescope: --profile needs the CUDA backend; no occupancy or trace on the CPU\n");
-      if (!trace_csv.empty() && r.trace) ts::write_new_file(trace_csv, ts::schedule_csv(*r.trace));
+      if (!trace_csv.empty() && r.trace)
+        ts::write_file(trace_csv, ts::schedule_csv(*r.trace), replace_if(run_force));
       if (run_json)
         std::cout << ts::result_to_json(r).dump(2) << "\n";
       else
@@ -968,10 +982,14 @@ int main(int argc, char** argv) {
       if (so.width < 320 || so.width > 8192 || so.height < 240 || so.height > 8192)
         throw ts::ValidationError("--width x --height = " + width + " x " + height +
                                   " is outside 320..8192 x 240..8192");
+      if (snap_theme != "dark" && snap_theme != "light")
+        throw ts::ValidationError("--theme '" + snap_theme + "' is not one of dark, light");
+      so.theme = snap_theme == "light" ? ts::Theme::Light : ts::Theme::Dark;
       so.scale = float(parse_positive(snap_scale, "--scale"));
       if (so.scale < 0.5f || so.scale > 4.0f)
         throw ts::ValidationError("--scale = " + snap_scale + " is outside 0.5..4");
-      check_output_path(snap_out, snap_force, "--out");
+      ts::check_output_path(snap_out, replace_if(snap_force), "--out");
+      ts::check_output_path(layout_json, replace_if(snap_force), "--layout-json");
       so.out_png = snap_out;
       so.overwrite = snap_force;
       so.layout_json = layout_json;
@@ -980,9 +998,7 @@ int main(int argc, char** argv) {
       so.gl = parse_gl_choice_or_usage(snap_gl);
       if (!snap_zoom.empty()) so.zoom = parse_zoom(snap_zoom, so.request.spec);
       if (!snap_export.empty()) {
-        std::error_code ec;
-        if (fs::exists(snap_export, ec) && !fs::is_directory(snap_export, ec))
-          throw ts::ValidationError("--export-panels " + snap_export + " is a file, not a folder");
+        ts::check_output_folder(snap_export, "--export-panels");  // made if missing; files can be created
         so.export_dir = snap_export;
       }
       const int rc = ts::ui::run_snapshot(so);

@@ -34,4 +34,5 @@ endif()
 if(TILESCOPE_BUILD_TESTS)
   find_package(GTest REQUIRED)                        # Debian libgtest-dev
   include(GoogleTest)
+  find_package(Python3 REQUIRED COMPONENTS Interpreter) # Debian python3: generates the .npy test corpus
 endif()

@@ -2,6 +2,8 @@
 // then timed with cudaEvents on the backend's own stream under the request's MeasurePolicy, with the SM clock
 // and throttle reasons read through NVML after every sample. Only small summaries (error statistics) and,
 // when asked, the output C come back to the host; the matrices stay on the device for the heatmaps.
+#include <dlfcn.h>
+
 #include <functional>
 #include <mutex>
 #include <optional>
@@ -26,11 +28,17 @@ int cuda_devices(std::string* why) {
   int n = 0;
   cudaError_t e = cudaGetDeviceCount(&n);
   if (e != cudaSuccess) {
-    if (why) *why = std::string("the CUDA runtime says: ") + cudaGetErrorString(e);
+    // Without the driver library the runtime reports an "insufficient driver": say what that means here.
+    void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+    if (driver) dlclose(driver);
+    if (why)
+      *why = e == cudaErrorNoDevice ? std::string("no NVIDIA GPU found")
+             : !driver ? std::string("no NVIDIA GPU found (no NVIDIA driver: libcuda.so.1 is missing)")
+                       : std::string("the CUDA runtime says: ") + cudaGetErrorString(e);
     cudaGetLastError();  // clear the sticky-free error so later calls start clean
     return 0;
   }
-  if (n == 0 && why) *why = "no CUDA-capable device is detected";
+  if (n == 0 && why) *why = "no NVIDIA GPU found";
   return n;
 }
 
@@ -416,6 +424,7 @@ class CudaBackend final : public Backend {
     t->plain_ms = quantile(plain_ms, 0.5);
     t->traced_ms = quantile(traced_ms, 0.5);
     t->timer_resolution_ns = timer_resolution(*t);
+    t->view = std::make_shared<const ScheduleView>(prepare_schedule_view(*t));  // here, not in a frame
     r.trace = std::move(t);
   }
 

@@ -3,13 +3,12 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <list>
 #include <map>
 #include <mutex>
-#include <random>
 #include <system_error>
 
+#include "files.hpp"
 #include "sha256.hpp"
 #include "worker_protocol.hpp"
 
@@ -148,21 +147,8 @@ void save_to_disk(const CompiledModule& m) {
     w.i32(m.arch);
     w.u32(uint32_t(m.options.size()));
     for (const auto& o : m.options) w.str(o);
-    const std::string bytes = w.take();
-    std::random_device rd;
-    const fs::path target = fs::path(dir) / (m.key + ".tsmod");
-    const fs::path tmp = fs::path(dir) / (m.key + ".tmp-" + std::to_string(rd()));
-    {
-      std::ofstream f(tmp, std::ios::binary);
-      f.write(bytes.data(), std::streamsize(bytes.size()));
-      f.flush();
-      if (!f) {
-        fs::remove(tmp, ec);
-        return;
-      }
-    }
-    fs::rename(tmp, target, ec);
-    if (ec) fs::remove(tmp, ec);
+    // Through the program's one writer: a temporary file, flushed, renamed onto the entry.
+    write_file(fs::path(dir) / (m.key + ".tsmod"), w.take(), Replace::RegularFile);
   } catch (const std::exception&) {
     // A cache that cannot be written only costs a compile next time.
   }
@@ -176,11 +162,10 @@ std::shared_ptr<const CompiledModule> load_from_disk(const std::string& key) {
   if (!fs::is_regular_file(p, ec)) return nullptr;
   const uintmax_t size = fs::file_size(p, ec);
   if (ec || size > kMaxCacheFile) return nullptr;
-  std::ifstream f(p, std::ios::binary);
-  std::string bytes(size_t(size), '\0');
-  f.read(bytes.data(), std::streamsize(size));
-  if (size_t(f.gcount()) != size_t(size)) return nullptr;
   try {
+    const InputFile f(p.string());
+    std::string bytes(size_t(f.size()), '\0');
+    if (f.size() > kMaxCacheFile || !f.read_at(0, bytes.data(), bytes.size())) return nullptr;
     wire::Reader r(bytes);
     if (r.str(16) != kCacheMagic || r.str(128) != key) return nullptr;
     auto m = std::make_shared<CompiledModule>();

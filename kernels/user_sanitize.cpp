@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "files.hpp"
 #include "user_worker.hpp"
 #include "worker_client.hpp"
 #include "your_kernel.hpp"
@@ -131,11 +132,10 @@ std::vector<SanitizerReport> sanitize_user_kernel(const UserKernel& k, const Pro
   std::random_device rd;
   const fs::path file =
       fs::temp_directory_path() / ("tilescope-job-" + std::to_string(rd()) + std::to_string(rd()));
-  {
-    std::ofstream f(file, std::ios::binary);
-    const std::string bytes = encode_worker_job(job);
-    f.write(bytes.data(), std::streamsize(bytes.size()));
-    if (!f) return fail_all("cannot write the job file " + file.string());
+  try {
+    write_file(file, encode_worker_job(job), Replace::Never);
+  } catch (const std::exception& e) {
+    return fail_all(std::string("cannot write the job file: ") + e.what());
   }
   struct Remove {
     fs::path p;

@@ -126,16 +126,23 @@ void App::handle_files() {
   }
   if (auto opened = m_dialogs->draw_open()) {
     const std::string a = opened->a, b = opened->b;
-    m_loading = std::async(std::launch::async, [a, b] {
+    const Capacity cap = s.capacity;
+    m_loading = std::async(std::launch::async, [a, b, cap] {
       Loaded l;
       try {
+        // The shapes from the headers first: a pair that does not multiply, or does not fit what the backend
+        // can run, is refused before any data is read.
+        const NpyHeader ha = read_npy_header(a), hb = read_npy_header(b);
+        if (ha.cols != hb.rows)
+          throw ValidationError("A (" + a + ") is " + std::to_string(ha.rows) + " x " +
+                                std::to_string(ha.cols) + " and B (" + b + ") is " + std::to_string(hb.rows) +
+                                " x " + std::to_string(hb.cols) + ": A's columns must equal B's rows");
+        if (!fits(cap, ha.rows, hb.cols, ha.cols))
+          throw ValidationError("M x N x K = " + std::to_string(ha.rows) + " x " + std::to_string(hb.cols) +
+                                " x " + std::to_string(ha.cols) + " from " + a + " and " + b +
+                                " is more than this backend runs (" + cap.what + ")");
         auto ma = std::make_shared<HostMatrix>(read_npy(a));
         auto mb = std::make_shared<HostMatrix>(read_npy(b));
-        if (ma->cols != mb->rows)
-          throw ValidationError("A (" + a + ") is " + std::to_string(ma->rows) + " x " +
-                                std::to_string(ma->cols) + " and B (" + b + ") is " +
-                                std::to_string(mb->rows) + " x " + std::to_string(mb->cols) +
-                                ": A's columns must equal B's rows");
         l.a = std::move(ma);
         l.b = std::move(mb);
         l.a_name = fs::path(a).filename().string();
@@ -146,12 +153,15 @@ void App::handle_files() {
       return l;
     });
   }
-  if (auto path = m_dialogs->draw_save()) {
+  if (auto to = m_dialogs->draw_save()) {
     std::shared_ptr<const MatrixStore> store = s.result->store;
-    const std::string p = *path;
-    m_saving = std::async(std::launch::async, [store, p]() -> std::string {
+    const std::string p = to->path;
+    // Replace a file only when the person said so (and then only a regular file); a file that appeared since
+    // the dialog is never replaced.
+    const Replace replace = to->replace ? Replace::RegularFile : Replace::Never;
+    m_saving = std::async(std::launch::async, [store, p, replace]() -> std::string {
       try {
-        write_npy(p, store->copy(MatrixId::C));
+        write_npy(p, store->copy(MatrixId::C), replace);
         return "saved C to " + p;
       } catch (const std::exception& e) {
         return std::string("could not save C: ") + e.what();

@@ -116,7 +116,6 @@ struct AppState {
   std::map<std::string, PanelReport> panels;
   std::map<std::string, HeatmapReport> heatmap_reports;
   HoverReport hover;
-  std::map<std::string, Rect> layout;  // other named rectangles (e.g. the status bar)
 };
 
 const KernelInfo* current_kernel(const AppState& s);

@@ -87,7 +87,7 @@ std::optional<FileDialogs::Opened> FileDialogs::draw_open() {
   return std::nullopt;
 }
 
-std::optional<std::string> FileDialogs::draw_save() {
+std::optional<FileDialogs::SaveTo> FileDialogs::draw_save() {
   ifd::FileDialog& d = ifd::FileDialog::Instance();
   if (m_step == Step::PickSave && d.IsDone("ts-save-c")) {
     const bool picked = d.HasResult();
@@ -104,14 +104,14 @@ std::optional<std::string> FileDialogs::draw_save() {
     std::error_code ec;
     if (!fs::exists(m_save, ec)) {
       m_step = Step::Idle;
-      return m_save;
+      return SaveTo{m_save, false};
     }
     m_step = Step::ConfirmReplace;
     ImGui::OpenPopup("Replace file?");
   }
   if (m_step == Step::ConfirmReplace) {
     if (!ImGui::IsPopupOpen("Replace file?")) ImGui::OpenPopup("Replace file?");
-    std::optional<std::string> out;
+    std::optional<SaveTo> out;
     if (ImGui::BeginPopupModal("Replace file?", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
       std::error_code ec;
       const bool regular = fs::is_regular_file(m_save, ec);
@@ -119,7 +119,7 @@ std::optional<std::string> FileDialogs::draw_save() {
       if (regular) {
         ImGui::TextUnformatted("Replace it with C?");
         if (ImGui::Button("Replace")) {
-          out = m_save;
+          out = SaveTo{m_save, true};
           m_step = Step::Idle;
           ImGui::CloseCurrentPopup();
         }

@@ -21,7 +21,11 @@ class FileDialogs {
   };
   // Draws the dialog in progress, if any; returns a finished choice on the frame it is made.
   std::optional<Opened> draw_open();
-  std::optional<std::string> draw_save();
+  struct SaveTo {
+    std::string path;
+    bool replace = false;  // the file existed and the person confirmed replacing it
+  };
+  std::optional<SaveTo> draw_save();
   std::optional<std::string> draw_open_kernel();
 
  private:

@@ -1,7 +1,9 @@
 #include "gui.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -20,6 +22,7 @@
 #include "csv.hpp"
 #include "egl_context.hpp"
 #include "gl.hpp"
+#include "files.hpp"
 #include "heatmap_set.hpp"
 #include "settings.hpp"
 #include "texture.hpp"
@@ -92,8 +95,8 @@ void render(int fb_w, int fb_h) {
 
 // A panel's export: the window's rectangle cropped from the frame just rendered (PNG) and its data (CSV),
 // under one timestamped stem that does not exist yet. read_fbo: the framebuffer the frame was rendered into
-// (0: the window's back buffer).
-void save_panel_export(AppState& s, int fb_w, int fb_h, GLuint read_fbo = 0) {
+// (0: the window's back buffer). False when the export failed (the status message says why).
+bool save_panel_export(AppState& s, int fb_w, int fb_h, GLuint read_fbo = 0) {
   const AppState::ExportRequest req = *s.export_request;
   s.export_request.reset();
   try {
@@ -124,8 +127,11 @@ void save_panel_export(AppState& s, int fb_w, int fb_h, GLuint read_fbo = 0) {
     write_new_file(csv, req.csv);
     s.say(Severity::Info, "exported " + png.string() + " and " + csv.filename().string());
   } catch (const std::exception& e) {
+    glBindFramebuffer(GL_READ_FRAMEBUFFER, 0);
     s.say(Severity::Error, std::string("export failed: ") + e.what());
+    return false;
   }
+  return true;
 }
 
 void save_screenshot(AppState& s, int fb_w, int fb_h) {
@@ -201,6 +207,28 @@ float content_scale(GLFWwindow* w) {
 }  // namespace
 
 namespace {
+// SIGINT / SIGTERM close the window as its close button does (settings saved), at the next frame.
+std::atomic<bool> g_close_requested{false};
+extern "C" void on_close_signal(int) {
+  g_close_requested = true;
+}
+
+// ImGui reads and writes imgui.ini itself (fopen): let it only where that is a regular file or nothing yet,
+// so a FIFO cannot block the start and a link or device is never replaced.
+bool ini_usable(const fs::path& ini, std::string* warnings) {
+  std::error_code ec;
+  const fs::file_status st = fs::symlink_status(ini, ec);
+  if (ec && ec != std::errc::no_such_file_or_directory) {
+    *warnings += (warnings->empty() ? "" : "; ") + ini.string() + " cannot be looked at (" + ec.message() +
+                 "): the window layout is neither read nor saved";
+    return false;
+  }
+  if (!fs::exists(st) || fs::is_regular_file(st)) return true;
+  *warnings += (warnings->empty() ? "" : "; ") + ini.string() +
+               " is not a regular file: the window layout is neither read nor saved (the file is kept)";
+  return false;
+}
+
 // Files dropped on the window: the first one is opened as a kernel (GLFW passes no user data to this callback
 // that ImGui's backend does not already use, hence the one window's state here).
 AppState* g_drop_target = nullptr;
@@ -215,18 +243,24 @@ extern "C" void on_drop(GLFWwindow*, int count, const char** paths) {
 }  // namespace
 
 int run_gui(const GuiOptions& opt) {
+  g_close_requested = false;
+  auto* old_int = std::signal(SIGINT, on_close_signal);
+  auto* old_term = std::signal(SIGTERM, on_close_signal);
   const fs::path cfg = config_dir();
   std::error_code ec;
   fs::create_directories(cfg, ec);
   std::string warnings;
   const fs::path settings_file = cfg / "settings.json";
-  Settings settings;
-  if (fs::exists(settings_file, ec)) {
-    settings = load_settings(settings_file, &warnings);
-  } else if (opt.backend->kind() == "cpu") {
-    settings.spec.m = settings.spec.n = settings.spec.k = 256;  // a first look that the CPU serves at once
-  }
-  const std::string ini = (cfg / "imgui.ini").string();
+  Settings defaults;
+  if (opt.backend->kind() == "cpu")
+    defaults.spec.m = defaults.spec.n = defaults.spec.k = 256;  // a first look that the CPU serves at once
+  // A settings file that could not be used whole is kept as it is: this session's settings are not saved.
+  bool keep_settings_file = false;
+  const Settings settings = load_settings(settings_file, &warnings, &keep_settings_file, defaults);
+  const fs::path ini_path = cfg / "imgui.ini";
+  const std::string ini = ini_path.string();
+  const bool use_ini = !ec && ini_usable(ini_path, &warnings);
+  if (!warnings.empty()) std::fprintf(stderr, "tilescope: settings: %s\n", warnings.c_str());
 
   gfx::GlfwWindow window(1280, 800, "TileScope", false);
   GLFWwindow* win = window.get();
@@ -238,7 +272,7 @@ int run_gui(const GuiOptions& opt) {
   glfwShowWindow(win);
   glfwSwapInterval(1);
 
-  ImGuiSession session(win, ec ? nullptr : ini.c_str());
+  ImGuiSession session(win, use_ini ? ini.c_str() : nullptr);
   App app(opt.backend, opt.backend_note, settings, window.gl_renderer());
   if (!warnings.empty()) app.state().say(Severity::Warning, "settings: " + warnings);
   g_drop_target = &app.state();
@@ -247,6 +281,7 @@ int run_gui(const GuiOptions& opt) {
   if (opt.hooks.started) opt.hooks.started(app, win);
 
   while (!window.should_close()) {
+    if (g_close_requested) glfwSetWindowShouldClose(window.get(), GLFW_TRUE);
     // Idle: wait for input (low CPU); busy (a run, a kernel build): keep animating the spinner.
     if (app.state().busy || app.state().repeat || app.state().user.working || opt.hooks.poll_continuously)
       glfwPollEvents();
@@ -272,6 +307,15 @@ int run_gui(const GuiOptions& opt) {
   glfwSetDropCallback(win, nullptr);
   g_drop_target = nullptr;
   if (opt.hooks.before_exit) opt.hooks.before_exit(app);
+  std::signal(SIGINT, old_int);
+  std::signal(SIGTERM, old_term);
+  if (keep_settings_file) {
+    std::fprintf(stderr,
+                 "tilescope: settings not saved: %s could not be used whole at start and is kept as it is "
+                 "(fix or remove it to save settings again)\n",
+                 settings_file.string().c_str());
+    return 0;
+  }
   Settings out = app.state().settings;
   out.view.window = current_geometry(win, settings.view.window);
   try {
@@ -284,16 +328,23 @@ int run_gui(const GuiOptions& opt) {
 
 namespace {
 // One offscreen frame of the whole GUI into `fbo`.
-void offscreen_frame(App& app, const ImGuiSession& session, gfx::Framebuffer& fbo, float scale, float dt) {
+// phases (optional): the time spent building the UI and submitting its draw.
+void offscreen_frame(App& app, const ImGuiSession& session, gfx::Framebuffer& fbo, float scale, float dt,
+                     FrameBenchResult::Phases* phases = nullptr) {
+  using clock = std::chrono::steady_clock;
+  auto t = clock::now();
   if (session.glfw()) glfwPollEvents();
   app.prepare_frame(scale);
   // The GLFW backend sets the display size from the (hidden) window; offscreen it is the framebuffer's, set
   // before NewFrame so panels are placed for it from the first frame.
   new_frame(session.glfw(), ImVec2(float(fbo.width()), float(fbo.height())), dt);
   app.frame();
+  if (phases) phases->ui_ms = std::chrono::duration<double, std::milli>(clock::now() - t).count();
+  t = clock::now();
   fbo.bind();
   render(fbo.width(), fbo.height());
   gfx::Framebuffer::unbind();
+  if (phases) phases->render_ms = std::chrono::duration<double, std::milli>(clock::now() - t).count();
 }
 
 // The GUI without a window: an offscreen GL context (EGL device or hidden GLFW window), a framebuffer to draw
@@ -328,6 +379,7 @@ int run_snapshot(const SnapshotOptions& opt) {
   Offscreen off(opt.gl, opt.backend, opt.backend_note, opt.request.spec, opt.width, opt.height);
   App& app = off.app;
   AppState& st = app.state();
+  st.settings.view.theme = opt.theme;
   if (opt.request.a && opt.request.b) {
     st.file_a = opt.request.a;
     st.file_b = opt.request.b;
@@ -369,13 +421,14 @@ int run_snapshot(const SnapshotOptions& opt) {
   glFinish();
   gfx::write_png(opt.out_png, opt.width, opt.height, off.fbo.read_rgba(), opt.overwrite);
   // --export-panels: every panel's "Export PNG + CSV", through the same code as the button (one per frame).
+  int export_failures = 0;
   if (!opt.export_dir.empty()) {
     st.settings.export_dir = opt.export_dir;
     for (const char* p : {"Timings", "Occupancy", "Tile schedule"}) st.export_pending.insert(p);
     for (int frame = 0; frame < 12 && (!st.export_pending.empty() || st.export_request); ++frame) {
       offscreen_frame(app, off.session, off.fbo, opt.scale, 1.0f / 60);
       if (st.export_request) {
-        save_panel_export(st, opt.width, opt.height, off.fbo.id());
+        export_failures += !save_panel_export(st, opt.width, opt.height, off.fbo.id());
         std::fprintf(stderr, "tilescope: %s\n", st.log.latest()->text.c_str());
       }
     }
@@ -418,10 +471,34 @@ int run_snapshot(const SnapshotOptions& opt) {
                      {"worst_row", st.result->error.worst_row},
                      {"worst_col", st.result->error.worst_col},
                      {"bad_elements", st.result->error.bad_elements}};
-    std::ofstream f(opt.layout_json, std::ios::trunc);
-    f << j.dump(2) << "\n";
+    write_file(opt.layout_json, j.dump(2) + "\n", opt.overwrite ? Replace::RegularFile : Replace::Never);
   }
+  if (export_failures > 0)
+    throw std::runtime_error("wrote " + opt.out_png + ", but " + std::to_string(export_failures) +
+                             " panel export(s) failed (see above)");
   return ok ? 0 : 1;
+}
+
+struct OffscreenGui::Impl {
+  Impl(gfx::GlChoice gl, const std::shared_ptr<Backend>& backend, const ProblemSpec& spec, int w, int h)
+      : off(gl, backend, "", spec, w, h) {}
+  Offscreen off;
+};
+
+OffscreenGui::OffscreenGui(std::shared_ptr<Backend> backend, const ProblemSpec& spec, int width, int height,
+                           gfx::GlChoice gl)
+    : m(std::make_unique<Impl>(gl, backend, spec, width, height)) {}
+
+OffscreenGui::~OffscreenGui() = default;
+
+AppState& OffscreenGui::state() {
+  return m->off.app.state();
+}
+
+void OffscreenGui::frame() {
+  App& app = m->off.app;
+  app.pump();
+  offscreen_frame(app, m->off.session, m->off.fbo, 1.0f, 1.0f / 60);  // App::frame() submits what changed
 }
 
 FrameBenchResult run_frame_bench(const FrameBenchOptions& opt) {
@@ -434,10 +511,20 @@ FrameBenchResult run_frame_bench(const FrameBenchOptions& opt) {
   r.interop = st.heatmaps->interop().on;
   r.interop_why = st.heatmaps->interop().why;
   using clock = std::chrono::steady_clock;
+  FrameBenchResult::Phases ph;
+  auto ms_since = [](clock::time_point t) {
+    return std::chrono::duration<double, std::milli>(clock::now() - t).count();
+  };
   auto frame = [&] {
+    const uint64_t serial = st.result_serial;
+    auto t = clock::now();
     app.pump();
-    offscreen_frame(app, off.session, off.fbo, 1.0f, 1.0f / 60);
+    ph.pump_ms = ms_since(t);
+    ph.new_result = st.result_serial != serial;
+    offscreen_frame(app, off.session, off.fbo, 1.0f, 1.0f / 60, &ph);
+    t = clock::now();
     glFinish();  // the frame is done when the GPU has drawn it
+    ph.finish_ms = ms_since(t);
   };
 
   // The first run (and its heatmaps) before the clock starts (a person's kernel starts its worker first).
@@ -532,6 +619,7 @@ FrameBenchResult run_frame_bench(const FrameBenchOptions& opt) {
     frame();
     const auto now = clock::now();
     r.frame_ms.push_back(std::chrono::duration<double, std::milli>(now - last).count());
+    r.phases.push_back(ph);
     last = now;
     if (!st.last_error.empty()) throw std::runtime_error("a run failed: " + st.last_error);
   }

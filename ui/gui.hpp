@@ -10,6 +10,7 @@
 
 #include "backend.hpp"
 #include "headless.hpp"
+#include "view_settings.hpp"
 
 struct GLFWwindow;
 
@@ -47,6 +48,7 @@ struct SnapshotOptions {
   std::string out_png;
   int width = 1600, height = 1000;
   float scale = 1.0f;  // the content scale of the screen to imitate (2: a HiDPI screen)
+  Theme theme = Theme::Dark;
   bool overwrite = false;
   std::string layout_json;                    // optional: the panels' and heatmaps' rectangles (for tests)
   gfx::GlChoice gl = gfx::GlChoice::Auto;     // offscreen context: EGL device, else GLFW/X11
@@ -57,6 +59,27 @@ struct SnapshotOptions {
 // Renders the whole GUI offscreen after the run finishes, writes the PNG. Returns 0, or 1 when the run failed
 // (the PNG still shows the error). Throws gfx::DisplayError.
 int run_snapshot(const SnapshotOptions& opt);
+
+struct AppState;
+
+// The GUI's frame loop offscreen, for tests that drive it as a person does: edit state() as a panel would
+// (panels edit AppState through pointers), then call frame(), which does what one frame of the window does:
+// take a finished run, draw every panel, turn the edits into requests (auto-run, Run, Repeat). Starts showing
+// `spec` with the default settings (auto-run on). Throws gfx::DisplayError when no offscreen GL exists.
+class OffscreenGui {
+ public:
+  OffscreenGui(std::shared_ptr<Backend> backend, const ProblemSpec& spec, int width = 1280, int height = 800,
+               gfx::GlChoice gl = gfx::GlChoice::Auto);
+  ~OffscreenGui();
+  OffscreenGui(const OffscreenGui&) = delete;
+  OffscreenGui& operator=(const OffscreenGui&) = delete;
+  AppState& state();
+  void frame();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> m;
+};
 
 // GUI frame times while the engine re-runs a problem continuously (Repeat), drawn offscreen; and the time
 // from committing a new size to its heatmaps and Result being on screen.
@@ -74,7 +97,14 @@ struct FrameBenchOptions {
   std::string kernel_file;
 };
 struct FrameBenchResult {
-  std::vector<double> frame_ms;   // wall time of each frame, glFinish included
+  std::vector<double> frame_ms;  // wall time of each frame, glFinish included
+  // Where each frame's time went: taking a finished run, building the UI (panels, heatmap refreshes),
+  // submitting the draw, waiting for the GPU to draw it (glFinish); and whether a new result arrived in it.
+  struct Phases {
+    double pump_ms = 0, ui_ms = 0, render_ms = 0, finish_ms = 0;
+    bool new_result = false;
+  };
+  std::vector<Phases> phases;
   int runs = 0;                   // runs completed while measuring
   std::vector<double> commit_ms;  // commit -> the new result's heatmaps and Result drawn
   struct Save {

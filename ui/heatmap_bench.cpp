@@ -134,6 +134,7 @@ HeatmapBenchResult run_heatmap_bench(const HeatmapBenchOptions& opt) {
     const FrameBenchResult f = run_frame_bench(fo);
     out.saves = f.saves;
     out.frame_ms = f.frame_ms;
+    out.frame_phases = f.phases;
     out.commit_ms = f.commit_ms;
     out.runs_during_frames = f.runs;
     out.frame_heatmap_state = f.heatmap_state;
@@ -186,6 +187,21 @@ std::string format_heatmap_bench(const HeatmapBenchResult& r, const HeatmapBench
            std::count_if(r.frame_ms.begin(), r.frame_ms.end(), [](double x) { return x > 16.7; })},
           {"runs", r.runs_during_frames},
           {"heatmaps", r.frame_heatmap_state}};
+      // The ten slowest frames, and where their time went.
+      std::vector<size_t> order(r.frame_ms.size());
+      for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+      std::sort(order.begin(), order.end(),
+                [&](size_t a, size_t b) { return r.frame_ms[a] > r.frame_ms[b]; });
+      for (size_t i = 0; i < std::min<size_t>(10, order.size()) && order[i] < r.frame_phases.size(); ++i) {
+        const auto& p = r.frame_phases[order[i]];
+        j["frames"]["slowest"].push_back({{"frame", order[i]},
+                                          {"ms", r.frame_ms[order[i]]},
+                                          {"pump_ms", p.pump_ms},
+                                          {"ui_ms", p.ui_ms},
+                                          {"render_ms", p.render_ms},
+                                          {"finish_ms", p.finish_ms},
+                                          {"new_result", p.new_result}});
+      }
     }
     if (!r.commit_ms.empty()) {
       const auto st = stat(r.commit_ms);

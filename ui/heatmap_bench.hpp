@@ -34,6 +34,7 @@ struct HeatmapBenchResult {
   bool interop = false;
   std::vector<PathTiming> paths;  // interop (when available), host fallback, full host round trip
   std::vector<double> frame_ms;
+  std::vector<FrameBenchResult::Phases> frame_phases;
   std::vector<double> commit_ms;
   std::vector<FrameBenchResult::Save> saves;
   int runs_during_frames = 0;

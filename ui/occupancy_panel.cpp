@@ -47,17 +47,9 @@ class OccupancyPanel final : public Panel {
     }
     export_button(s, name(), "occupancy", [&] { return occupancy_csv(r); });
     const OccupancyReport& o = *r.occupancy;
-    if (ImGui::BeginTable("occ", 2, ImGuiTableFlags_SizingStretchProp)) {
-      ImGui::TableSetupColumn("key", ImGuiTableColumnFlags_WidthFixed,
-                              ImGui::CalcTextSize("shared memory / block").x);
-      ImGui::TableSetupColumn("value", ImGuiTableColumnFlags_WidthStretch);
-      auto row = [](const char* k, const std::string& v) {
-        ImGui::TableNextRow();
-        ImGui::TableNextColumn();
-        text_fit(k, &ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
-        ImGui::TableNextColumn();
-        text_fit(v);
-      };
+    if (begin_facts("occ", {"threads / block", "registers / thread", "shared memory / block",
+                            "blocks/SM by registers", "resident blocks / SM"})) {
+      auto row = [](const char* k, const std::string& v) { fact(k, v); };
       auto lim = [](int v) { return v < 0 ? std::string("no limit") : std::to_string(v); };
       row("threads / block", std::to_string(o.res.threads_per_block));
       row("registers / thread", std::to_string(o.res.regs_per_thread));
@@ -75,7 +67,7 @@ class OccupancyPanel final : public Panel {
       row("waves", CsvWriter::num(o.waves, "%.2f"));
       row("last wave", std::to_string(o.full_waves) + " full waves, then one " +
                            CsvWriter::num(100 * o.tail_fill, "%.0f") + " % full");
-      ImGui::EndTable();
+      end_facts();
     }
     if (r.occupancy_by_tile.size() > 1 && ImPlot::BeginPlot("occupancy by tile", ImVec2(-1, -1))) {
       std::vector<double> pos, occ;

@@ -3,6 +3,7 @@
 // draw_content(), honours the View menu's show/hide, and reports the window's rectangle and whether any of
 // its content was cut off at the right edge (the layout tests read that).
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <vector>
@@ -49,6 +50,13 @@ void help_marker(const char* text);
 // One line of text that never runs past the available width: elided with "..." and the whole text in a
 // tooltip when it does not fit. colour: nullptr for the default.
 void text_fit(const std::string& text, const ImVec4* colour = nullptr, float width = -1);
+// A two-column table of facts: keys in the muted colour, as wide as the widest key (at most 45 % of the
+// panel); values wrap inside their column, so nothing is cut off however narrow the panel gets.
+bool begin_facts(const char* id, std::initializer_list<const char*> keys);
+void fact(const char* key, const std::string& value, const ImVec4* colour = nullptr);
+inline void end_facts() {
+  ImGui::EndTable();
+}
 // Wrapped text in the muted colour.
 void text_muted_wrapped(const char* text);
 

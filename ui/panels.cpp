@@ -135,6 +135,28 @@ void text_fit(const std::string& text, const ImVec4* colour, float width) {
   if (colour) ImGui::PopStyleColor();
 }
 
+bool begin_facts(const char* id, std::initializer_list<const char*> keys) {
+  if (!ImGui::BeginTable(id, 2, ImGuiTableFlags_SizingStretchProp)) return false;
+  float w = 0;
+  for (const char* k : keys) w = std::max(w, ImGui::CalcTextSize(k).x);
+  ImGui::TableSetupColumn("key", ImGuiTableColumnFlags_WidthFixed,
+                          std::min(w, 0.45f * ImGui::GetContentRegionAvail().x));
+  ImGui::TableSetupColumn("value", ImGuiTableColumnFlags_WidthStretch);
+  return true;
+}
+
+void fact(const char* key, const std::string& value, const ImVec4* colour) {
+  ImGui::TableNextRow();
+  ImGui::TableNextColumn();
+  ImGui::PushTextWrapPos(0);
+  ImGui::TextDisabled("%s", key);
+  ImGui::TableNextColumn();
+  if (colour) ImGui::PushStyleColor(ImGuiCol_Text, *colour);
+  ImGui::TextUnformatted(value.c_str());
+  if (colour) ImGui::PopStyleColor();
+  ImGui::PopTextWrapPos();
+}
+
 void text_muted_wrapped(const char* text) {
   ImGui::PushTextWrapPos(0);
   ImGui::TextDisabled("%s", text);

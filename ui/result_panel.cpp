@@ -32,15 +32,9 @@ class ResultPanel final : public Panel {
     ImGui::SameLine();
     text_fit("vs " + r.reference, &palette().muted);
     char buf[256];
-    if (ImGui::BeginTable("result", 2, ImGuiTableFlags_SizingStretchProp)) {
-      ImGui::TableSetupColumn("key", ImGuiTableColumnFlags_WidthFixed, ImGui::CalcTextSize("bad elements").x);
-      ImGui::TableSetupColumn("value", ImGuiTableColumnFlags_WidthStretch);
+    if (begin_facts("result", {"median time", "bad elements", "max abs err", "throughput"})) {
       auto row = [&](const char* k, const std::string& v, const ImVec4* colour = nullptr) {
-        ImGui::TableNextRow();
-        ImGui::TableNextColumn();
-        ImGui::TextDisabled("%s", k);
-        ImGui::TableNextColumn();
-        text_fit(v, colour);
+        fact(k, v, colour);
       };
       auto fmt = [&](const char* f, auto... v) {
         std::snprintf(buf, sizeof buf, f, v...);
@@ -83,7 +77,7 @@ class ResultPanel final : public Panel {
         }
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("Zoom C and the error map to this element");
       }
-      ImGui::EndTable();
+      end_facts();
     }
     const KernelInfo* k = find_kernel(s.kernels, p.kernel);
     text_muted_wrapped(k && k->tf32

@@ -3,7 +3,9 @@
 // bins; and the number of tiles resident over time. Everything is drawn through textures or aggregated
 // curves, so 65536 tiles stay interactive.
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <memory>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -98,72 +100,61 @@ class SchedulePanel final : public Panel {
     }
     if (ImPlot::BeginPlot("tiles resident on the GPU", ImVec2(-1, -1), ImPlotFlags_NoLegend)) {
       ImPlot::SetupAxes("us", "tiles", ImPlotAxisFlags_AutoFit, ImPlotAxisFlags_AutoFit);
-      ImPlot::PlotStairs("resident", m_conc_x.data(), m_conc_y.data(), int(m_conc_x.size()));
+      ImPlot::PlotStairs("resident", m_view->curve_us.data(), m_view->curve_tiles.data(),
+                         int(m_view->curve_us.size()));
       ImPlot::EndPlot();
     }
   }
 
  private:
+  // Colours the aggregates the engine prepared with the trace (ScheduleView): a lookup per tile and per
+  // gantt bin, cheap enough for the frame a new result arrives in.
   void rebuild(AppState& s, const TileTrace& t) {
     m_serial = s.result_serial;
     m_built_mode = m_mode;
-    m_summary = summarize_schedule(t);
+    if (!t.view)
+      m_local = std::make_shared<const ScheduleView>(prepare_schedule_view(t));  // a trace from elsewhere
+    m_view = t.view ? t.view : m_local;
+    m_summary = m_view->summary;
     if (!m_summary.problem.empty()) return;
-    const double span = double(std::max<uint64_t>(1, m_summary.t1 - m_summary.t0));
-    double max_dur = 1;
-    for (const auto& r : t.records) max_dur = std::max(max_dur, double(r.end_ns - r.start_ns));
+    const ScheduleView& v = *m_view;
+    const ImPlotColormap cmap = m_mode == int(ColorBy::Sm)      ? ImPlotColormap_Spectral
+                                : m_mode == int(ColorBy::Start) ? ImPlotColormap_Viridis
+                                                                : ImPlotColormap_Plasma;
+    const std::array<uint32_t, 256> lut = colour_table(cmap),
+                                    gantt_lut = colour_table(ImPlotColormap_Viridis);
+    auto colour = [](const std::array<uint32_t, 256>& l, float x) {
+      return l[size_t(std::clamp(int(x * 255.0f + 0.5f), 0, 255))];
+    };
     std::vector<uint32_t> px(t.records.size());
     for (size_t i = 0; i < t.records.size(); ++i) {
-      const TileRecord& r = t.records[i];
-      float v;
-      ImPlotColormap cmap;
-      if (m_mode == int(ColorBy::Sm)) {
-        v = float((r.smid * 37u) % uint32_t(std::max(1, t.sm_count))) / float(std::max(1, t.sm_count - 1));
-        cmap = ImPlotColormap_Spectral;
-      } else if (m_mode == int(ColorBy::Start)) {
-        v = float(double(r.start_ns - m_summary.t0) / span);
-        cmap = ImPlotColormap_Viridis;
-      } else {
-        v = float(double(r.end_ns - r.start_ns) / max_dur);
-        cmap = ImPlotColormap_Plasma;
-      }
-      px[i] = pack(ImPlot::SampleColormap(std::clamp(v, 0.0f, 1.0f), cmap));
+      const float x = m_mode == int(ColorBy::Sm)
+                          ? float((t.records[i].smid * 37u) % uint32_t(std::max(1, t.sm_count))) /
+                                float(std::max(1, t.sm_count - 1))
+                      : m_mode == int(ColorBy::Start) ? v.start_frac[i]
+                                                      : v.duration_frac[i];
+      px[i] = colour(lut, x);
     }
     m_grid.upload_rgba(t.grid_x, t.grid_y, reinterpret_cast<const uint8_t*>(px.data()));
+    m_sms = v.gantt_sms;
+    std::vector<uint32_t> gp(v.gantt.size());
+    for (size_t i = 0; i < v.gantt.size(); ++i)
+      gp[i] = v.gantt[i] > 0 ? colour(gantt_lut, v.gantt[i] / v.gantt_peak) : 0xff202020u;
+    m_gantt.upload_rgba(v.gantt_bins, v.gantt_sms, reinterpret_cast<const uint8_t*>(gp.data()));
+  }
 
-    // Gantt texture: one row per SM, kBins time bins; each bin counts the tiles of that SM overlapping it.
-    constexpr int kBins = 1024;
-    m_sms = std::max(1, int(m_summary.tiles_per_sm.size()));
-    std::vector<float> busy(size_t(m_sms) * kBins, 0.0f);
-    float peak = 1;
-    for (const auto& r : t.records) {
-      const int b0 = std::min(kBins - 1, int(double(r.start_ns - m_summary.t0) / span * kBins));
-      const int b1 = std::min(kBins - 1, int(double(r.end_ns - m_summary.t0) / span * kBins));
-      for (int b = b0; b <= b1; ++b) peak = std::max(peak, busy[size_t(r.smid) * kBins + size_t(b)] += 1.0f);
-    }
-    std::vector<uint32_t> gp(busy.size());
-    for (size_t i = 0; i < busy.size(); ++i)
-      gp[i] =
-          busy[i] > 0 ? pack(ImPlot::SampleColormap(busy[i] / peak, ImPlotColormap_Viridis)) : 0xff202020u;
-    m_gantt.upload_rgba(kBins, m_sms, reinterpret_cast<const uint8_t*>(gp.data()));
-
-    // Concurrency curve, thinned to at most ~4000 steps for drawing.
-    const auto curve = concurrency_curve(t);
-    const size_t stride = std::max<size_t>(1, curve.size() / 4000);
-    m_conc_x.clear();
-    m_conc_y.clear();
-    for (size_t i = 0; i < curve.size(); i += stride) {
-      m_conc_x.push_back(curve[i].first * 1e-3);
-      m_conc_y.push_back(curve[i].second);
-    }
+  static std::array<uint32_t, 256> colour_table(ImPlotColormap cmap) {
+    std::array<uint32_t, 256> l{};
+    for (int i = 0; i < 256; ++i) l[size_t(i)] = pack(ImPlot::SampleColormap(float(i) / 255.0f, cmap));
+    return l;
   }
 
   int m_mode = 0, m_built_mode = -1;
   uint64_t m_serial = 0;
   int m_sms = 1;
   ScheduleSummary m_summary;
+  std::shared_ptr<const ScheduleView> m_view, m_local;
   gfx::Texture2D m_grid, m_gantt;
-  std::vector<double> m_conc_x, m_conc_y;
 };
 
 }  // namespace

@@ -61,7 +61,6 @@ void draw_status_bar(AppState& s) {
     const float room = ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ItemSpacing.x;
     text_fit(text, colour, std::max(room, ImGui::GetFontSize()));
     const ImVec2 pos = ImGui::GetWindowPos(), size = ImGui::GetWindowSize();
-    s.layout["Status"] = Rect{pos.x, pos.y, size.x, size.y};
     PanelReport& rep = s.panels["Status"];
     rep.rect = Rect{pos.x, pos.y, size.x, size.y};
     rep.visible = true;

@@ -3,14 +3,13 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
-#include <fstream>
-#include <random>
 #include <set>
 #include <system_error>
 
 #include <imgui.h>
 
 #include "backend.hpp"
+#include "files.hpp"
 #include "registry.hpp"
 #include "your_kernel.hpp"
 
@@ -78,8 +77,10 @@ void UserKernelController::start_read(AppState& s, const std::string& path, bool
       stat_file(path, &r.size, &r.mtime);
       r.source = std::make_shared<KernelSource>(read_kernel_source(path));
       if (r.source->from_python) {
-        std::ifstream f(path, std::ios::binary);
-        r.raw.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+        const InputFile f(path);
+        r.raw.assign(size_t(f.size()), '\0');
+        if (!f.read_at(0, r.raw.data(), r.raw.size()))
+          throw ValidationError(path + " changed while it was read");
       } else {
         r.raw = r.source->text;
       }
@@ -354,24 +355,11 @@ void UserKernelController::watch(AppState& s) {
 void UserKernelController::save_editor(AppState& s) {
   UserKernelUi& u = s.user;
   if (!u.active || !u.editable) return;
-  const fs::path target(u.path);
-  std::random_device rd;
-  const fs::path tmp =
-      target.parent_path() / ("." + target.filename().string() + ".tilescope-" + std::to_string(rd()));
   try {
-    {
-      std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-      f.write(u.editor_buffer.data(), std::streamsize(u.editor_buffer.size()));
-      f.flush();
-      if (!f) throw std::runtime_error("cannot write " + tmp.string());
-    }
-    std::error_code ec;
-    const auto perms = fs::status(target, ec).permissions();
-    if (!ec) fs::permissions(tmp, perms, ec);
-    fs::rename(tmp, target);
+    // Through the program's one writer (files.hpp): a temporary file next to it, flushed, renamed over it;
+    // only a regular file is ever replaced.
+    write_file(u.path, u.editor_buffer, Replace::RegularFile);
   } catch (const std::exception& e) {
-    std::error_code ec;
-    fs::remove(tmp, ec);
     s.say(Severity::Error, "could not save " + u.path + ": " + e.what());
     return;
   }

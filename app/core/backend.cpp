@@ -55,6 +55,10 @@ void adopt_given_inputs(RunRequest& req) {
        << req.b->cols << ": A's columns (" << req.a->cols << ") must equal B's rows (" << req.b->rows << ")";
     throw ValidationError(os.str());
   }
+  // Non-finite inputs are refused: with NaN or Inf in A or B the tolerance is infinite and every kernel,
+  // however wrong, would pass.
+  require_finite(*req.a, "A");
+  require_finite(*req.b, "B");
   req.spec.input = InputKind::File;
   req.spec.m = req.a->rows;
   req.spec.k = req.a->cols;

@@ -86,14 +86,10 @@ double peak_tflops(int sm, int sm_count, double clock_mhz, bool tf32) {
 
 std::vector<Shape> parse_shapes(const std::string& text) {
   std::vector<Shape> shapes;
-  std::stringstream ss(text);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
+  if (text.empty()) throw ValidationError("--shapes is empty");
+  for (const std::string& item : split_fields(text, ',')) {
     if (item.empty()) throw ValidationError("--shapes '" + text + "' has an empty entry");
-    std::vector<std::string> parts;
-    std::stringstream is(item);
-    std::string p;
-    while (std::getline(is, p, 'x')) parts.push_back(p);
+    const std::vector<std::string> parts = split_fields(item, 'x');
     if (parts.size() == 1) {
       const int64_t n = parse_dim(parts[0], "shape");
       shapes.push_back({n, n, n});
@@ -101,10 +97,9 @@ std::vector<Shape> parse_shapes(const std::string& text) {
       shapes.push_back(
           {parse_dim(parts[0], "shape M"), parse_dim(parts[1], "shape N"), parse_dim(parts[2], "shape K")});
     } else {
-      throw ValidationError("shape '" + item + "' is neither N nor MxNxK");
+      throw ValidationError("--shapes: '" + item + "' is neither N nor MxNxK");
     }
   }
-  if (shapes.empty()) throw ValidationError("--shapes is empty");
   return shapes;
 }
 

@@ -1,7 +1,8 @@
 #include "csv.hpp"
 
+#include "files.hpp"
+
 #include <cstdio>
-#include <fstream>
 #include <stdexcept>
 
 namespace ts {
@@ -28,21 +29,7 @@ void CsvWriter::row(const std::vector<std::string>& fields) {
 }
 
 void write_new_file(const std::filesystem::path& path, const std::string& text) {
-  if (std::filesystem::exists(path))
-    throw std::runtime_error(path.string() + " already exists; not replaced");
-  std::filesystem::path tmp = path;
-  tmp += ".part";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    f << text;
-    f.flush();
-    if (!f) {
-      std::error_code ec;
-      std::filesystem::remove(tmp, ec);
-      throw std::runtime_error("cannot write " + path.string());
-    }
-  }
-  std::filesystem::rename(tmp, path);
+  write_file(path, text, Replace::Never);
 }
 
 }  // namespace ts

@@ -20,7 +20,8 @@ class CsvWriter {
   std::string m_text;
 };
 
-// Writes text to `path` through a temporary file; refuses (std::runtime_error) when `path` exists.
+// Writes text to a new file `path` through the program's writer (files.hpp); refuses (ValidationError) when
+// `path` exists, also when it appears while writing.
 void write_new_file(const std::filesystem::path& path, const std::string& text);
 
 }  // namespace ts

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <system_error>
 
+#include "files.hpp"
 #include "problem.hpp"
 
 namespace ts {
@@ -154,11 +155,15 @@ KernelSource read_kernel_source(const std::string& path) {
     throw ValidationError("kernel file " + path + " is " + mib_text(double(size)) +
                           "; TileScope reads kernel sources of at most " +
                           mib_text(double(kMaxKernelSourceBytes)));
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw ValidationError("kernel file " + path + " cannot be opened for reading");
-  std::string text(size_t(size), '\0');
-  f.read(text.data(), std::streamsize(size));
-  if (size_t(f.gcount()) != size_t(size))
+  // Opened non-blocking and checked again once open (files.hpp): a path swapped for a FIFO meanwhile cannot
+  // block the read.
+  const InputFile f(path);
+  if (int64_t(f.size()) > kMaxKernelSourceBytes)
+    throw ValidationError("kernel file " + path + " is " + mib_text(double(f.size())) +
+                          "; TileScope reads kernel sources of at most " +
+                          mib_text(double(kMaxKernelSourceBytes)));
+  std::string text(size_t(f.size()), '\0');
+  if (!f.read_at(0, text.data(), text.size()))
     throw ValidationError("kernel file " + path + " changed while it was read; try again");
   const std::string label = fs::path(path).filename().string();
   KernelSource s = kernel_source_from_text(std::move(text), "kernel file " + path, ends_with(path, ".py"));

@@ -46,4 +46,27 @@ double max_abs(const float* p, size_t n) {
   return m;
 }
 
+bool first_non_finite(const HostMatrix& m, int64_t* row, int64_t* col) {
+  for (size_t i = 0; i < m.data.size(); ++i)
+    if (!std::isfinite(m.data[i])) {
+      *row = int64_t(i / size_t(m.cols));
+      *col = int64_t(i % size_t(m.cols));
+      return true;
+    }
+  return false;
+}
+
+void require_finite(const HostMatrix& m, const std::string& what) {
+  int64_t r = 0, c = 0;
+  if (!first_non_finite(m, &r, &c)) return;
+  const float v = m.at(r, c);
+  throw ValidationError(what + " holds " +
+                        (std::isnan(v) ? "NaN"
+                         : v > 0       ? "+Inf"
+                                       : "-Inf") +
+                        " at row " + std::to_string(r) + ", column " + std::to_string(c) +
+                        " (the first non-finite element); inputs must be finite, since no tolerance can "
+                        "verify a product of NaN or Inf");
+}
+
 }  // namespace ts

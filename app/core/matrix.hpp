@@ -1,6 +1,7 @@
 #pragma once
 // A row-major float32 matrix on the host. Indices are 64-bit everywhere.
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "input_gen.hpp"
@@ -26,5 +27,12 @@ HostMatrix generate_input(InputKind kind, uint64_t seed, int matrix, int64_t row
 
 // Largest |x| (NaN counts as infinity so that it can never pass a check).
 double max_abs(const float* p, size_t n);
+
+// The first NaN or Inf in row-major order: false when every element is finite, else its row and column.
+bool first_non_finite(const HostMatrix& m, int64_t* row, int64_t* col);
+
+// Refuses (ValidationError) a matrix holding NaN or Inf: no tolerance can verify a product of such inputs (an
+// infinite tolerance would pass every kernel). The message names `what` and the first such element.
+void require_finite(const HostMatrix& m, const std::string& what);
 
 }  // namespace ts

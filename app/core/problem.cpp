@@ -83,6 +83,17 @@ int64_t parse_dim(const std::string& text, const char* what) {
   return v;
 }
 
+std::vector<std::string> split_fields(const std::string& text, char sep) {
+  std::vector<std::string> out(1);
+  for (char c : text) {
+    if (c == sep)
+      out.emplace_back();
+    else
+      out.back() += c;
+  }
+  return out;
+}
+
 void validate_shape(const ProblemSpec& s) {
   auto check = [](int64_t v, const char* name) {
     if (v < 1) throw ValidationError(std::string(name) + " = " + std::to_string(v) + " must be at least 1");

@@ -47,6 +47,10 @@ inline constexpr int64_t kMaxDim = 1 << 17;
 // "1e3", or anything above kMaxDim.
 int64_t parse_dim(const std::string& text, const char* what);
 
+// Splits "a,b,,c," at `sep`, keeping every field, empty ones included ("" gives one empty field), so that
+// lists with a missing entry can be refused rather than silently shortened.
+std::vector<std::string> split_fields(const std::string& text, char sep);
+
 // Shape-level checks that need no kernel or device: 1 <= m, n, k <= kMaxDim, and that symmetric inputs are
 // square.
 void validate_shape(const ProblemSpec& spec);

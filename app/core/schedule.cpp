@@ -108,4 +108,38 @@ std::string schedule_csv(const TileTrace& t) {
   return w.str();
 }
 
+ScheduleView prepare_schedule_view(const TileTrace& t, int gantt_bins, size_t max_curve_points) {
+  ScheduleView v;
+  v.summary = summarize_schedule(t);
+  if (!v.summary.problem.empty()) return v;
+  const double span = double(std::max<uint64_t>(1, v.summary.t1 - v.summary.t0));
+  double max_dur = 1;
+  for (const auto& r : t.records) max_dur = std::max(max_dur, double(r.end_ns - r.start_ns));
+  v.start_frac.resize(t.records.size());
+  v.duration_frac.resize(t.records.size());
+  for (size_t i = 0; i < t.records.size(); ++i) {
+    const TileRecord& r = t.records[i];
+    v.start_frac[i] = float(double(r.start_ns - v.summary.t0) / span);
+    v.duration_frac[i] = float(double(r.end_ns - r.start_ns) / max_dur);
+  }
+  // Gantt: one row per SM, gantt_bins time bins; each bin counts the tiles of that SM overlapping it.
+  v.gantt_bins = std::max(1, gantt_bins);
+  v.gantt_sms = std::max(1, int(v.summary.tiles_per_sm.size()));
+  v.gantt.assign(size_t(v.gantt_sms) * size_t(v.gantt_bins), 0.0f);
+  const int nb = v.gantt_bins;
+  for (const auto& r : t.records) {
+    const int b0 = std::min(nb - 1, int(double(r.start_ns - v.summary.t0) / span * nb));
+    const int b1 = std::min(nb - 1, int(double(r.end_ns - v.summary.t0) / span * nb));
+    for (int b = b0; b <= b1; ++b)
+      v.gantt_peak = std::max(v.gantt_peak, v.gantt[size_t(r.smid) * size_t(nb) + size_t(b)] += 1.0f);
+  }
+  const auto curve = concurrency_curve(t);
+  const size_t stride = std::max<size_t>(1, curve.size() / std::max<size_t>(1, max_curve_points));
+  for (size_t i = 0; i < curve.size(); i += stride) {
+    v.curve_us.push_back(curve[i].first * 1e-3);
+    v.curve_tiles.push_back(curve[i].second);
+  }
+  return v;
+}
+
 }  // namespace ts

@@ -3,6 +3,7 @@
 // when. Records come from the instrumented kernels (one thread per block stamps %smid and %globaltimer); this
 // file checks and aggregates them for the Tile schedule panel, without drawing anything.
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,9 @@ struct TileRecord {
 };
 static_assert(sizeof(TileRecord) == 24, "TileRecord layout is shared with the device");
 
+struct ScheduleSummary;
+struct ScheduleView;
+
 struct TileTrace {
   int grid_x = 0, grid_y = 0;  // blocks along N and along M; record index = y * grid_x + x
   int tile_m = 0, tile_n = 0;  // rows and columns of C per block
@@ -24,6 +28,9 @@ struct TileTrace {
   std::vector<TileRecord> records;
   double traced_ms = 0, plain_ms = 0;  // the traced launch, and an uninstrumented one next to it
   uint64_t timer_resolution_ns = 0;    // smallest non-zero difference seen between stamps
+  // The aggregates a panel draws (prepare_schedule_view), made once where the trace is recorded, off the
+  // window's thread: on a 128 x 128 grid they take milliseconds, too long for a frame. Null: not made yet.
+  std::shared_ptr<const ScheduleView> view;
 };
 
 struct ScheduleSummary {
@@ -41,6 +48,23 @@ ScheduleSummary summarize_schedule(const TileTrace& t);
 
 // Tiles resident on the GPU over time: (time_ns relative to t0, count) at every change.
 std::vector<std::pair<double, int>> concurrency_curve(const TileTrace& t);
+
+// What the Tile schedule panel draws, aggregated from a consistent trace (everything but the colours):
+//   per tile, its start and duration as fractions of the launch and of the longest tile;
+//   per SM and time bin (gantt_bins across the launch), how many of the SM's tiles overlap the bin;
+//   the tiles resident over time, thinned to at most max_curve_points steps.
+struct ScheduleView {
+  ScheduleSummary summary;
+  std::vector<float> start_frac, duration_frac;  // per record, in [0, 1]
+  int gantt_bins = 0, gantt_sms = 0;
+  std::vector<float> gantt;  // gantt_sms rows of gantt_bins counts
+  float gantt_peak = 1;
+  std::vector<double> curve_us;  // time since the first start, microseconds
+  std::vector<double> curve_tiles;
+};
+// Summarises the trace; a trace that fails check_trace gives a view whose summary.problem says why (and
+// nothing else). Cost: sorting the 2 x tiles stamps once.
+ScheduleView prepare_schedule_view(const TileTrace& t, int gantt_bins = 1024, size_t max_curve_points = 4000);
 
 // Smallest non-zero step between any two stamps (the timer's visible resolution).
 uint64_t timer_resolution(const TileTrace& t);

@@ -1,5 +1,7 @@
 #include "session.hpp"
 
+#include "files.hpp"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -345,21 +347,14 @@ Session session_from_json(const json& j) {
 }
 
 void save_session(const fs::path& path, const Session& s, bool replace) {
-  std::error_code ec;
-  const bool exists = fs::exists(path, ec);
-  if (exists && !fs::is_regular_file(path, ec))
-    throw SessionError(path.string() + " exists and is not a regular file; not replaced");
-  if (exists && !replace) throw SessionError(path.string() + " already exists; not replaced");
+  // The program's one writer: a unique temporary file, fsync, rename; only a regular file is ever replaced.
   const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
-  fs::create_directories(dir);
-  static std::atomic<unsigned> counter{0};
-  fs::path tmp = dir / ("." + path.filename().string() + ".tmp-" + std::to_string(::getpid()) + "-" +
-                        std::to_string(counter++));
-  write_new_file(tmp, to_json(s).dump(1) + "\n");  // flushed and checked
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    throw std::runtime_error("cannot replace " + path.string() + ": " + ec.message());
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  try {
+    write_file(path, to_json(s).dump(1) + "\n", replace ? Replace::RegularFile : Replace::Never);
+  } catch (const ValidationError& e) {
+    throw SessionError(e.what());
   }
 }
 

@@ -7,6 +7,9 @@
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
+#include <limits>
+
+#include "files.hpp"
 
 namespace ts {
 
@@ -77,32 +80,109 @@ nlohmann::json heatmap_json(const HeatmapSettings& h) {
           {"hi", h.hi}};
 }
 
+// A value as a warning shows it: scalars as written (strings cut short), containers by their size only (a
+// deeply nested value is never printed, so printing can never recurse).
+std::string shown(const nlohmann::json& v) {
+  if (v.is_string()) {
+    const std::string& t = v.get_ref<const std::string&>();
+    return t.size() > 40 ? nlohmann::json(t.substr(0, 40)).dump() + "..." : v.dump();
+  }
+  if (v.is_array()) return "an array of " + std::to_string(v.size()) + " values";
+  if (v.is_object()) return "an object of " + std::to_string(v.size()) + " entries";
+  if (v.is_primitive()) return v.dump();
+  return "a value of type " + std::string(v.type_name());
+}
+
+using Warn = std::function<void(const std::string&)>;
+
+void invalid(const Warn& warn, const std::string& key, const nlohmann::json& v, const char* want) {
+  warn("ignored invalid " + key + " = " + shown(v) + " (" + want + ")");
+}
+
+void string_entry(const nlohmann::json& j, const char* key, const std::string& prefix, std::string& out,
+                  const Warn& warn) {
+  if (!j.contains(key)) return;
+  if (j[key].is_string())
+    out = j[key].get<std::string>();
+  else
+    invalid(warn, prefix + key, j[key], "a string");
+}
+
+void bool_entry(const nlohmann::json& j, const char* key, bool& out, const Warn& warn) {
+  if (!j.contains(key)) return;
+  if (j[key].is_boolean())
+    out = j[key].get<bool>();
+  else
+    invalid(warn, key, j[key], "true or false");
+}
+
+// A whole number in [lo, hi], never truncated to fit.
+bool integer_in(const nlohmann::json& v, int64_t lo, int64_t hi, int64_t* out) {
+  if (v.is_number_unsigned()) {
+    const uint64_t u = v.get<uint64_t>();
+    if (u > uint64_t(hi)) return false;
+    *out = int64_t(u);
+  } else if (v.is_number_integer()) {
+    *out = v.get<int64_t>();
+  } else {
+    return false;
+  }
+  return *out >= lo && *out <= hi;
+}
+
 void heatmap_from_json(const nlohmann::json& j, HeatmapSettings& h, const std::string& key,
-                       const std::function<void(const std::string&)>& warn) {
+                       const Warn& warn) {
   if (!j.is_object()) {
-    warn("ignored invalid " + key);
+    invalid(warn, key, j, "an object");
     return;
   }
-  if (j.contains("colormap") && j["colormap"].is_string()) h.colormap = j["colormap"].get<std::string>();
+  string_entry(j, "colormap", key + ".", h.colormap, warn);
   if (j.contains("reduce")) {
     bool ok = false;
     for (Reduce r : {Reduce::Mean, Reduce::Min, Reduce::Max, Reduce::AbsMax})
       if (j["reduce"] == to_string(r)) h.reduce = r, ok = true;
-    if (!ok) warn("ignored invalid " + key + ".reduce = " + j["reduce"].dump());
+    if (!ok) invalid(warn, key + ".reduce", j["reduce"], "mean, min, max or absmax");
   }
   if (j.contains("range")) {
     bool ok = false;
     for (RangeMode r : {RangeMode::Auto, RangeMode::Symmetric, RangeMode::Manual})
       if (j["range"] == to_string(r)) h.range = r, ok = true;
-    if (!ok) warn("ignored invalid " + key + ".range = " + j["range"].dump());
+    if (!ok) invalid(warn, key + ".range", j["range"], "auto, symmetric or manual");
   }
   for (auto [name, field] : {std::pair<const char*, float*>{"lo", &h.lo}, {"hi", &h.hi}})
     if (j.contains(name)) {
-      if (j[name].is_number() && std::isfinite(j[name].get<double>()))
-        *field = j[name].get<float>();
+      const auto& v = j[name];
+      if (v.is_number() && std::isfinite(v.get<double>()) &&
+          std::fabs(v.get<double>()) <= double(std::numeric_limits<float>::max()))
+        *field = v.get<float>();
       else
-        warn("ignored invalid " + key + "." + name + " = " + j[name].dump());
+        invalid(warn, key + "." + name, v, "a finite float32 number");
     }
+}
+
+// The deepest nesting of arrays and objects in JSON text (strings skipped), without parsing it; stops
+// counting past `limit`.
+int json_depth(const std::string& text, int limit) {
+  int depth = 0, deepest = 0;
+  bool in_string = false, escaped = false;
+  for (char c : text) {
+    if (in_string) {
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+      if (deepest > limit) return deepest;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return deepest;
 }
 }  // namespace
 
@@ -122,72 +202,107 @@ nlohmann::json to_json(const Settings& s) {
           {"view", to_json(s.view)}};
 }
 
-Settings settings_from_json(const nlohmann::json& j, std::string* warnings) {
-  Settings s;
-  auto warn = [&](const std::string& w) {
+Settings settings_from_json(const nlohmann::json& j, std::string* warnings, const Settings& defaults) {
+  Settings s = defaults;
+  const Warn warn = [&](const std::string& w) {
     if (warnings) *warnings += (warnings->empty() ? "" : "; ") + w;
   };
   if (!j.is_object()) {
-    warn("settings file is not a JSON object; using defaults");
+    warn("the settings file holds " + shown(j) + ", not a JSON object; using defaults");
     return s;
   }
-  auto dim = [&](const char* key, int64_t& out) {
-    if (!j.contains(key)) return;
-    const auto& v = j[key];
-    if (v.is_number_integer() && v.get<int64_t>() >= 1 && v.get<int64_t>() <= kMaxDim)
-      out = v.get<int64_t>();
-    else
-      warn(std::string("ignored invalid ") + key + " = " + v.dump());
-  };
-  dim("m", s.spec.m);
-  dim("n", s.spec.n);
-  dim("k", s.spec.k);
-  if (j.contains("kernel") && j["kernel"].is_string()) s.spec.kernel = j["kernel"].get<std::string>();
+  for (auto [key, field] :
+       {std::pair<const char*, int64_t*>{"m", &s.spec.m}, {"n", &s.spec.n}, {"k", &s.spec.k}})
+    if (j.contains(key) && !integer_in(j[key], 1, kMaxDim, field)) {
+      *field = key[0] == 'm' ? defaults.spec.m : key[0] == 'n' ? defaults.spec.n : defaults.spec.k;
+      invalid(warn, key, j[key], ("a whole number from 1 to " + std::to_string(kMaxDim)).c_str());
+    }
+  string_entry(j, "kernel", "", s.spec.kernel, warn);
   if (j.contains("tile")) {
-    if (j["tile"].is_number_integer())
-      s.spec.tile = j["tile"].get<int>();
+    int64_t t = 0;
+    if (integer_in(j["tile"], 0, 1024, &t))
+      s.spec.tile = int(t);
     else
-      warn("ignored invalid tile = " + j["tile"].dump());
+      invalid(warn, "tile", j["tile"], "a whole number from 0 to 1024");
   }
   if (j.contains("input")) {
     try {
+      if (!j["input"].is_string()) throw ValidationError("not a string");
       s.spec.input = parse_input_kind(j["input"].get<std::string>());
-    } catch (const std::exception&) {
-      warn("ignored invalid input = " + j["input"].dump());
+    } catch (const ValidationError&) {
+      invalid(warn, "input", j["input"], "random, symmetric, identity or ones");
     }
   }
-  if (j.contains("seed") && j["seed"].is_number_unsigned()) s.spec.seed = j["seed"].get<uint64_t>();
-  if (j.contains("square") && j["square"].is_boolean()) s.square = j["square"].get<bool>();
-  if (j.contains("auto_run") && j["auto_run"].is_boolean()) s.auto_run = j["auto_run"].get<bool>();
-  if (j.contains("export_dir") && j["export_dir"].is_string())
-    s.export_dir = j["export_dir"].get<std::string>();
+  if (j.contains("seed")) {
+    if (j["seed"].is_number_unsigned())
+      s.spec.seed = j["seed"].get<uint64_t>();
+    else
+      invalid(warn, "seed", j["seed"], "a whole number from 0");
+  }
+  bool_entry(j, "square", s.square, warn);
+  bool_entry(j, "auto_run", s.auto_run, warn);
+  string_entry(j, "export_dir", "", s.export_dir, warn);
   if (j.contains("heatmaps")) heatmap_from_json(j["heatmaps"], s.matrices, "heatmaps", warn);
   if (j.contains("error_map")) heatmap_from_json(j["error_map"], s.error, "error_map", warn);
   if (j.contains("view")) s.view = view_settings_from_json(j["view"], warnings);
   return s;
 }
 
-Settings load_settings(const fs::path& file, std::string* warnings) {
-  std::ifstream f(file);
-  if (!f) return Settings{};
+Settings load_settings(const fs::path& file, std::string* warnings, bool* keep, const Settings& defaults) {
+  if (keep) *keep = false;
+  auto unusable = [&](const std::string& why) {
+    if (warnings)
+      *warnings += (warnings->empty() ? "" : "; ") + file.string() + " " + why +
+                   "; using defaults (the file is kept as it is)";
+    if (keep) *keep = true;
+    return defaults;
+  };
+  std::error_code ec;
+  const fs::file_status st = fs::symlink_status(file, ec);
+  if (ec && ec != std::errc::no_such_file_or_directory)
+    return unusable("cannot be looked at (" + ec.message() + ")");
+  if (!fs::exists(st)) return defaults;
+  std::string text;
   try {
-    return settings_from_json(nlohmann::json::parse(f), warnings);
-  } catch (const std::exception& e) {
-    if (warnings) *warnings += "could not read " + file.string() + " (" + e.what() + "); using defaults";
-    return Settings{};
+    InputFile f(file.string());
+    constexpr uint64_t kMaxBytes = 1 << 20;
+    if (f.size() > kMaxBytes)
+      return unusable("is " + format_bytes(double(f.size())) + ", more than settings ever need (1 MiB)");
+    text.resize(size_t(f.size()));
+    if (!f.read_at(0, text.data(), text.size())) return unusable("shrank while it was read");
+  } catch (const ValidationError& e) {
+    // The message starts with the path already.
+    std::string why = e.what();
+    if (why.rfind(file.string(), 0) == 0) why = why.substr(file.string().size());
+    if (!why.empty() && why[0] == ':') why = why.substr(1);
+    while (!why.empty() && why[0] == ' ') why = why.substr(1);
+    return unusable(why);
   }
+  if (json_depth(text, 64) > 64) return unusable("is nested more than 64 levels deep");
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const std::exception& e) {
+    std::string why = e.what();
+    if (why.size() > 160) why = why.substr(0, 160) + "...";
+    return unusable("is not valid JSON (" + why + ")");
+  }
+  std::string w;
+  Settings s = settings_from_json(j, &w, defaults);
+  if (!w.empty()) {
+    if (warnings)
+      *warnings += (warnings->empty() ? "" : "; ") + w + " (" + file.string() + " is kept as it is)";
+    if (keep) *keep = true;
+  }
+  return s;
 }
 
 void save_settings(const fs::path& file, const Settings& s) {
-  fs::create_directories(file.parent_path());
-  fs::path tmp = file;
-  tmp += ".part";
-  {
-    std::ofstream f(tmp, std::ios::trunc);
-    f << to_json(s).dump(2) << "\n";
-    if (!f) throw std::runtime_error("cannot write " + tmp.string());
-  }
-  fs::rename(tmp, file);
+  std::error_code ec;
+  if (file.has_parent_path()) fs::create_directories(file.parent_path(), ec);
+  if (ec)
+    throw std::runtime_error("cannot create " + file.parent_path().string() + " (" + ec.message() + ")");
+  write_file(file, to_json(s).dump(2) + "\n", Replace::RegularFile);
 }
 
 nlohmann::json result_to_json(const RunResult& r) {

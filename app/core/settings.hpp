@@ -43,10 +43,17 @@ struct Settings {
 };
 
 nlohmann::json to_json(const Settings& s);
-// Lenient: unknown or invalid entries fall back to defaults and are reported in `warnings`.
-Settings settings_from_json(const nlohmann::json& j, std::string* warnings);
-Settings load_settings(const std::filesystem::path& file, std::string* warnings);
-void save_settings(const std::filesystem::path& file, const Settings& s);  // atomic replace
+// Lenient: entries of the wrong type or out of range fall back to `defaults` and are reported in `warnings`
+// (unknown keys are skipped quietly, for settings written by a newer version).
+Settings settings_from_json(const nlohmann::json& j, std::string* warnings, const Settings& defaults = {});
+// Reads `file`: a regular file of at most 1 MiB holding JSON nested at most 64 levels deep. Absent:
+// `defaults`, no warning. Anything that keeps the file from being used whole (not a regular file, unreadable,
+// a symlink loop, a folder that cannot be searched, not JSON, an invalid entry) gives `defaults` for what
+// could not be used, the reasons in `warnings`, and *keep = true: the file must then not be replaced at exit.
+Settings load_settings(const std::filesystem::path& file, std::string* warnings, bool* keep = nullptr,
+                       const Settings& defaults = {});
+// Writes through the program's writer (files.hpp): replaces a regular file only. Throws std::runtime_error.
+void save_settings(const std::filesystem::path& file, const Settings& s);
 
 // The JSON object printed by `tilescope run --json`.
 nlohmann::json result_to_json(const RunResult& r);

@@ -46,7 +46,8 @@ ErrorStats compare(const float* c, const float* ref, int64_t rows, int64_t cols,
     s.worst_row = total.worst / cols;
     s.worst_col = total.worst % cols;
   }
-  s.passed = total.bad == 0;
+  // A tolerance that is not finite (NaN or Inf in the inputs) verifies nothing: never a pass.
+  s.passed = total.bad == 0 && std::isfinite(tolerance);
   return s;
 }
 

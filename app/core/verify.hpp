@@ -14,7 +14,8 @@ struct ErrorStats {
   bool passed = false;
 };
 
-// Compares c against ref (both rows x cols) with the given absolute tolerance. NaN or Inf in c fails.
+// Compares c against ref (both rows x cols) with the given absolute tolerance. NaN or Inf in c fails, and so
+// does a tolerance that is not finite (it would let anything pass).
 ErrorStats compare(const float* c, const float* ref, int64_t rows, int64_t cols, double tolerance);
 
 enum class Reduce { Mean, Min, Max, AbsMax };

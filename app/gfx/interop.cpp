@@ -66,9 +66,16 @@ void InteropTexture::attach(GLuint texture) {
   ++m_registrations;
 }
 
+void InteropTexture::drop_surface() {
+  if (m_surface) cudaDestroySurfaceObject(m_surface);  // stream-safe: after the kernels already issued
+  m_surface = 0;
+  m_array = nullptr;
+}
+
 void InteropTexture::detach() {
   if (!m_res) return;
   if (m_mapped) unmap_all({this}, nullptr);
+  drop_surface();
   const cudaError_t e = cudaGraphicsUnregisterResource(static_cast<cudaGraphicsResource_t>(m_res));
   if (e != cudaSuccess) cudaGetLastError();  // destructor path: nothing more to do
   m_res = nullptr;
@@ -90,13 +97,18 @@ std::vector<uint64_t> InteropTexture::map_all(const std::vector<InteropTexture*>
       cudaArray_t array = nullptr;
       check(cudaGraphicsSubResourceGetMappedArray(&array, res[i], 0, 0),
             "cudaGraphicsSubResourceGetMappedArray");
-      cudaResourceDesc desc{};
-      desc.resType = cudaResourceTypeArray;
-      desc.res.array.array = array;
-      cudaSurfaceObject_t surf = 0;
-      check(cudaCreateSurfaceObject(&surf, &desc), "cudaCreateSurfaceObject");
-      texs[i]->m_surface = surf;
-      surfaces.push_back(surf);
+      InteropTexture& t = *texs[i];
+      if (!t.m_surface || t.m_array != static_cast<void*>(array)) {
+        t.drop_surface();
+        cudaResourceDesc desc{};
+        desc.resType = cudaResourceTypeArray;
+        desc.res.array.array = array;
+        cudaSurfaceObject_t surf = 0;
+        check(cudaCreateSurfaceObject(&surf, &desc), "cudaCreateSurfaceObject");
+        t.m_surface = surf;
+        t.m_array = array;
+      }
+      surfaces.push_back(t.m_surface);
     }
   } catch (...) {
     unmap_all(texs, stream);
@@ -108,10 +120,6 @@ std::vector<uint64_t> InteropTexture::map_all(const std::vector<InteropTexture*>
 void InteropTexture::unmap_all(const std::vector<InteropTexture*>& texs, void* stream) {
   std::vector<cudaGraphicsResource_t> res;
   for (InteropTexture* t : texs) {
-    if (t->m_surface) {
-      cudaDestroySurfaceObject(t->m_surface);  // after the kernels already issued: destruction is stream-safe
-      t->m_surface = 0;
-    }
     if (t->m_mapped) {
       res.push_back(static_cast<cudaGraphicsResource_t>(t->m_res));
       t->m_mapped = false;
@@ -267,6 +275,7 @@ void InteropTexture::attach(GLuint) {
   throw std::runtime_error("this build has no CUDA support");
 }
 void InteropTexture::detach() {}
+void InteropTexture::drop_surface() {}
 DisplayStream::DisplayStream(int) {
   throw std::runtime_error("this build has no CUDA support");
 }

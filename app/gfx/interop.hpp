@@ -51,8 +51,13 @@ class InteropTexture {
  private:
   void* m_res = nullptr;  // cudaGraphicsResource_t
   GLuint m_texture = 0;
-  uint64_t m_surface = 0;  // while mapped
+  // The surface object over the mapped array, kept from one map to the next while the driver hands back the
+  // same array (it does for a registered texture whose storage is unchanged): one create per storage, not per
+  // refresh. Destroyed on detach, or when the array changes.
+  uint64_t m_surface = 0;
+  void* m_array = nullptr;  // cudaArray_t the surface was made for
   bool m_mapped = false;
+  void drop_surface();
   int m_registrations = 0;
 };
 

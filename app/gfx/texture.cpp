@@ -1,15 +1,15 @@
 #include "texture.hpp"
 
-#include <cerrno>
-#include <cstdio>
 #include <cstring>
-#include <filesystem>
 #include <stdexcept>
+#include <string_view>
 #include <utility>
 
 #define STB_IMAGE_WRITE_IMPLEMENTATION
 #define STBI_WRITE_NO_STDIO_ONLY
 #include <stb_image_write.h>
+
+#include "files.hpp"
 
 namespace ts::gfx {
 
@@ -109,9 +109,6 @@ std::vector<uint8_t> read_pixels_rgba(int x, int y, int w, int h) {
 }
 
 void write_png(const std::string& path, int w, int h, const std::vector<uint8_t>& rgba, bool overwrite) {
-  namespace fs = std::filesystem;
-  if (!overwrite && fs::exists(path))
-    throw std::runtime_error(path + " already exists; choose another name (or pass --force)");
   std::vector<uint8_t> png;
   auto sink = [](void* ctx, void* data, int size) {
     auto* v = static_cast<std::vector<uint8_t>*>(ctx);
@@ -119,19 +116,8 @@ void write_png(const std::string& path, int w, int h, const std::vector<uint8_t>
   };
   if (!stbi_write_png_to_func(sink, &png, w, h, 4, rgba.data(), w * 4))
     throw std::runtime_error(path + ": PNG encoding failed");
-  const std::string tmp = path + ".part";
-  FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) throw std::runtime_error(path + ": cannot write (" + std::strerror(errno) + ")");
-  const bool ok = std::fwrite(png.data(), 1, png.size(), f) == png.size();
-  const bool closed = std::fclose(f) == 0;
-  if (!ok || !closed) {
-    std::remove(tmp.c_str());
-    throw std::runtime_error(path + ": write failed (disk full?)");
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw std::runtime_error(path + ": cannot move the finished file into place");
-  }
+  write_file(path, std::string_view(reinterpret_cast<const char*>(png.data()), png.size()),
+             overwrite ? Replace::RegularFile : Replace::Never);
 }
 
 }  // namespace ts::gfx

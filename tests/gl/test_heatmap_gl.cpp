@@ -190,6 +190,47 @@ TEST_F(HeatmapInterop, TextureEqualsTheCpuColouredDownsampleForEveryMode) {
   for (float v : layer.values().read_back()) ASSERT_EQ(v, 0.0f);
 }
 
+// B, C and the error map of a kernel that is wrong on purpose (tiled_floork, K = 520 not a multiple of 16)
+// through interop: B and C against the host copies, the error map against the store's own reduction into host
+// memory (tests/gpu checks that one against the host), and visibly not zero.
+TEST_F(HeatmapInterop, BCAndTheErrorMapOfAWrongKernelMatchTheHost) {
+  REQUIRE_INTEROP(ctx);
+  auto backend = make_cuda_backend(dev_);
+  RunRequest req;
+  req.spec.m = 1000, req.spec.n = 700, req.spec.k = 520;
+  req.spec.kernel = "tiled_floork";
+  req.spec.tile = 16;
+  req.keep_store = true;
+  req.keep_output = true;
+  req.policy = MeasurePolicy::fixed(1);
+  CancelToken never;
+  const RunResult r = backend->run(req, never);
+  ASSERT_FALSE(r.error.passed);
+  ASSERT_TRUE(r.store && r.c);
+  const HostMatrix b = generate_input(InputKind::Random, r.spec.seed, 1, r.spec.k, r.spec.n);
+  gfx::HeatmapLayer layer;
+  for (Reduce mode : {Reduce::Mean, Reduce::Min, Reduce::Max, Reduce::AbsMax}) {
+    SCOPED_TRACE(int(mode));
+    const LodRegion rb{3, 9, 500, 600, 211, 173};
+    ASSERT_TRUE(layer.refresh(ctx, *r.store, MatrixId::B, rb, mode).interop) << ctx.interop().why;
+    test::expect_values_match(layer.values(), b, rb, mode);
+    const LodRegion rc{17, 33, 900, 600, 300, 250};
+    ASSERT_TRUE(layer.refresh(ctx, *r.store, MatrixId::C, rc, mode).interop);
+    test::expect_values_match(layer.values(), *r.c, rc, mode);
+    ASSERT_TRUE(layer.refresh(ctx, *r.store, MatrixId::Error, rc, mode).interop);
+    std::vector<float> want(size_t(rc.w) * size_t(rc.h));
+    r.store->reduce(MatrixId::Error, rc, mode, want.data());
+    const std::vector<float> got = layer.values().read_back();
+    ASSERT_EQ(got.size(), want.size());
+    float largest = 0;
+    for (size_t i = 0; i < got.size(); ++i) {
+      ASSERT_EQ(got[i], want[i]) << "value " << i;
+      largest = std::max(largest, std::fabs(got[i]));
+    }
+    EXPECT_GT(largest, 100 * r.error.tolerance) << "the error map of a wrong kernel shows no error";
+  }
+}
+
 TEST_F(HeatmapInterop, RegistrationIsRedoneOnlyOnResize) {
   REQUIRE_INTEROP(ctx);
   const RunResult r = run_on_device(dev_);

@@ -7,6 +7,8 @@
 
 #include "bench.hpp"
 #include "gpu_catalog.hpp"
+#include "heatmap.hpp"
+#include "matrix_store.hpp"
 #include "sweep.hpp"
 #include "schedule.hpp"
 #include "cpu_gemm.hpp"
@@ -119,6 +121,30 @@ TEST_P(EveryKernel, SymmetricInputsGiveTheRightProductWhichIsNotSymmetric) {
     EXPECT_GT(asym, 100 * tol)
         << "A*B of symmetric A, B came out symmetric: the inputs are not what we think";
   }
+}
+
+// 46341^2 > 2^31: C's element offsets overflow 32 bits (row * N + col), so a kernel that computes them in int
+// writes the wrong elements (or faults). C is poisoned with NaN before the verification launch, so any
+// element not written, or written elsewhere, fails against cuBLAS. Small K keeps it quick; about 17 GB of GPU
+// memory.
+TEST_P(EveryKernel, Handles46341SquaredOutputsWith64BitOffsets) {
+  REQUIRE_GPU(backend);
+  const Case c = GetParam();
+  RunRequest req;
+  req.spec.m = req.spec.n = 46341;
+  req.spec.k = 8;
+  req.spec.kernel = c.kernel;
+  req.spec.tile = c.tile;
+  req.policy = MeasurePolicy::fixed(1);
+  try {
+    backend->validate(req, false);
+  } catch (const ValidationError& e) {
+    GTEST_SKIP() << "does not fit this GPU: " << e.what();
+  }
+  RunResult r = backend->run(req, CancelToken());
+  EXPECT_TRUE(r.error.passed) << r.error.bad_elements << " elements wrong; worst at row " << r.error.worst_row
+                              << ", col " << r.error.worst_col << ", max abs err " << r.error.max_abs_err;
+  EXPECT_EQ(r.error.bad_elements, 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Registry, EveryKernel, ::testing::ValuesIn(all_cases()),
@@ -385,5 +411,69 @@ TEST(BuildResources, MatchTheDriverForEveryKernelAndTile) {
     EXPECT_EQ(h.limits.regs_per_sm, d.limits.regs_per_sm);
     EXPECT_EQ(h.limits.smem_per_sm, d.limits.smem_per_sm);
     EXPECT_EQ(h.limits.reserved_smem_per_block, d.limits.reserved_smem_per_block);
+  }
+}
+
+// The device store (what every heatmap reads) against the host, for A, B, C and the error map of a kernel
+// that is wrong on purpose (K / TILE steps with K = 70, TILE 16: every element of C misses products), in
+// every reduction, at reduced size, zoomed in and at full resolution.
+TEST(DeviceStore, ABCAndTheErrorOfAWrongKernelMatchTheHost) {
+  REQUIRE_GPU(backend);
+  RunRequest req;
+  req.spec.m = 300;
+  req.spec.n = 200;
+  req.spec.k = 70;
+  req.spec.kernel = "tiled_floork";
+  req.spec.tile = 16;
+  req.spec.seed = 99;
+  req.keep_store = true;
+  req.keep_output = true;
+  req.policy = MeasurePolicy::fixed(1);
+  RunResult r = backend->run(req, CancelToken());
+  ASSERT_FALSE(r.error.passed) << "the teaching kernel passed: the error map below would be all zeros";
+  ASSERT_TRUE(r.store);
+  ASSERT_GE(r.store->cuda_device(), 0);
+  ASSERT_TRUE(r.c);
+  const HostMatrix A = generate_input(InputKind::Random, 99, 0, 300, 70);
+  const HostMatrix B = generate_input(InputKind::Random, 99, 1, 70, 200);
+  const std::vector<double> ref = cpu_gemm_reference_f64(A.data.data(), B.data.data(), 300, 200, 70);
+  HostMatrix E(300, 200);  // C - reference; the store's reference is cuBLAS, within the tolerance of this one
+  double max_err = 0;
+  for (size_t i = 0; i < E.data.size(); ++i) {
+    E.data[i] = float(double(r.c->data[i]) - ref[i]);
+    max_err = std::max(max_err, double(std::fabs(E.data[i])));
+  }
+  ASSERT_GT(max_err, 100 * r.error.tolerance) << "not a visibly wrong kernel";
+  const std::vector<std::pair<MatrixId, const HostMatrix*>> mats = {
+      {MatrixId::A, &A}, {MatrixId::B, &B}, {MatrixId::C, r.c.get()}, {MatrixId::Error, &E}};
+  for (const auto& [id, host] : mats) {
+    ASSERT_EQ(r.store->rows(id), host->rows);
+    ASSERT_EQ(r.store->cols(id), host->cols);
+    const std::vector<LodRegion> regions = {{0, 0, host->rows, host->cols, 37, 23},
+                                            {5, 3, host->rows - 9, host->cols - 4, 50, 41},
+                                            {7, 11, 20, 30, 30, 20}};
+    for (const LodRegion& reg : regions)
+      for (Reduce mode : {Reduce::Mean, Reduce::Min, Reduce::Max, Reduce::AbsMax}) {
+        SCOPED_TRACE(std::string(matrix_name(id)) + " mode " + std::to_string(int(mode)) + " region " +
+                     std::to_string(reg.row0) + "," + std::to_string(reg.col0) + " " +
+                     std::to_string(reg.rows) + "x" + std::to_string(reg.cols) + " -> " +
+                     std::to_string(reg.w) + "x" + std::to_string(reg.h));
+        std::vector<float> got(size_t(reg.w) * size_t(reg.h)), want(got.size());
+        r.store->reduce(id, reg, mode, got.data());
+        lod_reduce(host->data.data(), host->cols, host->rows, host->cols, reg, mode, want.data());
+        // A, B, C: the same elements, so exact (the mean to rounding). The error: within the tolerance by
+        // which cuBLAS and the double reference may differ.
+        const double tol_abs = id == MatrixId::Error ? r.error.tolerance : 0.0;
+        for (size_t i = 0; i < got.size(); ++i) {
+          const double tol =
+              tol_abs + (mode == Reduce::Mean ? 1e-5 * std::max(1.0, double(std::fabs(want[i]))) : 0);
+          ASSERT_LE(std::fabs(double(got[i]) - double(want[i])), tol) << "value " << i;
+        }
+      }
+    for (auto [row, col] : {std::pair<int64_t, int64_t>{0, 0}, {host->rows - 1, host->cols - 1}, {17, 3}}) {
+      const double tol = id == MatrixId::Error ? r.error.tolerance : 0.0;
+      EXPECT_LE(std::fabs(double(r.store->element(id, row, col)) - double(host->at(row, col))), tol)
+          << matrix_name(id) << " (" << row << ", " << col << ")";
+    }
   }
 }

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <optional>
 #include <string>
 
@@ -19,11 +20,12 @@
 #include <nlohmann/json.hpp>
 
 #include "app.hpp"
+#include "npy.hpp"
 #include "gui.hpp"
 #include "registry.hpp"
 #include "test_util.hpp"
-#include "nvrtc_compile.hpp"
 #include "your_kernel.hpp"
+#include "nvrtc_compile.hpp"
 
 using namespace ts;
 using ts::ui::App;
@@ -343,6 +345,89 @@ TEST_F(Gui, HoveringAHeatmapReadsTheElementDrawnThere) {
         IM_CHECK_EQ(st.hover.value, float(map[0] == 'A' ? row : col));
       }
     }
+  };
+  run_session(s);
+  EXPECT_EQ(s.passed, 1);
+}
+
+TEST_F(Gui, FilesOpenThroughTheDialogBadPairsAreRefusedAndSavingAsksBeforeReplacing) {
+  // A (3 x 5) and B (5 x 4) as .npy files; a B that does not fit A; and a file of the person's that a save
+  // must not replace without asking.
+  HostMatrix a(3, 5), b(5, 4), wrong(4, 4);
+  for (int64_t i = 0; i < 3; ++i)
+    for (int64_t j = 0; j < 5; ++j) a.at(i, j) = float(i + 1);
+  for (int64_t i = 0; i < 5; ++i)
+    for (int64_t j = 0; j < 4; ++j) b.at(i, j) = float(j);
+  const std::string pa = (m_dir.path() / "a.npy").string(), pb = (m_dir.path() / "b.npy").string(),
+                    pw = (m_dir.path() / "wrong.npy").string(), keep = (m_dir.path() / "mine.npy").string();
+  write_npy(pa, a);
+  write_npy(pb, b);
+  write_npy(pw, wrong);
+  std::ofstream(keep) << "the person's own file";
+  Session s;
+  s.body = [&](ImGuiTestContext* ctx, App& app) {
+    ui::AppState& st = app.state();
+    IM_CHECK(wait_for_result(ctx, app, 0));
+    // The dialog's window is named "<title>###<key>" (ui/file_dialogs.cpp's keys).
+    auto pick = [&](const char* title, const std::string& path) {
+      IM_CHECK(yield_until(
+          ctx, [&] { return ImGui::FindWindowByName(title) != nullptr; }, 5));
+      ctx->SetRef(ImGui::FindWindowByName(title));
+      ctx->ItemClick("##file_input");
+      ctx->KeyCharsReplaceEnter(path.c_str());
+      ctx->Yield(3);
+    };
+    // Open: A then B, then one run on the files.
+    uint64_t serial = st.result_serial;
+    ctx->KeyPress(ImGuiMod_Ctrl | ImGuiKey_O);
+    ctx->Yield(2);
+    pick("Open A (M x K) from a .npy file###ts-open-a", pa);
+    pick("Open B (K x N) from a .npy file###ts-open-b", pb);
+    IM_CHECK(yield_until(ctx, [&] {
+      return st.result_serial > serial && !st.busy && st.result->spec.input == InputKind::File;
+    }));
+    IM_CHECK_EQ(st.result->spec.m, 3);
+    IM_CHECK_EQ(st.result->spec.k, 5);
+    IM_CHECK_EQ(st.result->spec.n, 4);
+    IM_CHECK(st.result->error.passed);
+    // A pair whose shapes do not multiply: refused with both shapes named; the problem is unchanged.
+    const uint64_t runs = st.runs_submitted;
+    ctx->MenuClick("//##MainMenuBar/File/Open A and B (.npy)...");
+    ctx->Yield(2);
+    pick("Open A (M x K) from a .npy file###ts-open-a", pa);
+    pick("Open B (K x N) from a .npy file###ts-open-b", pw);
+    IM_CHECK(yield_until(
+        ctx, [&] { return st.log.latest() && st.log.latest()->text.find("refused") == 0; }, 10));
+    IM_CHECK(st.log.latest()->text.find("3 x 5") != std::string::npos);
+    IM_CHECK(st.log.latest()->text.find("4 x 4") != std::string::npos);
+    IM_CHECK_EQ(st.runs_submitted, runs);
+    IM_CHECK_EQ(st.settings.spec.n, 4);
+    // Save C over an existing file: the window asks; Cancel leaves the file as it was.
+    ctx->MenuClick("//##MainMenuBar/File/Save C as .npy...");
+    ctx->Yield(2);
+    pick("Save C (M x N) as a .npy file###ts-save-c", keep);
+    IM_CHECK(yield_until(
+        ctx, [&] { return ImGui::FindWindowByName("Replace file?") != nullptr; }, 5));
+    ctx->SetRef(ImGui::FindWindowByName("Replace file?"));
+    ctx->ItemClick("Cancel");
+    ctx->Yield(3);
+    std::ifstream still(keep);
+    std::string text((std::istreambuf_iterator<char>(still)), std::istreambuf_iterator<char>());
+    IM_CHECK_EQ(text, std::string("the person's own file"));
+    // Replace, when asked and confirmed: the file now holds C (3 x 4).
+    ctx->MenuClick("//##MainMenuBar/File/Save C as .npy...");
+    ctx->Yield(2);
+    pick("Save C (M x N) as a .npy file###ts-save-c", keep);
+    IM_CHECK(yield_until(
+        ctx, [&] { return ImGui::FindWindowByName("Replace file?") != nullptr; }, 5));
+    ctx->SetRef(ImGui::FindWindowByName("Replace file?"));
+    ctx->ItemClick("Replace");
+    IM_CHECK(yield_until(
+        ctx, [&] { return st.log.latest() && st.log.latest()->text.rfind("saved C", 0) == 0; }, 10));
+    const HostMatrix c = read_npy(keep);
+    IM_CHECK_EQ(c.rows, 3);
+    IM_CHECK_EQ(c.cols, 4);
+    IM_CHECK_EQ(c.at(2, 3), float(5 * 3 * 3));  // sum over k of (i + 1) * j = 5 (i + 1) j
   };
   run_session(s);
   EXPECT_EQ(s.passed, 1);

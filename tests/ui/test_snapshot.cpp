@@ -303,6 +303,7 @@ Snap snapshot(const std::string& args, const test::TempDir& dir) {
   Snap s;
   const std::string png = dir.file("o.png"), layout = dir.file("o.json");
   std::filesystem::remove(png);
+  std::filesystem::remove(layout);
   auto r = test::run_cmd("env -u DISPLAY " + kBin + " snapshot --gl egl --backend auto --out " + png +
                          " --layout-json " + layout + " " + args);
   s.code = r.code;

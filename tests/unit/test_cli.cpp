@@ -1,5 +1,11 @@
 // The command line end to end: exit codes 0 / 1 / 2 and messages that name the value and the limit.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
 #include <fstream>
+#include <iterator>
 
 #include <gtest/gtest.h>
 
@@ -90,6 +96,26 @@ TEST(Cli, BadInputExitsWithTwoAndSaysWhy) {
       {"list --occupancy v100", "unknown GPU 'v100'"},
       {"bench --backend cpu --kernels tiled --sizes 2048", "above the CPU backend's limit"},
       {"snapshot --backend cpu --out x.png --width 10", "outside 320..8192"},
+      // Empty values are refused, not taken for "not given".
+      {"run --backend cpu --size ''", "--size is empty"},
+      {"run --backend cpu --tile ''", "--tile is empty"},
+      {"run --backend cpu --m 4 --n 4 --k ' '", "--k is empty"},
+      {"run --backend cpu --kernel ''", "--kernel is empty"},
+      {"--backend ''", "--backend is empty"},
+      {"snapshot --backend cpu --out x.png --zoom ''", "--zoom is empty"},
+      {"snapshot --backend cpu --out '' --size 8", "--out is empty"},
+      {"bench --out ''", "--out is empty"},
+      // Lists with an extra or a missing value.
+      {"snapshot --backend cpu --size 8 --out x.png --zoom 0,0,1,1,1", "four whole numbers, not 5 values"},
+      {"snapshot --backend cpu --size 8 --out x.png --zoom 0,0,1,", "'' is not a whole number"},
+      {"bench --shapes 4096x", "'4096x' is neither N nor MxNxK"},
+      {"bench --shapes 4096x4096x", "shape K is empty"},
+      {"bench --shapes 64,", "has an empty entry"},
+      {"bench --shapes ,64", "has an empty entry"},
+      {"bench --kernels tiled,", "--kernels 'tiled,' has an empty entry"},
+      {"bench --kernels ,tiled", "has an empty entry"},
+      {"bench --tiles 8,", "--tiles '8,' has an empty entry"},
+      {"bench --tiles 8,,16", "has an empty entry"},
   };
   for (const auto& c : cases) {
     auto r = ts_run(c.args);
@@ -166,7 +192,186 @@ TEST(Cli, BenchWithoutAGpuSaysSoAndExitsWithOne) {
   if (cuda_device_count(&why) > 0) GTEST_SKIP() << "a CUDA device is present";
   auto r = ts_run("bench --kernels tiled --shapes 64");
   EXPECT_EQ(r.code, 1) << r.output;
-  EXPECT_NE(r.output.find("needs"), std::string::npos) << r.output;
+  if (cuda_compiled())  // the runtime's "CUDA driver version is insufficient" means: no driver, no GPU
+    EXPECT_NE(r.output.find("tilescope bench needs a CUDA device (or --backend cpu): no NVIDIA GPU found"),
+              std::string::npos)
+        << r.output;
+  else
+    EXPECT_NE(r.output.find("needs the CUDA backend"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("insufficient"), std::string::npos) << r.output;
+}
+
+// [SECTION] Files a person names: what is read, what is written, and what is never touched.
+namespace {
+std::string content(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+}
+
+std::vector<std::string> names_in(const std::string& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// A .npy whose header promises rows x cols float32 values, made sparse: the size of the real thing, no data.
+void sparse_npy(const std::string& path, int64_t rows, int64_t cols) {
+  std::string h = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + std::to_string(rows) + ", " +
+                  std::to_string(cols) + "), }";
+  h.append((64 - (10 + h.size() + 1) % 64) % 64, ' ');
+  h += '\n';
+  {
+    std::ofstream f(path, std::ios::binary);
+    f << "\x93NUMPY" << char(1) << char(0) << char(h.size() & 0xff) << char(h.size() >> 8) << h;
+  }
+  std::filesystem::resize_file(path, 10 + h.size() + uint64_t(rows) * uint64_t(cols) * 4);
+}
+}  // namespace
+
+TEST(Cli, FilesAreCheckedFromTheirHeadersBeforeAnyDataIsRead) {
+  test::TempDir dir;
+  // Two 1 GiB files over the CPU backend's limit: refused from the headers. The command runs with 1.3 GB of
+  // address space, so reading the data first would end in std::bad_alloc (exit 1), not in exit 2 (except
+  // under AddressSanitizer, which needs far more address space for itself).
+  sparse_npy(dir.file("a.npy"), 16384, 16384);
+  sparse_npy(dir.file("b.npy"), 16384, 16384);
+#if defined(__SANITIZE_ADDRESS__)
+  const std::string limit;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  const std::string limit;
+#else
+  const std::string limit = "ulimit -v 1300000; ";
+#endif
+#else
+  const std::string limit = "ulimit -v 1300000; ";
+#endif
+  auto r = run_cmd("bash -c '" + limit + kBin + " run --backend cpu --a " + dir.file("a.npy") + " --b " +
+                   dir.file("b.npy") + "'");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("16384 x 16384 x 16384"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("above the CPU backend's limit"), std::string::npos) << r.output;
+  // 131072 x 131072 (64 GiB, sparse): never a std::bad_alloc, always exit 2 with the numbers.
+  sparse_npy(dir.file("huge.npy"), 131072, 131072);
+  r = ts_run("run --backend cpu --a " + dir.file("huge.npy") + " --b " + dir.file("huge.npy"));
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("131072"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("bad_alloc"), std::string::npos) << r.output;
+}
+
+TEST(Cli, NonFiniteInputsAreRefusedNamingTheFirstOne) {
+  test::TempDir dir;
+  HostMatrix a = generate_input(InputKind::Random, 1, 0, 6, 5),
+             b = generate_input(InputKind::Random, 1, 1, 5, 4);
+  write_npy(dir.file("b.npy"), b);
+  a.at(2, 3) = std::nanf("");
+  a.at(4, 0) = INFINITY;
+  write_npy(dir.file("nan.npy"), a);
+  auto r = ts_run("run --backend cpu --kernel tiled_floork --a " + dir.file("nan.npy") + " --b " +
+                  dir.file("b.npy"));
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("nan.npy holds NaN at row 2, column 3"), std::string::npos) << r.output;
+  a.at(2, 3) = 0;
+  write_npy(dir.file("inf.npy"), a);
+  r = ts_run("run --backend cpu --a " + dir.file("b.npy") + " --b " + dir.file("inf.npy") +
+             " --m 5 --n 5 --k 4");
+  EXPECT_EQ(r.code, 2) << r.output;
+  r = ts_run("run --backend cpu --a " + dir.file("inf.npy") + " --b " + dir.file("b.npy"));
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("inf.npy holds +Inf at row 4, column 0"), std::string::npos) << r.output;
+}
+
+TEST(Cli, AFifoOrAFolderAsAnInputIsRefusedAtOnce) {
+  test::TempDir dir;
+  write_npy(dir.file("b.npy"), HostMatrix(4, 4));
+  ASSERT_EQ(mkfifo(dir.file("fifo.npy").c_str(), 0600), 0);
+  auto r = run_cmd("timeout 20 " + kBin + " run --backend cpu --a " + dir.file("fifo.npy") + " --b " +
+                   dir.file("b.npy"));
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("is a FIFO (named pipe); only regular files are read"), std::string::npos)
+      << r.output;
+  r = ts_run("run --backend cpu --a " + dir.path().string() + " --b " + dir.file("b.npy"));
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("is a folder"), std::string::npos) << r.output;
+}
+
+TEST(Cli, EveryMalformedFileOfTheCorpusExitsWithTwoAndNeverCrashes) {
+  std::ifstream manifest(std::string(TILESCOPE_NPY_CORPUS) + "/manifest.tsv");
+  std::string line;
+  int files = 0;
+  test::TempDir dir;
+  write_npy(dir.file("ok.npy"), HostMatrix(3, 3));
+  while (std::getline(manifest, line)) {
+    if (line.find("\trefuse\t") == std::string::npos || line.rfind("v1-", 0) != 0) continue;  // one version
+    const std::string file = std::string(TILESCOPE_NPY_CORPUS) + "/" + line.substr(0, line.find('\t'));
+    auto r = ts_run("run --backend cpu --a '" + file + "' --b " + dir.file("ok.npy"));
+    EXPECT_EQ(r.code, 2) << file << "\n" << r.output;
+    EXPECT_EQ(r.output.rfind("tilescope: " + file, 0), 0u) << r.output;
+    ++files;
+  }
+  EXPECT_GT(files, 100);
+}
+
+TEST(Cli, OutputsThatCannotBeWrittenAreFoundBeforeTheRun) {
+  test::TempDir dir;
+  const std::string ro = ::geteuid() == 0 ? "/proc" : dir.file("ro");
+  if (::geteuid() != 0) {
+    std::filesystem::create_directories(ro);
+    std::filesystem::permissions(ro, std::filesystem::perms::owner_read | std::filesystem::perms::owner_exec);
+  }
+  // Exit code 2 comes only from the checks before the run (a write that fails after it exits with 1).
+  for (const std::string& args :
+       {"run --backend cpu --size 1024 --out " + ro + "/c.npy",
+        "run --backend cpu --size 1024 --profile --trace-csv " + ro + "/t.csv",
+        "snapshot --backend cpu --size 1024 --out " + ro + "/s.png",
+        "snapshot --backend cpu --size 1024 --out " + dir.file("s.png") + " --layout-json " + ro + "/l.json",
+        "snapshot --backend cpu --size 1024 --out " + dir.file("s.png") + " --export-panels " + ro +
+            "/exports",
+        "bench --shapes 64 --out " + ro + "/b.md",
+        "bench heatmap --backend cpu --size 1024 --out " + ro + "/h.md"}) {
+    auto r = ts_run(args);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.output;
+    EXPECT_NE(r.output.find(ro), std::string::npos) << args << "\n" << r.output;
+    EXPECT_EQ(r.output.find("kernel "), std::string::npos) << "the run happened first:\n" << r.output;
+  }
+  if (::geteuid() != 0) std::filesystem::permissions(ro, std::filesystem::perms::owner_all);
+  EXPECT_FALSE(std::filesystem::exists(dir.file("s.png")));
+}
+
+TEST(Cli, ForceReplacesRegularFilesOnlyAndNothingElseIsEverTouched) {
+  test::TempDir dir;
+  { std::ofstream(dir.file("target.npy")) << "precious"; }
+  std::filesystem::create_symlink(dir.file("target.npy"), dir.file("link.npy"));
+  ASSERT_EQ(mkfifo(dir.file("fifo.npy").c_str(), 0600), 0);
+  { std::ofstream(dir.file("c.npy.part")) << "mine"; }  // the old writers' temporary name
+  for (const char* name : {"link.npy", "fifo.npy"}) {
+    auto r = run_cmd("timeout 20 " + kBin + " run --backend cpu --size 8 --force --out " + dir.file(name));
+    EXPECT_EQ(r.code, 2) << name << "\n" << r.output;
+    EXPECT_NE(r.output.find("--force replaces regular files only"), std::string::npos) << r.output;
+  }
+  EXPECT_TRUE(std::filesystem::is_symlink(dir.file("link.npy")));
+  EXPECT_TRUE(std::filesystem::is_fifo(dir.file("fifo.npy")));
+  EXPECT_EQ(content(dir.file("target.npy")), "precious");
+  auto r = ts_run("run --backend cpu --size 8 --out " + dir.file("c.npy"));
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(content(dir.file("c.npy.part")), "mine");
+  EXPECT_EQ(names_in(dir.path().string()),
+            (std::vector<std::string>{"c.npy", "c.npy.part", "fifo.npy", "link.npy", "target.npy"}));
+}
+
+TEST(Cli, AFailedWriteExitsWithOneAndLeavesTheOldFileAndNoTemporary) {
+  test::TempDir dir;
+  { std::ofstream(dir.file("c.npy")) << "old contents"; }
+  // A file size limit makes the write fail as a full disk does (EFBIG instead of ENOSPC).
+  auto r = run_cmd("bash -c \"trap '' XFSZ; ulimit -f 16; exec " + kBin +
+                   " run --backend cpu --size 200 --force --out " + dir.file("c.npy") + "\"");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("write failed"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("wrote"), std::string::npos) << r.output;
+  EXPECT_EQ(content(dir.file("c.npy")), "old contents");
+  EXPECT_EQ(names_in(dir.path().string()), std::vector<std::string>{"c.npy"});
 }
 
 TEST(Cli, BenchSweepsOnTheCpuBackendThroughTheEngine) {

@@ -1,5 +1,10 @@
+#include <sys/stat.h>
+
+#include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <functional>
+#include <iterator>
 
 #include <gtest/gtest.h>
 
@@ -55,7 +60,10 @@ TEST(Npy, RoundTripKeepsShapeAndBits) {
   EXPECT_EQ(0, std::memcmp(r.data.data(), m.data.data(), m.size() * 4));
   // The header is 64-byte aligned as numpy writes it.
   EXPECT_EQ(std::filesystem::file_size(dir.file("m.npy")) % 4, 0u);
-  EXPECT_FALSE(std::filesystem::exists(dir.file("m.npy.part")));
+  // Written through a temporary file that is gone afterwards.
+  size_t files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir.path())) files += e.is_regular_file();
+  EXPECT_EQ(files, 1u);
 }
 
 TEST(Npy, FortranOrderIsConvertedToCOrder) {
@@ -123,4 +131,129 @@ TEST(Npy, RefusesCorruptAndTruncatedFiles) {
   const float f[1] = {};
   write_raw(dir.file("noshape.npy"), "{'descr': '<f4', 'fortran_order': False, }", f, 4);
   EXPECT_NE(error_of(dir.file("noshape.npy")).find("'shape'"), std::string::npos);
+}
+
+// [SECTION] The generated corpus (tests/npy/make_corpus.py): valid files in every version and several hundred
+// malformed ones, each read or refused with its reason, from a file and from memory alike.
+namespace {
+struct CorpusEntry {
+  std::string file, expect, detail;
+};
+
+std::vector<CorpusEntry> corpus() {
+  std::vector<CorpusEntry> out;
+  std::ifstream f(std::string(TILESCOPE_NPY_CORPUS) + "/manifest.tsv");
+  std::string line;
+  while (std::getline(f, line)) {
+    CorpusEntry e;
+    const size_t t1 = line.find('\t');
+    e.file = std::string(TILESCOPE_NPY_CORPUS) + "/" + line.substr(0, t1);
+    const std::string rest = line.substr(t1 + 1);
+    const size_t t2 = rest.find('\t');
+    e.expect = rest.substr(0, t2);
+    e.detail = t2 == std::string::npos ? "" : rest.substr(t2 + 1);
+    out.push_back(e);
+  }
+  return out;
+}
+
+std::string outcome(const std::function<HostMatrix()>& read, HostMatrix* m) {
+  try {
+    *m = read();
+    return "";
+  } catch (const ValidationError& e) {
+    return e.what();
+  }
+}
+}  // namespace
+
+TEST(NpyCorpus, EveryFileIsReadOrRefusedWithItsReason) {
+  const auto entries = corpus();
+  ASSERT_GT(entries.size(), 300u) << "corpus missing at " << TILESCOPE_NPY_CORPUS;
+  size_t valid = 0;
+  for (const auto& e : entries) {
+    SCOPED_TRACE(e.file);
+    std::ifstream in(e.file, std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    HostMatrix from_file, from_memory;
+    const std::string why = outcome([&] { return read_npy(e.file); }, &from_file);
+    const std::string why_mem = outcome(
+        [&] {
+          return decode_npy(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), e.file);
+        },
+        &from_memory);
+    EXPECT_EQ(why, why_mem) << "the file and the in-memory reader disagree";
+    if (e.expect == "refuse") {
+      EXPECT_NE(why, "") << "accepted, but numpy's rules refuse it (" << e.detail << ")";
+      EXPECT_NE(why.find(e.detail), std::string::npos) << "message: " << why << "\nwanted: " << e.detail;
+      EXPECT_EQ(why.rfind(e.file + ":", 0), 0u) << "the message names the file: " << why;
+      EXPECT_LT(why.size(), 400u) << "a message that long repeats the file: " << why.substr(0, 400);
+      continue;
+    }
+    ++valid;
+    ASSERT_EQ(why, "");
+    int64_t rows = 0, cols = 0;
+    ASSERT_EQ(std::sscanf(e.expect.c_str(), "ok %lld %lld", (long long*)&rows, (long long*)&cols), 2);
+    ASSERT_EQ(from_file.rows, rows);
+    ASSERT_EQ(from_file.cols, cols);
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c)
+        ASSERT_EQ(from_file.at(r, c), float(r * cols + c) / 4 - 3) << r << "," << c;
+    EXPECT_EQ(from_memory.data, from_file.data);
+    const NpyHeader h = read_npy_header(e.file);
+    EXPECT_EQ(h.rows, rows);
+    EXPECT_EQ(h.cols, cols);
+  }
+  EXPECT_GE(valid, 40u);
+}
+
+TEST(Npy, OnlyRegularFilesAreReadAndAFifoNeverBlocks) {
+  test::TempDir dir;
+  const std::string fifo = dir.file("pipe.npy");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_NE(error_of(fifo).find("is a FIFO (named pipe); only regular files are read"), std::string::npos);
+  EXPECT_NE(error_of(dir.path().string()).find("is a folder"), std::string::npos);
+  EXPECT_NE(error_of("/dev/zero").find("is a character device"), std::string::npos);
+  std::filesystem::create_symlink("loop.npy", dir.file("loop.npy"));
+  EXPECT_NE(error_of(dir.file("loop.npy")).find("cannot open"), std::string::npos);
+}
+
+TEST(Npy, SizesComeFromTheHeaderBeforeAnyDataIsRead) {
+  test::TempDir dir;
+  // A sparse 131072 x 131072 file: 64 GiB as far as its size goes, a few KiB on disk.
+  const std::string big = dir.file("big.npy");
+  write_raw(big, "{'descr': '<f4', 'fortran_order': False, 'shape': (131072, 131072), }", nullptr, 0);
+  const auto header = std::filesystem::file_size(big);
+  std::filesystem::resize_file(big, header + (uint64_t(131072) * 131072 * 4));
+  const NpyHeader h = read_npy_header(big);
+  EXPECT_EQ(h.rows, 131072);
+  EXPECT_EQ(h.data_bytes, uint64_t(1) << 36);
+  EXPECT_EQ(h.data_offset, header);
+  // Reading it is refused for the memory it needs, not attempted (no std::bad_alloc).
+  if (available_host_memory() < (uint64_t(1) << 36))
+    EXPECT_NE(error_of(big).find("of host memory, but only"), std::string::npos) << error_of(big);
+}
+
+TEST(Npy, WritingNeverReplacesWithoutBeingAskedAndForceReplacesRegularFilesOnly) {
+  test::TempDir dir;
+  HostMatrix m(2, 2);
+  const std::string path = dir.file("m.npy");
+  { std::ofstream(path) << "precious"; }
+  EXPECT_THROW(write_npy(path, m), ValidationError);
+  std::ifstream in(path);
+  std::string content;
+  in >> content;
+  EXPECT_EQ(content, "precious");
+  write_npy(path, m, Replace::RegularFile);
+  EXPECT_EQ(read_npy(path).rows, 2);
+  const std::string link = dir.file("link.npy");
+  std::filesystem::create_symlink(path, link);
+  EXPECT_THROW(write_npy(link, m, Replace::RegularFile), ValidationError);
+  EXPECT_TRUE(std::filesystem::is_symlink(link));
+  // Nothing but the files named is left in the folder: no temporary.
+  size_t files = 0;
+  for (auto it = std::filesystem::directory_iterator(dir.path()); it != std::filesystem::directory_iterator();
+       ++it)
+    ++files;
+  EXPECT_EQ(files, 2u);
 }

@@ -178,3 +178,32 @@ TEST(Schedule, FindsMissingTilesAndImpossibleStamps) {
   EXPECT_NE(check_trace(t).find("record count"), std::string::npos);
   EXPECT_NE(summarize_schedule(t).problem, "");
 }
+
+TEST(Schedule, TheViewAggregatesWhatThePanelDrawsOffTheWindowsThread) {
+  const TileTrace t = synthetic();
+  const ScheduleView v = prepare_schedule_view(t, 6, 4000);
+  EXPECT_EQ(v.summary.problem, "");
+  // Fractions of the launch (100..400 ns) and of the longest tile (150 ns).
+  ASSERT_EQ(v.start_frac.size(), 6u);
+  EXPECT_FLOAT_EQ(v.start_frac[0], 0.0f);
+  EXPECT_FLOAT_EQ(v.start_frac[2], 200.0f / 300.0f);
+  EXPECT_FLOAT_EQ(v.duration_frac[3], 1.0f);
+  EXPECT_FLOAT_EQ(v.duration_frac[5], 70.0f / 150.0f);
+  // 6 bins of 50 ns: SM 1 has tiles 3 and 4 overlapping in its first bins, then tile 5.
+  ASSERT_EQ(v.gantt_sms, 2);
+  ASSERT_EQ(v.gantt.size(), 12u);
+  EXPECT_EQ(v.gantt[6 + 0], 2.0f);  // SM 1, 100..150 ns: tiles 3 and 4
+  EXPECT_EQ(v.gantt[0 + 5], 1.0f);  // SM 0, 350..400 ns: tile 2
+  EXPECT_EQ(v.gantt_peak, 3.0f) << "SM 1's third bin holds tiles 3, 4 and the start of 5";
+  // The resident-tiles curve, the same as concurrency_curve in microseconds.
+  const auto curve = concurrency_curve(t);
+  ASSERT_EQ(v.curve_us.size(), curve.size());
+  EXPECT_EQ(v.curve_tiles.front(), 2);
+  EXPECT_DOUBLE_EQ(v.curve_us.back(), curve.back().first * 1e-3);
+  // A broken trace: only the reason.
+  TileTrace bad = synthetic();
+  bad.records.pop_back();
+  const ScheduleView b = prepare_schedule_view(bad);
+  EXPECT_NE(b.summary.problem, "");
+  EXPECT_TRUE(b.gantt.empty());
+}

@@ -1,4 +1,9 @@
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+
 #include <fstream>
+#include <iterator>
 
 #include <gtest/gtest.h>
 
@@ -94,4 +99,117 @@ TEST(Settings, HeatmapDisplayRoundTripsAndBadValuesWarn) {
   EXPECT_NE(warnings.find("heatmaps.range"), std::string::npos) << warnings;
   EXPECT_NE(warnings.find("heatmaps.lo"), std::string::npos) << warnings;
   EXPECT_NE(warnings.find("error_map"), std::string::npos) << warnings;
+}
+
+namespace {
+std::string file_content(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+}
+}  // namespace
+
+TEST(Settings, ValuesAreCheckedNotTruncatedAndWrongTypesAreNamed) {
+  test::TempDir dir;
+  {
+    std::ofstream(dir.file("s.json"))
+        << R"({"tile": 4294967312, "m": 9223372036854775808, "seed": -1, "square": "yes", "auto_run": 1,)"
+        << R"( "kernel": 5, "export_dir": [], "input": 3, "heatmaps": {"colormap": 7, "lo": 1e300}})";
+  }
+  std::string w;
+  bool keep = false;
+  const Settings s = load_settings(dir.file("s.json"), &w, &keep);
+  EXPECT_EQ(s.spec.tile, ProblemSpec{}.tile) << "4294967312 must not become 16";
+  EXPECT_EQ(s.spec.m, ProblemSpec{}.m);
+  EXPECT_EQ(s.spec.seed, ProblemSpec{}.seed);
+  EXPECT_EQ(s.square, true);
+  EXPECT_EQ(s.auto_run, true);
+  EXPECT_EQ(s.spec.kernel, "tiled");
+  EXPECT_EQ(s.matrices.lo, 0.0f);
+  for (const char* named : {"tile = 4294967312", "m = 9223372036854775808", "seed = -1", "square = \"yes\"",
+                            "auto_run = 1", "kernel = 5", "export_dir = an array of 0 values", "input = 3",
+                            "heatmaps.colormap = 7", "heatmaps.lo = 1e+300"})
+    EXPECT_NE(w.find(named), std::string::npos) << named << " missing from: " << w;
+  EXPECT_TRUE(keep) << "a file with invalid entries must be kept as it is";
+}
+
+TEST(Settings, MissingSizesTakeTheDefaultsGivenNotTheGpuOnes) {
+  test::TempDir dir;
+  { std::ofstream(dir.file("s.json")) << R"({"kernel": "naive", "m": 40})"; }
+  Settings cpu_defaults;
+  cpu_defaults.spec.m = cpu_defaults.spec.n = cpu_defaults.spec.k = 256;
+  std::string w;
+  bool keep = true;
+  const Settings s = load_settings(dir.file("s.json"), &w, &keep, cpu_defaults);
+  EXPECT_EQ(s.spec.m, 40);
+  EXPECT_EQ(s.spec.n, 256);
+  EXPECT_EQ(s.spec.k, 256);
+  EXPECT_EQ(s.spec.kernel, "naive");
+  EXPECT_TRUE(w.empty()) << w;
+  EXPECT_FALSE(keep);
+  // Absent: the defaults, no warning, and the file may be written.
+  const Settings absent = load_settings(dir.file("none.json"), &w, &keep, cpu_defaults);
+  EXPECT_EQ(absent.spec.m, 256);
+  EXPECT_TRUE(w.empty());
+  EXPECT_FALSE(keep);
+}
+
+TEST(Settings, BrokenFilesGiveDefaultsAWarningAndAreKept) {
+  test::TempDir dir;
+  const std::string deep =
+      "{\"m\": 64, \"heatmaps\": " + std::string(100000, '[') + std::string(100000, ']') + "}";
+  { std::ofstream(dir.file("deep.json")) << deep; }
+  ASSERT_EQ(mkfifo(dir.file("fifo.json").c_str(), 0600), 0);
+  std::filesystem::create_symlink("loop.json", dir.file("loop.json"));
+  std::filesystem::create_directories(dir.file("folder.json"));
+  { std::ofstream(dir.file("array.json")) << "[1, 2, 3]"; }
+  { std::ofstream(dir.file("big.json")) << std::string(2 << 20, ' ') << "{}"; }
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"deep.json", "nested more than 64 levels deep"},
+      {"fifo.json", "is a FIFO"},
+      {"loop.json", "Too many levels of symbolic links"},
+      {"folder.json", "is a folder"},
+      {"array.json", "holds an array of 3 values, not a JSON object"},
+      {"big.json", "more than settings ever need"},
+  };
+  for (const auto& [name, why] : cases) {
+    SCOPED_TRACE(name);
+    std::string w;
+    bool keep = false;
+    const Settings s = load_settings(dir.file(name), &w, &keep);
+    EXPECT_EQ(s.spec, ProblemSpec{});
+    EXPECT_NE(w.find(why), std::string::npos) << w;
+    EXPECT_NE(w.find("kept as it is"), std::string::npos) << w;
+    EXPECT_TRUE(keep);
+    EXPECT_LT(w.size(), 600u) << "a warning that long prints the value: " << w.substr(0, 600);
+  }
+  EXPECT_EQ(file_content(dir.file("deep.json")), deep);
+}
+
+TEST(Settings, SavingReplacesARegularFileOnlyAndAFailedSaveKeepsTheOldOne) {
+  test::TempDir dir;
+  ASSERT_EQ(mkfifo(dir.file("fifo.json").c_str(), 0600), 0);
+  EXPECT_THROW(save_settings(dir.file("fifo.json"), Settings{}), ValidationError);
+  EXPECT_TRUE(std::filesystem::is_fifo(dir.file("fifo.json")));
+  { std::ofstream(dir.file("s.json")) << "{\"m\": 5}"; }
+  rlimit old{};
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &old), 0);
+  auto* handler = signal(SIGXFSZ, SIG_IGN);
+  rlimit tiny = old;
+  tiny.rlim_cur = 16;  // the settings JSON is longer: the write fails as on a full disk
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &tiny), 0);
+  bool failed = false;
+  try {
+    save_settings(dir.file("s.json"), Settings{});
+  } catch (const std::runtime_error&) {
+    failed = true;
+  }
+  setrlimit(RLIMIT_FSIZE, &old);
+  signal(SIGXFSZ, handler);
+  EXPECT_TRUE(failed) << "a truncated settings file was renamed into place";
+  EXPECT_EQ(file_content(dir.file("s.json")), "{\"m\": 5}");
+  size_t files = 0;
+  for (auto it = std::filesystem::directory_iterator(dir.path()); it != std::filesystem::directory_iterator();
+       ++it)
+    ++files;
+  EXPECT_EQ(files, 2u) << "a temporary file was left behind";
 }

@@ -1,0 +1,280 @@
+#include "files.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <stdexcept>
+
+namespace ts {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string why(int err) {
+  return std::strerror(err);
+}
+
+fs::path folder_of(const fs::path& p) {
+  return p.has_parent_path() ? p.parent_path() : fs::path(".");
+}
+
+// A name for a temporary file next to `target`: hidden, unique, and short enough for any file system.
+fs::path temp_name(const fs::path& target) {
+  static thread_local std::mt19937_64 rng{std::random_device{}() ^ uint64_t(::getpid()) << 32};
+  std::string base = target.filename().string().substr(0, 96);
+  char tag[24];
+  std::snprintf(tag, sizeof tag, "%012llx", (unsigned long long)(rng() & 0xffffffffffffULL));
+  return folder_of(target) / ("." + base + ".tilescope-" + tag + ".tmp");
+}
+
+// Creates a new temporary file next to `target` exclusively; returns its descriptor, or -1 with errno set.
+int create_temp(const fs::path& target, fs::path* tmp) {
+  for (int attempt = 0; attempt < 64; ++attempt) {
+    *tmp = temp_name(target);
+    const int fd = ::open(tmp->c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0666);
+    if (fd >= 0 || errno != EEXIST) return fd;
+  }
+  errno = EEXIST;
+  return -1;
+}
+
+// lstat: 0 when absent, else the mode; throws ValidationError when the path cannot be looked at.
+unsigned target_mode(const fs::path& p, const std::string& what) {
+  struct stat st {};
+  if (::lstat(p.c_str(), &st) == 0) return unsigned(st.st_mode);
+  if (errno == ENOENT) return 0;
+  throw ValidationError(what + p.string() + ": cannot be looked at (" + why(errno) + ")");
+}
+
+// The refusals common to the check before a run and the writer itself.
+void refuse_target(const fs::path& p, unsigned mode, Replace replace, const std::string& what) {
+  if (mode == 0) return;
+  if (S_ISDIR(mode)) throw ValidationError(what + p.string() + " is a folder");
+  if (!S_ISREG(mode))
+    throw ValidationError(what + p.string() + " is " + describe_file_type(mode) +
+                          ", not a regular file; it is never replaced (--force replaces regular files only)");
+  if (replace == Replace::Never)
+    throw ValidationError(what + p.string() + " already exists; choose another name or pass --force");
+}
+
+void fsync_folder(const fs::path& dir) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;
+  ::fsync(fd);  // best effort: the file itself is already on disk
+  ::close(fd);
+}
+
+}  // namespace
+
+std::string describe_file_type(unsigned mode) {
+  if (S_ISDIR(mode)) return "a folder";
+  if (S_ISLNK(mode)) return "a symbolic link";
+  if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISREG(mode)) return "a regular file";
+  return "not a regular file";
+}
+
+void check_output_folder(const std::string& dir, const std::string& what) {
+  const std::string w = what.empty() ? "" : what + " ";
+  std::error_code ec;
+  const fs::path d(dir);
+  if (!fs::is_directory(d, ec)) {
+    if (fs::exists(d, ec)) throw ValidationError(w + dir + " is not a folder");
+    fs::create_directories(d, ec);
+    if (ec) throw ValidationError(w + dir + ": the folder cannot be created (" + ec.message() + ")");
+  }
+  fs::path tmp;
+  const int fd = create_temp(d / "probe", &tmp);
+  if (fd < 0) throw ValidationError(w + dir + ": cannot create files in this folder (" + why(errno) + ")");
+  ::close(fd);
+  ::unlink(tmp.c_str());
+}
+
+void check_output_path(const std::string& path, Replace replace, const std::string& what) {
+  if (path.empty()) return;
+  const std::string w = what.empty() ? "" : what + " ";
+  const fs::path p(path);
+  if (!p.has_filename() || p.filename() == "." || p.filename() == "..")
+    throw ValidationError(w + path + " names a folder, not a file");
+  refuse_target(p, target_mode(p, w), replace, w);
+  const fs::path dir = folder_of(p);
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0)
+    throw ValidationError(w + path + ": folder " + dir.string() +
+                          (errno == ENOENT ? " does not exist" : " cannot be reached (" + why(errno) + ")"));
+  if (!S_ISDIR(st.st_mode)) throw ValidationError(w + path + ": " + dir.string() + " is not a folder");
+  fs::path tmp;
+  const int fd = create_temp(p, &tmp);
+  if (fd < 0)
+    throw ValidationError(w + path + ": cannot create files in folder " + dir.string() + " (" + why(errno) +
+                          ")");
+  ::close(fd);
+  ::unlink(tmp.c_str());
+}
+
+AtomicWriter::AtomicWriter(const fs::path& path, Replace replace) : m_path(path), m_replace(replace) {
+  if (!path.has_filename()) throw ValidationError(path.string() + " names a folder, not a file");
+  const unsigned mode = target_mode(path, "");
+  refuse_target(path, mode, replace, "");
+  m_fd = create_temp(path, &m_tmp);
+  if (m_fd < 0)
+    throw std::runtime_error(path.string() + ": cannot create a file in " + folder_of(path).string() + " (" +
+                             why(errno) + ")");
+  if (mode != 0) ::fchmod(m_fd, mode & 07777);  // a replaced file keeps its permissions
+}
+
+AtomicWriter::~AtomicWriter() {
+  discard();
+}
+
+void AtomicWriter::discard() noexcept {
+  if (m_fd >= 0) ::close(m_fd);
+  m_fd = -1;
+  if (!m_committed && !m_tmp.empty()) ::unlink(m_tmp.c_str());
+  m_tmp.clear();
+}
+
+void AtomicWriter::write(const void* data, size_t bytes) {
+  if (m_fd < 0) throw std::logic_error("AtomicWriter::write after commit");
+  const char* p = static_cast<const char*>(data);
+  while (bytes > 0) {
+    const ssize_t n = ::write(m_fd, p, bytes);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int err = n < 0 ? errno : ENOSPC;
+      discard();
+      throw std::runtime_error(m_path.string() + ": write failed (" + why(err) + "); nothing was written");
+    }
+    p += n;
+    bytes -= size_t(n);
+  }
+}
+
+void AtomicWriter::commit() {
+  if (m_fd < 0) throw std::logic_error("AtomicWriter::commit twice");
+  auto fail = [&](const std::string& step, int err) {
+    discard();
+    throw std::runtime_error(m_path.string() + ": " + step + " failed (" + why(err) +
+                             "); nothing was written");
+  };
+  if (::fsync(m_fd) != 0) fail("flushing to disk", errno);
+  const int fd = m_fd;
+  m_fd = -1;
+  if (::close(fd) != 0) fail("closing", errno);
+
+  if (m_replace == Replace::Never) {
+    // Exclusive: the rename fails when the target exists, however recently it appeared.
+    if (::renameat2(AT_FDCWD, m_tmp.c_str(), AT_FDCWD, m_path.c_str(), RENAME_NOREPLACE) != 0) {
+      const int err = errno;
+      if (err == EEXIST) {
+        discard();
+        throw ValidationError(m_path.string() + " already exists; not replaced");
+      }
+      if (err != EINVAL && err != ENOSYS && err != ENOTSUP) fail("renaming into place", err);
+      // A file system without RENAME_NOREPLACE: a hard link is exclusive too.
+      if (::link(m_tmp.c_str(), m_path.c_str()) == 0) {
+        ::unlink(m_tmp.c_str());
+      } else if (errno == EEXIST) {
+        discard();
+        throw ValidationError(m_path.string() + " already exists; not replaced");
+      } else {
+        // Neither (e.g. FAT): check, then rename.
+        if (target_mode(m_path, "") != 0) {
+          discard();
+          throw ValidationError(m_path.string() + " already exists; not replaced");
+        }
+        if (std::rename(m_tmp.c_str(), m_path.c_str()) != 0) fail("renaming into place", errno);
+      }
+    }
+  } else {
+    const unsigned mode = target_mode(m_path, "");
+    if (mode != 0 && !S_ISREG(mode)) {
+      discard();
+      refuse_target(m_path, mode, m_replace, "");
+    }
+    if (std::rename(m_tmp.c_str(), m_path.c_str()) != 0) fail("renaming into place", errno);
+  }
+  m_committed = true;
+  m_tmp.clear();
+  fsync_folder(folder_of(m_path));
+}
+
+void write_file(const fs::path& path, std::string_view bytes, Replace replace) {
+  AtomicWriter w(path, replace);
+  w.write(bytes);
+  w.commit();
+}
+
+InputFile::InputFile(const std::string& path) : m_path(path) {
+  // Non-blocking, so that opening a FIFO returns at once (it is then refused below).
+  m_fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (m_fd < 0) throw ValidationError(path + ": cannot open (" + why(errno) + ")");
+  struct stat st {};
+  if (::fstat(m_fd, &st) != 0) {
+    const int err = errno;
+    ::close(m_fd);
+    throw ValidationError(path + ": cannot open (" + why(err) + ")");
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(m_fd);
+    throw ValidationError(path + " is " + describe_file_type(unsigned(st.st_mode)) +
+                          "; only regular files are read");
+  }
+  m_size = uint64_t(st.st_size);
+}
+
+InputFile::~InputFile() {
+  if (m_fd >= 0) ::close(m_fd);
+}
+
+bool InputFile::read_at(uint64_t offset, void* out, size_t bytes) const {
+  char* p = static_cast<char*>(out);
+  while (bytes > 0) {
+    const ssize_t n = ::pread(m_fd, p, bytes, off_t(offset));
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    if (n < 0) throw ValidationError(m_path + ": read error (" + why(errno) + ")");
+    if (n == 0) return false;
+    p += n;
+    offset += uint64_t(n);
+    bytes -= size_t(n);
+  }
+  return true;
+}
+
+uint64_t available_host_memory() {
+  std::ifstream f("/proc/meminfo");
+  std::string key;
+  uint64_t kib = 0;
+  std::string unit;
+  while (f >> key >> kib >> unit)
+    if (key == "MemAvailable:") return kib * 1024;
+  return 0;
+}
+
+std::string format_bytes(double bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (bytes >= 1024 && u < 4) bytes /= 1024, ++u;
+  char b[48];
+  std::snprintf(b, sizeof b, u == 0 ? "%.0f %s" : "%.1f %s", bytes, units[u]);
+  return b;
+}
+
+void check_host_memory(uint64_t bytes, const std::string& what) {
+  const uint64_t avail = available_host_memory();
+  if (avail > 0 && bytes > avail)
+    throw ValidationError(what + " needs " + format_bytes(double(bytes)) + " of host memory, but only " +
+                          format_bytes(double(avail)) + " is available");
+}
+
+}  // namespace ts

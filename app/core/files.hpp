@@ -1,0 +1,93 @@
+#pragma once
+// [SECTION] The files a person names: reading them safely, and the one way the program writes a file.
+//
+// Reading: only regular files are read. A FIFO, a device, a socket or a folder is refused before anything can
+// block on it (the file is opened non-blocking, then checked with fstat).
+//
+// Writing: every writer of the program (.npy, PNG, CSV, JSON, bench tables, settings, panel exports) goes
+// through AtomicWriter / write_file. The bytes go to a new temporary file created exclusively (O_EXCL) under
+// a unique name in the target's folder, are flushed to disk (fsync) and checked, and only then renamed onto
+// the target. A failed write (a full disk, an I/O error) leaves the old file untouched and no temporary
+// behind.
+//   Replace::Never        an existing target is never replaced, also one that appears while writing (the
+//                         final step is an exclusive rename or link, not a check followed by a rename).
+//   Replace::RegularFile  (--force) replaces a regular file only; never a symbolic link, FIFO, device or
+//   folder.
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+#include "problem.hpp"
+
+namespace ts {
+
+enum class Replace { Never, RegularFile };
+
+// Before any work is spent: checks that `path` could be written under `replace` (the folder exists and a new
+// file can be created in it, the target is absent, or a regular file that may be replaced). Throws
+// ValidationError naming `what` (e.g. "--out"), the path and the reason. An empty path is accepted.
+void check_output_path(const std::string& path, Replace replace, const std::string& what);
+
+// A folder files will be created in (made with its parents when missing): throws ValidationError when it is
+// not a folder or a new file cannot be created in it.
+void check_output_folder(const std::string& dir, const std::string& what);
+
+class AtomicWriter {
+ public:
+  // Creates the temporary file next to `path`. Throws ValidationError when the target may not be replaced
+  // (exists under Replace::Never, or is not a regular file), std::runtime_error when the folder cannot be
+  // written.
+  AtomicWriter(const std::filesystem::path& path, Replace replace);
+  ~AtomicWriter();  // without commit(): the temporary file is removed, the target untouched
+  AtomicWriter(const AtomicWriter&) = delete;
+  AtomicWriter& operator=(const AtomicWriter&) = delete;
+
+  // Throws std::runtime_error naming the path and the reason (e.g. "No space left on device").
+  void write(const void* data, size_t bytes);
+  void write(std::string_view text) { write(text.data(), text.size()); }
+  // fsync, close, then the rename onto the target; throws as write() does, or ValidationError when the target
+  // appeared meanwhile under Replace::Never (or became something other than a regular file).
+  void commit();
+
+ private:
+  void discard() noexcept;
+  std::filesystem::path m_path, m_tmp;
+  Replace m_replace;
+  int m_fd = -1;
+  bool m_committed = false;
+};
+
+// The whole of `bytes` to `path` through an AtomicWriter.
+void write_file(const std::filesystem::path& path, std::string_view bytes, Replace replace);
+
+// A regular file opened for reading. Throws ValidationError "<path>: cannot open (reason)" or "<path> is not
+// a regular file (a FIFO)" and the like.
+class InputFile {
+ public:
+  explicit InputFile(const std::string& path);
+  ~InputFile();
+  InputFile(const InputFile&) = delete;
+  InputFile& operator=(const InputFile&) = delete;
+
+  uint64_t size() const { return m_size; }
+  // Reads exactly `bytes` at `offset`; false when the file ends first. Throws ValidationError on I/O errors.
+  bool read_at(uint64_t offset, void* out, size_t bytes) const;
+
+ private:
+  std::string m_path;
+  int m_fd = -1;
+  uint64_t m_size = 0;
+};
+
+// What kind of file `path` is, for messages: "a FIFO", "a folder", "a symbolic link", ...
+std::string describe_file_type(unsigned mode);
+
+// Host memory that can still be allocated (MemAvailable of /proc/meminfo); 0 when unknown.
+uint64_t available_host_memory();
+// Throws ValidationError when `bytes` exceed the memory available ("<what> needs 4.0 GiB of host memory
+// ...").
+void check_host_memory(uint64_t bytes, const std::string& what);
+std::string format_bytes(double bytes);  // "512 B", "3.5 MiB", "64.0 GiB"
+
+}  // namespace ts

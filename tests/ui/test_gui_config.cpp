@@ -1,0 +1,154 @@
+// The window starting with a broken config folder: it opens with defaults, says what it ignored, and at exit
+// (SIGTERM closes it as the close button does) never replaces a settings file it could not use. Each test
+// starts the real `tilescope` window on the virtual X server; SKIP without a display.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+
+#include <gtest/gtest.h>
+
+#include "test_util.hpp"
+
+using namespace ts;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kBin = TILESCOPE_BIN;
+
+bool have_display() {
+  const char* d = std::getenv("DISPLAY");
+  return d && *d;
+}
+
+std::string content(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+}
+
+// Starts the window with XDG_CONFIG_HOME = `config_home`; once it handles SIGTERM (the window's first step,
+// read from /proc), lets it run for two seconds, closes it with SIGTERM and returns its output and exit code.
+// A window that never gets to its frame loop (stuck reading a FIFO, say) does not react to SIGTERM and is
+// killed after 20 s.
+test::CmdResult start_and_close(const std::string& config_home) {
+  const test::TempDir dir;
+  const std::string script = dir.file("start_and_close.sh");
+  std::ofstream(script) << R"(
+XDG_CONFIG_HOME="$2" "$1" --backend cpu &
+pid=$!
+for i in $(seq 300); do
+  mask=$(awk '/^SigCgt/ {print $2}' /proc/$pid/status 2>/dev/null)
+  [ -n "$mask" ] && (( 0x$mask & 0x4000 )) && break
+  sleep 0.1
+done
+sleep 2
+kill -TERM $pid
+for i in $(seq 200); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done
+if kill -0 $pid 2>/dev/null; then kill -KILL $pid; echo "still running 20 s after SIGTERM"; fi
+wait $pid
+echo "exit=$?"
+)";
+  return test::run_cmd("bash '" + script + "' '" + kBin + "' '" + config_home + "'");
+}
+
+int exit_of(const test::CmdResult& r) {
+  const size_t at = r.output.rfind("exit=");
+  return at == std::string::npos ? -1 : std::atoi(r.output.c_str() + at + 5);
+}
+
+}  // namespace
+
+#define REQUIRE_DISPLAY() \
+  if (!have_display()) GTEST_SKIP() << "no X display (install xvfb so ctest can start one)"
+
+TEST(GuiConfig, NoSettingsYetStartsWithTheBackendsDefaultsAndSavesAtExit) {
+  REQUIRE_DISPLAY();
+  test::TempDir dir;
+  const auto r = start_and_close(dir.path().string());
+  ASSERT_EQ(exit_of(r), 0) << r.output;
+  const std::string saved = content(dir.file("tilescope/settings.json"));
+  EXPECT_NE(saved.find("\"m\": 256"), std::string::npos) << saved;  // the CPU backend's first look
+  EXPECT_EQ(r.output.find("settings:"), std::string::npos) << r.output;
+}
+
+TEST(GuiConfig, SettingsWithoutSizesUseTheBackendsDefaultsNotTheGpusOnes) {
+  REQUIRE_DISPLAY();
+  test::TempDir dir;
+  fs::create_directories(dir.file("tilescope"));
+  { std::ofstream(dir.file("tilescope/settings.json")) << R"({"kernel": "naive", "tile": 8})"; }
+  const auto r = start_and_close(dir.path().string());
+  ASSERT_EQ(exit_of(r), 0) << r.output;
+  const std::string saved = content(dir.file("tilescope/settings.json"));
+  EXPECT_NE(saved.find("\"m\": 256"), std::string::npos) << saved;
+  EXPECT_NE(saved.find("\"kernel\": \"naive\""), std::string::npos) << saved;
+}
+
+TEST(GuiConfig, AFifoForSettingsAndLayoutNeitherBlocksTheStartNorIsReplaced) {
+  REQUIRE_DISPLAY();
+  test::TempDir dir;
+  fs::create_directories(dir.file("tilescope"));
+  ASSERT_EQ(::mkfifo(dir.file("tilescope/settings.json").c_str(), 0600), 0);
+  ASSERT_EQ(::mkfifo(dir.file("tilescope/imgui.ini").c_str(), 0600), 0);
+  const auto r = start_and_close(dir.path().string());
+  ASSERT_EQ(exit_of(r), 0) << r.output;
+  EXPECT_NE(r.output.find("settings.json is a FIFO"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("imgui.ini is not a regular file"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("settings not saved"), std::string::npos) << r.output;
+  EXPECT_TRUE(fs::is_fifo(dir.file("tilescope/settings.json")));
+  EXPECT_TRUE(fs::is_fifo(dir.file("tilescope/imgui.ini")));
+}
+
+TEST(GuiConfig, ADeeplyNestedValueIsIgnoredAndTheFileKept) {
+  REQUIRE_DISPLAY();
+  test::TempDir dir;
+  fs::create_directories(dir.file("tilescope"));
+  const std::string nested =
+      "{\"m\": 64, \"heatmaps\": " + std::string(200000, '[') + std::string(200000, ']') + "}";
+  { std::ofstream(dir.file("tilescope/settings.json")) << nested; }
+  const auto r = start_and_close(dir.path().string());
+  ASSERT_EQ(exit_of(r), 0) << r.output;
+  EXPECT_NE(r.output.find("nested more than 64 levels deep"), std::string::npos) << r.output;
+  EXPECT_EQ(content(dir.file("tilescope/settings.json")), nested) << "the unusable file was replaced";
+}
+
+TEST(GuiConfig, ASymlinkLoopAndAnInvalidValueAreReportedAndKept) {
+  REQUIRE_DISPLAY();
+  test::TempDir dir;
+  fs::create_directories(dir.file("loop/tilescope"));
+  fs::create_symlink("settings.json", dir.file("loop/tilescope/settings.json"));
+  auto r = start_and_close(dir.file("loop"));
+  ASSERT_EQ(exit_of(r), 0) << r.output;
+  EXPECT_NE(r.output.find("Too many levels of symbolic links"), std::string::npos) << r.output;
+  EXPECT_TRUE(fs::is_symlink(dir.file("loop/tilescope/settings.json")));
+
+  fs::create_directories(dir.file("bad/tilescope"));
+  const std::string bad = R"({"m": 64, "tile": 4294967312, "square": "yes"})";
+  { std::ofstream(dir.file("bad/tilescope/settings.json")) << bad; }
+  r = start_and_close(dir.file("bad"));
+  ASSERT_EQ(exit_of(r), 0) << r.output;
+  EXPECT_NE(r.output.find("ignored invalid tile = 4294967312"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("ignored invalid square = \"yes\""), std::string::npos) << r.output;
+  EXPECT_EQ(content(dir.file("bad/tilescope/settings.json")), bad);
+}
+
+TEST(GuiConfig, AConfigFolderThatCannotBeSearchedStartsWithDefaults) {
+  REQUIRE_DISPLAY();
+  test::TempDir dir;
+  std::string home;
+  if (::geteuid() == 0) {
+    // Modes do not stop root: a config "folder" that is a regular file fails the same way (ENOTDIR).
+    { std::ofstream(dir.file("not-a-folder")) << "x"; }
+    home = dir.file("not-a-folder");
+  } else {
+    fs::create_directories(dir.file("locked/tilescope"));
+    fs::permissions(dir.file("locked"), fs::perms::none);
+    home = dir.file("locked");
+  }
+  const auto r = start_and_close(home);
+  if (::geteuid() != 0) fs::permissions(dir.file("locked"), fs::perms::owner_all);
+  ASSERT_EQ(exit_of(r), 0) << r.output;
+  EXPECT_NE(r.output.find("settings.json cannot be looked at"), std::string::npos) << r.output;
+}

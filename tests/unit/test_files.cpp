@@ -1,0 +1,210 @@
+// The program's one writer and its checks: a unique temporary file next to the target, nothing replaced that
+// was not named with --force, --force for regular files only, a failed write leaves everything as it was.
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <iterator>
+
+#include <gtest/gtest.h>
+
+#include "files.hpp"
+#include "test_util.hpp"
+
+using namespace ts;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string content(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+}
+
+std::vector<std::string> names_in(const fs::path& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::string refusal(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const ValidationError& e) {
+    return e.what();
+  }
+  return "not refused";
+}
+
+// A folder this process cannot create files in: read-only by mode, or (as root, whom modes do not stop)
+// /proc.
+std::string unwritable_folder(const test::TempDir& dir) {
+  if (::geteuid() == 0) return "/proc";
+  const std::string ro = dir.file("read-only");
+  fs::create_directories(ro);
+  fs::permissions(ro, fs::perms::owner_read | fs::perms::owner_exec);
+  return ro;
+}
+
+}  // namespace
+
+TEST(Writer, NeverTouchesAFileNamedLikeAnOldTemporary) {
+  test::TempDir dir;
+  // A person's own file that happens to carry the name the old writers used for their temporary file.
+  { std::ofstream(dir.file("out.npy.part")) << "mine"; }
+  write_file(dir.file("out.npy"), "new", Replace::Never);
+  EXPECT_EQ(content(dir.file("out.npy.part")), "mine");
+  EXPECT_EQ(content(dir.file("out.npy")), "new");
+  EXPECT_EQ(names_in(dir.path()), (std::vector<std::string>{"out.npy", "out.npy.part"}));
+}
+
+TEST(Writer, ReplacesOnlyWhenAskedAndKeepsThePermissions) {
+  test::TempDir dir;
+  const std::string p = dir.file("table.md");
+  { std::ofstream(p) << "old"; }
+  fs::permissions(p, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read);
+  EXPECT_NE(refusal([&] { write_file(p, "new", Replace::Never); }).find("already exists"), std::string::npos);
+  EXPECT_EQ(content(p), "old");
+  write_file(p, "new", Replace::RegularFile);
+  EXPECT_EQ(content(p), "new");
+  EXPECT_EQ(fs::status(p).permissions() & fs::perms::all,
+            fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read);
+  EXPECT_EQ(names_in(dir.path()), std::vector<std::string>{"table.md"});
+}
+
+TEST(Writer, ForceReplacesRegularFilesOnlyNeverLinksFifosSocketsDevicesOrFolders) {
+  test::TempDir dir;
+  { std::ofstream(dir.file("target")) << "precious"; }
+  fs::create_symlink(dir.file("target"), dir.file("link"));
+  ASSERT_EQ(::mkfifo(dir.file("fifo").c_str(), 0600), 0);
+  fs::create_directories(dir.file("folder"));
+  const int sock = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  const std::string sock_path = dir.file("sock");
+  ASSERT_LT(sock_path.size(), sizeof addr.sun_path);
+  std::strcpy(addr.sun_path, sock_path.c_str());
+  ASSERT_EQ(::bind(sock, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  std::vector<std::pair<std::string, std::string>> cases = {
+      {"link", "a symbolic link"}, {"fifo", "a FIFO"}, {"sock", "a socket"}, {"folder", "is a folder"}};
+  if (::geteuid() == 0 && ::mknod(dir.file("null").c_str(), S_IFCHR | 0666, makedev(1, 3)) == 0)
+    cases.push_back({"null", "a character device"});  // a /dev/null of our own, in the test's folder
+  for (const auto& [name, kind] : cases) {
+    SCOPED_TRACE(name);
+    const std::string p = dir.file(name);
+    const auto before = fs::symlink_status(p).type();
+    for (Replace r : {Replace::RegularFile, Replace::Never}) {
+      EXPECT_NE(refusal([&] { write_file(p, "x", r); }).find(kind), std::string::npos);
+      EXPECT_NE(refusal([&] { check_output_path(p, r, "--out"); }).find(kind), std::string::npos);
+    }
+    EXPECT_EQ(fs::symlink_status(p).type(), before);
+  }
+  ::close(sock);
+  EXPECT_EQ(content(dir.file("target")), "precious");
+  EXPECT_EQ(names_in(dir.path()).size(), cases.size() + 1) << "a temporary file was left behind";
+}
+
+TEST(Writer, AFailedWriteLeavesTheOldFileAndNoTemporary) {
+  test::TempDir dir;
+  const std::string p = dir.file("c.npy");
+  { std::ofstream(p) << "old contents"; }
+  // The file size limit makes write(2) fail (EFBIG) as a full disk makes it fail (ENOSPC), on any machine.
+  rlimit old{};
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &old), 0);
+  auto* old_handler = ::signal(SIGXFSZ, SIG_IGN);
+  rlimit small = old;
+  small.rlim_cur = 64 * 1024;
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+  std::string error;
+  try {
+    write_file(p, std::string(1 << 20, 'x'), Replace::RegularFile);
+  } catch (const std::runtime_error& e) {
+    error = e.what();
+  }
+  ::setrlimit(RLIMIT_FSIZE, &old);
+  ::signal(SIGXFSZ, old_handler);
+  EXPECT_NE(error.find("write failed"), std::string::npos) << error;
+  EXPECT_NE(error.find("nothing was written"), std::string::npos) << error;
+  EXPECT_EQ(content(p), "old contents");
+  EXPECT_EQ(names_in(dir.path()), std::vector<std::string>{"c.npy"});
+}
+
+TEST(Writer, AnAbandonedWriterRemovesItsTemporary) {
+  test::TempDir dir;
+  {
+    AtomicWriter w(dir.file("never.csv"), Replace::Never);
+    w.write("half a table");
+  }
+  EXPECT_TRUE(names_in(dir.path()).empty());
+}
+
+TEST(Writer, NeverModeLosesTheRaceToAFileThatAppearsWhileWriting) {
+  test::TempDir dir;
+  const std::string p = dir.file("export.png");
+  AtomicWriter w(p, Replace::Never);
+  w.write("ours");
+  { std::ofstream(p) << "theirs"; }  // appears between the check and the rename
+  EXPECT_NE(refusal([&] { w.commit(); }).find("already exists"), std::string::npos);
+  EXPECT_EQ(content(p), "theirs");
+  EXPECT_EQ(names_in(dir.path()), std::vector<std::string>{"export.png"});
+}
+
+TEST(OutputCheck, FindsWhatWouldFailBeforeAnyWorkIsDone) {
+  test::TempDir dir;
+  EXPECT_NO_THROW(check_output_path(dir.file("new.npy"), Replace::Never, "--out"));
+  EXPECT_NO_THROW(check_output_path("", Replace::Never, "--out"));
+  EXPECT_NE(refusal([&] {
+              check_output_path(dir.file("missing/c.npy"), Replace::Never, "--out");
+            }).find("folder " + dir.file("missing") + " does not exist"),
+            std::string::npos);
+  { std::ofstream(dir.file("file")) << "x"; }
+  EXPECT_NE(
+      refusal([&] { check_output_path(dir.file("file/c.npy"), Replace::Never, "--out"); }).find("--out"),
+      std::string::npos);
+  const std::string ro = unwritable_folder(dir);
+  const std::string why = refusal([&] { check_output_path(ro + "/c.npy", Replace::Never, "--out"); });
+  EXPECT_NE(why.find("cannot create files in folder " + ro), std::string::npos) << why;
+  EXPECT_NE(refusal([&] { check_output_folder(ro + "/exports", "--export-panels"); }).find("--export-panels"),
+            std::string::npos);
+  EXPECT_NE(
+      refusal([&] { check_output_folder(dir.file("file"), "--export-panels"); }).find("is not a folder"),
+      std::string::npos);
+  if (::geteuid() != 0) fs::permissions(ro, fs::perms::owner_all);
+  // The checks leave nothing behind.
+  const std::vector<std::string> left =
+      ::geteuid() == 0 ? std::vector<std::string>{"file"} : std::vector<std::string>{"file", "read-only"};
+  EXPECT_EQ(names_in(dir.path()), left);
+}
+
+TEST(InputFiles, OnlyRegularFilesAreOpened) {
+  test::TempDir dir;
+  ASSERT_EQ(::mkfifo(dir.file("fifo").c_str(), 0600), 0);
+  EXPECT_NE(refusal([&] { InputFile f(dir.file("fifo")); }).find("a FIFO (named pipe); only regular files"),
+            std::string::npos);
+  EXPECT_NE(refusal([&] { InputFile f(dir.path().string()); }).find("a folder"), std::string::npos);
+  EXPECT_NE(refusal([&] { InputFile f(dir.file("missing")); }).find("cannot open (No such file"),
+            std::string::npos);
+  { std::ofstream(dir.file("ok")) << "12345"; }
+  InputFile f(dir.file("ok"));
+  EXPECT_EQ(f.size(), 5u);
+  char b[3];
+  EXPECT_TRUE(f.read_at(2, b, 3));
+  EXPECT_EQ(std::string(b, 3), "345");
+  EXPECT_FALSE(f.read_at(3, b, 3));
+}
+
+TEST(HostMemory, ASizeAboveWhatIsAvailableIsRefusedWithTheNumbers) {
+  if (available_host_memory() == 0) GTEST_SKIP() << "no /proc/meminfo here";
+  const std::string why = refusal([] { check_host_memory(uint64_t(1) << 50, "A (1 PiB)"); });
+  EXPECT_NE(why.find("A (1 PiB) needs 1024.0 TiB of host memory, but only"), std::string::npos) << why;
+  EXPECT_NO_THROW(check_host_memory(1024, "a little"));
+}
