@@ -16,6 +16,7 @@
 
 #include "bench.hpp"
 #include "cli/figure_cmd.hpp"
+#include "cli/kernel_file.hpp"
 #include "gpu_catalog.hpp"
 #include "csv.hpp"
 #include "files.hpp"
@@ -25,6 +26,8 @@
 #include "gui.hpp"
 #include "heatmap_bench.hpp"
 #include "npy.hpp"
+#include "kernel_source.hpp"
+#include "your_kernel.hpp"
 #include "registry.hpp"
 #include "run_queue.hpp"
 #include "settings.hpp"
@@ -40,14 +43,18 @@ constexpr int kExitOk = 0, kExitFailed = 1, kExitUsage = 2;
 // message names the value and the limit the same way in the GUI and here.
 struct ProblemArgs {
   std::string backend = "auto";
-  std::string kernel = "tiled";
+  std::string kernel;  // default: tiled, or the only __global__ function of --kernel-file
   std::string tile, size, m, n, k, input = "random", seed = "1", a, b;
+  ts::cli::KernelFileArgs file;  // your own kernel
 };
 
 void add_problem_options(CLI::App* cmd, ProblemArgs& p) {
   cmd->add_option("--backend", p.backend, "auto (CUDA if a GPU is present), cuda or cpu")
       ->capture_default_str();
-  cmd->add_option("--kernel", p.kernel, "kernel name (see `tilescope list`)")->capture_default_str();
+  cmd->add_option(
+      "--kernel", p.kernel,
+      "kernel name (see `tilescope list`; default tiled), or with --kernel-file the __global__ function "
+      "to run");
   cmd->add_option("--tile", p.tile, "tile size (see `tilescope list`; default: the kernel's default)");
   cmd->add_option("--size", p.size, "M = N = K (default 1024; 256 on the CPU backend)");
   cmd->add_option("--m", p.m, "rows of A and C");
@@ -58,6 +65,7 @@ void add_problem_options(CLI::App* cmd, ProblemArgs& p) {
   cmd->add_option("--seed", p.seed, "seed of the random inputs")->capture_default_str();
   cmd->add_option("--a", p.a, "A from a 2-D float32 .npy file (with --b)");
   cmd->add_option("--b", p.b, "B from a 2-D float32 .npy file (with --a)");
+  ts::cli::add_kernel_file_options(cmd, p.file);
 }
 
 uint64_t parse_seed(const std::string& s) {
@@ -70,12 +78,21 @@ uint64_t parse_seed(const std::string& s) {
 ts::RunRequest build_request(const ProblemArgs& p, ts::Backend& backend) {
   ts::RunRequest req;
   ts::ProblemSpec& s = req.spec;
-  s.kernel = p.kernel;
+  if (!p.file.file.empty())
+    s.kernel = ts::cli::load_kernel_file(p.file, p.kernel, p.tile);  // registered as "yours:<name>"
+  else if (!p.file.params.empty() || !p.file.grid.empty() || !p.file.block.empty() || !p.file.smem.empty() ||
+           !p.file.tile_macro.empty() || !p.file.hang_limit.empty() || p.file.tf32)
+    throw ts::ValidationError(
+        "--param, --grid, --block, --smem, --tile-macro, --hang-limit and --tf32 go with "
+        "--kernel-file");
+  else
+    s.kernel = p.kernel.empty() ? "tiled" : p.kernel;
   const bool tile_given = !p.tile.empty();
   if (tile_given) {
     s.tile = int(ts::parse_dim(p.tile, "--tile"));  // a number; the kernel says which values it allows
-  } else if (const ts::KernelInfo* k = ts::find_kernel(backend.kernels(), p.kernel)) {
-    s.tile = k->default_tile;
+  } else {
+    const auto kernels = backend.kernels();
+    if (const ts::KernelInfo* k = ts::find_kernel(kernels, s.kernel)) s.tile = k->default_tile;
   }
   s.input = ts::parse_input_kind(p.input);
   s.seed = parse_seed(p.seed);
@@ -95,6 +112,9 @@ ts::RunRequest build_request(const ProblemArgs& p, ts::Backend& backend) {
   } else {
     s.m = s.n = s.k = backend.kind() == "cpu" ? 256 : 1024;
   }
+  if (!p.file.file.empty() && !given_files && !dims_given && p.size.empty())
+    std::fprintf(stderr, "tilescope: %s at M = N = K = %lld (--size or --m/--n/--k to change)\n",
+                 s.kernel.c_str(), (long long)s.m);
   if (given_files) {
     // Shapes and limits from the headers, before a single data byte is read or allocated.
     const ts::NpyHeader ha = ts::read_npy_header(p.a), hb = ts::read_npy_header(p.b);
@@ -127,6 +147,18 @@ ts::RunRequest build_request(const ProblemArgs& p, ts::Backend& backend) {
     ts::require_finite(*b, p.b);
     req.a = std::move(a);
     req.b = std::move(b);
+  }
+  if (backend.kind() == "cpu") {
+    // Without a GPU the kernel cannot run, but what can be checked here still is: the launch (the limits
+    // every device shares) and the build (for sm_90), so a compile error or an impossible block is reported
+    // as such.
+    if (const auto user = ts::find_user_kernel(s.kernel)) {
+      ts::ProblemSpec probe = s;
+      ts::validate_kernel(probe, backend.kernels(), tile_given);  // tile and square-only first
+      const ts::ExprVars v{s.m, s.n, s.k, s.tile};
+      ts::launch_geometry(user->spec(), v);
+      if (ts::nvrtc_available(nullptr)) user->build(s.tile, 90, v);
+    }
   }
   backend.validate(req, tile_given);
   return req;
@@ -165,6 +197,7 @@ void print_result(const ts::RunResult& r) {
   if (!r.error.passed)
     std::printf("           %lld elements over the tolerance; worst at row %lld, col %lld\n",
                 (long long)r.error.bad_elements, (long long)r.error.worst_row, (long long)r.error.worst_col);
+  if (!r.note.empty()) std::printf("note       %s\n", r.note.c_str());
   std::printf("result     %s\n", r.error.passed ? "PASS" : "FAIL");
   if (r.reference_ms > 0)
     std::printf("cuBLAS     %.4f ms at this shape: the kernel reaches %.1f %% of it\n", r.reference_ms,
@@ -430,6 +463,8 @@ extern "C" void on_sigint(int) {
 }
 
 struct BenchArgs {
+  ts::cli::KernelFileArgs file;  // your own kernel, measured beside cuBLAS
+  std::string kernel;            // its __global__ function, when the file has several
   std::string kernels = "all", shapes, sizes, tiles, format = "md", out, backend = "cuda";
   std::string fix_m, fix_k, ragged, session_out;
   std::string min_samples = "10", max_samples = "100000", min_time = "0.5", max_noise = "0.5",
@@ -454,7 +489,7 @@ double parse_positive(const std::string& s, const char* what) {
 // backend can run, each at every tile it supports (or those of --tiles), cuBLAS of the same precision added
 // for % of cuBLAS.
 std::vector<ts::KernelTile> bench_configs(const BenchArgs& a, const ts::Backend& backend) {
-  const auto& infos = backend.kernels();
+  const auto infos = backend.kernels();
   const bool cuda = backend.kind() == "cuda";
   std::vector<const ts::KernelInfo*> kernels;
   if (a.kernels == "all") {
@@ -542,10 +577,11 @@ int cmd_bench(const BenchArgs& a) {
     throw ts::ValidationError("--format '" + a.format + "' is not one of md, csv, json");
   ts::check_output_path(a.out, replace_if(a.force), "--out");
   ts::check_output_path(a.session_out, replace_if(a.force), "--session-out");
+  const auto all_kernels = ts::kernel_infos();
   if (a.kernels != "all")
     for (const std::string& name : ts::split_fields(a.kernels, ',')) {
       if (name.empty()) throw ts::ValidationError("--kernels '" + a.kernels + "' has an empty entry");
-      if (!ts::find_kernel(ts::kernel_infos(), name))
+      if (!ts::find_kernel(all_kernels, name))
         throw ts::ValidationError("--kernels: unknown kernel '" + name + "' (see `tilescope list`)");
     }
   if (!a.tiles.empty())
@@ -561,7 +597,13 @@ int cmd_bench(const BenchArgs& a) {
   if (choice == ts::BackendChoice::Cuda && ts::cuda_device_count(&why) == 0)
     throw std::runtime_error("tilescope bench needs a CUDA device (or --backend cpu): " + why);
   const auto backend = ts::make_backend(choice, nullptr);
-  const std::vector<ts::KernelTile> configs = bench_configs(a, *backend);
+  BenchArgs with_file = a;
+  if (!a.file.file.empty()) {
+    // Your kernel, beside cuBLAS (and beside the kernels named with --kernels, when there are any).
+    const std::string id = ts::cli::load_kernel_file(a.file, a.kernel, "");
+    with_file.kernels = a.kernels == "all" ? id : a.kernels + "," + id;
+  }
+  const std::vector<ts::KernelTile> configs = bench_configs(with_file, *backend);
   std::vector<ts::ProblemSpec> points;
   if (!sweep.sizes.empty()) {
     sweep.configs = configs;
@@ -690,11 +732,24 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("tilescope ") + ts::kVersion + " (" + ts::kGitCommit + ")");
   std::string gui_backend = "auto";
   app.add_option("--backend", gui_backend, "GUI backend: auto, cuda or cpu")->capture_default_str();
+  std::string gui_kernel_file;
+  app.add_option("--kernel-file", gui_kernel_file,
+                 "open the window with your own kernel (a .cu file or a KernelBench answer, .py)");
 
   auto* list = app.add_subcommand("list", "print the kernels and their metadata");
   bool list_json = false;
   list->add_flag("--json", list_json, "print JSON");
-  std::string list_occupancy;
+  std::string list_occupancy, list_arch, list_gpu;
+  ts::cli::KernelFileArgs list_file;
+  ts::cli::add_kernel_file_options(list, list_file);
+  list->add_option(
+      "--arch", list_arch,
+      "with --kernel-file: compile for this architecture (sm_75 .. sm_120, or device; default: this "
+      "machine's GPU, else sm_90)");
+  list->add_option(
+      "--gpu", list_gpu,
+      "with --kernel-file: the GPU the occupancy is for: t4, a100, l4, rtx4090, h100 (default: this "
+      "machine's GPU, else the catalog's GPU of --arch)");
   list->add_option(
       "--occupancy", list_occupancy,
       "theoretical occupancy of every kernel x tile on a GPU: t4, a100, l4, rtx4090, h100 (no GPU "
@@ -716,6 +771,11 @@ int main(int argc, char** argv) {
   run->add_flag("--profile", run_profile, "GPU: also print occupancy and a traced launch's tile schedule");
   run->add_option("--trace-csv", trace_csv,
                   "with --profile: write the tile schedule (one row per tile) here");
+  bool run_sanitize = false;
+  run->add_flag(
+      "--sanitize", run_sanitize,
+      "with --kernel-file: run your kernel once under compute-sanitizer memcheck and racecheck (shape "
+      "capped at 256) and print their reports instead of timing it");
 
   auto* snap = app.add_subcommand("snapshot", "render the whole GUI offscreen and write a PNG");
   ProblemArgs snap_args;
@@ -751,6 +811,8 @@ int main(int argc, char** argv) {
   auto* bench =
       app.add_subcommand("bench", "measure kernels x shapes on the GPU, verified against cuBLAS first");
   BenchArgs bench_args;
+  ts::cli::add_kernel_file_options(bench, bench_args.file);
+  bench->add_option("--kernel", bench_args.kernel, "with --kernel-file: the __global__ function to measure");
   bench
       ->add_option("--kernels", bench_args.kernels,
                    "comma-separated kernel names, or all (no teaching variants)")
@@ -794,6 +856,11 @@ int main(int argc, char** argv) {
       "one plot as a figure (PNG + CSV + JSON): of a saved session, or measured first (a sweep, the ladder)");
   ts::cli::FigureArgs fig_args;
   ts::cli::add_figure_options(fig, fig_args);
+  auto* worker =
+      app.add_subcommand("worker", "(internal) run a person's kernel for TileScope in its own process");
+  ts::cli::WorkerArgs worker_args;
+  ts::cli::add_worker_options(worker, worker_args);
+  worker->group("");  // not listed in --help: TileScope starts it itself
 
   auto* bench_heat = bench->add_subcommand(
       "heatmap", "time heatmap refreshes (CUDA-GL interop vs host) and GUI frames while the kernel re-runs");
@@ -806,7 +873,12 @@ int main(int argc, char** argv) {
   bench_heat->add_option("--frame-seconds", heat_seconds, "seconds of GUI frames with Repeat on (0: skip)")
       ->capture_default_str();
   bench_heat->add_option("--gl", heat_gl, "offscreen OpenGL: auto, egl or x11")->capture_default_str();
-  std::string heat_format = "md", heat_out, heat_commits = "0";
+  std::string heat_format = "md", heat_out, heat_commits = "0", heat_saves = "0";
+  bench_heat
+      ->add_option("--saves", heat_saves,
+                   "with --kernel-file: also time this many saves of (a copy of) the kernel file to its new "
+                   "heatmaps (alternately written by another program and saved from the window's editor)")
+      ->capture_default_str();
   bench_heat
       ->add_option("--commits", heat_commits,
                    "also time this many size commits (slider let go -> new heatmaps and Result drawn)")
@@ -852,14 +924,24 @@ int main(int argc, char** argv) {
   try {
     for (CLI::App* cmd : {&app, list, run, snap, bench, bench_heat})
       if (cmd == &app || cmd->parsed()) refuse_empty_values(cmd);
-    if (*list)
+    if (*worker) return ts::cli::worker(worker_args);
+    if (*list) {
+      if (!list_file.file.empty()) {
+        if (!list_occupancy.empty()) throw ts::ValidationError("give either --kernel-file or --occupancy");
+        return ts::cli::list_kernel_file(list_file, list_arch, list_gpu, list_json);
+      }
+      if (!list_arch.empty() || !list_gpu.empty())
+        throw ts::ValidationError("--arch and --gpu go with --kernel-file");
       return list_occupancy.empty() ? cmd_list(list_json) : cmd_list_occupancy(list_occupancy, list_json);
+    }
     if (*bench_heat) {
       ts::ui::HeatmapBenchOptions ho;
       ho.gl = parse_gl_choice_or_usage(heat_gl);
       std::string note;
       if (heat_args.size.empty() && heat_args.m.empty()) heat_args.size = "4096";
-      if (heat_args.kernel == "tiled" && heat_args.tile.empty()) heat_args.tile = "32";
+      if ((heat_args.kernel.empty() || heat_args.kernel == "tiled") && heat_args.file.file.empty() &&
+          heat_args.tile.empty())
+        heat_args.tile = "32";
       ho.backend = open_backend(heat_args.backend, &note);
       if (!note.empty()) std::fprintf(stderr, "tilescope: %s\n", note.c_str());
       ho.spec = build_request(heat_args, *ho.backend).spec;
@@ -869,13 +951,19 @@ int main(int argc, char** argv) {
       ho.frame_seconds = heat_seconds == "0" ? 0.0 : parse_positive(heat_seconds, "--frame-seconds");
       ho.commits = heat_commits == "0" ? 0 : int(ts::parse_dim(heat_commits, "--commits"));
       if (ho.commits > 1000) throw ts::ValidationError("--commits = " + heat_commits + " is above 1000");
+      ho.saves = heat_saves == "0" ? 0 : int(ts::parse_dim(heat_saves, "--saves"));
+      if (ho.saves > 100) throw ts::ValidationError("--saves = " + heat_saves + " is above 100");
+      if (ho.saves > 0 && heat_args.file.file.empty())
+        throw ts::ValidationError("--saves needs --kernel-file");
+      ho.kernel_file = heat_args.file.file;
       ts::check_output_path(heat_out, replace_if(heat_force), "--out");
       if (!heat_sweep.empty()) {
         ts::SweepSpec sw;
         sw.sizes = ts::parse_sizes(heat_sweep);
         std::stringstream ss(heat_sweep_kernels);
+        const std::vector<ts::KernelInfo> registry = ho.backend->kernels();  // a copy: user kernels may join
         for (std::string name; std::getline(ss, name, ',');) {
-          const ts::KernelInfo* k = ts::find_kernel(ho.backend->kernels(), name);
+          const ts::KernelInfo* k = ts::find_kernel(registry, name);
           if (!k) throw ts::ValidationError("--sweep-kernels: unknown kernel '" + name + "'");
           for (int t : k->tiles.empty() ? std::vector<int>{0} : k->tiles) sw.configs.push_back({k->id, t});
         }
@@ -903,6 +991,7 @@ int main(int argc, char** argv) {
       auto backend = open_backend(run_args.backend, &note);
       if (!note.empty()) std::fprintf(stderr, "tilescope: %s\n", note.c_str());
       ts::RunRequest req = build_request(run_args, *backend);
+      if (run_sanitize) return ts::cli::sanitize(req, *backend, run_json);
       if (samples != "0") {
         const int n = int(ts::parse_dim(samples, "--samples"));
         if (n > 100000) throw ts::ValidationError("--samples = " + samples + " is above 100000");
@@ -988,6 +1077,11 @@ int main(int argc, char** argv) {
       return kExitUsage;
     }
     ts::ui::GuiOptions go;
+    if (!gui_kernel_file.empty()) {
+      ts::read_kernel_source(
+          gui_kernel_file);  // a file that cannot be read is refused before the window opens
+      go.kernel_file = gui_kernel_file;
+    }
     go.backend = open_backend(gui_backend, &go.backend_note);
     if (!go.backend_note.empty()) std::fprintf(stderr, "tilescope: %s\n", go.backend_note.c_str());
     return ts::ui::run_gui(go);

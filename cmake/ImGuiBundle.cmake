@@ -2,8 +2,9 @@
 # `imgui-bundle` source distribution at one pinned version, checked against its SHA-256, and unpacked
 # into an ignored folder. Only the files we compile are extracted. Debian ships ImGui 1.86 and no
 # ImPlot; imgui-bundle carries both at matching versions, which is why we take them from there.
-# From the same archive: the fonts (Roboto, Source Code Pro), ImFileDialog (the open/save dialog), and the
-# Dear ImGui Test Engine, which only the UI tests link (it is free for open-source and educational use; see
+# From the same archive: the fonts (Roboto, Source Code Pro), ImFileDialog (the open/save dialog),
+# ImGuiColorTextEdit (the kernel source editor, with the header-only standalone Boost.Regex it highlights
+# with), and the Dear ImGui Test Engine, which only the UI tests link (it is free for open-source and educational use; see
 # its LICENSE.txt).
 #
 # People with their own copies pass -DTILESCOPE_IMGUI_DIR=/path/to/imgui (the folder holding imgui.h
@@ -22,7 +23,7 @@ set(TILESCOPE_IMPLOT_DIR "" CACHE PATH "an existing ImPlot source folder")
 
 function(tilescope_fetch_imgui_bundle out_imgui out_implot)
   set(root "${TILESCOPE_THIRD_PARTY_DIR}/imgui_bundle-${TILESCOPE_IMGUI_BUNDLE_VERSION}")
-  set(stamp "${root}/.tilescope-extracted-2")  # bump when the list of extracted files changes
+  set(stamp "${root}/.tilescope-extracted-3")  # bump when the list of extracted files changes
   if(NOT EXISTS "${stamp}")
     set(archive "${TILESCOPE_THIRD_PARTY_DIR}/imgui_bundle-${TILESCOPE_IMGUI_BUNDLE_VERSION}.tar.gz")
     if(EXISTS "${archive}")
@@ -50,6 +51,10 @@ function(tilescope_fetch_imgui_bundle out_imgui out_implot)
                   "${p}/imgui/imgui/backends/imgui_impl_glfw.*" "${p}/imgui/imgui/backends/imgui_impl_opengl3*"
                   "${p}/implot/implot/*.h" "${p}/implot/implot/*.cpp" "${p}/implot/implot/LICENSE"
                   "${p}/ImFileDialog/ImFileDialog/ImFileDialog.*" "${p}/ImFileDialog/ImFileDialog/LICENSE"
+                  "${p}/ImGuiColorTextEdit/ImGuiColorTextEdit/TextEditor.*"
+                  "${p}/ImGuiColorTextEdit/ImGuiColorTextEdit/LanguageDefinitions.cpp"
+                  "${p}/ImGuiColorTextEdit/ImGuiColorTextEdit/LICENSE"
+                  "${p}/ImGuiColorTextEdit/ImGuiColorTextEdit/vendor/regex/include/*"
                   "${p}/imgui_test_engine/imgui_test_engine/imgui_test_engine/*"
                   "imgui_bundle-${TILESCOPE_IMGUI_BUNDLE_VERSION}/bindings/imgui_bundle/assets/fonts/Roboto/*"
                   "${p}/imgui_md/assets/fonts/SourceCodePro-Regular.ttf")
@@ -73,7 +78,7 @@ if(TRUE)
 endif()
 
 foreach(f imgui.h imgui.cpp imgui_draw.cpp imgui_tables.cpp imgui_widgets.cpp backends/imgui_impl_glfw.cpp
-          backends/imgui_impl_opengl3.cpp)
+          backends/imgui_impl_opengl3.cpp misc/cpp/imgui_stdlib.cpp)
   if(NOT EXISTS "${TILESCOPE_IMGUI_DIR}/${f}")
     message(FATAL_ERROR "TILESCOPE_IMGUI_DIR=${TILESCOPE_IMGUI_DIR} lacks ${f}")
   endif()
@@ -100,8 +105,10 @@ add_library(tilescope_imgui STATIC
 if(EXISTS "${TILESCOPE_IMGUI_DIR}/imgui_stacklayout.cpp")
   target_sources(tilescope_imgui PRIVATE "${TILESCOPE_IMGUI_DIR}/imgui_stacklayout.cpp")
 endif()
+# std::string text fields (the Your kernel panel's form), from ImGui's own misc folder.
+target_sources(tilescope_imgui PRIVATE "${TILESCOPE_IMGUI_DIR}/misc/cpp/imgui_stdlib.cpp")
 target_include_directories(tilescope_imgui SYSTEM PUBLIC ${TILESCOPE_IMGUI_DIR} ${TILESCOPE_IMGUI_DIR}/backends
-                           ${TILESCOPE_IMPLOT_DIR})
+                           ${TILESCOPE_IMGUI_DIR}/misc/cpp ${TILESCOPE_IMPLOT_DIR})
 # One GL loader for the whole program: the OpenGL3 backend uses libepoxy, like our own GL code.
 set_source_files_properties(${TILESCOPE_IMGUI_DIR}/backends/imgui_impl_opengl3.cpp PROPERTIES
   COMPILE_DEFINITIONS IMGUI_IMPL_OPENGL_LOADER_CUSTOM COMPILE_OPTIONS "-include;epoxy/gl.h")
@@ -114,8 +121,10 @@ set_target_properties(tilescope_imgui PROPERTIES POSITION_INDEPENDENT_CODE ON)
 set(TILESCOPE_FONT_UI "${TILESCOPE_IMGUI_BUNDLE_ROOT}/bindings/imgui_bundle/assets/fonts/Roboto/Roboto-Regular.ttf")
 set(TILESCOPE_FONT_MONO "${TILESCOPE_IMGUI_BUNDLE_ROOT}/external/imgui_md/assets/fonts/SourceCodePro-Regular.ttf")
 set(TILESCOPE_IMFILEDIALOG_DIR "${TILESCOPE_IMGUI_BUNDLE_ROOT}/external/ImFileDialog/ImFileDialog")
+set(TILESCOPE_TEXT_EDITOR_DIR "${TILESCOPE_IMGUI_BUNDLE_ROOT}/external/ImGuiColorTextEdit/ImGuiColorTextEdit")
 set(TILESCOPE_TEST_ENGINE_DIR "${TILESCOPE_IMGUI_BUNDLE_ROOT}/external/imgui_test_engine/imgui_test_engine/imgui_test_engine")
 foreach(f "${TILESCOPE_FONT_UI}" "${TILESCOPE_FONT_MONO}" "${TILESCOPE_IMFILEDIALOG_DIR}/ImFileDialog.cpp"
+          "${TILESCOPE_TEXT_EDITOR_DIR}/TextEditor.cpp" "${TILESCOPE_TEXT_EDITOR_DIR}/vendor/regex/include/boost/regex.hpp"
           "${TILESCOPE_TEST_ENGINE_DIR}/imgui_te_engine.cpp")
   if(NOT EXISTS "${f}")
     message(FATAL_ERROR "${f} is missing: the imgui-bundle sources in ${TILESCOPE_THIRD_PARTY_DIR} are incomplete "
@@ -137,8 +146,10 @@ add_library(tilescope_imgui_te STATIC
 if(EXISTS "${TILESCOPE_IMGUI_DIR}/imgui_stacklayout.cpp")
   target_sources(tilescope_imgui_te PRIVATE "${TILESCOPE_IMGUI_DIR}/imgui_stacklayout.cpp")
 endif()
+target_sources(tilescope_imgui_te PRIVATE "${TILESCOPE_IMGUI_DIR}/misc/cpp/imgui_stdlib.cpp")
 target_include_directories(tilescope_imgui_te SYSTEM PUBLIC ${TILESCOPE_IMGUI_DIR} ${TILESCOPE_IMGUI_DIR}/backends
-                           ${TILESCOPE_IMPLOT_DIR} ${TILESCOPE_TEST_ENGINE_DIR} ${TILESCOPE_TEST_ENGINE_DIR}/..)
+                           ${TILESCOPE_IMGUI_DIR}/misc/cpp ${TILESCOPE_IMPLOT_DIR} ${TILESCOPE_TEST_ENGINE_DIR}
+                           ${TILESCOPE_TEST_ENGINE_DIR}/..)
 target_compile_definitions(tilescope_imgui_te PUBLIC IMGUI_DEFINE_MATH_OPERATORS GLFW_INCLUDE_NONE
                            IMGUI_ENABLE_TEST_ENGINE IMGUI_TEST_ENGINE_ENABLE_COROUTINE_STDTHREAD_IMPL=1
                            IMGUI_TEST_ENGINE_ENABLE_IMPLOT=0 IMGUI_TEST_ENGINE_ENABLE_CAPTURE=0

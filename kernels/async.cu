@@ -6,6 +6,9 @@
 // broadcast. What it buys: load latency overlapped with compute, one fewer register hop per loaded value.
 // What it costs: twice the shared memory, pipeline bookkeeping (commit / wait groups), and 16-byte copies
 // only when K (for A) and N (for B) are multiples of 4; otherwise 4-byte copies, element by element.
+#include "kernel_entry.hpp"
+
+#if defined(__CUDACC__)
 #include "gemm_common.cuh"
 
 namespace ts {
@@ -111,6 +114,22 @@ void launch_async(const GemmArgs& a, int tile, void* stream, LaunchQuery* q) {
     go<false, true>(a, s, q);
   else
     go<false, false>(a, s, q);
+}
+
+}  // namespace ts
+#endif  // __CUDACC__
+
+// [SECTION] Registry entry (plain data: also compiled without nvcc).
+namespace ts {
+
+KernelEntry entry_async() {
+  KernelInfo k = kernel_info(
+      "async", "8. Double-buffered (cp.async)",
+      "Two shared-memory stages filled by cp.async while the other is computed on: load "
+      "latency hides behind FMAs, for twice the shared memory and pipeline bookkeeping.",
+      {128}, {"block 128 x 128 x 16, warp 32 x 64, thread 8 x 8, 2 stages, 256 threads"}, 128, "256");
+  k.min_sm = 80;
+  return {k, TS_LAUNCHER(launch_async)};
 }
 
 }  // namespace ts

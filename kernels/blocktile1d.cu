@@ -9,6 +9,9 @@
 // per operand through pointers computed once gives 9.2. And the compiler, free to, spends 118 registers
 // hoisting all 64 A values of a step, which leaves room for one 512-thread block per SM, so every
 // __syncthreads() idles the SM; __launch_bounds__(512, 2) caps it at 64 and two blocks overlap: 16.4.
+#include "kernel_entry.hpp"
+
+#if defined(__CUDACC__)
 #include "gemm_common.cuh"
 
 namespace ts {
@@ -63,6 +66,21 @@ void launch_blocktile1d(const GemmArgs& a, int tile, void* stream, LaunchQuery* 
   const dim3 grid(blocks_for(a.n, BN), blocks_for(a.m, BM));
   launch_or_query(blocktile1d_kernel<BM, BN, BK, TM, false>, blocktile1d_kernel<BM, BN, BK, TM, true>, grid,
                   dim3(BM * BN / TM), 0, static_cast<cudaStream_t>(stream), q, BM, BN, a);
+}
+
+}  // namespace ts
+#endif  // __CUDACC__
+
+// [SECTION] Registry entry (plain data: also compiled without nvcc).
+namespace ts {
+
+KernelEntry entry_blocktile1d() {
+  KernelInfo k =
+      kernel_info("blocktile1d", "4. 1-D register blocking",
+                  "Each thread computes 8 outputs down a column from registers, reusing each B value 8 "
+                  "times: fewer shared-memory loads per FMA, at the cost of 8 accumulators per thread.",
+                  {64}, {"block 64 x 64 x 8, thread 8 x 1, 512 threads"}, 64, "512");
+  return {k, TS_LAUNCHER(launch_blocktile1d)};
 }
 
 }  // namespace ts

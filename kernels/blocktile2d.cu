@@ -4,6 +4,9 @@
 // tiles (128 x 128) halve global traffic per FLOP again.
 // What it costs: TM * TN accumulators plus TM + TN operands in registers (about 100 per thread for 8 x 8),
 // fewer threads per block, and scalar loads that leave memory bandwidth on the table (the next rung).
+#include "kernel_entry.hpp"
+
+#if defined(__CUDACC__)
 #include "gemm_common.cuh"
 
 namespace ts {
@@ -62,6 +65,23 @@ void launch_blocktile2d(const GemmArgs& a, int tile, void* stream, LaunchQuery* 
   if (tile == 64) return go<64, 64, 8, 4, 4>(a, s, q);
   if (tile == 128) return go<128, 128, 8, 8, 8>(a, s, q);
   bad_tile("blocktile2d", tile);
+}
+
+}  // namespace ts
+#endif  // __CUDACC__
+
+// [SECTION] Registry entry (plain data: also compiled without nvcc).
+namespace ts {
+
+KernelEntry entry_blocktile2d() {
+  KernelInfo k = kernel_info(
+      "blocktile2d", "5. 2-D register blocking",
+      "Each thread computes an outer product (up to 8 x 8) per k: 1/4 of a shared-memory "
+      "load per FMA, paid for with about 100 registers per thread.",
+      {64, 128},
+      {"block 64 x 64 x 8, thread 4 x 4, 256 threads", "block 128 x 128 x 8, thread 8 x 8, 256 threads"}, 128,
+      "256");
+  return {k, TS_LAUNCHER(launch_blocktile2d)};
 }
 
 }  // namespace ts

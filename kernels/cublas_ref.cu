@@ -2,6 +2,9 @@
 // cuBLAS is column-major; a row-major C = A * B is the column-major C^T = B^T * A^T, so we pass B first and
 // swap m and n. cublas: FP32 math (CUBLAS_DEFAULT_MATH, no TF32 unless NVIDIA_TF32_OVERRIDE says otherwise);
 // cublas_tf32: CUBLAS_TF32_TENSOR_OP_MATH.
+#include "kernel_entry.hpp"
+
+#if defined(__CUDACC__)
 #include "cuda_check.cuh"
 #include "cuda_raii.cuh"
 #include "launch.hpp"
@@ -41,6 +44,30 @@ void launch_cublas_tf32(const GemmArgs& a, int /*tile*/, void* stream, LaunchQue
     return;
   }
   sgemm(a, stream, CUBLAS_TF32_TENSOR_OP_MATH);
+}
+
+}  // namespace ts
+#endif  // __CUDACC__
+
+// [SECTION] Registry entry (plain data: also compiled without nvcc).
+namespace ts {
+
+KernelEntry entry_cublas() {
+  KernelInfo k =
+      kernel_info("cublas", "cuBLAS SGEMM (FP32, reference)",
+                  "NVIDIA's tuned FP32 GEMM (no TF32): the trusted reference and the speed to beat.", {}, {},
+                  0, "chosen by cuBLAS");
+  k.is_reference = true;
+  return {k, TS_LAUNCHER(launch_cublas)};
+}
+
+KernelEntry entry_cublas_tf32() {
+  KernelInfo k = kernel_info("cublas_tf32", "cuBLAS TF32 (tensor cores)",
+                             "cuBLAS with TF32 tensor-core math: the speed to beat for the TF32 kernels.", {},
+                             {}, 0, "chosen by cuBLAS");
+  k.tf32 = true;
+  k.min_sm = 80;
+  return {k, TS_LAUNCHER(launch_cublas_tf32)};
 }
 
 }  // namespace ts

@@ -17,6 +17,8 @@
 #include "matrix_ops.cuh"
 #include "nvml.hpp"
 #include "registry.hpp"
+#include "user_run.hpp"
+#include "your_kernel.hpp"
 #include "bench.hpp"
 #include "stats.hpp"
 
@@ -98,12 +100,31 @@ class CudaBackend final : public Backend {
     d.limits = m_limits;
     m_nvml_dev = m_nvml.device(device);
     configure_memory_pool(device, size_t(1) << 30);  // reuse up to 1 GiB of the last runs' matrices
+    // A person's own kernels run in a worker process (started when the first one runs).
+    UserRunDevice ud;
+    ud.device = device;
+    ud.sm = m_sm;
+    ud.name = p.name;
+    ud.label = m_name;
+    ud.limits = m_limits;
+    ud.clock_mhz = m_clock_mhz;
+    ud.peak_fp32_tflops = d.peak_fp32_tflops;
+    ud.peak_tf32_tflops = d.peak_tf32_tflops;
+    ud.l2_bytes = d.l2_bytes;
+    ud.max_threads_per_block = p.maxThreadsPerBlock;
+    ud.max_smem_per_block_optin = attr(cudaDevAttrMaxSharedMemoryPerBlockOptin);
+    ud.regs_per_block = p.regsPerBlock;
+    m_user = std::make_unique<UserRunner>(ud);
   }
 
   std::string kind() const override { return "cuda"; }
   std::string device_name() const override { return m_name; }
   int cuda_device() const override { return m_device; }
-  const std::vector<KernelInfo>& kernels() const override { return m_infos; }
+  std::vector<KernelInfo> kernels() const override {
+    std::vector<KernelInfo> all = m_infos;
+    for (auto& k : user_kernel_infos()) all.push_back(std::move(k));
+    return all;
+  }
   DeviceInfo device_info() const override { return m_info; }
 
   std::string version_info() const override {
@@ -138,11 +159,18 @@ class CudaBackend final : public Backend {
   void validate(RunRequest& req, bool tile_given) const override {
     adopt_given_inputs(req);
     validate_shape(req.spec);
-    validate_kernel(req.spec, m_infos, tile_given);
+    validate_kernel(req.spec, kernels(), tile_given);
     if (req.policy) validate_policy(*req.policy);
     const KernelEntry* e = find_entry(req.spec.kernel);
-    if (!e->cuda) throw ValidationError("kernel '" + req.spec.kernel + "' has no CUDA implementation");
-    if (e->info.min_sm > m_sm)
+    const auto user = e ? nullptr : find_user_kernel(req.spec.kernel);
+    if (!e && !user) throw ValidationError("kernel '" + req.spec.kernel + "' is not registered");
+    if (user) {
+      if (!nvrtc_available(nullptr))
+        throw ValidationError(user->info().title + ": this build has no NVRTC to compile it");
+    } else if (!e->cuda) {
+      throw ValidationError("kernel '" + req.spec.kernel + "' has no CUDA implementation");
+    }
+    if (e && e->info.min_sm > m_sm)
       throw ValidationError("kernel '" + req.spec.kernel + "' needs compute capability " +
                             std::to_string(e->info.min_sm / 10) + "." + std::to_string(e->info.min_sm % 10) +
                             " or newer; " + m_name + " is " + std::to_string(m_sm / 10) + "." +
@@ -152,7 +180,10 @@ class CudaBackend final : public Backend {
     const auto& s = req.spec;
     const bool cold = req.policy && req.policy->cold_l2;
     // The same count as capacity() and the size sliders, and the L2 flush buffer of a cold-cache policy.
-    const double need = run_bytes(s.m, s.n, s.k) + (cold ? 2.0 * double(m_info.l2_bytes) : 0.0);
+    // A person's kernel also needs the worker's own copies of A and B.
+    const double worker_copies = user ? 4.0 * (double(s.m) * double(s.k) + double(s.k) * double(s.n)) : 0.0;
+    const double need =
+        run_bytes(s.m, s.n, s.k) + (cold ? 2.0 * double(m_info.l2_bytes) : 0.0) + worker_copies;
     CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
     if (need >
         0.9 * double(free_b)) {  // memory cached by the pool counts as used: give it back and look again
@@ -164,10 +195,13 @@ class CudaBackend final : public Backend {
       std::ostringstream os;
       os << "M x N x K = " << s.m << " x " << s.n << " x " << s.k << " needs " << mib(need)
          << " of GPU memory for A, B, C, the reference and C - reference"
-         << (cold ? " and the L2 flush buffer" : "") << ", but " << m_name << " has " << mib(double(free_b))
-         << " free (limit: 90% of free memory)";
+         << (cold ? " and the L2 flush buffer" : "") << (user ? " and the worker's copies of A and B" : "")
+         << ", but " << m_name << " has " << mib(double(free_b)) << " free (limit: 90% of free memory)";
       throw ValidationError(os.str());
     }
+    // The person's kernel: compiled (or found in the cache), its launch evaluated and checked against this
+    // device before anything is allocated.
+    if (user) m_user->validate(req.spec, *user);
   }
 
   // [SECTION] The engine: validate, allocate, generate, verify, then time under the policy.
@@ -182,6 +216,11 @@ class CudaBackend final : public Backend {
     CUDA_CHECK(cudaSetDevice(m_device));
     if (!m_stream) m_stream = std::make_unique<CudaStream>();
     cudaStream_t st = m_stream->get();
+    if (!entry) {  // a person's own kernel: the same run, with the kernel in the worker process
+      const auto user = find_user_kernel(s.kernel);
+      if (!user) throw ValidationError("kernel '" + s.kernel + "' is no longer registered");
+      return m_user->run(req, *user, st, policy, cancel);
+    }
 
     PoolBuffer<float> A(size_t(s.m * s.k), st), B(size_t(s.k * s.n), st), C(size_t(s.m * s.n), st),
         R(size_t(s.m * s.n), st);
@@ -283,8 +322,12 @@ class CudaBackend final : public Backend {
 
   std::optional<LaunchInfo> launch_info(const ProblemSpec& spec) const override {
     ProblemSpec s = spec;
-    validate_kernel(s, m_infos, false);
+    validate_kernel(s, kernels(), false);
     const KernelEntry* e = find_entry(s.kernel);
+    if (!e) {
+      const auto user = find_user_kernel(s.kernel);
+      return user ? m_user->launch_info(s, *user) : std::nullopt;
+    }
     if (!e || !e->cuda || e->info.min_sm > m_sm) return std::nullopt;
     CUDA_CHECK(cudaSetDevice(m_device));
     return launch_info_locked(*e, s);
@@ -403,6 +446,7 @@ class CudaBackend final : public Backend {
   void* m_nvml_dev = nullptr;
   std::mutex m_run;  // one measurement at a time on this device
   std::unique_ptr<CudaStream> m_stream;
+  std::unique_ptr<UserRunner> m_user;
 };
 
 }  // namespace

@@ -37,9 +37,15 @@ void configure_memory_pool(int device, size_t cached_bytes);
 // Returns the pool's cached memory to the device (before deciding whether a large problem fits).
 void trim_memory_pool(int device);
 
+// Frees cudaMalloc memory on a background thread (cudaFree waits for the whole device), so that dropping it
+// from the GUI thread never stalls a frame behind a kernel in flight.
+void free_device_memory_later(void* p) noexcept;
+
 // Memory from the device's stream-ordered pool (cudaMallocAsync), returned with cudaFreeAsync on a stream of
 // its own: dropping the last run's matrices from the GUI thread never waits for a kernel in flight (a plain
 // cudaFree synchronises the device). Free memory stays cached in the pool (see trim_memory_pool).
+// PoolBuffer::shareable(): plain cudaMalloc memory instead, which CUDA IPC can hand to another process (pool
+// memory cannot), freed through free_device_memory_later.
 template <class T>
 class PoolBuffer {
  public:
@@ -49,13 +55,27 @@ class PoolBuffer {
     if (count) CUDA_CHECK(cudaMallocAsync(&p, count * sizeof(T), stream));
     m_ptr.reset(static_cast<T*>(p));
   }
+  static PoolBuffer shareable(size_t count) {
+    PoolBuffer b;
+    b.m_count = count;
+    void* p = nullptr;
+    if (count) CUDA_CHECK(cudaMalloc(&p, count * sizeof(T)));
+    b.m_ptr = std::unique_ptr<T, Free>(static_cast<T*>(p), Free{true});
+    return b;
+  }
   T* get() const { return m_ptr.get(); }
   size_t size() const { return m_count; }
   size_t bytes() const { return m_count * sizeof(T); }
 
  private:
   struct Free {
-    void operator()(T* p) const noexcept { CUDA_CHECK_NOEXCEPT(cudaFreeAsync(p, release_stream())); }
+    bool shareable = false;
+    void operator()(T* p) const noexcept {
+      if (shareable)
+        free_device_memory_later(p);
+      else
+        CUDA_CHECK_NOEXCEPT(cudaFreeAsync(p, release_stream()));
+    }
   };
   std::unique_ptr<T, Free> m_ptr;
   size_t m_count = 0;

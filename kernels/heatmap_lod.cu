@@ -5,6 +5,10 @@
 // range of the region's elements (their true min and max, which a block mean never reaches) is reduced in the
 // same pass (warp shuffles, one atomic per warp) for the colour scale.
 #include <cmath>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+#include <vector>
 #include <cstring>
 #include <stdexcept>
 
@@ -15,6 +19,39 @@
 #include "heatmap_lod.cuh"
 
 namespace ts {
+
+void free_device_memory_later(void* p) noexcept {
+  if (!p) return;
+  // One thread for the whole process, started on first use and never joined (memory may be released during
+  // static destruction, when joining would be too late anyway).
+  struct Reaper {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::vector<void*> queue;
+    Reaper() {
+      std::thread([this] {
+        for (;;) {
+          std::vector<void*> batch;
+          {
+            std::unique_lock<std::mutex> lock(mu);
+            cv.wait(lock, [&] { return !queue.empty(); });
+            batch.swap(queue);
+          }
+          for (void* q : batch) CUDA_CHECK_NOEXCEPT(cudaFree(q));
+        }
+      }).detach();
+    }
+  };
+  static Reaper* reaper = new Reaper();  // never destroyed
+  try {
+    std::lock_guard<std::mutex> lock(reaper->mu);
+    reaper->queue.push_back(p);
+  } catch (...) {
+    CUDA_CHECK_NOEXCEPT(cudaFree(p));
+    return;
+  }
+  reaper->cv.notify_one();
+}
 
 cudaStream_t release_stream() {
   static cudaStream_t s = [] {

@@ -34,12 +34,13 @@ struct LaunchQuery {
 using CudaLaunchFn = void (*)(const GemmArgs& args, int tile, void* stream, LaunchQuery* query);
 
 #if defined(TILESCOPE_HAVE_CUDA)
-// One per kernel file (kernels/<name>.cu), registered in registry.cpp.
+// One per kernel file (kernels/<name>.cu), each beside its registry entry (kernel_entry.hpp).
 void launch_naive(const GemmArgs& args, int tile, void* stream, LaunchQuery* query = nullptr);
 void launch_coalesced(const GemmArgs& args, int tile, void* stream, LaunchQuery* query = nullptr);
 void launch_tiled(const GemmArgs& args, int tile, void* stream, LaunchQuery* query = nullptr);
 void launch_tiled_nosync(const GemmArgs& args, int tile, void* stream, LaunchQuery* query = nullptr);
 void launch_tiled_floork(const GemmArgs& args, int tile, void* stream, LaunchQuery* query = nullptr);
+void launch_tiled_mirror(const GemmArgs& args, int tile, void* stream, LaunchQuery* query = nullptr);
 void launch_blocktile1d(const GemmArgs& args, int tile, void* stream, LaunchQuery* query = nullptr);
 void launch_blocktile2d(const GemmArgs& args, int tile, void* stream, LaunchQuery* query = nullptr);
 void launch_vectorized(const GemmArgs& args, int tile, void* stream, LaunchQuery* query = nullptr);

@@ -75,6 +75,14 @@ __global__ void worst_kernel(const float* c, const float* ref, int64_t n, Compar
   }
 }
 
+__global__ void count_bits_kernel(const float* p, int64_t n, uint32_t bits, unsigned long long* count) {
+  unsigned long long mine = 0;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x)
+    mine += __float_as_uint(p[i]) == bits;
+  if (mine) atomicAdd(count, mine);
+}
+
 double bits_to_double(unsigned long long b) {
   double d;
   std::memcpy(&d, &b, 8);
@@ -98,6 +106,17 @@ double device_max_abs(const float* p, size_t n, cudaStream_t s) {
   CUDA_CHECK(cudaMemcpyAsync(&h, d.get(), sizeof h, cudaMemcpyDeviceToHost, s));
   CUDA_CHECK(cudaStreamSynchronize(s));
   return bits_to_double(h);
+}
+
+int64_t device_count_bits(const float* p, size_t n, uint32_t bits, cudaStream_t s) {
+  DeviceBuffer<unsigned long long> d(1);
+  CUDA_CHECK(cudaMemsetAsync(d.get(), 0, sizeof(unsigned long long), s));
+  count_bits_kernel<<<grid_for(n), kThreads, 0, s>>>(p, int64_t(n), bits, d.get());
+  CUDA_CHECK_LAUNCH();
+  unsigned long long h = 0;
+  CUDA_CHECK(cudaMemcpyAsync(&h, d.get(), sizeof h, cudaMemcpyDeviceToHost, s));
+  CUDA_CHECK(cudaStreamSynchronize(s));
+  return int64_t(h);
 }
 
 ErrorStats device_compare(const float* c, const float* ref, int64_t rows, int64_t cols, double tolerance,

@@ -21,6 +21,10 @@ void device_generate(float* out, int64_t rows, int64_t cols, GenKind kind, uint6
 // max |x| over n elements (NaN counts as infinity). Synchronises the stream.
 double device_max_abs(const float* p, size_t n, cudaStream_t s);
 
+// How many of the n elements still hold the bit pattern `bits` (e.g. 0xffffffff: the NaN C is poisoned with
+// before a kernel runs, so the count is how much of C the kernel never wrote). Synchronises the stream.
+int64_t device_count_bits(const float* p, size_t n, uint32_t bits, cudaStream_t s);
+
 // The same statistics as compare() on the host, computed on the device. Synchronises the stream.
 ErrorStats device_compare(const float* c, const float* ref, int64_t rows, int64_t cols, double tolerance,
                           cudaStream_t s);

@@ -11,6 +11,9 @@
 // tile 256), ~200 KiB of shared memory, and on Hopper it is still the pre-Hopper tensor-core path: mma.sync
 // is issued by one warp, synchronously, from registers, and tops out well below the wgmma rate that cuBLAS
 // uses there.
+#include "kernel_entry.hpp"
+
+#if defined(__CUDACC__)
 #include "gemm_common.cuh"
 
 namespace ts {
@@ -172,6 +175,28 @@ void launch_mma_tf32(const GemmArgs& a, int tile, void* stream, LaunchQuery* q) 
     dispatch<128, 128, 64, 32, 3, 2>(a, s, q);  // 8 warps of 64 x 32, two blocks per SM
   else
     bad_tile("mma_tf32", tile);
+}
+
+}  // namespace ts
+#endif  // __CUDACC__
+
+// [SECTION] Registry entry (plain data: also compiled without nvcc).
+namespace ts {
+
+KernelEntry entry_mma_tf32() {
+  KernelInfo k =
+      kernel_info("mma_tf32", "11. Tensor cores, TF32 (mma.sync)",
+                  "The PTX instruction under WMMA, with fragments loaded by hand from padded shared "
+                  "memory (no bank conflicts), 64 x 64 warp tiles and a 4-stage cp.async pipeline: "
+                  "about twice the WMMA rung, for hand-written register layouts; on Hopper still the "
+                  "older, slower tensor-core path.",
+                  {128, 256},
+                  {"block 128 x 128 x 32, warp 64 x 32, 3 stages, 256 threads, 2 blocks per SM",
+                   "block 128 x 256 x 32, warp 64 x 64, 4 stages, 256 threads"},
+                  256, "256");
+  k.tf32 = true;
+  k.min_sm = 80;
+  return {k, TS_LAUNCHER(launch_mma_tf32)};
 }
 
 }  // namespace ts

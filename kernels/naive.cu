@@ -4,6 +4,9 @@
 // coalesced: threadIdx.x walks along a row of C, so a warp reads one broadcast value of A and 32 consecutive
 //   values of B, and writes 32 consecutive values of C. Same arithmetic, far fewer transactions.
 // Both still load two values per multiply-add and reuse nothing on chip: bound by memory, not by FLOPs.
+#include "kernel_entry.hpp"
+
+#if defined(__CUDACC__)
 #include "gemm_common.cuh"
 
 namespace ts {
@@ -75,6 +78,40 @@ void launch_naive(const GemmArgs& a, int tile, void* stream, LaunchQuery* q) {
 }
 void launch_coalesced(const GemmArgs& a, int tile, void* stream, LaunchQuery* q) {
   launch<true>(a, tile, stream, q);
+}
+
+}  // namespace ts
+#endif  // __CUDACC__
+
+// [SECTION] Registry entries (plain data: also compiled without nvcc).
+namespace ts {
+
+namespace {
+const std::vector<int> kTiles = {8, 16, 32};
+const std::vector<std::string> kLabels = {"8 x 8 threads, 8 x 8 tile", "16 x 16 threads, 16 x 16 tile",
+                                          "32 x 32 threads, 32 x 32 tile"};
+}  // namespace
+
+KernelEntry entry_naive() {
+  KernelInfo k =
+      kernel_info("naive", "1. Naive (uncoalesced)",
+                  "One thread per element of C with threadIdx.x walking down rows: simplest, but a "
+                  "warp's loads and stores hit 32 different rows, so every access is its own "
+                  "transaction.",
+                  kTiles, kLabels, 16, "TILE x TILE");
+  k.cpu = &cpu_gemm_naive;
+  return {k, TS_LAUNCHER(launch_naive)};
+}
+
+KernelEntry entry_coalesced() {
+  KernelInfo k =
+      kernel_info("coalesced", "2. Coalesced",
+                  "The naive kernel with threadIdx.x walking along a row of C: a warp reads one "
+                  "broadcast value of A and 32 consecutive values of B; still two global loads per "
+                  "multiply-add.",
+                  kTiles, kLabels, 16, "TILE x TILE");
+  k.cpu = &cpu_gemm_naive;
+  return {k, TS_LAUNCHER(launch_coalesced)};
 }
 
 }  // namespace ts

@@ -22,6 +22,9 @@
 // for A, and index arithmetic that is harder to follow. Tile 256 needs big matrices: at 1024^3 it has 32
 // blocks for 132 SMs (tile 128, 64 blocks, is faster there). When N is not a multiple of 4, B is copied and C
 // stored element by element (4099^3: 85 % of cuBLAS instead of 93 %).
+#include "kernel_entry.hpp"
+
+#if defined(__CUDACC__)
 #include "gemm_common.cuh"
 
 namespace ts {
@@ -240,6 +243,27 @@ void launch_pipelined(const GemmArgs& a, int tile, void* stream, LaunchQuery* q)
   if (tile == 128) return go<Cfg<128, 128, 16, 32, 64, 3, 2>>(a, s, q);
   if (tile == 256) return go<Cfg<128, 256, 8, 32, 128, 3, 1>>(a, s, q);
   bad_tile("pipelined", tile);
+}
+
+}  // namespace ts
+#endif  // __CUDACC__
+
+// [SECTION] Registry entry (plain data: also compiled without nvcc).
+namespace ts {
+
+KernelEntry entry_pipelined() {
+  KernelInfo k =
+      kernel_info("pipelined", "9. Software pipeline",
+                  "Three cp.async stages, A transposed in shared memory, fragments double-buffered in "
+                  "registers and one barrier per tile, so loads and barriers hide behind FFMAs; tile "
+                  "256 adds 8 x 16 outputs per thread. Costs up to 243 registers per thread and index "
+                  "arithmetic that is harder to follow.",
+                  {128, 256},
+                  {"block 128 x 128 x 16, thread 8 x 8, 3 stages, 2 blocks/SM, 256 threads",
+                   "block 128 x 256 x 8, thread 8 x 16, 3 stages, 256 threads"},
+                  256, "256");
+  k.min_sm = 80;
+  return {k, TS_LAUNCHER(launch_pipelined)};
 }
 
 }  // namespace ts

@@ -1,23 +1,32 @@
 #pragma once
 // [SECTION] The kernel registry and backend factory: a plain C++ header, so ui/ and app/ compile without
-// nvcc. Every matmul variant is registered once, in register_kernels() (registry.cpp), with its metadata, its
-// CUDA launcher (when CUDA was compiled in) and its CPU implementation (when it has one).
+// nvcc. The built-in kernels are listed once, in ladder order, in registry.cpp; each defines its entry (its
+// metadata, CUDA launcher and CPU algorithm) beside its launcher in its own file (kernel_entry.hpp). A
+// person's own kernels (user_kernel.hpp) join the same registry at run time, as "yours: <name>".
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "backend.hpp"
+#include "kernel_entry.hpp"
 #include "launch.hpp"
 
 namespace ts {
 
-struct KernelEntry {
-  KernelInfo info;
-  CudaLaunchFn cuda = nullptr;  // nullptr: no CUDA implementation (or CUDA not compiled in)
-};
+class UserKernel;
 
+// The built-in kernels, in ladder order, then the teaching variants.
 const std::vector<KernelEntry>& register_kernels();
+// Every kernel: the built-ins, then the user kernels registered now.
 std::vector<KernelInfo> kernel_infos();
+
+// [SECTION] User kernels (thread-safe: the window registers, the engine's thread looks up).
+// Adds the kernel, or replaces the one with the same id (a new version of the same file's kernel).
+void register_user_kernel(std::shared_ptr<const UserKernel> k);
+void remove_user_kernel(const std::string& id);
+std::shared_ptr<const UserKernel> find_user_kernel(const std::string& id);
+std::vector<std::shared_ptr<const UserKernel>> user_kernels();
+std::vector<KernelInfo> user_kernel_infos();
 
 // Whether this build has the CUDA backend at all.
 bool cuda_compiled();

@@ -4,6 +4,9 @@
 // wider memory transactions. What it costs: the transposing store into shared memory, and 16-byte alignment:
 // the vector path is taken only when K (for A) and N (for B and C) are multiples of 4; otherwise the same
 // kernel loads element by element.
+#include "kernel_entry.hpp"
+
+#if defined(__CUDACC__)
 #include "gemm_common.cuh"
 
 namespace ts {
@@ -72,6 +75,24 @@ void launch_vectorized(const GemmArgs& a, int tile, void* stream, LaunchQuery* q
   if (tile == 64) return go<64, 64, 8, 4, 4>(a, s, q);
   if (tile == 128) return go<128, 128, 8, 8, 8>(a, s, q);
   bad_tile("vectorized", tile);
+}
+
+}  // namespace ts
+#endif  // __CUDACC__
+
+// [SECTION] Registry entry (plain data: also compiled without nvcc).
+namespace ts {
+
+KernelEntry entry_vectorized() {
+  KernelInfo k = kernel_info(
+      "vectorized", "6. Vectorized loads",
+      "2-D blocking with 128-bit loads and stores and A transposed in shared memory: a "
+      "quarter of the load instructions; needs K and N to be multiples of 4 for the vector "
+      "path.",
+      {64, 128},
+      {"block 64 x 64 x 8, thread 4 x 4, 256 threads", "block 128 x 128 x 8, thread 8 x 8, 256 threads"}, 128,
+      "256");
+  return {k, TS_LAUNCHER(launch_vectorized)};
 }
 
 }  // namespace ts

@@ -6,6 +6,9 @@
 // region, which helps the L1 and register reuse.
 // What it costs: index arithmetic that is harder to read, and the same single-buffered load-sync-compute-sync
 // rhythm as before (the next rung overlaps loads with compute).
+#include "kernel_entry.hpp"
+
+#if defined(__CUDACC__)
 #include "gemm_common.cuh"
 
 namespace ts {
@@ -77,6 +80,22 @@ void launch_warptile(const GemmArgs& a, int tile, void* stream, LaunchQuery* q) 
   const dim3 grid(blocks_for(a.n, BN), blocks_for(a.m, BM));
   launch_or_query(warptile_kernel<false>, warptile_kernel<true>, grid, dim3(NT), 0,
                   static_cast<cudaStream_t>(stream), q, BM, BN, a, a.k % 4 == 0, a.n % 4 == 0);
+}
+
+}  // namespace ts
+#endif  // __CUDACC__
+
+// [SECTION] Registry entry (plain data: also compiled without nvcc).
+namespace ts {
+
+KernelEntry entry_warptile() {
+  KernelInfo k =
+      kernel_info("warptile", "7. Warp tiling",
+                  "Block tile split into 32 x 64 warp tiles, each thread's 8 x 8 outputs spread as 4 x "
+                  "4 pieces: shared-memory reads without bank conflicts, at the cost of harder index "
+                  "arithmetic.",
+                  {128}, {"block 128 x 128 x 8, warp 32 x 64, thread 8 x 8, 256 threads"}, 128, "256");
+  return {k, TS_LAUNCHER(launch_warptile)};
 }
 
 }  // namespace ts

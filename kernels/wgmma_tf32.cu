@@ -25,6 +25,9 @@
 #include <string>
 #include <type_traits>
 
+#include "kernel_entry.hpp"
+
+#if defined(__CUDACC__)
 #include <cuda.h>  // CUtensorMap (types only: the encoder comes through the runtime's driver entry point)
 #include <cudaTypedefs.h>
 
@@ -470,6 +473,28 @@ void launch_wgmma_tf32(const GemmArgs& a, int tile, void* stream, LaunchQuery* q
     dispatch<256, 4, 1>(a, s, q);
   else
     bad_tile("wgmma_tf32", tile);
+}
+
+}  // namespace ts
+#endif  // __CUDACC__
+
+// [SECTION] Registry entry (plain data: also compiled without nvcc).
+namespace ts {
+
+KernelEntry entry_wgmma_tf32() {
+  KernelInfo k =
+      kernel_info("wgmma_tf32", "12. Hopper warpgroup MMA, TF32 (wgmma)",
+                  "Four warps issue one asynchronous 64 x N x 8 MMA that reads A straight from shared "
+                  "memory (C^T = B^T A^T, since TF32 wgmma wants k-contiguous tiles), tiles loaded by "
+                  "TMA: Hopper's full tensor-core rate, for sm_90a-only code, tensor maps and "
+                  "asynchronous-register rules.",
+                  {256},
+                  {"block 256 x 128 x 32, 2 warpgroups of 64 x 256 (C^T), 4 stages, TMA (cp.async when "
+                   "K or N is not a multiple of 4)"},
+                  256, "256");
+  k.tf32 = true;
+  k.min_sm = 90;
+  return {k, TS_LAUNCHER(launch_wgmma_tf32)};  // nullptr when built without sm_90 (compiled as C++ then)
 }
 
 }  // namespace ts

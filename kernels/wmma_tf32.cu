@@ -5,6 +5,9 @@
 // of the FP32 pipes. What it costs: precision (inputs rounded to TF32: errors grow like sqrt(K) * 2^-11,
 // checked with a TF32 tolerance), more shared memory (dynamic, 69 KiB), and an epilogue through shared memory
 // so that ragged edges of C are written with bounds checks.
+#include "kernel_entry.hpp"
+
+#if defined(__CUDACC__)
 #include <mma.h>
 
 #include "gemm_common.cuh"
@@ -135,6 +138,23 @@ void launch_wmma_tf32(const GemmArgs& a, int tile, void* stream, LaunchQuery* q)
     go<2, false, true>(a, s, q);
   else
     go<2, false, false>(a, s, q);
+}
+
+}  // namespace ts
+#endif  // __CUDACC__
+
+// [SECTION] Registry entry (plain data: also compiled without nvcc).
+namespace ts {
+
+KernelEntry entry_wmma_tf32() {
+  KernelInfo k =
+      kernel_info("wmma_tf32", "10. Tensor cores, TF32 (WMMA)",
+                  "Warps issue 16 x 16 x 8 TF32 tensor-core MMAs fed by a cp.async pipeline: many "
+                  "times the FP32 throughput, but inputs are rounded to a 10-bit mantissa.",
+                  {128}, {"block 128 x 128 x 32, warp 64 x 32, 2 stages, 256 threads"}, 128, "256");
+  k.tf32 = true;
+  k.min_sm = 80;
+  return {k, TS_LAUNCHER(launch_wmma_tf32)};
 }
 
 }  // namespace ts

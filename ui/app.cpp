@@ -19,6 +19,7 @@
 #include "shortcuts.hpp"
 #include "status_bar.hpp"
 #include "theme.hpp"
+#include "user_kernel_controller.hpp"
 
 namespace ts::ui {
 
@@ -28,6 +29,15 @@ App::App(std::shared_ptr<Backend> backend, const std::string& note, Settings set
     : m_queue(backend), m_panels(register_panels()) {
   m_state.settings = std::move(settings);
   m_state.kernels = backend->kernels();
+  // A kernel of a file that is not open now (the settings remember "yours: <name>"): back to the classic one.
+  if (!find_kernel(m_state.kernels, m_state.settings.spec.kernel)) {
+    const std::string was = m_state.settings.spec.kernel;
+    m_state.settings.spec.kernel = "tiled";
+    m_state.settings.spec.tile = 16;
+    if (was.rfind("yours:", 0) == 0)
+      m_state.say(Severity::Info,
+                  was + " is not open in this session: showing tiled (File > Open kernel opens yours)");
+  }
   m_state.backend_kind = backend->kind();
   m_state.device_name = backend->device_name();
   m_state.backend_version = backend->version_info();
@@ -51,6 +61,7 @@ App::App(std::shared_ptr<Backend> backend, const std::string& note, Settings set
   }
   m_state.sessions.current() = Session::for_device(m_state.device);
   m_sweep = std::make_unique<SweepRunner>(backend);
+  m_user = std::make_unique<UserKernelController>(*backend);
 }
 
 App::~App() {
@@ -73,7 +84,8 @@ void App::handle_shortcuts() {
   if (shortcut_pressed(Action::Run)) s.run_requested = true;
   if (shortcut_pressed(Action::Repeat)) s.repeat = !s.repeat;
   if (shortcut_pressed(Action::OpenInputs)) s.open_inputs_requested = true;
-  if (shortcut_pressed(Action::SaveC)) s.save_c_requested = true;
+  // Ctrl+S in the kernel editor saves the kernel, not C.
+  if (!s.user.editor_focused && shortcut_pressed(Action::SaveC)) s.save_c_requested = true;
   if (shortcut_pressed(Action::Screenshot)) s.screenshot_requested = true;
   if (shortcut_pressed(Action::ResetLayout)) s.reset_layout_requested = true;
   if (shortcut_pressed(Action::Shortcuts)) s.show_shortcuts = true;
@@ -103,6 +115,10 @@ void App::frame() {
   handle_files();
   handle_sessions();
   handle_sweep();
+  const bool had_kernel = !s.user.id.empty();
+  m_user->frame(s);
+  // A kernel opened: bring its panel to the front (once).
+  if (!had_kernel && !s.user.id.empty()) ImGui::SetWindowFocus("Your kernel");
   maybe_submit();
 }
 
@@ -117,6 +133,11 @@ void App::handle_files() {
     else
       m_dialogs->ask_open_inputs();
   }
+  if (s.user.open_dialog) {
+    s.user.open_dialog = false;
+    m_dialogs->ask_open_kernel();
+  }
+  if (auto path = m_dialogs->draw_open_kernel()) s.user.open_path = *path;
   if (s.save_c_requested) {
     s.save_c_requested = false;
     if (!s.result || !s.result->store)
@@ -215,6 +236,9 @@ void App::maybe_submit() {
   AppState& s = m_state;
   ProblemSpec& spec = s.settings.spec;
   if (spec.input == InputKind::File && !(s.file_a && s.file_b)) spec.input = InputKind::Random;
+  // A kernel told one size only runs on square shapes.
+  if (const KernelInfo* k = current_kernel(s); k && k->square_only && spec.input != InputKind::File)
+    s.settings.square = true;
   if (s.settings.square && spec.input != InputKind::File) spec.m = spec.k = spec.n;
   const bool changed = !m_submitted_any || spec != m_last_submitted;
   // Repeat: the same problem again as soon as the last run is in; each run adds its launches to Timings.

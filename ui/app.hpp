@@ -17,6 +17,7 @@
 namespace ts::ui {
 
 class FileDialogs;
+class UserKernelController;
 
 class App {
  public:
@@ -61,6 +62,7 @@ class App {
   std::vector<std::unique_ptr<Panel>> m_panels;
   Layout m_layout;
   std::unique_ptr<FileDialogs> m_dialogs;
+  std::unique_ptr<UserKernelController> m_user;  // a person's own kernel: its file, builds and watcher
   ProblemSpec m_last_submitted;
   bool m_submitted_any = false;
   // What the style was built for (prepare_frame rebuilds it when one differs).

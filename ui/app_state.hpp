@@ -20,6 +20,7 @@
 #include "session.hpp"
 #include "settings.hpp"
 #include "sweep.hpp"
+#include "user_kernel_state.hpp"
 
 namespace ts::gfx {
 class HeatmapSet;
@@ -84,6 +85,9 @@ struct AppState {
   std::string last_error;           // the latest failed request, cleared by the next success
   bool last_error_is_input = false;
   bool repeat = false;  // keep re-running the current problem
+
+  // A person's own kernel (File > Open kernel, a dropped file, --kernel-file): see user_kernel_state.hpp.
+  UserKernelUi user;
 
   // A and B from .npy files (File > Open), used while settings.spec.input == InputKind::File.
   std::shared_ptr<const HostMatrix> file_a, file_b;

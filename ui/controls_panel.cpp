@@ -51,11 +51,15 @@ class ControlsPanel final : public Panel {
     ImGui::SetNextItemWidth(-1);
     if (ImGui::BeginCombo("##kernel", cur ? cur->title.c_str() : p.kernel.c_str(),
                           ImGuiComboFlags_HeightLarge)) {
-      bool teaching_shown = false;
+      bool teaching_shown = false, user_shown = false;
       for (const auto& k : s.kernels) {
         if (k.teaching && !teaching_shown) {
           ImGui::SeparatorText("broken on purpose");
           teaching_shown = true;
+        }
+        if (k.user && !user_shown) {
+          ImGui::SeparatorText("yours");
+          user_shown = true;
         }
         const bool usable = s.backend_kind == "cuda" ? k.has_cuda : k.cpu != nullptr;
         ImGui::BeginDisabled(!usable);

@@ -15,6 +15,8 @@ namespace fs = std::filesystem;
 namespace {
 const char* const kNpyFilter = "NumPy arrays (*.npy){.npy},All files (*.*){.*}";
 const char* const kSessionFilter = "TileScope sessions (*.json){.json},All files (*.*){.*}";
+const char* const kKernelFilter =
+    "CUDA sources (*.cu, *.cuh){.cu,.cuh},KernelBench answers (*.py){.py},All files (*.*){.*}";
 }  // namespace
 
 FileDialogs::FileDialogs() {
@@ -59,6 +61,24 @@ void FileDialogs::ask_open_session() {
 std::optional<std::string> FileDialogs::draw_open_session() {
   ifd::FileDialog& d = ifd::FileDialog::Instance();
   if (m_step != Step::PickSession || !d.IsDone("ts-open-session")) return std::nullopt;
+  const bool picked = d.HasResult();
+  std::string path = picked ? d.GetResult().string() : "";
+  d.Close();
+  m_step = Step::Idle;
+  if (picked) return path;
+  return std::nullopt;
+}
+
+void FileDialogs::ask_open_kernel() {
+  if (busy()) return;
+  m_step = Step::PickKernel;
+  ifd::FileDialog::Instance().Open("ts-open-kernel", "Open your kernel (.cu, or a KernelBench answer .py)",
+                                   kKernelFilter);
+}
+
+std::optional<std::string> FileDialogs::draw_open_kernel() {
+  ifd::FileDialog& d = ifd::FileDialog::Instance();
+  if (m_step != Step::PickKernel || !d.IsDone("ts-open-kernel")) return std::nullopt;
   const bool picked = d.HasResult();
   std::string path = picked ? d.GetResult().string() : "";
   d.Close();

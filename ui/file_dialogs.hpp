@@ -14,6 +14,7 @@ class FileDialogs {
   void ask_open_inputs();   // A, then B (.npy)
   void ask_save_c();        // one .npy path; asks before replacing a file
   void ask_open_session();  // a saved session (.json) to open beside the current one
+  void ask_open_kernel();   // a .cu (or KernelBench .py) file
   bool busy() const { return m_step != Step::Idle; }
 
   struct Opened {
@@ -27,9 +28,10 @@ class FileDialogs {
   };
   std::optional<SaveTo> draw_save();
   std::optional<std::string> draw_open_session();
+  std::optional<std::string> draw_open_kernel();
 
  private:
-  enum class Step { Idle, PickA, PickB, PickSave, ConfirmReplace, PickSession };
+  enum class Step { Idle, PickA, PickB, PickSave, ConfirmReplace, PickSession, PickKernel };
   Step m_step = Step::Idle;
   std::string m_a, m_save;
 };

@@ -34,6 +34,7 @@ struct GuiOptions {
   std::shared_ptr<Backend> backend;
   std::string backend_note;
   GuiHooks hooks;
+  std::string kernel_file;  // a person's own kernel to open at start (tilescope --kernel-file)
 };
 
 // Opens the window and runs until it is closed. Returns the process exit code. Throws gfx::DisplayError
@@ -100,6 +101,11 @@ struct FrameBenchOptions {
   double sweep_min_s = 0.5, sweep_max_s = 10;  // the Sweep panel's bench policy fields
   double sweep_limit_s = 600;
   std::string sweep_session_out;  // the window's session after the sweep (for tilescope figure --session)
+  // > 0 with a kernel file: also time this many saves of (a copy of) the person's kernel file, from the save
+  // to the new build's heatmaps drawn: half of them written by another program (the watcher notices them),
+  // half saved from the window's editor.
+  int saves = 0;
+  std::string kernel_file;
 };
 struct FrameBenchResult {
   std::vector<double> frame_ms;  // wall time of each frame, glFinish included
@@ -119,6 +125,13 @@ struct FrameBenchResult {
     double dram_gbs = 0;
   } sweep;
   std::vector<double> commit_ms;  // commit -> the new result's heatmaps and Result drawn
+  struct Save {
+    bool editor = false;    // saved from the window's editor (else written by another program)
+    double noticed_ms = 0;  // the change seen (the watcher polls every second)
+    double built_ms = 0;    // the new build registered (compiled by NVRTC)
+    double drawn_ms = 0;    // its run's heatmaps and Result drawn
+  };
+  std::vector<Save> saves;
   std::string gl_context, gl_renderer, interop_why, heatmap_state;
   bool interop = false;
 };

@@ -122,7 +122,7 @@ HeatmapBenchResult run_heatmap_bench(const HeatmapBenchOptions& opt) {
                                   "every element through host memory into a full-resolution texture (no LOD)",
                                   host, store, opt.view, std::max(3, opt.repeats / 10), true, false, false));
   }
-  if (opt.frame_seconds > 0 || opt.commits > 0 || opt.sweep) {
+  if (opt.frame_seconds > 0 || opt.commits > 0 || opt.sweep || opt.saves > 0) {
     FrameBenchOptions fo;
     fo.backend = opt.backend;
     fo.spec = opt.spec;
@@ -135,8 +135,11 @@ HeatmapBenchResult run_heatmap_bench(const HeatmapBenchOptions& opt) {
     fo.sweep_min_s = opt.sweep_min_s;
     fo.sweep_max_s = opt.sweep_max_s;
     fo.sweep_session_out = opt.sweep_session_out;
+    fo.saves = opt.saves;
+    fo.kernel_file = opt.kernel_file;
     const FrameBenchResult f = run_frame_bench(fo);
     out.sweep = f.sweep;
+    out.saves = f.saves;
     out.frame_ms = f.frame_ms;
     out.frame_phases = f.phases;
     out.commit_ms = f.commit_ms;
@@ -220,6 +223,11 @@ std::string format_heatmap_bench(const HeatmapBenchResult& r, const HeatmapBench
                       {"max_ms", st.max},
                       {"all_ms", r.commit_ms}};
     }
+    for (const auto& sv : r.saves)
+      j["saves"].push_back({{"from", sv.editor ? "the window's editor" : "another program (the watcher)"},
+                            {"noticed_ms", sv.noticed_ms},
+                            {"built_ms", sv.built_ms},
+                            {"drawn_ms", sv.drawn_ms}});
     return j.dump(2) + "\n";
   }
   std::ostringstream os;
@@ -278,6 +286,16 @@ std::string format_heatmap_bench(const HeatmapBenchResult& r, const HeatmapBench
         "median %.1f ms, min %.1f ms, max %.1f ms\n",
         r.commit_ms.size(), st.median, st.min, st.max);
     os << line;
+  }
+  if (!r.saves.empty()) {
+    os << "\nkernel file saved -> new build's heatmaps and Result drawn (the watcher polls every second):\n\n"
+          "| save | from | noticed ms | built ms | drawn ms |\n|---|---|---|---|---|\n";
+    for (size_t i = 0; i < r.saves.size(); ++i) {
+      const auto& sv = r.saves[i];
+      std::snprintf(line, sizeof line, "| %zu | %s | %.0f | %.0f | %.0f |\n", i + 1,
+                    sv.editor ? "editor" : "another program", sv.noticed_ms, sv.built_ms, sv.drawn_ms);
+      os << line;
+    }
   }
   return os.str();
 }

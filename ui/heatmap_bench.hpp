@@ -19,6 +19,8 @@ struct HeatmapBenchOptions {
   int repeats = 50;           // timed refreshes per path
   double frame_seconds = 10;  // GUI frame-time measurement (0: skip)
   int commits = 0;            // > 0: time this many commits of a new size to the new heatmaps and Result
+  int saves = 0;              // > 0 with kernel_file: time this many saves of the kernel to its new heatmaps
+  std::string kernel_file;
   gfx::GlChoice gl = gfx::GlChoice::Auto;
   // The window's sweep, frames drawn while it runs (run_frame_bench): instead of Repeat.
   std::optional<SweepSpec> sweep;
@@ -40,6 +42,7 @@ struct HeatmapBenchResult {
   std::vector<double> frame_ms;
   std::vector<FrameBenchResult::Phases> frame_phases;
   std::vector<double> commit_ms;
+  std::vector<FrameBenchResult::Save> saves;
   int runs_during_frames = 0;
   FrameBenchResult::SweepRun sweep;
   std::string frame_heatmap_state;

@@ -59,6 +59,8 @@ void Layout::build_default(AppState& s, const std::vector<std::unique_ptr<Panel>
     ImGui::DockBuilderDockWindow("Occupancy", r_bottom);
     ImGui::DockBuilderDockWindow("Messages", b_left);
     ImGui::DockBuilderDockWindow("Roofline", b_left);
+    ImGui::DockBuilderDockWindow("Your kernel", b_left);
+    ImGui::DockBuilderDockWindow("Kernel source", b_left);
     ImGui::DockBuilderDockWindow("Timings", b_left);
     ImGui::DockBuilderDockWindow("Tile schedule", b_right);
   } else {
@@ -68,13 +70,16 @@ void Layout::build_default(AppState& s, const std::vector<std::unique_ptr<Panel>
     ImGui::DockBuilderDockWindow("Tile schedule", bottom);
     ImGui::DockBuilderDockWindow("Messages", bottom);
     ImGui::DockBuilderDockWindow("Roofline", bottom);
+    ImGui::DockBuilderDockWindow("Your kernel", bottom);
+    ImGui::DockBuilderDockWindow("Kernel source", bottom);
     ImGui::DockBuilderDockWindow("Timings", bottom);
   }
   // Any panel not named above (a new one) joins the bottom row as a tab.
   for (const auto& p : panels) {
     const std::string n = p->name();
     if (n != "Controls" && n != "Matrices" && n != "Result" && n != "Occupancy" && n != "Timings" &&
-        n != "Tile schedule" && n != "Messages" && n != "Sweep" && n != "Roofline")
+        n != "Tile schedule" && n != "Messages" && n != "Sweep" && n != "Roofline" && n != "Your kernel" &&
+        n != "Kernel source")
       ImGui::DockBuilderDockWindow(p->name(), bottom);
   }
   ImGui::DockBuilderFinish(id);

@@ -56,6 +56,11 @@ void draw_menu_bar(AppState& s, const std::vector<std::unique_ptr<Panel>>& panel
     if (ImGui::MenuItem("Save C as .npy...", shortcut_label(Action::SaveC), false,
                         bool(s.result && s.result->store)))
       s.save_c_requested = true;
+    if (ImGui::MenuItem("Open kernel (.cu, .py)...")) s.user.open_dialog = true;
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip(
+          "Your own matmul kernel: compiled, verified, timed, traced and drawn like the built-ins "
+          "(you can also drop the file on the window)");
     ImGui::Separator();
     if (ImGui::MenuItem("Save session", nullptr, false, !s.session_file.empty()))
       s.save_session_requested = true;

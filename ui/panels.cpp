@@ -26,6 +26,8 @@ std::vector<std::unique_ptr<Panel>> register_panels() {
   p.push_back(make_occupancy_panel());
   p.push_back(make_schedule_panel());
   p.push_back(make_messages_panel());
+  p.push_back(make_kernel_panel());
+  p.push_back(make_kernel_editor_panel());
   return p;
 }
 

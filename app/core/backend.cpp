@@ -27,6 +27,11 @@ void validate_kernel(ProblemSpec& spec, const std::vector<KernelInfo>& registry,
     for (const auto& k : registry) names += (names.empty() ? "" : ", ") + k.id;
     throw ValidationError("unknown kernel '" + spec.kernel + "' (available: " + names + ")");
   }
+  if (info->square_only && !(spec.m == spec.n && spec.n == spec.k))
+    throw ValidationError(info->title +
+                          " is told one size only, so it runs on square shapes (M = N = K); M x N x K = " +
+                          std::to_string(spec.m) + " x " + std::to_string(spec.n) + " x " +
+                          std::to_string(spec.k) + " is not square");
   if (info->tiles.empty()) {
     if (tile_given && spec.tile != 0)
       throw ValidationError("kernel '" + spec.kernel + "' has no tile size; leave out --tile");

@@ -29,7 +29,8 @@ namespace ts {
 using CpuGemmFn = void (*)(const float* A, const float* B, float* C, int64_t m, int64_t n, int64_t k,
                            int tile, const CancelToken* cancel);
 
-// Metadata of one matmul variant, registered once in kernels/registry.cpp.
+// Metadata of one matmul variant: a built-in one (its entry beside its launcher, kernels/kernel_entry.hpp) or
+// a person's own (kernels/your_kernel.hpp), joined at run time.
 struct KernelInfo {
   std::string id;           // command-line name, e.g. "tiled"
   std::string title;        // shown in the GUI
@@ -47,11 +48,16 @@ struct KernelInfo {
   int min_sm = 0;                 // oldest compute capability it runs on (major * 10 + minor), 0: any
   bool has_cuda = false;          // a CUDA implementation was compiled in
   CpuGemmFn cpu = nullptr;        // CPU implementation, if any
+  bool user = false;              // a person's own kernel ("yours: <name>"), run in the worker process
+  bool square_only = false;       // it is told one size only, so it runs on M = N = K
+  std::string source;             // user kernels: the file it comes from
 
   std::string tile_label(int tile) const;  // "" when unknown
 };
 
 const KernelInfo* find_kernel(const std::vector<KernelInfo>& registry, const std::string& id);
+// Refused at compile time: the pointer would outlive the temporary list (Backend::kernels() returns a copy).
+const KernelInfo* find_kernel(std::vector<KernelInfo>&& registry, const std::string& id) = delete;
 
 // Checks the kernel name and tile against the registry (and fixes spec.tile to 0 for tile-less kernels).
 // `tile_given`: the person set the tile explicitly (then a tile-less kernel refuses it).
@@ -128,6 +134,7 @@ struct RunResult {
   std::vector<std::pair<int, OccupancyReport>> occupancy_by_tile;  // every tile the kernel supports (profile)
   std::shared_ptr<const TileTrace> trace;  // one instrumented launch, separate from the timed ones
   std::string trace_note;                  // why there is no trace (e.g. cuBLAS cannot be instrumented)
+  std::string note;  // what the person should know about this run (e.g. "C was left untouched"), or empty
 };
 
 class Backend {
@@ -136,7 +143,8 @@ class Backend {
   virtual std::string kind() const = 0;           // "cuda" or "cpu"
   virtual std::string device_name() const = 0;    // shown in the status bar and every output
   virtual int cuda_device() const { return -1; }  // the CUDA device ordinal, -1 for the CPU backend
-  virtual const std::vector<KernelInfo>& kernels() const = 0;
+  // Every kernel it knows now, built-in and the person's own (a copy: user kernels come and go at run time).
+  virtual std::vector<KernelInfo> kernels() const = 0;
   virtual DeviceInfo device_info() const = 0;
   // The policy of a request that names none: MeasurePolicy::quick() (the CPU backend: 3 samples).
   virtual MeasurePolicy default_policy() const { return MeasurePolicy::quick(); }

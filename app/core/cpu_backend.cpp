@@ -11,7 +11,15 @@
 
 namespace ts {
 
-CpuBackend::CpuBackend(std::vector<KernelInfo> registry) : m_registry(std::move(registry)) {}
+CpuBackend::CpuBackend(std::vector<KernelInfo> registry, std::function<std::vector<KernelInfo>()> more)
+    : m_registry(std::move(registry)), m_more(std::move(more)) {}
+
+std::vector<KernelInfo> CpuBackend::kernels() const {
+  std::vector<KernelInfo> all = m_registry;
+  if (m_more)
+    for (auto& k : m_more()) all.push_back(std::move(k));
+  return all;
+}
 
 std::string CpuBackend::device_name() const {
   return "CPU (" + std::to_string(worker_count()) + " threads)";
@@ -20,8 +28,14 @@ std::string CpuBackend::device_name() const {
 void CpuBackend::validate(RunRequest& req, bool tile_given) const {
   adopt_given_inputs(req);
   validate_shape(req.spec);
-  validate_kernel(req.spec, m_registry, tile_given);
-  const KernelInfo* k = find_kernel(m_registry, req.spec.kernel);
+  const std::vector<KernelInfo> all = kernels();
+  validate_kernel(req.spec, all, tile_given);
+  const KernelInfo* k = find_kernel(all, req.spec.kernel);
+  if (k->user)
+    throw ValidationError(k->title +
+                          " needs a GPU to run, and this is the CPU backend; without one, `tilescope "
+                          "list --kernel-file` still compiles it and reports its registers, shared memory "
+                          "and occupancy for a chosen GPU");
   if (!k->cpu)
     throw ValidationError("kernel '" + k->id + "' needs the CUDA backend (it has no CPU implementation)");
   const double work = double(req.spec.m) * double(req.spec.n) * double(req.spec.k);

@@ -3,6 +3,7 @@
 // reference and timed under the same MeasurePolicy and sampling loop as the GPU (wall-clock time per launch;
 // no SM clock). Slow but faithful, so laptops and CI exercise everything but the GPU itself. Requests bigger
 // than it can serve in a few seconds are refused (kCpuMaxWork) instead of freezing the window.
+#include <functional>
 #include <mutex>
 
 #include "backend.hpp"
@@ -14,10 +15,11 @@ inline constexpr int64_t kCpuMaxWork = int64_t(1) << 30;
 
 class CpuBackend final : public Backend {
  public:
-  explicit CpuBackend(std::vector<KernelInfo> registry);
+  // `more`: kernels that join at run time (a person's own, listed so the window can say they need a GPU).
+  explicit CpuBackend(std::vector<KernelInfo> registry, std::function<std::vector<KernelInfo>()> more = {});
   std::string kind() const override { return "cpu"; }
   std::string device_name() const override;
-  const std::vector<KernelInfo>& kernels() const override { return m_registry; }
+  std::vector<KernelInfo> kernels() const override;
   DeviceInfo device_info() const override;
   // quick, with 3 samples after the verification launch (which doubles as the warm-up).
   MeasurePolicy default_policy() const override;
@@ -31,6 +33,7 @@ class CpuBackend final : public Backend {
 
  private:
   std::vector<KernelInfo> m_registry;
+  std::function<std::vector<KernelInfo>()> m_more;
   std::mutex m_run;  // one measurement at a time
 };
 

@@ -1,6 +1,7 @@
 #include "cpu_gemm.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -119,6 +120,19 @@ void cpu_gemm_tiled(const float* A, const float* B, float* C, int64_t m, int64_t
 void cpu_gemm_tiled_floork(const float* A, const float* B, float* C, int64_t m, int64_t n, int64_t k,
                            int tile, const CancelToken* cancel) {
   tiled_impl(A, B, C, m, n, k, tile, cancel, false);
+}
+
+void cpu_gemm_tiled_mirror(const float* A, const float* B, float* C, int64_t m, int64_t n, int64_t k,
+                           int tile, const CancelToken* cancel) {
+  tiled_impl(A, B, C, m, n, k, tile, cancel, true);
+  // Below the diagonal, the mirror of the upper triangle: C[i][j] = C[j][i] where (j, i) is inside C.
+  const float unwritten = std::numeric_limits<float>::quiet_NaN();
+  parallel_for(m, 64, [&](int64_t r0, int64_t r1) {
+    for (int64_t i = r0; i < r1; ++i)
+      for (int64_t j = 0; j < std::min(i, n); ++j)
+        C[size_t(i) * size_t(n) + size_t(j)] =
+            (i < n && j < m) ? C[size_t(j) * size_t(n) + size_t(i)] : unwritten;
+  });
 }
 
 }  // namespace ts

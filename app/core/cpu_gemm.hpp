@@ -27,5 +27,10 @@ void cpu_gemm_tiled(const float* A, const float* B, float* C, int64_t m, int64_t
 // The teaching variant that walks k / tile steps (drops the last partial tile when tile does not divide k).
 void cpu_gemm_tiled_floork(const float* A, const float* B, float* C, int64_t m, int64_t n, int64_t k,
                            int tile, const CancelToken* cancel = nullptr);
+// The teaching variant that assumes C is symmetric: the tiled result on and above the diagonal (col >= row),
+// mirrored below it where the mirror lies inside C; elements it never writes are NaN (as the GPU's poisoned
+// C).
+void cpu_gemm_tiled_mirror(const float* A, const float* B, float* C, int64_t m, int64_t n, int64_t k,
+                           int tile, const CancelToken* cancel = nullptr);
 
 }  // namespace ts

@@ -63,6 +63,11 @@ const std::vector<Preset>& presets() {
        "K = 1000 is not a multiple of 32: K / TILE steps drop the last 8 columns of A, so with A = I rows "
        "992-999 of C are wrong (the bottom band of the error map)",
        1000, 1000, 1000, InputKind::Identity, "tiled_floork", 32},
+      {"1024^3, symmetric, tiled_mirror T=32",
+       "the third classic bug: C assumed symmetric because A and B are, so only its upper triangle is "
+       "computed "
+       "and mirrored; the lower triangle gets B A instead of A B (the error map is a triangle)",
+       1024, 1024, 1024, InputKind::Symmetric, "tiled_mirror", 32},
       {"4099^3, random (ragged)",
        "4099 is prime: every tile size leaves a partial tile at the right and bottom edges", 4099, 4099, 4099,
        InputKind::Random, "", 0},

@@ -337,6 +337,10 @@ nlohmann::json result_to_json(const RunResult& r) {
           {"sm_clock_min_mhz", r.clock.min_mhz},
           {"throttled", r.clock.throttled},
           {"throttle_reasons", r.clock.throttle_reasons},
+          {"bad_elements", r.error.bad_elements},
+          {"worst_row", r.error.worst_row},
+          {"worst_col", r.error.worst_col},
+          {"note", r.note},
           {"date", r.date}};
 }
 

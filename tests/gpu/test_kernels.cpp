@@ -80,7 +80,8 @@ TEST_P(EveryKernel, MatchesTheDoubleReferenceOnEveryShape) {
     const HostMatrix A = generate_input(InputKind::Random, req.spec.seed, 0, m, k);
     const HostMatrix B = generate_input(InputKind::Random, req.spec.seed, 1, k, n);
     const auto ref = cpu_gemm_reference_f64(A.data.data(), B.data.data(), m, n, k);
-    const KernelInfo* info = find_kernel(backend->kernels(), c.kernel);
+    const auto kernels = backend->kernels();
+    const KernelInfo* info = find_kernel(kernels, c.kernel);
     const double tol =
         tolerance_for(k, max_abs(A.data.data(), A.size()), max_abs(B.data.data(), B.size()), info->tf32);
     double worst = 0;
@@ -109,7 +110,8 @@ TEST_P(EveryKernel, SymmetricInputsGiveTheRightProductWhichIsNotSymmetric) {
     const HostMatrix A = generate_input(InputKind::Symmetric, 1, 0, n, n);
     const HostMatrix B = generate_input(InputKind::Symmetric, 1, 1, n, n);
     const auto ref = cpu_gemm_reference_f64(A.data.data(), B.data.data(), n, n, n);
-    const double tol = tolerance_for(n, 1, 1, find_kernel(backend->kernels(), c.kernel)->tf32);
+    const auto kernels = backend->kernels();
+    const double tol = tolerance_for(n, 1, 1, find_kernel(kernels, c.kernel)->tf32);
     double asym = 0;
     for (int64_t i = 0; i < n; ++i)
       for (int64_t j = 0; j < n; ++j) {
@@ -272,7 +274,8 @@ TEST(TeachingVariants, FloorKFailsExactlyWhenTheTileDoesNotDivideK) {
 
 TEST(TeachingVariants, MissingSyncIsFlaggedAndCorrectWhereNoRaceCanHappen) {
   REQUIRE_GPU(backend);
-  const KernelInfo* k = find_kernel(backend->kernels(), "tiled_nosync");
+  const auto kernels = backend->kernels();
+  const KernelInfo* k = find_kernel(kernels, "tiled_nosync");
   ASSERT_NE(k, nullptr);
   EXPECT_TRUE(k->teaching);
   // With a single k-tile there is no next tile to overwrite the shared memory: no race, correct result.

@@ -29,6 +29,8 @@
 #include "registry.hpp"
 #include "session.hpp"
 #include "test_util.hpp"
+#include "your_kernel.hpp"
+#include "nvrtc_compile.hpp"
 
 using namespace ts;
 using ts::ui::App;
@@ -770,4 +772,84 @@ TEST_F(Gui, ExportFigureWritesThePlotAloneAtTheChosenSizeAndNeverOverwrites) {
   };
   run_session(s);
   EXPECT_EQ(s.passed, 1);
+}
+
+// A person's own kernel in the window (CPU backend: compiled by NVRTC, listed, never run): opened as a file
+// dropped on the window would be, built and selected as "yours: <name>"; a save with a compile error shows
+// the error at its line and keeps the last good build; a save from another editor is noticed by the watcher
+// and rebuilt; a deleted file is reported and its build kept; a file that is not text is refused with a
+// message.
+TEST_F(Gui, AKernelFileIsBuiltListedAndRebuiltOnEverySaveAndErrorsKeepTheLastGoodBuild) {
+  std::string why;
+  if (!nvrtc_available(&why)) GTEST_SKIP() << why;
+  const std::string dir = m_dir.path().string();
+  ::setenv("TILESCOPE_CACHE_DIR", (dir + "/cache").c_str(), 1);
+  const std::string path = dir + "/mine.cu";
+  const std::string good =
+      "#define TILE_WIDTH 16\n__global__ void my_mm(float* C, float* A, float* B, int N) {\n"
+      "  __shared__ float s[TILE_WIDTH][TILE_WIDTH];\n  s[threadIdx.y][threadIdx.x] = A[threadIdx.x];\n"
+      "  __syncthreads();\n  C[threadIdx.x] = s[threadIdx.x][threadIdx.y] + B[0] * N;\n}\n";
+  std::ofstream(path) << good;
+  std::ofstream(dir + "/binary.cu", std::ios::binary) << std::string(
+      "\x7f"
+      "ELF\0\x01",
+      6);
+  GuiRun s;
+  s.body = [&](ImGuiTestContext* ctx, App& app) {
+    ui::AppState& st = app.state();
+    IM_CHECK(wait_for_result(ctx, app, 0));
+    using Build = ui::UserKernelUi::Build;
+    st.user.open_path = path;  // what a drop on the window does
+    IM_CHECK(yield_until(ctx, [&] { return st.user.build == Build::Ok; }));
+    IM_CHECK(find_kernel(st.kernels, "yours:my_mm") != nullptr);
+    IM_CHECK_EQ(st.settings.spec.kernel, std::string("yours:my_mm"));
+    IM_CHECK(st.user.square_only);
+    IM_CHECK(st.settings.square);
+    IM_CHECK_EQ(st.user.form.tile_symbol, std::string("TILE_WIDTH"));
+    IM_CHECK(st.user.editor_text.find("my_mm") != std::string::npos);
+    const uint64_t v1 = st.user.version;
+    IM_CHECK(find_user_kernel("yours:my_mm") && find_user_kernel("yours:my_mm")->version() == v1);
+    // The per-tile table fills in (every tile compiled for the GPU shown).
+    IM_CHECK(yield_until(ctx, [&] { return !st.user.tiles.empty() && !st.user.tiles_busy; }));
+    IM_CHECK_EQ(int(st.user.tiles.size()), 3);
+    IM_CHECK(st.user.tiles[2].ok);
+    IM_CHECK_EQ(st.user.tiles[2].res.static_smem, 32 * 32 * 4);
+
+    // A save from the window's editor with a compile error on line 4.
+    std::string broken = good;
+    broken.replace(broken.find("A[threadIdx.x]"), 14, "Q[threadIdx.x]");
+    st.user.editor_buffer = broken;
+    st.user.save_editor = true;
+    IM_CHECK(yield_until(ctx, [&] { return st.user.build == Build::Failed; }));
+    IM_CHECK(!st.user.errors.empty());
+    IM_CHECK_EQ(st.user.errors[0].line, 4);
+    IM_CHECK(st.user.errors[0].message.find("\"Q\" is undefined") != std::string::npos);
+    IM_CHECK_EQ(find_user_kernel("yours:my_mm")->version(), v1);  // the last good build stays
+    IM_CHECK(st.log.latest() && st.log.latest()->text.find("line 4") != std::string::npos);
+
+    // A save from another editor (TILE_WIDTH 32 now): the watcher notices within its second and rebuilds.
+    std::string edited = good;
+    edited.replace(edited.find("TILE_WIDTH 16"), 13, "TILE_WIDTH 32");
+    std::ofstream(path, std::ios::trunc) << edited;
+    IM_CHECK(yield_until(
+        ctx, [&] { return st.user.build == Build::Ok && st.user.version > v1; }, 30));
+    IM_CHECK_EQ(st.user.form.default_tile, 32);
+    IM_CHECK(st.user.editor_text.find("TILE_WIDTH 32") != std::string::npos);
+
+    // Deleted: reported, the build kept, the file watched for.
+    std::filesystem::remove(path);
+    IM_CHECK(yield_until(
+        ctx, [&] { return st.user.file_missing; }, 10));
+    IM_CHECK(st.user.watch.find("deleted or renamed") != std::string::npos);
+    IM_CHECK(find_user_kernel("yours:my_mm") != nullptr);
+
+    // A file that is not text: refused with a message, nothing else changes.
+    st.user.open_path = dir + "/binary.cu";
+    IM_CHECK(yield_until(ctx, [&] {
+      return st.log.latest() && st.log.latest()->text.find("is not text") != std::string::npos;
+    }));
+    IM_CHECK_EQ(st.user.path, path);
+  };
+  run_session(s);
+  EXPECT_EQ(s.passed, 1) << "see the Test Engine log above";
 }

@@ -1,0 +1,1041 @@
+#include "kernel_source.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <system_error>
+
+#include "files.hpp"
+#include "problem.hpp"
+
+namespace ts {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string mib_text(double bytes) {
+  std::ostringstream os;
+  os.precision(1);
+  os << std::fixed << bytes / (1024.0 * 1024.0) << " MiB";
+  return os.str();
+}
+
+// Where the first byte that is not valid UTF-8 is, or npos.
+size_t invalid_utf8_at(const std::string& s) {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  const size_t n = s.size();
+  size_t i = 0;
+  while (i < n) {
+    const unsigned char c = p[i];
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    int len = 0;
+    uint32_t cp = 0;
+    if ((c & 0xe0) == 0xc0) {
+      len = 2;
+      cp = c & 0x1f;
+    } else if ((c & 0xf0) == 0xe0) {
+      len = 3;
+      cp = c & 0x0f;
+    } else if ((c & 0xf8) == 0xf0) {
+      len = 4;
+      cp = c & 0x07;
+    } else {
+      return i;
+    }
+    if (i + size_t(len) > n) return i;
+    for (int j = 1; j < len; ++j) {
+      if ((p[i + j] & 0xc0) != 0x80) return i;
+      cp = (cp << 6) | (p[i + j] & 0x3f);
+    }
+    if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) ||
+        (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) || (cp >= 0xd800 && cp <= 0xdfff))
+      return i;
+    i += size_t(len);
+  }
+  return std::string::npos;
+}
+
+void check_text(const std::string& text, const std::string& label) {
+  if (int64_t(text.size()) > kMaxKernelSourceBytes)
+    throw ValidationError(label + " is " + mib_text(double(text.size())) +
+                          "; TileScope reads kernel sources of at most " +
+                          mib_text(double(kMaxKernelSourceBytes)));
+  if (const void* z = std::memchr(text.data(), 0, text.size()))
+    throw ValidationError(label + " is not text: it holds a NUL byte at offset " +
+                          std::to_string(static_cast<const char*>(z) - text.data()) +
+                          " (a compiled file or an archive?)");
+  const size_t bad = invalid_utf8_at(text);
+  if (bad != std::string::npos)
+    throw ValidationError(label + " is not text: the byte at offset " + std::to_string(bad) + " (line " +
+                          std::to_string(line_of(text, bad)) + ") is not valid UTF-8");
+}
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+bool is_ident_start(char c) {
+  return std::isalpha(static_cast<unsigned char>(c)) || c == '_';
+}
+bool is_ident_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+}
+
+}  // namespace
+
+int line_of(const std::string& text, size_t offset) {
+  offset = std::min(offset, text.size());
+  return 1 + int(std::count(text.begin(), text.begin() + std::ptrdiff_t(offset), '\n'));
+}
+
+std::string blank_spans(const std::string& text, const std::vector<Span>& spans) {
+  std::string out = text;
+  for (const Span& s : spans)
+    for (size_t i = s.begin; i < s.end && i < out.size(); ++i)
+      if (out[i] != '\n') out[i] = ' ';
+  return out;
+}
+
+const char* to_string(ParamType t) {
+  switch (t) {
+    case ParamType::F32Ptr:
+      return "float*";
+    case ParamType::I32:
+      return "int";
+    case ParamType::U32:
+      return "unsigned int";
+    case ParamType::I64:
+      return "64-bit int";
+    case ParamType::U64:
+      return "64-bit unsigned";
+    case ParamType::F32:
+      return "float";
+    case ParamType::F64:
+      return "double";
+    case ParamType::Unsupported:
+      return "unsupported";
+  }
+  return "?";
+}
+
+// [SECTION] Reading files.
+KernelSource kernel_source_from_text(std::string text, const std::string& label, bool python) {
+  check_text(text, label);
+  KernelSource s;
+  s.label = label;
+  if (python) {
+    int first = 1;
+    s.text = extract_load_inline_source(text, label, &first);
+    s.first_line = first;
+    s.from_python = true;
+  } else {
+    s.text = std::move(text);
+  }
+  return s;
+}
+
+KernelSource read_kernel_source(const std::string& path) {
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (ec || !fs::exists(st)) throw ValidationError("kernel file " + path + " does not exist");
+  if (fs::is_directory(st)) throw ValidationError("kernel file " + path + " is a folder, not a file");
+  if (!fs::is_regular_file(st))
+    throw ValidationError("kernel file " + path + " is not a regular file (a device, pipe or socket?)");
+  const uintmax_t size = fs::file_size(path, ec);
+  if (ec) throw ValidationError("kernel file " + path + ": cannot read its size (" + ec.message() + ")");
+  if (int64_t(size) > kMaxKernelSourceBytes)
+    throw ValidationError("kernel file " + path + " is " + mib_text(double(size)) +
+                          "; TileScope reads kernel sources of at most " +
+                          mib_text(double(kMaxKernelSourceBytes)));
+  // Opened non-blocking and checked again once open (files.hpp): a path swapped for a FIFO meanwhile cannot
+  // block the read.
+  const InputFile f(path);
+  if (int64_t(f.size()) > kMaxKernelSourceBytes)
+    throw ValidationError("kernel file " + path + " is " + mib_text(double(f.size())) +
+                          "; TileScope reads kernel sources of at most " +
+                          mib_text(double(kMaxKernelSourceBytes)));
+  std::string text(size_t(f.size()), '\0');
+  if (!f.read_at(0, text.data(), text.size()))
+    throw ValidationError("kernel file " + path + " changed while it was read; try again");
+  const std::string label = fs::path(path).filename().string();
+  KernelSource s = kernel_source_from_text(std::move(text), "kernel file " + path, ends_with(path, ".py"));
+  s.path = path;
+  s.label = label;
+  return s;
+}
+
+// [SECTION] KernelBench answers: the CUDA source of load_inline(cuda_sources=...) in a Python file.
+namespace {
+
+struct PyString {
+  size_t begin = 0, end = 0;  // the literal, quotes included
+  std::string value;          // decoded
+  size_t content = 0;         // offset of the first character after the opening quotes
+};
+
+// Reads a Python string literal starting at `i` (at its prefix or quote). Returns false if it is not one.
+bool read_py_string(const std::string& s, size_t i, PyString* out) {
+  size_t p = i;
+  bool raw = false;
+  while (p < s.size() && p < i + 2 && std::strchr("rRbBuUfF", s[p])) {
+    if (s[p] == 'r' || s[p] == 'R') raw = true;
+    ++p;
+  }
+  if (p >= s.size() || (s[p] != '"' && s[p] != '\'')) return false;
+  const char q = s[p];
+  const bool triple = p + 2 < s.size() && s[p + 1] == q && s[p + 2] == q;
+  const size_t open = triple ? 3 : 1;
+  size_t j = p + open;
+  out->content = j;
+  std::string v;
+  for (;;) {
+    if (j >= s.size()) return false;  // unterminated
+    const char c = s[j];
+    if (c == '\\' && j + 1 < s.size()) {
+      const char e = s[j + 1];
+      if (raw) {
+        v += c;
+        v += e;
+      } else if (e == 'n') {
+        v += '\n';
+      } else if (e == 't') {
+        v += '\t';
+      } else if (e == '\n') {
+        // a continued line: nothing
+      } else if (e == '\\' || e == '\'' || e == '"') {
+        v += e;
+      } else {
+        v += c;
+        v += e;
+      }
+      j += 2;
+      continue;
+    }
+    if (!triple && c == '\n') return false;
+    if (c == q && (!triple || (j + 2 < s.size() && s[j + 1] == q && s[j + 2] == q))) {
+      out->begin = i;
+      out->end = j + open;
+      out->value = std::move(v);
+      return true;
+    }
+    v += c;
+    ++j;
+  }
+}
+
+// Python tokens we need: identifiers, string literals, and single punctuation; comments skipped.
+struct PyTok {
+  enum Kind { Ident, Str, Punct } kind;
+  size_t pos;
+  std::string text;  // identifier or punctuation
+  PyString str;
+};
+
+std::vector<PyTok> py_tokens(const std::string& s) {
+  std::vector<PyTok> t;
+  size_t i = 0;
+  while (i < s.size()) {
+    const char c = s[i];
+    if (c == '#') {
+      while (i < s.size() && s[i] != '\n') ++i;
+      continue;
+    }
+    if (std::isspace(static_cast<unsigned char>(c))) {
+      ++i;
+      continue;
+    }
+    PyString ps;
+    if ((c == '"' || c == '\'' || std::strchr("rRbBuUfF", c)) && read_py_string(s, i, &ps)) {
+      t.push_back({PyTok::Str, i, "", ps});
+      i = ps.end;
+      continue;
+    }
+    if (is_ident_start(c)) {
+      size_t j = i;
+      while (j < s.size() && is_ident_char(s[j])) ++j;
+      t.push_back({PyTok::Ident, i, s.substr(i, j - i), {}});
+      i = j;
+      continue;
+    }
+    if (c == '"' || c == '\'') {  // an unterminated string: skip the quote
+      ++i;
+      continue;
+    }
+    t.push_back({PyTok::Punct, i, std::string(1, c), {}});
+    ++i;
+  }
+  return t;
+}
+
+}  // namespace
+
+std::string extract_load_inline_source(const std::string& py, const std::string& label, int* first_line) {
+  const std::vector<PyTok> t = py_tokens(py);
+  auto take = [&](const PyString& ps) {
+    *first_line = line_of(py, ps.content);
+    return ps.value;
+  };
+  // The name bound to the source: cuda_sources=NAME, cuda_sources=[NAME], or the literal itself.
+  std::string name;
+  bool saw_call = false;
+  for (size_t i = 0; i + 1 < t.size(); ++i) {
+    if (t[i].kind != PyTok::Ident || t[i].text != "load_inline" || t[i + 1].text != "(") continue;
+    saw_call = true;
+    int depth = 0;
+    for (size_t j = i + 1; j < t.size(); ++j) {
+      if (t[j].kind == PyTok::Punct && (t[j].text == "(" || t[j].text == "[" || t[j].text == "{")) ++depth;
+      if (t[j].kind == PyTok::Punct && (t[j].text == ")" || t[j].text == "]" || t[j].text == "}"))
+        if (--depth == 0) break;
+      if (t[j].kind == PyTok::Ident && t[j].text == "cuda_sources" && j + 2 < t.size() &&
+          t[j + 1].text == "=") {
+        size_t v = j + 2;
+        if (t[v].text == "[" && v + 1 < t.size()) ++v;
+        if (t[v].kind == PyTok::Str) return take(t[v].str);
+        if (t[v].kind == PyTok::Ident) name = t[v].text;
+        break;
+      }
+    }
+    if (!name.empty()) break;
+  }
+  if (!name.empty()) {
+    // The last assignment NAME = "..." before the call wins; take the last one in the file.
+    const PyString* found = nullptr;
+    for (size_t i = 0; i + 2 < t.size(); ++i)
+      if (t[i].kind == PyTok::Ident && t[i].text == name && t[i + 1].text == "=" &&
+          t[i + 2].kind == PyTok::Str)
+        found = &t[i + 2].str;
+    if (found) return take(*found);
+    throw ValidationError(label + ": load_inline(cuda_sources=" + name + ") names '" + name +
+                          "', but no string is assigned to it in the file");
+  }
+  // No load_inline: the first string literal that holds a __global__ function.
+  for (const auto& tok : t)
+    if (tok.kind == PyTok::Str && tok.str.value.find("__global__") != std::string::npos) return take(tok.str);
+  throw ValidationError(label +
+                        (saw_call ? ": load_inline(...) has no cuda_sources argument"
+                                  : ": a Python file, but it holds no load_inline(cuda_sources=...) "
+                                    "call and no string with a __global__ function in it") +
+                        " (TileScope reads the CUDA source of a KernelBench answer)");
+}
+
+// [SECTION] The C++ lexer: just enough to find top-level items, parameter lists and bodies.
+namespace {
+
+struct Tok {
+  enum Kind : uint8_t { Ident, Number, Punct, String, Char, Directive } kind;
+  uint32_t len;
+  size_t pos;
+  int line;
+};
+
+class Lexer {
+ public:
+  explicit Lexer(const std::string& s) : m_s(s) {}
+
+  std::vector<Tok> run() {
+    std::vector<Tok> out;
+    out.reserve(m_s.size() / 4);
+    bool line_start = true;
+    while (m_i < m_s.size()) {
+      const char c = m_s[m_i];
+      if (c == '\n') {
+        ++m_line;
+        ++m_i;
+        line_start = true;
+        continue;
+      }
+      if (c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v') {
+        ++m_i;
+        continue;
+      }
+      if (c == '\\' && m_i + 1 < m_s.size() && (m_s[m_i + 1] == '\n' || m_s[m_i + 1] == '\r')) {
+        m_i += m_s[m_i + 1] == '\r' && m_i + 2 < m_s.size() && m_s[m_i + 2] == '\n' ? 3 : 2;
+        ++m_line;
+        continue;
+      }
+      if (c == '/' && peek(1) == '/') {
+        skip_line_comment();
+        continue;
+      }
+      if (c == '/' && peek(1) == '*') {
+        skip_block_comment();
+        continue;
+      }
+      const size_t start = m_i;
+      const int line = m_line;
+      if (c == '#' && line_start) {
+        skip_directive();
+        out.push_back({Tok::Directive, uint32_t(m_i - start), start, line});
+        continue;
+      }
+      line_start = false;
+      if (std::isdigit(static_cast<unsigned char>(c)) ||
+          (c == '.' && std::isdigit(static_cast<unsigned char>(peek(1))))) {
+        ++m_i;
+        while (m_i < m_s.size()) {
+          const char d = m_s[m_i];
+          if ((d == '+' || d == '-') && std::strchr("eEpP", m_s[m_i - 1])) {
+            ++m_i;
+          } else if (is_ident_char(d) || d == '.' || (d == '\'' && is_ident_char(peek(1)))) {
+            ++m_i;
+          } else {
+            break;
+          }
+        }
+        out.push_back({Tok::Number, uint32_t(m_i - start), start, line});
+        continue;
+      }
+      if (is_ident_start(c)) {
+        while (m_i < m_s.size() && is_ident_char(m_s[m_i])) ++m_i;
+        // String and character literal prefixes: u8"", L'', R"(...)".
+        if (m_i < m_s.size() && (m_s[m_i] == '"' || m_s[m_i] == '\'')) {
+          const std::string prefix = m_s.substr(start, m_i - start);
+          static const std::set<std::string> kPrefixes = {"u8", "u", "U", "L", "R", "u8R", "uR", "UR", "LR"};
+          if (kPrefixes.count(prefix)) {
+            const bool raw = prefix.back() == 'R';
+            if (m_s[m_i] == '"')
+              raw ? skip_raw_string() : skip_quoted('"');
+            else
+              skip_quoted('\'');
+            out.push_back({m_s[start + prefix.size()] == '"' ? Tok::String : Tok::Char, uint32_t(m_i - start),
+                           start, line});
+            continue;
+          }
+        }
+        out.push_back({Tok::Ident, uint32_t(m_i - start), start, line});
+        continue;
+      }
+      if (c == '"' || c == '\'') {
+        skip_quoted(c);
+        out.push_back({c == '"' ? Tok::String : Tok::Char, uint32_t(m_i - start), start, line});
+        continue;
+      }
+      ++m_i;
+      out.push_back({Tok::Punct, 1, start, line});
+    }
+    m_lines = m_line;
+    return out;
+  }
+  int lines() const { return m_lines; }
+
+ private:
+  char peek(size_t ahead) const { return m_i + ahead < m_s.size() ? m_s[m_i + ahead] : '\0'; }
+
+  void skip_line_comment() {
+    while (m_i < m_s.size() && m_s[m_i] != '\n') {
+      if (m_s[m_i] == '\\' && peek(1) == '\n') {  // a comment continued by a backslash
+        m_i += 2;
+        ++m_line;
+        continue;
+      }
+      ++m_i;
+    }
+  }
+  void skip_block_comment() {
+    m_i += 2;
+    while (m_i < m_s.size() && !(m_s[m_i] == '*' && peek(1) == '/')) {
+      if (m_s[m_i] == '\n') ++m_line;
+      ++m_i;
+    }
+    m_i = std::min(m_i + 2, m_s.size());
+  }
+  // A quoted literal; stops at an unescaped newline (an unterminated literal ends with its line).
+  void skip_quoted(char q) {
+    ++m_i;
+    while (m_i < m_s.size() && m_s[m_i] != q && m_s[m_i] != '\n') {
+      if (m_s[m_i] == '\\' && m_i + 1 < m_s.size()) {
+        if (m_s[m_i + 1] == '\n') ++m_line;
+        ++m_i;
+      }
+      ++m_i;
+    }
+    if (m_i < m_s.size() && m_s[m_i] == q) ++m_i;
+  }
+  void skip_raw_string() {  // R"delim( ... )delim"
+    const size_t open = m_i;
+    size_t p = m_i + 1;
+    while (p < m_s.size() && p - open <= 17 && m_s[p] != '(') ++p;
+    if (p >= m_s.size() || m_s[p] != '(') {
+      skip_quoted('"');
+      return;
+    }
+    const std::string end = ")" + m_s.substr(open + 1, p - open - 1) + "\"";
+    const size_t close = m_s.find(end, p + 1);
+    const size_t stop = close == std::string::npos ? m_s.size() : close + end.size();
+    m_line += int(std::count(m_s.begin() + std::ptrdiff_t(m_i), m_s.begin() + std::ptrdiff_t(stop), '\n'));
+    m_i = stop;
+  }
+  // A preprocessor line, with its continuations; comments inside it end it where they start (a // comment) or
+  // are skipped over (a /* */ comment).
+  void skip_directive() {
+    while (m_i < m_s.size() && m_s[m_i] != '\n') {
+      if (m_s[m_i] == '\\' && (peek(1) == '\n' || (peek(1) == '\r' && peek(2) == '\n'))) {
+        m_i += peek(1) == '\r' ? 3 : 2;
+        ++m_line;
+        continue;
+      }
+      if (m_s[m_i] == '/' && peek(1) == '*') {
+        skip_block_comment();
+        continue;
+      }
+      if (m_s[m_i] == '/' && peek(1) == '/') {
+        while (m_i < m_s.size() && m_s[m_i] != '\n') ++m_i;
+        return;
+      }
+      ++m_i;
+    }
+  }
+
+  const std::string& m_s;
+  size_t m_i = 0;
+  int m_line = 1;
+  int m_lines = 1;
+};
+
+// Headers NVRTC can use in device code (it has no C or C++ standard library and no host runtime API).
+bool device_header(const std::string& h) {
+  static const char* kDevice[] = {"cuda_fp16.h",
+                                  "cuda_bf16.h",
+                                  "cuda_fp8.h",
+                                  "mma.h",
+                                  "cooperative_groups.h",
+                                  "cuda_pipeline.h",
+                                  "cuda_pipeline_primitives.h",
+                                  "cuda_awbarrier.h",
+                                  "cuda_awbarrier_primitives.h",
+                                  "sm_60_atomic_functions.h",
+                                  "crt/"};
+  for (const char* d : kDevice)
+    if (h == d || (std::strchr(d, '/') && h.rfind(d, 0) == 0)) return true;
+  return h.rfind("cuda/", 0) == 0 || h.rfind("cooperative_groups/", 0) == 0;
+}
+
+bool is_qualifier(const std::string& w) {
+  static const std::set<std::string> k = {"const",    "volatile", "__restrict__",     "__restrict",
+                                          "restrict", "register", "__grid_constant__"};
+  return k.count(w) > 0;
+}
+bool is_type_word(const std::string& w) {
+  static const std::set<std::string> k = {
+      "float",    "double",    "int",     "unsigned", "signed",  "long",    "short",
+      "char",     "bool",      "void",    "size_t",   "int32_t", "int64_t", "uint32_t",
+      "uint64_t", "ptrdiff_t", "ssize_t", "uint",     "half",    "__half",  "auto"};
+  return k.count(w) > 0;
+}
+
+bool tile_like(const std::string& name) {
+  if (name.size() < 2) return false;
+  for (char c : name)
+    if (!(std::isupper(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) ||
+          c == '_'))
+      return false;
+  return name.find("TILE") != std::string::npos || name.find("BLOCK") != std::string::npos || name == "BS" ||
+         name == "TS" || name == "TW";
+}
+
+class Scanner {
+ public:
+  explicit Scanner(const std::string& s) : m_s(s) {}
+
+  SourceScan run() {
+    Lexer lx(m_s);
+    m_t = lx.run();
+    m_scan.lines = lx.lines();
+    top_level();
+    find_undefined_tile_names();
+    return std::move(m_scan);
+  }
+
+ private:
+  std::string text(size_t i) const { return m_s.substr(m_t[i].pos, m_t[i].len); }
+  bool is(size_t i, const char* w) const {
+    const size_t n = std::strlen(w);
+    return i < m_t.size() && m_t[i].len == n && m_s.compare(m_t[i].pos, n, w) == 0;
+  }
+  bool punct(size_t i, char c) const {
+    return i < m_t.size() && m_t[i].kind == Tok::Punct && m_s[m_t[i].pos] == c;
+  }
+  size_t end_of(size_t i) const { return m_t[i].pos + m_t[i].len; }
+  int line(size_t i) const { return m_t[i].line; }
+
+  // The token after the one matching the bracket at `i` (or the end).
+  size_t skip_group(size_t i) const {
+    const char open = m_s[m_t[i].pos];
+    const char close = open == '(' ? ')' : open == '[' ? ']' : '}';
+    int depth = 0;
+    for (size_t j = i; j < m_t.size(); ++j) {
+      if (punct(j, open)) ++depth;
+      if (punct(j, close) && --depth == 0) return j + 1;
+    }
+    return m_t.size();
+  }
+
+  void host(size_t from_tok, size_t to_tok_inclusive) {
+    m_scan.host_code.push_back(Span{m_t[from_tok].pos, end_of(to_tok_inclusive)});
+  }
+
+  // [SECTION] File scope, and namespace / extern "C" blocks scanned as if they were file scope.
+  void top_level() {
+    int open_scopes = 0;
+    std::vector<std::string> names;  // one per open scope: a namespace's name, "" for extern "C" { }
+    size_t i = 0;
+    while (i < m_t.size()) {
+      const Tok& t = m_t[i];
+      if (t.kind == Tok::Directive) {
+        directive(i);
+        ++i;
+        continue;
+      }
+      if (punct(i, '}')) {  // closes a namespace or extern "C" block (or stray)
+        if (open_scopes > 0) {
+          --open_scopes;
+          names.pop_back();
+          m_scope.clear();
+          for (const auto& n : names)
+            if (!n.empty()) m_scope += n + "::";
+        }
+        ++i;
+        continue;
+      }
+      if (punct(i, ';')) {
+        ++i;
+        continue;
+      }
+      if (is(i, "namespace")) {
+        size_t j = i + 1;
+        while (j < m_t.size() && (m_t[j].kind == Tok::Ident || punct(j, ':'))) ++j;
+        if (punct(j, '{') && open_scopes < 64) {
+          ++open_scopes;
+          std::string n;
+          for (size_t t = i + 1; t < j; ++t) n += text(t);
+          names.push_back(n.empty() ? "" : n);  // an anonymous namespace is reachable without a name
+          m_scope.clear();
+          for (const auto& x : names)
+            if (!x.empty()) m_scope += x + "::";
+          i = j + 1;
+          continue;
+        }
+      }
+      if (is(i, "extern") && i + 2 < m_t.size() && m_t[i + 1].kind == Tok::String && punct(i + 2, '{') &&
+          open_scopes < 64) {
+        ++open_scopes;
+        names.push_back("");
+        i += 3;
+        continue;
+      }
+      i = item(i);
+    }
+  }
+
+  // One declaration or definition starting at token `i`; returns the token after it.
+  size_t item(size_t i) {
+    const size_t start = i;
+    int paren = 0, angle = 0;
+    bool saw_assign = false, saw_paren = false;
+    size_t j = i;
+    for (; j < m_t.size(); ++j) {
+      if (m_t[j].kind == Tok::Directive) break;  // a directive inside a declaration: end the item before it
+      if (punct(j, '(') || punct(j, '[')) {
+        ++paren;
+        saw_paren = saw_paren || (punct(j, '(') && !saw_assign);
+      } else if (punct(j, ')') || punct(j, ']')) {
+        paren = std::max(0, paren - 1);
+      } else if (paren == 0 && punct(j, '<') && j > start && m_t[j - 1].kind == Tok::Ident &&
+                 (is(j - 1, "template") || angle > 0)) {
+        ++angle;
+      } else if (paren == 0 && angle > 0 && punct(j, '>')) {
+        --angle;
+      } else if (paren == 0 && punct(j, '=')) {
+        saw_assign = true;
+      } else if (paren == 0 && punct(j, ';')) {
+        classify(start, j, false, 0);
+        return j + 1;
+      } else if (paren == 0 && punct(j, '{')) {
+        const size_t close = skip_group(j) - 1;
+        const bool type_def = is(start, "struct") || is(start, "class") || is(start, "union") ||
+                              is(start, "enum") || has_kw_before(start, j, "struct") ||
+                              has_kw_before(start, j, "class");
+        if (saw_paren && !saw_assign && !type_def) {  // a function definition
+          classify(start, close, true, j);
+          return close + 1;
+        }
+        // A type definition or a braced initializer: the item goes on to its ';'.
+        j = close;
+        continue;
+      } else if (paren == 0 && punct(j, '}')) {
+        break;  // the end of an enclosing block: the item is malformed, leave it
+      }
+    }
+    if (j > start) classify(start, std::min(j, m_t.size()) - 1, false, 0);
+    return std::max(j, start + 1);
+  }
+
+  bool has_kw_before(size_t from, size_t to, const char* w) const {
+    for (size_t k = from; k < to; ++k)
+      if (is(k, w)) return true;
+    return false;
+  }
+
+  void classify(size_t s, size_t e, bool function_def, size_t body_open) {
+    auto has = [&](const char* w) { return has_kw_before(s, e + 1, w); };
+    if (has("__global__")) {
+      if (function_def) kernel(s, body_open, e);
+      return;
+    }
+    if (has("__device__") || has("__constant__") || has("__shared__") || has("__managed__")) {
+      if (function_def) local_constants(body_open, e);
+      return;
+    }
+    if (is(s, "using") && is(s + 1, "namespace")) {
+      host(s, e);
+      m_scan.notes.push_back("left out `using namespace " + text(s + 2) + ";` (line " +
+                             std::to_string(line(s)) + "): there is no host library on the device");
+      return;
+    }
+    if (is(s, "typedef") || is(s, "using") || is(s, "static_assert") || is(s, "struct") || is(s, "class") ||
+        is(s, "union") || is(s, "enum"))
+      return;
+    if (is(s, "template") && !function_def) return;  // class templates, declarations
+    if (function_def) {
+      size_t name = body_open;
+      for (size_t k = s; k < body_open; ++k)
+        if (punct(k, '(')) {
+          name = k;
+          break;
+        }
+      const std::string fname = name > s && name < m_t.size() ? text(name - 1) : "?";
+      host(s, e);
+      m_scan.notes.push_back("left out host function " + fname + " (line " + std::to_string(line(s)) +
+                             "): NVRTC compiles device code only");
+      return;
+    }
+    if (has("const") || has("constexpr")) {
+      constant(s, e);
+      return;
+    }
+    host(s, e);
+    if (!m_noted_host_decl) {
+      m_noted_host_decl = true;
+      m_scan.notes.push_back("left out host declarations (first at line " + std::to_string(line(s)) + ")");
+    }
+  }
+
+  // `[static] const|constexpr <integer type> NAME = <number>;` between tokens s and e (the ';').
+  void constant(size_t s, size_t e) {
+    size_t k = s;
+    bool is_const = false, int_type = false;
+    while (k < e && m_t[k].kind == Tok::Ident) {
+      const std::string w = text(k);
+      if (w == "const" || w == "constexpr") {
+        is_const = true;
+      } else if (w == "static" || w == "inline" || w == "__device__" || w == "__constant__") {
+      } else if (w == "int" || w == "unsigned" || w == "long" || w == "size_t" || w == "short" ||
+                 w == "int32_t" || w == "int64_t" || w == "uint32_t" || w == "uint64_t" || w == "signed") {
+        int_type = true;
+      } else {
+        break;
+      }
+      ++k;
+    }
+    if (!is_const || !int_type || k + 3 > e || m_t[k].kind != Tok::Ident || !punct(k + 1, '=')) return;
+    size_t v = k + 2;
+    const bool paren = punct(v, '(');
+    if (paren) ++v;
+    if (v >= e || m_t[v].kind != Tok::Number) return;
+    const size_t after = v + 1 + (paren ? 1 : 0);
+    if (after != e || (paren && !punct(v + 1, ')'))) return;
+    add_number(text(k), v, false);
+  }
+
+  void add_number(const std::string& name, size_t num_tok, bool macro) {
+    const std::string n = text(num_tok);
+    size_t digits = 0;
+    while (digits < n.size() && std::isdigit(static_cast<unsigned char>(n[digits]))) ++digits;
+    if (digits == 0 || digits > 12) return;
+    const std::string suffix = n.substr(digits);
+    for (char c : suffix)
+      if (!std::strchr("uUlL", c)) return;                  // 16.0f, 0x10: not a plain whole number
+    if (n.size() > 1 && n[0] == '0' && digits > 1) return;  // octal
+    NumericSymbol sym;
+    sym.name = name;
+    sym.value = std::stoll(n.substr(0, digits));
+    sym.value_span = Span{m_t[num_tok].pos, m_t[num_tok].pos + digits};
+    sym.line = line(num_tok);
+    sym.is_macro = macro;
+    m_scan.symbols.push_back(sym);
+  }
+
+  // `const int TILE = 16;` inside a device function or kernel body: the Tile control can bind it too.
+  void local_constants(size_t body_open, size_t body_close) {
+    for (size_t k = body_open + 1; k + 4 < body_close; ++k) {
+      if (!(is(k, "const") || is(k, "constexpr"))) continue;
+      size_t j = k + 1;
+      while (j < body_close && (is(j, "static") || is(j, "const") || is(j, "constexpr"))) ++j;
+      if (!(is(j, "int") || is(j, "unsigned") || is(j, "size_t") || is(j, "long"))) continue;
+      while (j < body_close && (is(j, "int") || is(j, "unsigned") || is(j, "long"))) ++j;
+      if (m_t[j].kind != Tok::Ident || !punct(j + 1, '=') || m_t[j + 2].kind != Tok::Number ||
+          !punct(j + 3, ';'))
+        continue;
+      add_number(text(j), j + 2, false);
+      m_local_names.insert(text(j));
+    }
+  }
+
+  // [SECTION] Preprocessor lines: #define NAME <number>, and the #includes NVRTC cannot follow.
+  void directive(size_t i) {
+    const std::string d = text(i);
+    size_t p = 1;
+    auto skip_ws = [&] {
+      while (p < d.size() && (d[p] == ' ' || d[p] == '\t')) ++p;
+    };
+    skip_ws();
+    size_t w = p;
+    while (p < d.size() && is_ident_char(d[p])) ++p;
+    const std::string word = d.substr(w, p - w);
+    if (word == "include") {
+      skip_ws();
+      if (p < d.size() && d[p] == '<') {
+        const size_t close = d.find('>', p);
+        const std::string header = d.substr(p + 1, close == std::string::npos ? 0 : close - p - 1);
+        if (!device_header(header)) {
+          host(i, i);
+          m_scan.notes.push_back("left out #include <" + header + "> (line " + std::to_string(line(i)) +
+                                 "): a host header");
+        }
+      }
+      return;
+    }
+    if (word != "define") return;
+    skip_ws();
+    w = p;
+    while (p < d.size() && is_ident_char(d[p])) ++p;
+    const std::string name = d.substr(w, p - w);
+    if (name.empty() || (p < d.size() && d[p] == '(')) return;  // a function-like macro
+    skip_ws();
+    const bool paren = p < d.size() && d[p] == '(';
+    if (paren) {
+      ++p;
+      skip_ws();
+    }
+    const size_t v = p;
+    while (p < d.size() && is_ident_char(d[p])) ++p;
+    size_t q = p;
+    if (paren) {
+      while (q < d.size() && (d[q] == ' ' || d[q] == '\t')) ++q;
+      if (q >= d.size() || d[q] != ')') return;
+      ++q;
+    }
+    while (q < d.size() && (d[q] == ' ' || d[q] == '\t' || d[q] == '\r')) ++q;
+    // Anything after the number other than a comment: an expression, not a plain number.
+    if (q < d.size() && !(d[q] == '/' && q + 1 < d.size() && (d[q + 1] == '/' || d[q + 1] == '*'))) return;
+    const std::string num = d.substr(v, p - v);
+    size_t digits = 0;
+    while (digits < num.size() && std::isdigit(static_cast<unsigned char>(num[digits]))) ++digits;
+    if (digits == 0 || digits > 12) return;
+    for (char c : num.substr(digits))
+      if (!std::strchr("uUlL", c)) return;
+    if (num.size() > 1 && num[0] == '0' && digits > 1) return;
+    NumericSymbol sym;
+    sym.name = name;
+    sym.value = std::stoll(num.substr(0, digits));
+    sym.value_span = Span{m_t[i].pos + v, m_t[i].pos + v + digits};
+    sym.line = line_of(m_s, sym.value_span.begin);
+    sym.is_macro = true;
+    m_scan.symbols.push_back(sym);
+  }
+
+  // [SECTION] A __global__ function definition: tokens s .. close, its body opening at `open`.
+  void kernel(size_t s, size_t open, size_t close) {
+    KernelDecl k;
+    size_t i = s;
+    if (is(i, "template") && punct(i + 1, '<')) {
+      int depth = 0;
+      size_t j = i + 1;
+      for (; j < open; ++j) {
+        if (punct(j, '<')) ++depth;
+        if (punct(j, '>') && --depth == 0) break;
+      }
+      k.template_params = normalise(i + 2, j);
+      i = j + 1;
+    }
+    size_t params_open = 0;
+    static const std::set<std::string> kAttributes = {"__launch_bounds__", "__maxnreg__", "__cluster_dims__",
+                                                      "__attribute__",     "__declspec",  "__block_size__"};
+    for (; i < open; ++i) {
+      if (is(i, "__global__")) k.global_kw = Span{m_t[i].pos, end_of(i)};
+      if (m_t[i].kind == Tok::Ident && kAttributes.count(text(i)) && punct(i + 1, '(')) {
+        const size_t after = skip_group(i + 1);
+        k.attributes.push_back(Span{m_t[i].pos, end_of(after - 1)});
+        i = after - 1;
+        continue;
+      }
+      if (punct(i, '(')) {
+        params_open = i;
+        break;
+      }
+    }
+    if (params_open == 0 || params_open <= s || m_t[params_open - 1].kind != Tok::Ident) return;
+    k.name = text(params_open - 1);
+    k.scope = m_scope;
+    k.name_span = Span{m_t[params_open - 1].pos, end_of(params_open - 1)};
+    k.line = line(s);
+    for (size_t t = s; t < open; ++t)
+      if (is(t, "__global__")) k.line = line(t);
+    const size_t params_close = skip_group(params_open) - 1;
+    k.params_span = Span{end_of(params_open), m_t[params_close].pos};
+    // Parameters: split at commas outside brackets.
+    size_t from = params_open + 1;
+    int depth = 0;
+    for (size_t t = params_open + 1; t <= params_close; ++t) {
+      if (punct(t, '(') || punct(t, '[') || punct(t, '<') || punct(t, '{')) ++depth;
+      if (punct(t, ')') || punct(t, ']') || punct(t, '>') || punct(t, '}')) --depth;
+      if ((depth == 0 && punct(t, ',')) || t == params_close) {
+        if (t > from) k.params.push_back(param(from, t));
+        from = t + 1;
+      }
+    }
+    if (k.params.size() == 1 && k.params[0].decl == "void") k.params.clear();
+    k.body = Span{m_t[open].pos, end_of(close)};
+    for (size_t t = open; t + 1 < close; ++t)
+      if (is(t, "extern") && is(t + 1, "__shared__")) k.dynamic_smem = true;
+    local_constants(open, close);
+    m_body_ranges.emplace_back(open, close);
+    m_scan.kernels.push_back(std::move(k));
+  }
+
+  std::string normalise(size_t from, size_t to) const {
+    std::string out;
+    for (size_t t = from; t < to; ++t) {
+      const std::string w = text(t);
+      const bool tight_before = w == "*" || w == "&" || w == "[" || w == "]" || w == "," || w == ")";
+      const bool prev_tight = !out.empty() && (out.back() == '[' || out.back() == '(');
+      if (!out.empty() && !tight_before && !prev_tight) out += ' ';
+      out += w;
+    }
+    return out;
+  }
+
+  KernelParam param(size_t from, size_t to) const {
+    KernelParam p;
+    // A default value (not allowed on kernels, but harmless to read past).
+    size_t end = to;
+    for (size_t t = from; t < to; ++t)
+      if (punct(t, '=')) {
+        end = t;
+        break;
+      }
+    p.decl = normalise(from, end);
+    int stars = 0;
+    bool const_before_star = false, reference = false, arrays = false;
+    std::vector<std::string> words;
+    size_t name_tok = SIZE_MAX;
+    for (size_t t = from; t < end; ++t) {
+      if (punct(t, '*')) ++stars;
+      if (punct(t, '&')) reference = true;
+      if (punct(t, '[')) {
+        arrays = true;
+        ++stars;
+        t = skip_group(t) - 1;
+        continue;
+      }
+      if (m_t[t].kind != Tok::Ident) continue;
+      const std::string w = text(t);
+      if (w == "const" && stars == 0) const_before_star = true;
+      if (is_qualifier(w)) continue;
+      words.push_back(w);
+      name_tok = t;
+    }
+    // The name: the last identifier, when something names a type before it.
+    if (words.size() >= 2 && !is_type_word(words.back())) {
+      p.name = words.back();
+      words.pop_back();
+      p.type = normalise(from, name_tok) + (arrays ? "[]" : "");
+    } else {
+      p.type = p.decl;
+      name_tok = SIZE_MAX;
+    }
+    std::string base;
+    for (const auto& w : words) base += (base.empty() ? "" : " ") + w;
+    if (reference) {
+      p.why = "a reference (" + p.decl + "): kernels take values and pointers";
+      return p;
+    }
+    if (stars == 1) {
+      if (base == "float") {
+        p.kind = ParamType::F32Ptr;
+        p.const_pointee = const_before_star;
+      } else {
+        p.why = "a pointer to " + (base.empty() ? std::string("?") : base) +
+                ": TileScope's matrices are float32 (float*)";
+      }
+      return p;
+    }
+    if (stars > 1) {
+      p.why = "a pointer to pointers (" + p.decl + "): TileScope passes one float* per matrix";
+      return p;
+    }
+    static const std::vector<std::pair<std::vector<std::string>, ParamType>> kScalars = {
+        {{"int", "signed", "signed int", "int32_t"}, ParamType::I32},
+        {{"unsigned", "unsigned int", "uint32_t", "uint"}, ParamType::U32},
+        {{"long", "long int", "long long", "long long int", "int64_t", "ptrdiff_t", "ssize_t", "signed long",
+          "signed long long"},
+         ParamType::I64},
+        {{"unsigned long", "unsigned long int", "unsigned long long", "unsigned long long int", "size_t",
+          "uint64_t"},
+         ParamType::U64},
+        {{"float"}, ParamType::F32},
+        {{"double"}, ParamType::F64}};
+    for (const auto& [names, kind] : kScalars)
+      if (std::find(names.begin(), names.end(), base) != names.end()) {
+        p.kind = kind;
+        return p;
+      }
+    p.why = "of type '" + (base.empty() ? p.decl : base) +
+            "': TileScope passes float pointers for A, B and C and whole numbers for sizes";
+    return p;
+  }
+
+  // Tile-like names (TILE_WIDTH, BLOCK_SIZE) used in kernel bodies but defined nowhere in the file: the
+  // person passes them with -D on their compiler's command line.
+  void find_undefined_tile_names() {
+    std::set<std::string> defined;
+    for (const auto& s : m_scan.symbols) defined.insert(s.name);
+    std::set<std::string> seen;
+    for (const auto& [open, close] : m_body_ranges)
+      for (size_t t = open; t < close; ++t) {
+        if (m_t[t].kind != Tok::Ident) continue;
+        const std::string w = text(t);
+        if (!tile_like(w) || defined.count(w) || m_local_names.count(w) || seen.count(w)) continue;
+        // Declared right here (`int TILE = ...`): a local variable, not a macro.
+        if (t > open && m_t[t - 1].kind == Tok::Ident && is_type_word(text(t - 1))) continue;
+        seen.insert(w);
+        m_scan.identifiers_used.push_back(w);
+      }
+  }
+
+  const std::string& m_s;
+  std::vector<Tok> m_t;
+  SourceScan m_scan;
+  bool m_noted_host_decl = false;
+  std::vector<std::pair<size_t, size_t>> m_body_ranges;
+  std::string m_scope;  // "ns::" while inside namespace ns { }
+  std::set<std::string> m_local_names;
+};
+
+}  // namespace
+
+SourceScan scan_cuda_source(const std::string& text) {
+  if (int64_t(text.size()) > kMaxKernelSourceBytes)
+    return Scanner(text.substr(0, kMaxKernelSourceBytes)).run();
+  return Scanner(text).run();
+}
+
+}  // namespace ts

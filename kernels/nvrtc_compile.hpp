@@ -1,0 +1,60 @@
+#pragma once
+// [SECTION] NVRTC: a person's kernel compiled at run time for one GPU architecture (a CUBIN for sm_XX), with
+// ptxas's resource report (registers, spills, stack, barriers, static shared memory per block) read from
+// NVRTC's own log (-Xptxas -v: NVRTC hands the option to the ptxas it embeds and appends its report to the
+// program log), the PTX kept for the window, and every build cached by the SHA-256 of all that went into it
+// (NVRTC's version, the architecture, the options, the kernel's name expression and the source): in memory,
+// and on disk under $XDG_CACHE_HOME/tilescope/kernels (TILESCOPE_CACHE_DIR overrides; "off" disables).
+// NVRTC is a library of the CUDA toolkit: it needs no GPU and no driver. Plain C++ header.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "nvrtc_log.hpp"
+
+namespace ts {
+
+// Whether this build can compile at run time (it was built with the CUDA toolkit); `why` says why not.
+bool nvrtc_available(std::string* why);
+std::string nvrtc_version();  // e.g. "13.0"
+
+struct CompileJob {
+  std::string source;
+  std::string label;                 // the file name compiler messages use ("my.cu")
+  std::vector<std::string> options;  // extra options (-DTILE=16, --include-path=...)
+  std::string name_expression;       // "&matmul_kernel" or "&k<16>"
+  int arch = 90;                     // compute capability major * 10 + minor
+};
+
+struct CompiledModule {
+  bool ok = false;
+  std::string log;  // NVRTC's log: diagnostics and ptxas's report
+  std::vector<CompileDiagnostic> diagnostics;
+  std::string cubin, ptx;
+  std::string lowered_name;  // the kernel's mangled name in the CUBIN
+  PtxasResources resources;
+  int arch = 0;
+  double compile_s = 0;              // wall time of the compile (0 for a cached module)
+  bool from_cache = false;           // memory or disk
+  std::string key;                   // SHA-256 of the inputs
+  std::vector<std::string> options;  // every option NVRTC got
+};
+
+// Compiles `job`, or returns the cached module of the same inputs. A compile error is a module with ok ==
+// false (its log and diagnostics say why); throws std::runtime_error only when NVRTC itself is missing.
+std::shared_ptr<const CompiledModule> compile_module(const CompileJob& job);
+// The cached module of `job` (memory, then disk), without compiling; nullptr when there is none.
+std::shared_ptr<const CompiledModule> cached_module(const CompileJob& job);
+
+// Counters since the start (or the last reset), for the tests and the figures.
+struct ModuleCacheStats {
+  int compiles = 0, memory_hits = 0, disk_hits = 0;
+};
+ModuleCacheStats module_cache_stats();
+// Forgets the memory cache and the counters (the disk cache stays): for tests and benchmarks of a cold start.
+void reset_module_cache();
+// The disk cache folder ("" when disabled).
+std::string module_cache_dir();
+
+}  // namespace ts

@@ -1,0 +1,217 @@
+#include "user_sanitize.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "files.hpp"
+#include "user_worker.hpp"
+#include "worker_client.hpp"
+#include "your_kernel.hpp"
+
+extern char** environ;
+
+namespace ts {
+
+namespace fs = std::filesystem;
+
+std::string find_compute_sanitizer(std::string* why) {
+  std::vector<std::string> candidates;
+  if (const char* e = std::getenv("TILESCOPE_COMPUTE_SANITIZER"); e && *e) candidates.push_back(e);
+  if (const char* path = std::getenv("PATH")) {
+    std::stringstream ss(path);
+    std::string dir;
+    while (std::getline(ss, dir, ':'))
+      if (!dir.empty()) candidates.push_back(dir + "/compute-sanitizer");
+  }
+  if (const char* e = std::getenv("CUDA_HOME"))
+    candidates.push_back(std::string(e) + "/bin/compute-sanitizer");
+#if defined(TILESCOPE_CUDA_BIN_DIR)
+  candidates.push_back(std::string(TILESCOPE_CUDA_BIN_DIR) + "/compute-sanitizer");
+#endif
+  candidates.push_back("/usr/local/cuda/bin/compute-sanitizer");
+  candidates.push_back("/usr/local/cuda/compute-sanitizer/compute-sanitizer");
+  for (const auto& c : candidates)
+    if (access(c.c_str(), X_OK) == 0) return c;
+  if (why)
+    *why =
+        "compute-sanitizer was not found (looked in $TILESCOPE_COMPUTE_SANITIZER, PATH, $CUDA_HOME/bin and "
+        "/usr/local/cuda/bin): it comes with the CUDA toolkit";
+  return "";
+}
+
+namespace {
+
+// "ERROR SUMMARY: 3 errors" / "RACECHECK SUMMARY: 2 hazards displayed (...)": the number and the line.
+int count_issues(const std::string& out, std::string* line) {
+  int issues = -1;
+  std::istringstream is(out);
+  std::string l;
+  while (std::getline(is, l)) {
+    const size_t at = l.find(" SUMMARY: ");
+    if (at == std::string::npos) continue;
+    const size_t num = at + 10;
+    size_t end = num;
+    while (end < l.size() && std::isdigit(static_cast<unsigned char>(l[end]))) ++end;
+    if (end == num) {
+      if (l.find("No hazards", num) != std::string::npos || l.find("0 errors", num) != std::string::npos)
+        issues = 0;
+    } else {
+      issues = std::atoi(l.substr(num, end - num).c_str());
+    }
+    const size_t start = l.find_first_not_of("= ");
+    *line = start == std::string::npos ? l : l.substr(start);
+  }
+  return issues;
+}
+
+}  // namespace
+
+std::vector<SanitizerReport> sanitize_user_kernel(const UserKernel& k, const ProblemSpec& spec, int arch,
+                                                  int device, const std::vector<std::string>& tools,
+                                                  double timeout_s, const CancelToken* cancel) {
+  std::vector<SanitizerReport> out;
+  ProblemSpec s = spec;
+  s.m = std::min<int64_t>(s.m, kSanitizeMaxDim);
+  s.n = std::min<int64_t>(s.n, kSanitizeMaxDim);
+  s.k = std::min<int64_t>(s.k, kSanitizeMaxDim);
+  if (k.square_only()) s.m = s.n = s.k = std::min({s.m, s.n, s.k});
+  auto fail_all = [&](const std::string& why) {
+    for (const auto& t : tools) {
+      SanitizerReport r;
+      r.tool = t;
+      r.problem = why;
+      r.shape = s;
+      out.push_back(r);
+    }
+    return out;
+  };
+  std::string why;
+  const std::string tool_path = find_compute_sanitizer(&why);
+  if (tool_path.empty()) return fail_all(why);
+  std::string exe;
+  try {
+    exe = worker_executable();
+  } catch (const std::exception& e) {
+    return fail_all(e.what());
+  }
+  // The job: the plain build and its launch at the capped shape.
+  WorkerJob job;
+  try {
+    const ExprVars v{s.m, s.n, s.k, s.tile};
+    const auto mod = k.build(s.tile, arch, v);
+    const LaunchGeometry g = launch_geometry(k.spec(), v);
+    job.load.cubin = mod->cubin;
+    job.load.name = mod->lowered_name;
+    job.launch.grid = g.grid;
+    job.launch.block = g.block;
+    job.launch.smem = g.smem;
+    job.launch.args = kernel_args(k.decl(), k.spec(), v);
+    job.launch.poison_c = true;
+    job.m = s.m;
+    job.n = s.n;
+    job.k = s.k;
+    job.seed = s.seed;
+  } catch (const std::exception& e) {
+    return fail_all(e.what());
+  }
+  std::random_device rd;
+  const fs::path file =
+      fs::temp_directory_path() / ("tilescope-job-" + std::to_string(rd()) + std::to_string(rd()));
+  try {
+    write_file(file, encode_worker_job(job), Replace::Never);
+  } catch (const std::exception& e) {
+    return fail_all(std::string("cannot write the job file: ") + e.what());
+  }
+  struct Remove {
+    fs::path p;
+    ~Remove() {
+      std::error_code ec;
+      fs::remove(p, ec);
+    }
+  } remove{file};
+
+  for (const std::string& tool : tools) {
+    SanitizerReport r;
+    r.tool = tool;
+    r.shape = s;
+    const auto t0 = std::chrono::steady_clock::now();
+    int pipefd[2];
+    if (pipe2(pipefd, O_CLOEXEC) != 0) {
+      r.problem = std::string("pipe failed: ") + std::strerror(errno);
+      out.push_back(r);
+      continue;
+    }
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, pipefd[1], 1);
+    posix_spawn_file_actions_adddup2(&fa, pipefd[1], 2);
+    std::vector<std::string> args = {
+        tool_path, "--tool",      tool,       "--print-limit",       "20", exe, "worker",
+        "--job",   file.string(), "--device", std::to_string(device)};
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    pid_t pid = -1;
+    const int rc = posix_spawn(&pid, tool_path.c_str(), &fa, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&fa);
+    close(pipefd[1]);
+    if (rc != 0) {
+      close(pipefd[0]);
+      r.problem = "cannot run " + tool_path + ": " + std::strerror(rc);
+      out.push_back(r);
+      continue;
+    }
+    bool timed_out = false, cancelled = false;
+    char buf[4096];
+    for (;;) {
+      pollfd p{pipefd[0], POLLIN, 0};
+      const int pr = poll(&p, 1, 50);
+      if (pr > 0) {
+        const ssize_t n = read(pipefd[0], buf, sizeof buf);
+        if (n <= 0) break;
+        if (r.output.size() < (1u << 20)) r.output.append(buf, size_t(n));
+      }
+      const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (el > timeout_s) {
+        timed_out = true;
+        break;
+      }
+      if (cancel && cancel->cancelled()) {
+        cancelled = true;
+        break;
+      }
+    }
+    close(pipefd[0]);
+    int status = 0;
+    if (timed_out || cancelled) kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    r.issues = count_issues(r.output, &r.summary);
+    r.ran = !r.summary.empty() && !timed_out && !cancelled;
+    if (timed_out) r.problem = tool + " did not finish within " + std::to_string(int(timeout_s)) + " s";
+    if (cancelled) r.problem = "cancelled";
+    if (!r.ran && r.problem.empty())
+      r.problem =
+          tool + " stopped without a summary (exit status " + std::to_string(WEXITSTATUS(status)) + ")";
+    out.push_back(r);
+    if (cancelled) break;
+  }
+  return out;
+}
+
+}  // namespace ts

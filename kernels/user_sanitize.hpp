@@ -1,0 +1,41 @@
+#pragma once
+// [SECTION] "Check with compute-sanitizer": the person's kernel run once under memcheck and racecheck, in a
+// worker of its own (`compute-sanitizer --tool T tilescope worker --job FILE`), on generated inputs of the
+// problem's shape (each dimension at most kSanitizeMaxDim: the tools slow a kernel down a hundredfold). The
+// report is the tool's own text, with its summary line and the count of errors or hazards read out of it. The
+// missing second __syncthreads() shows up here as a shared-memory race even when the result happens to be
+// right. Plain C++ and POSIX; the tool comes from $TILESCOPE_COMPUTE_SANITIZER, PATH or the CUDA toolkit.
+#include <string>
+#include <vector>
+
+#include "backend.hpp"
+#include "cancel.hpp"
+
+namespace ts {
+
+class UserKernel;
+
+inline constexpr int64_t kSanitizeMaxDim = 256;
+
+// Where compute-sanitizer is ("" with the reason in `why` when it is nowhere).
+std::string find_compute_sanitizer(std::string* why);
+
+struct SanitizerReport {
+  std::string tool;  // "memcheck" or "racecheck"
+  bool ran = false;  // the tool ran to the end (its summary line was seen)
+  int issues = -1;   // errors (memcheck) or hazards (racecheck) it reported; -1: unknown
+  std::string
+      summary;  // its summary line, e.g. "RACECHECK SUMMARY: 2 hazards displayed (2 errors, 0 warnings)"
+  std::string output;  // everything it printed (capped at 1 MiB)
+  double seconds = 0;
+  std::string problem;  // why it did not run, in words (no tool, a timeout, a build error)
+  ProblemSpec shape;    // the shape it ran on
+};
+
+// Runs `tools` (memcheck, racecheck, ...) one after the other on the kernel at `spec` (its shape capped, its
+// tile as given) for a device of compute capability `arch`. Each tool gets at most `timeout_s`.
+std::vector<SanitizerReport> sanitize_user_kernel(const UserKernel& k, const ProblemSpec& spec, int arch,
+                                                  int device, const std::vector<std::string>& tools,
+                                                  double timeout_s, const CancelToken* cancel = nullptr);
+
+}  // namespace ts

@@ -1,0 +1,201 @@
+// NVRTC on a machine without a GPU: a person's kernel compiles for a chosen architecture, ptxas's report
+// gives its registers and shared memory, the build is cached (memory and disk, keyed by everything that went
+// in), a compile error names its line in the person's file, and the traced build compiles too. SKIP where the
+// build has no NVRTC (a build without the CUDA toolkit).
+#include <cstdlib>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "nvrtc_compile.hpp"
+#include "test_util.hpp"
+#include "your_kernel.hpp"
+
+using namespace ts;
+
+namespace {
+
+#define REQUIRE_NVRTC()                                \
+  do {                                                 \
+    std::string why_;                                  \
+    if (!nvrtc_available(&why_)) GTEST_SKIP() << why_; \
+  } while (0)
+
+const char* kClassic = R"CU(#include <stdio.h>
+#define TILE_WIDTH 16
+
+// The classic tiled kernel, as a learner writes it.
+__global__ void matmul_kernel(float* C, float* A, float* B, int N) {
+  __shared__ float As[TILE_WIDTH][TILE_WIDTH];
+  __shared__ float Bs[TILE_WIDTH][TILE_WIDTH];
+  int row = blockIdx.y * TILE_WIDTH + threadIdx.y;
+  int col = blockIdx.x * TILE_WIDTH + threadIdx.x;
+  float acc = 0.0f;
+  for (int t = 0; t < (N + TILE_WIDTH - 1) / TILE_WIDTH; ++t) {
+    As[threadIdx.y][threadIdx.x] = (row < N && t * TILE_WIDTH + threadIdx.x < N) ? A[row * N + t * TILE_WIDTH + threadIdx.x] : 0.0f;
+    Bs[threadIdx.y][threadIdx.x] = (col < N && t * TILE_WIDTH + threadIdx.y < N) ? B[(t * TILE_WIDTH + threadIdx.y) * N + col] : 0.0f;
+    __syncthreads();
+    for (int k = 0; k < TILE_WIDTH; ++k) acc += As[threadIdx.y][k] * Bs[k][threadIdx.x];
+    __syncthreads();
+  }
+  if (row < N && col < N) C[row * N + col] = acc;
+}
+
+int main() {
+  float* d;
+  cudaMalloc(&d, 4);
+  printf("done\n");
+  return 0;
+}
+)CU";
+
+// A cache of its own for every test (and none in the person's home folder).
+class NvrtcTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    setenv("TILESCOPE_CACHE_DIR", m_dir.path().c_str(), 1);
+    reset_module_cache();
+  }
+  void TearDown() override { unsetenv("TILESCOPE_CACHE_DIR"); }
+  std::string write(const std::string& name, const std::string& text) {
+    const std::string p = m_dir.file(name);
+    std::ofstream(p) << text;
+    return p;
+  }
+  test::TempDir m_dir;
+};
+
+}  // namespace
+
+TEST_F(NvrtcTest, CompilesWithoutAGpuAndReportsRegistersAndSharedMemoryPerTile) {
+  REQUIRE_NVRTC();
+  const auto k = UserKernel::open_file(write("classic.cu", kClassic), {});
+  for (int tile : {8, 16, 32}) {
+    SCOPED_TRACE(tile);
+    const auto m = k->build(tile, 90, {});
+    ASSERT_TRUE(m->ok) << m->log;
+    EXPECT_FALSE(m->cubin.empty());
+    EXPECT_NE(m->ptx.find(".entry " + m->lowered_name), std::string::npos);
+    EXPECT_EQ(m->lowered_name, "_Z13matmul_kernelPfS_S_i");
+    ASSERT_TRUE(m->resources.found) << m->log;
+    EXPECT_EQ(m->resources.static_smem, 2 * tile * tile * 4);  // the Tile control reached TILE_WIDTH
+    EXPECT_GT(m->resources.regs, 8);
+    EXPECT_LE(m->resources.regs, 64);
+    EXPECT_EQ(m->resources.barriers, 1);
+    EXPECT_EQ(m->resources.spill_stores, 0);
+  }
+  // Another architecture is another build, with its own report.
+  const auto m75 = k->build(16, 75, {});
+  ASSERT_TRUE(m75->ok) << m75->log;
+  EXPECT_NE(m75->key, k->build(16, 90, {})->key);
+  EXPECT_TRUE(m75->resources.found);
+}
+
+TEST_F(NvrtcTest, BuildsAreCachedInMemoryAndOnDiskByEverythingThatWentIn) {
+  REQUIRE_NVRTC();
+  const auto k = UserKernel::open_file(write("classic.cu", kClassic), {});
+  const auto first = k->build(16, 90, {});
+  ASSERT_TRUE(first->ok);
+  EXPECT_FALSE(first->from_cache);
+  EXPECT_GT(first->compile_s, 0.0);
+  EXPECT_EQ(module_cache_stats().compiles, 1);
+  const auto again = k->build(16, 90, {});
+  EXPECT_EQ(again.get(), first.get());
+  EXPECT_EQ(module_cache_stats().memory_hits, 1);
+  EXPECT_EQ(module_cache_stats().compiles, 1);
+  // A fresh process (memory cache empty) finds it on disk.
+  reset_module_cache();
+  const auto disk = k->build(16, 90, {});
+  EXPECT_TRUE(disk->from_cache);
+  EXPECT_EQ(module_cache_stats().disk_hits, 1);
+  EXPECT_EQ(module_cache_stats().compiles, 0);
+  EXPECT_EQ(disk->cubin, first->cubin);
+  EXPECT_EQ(disk->resources.regs, first->resources.regs);
+  EXPECT_EQ(disk->lowered_name, first->lowered_name);
+  // A damaged cache file is compiled again, not trusted.
+  reset_module_cache();
+  std::ofstream(module_cache_dir() + "/" + first->key + ".tsmod", std::ios::trunc) << "TSMOD1 garbage";
+  EXPECT_FALSE(k->build(16, 90, {})->from_cache);
+  // Another tile, another source, another architecture: other keys.
+  EXPECT_NE(k->build(32, 90, {})->key, first->key);
+  std::string edited = kClassic;
+  edited.replace(edited.find("float acc = 0.0f;"), 17, "float acc = 0.0f; ");
+  const auto k2 = UserKernel::open_file(write("classic.cu", edited), {});
+  EXPECT_NE(k2->build(16, 90, {})->key, first->key);
+  EXPECT_EQ(k->cached_build(8, 90, {}), nullptr) << "cached_build never compiles";
+}
+
+TEST_F(NvrtcTest, ACompileErrorNamesItsLineInThePersonsFile) {
+  REQUIRE_NVRTC();
+  std::string broken = kClassic;
+  broken.replace(broken.find("acc += As"), 9, "acc += Az");  // line 15
+  const auto k = UserKernel::open_file(write("broken.cu", broken), {});
+  try {
+    k->build(16, 90, {});
+    FAIL() << "compiled";
+  } catch (const CompileError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("line 15: identifier \"Az\" is undefined"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("broken.cu"), std::string::npos) << msg;
+    ASSERT_TRUE(e.module());
+    ASSERT_FALSE(e.module()->diagnostics.empty());
+    EXPECT_EQ(e.module()->diagnostics[0].line, 15);
+  }
+  // In a KernelBench answer, the line is the .py file's.
+  const std::string py = "import torch\nfrom torch.utils.cpp_extension import load_inline\n\nsrc = \"\"\"\n" +
+                         broken + "\"\"\"\nm = load_inline(name='m', cpp_sources='', cuda_sources=src)\n";
+  const auto kp = UserKernel::open_file(write("answer.py", py), {});
+  try {
+    kp->build(16, 90, {});
+    FAIL() << "compiled";
+  } catch (const CompileError& e) {
+    EXPECT_NE(std::string(e.what()).find("line 19: identifier \"Az\""), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("lines are those of the .py file"), std::string::npos);
+  }
+}
+
+TEST_F(NvrtcTest, TheTracedBuildCompilesWithTheSameResourcesAsThePlainOne) {
+  REQUIRE_NVRTC();
+  const auto k = UserKernel::open_file(write("classic.cu", kClassic), {});
+  const auto plain = k->build(32, 90, {});
+  ASSERT_TRUE(plain->ok);
+  std::string why;
+  const auto job = k->traced_job(32, 90, {}, plain->resources.regs, &why);
+  ASSERT_TRUE(job) << why;
+  const auto traced = compile_module(*job);
+  ASSERT_TRUE(traced->ok) << traced->log << "\n" << job->source;
+  EXPECT_EQ(traced->lowered_name, "tilescope_traced");
+  EXPECT_LE(traced->resources.regs, plain->resources.regs);  // capped with __maxnreg__
+  EXPECT_EQ(traced->resources.static_smem, plain->resources.static_smem);
+}
+
+TEST_F(NvrtcTest, ATemplateKernelIsInstantiatedAtTheTileAndDeviceHeadersAreFound) {
+  REQUIRE_NVRTC();
+  const auto t = UserKernel::open_file(
+      write("templ.cu",
+            "#include <cuda_fp16.h>\ntemplate <int TILE>\n__global__ void t(const float* A, const float* "
+            "B, float* C, int M, int N, int K) {\n  __shared__ float s[TILE][TILE];\n  __half h = "
+            "__float2half(A[threadIdx.x]);\n  s[threadIdx.y][threadIdx.x] = __half2float(h);\n  "
+            "__syncthreads();\n  C[threadIdx.x] = s[threadIdx.x][threadIdx.y] + B[0] + M + N + K;\n}\n"),
+      {});
+  const auto m = t->build(32, 90, {});
+  ASSERT_TRUE(m->ok) << m->log;
+  EXPECT_EQ(m->resources.static_smem, 32 * 32 * 4);
+}
+
+TEST_F(NvrtcTest, AKernelInsideANamespaceIsFoundByItsQualifiedName) {
+  REQUIRE_NVRTC();
+  const auto k = UserKernel::open_file(
+      write("ns.cu",
+            "namespace mine {\nnamespace inner {\n__global__ void mm(const float* A, const float* B, "
+            "float* C, int N) { C[0] = A[0] + B[0] + N; }\n}\n}\n"),
+      {});
+  EXPECT_EQ(k->decl().scope, "mine::inner::");
+  const auto m = k->build(16, 90, {});
+  ASSERT_TRUE(m->ok) << m->log;
+  EXPECT_NE(m->lowered_name.find("mine5inner2mm"), std::string::npos) << m->lowered_name;
+  std::string why;
+  const auto job = k->traced_job(16, 90, {}, m->resources.regs, &why);
+  ASSERT_TRUE(job) << why;
+  EXPECT_TRUE(compile_module(*job)->ok);
+}

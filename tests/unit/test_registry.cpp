@@ -1,0 +1,144 @@
+// The registry as data: every built-in entry is complete on its own (nothing inherited from a neighbour), the
+// ladder order and the teaching variants are as documented, the symmetric-C teaching variant shows its
+// triangle, and a person's kernel joins and leaves the same registry at run time.
+#include <cmath>
+#include <fstream>
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "cpu_backend.hpp"
+#include "cpu_gemm.hpp"
+#include "matrix.hpp"
+#include "registry.hpp"
+#include "test_util.hpp"
+#include "verify.hpp"
+#include "your_kernel.hpp"
+
+using namespace ts;
+
+TEST(Registry, EveryEntryIsCompleteOnItsOwn) {
+  const auto& e = register_kernels();
+  std::set<std::string> ids;
+  for (const auto& k : e) {
+    SCOPED_TRACE(k.info.id);
+    EXPECT_TRUE(ids.insert(k.info.id).second) << "duplicate id";
+    EXPECT_FALSE(k.info.title.empty());
+    EXPECT_GT(k.info.description.size(), 40u);
+    EXPECT_EQ(k.info.tiles.size(), k.info.tile_labels.size()) << "one label per tile";
+    std::set<std::string> labels(k.info.tile_labels.begin(), k.info.tile_labels.end());
+    EXPECT_EQ(labels.size(), k.info.tile_labels.size()) << "labels tell the tiles apart";
+    if (!k.info.tiles.empty()) {
+      EXPECT_NE(std::find(k.info.tiles.begin(), k.info.tiles.end(), k.info.default_tile), k.info.tiles.end());
+      for (size_t i = 0; i < k.info.tiles.size(); ++i)
+        EXPECT_NE(k.info.tile_labels[i].find(std::to_string(k.info.tiles[i])), std::string::npos)
+            << "the label of tile " << k.info.tiles[i] << " names another size: " << k.info.tile_labels[i];
+    } else {
+      EXPECT_EQ(k.info.default_tile, 0);
+    }
+    EXPECT_FALSE(k.info.threads_per_block.empty());
+    EXPECT_FALSE(k.info.user);
+    EXPECT_EQ(k.info.has_cuda, k.cuda != nullptr);
+    // The title says "Teaching" exactly for the teaching variants (a flag inherited by mistake would not).
+    EXPECT_EQ(k.info.teaching, k.info.title.rfind("Teaching", 0) == 0);
+    EXPECT_EQ(k.info.tf32, k.info.id.find("tf32") != std::string::npos);
+  }
+  // The ladder, then cuBLAS, then the three teaching variants.
+  std::vector<std::string> order;
+  for (const auto& k : e) order.push_back(k.info.id);
+  EXPECT_EQ(order, (std::vector<std::string>{"naive", "coalesced", "tiled", "blocktile1d", "blocktile2d",
+                                             "vectorized", "warptile", "async", "pipelined", "wmma_tf32",
+                                             "mma_tf32", "wgmma_tf32", "cublas", "cublas_tf32",
+                                             "tiled_nosync", "tiled_floork", "tiled_mirror"}));
+  // Only the reference is the reference; only cuBLAS is untraceable among the CUDA kernels.
+  for (const auto& k : e) {
+    EXPECT_EQ(k.info.is_reference, k.info.id == "cublas") << k.info.id;
+    if (k.cuda) EXPECT_EQ(k.info.traceable, k.info.id.rfind("cublas", 0) != 0) << k.info.id;
+  }
+}
+
+TEST(Registry, TheSymmetricTeachingVariantGetsTheLowerTriangleWrong) {
+  const int64_t n = 70;
+  const HostMatrix A = generate_input(InputKind::Symmetric, 3, 0, n, n);
+  const HostMatrix B = generate_input(InputKind::Symmetric, 3, 1, n, n);
+  std::vector<float> C(size_t(n * n)), R(size_t(n * n));
+  cpu_gemm_tiled_mirror(A.data.data(), B.data.data(), C.data(), n, n, n, 16);
+  cpu_gemm_reference(A.data.data(), B.data.data(), R.data(), n, n, n);
+  const double tol = tolerance_for(n, 1, 1);
+  int64_t upper_bad = 0, lower_bad = 0;
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      const bool bad = !(std::fabs(C[size_t(i * n + j)] - R[size_t(i * n + j)]) <= tol);
+      (j >= i ? upper_bad : lower_bad) += bad;
+    }
+  EXPECT_EQ(upper_bad, 0) << "on and above the diagonal it is the tiled kernel";
+  EXPECT_GT(lower_bad, n * (n - 1) / 2 * 9 / 10) << "below it, B A instead of A B";
+  // The CPU backend reports it as a failure, as the GPU does.
+  CpuBackend b(kernel_infos());
+  RunRequest req;
+  req.spec.m = req.spec.n = req.spec.k = n;
+  req.spec.kernel = "tiled_mirror";
+  req.spec.tile = 16;
+  req.spec.input = InputKind::Symmetric;
+  EXPECT_FALSE(b.run(req, CancelToken()).error.passed);
+  // A shape that is not square leaves part of C unwritten (NaN, like the GPU's poisoned C).
+  std::vector<float> W(size_t(90 * 40));
+  const HostMatrix A2 = generate_input(InputKind::Random, 1, 0, 90, 30);
+  const HostMatrix B2 = generate_input(InputKind::Random, 1, 1, 30, 40);
+  cpu_gemm_tiled_mirror(A2.data.data(), B2.data.data(), W.data(), 90, 40, 30, 8);
+  EXPECT_TRUE(std::isnan(W[size_t(80 * 40 + 5)]));  // row 80 mirrors (5, 80), outside C
+  EXPECT_FALSE(std::isnan(W[size_t(5 * 40 + 30)]));
+}
+
+TEST(Registry, APersonsKernelJoinsAndLeavesTheSameRegistryAtRunTime) {
+  test::TempDir dir;
+  const std::string path = dir.file("mine.cu");
+  std::ofstream(path)
+      << "#define TILE_WIDTH 16\n__global__ void my_matmul(float* C, float* A, float* B, int N) {}\n";
+  const auto k = UserKernel::open_file(path, {});
+  const size_t before = kernel_infos().size();
+  register_user_kernel(k);
+  const auto infos = kernel_infos();
+  ASSERT_EQ(infos.size(), before + 1);
+  const KernelInfo* info = find_kernel(infos, "yours:my_matmul");
+  ASSERT_NE(info, nullptr);
+  EXPECT_EQ(info->title, "yours: my_matmul");
+  EXPECT_TRUE(info->user);
+  EXPECT_TRUE(info->square_only);
+  EXPECT_EQ(info->source, path);
+  EXPECT_EQ(info->default_tile, 16);
+  EXPECT_EQ(info->tiles, (std::vector<int>{8, 16, 32}));
+  EXPECT_EQ(info->tile_labels[1], "TILE_WIDTH = 16: block 16 x 16 (256 threads)");
+  // A new version replaces the old one under the same id.
+  const auto k2 = UserKernel::open_file(path, {});
+  EXPECT_GT(k2->version(), k->version());
+  register_user_kernel(k2);
+  EXPECT_EQ(kernel_infos().size(), before + 1);
+  EXPECT_EQ(find_user_kernel("yours:my_matmul")->version(), k2->version());
+  // The CPU backend lists it and says it needs a GPU; square-only kernels refuse other shapes first.
+  auto cpu = make_backend(BackendChoice::Cpu, nullptr);
+  const auto cpu_kernels = cpu->kernels();
+  EXPECT_NE(find_kernel(cpu_kernels, "yours:my_matmul"), nullptr);
+  RunRequest req;
+  req.spec.kernel = "yours:my_matmul";
+  req.spec.tile = 16;
+  req.spec.m = req.spec.n = req.spec.k = 64;
+  try {
+    cpu->validate(req);
+    FAIL() << "a user kernel ran on the CPU backend";
+  } catch (const ValidationError& e) {
+    EXPECT_NE(std::string(e.what()).find("needs a GPU to run"), std::string::npos) << e.what();
+  }
+  req.spec.m = 32;
+  try {
+    cpu->validate(req);
+    FAIL();
+  } catch (const ValidationError& e) {
+    EXPECT_NE(std::string(e.what()).find("runs on square shapes (M = N = K); M x N x K = 32 x 64 x 64"),
+              std::string::npos)
+        << e.what();
+  }
+  remove_user_kernel("yours:my_matmul");
+  EXPECT_EQ(kernel_infos().size(), before);
+  EXPECT_EQ(find_user_kernel("yours:my_matmul"), nullptr);
+}

@@ -1,0 +1,181 @@
+// The worker's message protocol: every message survives a round trip, and every malformed frame (bad magic,
+// another version, an unknown type, an oversized or truncated payload, trailing bytes, out-of-range values)
+// is refused with a ProtocolError instead of being trusted. Frames on a real socket pair: timeouts and a
+// closed peer are told apart.
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "worker_protocol.hpp"
+
+using namespace ts;
+using namespace ts::wire;
+
+namespace {
+
+IpcHandle handle(char fill) {
+  IpcHandle h;
+  h.fill(fill);
+  return h;
+}
+
+LaunchSpec sample_launch() {
+  LaunchSpec l;
+  l.traced = true;
+  l.grid = {64, 32, 1};
+  l.block = {16, 16, 1};
+  l.smem = 2048;
+  l.args = {{ParamType::F32Ptr, ParamRole::C, 0},
+            {ParamType::F32Ptr, ParamRole::A, 0},
+            {ParamType::I32, ParamRole::Value, 1024},
+            {ParamType::U64, ParamRole::Value, int64_t(1) << 40}};
+  l.poison_c = true;
+  l.trace = handle('t');
+  return l;
+}
+
+struct SocketPair {
+  int fd[2] = {-1, -1};
+  SocketPair() { EXPECT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, fd), 0); }
+  ~SocketPair() {
+    for (int f : fd)
+      if (f >= 0) close(f);
+  }
+};
+
+}  // namespace
+
+TEST(WorkerProtocol, EveryMessageSurvivesARoundTrip) {
+  HelloMsg h{kVersion, 1234, 0, "NVIDIA H100 80GB HBM3"};
+  const HelloMsg h2 = decode_hello(encode(h));
+  EXPECT_EQ(h2.pid, 1234);
+  EXPECT_EQ(h2.device_name, h.device_name);
+
+  LoadMsg l{std::string(100000, '\x7f'), "_Z6matmulPfS_S_i", "cubin2", "tilescope_traced"};
+  const LoadMsg l2 = decode_load(encode(l));
+  EXPECT_EQ(l2.cubin, l.cubin);
+  EXPECT_EQ(l2.traced_name, "tilescope_traced");
+
+  BeginMsg b{4096, 2048, 8192, handle('a'), handle('b'), handle('c')};
+  const BeginMsg b2 = decode_begin(encode(b));
+  EXPECT_EQ(b2.n, 2048);
+  EXPECT_EQ(b2.c, handle('c'));
+
+  const LaunchMsg lm = decode_launch(encode(LaunchMsg{sample_launch()}));
+  EXPECT_EQ(lm.launch.grid, (std::array<int64_t, 3>{64, 32, 1}));
+  ASSERT_EQ(lm.launch.args.size(), 4u);
+  EXPECT_EQ(lm.launch.args[1].role, ParamRole::A);
+  EXPECT_EQ(lm.launch.args[3].value, int64_t(1) << 40);
+  EXPECT_TRUE(lm.launch.poison_c);
+  EXPECT_EQ(lm.launch.trace, handle('t'));
+
+  MeasureMsg mm;
+  mm.launch = sample_launch();
+  mm.policy = MeasurePolicy::bench();
+  mm.already_warm = 1;
+  mm.l2_bytes = 50 << 20;
+  const MeasureMsg mm2 = decode_measure(encode(mm));
+  EXPECT_EQ(mm2.policy.name, "bench");
+  EXPECT_EQ(mm2.policy.max_noise, mm.policy.max_noise);
+  EXPECT_EQ(mm2.l2_bytes, 50 << 20);
+
+  Measurement m;
+  m.samples_ms = {1.5, 1.25, 1.75};
+  m.stop = StopReason::Converged;
+  m.warmups = 3;
+  m.clocks = {{1980, ""}, {1755, "power"}};
+  const MeasuredMsg out = decode_measured(encode(MeasuredMsg{m}));
+  EXPECT_EQ(out.m.samples_ms, m.samples_ms);
+  EXPECT_EQ(out.m.stats.median, 1.5);  // statistics are recomputed from the samples, not trusted
+  EXPECT_EQ(out.m.clocks[1].throttle, "power");
+
+  const ErrorMsg e = decode_error(encode(ErrorMsg{ErrorKind::Fault, 700, "cudaErrorIllegalAddress", "boom"}));
+  EXPECT_EQ(e.kind, ErrorKind::Fault);
+  EXPECT_EQ(e.cuda_code, 700);
+
+  const OccupancyReplyMsg o =
+      decode_occupancy_reply(encode(OccupancyReplyMsg{{32, 2048, 0, 1024, 0, 0, 90}, 8}));
+  EXPECT_EQ(o.attrs.regs, 32);
+  EXPECT_EQ(o.blocks_per_sm, 8);
+  EXPECT_EQ(decode_progress(encode(ProgressMsg{7, 2.5})).launches, 7);
+  EXPECT_EQ(decode_launched(encode(LaunchedMsg{0.25})).ms, 0.25);
+  EXPECT_TRUE(decode_loaded(encode(LoadedMsg{{}, true, {}})).has_traced);
+  EXPECT_EQ(decode_occupancy(encode(OccupancyMsg{false, 256, 0})).threads, 256);
+}
+
+TEST(WorkerProtocol, MalformedFramesAndPayloadsAreRefused) {
+  Message out;
+  const std::string good = frame(encode(ProgressMsg{1, 1.0}));
+  EXPECT_EQ(unframe(good, &out), good.size());
+  EXPECT_EQ(out.type, Type::Progress);
+  EXPECT_EQ(unframe(good.substr(0, 5), &out), 0u);                // incomplete header: wait for more
+  EXPECT_EQ(unframe(good.substr(0, good.size() - 1), &out), 0u);  // incomplete payload: wait for more
+
+  std::string bad_magic = good;
+  bad_magic[0] = 'X';
+  EXPECT_THROW(unframe(bad_magic, &out), ProtocolError);
+  std::string other_version = good;
+  other_version[4] = 9;
+  try {
+    unframe(other_version, &out);
+    FAIL();
+  } catch (const ProtocolError& e) {
+    EXPECT_NE(std::string(e.what()).find("version 9, expected 1"), std::string::npos) << e.what();
+  }
+  std::string unknown_type = good;
+  unknown_type[6] = 99;
+  EXPECT_THROW(unframe(unknown_type, &out), ProtocolError);
+  std::string huge = good;
+  huge[11] = char(0x7f);  // a length of ~2 GiB
+  EXPECT_THROW(unframe(huge, &out), ProtocolError);
+  EXPECT_THROW(frame(Message{Type::Load, std::string(kMaxPayload + 1, 'x')}), ProtocolError);
+
+  // Payloads: truncated, with bytes left over, of the wrong type, with values out of range.
+  Message p = encode(ProgressMsg{1, 1.0});
+  p.payload.pop_back();
+  EXPECT_THROW(decode_progress(p), ProtocolError);
+  p = encode(ProgressMsg{1, 1.0});
+  p.payload += "x";
+  EXPECT_THROW(decode_progress(p), ProtocolError);
+  EXPECT_THROW(decode_launched(encode(ProgressMsg{1, 1.0})), ProtocolError);
+  LaunchSpec l = sample_launch();
+  l.block = {2048, 1, 1};
+  EXPECT_THROW(decode_launch(encode(LaunchMsg{l})), ProtocolError);
+  BeginMsg b{0, 1, 1, {}, {}, {}};
+  EXPECT_THROW(decode_begin(encode(b)), ProtocolError);
+  MeasureMsg mm;
+  mm.launch = sample_launch();
+  mm.policy.min_samples = 0;  // not a valid policy
+  EXPECT_THROW(decode_measure(encode(mm)), ProtocolError);
+  // A list count that claims more elements than the message can hold.
+  Writer w;
+  w.u32(1u << 30);
+  EXPECT_THROW(decode_measured(Message{Type::Measured, w.take()}), ProtocolError);
+  EXPECT_THROW(decode_load(encode(LoadMsg{"", "", "", ""})), ProtocolError);
+}
+
+TEST(WorkerProtocol, FramesOnASocketPairTellATimeoutFromAClosedPeer) {
+  SocketPair sp;
+  Message m;
+  EXPECT_EQ(read_message(sp.fd[0], &m, 50), ReadStatus::Timeout);
+  // A large message arrives whole even though it is written in pieces by the kernel.
+  const LoadMsg big{std::string(5 << 20, 'c'), "k", "", ""};
+  std::thread writer([&] { EXPECT_TRUE(write_message(sp.fd[1], encode(big))); });
+  ASSERT_EQ(read_message(sp.fd[0], &m, 5000), ReadStatus::Ok);
+  writer.join();
+  EXPECT_EQ(decode_load(m).cubin.size(), size_t(5) << 20);
+  close(sp.fd[1]);
+  sp.fd[1] = -1;
+  EXPECT_EQ(read_message(sp.fd[0], &m, 1000), ReadStatus::Eof);
+  // Writing to a closed peer reports it (and raises no SIGPIPE).
+  SocketPair sp2;
+  close(sp2.fd[0]);
+  sp2.fd[0] = -1;
+  EXPECT_FALSE(write_message(sp2.fd[1], encode(ProgressMsg{1, 1})));
+  // Garbage on the wire is a protocol error, not a hang or a crash.
+  SocketPair sp3;
+  ASSERT_EQ(write(sp3.fd[1], "garbage garbage", 15), 15);
+  EXPECT_THROW(read_message(sp3.fd[0], &m, 1000), ProtocolError);
+}

@@ -1,0 +1,82 @@
+#pragma once
+// [SECTION] The window's side of a person's own kernel, once per frame: reads a file (in the background),
+// chooses its kernel, builds it with NVRTC (in the background; the last good build stays registered while a
+// new one compiles or fails), registers it as "yours: <name>" and asks for a run; watches the file (its size
+// and time of change, polled every second: no inotify) and rebuilds and re-runs on every save, from the
+// window's editor or any other; runs compute-sanitizer in a worker when asked. Messages go through
+// AppState::say(). Talks to the kernels library's plain C++ API only (never CUDA).
+#include <future>
+#include <memory>
+#include <string>
+
+#include "app_state.hpp"
+#include "gpu_catalog.hpp"
+
+namespace ts {
+class Backend;
+class UserKernel;
+struct CompiledModule;
+}  // namespace ts
+
+namespace ts::ui {
+
+class UserKernelController {
+ public:
+  explicit UserKernelController(Backend& backend);
+  ~UserKernelController();
+  UserKernelController(const UserKernelController&) = delete;
+  UserKernelController& operator=(const UserKernelController&) = delete;
+
+  // Handles the requests in s.user, the background work that finished, and the watcher.
+  void frame(AppState& s);
+  double poll_interval_s = 1.0;
+
+ private:
+  struct Read {
+    std::string path;
+    bool reload = false;
+    std::shared_ptr<KernelSource> source;
+    std::string raw;  // the whole file (a .py file's too), for the editor
+    std::vector<std::string> kernels;
+    std::string error;
+    int64_t size = -1, mtime = 0;
+  };
+  struct Built {
+    std::shared_ptr<const UserKernel> kernel;
+    std::shared_ptr<const CompiledModule> module;
+    int tile = 0;
+    std::string error;
+    bool compile_error = false;
+  };
+  void start_read(AppState& s, const std::string& path, bool reload);
+  void take_read(AppState& s, Read r);
+  void understand(AppState& s, const UserKernelSpec* spec);
+  void start_build(AppState& s, std::shared_ptr<const UserKernel> k);
+  void take_build(AppState& s, Built b);
+  void start_tiles(AppState& s);
+  void watch(AppState& s);
+  void save_editor(AppState& s);
+  void start_sanitize(AppState& s);
+  int tile_for(const AppState& s, const UserKernel& k) const;
+
+  Backend& m_backend;
+  bool m_gpu = false;
+  int m_device = -1;
+  GpuModel m_device_model;
+  GpuModel m_model;                               // the GPU of the resource table
+  std::shared_ptr<KernelSource> m_source;         // the file as last read
+  std::shared_ptr<const UserKernel> m_candidate;  // understood, being built
+  std::shared_ptr<const UserKernel> m_good;       // registered
+  std::future<Read> m_reading;
+  std::future<Built> m_building;
+  std::future<std::vector<TileBuild>> m_tiles;
+  std::future<std::vector<SanitizerView>> m_sanitizing;
+  std::string m_queued_path;  // asked for while another read was in flight
+  bool m_queued_reload = false;
+  // The watcher: the file's size and time of change when last read, and when to look next.
+  int64_t m_size = -1;
+  int64_t m_mtime = 0;
+  double m_next_poll = 0;
+};
+
+}  // namespace ts::ui
