@@ -9,6 +9,9 @@ out=${2:?output folder}
 mkdir -p "$out"
 export LD_LIBRARY_PATH="$build/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
 ts="$build/app/tilescope"
+# A person's kernel runs in the same binary started as a worker; the GPU tests find it and the examples here.
+export TILESCOPE_TEST_BIN="$ts" TILESCOPE_WORKER="$ts"
+export TILESCOPE_EXAMPLES="${TILESCOPE_EXAMPLES:-$(cd "$(dirname "$0")/../.." && pwd)/examples/kernels}"
 sum="$out/summary.txt"
 log="$out/tests.log"
 : > "$sum"
