@@ -198,6 +198,19 @@ wire::Message WorkerClient::call(const wire::Message& req, double first_wait_s, 
   bool cancel_sent = false;
   double cancel_at = 0;
   for (;;) {
+    // Checked before every read, not only when the worker is quiet: a measurement sends a Progress message
+    // per launch, so with short launches a read never times out.
+    if (cancel && cancel->cancelled() && !cancel_sent) {
+      wire::write_message(m_fd, wire::empty(wire::Type::Cancel));
+      cancel_sent = true;
+      cancel_at = now_s();
+    }
+    // A measurement stops at its next launch; a single long launch cannot be stopped but by stopping the
+    // worker: a superseded run does not wait for it.
+    if (cancel_sent && now_s() - cancel_at > 2.0) {
+      restart("cancelled");
+      throw Cancelled();
+    }
     wire::Message m;
     wire::ReadStatus st;
     try {
@@ -207,17 +220,6 @@ wire::Message WorkerClient::call(const wire::Message& req, double first_wait_s, 
            t0);
     }
     if (st == wire::ReadStatus::Timeout) {
-      if (cancel && cancel->cancelled() && !cancel_sent) {
-        wire::write_message(m_fd, wire::empty(wire::Type::Cancel));
-        cancel_sent = true;
-        cancel_at = now_s();
-      }
-      // A measurement stops at its next launch; a single long launch cannot be stopped but by stopping the
-      // worker: a superseded run does not wait for it.
-      if (cancel_sent && now_s() - cancel_at > 2.0) {
-        restart("cancelled");
-        throw Cancelled();
-      }
       if (now_s() - since > wait_s) {
         char secs[32];
         std::snprintf(secs, sizeof secs, "%.1f s", now_s() - since);
