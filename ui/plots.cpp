@@ -108,8 +108,10 @@ void draw_distribution(const TimingsData& d, TimingsY q, const ImVec4& colour, c
   }
   const bool log_y = lo > 0 && hi / lo > 10;
   // Its values on the right (next to the legend), so the plots' left edges stay aligned with the curves'.
+  // Its own unit on its own axis: the values beside it are not read against the curves' axis.
+  const std::string unit = "launches (" + (flops ? d.flops.name : d.time.name) + ")";
   ImPlot::SetupAxes(
-      "launches", nullptr, ImPlotAxisFlags_NoTickLabels | ImPlotAxisFlags_NoTickMarks,
+      nullptr, unit.c_str(), ImPlotAxisFlags_NoTickLabels | ImPlotAxisFlags_NoTickMarks,
       ImPlotAxisFlags_Opposite | (v.empty() || log_y ? ImPlotAxisFlags_None : ImPlotAxisFlags_AutoFit));
   ImPlot::SetupAxisLimits(ImAxis_X1, -1, 1, ImPlotCond_Always);
   if (log_y) {
@@ -274,7 +276,10 @@ PlotReport draw_timings(const TimingsData& d, TimingsY y, ImVec2 size, const Plo
       }
       if (d.empty()) {
         ImPlot::SetupAxesLimits(0, 1, 0, 1, ImPlotCond_Always);
-        ImPlot::PlotText("no measurements along this axis yet", 0.5, 0.5);
+        ImPlot::PlotText(d.unverified > 0 ? "no verified measurements along this axis yet\n(runs that fail "
+                                            "verification are not plotted)"
+                                          : "no measurements along this axis yet",
+                         0.5, 0.5);
       }
       // Wave marks under everything: where the grid of the highlighted configuration needs one more wave.
       // Where marks crowd (many waves at large sizes) one every few pixels is drawn, so they read as marks

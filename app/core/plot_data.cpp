@@ -201,6 +201,7 @@ TimingsData timings_data(const SessionSet& sessions, const ProblemSpec& at,
   });
   d.time = time_unit(max_ms);
   d.flops = flops_unit(max_flops);
+  for (const MeasurementRecord& r : cur.records) d.unverified += r.timed && !r.passed;
   // The current problem's newest timed record: its launches.
   for (size_t i = cur.records.size(); i-- > 0;) {
     const MeasurementRecord& r = cur.records[i];

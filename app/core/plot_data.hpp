@@ -80,6 +80,7 @@ struct TimingsData {
   WaveMarkSet marks;            // filled by the caller (measured or theoretical)
   std::vector<size_t> records;  // records of the current session drawn (figure meta)
   double x_lo = 0, x_hi = 0;    // range of the points (0, 0: none)
+  int unverified = 0;           // timed runs of the current session left out: they failed verification
   bool empty() const { return curves.empty(); }
 };
 TimingsData timings_data(const SessionSet& sessions, const ProblemSpec& at,

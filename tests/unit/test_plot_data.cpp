@@ -293,3 +293,24 @@ TEST(PlotData, TheoreticalOccupancyByTileMatchesTheCalculator) {
     EXPECT_EQ(t.report.occupancy, o.occupancy) << t.tile;
   }
 }
+
+// A run that fails verification is not a point on the plot; the plot says that is why it is empty.
+TEST(PlotData, RunsThatFailVerificationAreLeftOutAndCounted) {
+  Session s = Session::for_device(h100());
+  RunResult bad = point("tiled_floork", 32, 1000, 1000, 1000, 50.0, "d");
+  bad.error.passed = false;
+  s.add(bad);
+  SessionSet set;
+  set.current() = s;
+  const ProblemSpec at = spec("tiled_floork", 32, 1000, 1000, 1000);
+  const TimingsData d = timings_data(set, at, kernel_infos());
+  EXPECT_TRUE(d.empty());
+  EXPECT_EQ(d.unverified, 1);
+  ASSERT_TRUE(d.current_record.has_value());  // its launches are still shown beside the plot, labelled
+  EXPECT_NE(d.current_label.find("failed verification"), std::string::npos);
+  s.add(point("tiled", 32, 1000, 1000, 1000, 40.0, "d"));
+  set.current() = s;
+  const TimingsData e = timings_data(set, spec("tiled", 32, 1000, 1000, 1000), kernel_infos());
+  EXPECT_FALSE(e.empty());
+  EXPECT_EQ(e.unverified, 1);
+}
