@@ -534,6 +534,12 @@ int run_worker_job(const std::string& job_file, int device) {
     w.own_inputs(job.m, job.n, job.k, job.seed);
     const double ms = w.launch(job.launch);
     std::fprintf(stderr, "tilescope worker: the kernel ran once (%.3f ms)\n", ms);
+    // Racecheck's default (analysis) report comes at a device-wide synchronisation: the event the launch
+    // waited on is not one. Without these two calls the missing-barrier example reported no hazard under the
+    // worker (while racecheck's raw hazard mode counted ~490 000), and a standalone program that ends with
+    // cudaDeviceSynchronize() reported its race. The reset ends the context while the tool still watches.
+    W_CHECK(cudaDeviceSynchronize(), "finishing the launch");
+    W_CHECK(cudaDeviceReset(), "ending the CUDA context");
     return 0;
   } catch (const Failure& f) {
     std::fprintf(stderr, "tilescope worker: %s (%s, while %s)\n", words(f.code).c_str(),

@@ -610,7 +610,7 @@ FrameBenchResult run_frame_bench(const FrameBenchOptions& opt) {
       } else {
         std::ofstream(copy, std::ios::binary | std::ios::trunc) << text;
       }
-      const auto end = t0 + std::chrono::seconds(60);
+      const auto end = t0 + std::chrono::seconds(30);
       auto ms = [&] { return std::chrono::duration<double, std::milli>(clock::now() - t0).count(); };
       while (clock::now() < end && st.last_error.empty()) {
         frame();
@@ -623,7 +623,17 @@ FrameBenchResult run_frame_bench(const FrameBenchOptions& opt) {
         }
       }
       if (!st.last_error.empty()) throw std::runtime_error("a save's run failed: " + st.last_error);
-      if (sv.drawn_ms == 0) throw std::runtime_error("a save's new build was not drawn within 60 s");
+      if (sv.drawn_ms == 0) {
+        std::string where = sv.noticed_ms == 0  ? "the save was never noticed"
+                            : sv.built_ms == 0 ? "noticed after " + std::to_string(int(sv.noticed_ms)) +
+                                                     " ms, but no new build (" + st.user.build_message + ")"
+                                               : "built after " + std::to_string(int(sv.built_ms)) +
+                                                     " ms, but its run was not drawn (busy " +
+                                                     std::to_string(st.busy) + ", result " +
+                                                     (st.result ? st.result->spec.kernel : "none") + ")";
+        throw std::runtime_error("save " + std::to_string(i + 1) + " of " + std::to_string(opt.saves) +
+                                 " was not drawn within 30 s: " + where);
+      }
       r.saves.push_back(sv);
     }
     std::error_code ec;
