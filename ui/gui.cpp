@@ -624,13 +624,13 @@ FrameBenchResult run_frame_bench(const FrameBenchOptions& opt) {
       }
       if (!st.last_error.empty()) throw std::runtime_error("a save's run failed: " + st.last_error);
       if (sv.drawn_ms == 0) {
-        std::string where = sv.noticed_ms == 0  ? "the save was never noticed"
-                            : sv.built_ms == 0 ? "noticed after " + std::to_string(int(sv.noticed_ms)) +
-                                                     " ms, but no new build (" + st.user.build_message + ")"
-                                               : "built after " + std::to_string(int(sv.built_ms)) +
-                                                     " ms, but its run was not drawn (busy " +
-                                                     std::to_string(st.busy) + ", result " +
-                                                     (st.result ? st.result->spec.kernel : "none") + ")";
+        std::string where = sv.noticed_ms == 0 ? "the save was never noticed"
+                            : sv.built_ms == 0
+                                ? "noticed after " + std::to_string(int(sv.noticed_ms)) +
+                                      " ms, but no new build (" + st.user.build_message + ")"
+                                : "built after " + std::to_string(int(sv.built_ms)) +
+                                      " ms, but its run was not drawn (busy " + std::to_string(st.busy) +
+                                      ", result " + (st.result ? st.result->spec.kernel : "none") + ")";
         throw std::runtime_error("save " + std::to_string(i + 1) + " of " + std::to_string(opt.saves) +
                                  " was not drawn within 30 s: " + where);
       }
