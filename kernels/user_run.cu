@@ -247,11 +247,16 @@ RunResult UserRunner::run(const RunRequest& req, const UserKernel& k, void* stre
       longest_ms = std::max(longest_ms, p.last_ms);
       return hang + 4 * longest_ms / 1000.0;
     };
+    // The worker samples in its own process; the window that pauses its drawing is in this one.
+    TimingGate::Hold hold;
+    const int64_t frames0 = TimingGate::instance().frames();
     const Message measured =
         expect(w.call(encode(mm), hang + 4 * first.ms / 1000.0 + 30, &cancel, next_wait,
                       "timing " + name + " (hang limit " + std::to_string(int(hang)) + " s)"),
                Type::Measured, "timing the kernel");
-    record_measurement(r, decode_measured(measured).m, policy, m_dev.clock_mhz);
+    Measurement m = decode_measured(measured).m;
+    m.frames_drawn = TimingGate::instance().frames() - frames0;
+    record_measurement(r, m, policy, m_dev.clock_mhz);
     if (r.clock.available == false) r.clock.note = "NVML unavailable in the worker: SM clock not recorded";
   } else {
     r.policy = policy.describe();

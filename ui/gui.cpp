@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app.hpp"
+#include "measure.hpp"
 #include "csv.hpp"
 #include "egl_context.hpp"
 #include "gl.hpp"
@@ -290,6 +291,12 @@ int run_gui(const GuiOptions& opt) {
       glfwPollEvents();
     else
       glfwWaitEventsTimeout(0.25);
+    // While a kernel is being timed the window draws at most 4 frames a second (TimingGate): a frame shares
+    // the GPU with the kernel. Input still arrives in between and is handled at the next frame.
+    if (const double wait = TimingGate::instance().pace(TimingGate::clock_s()); wait > 0) {
+      glfwWaitEventsTimeout(std::min(wait, 0.05));
+      continue;
+    }
     app.pump();
     app.prepare_frame(content_scale(win));
     new_frame(true);
@@ -303,6 +310,7 @@ int run_gui(const GuiOptions& opt) {
     }
     if (app.state().export_request) save_panel_export(app.state(), fb_w, fb_h);
     window.swap();
+    TimingGate::instance().frame_drawn(TimingGate::clock_s());
     if (opt.hooks.after_swap) opt.hooks.after_swap(app, win);
     if (app.state().quit_requested || (opt.hooks.keep_running && !opt.hooks.keep_running(app)))
       glfwSetWindowShouldClose(win, GLFW_TRUE);
@@ -352,6 +360,7 @@ void offscreen_frame(App& app, const ImGuiSession& session, gfx::Framebuffer& fb
   fbo.bind();
   render(fbo.width(), fbo.height());
   gfx::Framebuffer::unbind();
+  TimingGate::instance().frame_drawn(TimingGate::clock_s());
   if (phases) phases->render_ms = std::chrono::duration<double, std::milli>(clock::now() - t).count();
 }
 
@@ -673,19 +682,26 @@ FrameBenchResult run_frame_bench(const FrameBenchOptions& opt) {
       r.sweep.error = st.sweep_progress.error;
       return r;
     }
-    auto last = clock::now();
     bool cancelled = false;
+    const int64_t frames0 = TimingGate::instance().frames();
     while (st.sweeping) {
+      // As the window does: while a kernel is timed, at most 4 frames a second. A frame's time here is the
+      // time it took to draw (what a person waits for), not the pause before it.
+      if (const double wait = TimingGate::instance().pace(TimingGate::clock_s()); wait > 0) {
+        std::this_thread::sleep_for(std::chrono::duration<double>(std::min(wait, 0.05)));
+        continue;
+      }
+      const auto before = clock::now();
       frame();
       const auto now = clock::now();
-      r.frame_ms.push_back(std::chrono::duration<double, std::milli>(now - last).count());
+      r.frame_ms.push_back(std::chrono::duration<double, std::milli>(now - before).count());
       r.phases.push_back(ph);
-      last = now;
       if (!cancelled && std::chrono::duration<double>(now - t0).count() > opt.sweep_limit_s) {
         st.sweep_cancel_requested = true;
         cancelled = true;
       }
     }
+    r.sweep.frames = TimingGate::instance().frames() - frames0;
     frame();  // the last points into the session
     r.sweep.seconds = std::chrono::duration<double>(clock::now() - t0).count();
     r.sweep.state = to_string(st.sweep_progress.state);

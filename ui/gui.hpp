@@ -123,6 +123,7 @@ struct FrameBenchResult {
     int done = 0, failed = 0, total = 0;
     double seconds = 0;  // from the request to the last point in
     double dram_gbs = 0;
+    int64_t frames = 0;  // frames drawn during the sweep (at most 4 a second while a kernel was timed)
   } sweep;
   std::vector<double> commit_ms;  // commit -> the new result's heatmaps and Result drawn
   struct Save {

@@ -11,6 +11,7 @@
 #include "gui.hpp"
 #include "heatmap_gl.hpp"
 #include "interop.hpp"
+#include "measure.hpp"
 #include "stats.hpp"
 #include "tilescope/version.hpp"
 
@@ -184,7 +185,8 @@ std::string format_heatmap_bench(const HeatmapBenchResult& r, const HeatmapBench
     if (r.sweep.ran)
       j["sweep"] = {{"what", r.sweep.describe}, {"policy", r.sweep.policy},   {"state", r.sweep.state},
                     {"error", r.sweep.error},   {"done", r.sweep.done},       {"failed", r.sweep.failed},
-                    {"total", r.sweep.total},   {"seconds", r.sweep.seconds}, {"dram_gbs", r.sweep.dram_gbs}};
+                    {"total", r.sweep.total},   {"seconds", r.sweep.seconds}, {"dram_gbs", r.sweep.dram_gbs},
+                    {"frames", r.sweep.frames}};
     if (!r.frame_ms.empty()) {
       const auto st = stat(r.frame_ms);
       j["frames"] = {
@@ -260,6 +262,13 @@ std::string format_heatmap_bench(const HeatmapBenchResult& r, const HeatmapBench
         "\nthe window's sweep: %s, %s policy: %s, %d of %d points (%d without a result) in %.1f s%s%s\n",
         r.sweep.describe.c_str(), r.sweep.policy.c_str(), r.sweep.state.c_str(), r.sweep.done, r.sweep.total,
         r.sweep.failed, r.sweep.seconds, r.sweep.error.empty() ? "" : ": ", r.sweep.error.c_str());
+    os << line;
+    std::snprintf(line, sizeof line,
+                  "the window drew %lld frames in those %.1f s (%.1f a second): while a kernel is timed it "
+                  "draws at most %.0f a second, so that drawing does not share the GPU with the timing\n",
+                  (long long)r.sweep.frames, r.sweep.seconds,
+                  r.sweep.seconds > 0 ? double(r.sweep.frames) / r.sweep.seconds : 0.0,
+                  1.0 / TimingGate::kTimingFrameInterval);
     os << line;
   }
   if (!r.frame_ms.empty()) {

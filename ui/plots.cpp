@@ -86,7 +86,11 @@ std::string point_tooltip(const TimingsCurve& c, const ScalingPoint& p, const Ti
           ? ("SM " + num(p.clock_mhz, "%.0f") + " MHz" + (p.throttled ? " (throttled)" : "")).c_str()
           : "no SM clock",
       p.date.c_str());
-  return b;
+  std::string t = b;
+  if (p.frames_drawn > 0)
+    t += "\nthe window drew " + std::to_string(p.frames_drawn) +
+         " frames while it was timed (at most 4 a second: drawing shares the GPU)";
+  return t;
 }
 
 // The distribution of the current point's launches: a box (IQR, median, whiskers to min and max) and every

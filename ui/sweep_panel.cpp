@@ -258,7 +258,9 @@ class SweepPanel final : public Panel {
                std::to_string(p.in_flight->k) + "; ";
       line += duration(p.elapsed_s) + " so far, " +
               (p.remaining_s >= 0 ? "about " + duration(p.remaining_s) + " left"
-                                  : std::string("time left after the first point"));
+                                  : std::string("time left after the first point")) +
+              ". While a kernel is timed the window redraws 4 times a second, so that drawing does not "
+              "slow the kernel it measures.";
     } else if (p.state == SweepProgress::State::Done) {
       line = "done: " + std::to_string(p.done) + " points in " + duration(p.elapsed_s);
     } else if (p.state == SweepProgress::State::Cancelled) {

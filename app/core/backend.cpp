@@ -76,6 +76,7 @@ void record_measurement(RunResult& r, const Measurement& m, const MeasurePolicy&
   r.stop = to_string(m.stop);
   r.warmups = m.warmups;
   r.clock = summarize_clocks(m.clocks, device_max_mhz);
+  r.frames_drawn = m.frames_drawn;
   r.date = utc_now();
 }
 

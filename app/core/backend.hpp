@@ -118,11 +118,12 @@ struct RunResult {
   std::vector<double> times_ms;
   SampleStats stats;  // of times_ms
   double median_ms = 0, tflops = 0;
-  double noise = 0;   // stddev / mean
-  std::string stop;   // to_string(StopReason)
-  int warmups = 0;    // untimed launches before the samples (the verification launch counts as one)
-  ClockRecord clock;  // SM clock and throttle reasons while sampling
-  std::string date;   // UTC, ISO 8601, when the point was measured
+  double noise = 0;          // stddev / mean
+  std::string stop;          // to_string(StopReason)
+  int warmups = 0;           // untimed launches before the samples (the verification launch counts as one)
+  ClockRecord clock;         // SM clock and throttle reasons while sampling
+  int64_t frames_drawn = 0;  // frames a window drew while this was timed (at most 4 a second; TimingGate)
+  std::string date;          // UTC, ISO 8601, when the point was measured
   std::shared_ptr<const HostMatrix> c;
   std::shared_ptr<const MatrixStore> store;  // keep_store: the matrices, for heatmaps at any zoom
   int tile_m = 0, tile_n = 0;                // rows and columns of C per block (0: not a blocked kernel)

@@ -137,6 +137,8 @@ Measurement measure(const MeasurePolicy& p, const MeasureHooks& h, const CancelT
   using clock = std::chrono::steady_clock;
   auto since = [](clock::time_point t0) { return std::chrono::duration<double>(clock::now() - t0).count(); };
   Measurement m;
+  TimingGate::Hold hold;
+  const int64_t frames0 = TimingGate::instance().frames();
   m.warmups = std::max(0, already_warm);
   const auto w0 = clock::now();
   while (m.warmups < p.warmup_launches || since(w0) < p.warmup_seconds) {
@@ -156,7 +158,36 @@ Measurement measure(const MeasurePolicy& p, const MeasureHooks& h, const CancelT
   }
   m.stats = summarize(m.samples_ms);
   m.noise = noise(m.samples_ms);
+  m.frames_drawn = TimingGate::instance().frames() - frames0;
   return m;
+}
+
+TimingGate& TimingGate::instance() {
+  static TimingGate g;
+  return g;
+}
+
+TimingGate::Hold::Hold() {
+  ++instance().m_holds;
+}
+
+TimingGate::Hold::~Hold() {
+  --instance().m_holds;
+}
+
+double TimingGate::clock_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+double TimingGate::pace(double now_s) const {
+  if (!timing()) return 0;
+  const double due = m_last_frame_s.load() + kTimingFrameInterval;
+  return now_s >= due ? 0 : due - now_s;
+}
+
+void TimingGate::frame_drawn(double now_s) {
+  m_last_frame_s.store(now_s);
+  ++m_frames;
 }
 
 }  // namespace ts

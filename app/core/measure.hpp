@@ -8,6 +8,8 @@
 //   deviation) is under 0.5 %, or a time limit is hit; optionally with a cold L2 before every sample.
 // measure() runs that policy over three callbacks a backend provides (an untimed launch, a timed launch, a
 // clock reading), so the CUDA and the CPU backend warm up, sample, stop and summarise identically.
+#include <atomic>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -90,6 +92,39 @@ struct Measurement {
   int warmups = 0;
   double wall_s = 0;  // sampling only
   std::vector<ClockReading> clocks;
+  int64_t frames_drawn = 0;  // frames the window drew while this point warmed up and sampled (TimingGate)
+};
+
+// [SECTION] Timing and drawing. A window that draws while a kernel is timed shares the GPU with it: every
+// frame is an OpenGL context switch (and the heatmaps' CUDA work), and on the H100 a window drawing 336
+// frames a second made 4096^3 tiled kernels 40 % slower than `tilescope bench` measured them. So measure()
+// holds the gate while it samples; a window asks pace() before each frame and draws at most
+// kTimingFrameInterval apart while the gate is held (it keeps its input alive in between), and counts the
+// frames it drew. Every measurement carries the frames drawn during it, so a point that was measured while
+// drawing says so.
+class TimingGate {
+ public:
+  static constexpr double kTimingFrameInterval = 0.25;  // seconds between frames while timing (4 a second)
+  static TimingGate& instance();
+
+  struct Hold {  // RAII: timing in progress (nests; several measuring threads may hold it at once)
+    Hold();
+    ~Hold();
+    Hold(const Hold&) = delete;
+    Hold& operator=(const Hold&) = delete;
+  };
+  bool timing() const { return m_holds.load() > 0; }
+  // Seconds the window should wait before its next frame (0: draw now); `now_s` is a steady clock in
+  // seconds. Without timing, always 0.
+  double pace(double now_s) const;
+  void frame_drawn(double now_s);  // the window drew (and submitted) a frame at now_s
+  int64_t frames() const { return m_frames.load(); }
+  static double clock_s();  // the steady clock pace() and frame_drawn() expect, in seconds
+
+ private:
+  std::atomic<int> m_holds{0};
+  std::atomic<int64_t> m_frames{0};
+  std::atomic<double> m_last_frame_s{-1e9};
 };
 
 // Warm-up (at least warmup_launches and warmup_seconds; cut short after max_seconds), then samples until

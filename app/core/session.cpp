@@ -39,6 +39,7 @@ MeasurementRecord MeasurementRecord::from(const RunResult& r) {
   m.max_abs_err = r.error.max_abs_err;
   m.tolerance = r.error.tolerance;
   m.clock = r.clock;
+  m.frames_drawn = r.frames_drawn;
   m.tile_m = r.tile_m;
   m.tile_n = r.tile_n;
   if (r.occupancy) {
@@ -138,6 +139,7 @@ json record_json(const MeasurementRecord& r) {
             {"throttled", r.clock.throttled},
             {"throttle_reasons", r.clock.throttle_reasons},
             {"note", r.clock.note}}},
+          {"frames_drawn", r.frames_drawn},
           {"tile_m", r.tile_m},
           {"tile_n", r.tile_n},
           {"blocks_per_sm", r.blocks_per_sm},
@@ -186,6 +188,7 @@ class Reader {
     return v.get<uint64_t>();
   }
   Reader object(const char* key) const { return Reader(at(key), m_where + "." + key); }
+  bool has(const char* key) const { return m_j.contains(key); }
   double to_double(const json& v, const std::string& key) const {
     if (v.is_null()) return std::numeric_limits<double>::quiet_NaN();
     if (!v.is_number()) bad(key, "is not a number");
@@ -293,6 +296,7 @@ MeasurementRecord record_from(const Reader& r) {
   m.clock.throttled = c.flag("throttled");
   m.clock.throttle_reasons = c.str("throttle_reasons");
   m.clock.note = c.str("note");
+  if (r.has("frames_drawn")) m.frames_drawn = r.integer("frames_drawn", 0, INT64_MAX);
   m.tile_m = int(r.integer("tile_m", 0, 1 << 20));
   m.tile_n = int(r.integer("tile_n", 0, 1 << 20));
   m.blocks_per_sm = int(r.integer("blocks_per_sm", 0, 1 << 20));
@@ -554,6 +558,7 @@ std::vector<ScalingSeries> scaling_series(const Session& s, ScaleAxis axis, cons
     p.samples = r.stats.count;
     p.clock_mhz = r.clock.available ? r.clock.median_mhz : 0;
     p.throttled = r.clock.throttled;
+    p.frames_drawn = r.frames_drawn;
     p.date = r.date;
     p.record = i;
     it->points.push_back(p);

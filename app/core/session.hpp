@@ -45,6 +45,7 @@ struct MeasurementRecord {
   bool passed = false;
   double max_abs_err = 0, tolerance = 0;
   ClockRecord clock;
+  int64_t frames_drawn = 0;  // frames the window drew while it was timed (0 headless; older files: 0)
   int tile_m = 0, tile_n = 0, blocks_per_sm = 0;
   double waves = 0;
   double reference_ms = 0;  // cuBLAS at the same shape and precision, when it was measured with the point
@@ -130,6 +131,7 @@ struct ScalingPoint {
   int samples = 0;
   double clock_mhz = 0;  // median SM clock during the point (0: unknown)
   bool throttled = false;
+  int64_t frames_drawn = 0;  // frames a window drew while the point was timed
   std::string date;
   size_t record = 0;  // index into the session's records
 };

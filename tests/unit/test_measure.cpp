@@ -151,3 +151,45 @@ TEST(Clocks, MedianMinMaxAndEveryThrottleReasonOnce) {
   EXPECT_FALSE(summarize_clocks({{1900, ""}}, 1980).throttled);
   EXPECT_FALSE(summarize_clocks({}, 1980).available);
 }
+
+// Drawing while timing: measure() holds the gate for its whole warm-up and sampling, a window asked to pace
+// itself then draws at most every kTimingFrameInterval, and the measurement counts the frames drawn
+// meanwhile.
+TEST(TimingGate, HeldWhileMeasuringPacesFramesAndCountsThem) {
+  TimingGate& g = TimingGate::instance();
+  ASSERT_FALSE(g.timing());
+  EXPECT_EQ(g.pace(1000.0), 0.0);  // not timing: draw whenever
+  g.frame_drawn(1000.0);
+  EXPECT_EQ(g.pace(1000.01), 0.0);
+  bool held_during_samples = true;
+  double t = 2000.0;  // a fake clock: each sample, a window tries to draw 10 ms after its last frame
+  int drawn = 0, refused = 0;
+  MeasureHooks h;
+  h.untimed = [&] { held_during_samples &= g.timing(); };
+  h.timed = [&] {
+    held_during_samples &= g.timing();
+    for (int i = 0; i < 10; ++i) {
+      t += 0.01;
+      if (g.pace(t) == 0) {
+        g.frame_drawn(t);
+        ++drawn;
+      } else {
+        ++refused;
+        EXPECT_LE(g.pace(t), TimingGate::kTimingFrameInterval);
+      }
+    }
+    return 1.0;
+  };
+  const Measurement m = measure(MeasurePolicy::fixed(20, 2), h, CancelToken());
+  EXPECT_TRUE(held_during_samples);
+  EXPECT_FALSE(g.timing());  // released when measure() returns
+  // 200 attempts 10 ms apart over 2 s: a frame every 250 ms (the first at once, the last frame was long ago).
+  EXPECT_EQ(drawn, 8);
+  EXPECT_EQ(refused, 192);
+  EXPECT_EQ(m.frames_drawn, 8);
+  {
+    TimingGate::Hold a, b;  // holds nest (the sweep and a worker's measurement at once)
+    EXPECT_TRUE(g.timing());
+  }
+  EXPECT_FALSE(g.timing());
+}

@@ -33,6 +33,7 @@ RunResult fake_result(const std::string& kernel, int tile, int64_t n, double med
   r.error.max_abs_err = 1.0 / 3.0 * 1e-6;
   r.error.tolerance = 1.953e-3;
   r.clock = summarize_clocks({{1980, ""}, {1755, "sw_power_cap"}}, 1980);
+  r.frames_drawn = 7;
   r.tile_m = r.tile_n = tile;
   r.date = date;
   return r;
@@ -80,6 +81,7 @@ TEST(Session, RoundTripKeepsEveryFieldAndEveryNumberExactly) {
   EXPECT_EQ(r.stats.p75, s.records[0].stats.p75);
   EXPECT_EQ(r.clock.throttle_reasons, "sw_power_cap");
   EXPECT_TRUE(r.clock.throttled);
+  EXPECT_EQ(r.frames_drawn, 7);
   EXPECT_EQ(r.device, "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs)");
   EXPECT_FALSE(r.program_version.empty());
   EXPECT_FALSE(r.commit.empty());
