@@ -1,5 +1,7 @@
 #include "nvrtc_compile.hpp"
 
+#include "cubin_info.hpp"
+
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -182,6 +184,8 @@ std::shared_ptr<const CompiledModule> load_from_disk(const std::string& key) {
     r.done();
     if (m->cubin.empty() || m->lowered_name.empty()) return nullptr;
     m->diagnostics = parse_nvrtc_log(m->log);
+    if (!m->resources.found)
+      if (auto res = read_cubin_resources(m->cubin, m->lowered_name)) m->resources = *res;
     m->from_cache = true;
     return m;
   } catch (const std::exception&) {
@@ -289,6 +293,14 @@ std::shared_ptr<const CompiledModule> compile_module(const CompileJob& job) {
     while (!m->ptx.empty() && m->ptx.back() == '\0') m->ptx.pop_back();
   }
   m->resources = parse_ptxas_info(log, m->lowered_name);
+  if (!m->resources.found) {
+    // A log without ptxas's report (seen on a GPU machine with the same NVRTC): the cubin says it too.
+    if (auto r = read_cubin_resources(m->cubin, m->lowered_name)) {
+      m->resources = *r;
+      m->log +=
+          "\n(ptxas printed no resource report: registers, shared memory and stack read from the cubin)";
+    }
+  }
   m->ok = true;
   remember(m);
   save_to_disk(*m);
