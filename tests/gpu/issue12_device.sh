@@ -42,79 +42,9 @@ step() {  # step NAME COMMAND...: runs it, timed; rc and seconds into the summar
 { nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv; "$ts" --version
   command -v compute-sanitizer || echo "compute-sanitizer: not on PATH"; } >> "$sum" 2>&1
 
-# 1. The GPU tests of a person's kernel (the worker is this build's tilescope).
-step gpu_tests_user timeout 200 "$build/tests/gpu/tilescope_gpu_tests" --gtest_filter='UserKernels.*' \
-  > "$out/gpu_tests.log" 2>&1
-grep -E '^\[  (PASSED|FAILED|SKIPPED) |^(fault|hang):' "$out/gpu_tests.log" | tee -a "$sum"
-
-# 2. The examples from the command line: exit code 0 for PASS, 1 for FAIL.
-exs="$out/examples.txt"
-: > "$exs"
-example() {  # example EXPECTED_RC FILE ARGS...
-  local want=$1 file=$2; shift 2
-  local t0 t1 rc
-  echo "== tilescope run --kernel-file $file $* (expect rc=$want)" >> "$exs"
-  t0=$(date +%s.%N)
-  "$ts" run --kernel-file "$ex/$file" "$@" >> "$exs" 2>&1; rc=$?
-  t1=$(date +%s.%N)
-  awk -v f="$file" -v a="$*" -v rc="$rc" -v w="$want" -v t0="$t0" -v t1="$t1" \
-    'BEGIN { printf "%-20s %-44s rc=%d (%s) %.1f s\n", f, a, rc, (w == "any" || rc == w) ? "as it should" : "NOT AS IT SHOULD", t1 - t0 }' |
-    tee -a "$sum" >> "$exs"
-  echo >> "$exs"
-}
-example 0 tiled_classic.cu --size 1000 --tile 16
-example 0 tiled_classic.cu --size 4099 --tile 32 --profile
-example 0 bug_floor_k.cu --size 1024 --tile 16
-example 1 bug_floor_k.cu --m 1000 --n 1000 --k 1000 --tile 16
-example 1 bug_symmetric.cu --size 1024 --input symmetric
-example 1 bug_symmetric.cu --size 1000 --tile 32
-example any bug_missing_sync.cu --size 2048 --tile 32
-example 0 tiled_as_builtin.cu --m 1000 --n 700 --k 300 --profile
-{ echo "== tilescope list --kernel-file tiled_classic.cu (this GPU)"; "$ts" list --kernel-file "$ex/tiled_classic.cu"; } \
-  >> "$exs" 2>&1
-
-# 3. What a kernel can do to its worker, from the command line: a fault, a hang, C left untouched, a launch the
-#    device cannot take; after each, the next run works.
-fl="$out/failures.txt"
-: > "$fl"
-cat > "$work/faulty.cu" <<'EOF'
-__global__ void faulty(float* C, const float* A, const float* B, int N) {
-  C[(long long)(blockIdx.x + 1) * (1ll << 40)] = A[0] + B[0] + N;  // far outside any allocation
-}
-EOF
-cat > "$work/spins.cu" <<'EOF'
-__global__ void spins(float* C, const float* A, const float* B, int N) {
-  volatile float* v = C;
-  while (v[0] == v[0] || true) { }  // never ends
-  C[0] = A[0] + B[0] + N;
-}
-EOF
-cat > "$work/lazy.cu" <<'EOF'
-__global__ void lazy(float* C, const float* A, const float* B, int N) {
-  if (N < 0) C[0] = A[0] + B[0];
-}
-EOF
-failure() {  # failure NAME EXPECTED_RC ARGS...
-  local name=$1 want=$2; shift 2
-  local t0 t1 rc
-  echo "== $name: tilescope run $* (expect rc=$want)" >> "$fl"
-  t0=$(date +%s.%N)
-  "$ts" run "$@" >> "$fl" 2>&1; rc=$?
-  t1=$(date +%s.%N)
-  awk -v n="$name" -v rc="$rc" -v w="$want" -v a="$t0" -v b="$t1" \
-    'BEGIN { printf "%-22s rc=%d (%s), whole command %.2f s\n", n, rc, rc == w ? "as it should" : "NOT AS IT SHOULD", b - a }' |
-    tee -a "$sum" >> "$fl"
-  echo >> "$fl"
-}
-failure fault 1 --kernel-file "$work/faulty.cu" --size 512
-failure fault_then_good 0 --kernel-file "$ex/tiled_classic.cu" --size 512
-failure hang_limit_2s 1 --kernel-file "$work/spins.cu" --size 256 --hang-limit 2
-failure hang_then_good 0 --kernel-file "$ex/tiled_classic.cu" --size 512
-failure untouched_c 1 --kernel-file "$work/lazy.cu" --size 512
-failure refused_tile_64 2 --kernel-file "$ex/tiled_classic.cu" --size 512 --tile 64
-failure refused_smem 2 --kernel-file "$ex/tiled_classic.cu" --size 512 --smem 1000000
-grep -hE 'noticed .* after the request|did not finish|left untouched|threads, but|allows at most' "$fl" | sed 's/^/  /' |
-  tee -a "$sum" > /dev/null
+# Order: everything that draws with OpenGL or times comes first, the kernels that fault or hang last. A hang
+# ended by killing the worker can leave the GPU with an Xid 109 (CTX SWITCH TIMEOUT) on some drivers, after
+# which OpenGL on the same GPU may stall until the machine is reset (seen on the H100 with driver 580.159.04).
 
 # 4. Compile times: the first build of every tile (empty cache), then the same builds from the cache (a new
 #    process: from disk), for the classic kernel and the built-in-as-a-file.
@@ -199,6 +129,32 @@ step sanitize_missing_sync "$ts" run --kernel-file "$ex/bug_missing_sync.cu" --s
 step sanitize_classic "$ts" run --kernel-file "$ex/tiled_classic.cu" --size 256 --tile 16 --sanitize >> "$sz" 2>&1
 grep -E '^(CLEAN|FOUND|PROBLEM)' "$sz" | tee -a "$sum"
 
+# 2. The examples from the command line: exit code 0 for PASS, 1 for FAIL.
+exs="$out/examples.txt"
+: > "$exs"
+example() {  # example EXPECTED_RC FILE ARGS...
+  local want=$1 file=$2; shift 2
+  local t0 t1 rc
+  echo "== tilescope run --kernel-file $file $* (expect rc=$want)" >> "$exs"
+  t0=$(date +%s.%N)
+  "$ts" run --kernel-file "$ex/$file" "$@" >> "$exs" 2>&1; rc=$?
+  t1=$(date +%s.%N)
+  awk -v f="$file" -v a="$*" -v rc="$rc" -v w="$want" -v t0="$t0" -v t1="$t1" \
+    'BEGIN { printf "%-20s %-44s rc=%d (%s) %.1f s\n", f, a, rc, (w == "any" || rc == w) ? "as it should" : "NOT AS IT SHOULD", t1 - t0 }' |
+    tee -a "$sum" >> "$exs"
+  echo >> "$exs"
+}
+example 0 tiled_classic.cu --size 1000 --tile 16
+example 0 tiled_classic.cu --size 4099 --tile 32 --profile
+example 0 bug_floor_k.cu --size 1024 --tile 16
+example 1 bug_floor_k.cu --m 1000 --n 1000 --k 1000 --tile 16
+example 1 bug_symmetric.cu --size 1024 --input symmetric
+example 1 bug_symmetric.cu --size 1000 --tile 32
+example any bug_missing_sync.cu --size 2048 --tile 32
+example 0 tiled_as_builtin.cu --m 1000 --n 700 --k 300 --profile
+{ echo "== tilescope list --kernel-file tiled_classic.cu (this GPU)"; "$ts" list --kernel-file "$ex/tiled_classic.cu"; } \
+  >> "$exs" 2>&1
+
 # 8. The rest of the GPU suite (every built-in kernel, including tiled_mirror, through the refactored
 #    registry), appended to the same log.
 step gpu_tests_rest timeout 200 "$build/tests/gpu/tilescope_gpu_tests" --gtest_filter='-UserKernels.*' \
@@ -207,3 +163,51 @@ grep -cE '^\[       OK \]' "$out/gpu_tests.log" | sed 's/^/GPU tests OK: /' | te
 grep -E '^\[  FAILED  \]' "$out/gpu_tests.log" | sort -u | tee -a "$sum"
 rm -rf "$cache" "$work"
 ls -l "$out" >> "$sum"
+
+# 1. The GPU tests of a person's kernel (the worker is this build's tilescope).
+step gpu_tests_user timeout 200 "$build/tests/gpu/tilescope_gpu_tests" --gtest_filter='UserKernels.*' \
+  > "$out/gpu_tests.log" 2>&1
+grep -E '^\[  (PASSED|FAILED|SKIPPED) |^(fault|hang):' "$out/gpu_tests.log" | tee -a "$sum"
+
+# 3. What a kernel can do to its worker, from the command line: a fault, a hang, C left untouched, a launch the
+#    device cannot take; after each, the next run works.
+fl="$out/failures.txt"
+: > "$fl"
+cat > "$work/faulty.cu" <<'EOF'
+__global__ void faulty(float* C, const float* A, const float* B, int N) {
+  C[(long long)(blockIdx.x + 1) * (1ll << 40)] = A[0] + B[0] + N;  // far outside any allocation
+}
+EOF
+cat > "$work/spins.cu" <<'EOF'
+__global__ void spins(float* C, const float* A, const float* B, int N) {
+  volatile float* v = C;
+  while (v[0] == v[0] || true) { }  // never ends
+  C[0] = A[0] + B[0] + N;
+}
+EOF
+cat > "$work/lazy.cu" <<'EOF'
+__global__ void lazy(float* C, const float* A, const float* B, int N) {
+  if (N < 0) C[0] = A[0] + B[0];
+}
+EOF
+failure() {  # failure NAME EXPECTED_RC ARGS...
+  local name=$1 want=$2; shift 2
+  local t0 t1 rc
+  echo "== $name: tilescope run $* (expect rc=$want)" >> "$fl"
+  t0=$(date +%s.%N)
+  "$ts" run "$@" >> "$fl" 2>&1; rc=$?
+  t1=$(date +%s.%N)
+  awk -v n="$name" -v rc="$rc" -v w="$want" -v a="$t0" -v b="$t1" \
+    'BEGIN { printf "%-22s rc=%d (%s), whole command %.2f s\n", n, rc, rc == w ? "as it should" : "NOT AS IT SHOULD", b - a }' |
+    tee -a "$sum" >> "$fl"
+  echo >> "$fl"
+}
+failure fault 1 --kernel-file "$work/faulty.cu" --size 512
+failure fault_then_good 0 --kernel-file "$ex/tiled_classic.cu" --size 512
+failure hang_limit_2s 1 --kernel-file "$work/spins.cu" --size 256 --hang-limit 2
+failure hang_then_good 0 --kernel-file "$ex/tiled_classic.cu" --size 512
+failure untouched_c 1 --kernel-file "$work/lazy.cu" --size 512
+failure refused_tile_64 2 --kernel-file "$ex/tiled_classic.cu" --size 512 --tile 64
+failure refused_smem 2 --kernel-file "$ex/tiled_classic.cu" --size 512 --smem 1000000
+grep -hE 'noticed .* after the request|did not finish|left untouched|threads, but|allows at most' "$fl" | sed 's/^/  /' |
+  tee -a "$sum" > /dev/null
