@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue #12 (bring your own kernel) on a GPU, in one go (under 8 minutes on an H100), at most 8 files:
 #   summary.txt           every step's exit code and time, the figures in one place
-#   gpu_tests.log         the GPU tests: user kernels first (examples, fault, hang, death, writes into A,
+#   gpu_tests.log         the GPU tests: the built-in suite, then user kernels (examples, fault, hang, death, writes into A,
 #                         untouched C, refused launches, traces, sanitizer), then the rest of the suite
 #   examples.txt          each example kernel through `tilescope run --kernel-file`: PASS or FAIL as it should
 #   failures.txt          a fault, a hang, untouched C and a refused launch from the command line: messages,
@@ -158,15 +158,11 @@ example 0 tiled_as_builtin.cu --m 1000 --n 700 --k 300 --profile
 # 8. The rest of the GPU suite (every built-in kernel, including tiled_mirror, through the refactored
 #    registry), appended to the same log.
 step gpu_tests_rest timeout 200 "$build/tests/gpu/tilescope_gpu_tests" --gtest_filter='-UserKernels.*' \
-  >> "$out/gpu_tests.log" 2>&1
-grep -cE '^\[       OK \]' "$out/gpu_tests.log" | sed 's/^/GPU tests OK: /' | tee -a "$sum"
-grep -E '^\[  FAILED  \]' "$out/gpu_tests.log" | sort -u | tee -a "$sum"
-rm -rf "$cache" "$work"
-ls -l "$out" >> "$sum"
+  > "$out/gpu_tests.log" 2>&1
 
 # 1. The GPU tests of a person's kernel (the worker is this build's tilescope).
 step gpu_tests_user timeout 200 "$build/tests/gpu/tilescope_gpu_tests" --gtest_filter='UserKernels.*' \
-  > "$out/gpu_tests.log" 2>&1
+  >> "$out/gpu_tests.log" 2>&1
 grep -E '^\[  (PASSED|FAILED|SKIPPED) |^(fault|hang):' "$out/gpu_tests.log" | tee -a "$sum"
 
 # 3. What a kernel can do to its worker, from the command line: a fault, a hang, C left untouched, a launch the
@@ -211,3 +207,8 @@ failure refused_tile_64 2 --kernel-file "$ex/tiled_classic.cu" --size 512 --tile
 failure refused_smem 2 --kernel-file "$ex/tiled_classic.cu" --size 512 --smem 1000000
 grep -hE 'noticed .* after the request|did not finish|left untouched|threads, but|allows at most' "$fl" | sed 's/^/  /' |
   tee -a "$sum" > /dev/null
+
+grep -cE '^\[       OK \]' "$out/gpu_tests.log" | sed 's/^/GPU tests OK: /' | tee -a "$sum"
+grep -E '^\[  FAILED  \]' "$out/gpu_tests.log" | sort -u | tee -a "$sum"
+rm -rf "$cache" "$work"
+ls -l "$out" >> "$sum"
