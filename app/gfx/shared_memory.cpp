@@ -1,6 +1,8 @@
 #include "shared_memory.hpp"
 
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 
@@ -124,9 +126,8 @@ struct SharedContext::Impl {
     if (device) {
       if (vk_written) vkDestroySemaphore(device, vk_written, nullptr);
       if (vk_read) vkDestroySemaphore(device, vk_read, nullptr);
-      vkDestroyDevice(device, nullptr);
     }
-    if (instance) vkDestroyInstance(instance, nullptr);
+    // The Vulkan instance and device are the process's (vulkan_exporter()): never destroyed here.
   }
 
   int memory_fd(VkDeviceMemory mem) const {
@@ -174,6 +175,79 @@ struct SharedContext::Impl {
 SharedContext::SharedContext(std::shared_ptr<Impl> impl) : m(std::move(impl)) {}
 SharedContext::~SharedContext() = default;
 
+namespace {
+
+// One Vulkan instance and device per CUDA device for the whole process, made on first use and never
+// destroyed: on the H100 (driver 580.159.04, EGL device platform) destroying the Vulkan device that had
+// exported memory to GL left no GL context working on the thread (glGetString returned null), even after the
+// buffers were gone. Only allocation and export happen on it; buffers and semaphores come and go with the
+// heatmaps.
+struct VulkanExporter {
+  VkInstance instance = VK_NULL_HANDLE;
+  VkPhysicalDevice physical = VK_NULL_HANDLE;
+  VkDevice device = VK_NULL_HANDLE;
+  PFN_vkGetMemoryFdKHR get_memory_fd = nullptr;
+  PFN_vkGetSemaphoreFdKHR get_semaphore_fd = nullptr;
+  std::string why;  // empty: usable
+};
+
+const VulkanExporter& vulkan_exporter(int cuda_device) {
+  static std::mutex mu;
+  static auto* made = new std::map<int, VulkanExporter>();  // leaked on purpose: see above
+  std::lock_guard<std::mutex> lock(mu);
+  if (auto it = made->find(cuda_device); it != made->end()) return it->second;
+  VulkanExporter& x = (*made)[cuda_device];
+  try {
+    cudaDeviceProp prop{};
+    cuda_check(cudaGetDeviceProperties(&prop, cuda_device), "cudaGetDeviceProperties");
+    VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
+    app.pApplicationName = "TileScope";
+    app.apiVersion = VK_API_VERSION_1_1;
+    VkInstanceCreateInfo ici{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
+    ici.pApplicationInfo = &app;
+    vk_check(vkCreateInstance(&ici, nullptr, &x.instance), "vkCreateInstance");
+    uint32_t n = 0;
+    vk_check(vkEnumeratePhysicalDevices(x.instance, &n, nullptr), "vkEnumeratePhysicalDevices");
+    std::vector<VkPhysicalDevice> devs(n);
+    vk_check(vkEnumeratePhysicalDevices(x.instance, &n, devs.data()), "vkEnumeratePhysicalDevices");
+    for (VkPhysicalDevice d : devs) {  // the Vulkan device that is this CUDA device: same UUID
+      VkPhysicalDeviceIDProperties id{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES};
+      VkPhysicalDeviceProperties2 p2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+      p2.pNext = &id;
+      vkGetPhysicalDeviceProperties2(d, &p2);
+      if (std::memcmp(id.deviceUUID, prop.uuid.bytes, VK_UUID_SIZE) == 0) x.physical = d;
+    }
+    if (!x.physical) {
+      x.why = "no Vulkan device has CUDA device " + std::to_string(cuda_device) + "'s UUID";
+      return x;
+    }
+    const float priority = 0.0f;
+    VkDeviceQueueCreateInfo q{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+    q.queueFamilyIndex = 0;  // never used: Vulkan only allocates and exports here
+    q.queueCount = 1;
+    q.pQueuePriorities = &priority;
+    const char* exts[] = {VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME,
+                          VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME};
+    VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+    dci.queueCreateInfoCount = 1;
+    dci.pQueueCreateInfos = &q;
+    dci.enabledExtensionCount = 2;
+    dci.ppEnabledExtensionNames = exts;
+    vk_check(vkCreateDevice(x.physical, &dci, nullptr, &x.device), "vkCreateDevice");
+    x.get_memory_fd =
+        reinterpret_cast<PFN_vkGetMemoryFdKHR>(vkGetDeviceProcAddr(x.device, "vkGetMemoryFdKHR"));
+    x.get_semaphore_fd =
+        reinterpret_cast<PFN_vkGetSemaphoreFdKHR>(vkGetDeviceProcAddr(x.device, "vkGetSemaphoreFdKHR"));
+    if (!x.get_memory_fd || !x.get_semaphore_fd)
+      x.why = "Vulkan lacks vkGetMemoryFdKHR or vkGetSemaphoreFdKHR";
+  } catch (const std::exception& e) {
+    x.why = e.what();
+  }
+  return x;
+}
+
+}  // namespace
+
 std::unique_ptr<SharedContext> SharedContext::create(int cuda_device, void* stream, std::string* why) {
   auto fail = [&](const std::string& w) {
     if (why) *why = w;
@@ -187,46 +261,13 @@ std::unique_ptr<SharedContext> SharedContext::create(int cuda_device, void* stre
     RestoreGl restore{impl->gl_current};
     impl->device_index = cuda_device;
     impl->stream = static_cast<cudaStream_t>(stream);
-    cudaDeviceProp prop{};
-    cuda_check(cudaGetDeviceProperties(&prop, cuda_device), "cudaGetDeviceProperties");
-    VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
-    app.pApplicationName = "TileScope";
-    app.apiVersion = VK_API_VERSION_1_1;
-    VkInstanceCreateInfo ici{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
-    ici.pApplicationInfo = &app;
-    vk_check(vkCreateInstance(&ici, nullptr, &impl->instance), "vkCreateInstance");
-    uint32_t n = 0;
-    vk_check(vkEnumeratePhysicalDevices(impl->instance, &n, nullptr), "vkEnumeratePhysicalDevices");
-    std::vector<VkPhysicalDevice> devs(n);
-    vk_check(vkEnumeratePhysicalDevices(impl->instance, &n, devs.data()), "vkEnumeratePhysicalDevices");
-    for (VkPhysicalDevice d : devs) {  // the Vulkan device that is this CUDA device: same UUID
-      VkPhysicalDeviceIDProperties id{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES};
-      VkPhysicalDeviceProperties2 p2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
-      p2.pNext = &id;
-      vkGetPhysicalDeviceProperties2(d, &p2);
-      if (std::memcmp(id.deviceUUID, prop.uuid.bytes, VK_UUID_SIZE) == 0) impl->physical = d;
-    }
-    if (!impl->physical)
-      return fail("no Vulkan device has CUDA device " + std::to_string(cuda_device) + "'s UUID");
-    const float priority = 0.0f;
-    VkDeviceQueueCreateInfo q{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
-    q.queueFamilyIndex = 0;  // never used: Vulkan only allocates and exports here
-    q.queueCount = 1;
-    q.pQueuePriorities = &priority;
-    const char* exts[] = {VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME,
-                          VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME};
-    VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
-    dci.queueCreateInfoCount = 1;
-    dci.pQueueCreateInfos = &q;
-    dci.enabledExtensionCount = 2;
-    dci.ppEnabledExtensionNames = exts;
-    vk_check(vkCreateDevice(impl->physical, &dci, nullptr, &impl->device), "vkCreateDevice");
-    impl->get_memory_fd =
-        reinterpret_cast<PFN_vkGetMemoryFdKHR>(vkGetDeviceProcAddr(impl->device, "vkGetMemoryFdKHR"));
-    impl->get_semaphore_fd =
-        reinterpret_cast<PFN_vkGetSemaphoreFdKHR>(vkGetDeviceProcAddr(impl->device, "vkGetSemaphoreFdKHR"));
-    if (!impl->get_memory_fd || !impl->get_semaphore_fd)
-      return fail("Vulkan lacks vkGetMemoryFdKHR or vkGetSemaphoreFdKHR");
+    const VulkanExporter& vk = vulkan_exporter(cuda_device);
+    if (!vk.why.empty()) return fail(vk.why);
+    impl->instance = vk.instance;
+    impl->physical = vk.physical;
+    impl->device = vk.device;
+    impl->get_memory_fd = vk.get_memory_fd;
+    impl->get_semaphore_fd = vk.get_semaphore_fd;
     cuda_check(cudaSetDevice(cuda_device), "cudaSetDevice");
     impl->make_semaphore(&impl->vk_written, &impl->cu_written, &impl->gl_written);
     impl->make_semaphore(&impl->vk_read, &impl->cu_read, &impl->gl_read);
