@@ -379,12 +379,24 @@ SharedBuffer::~SharedBuffer() {
 }
 
 std::vector<float> SharedBuffer::read_back(size_t count) const {
+  // Through a copy on the GPU into a plain GL buffer: glGetBufferSubData straight from the imported buffer
+  // returned the values of the first read every time after it (NVIDIA 580.159.04, H100), while draws sampling
+  // the buffer saw every new write.
   std::vector<float> v(count);
-  GLint prev = 0;
-  glGetIntegerv(GL_COPY_READ_BUFFER_BINDING, &prev);
+  const GLsizeiptr bytes = GLsizeiptr(count * sizeof(float));
+  GLint prev_read = 0, prev_write = 0;
+  glGetIntegerv(GL_COPY_READ_BUFFER_BINDING, &prev_read);
+  glGetIntegerv(GL_COPY_WRITE_BUFFER_BINDING, &prev_write);
+  GLuint copy = 0;
+  glGenBuffers(1, &copy);
+  glBindBuffer(GL_COPY_WRITE_BUFFER, copy);
+  glBufferData(GL_COPY_WRITE_BUFFER, bytes, nullptr, GL_STREAM_READ);
   glBindBuffer(GL_COPY_READ_BUFFER, m_gl_buffer);
-  glGetBufferSubData(GL_COPY_READ_BUFFER, 0, GLsizeiptr(count * sizeof(float)), v.data());
-  glBindBuffer(GL_COPY_READ_BUFFER, GLuint(prev));
+  glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, 0, 0, bytes);
+  glGetBufferSubData(GL_COPY_WRITE_BUFFER, 0, bytes, v.data());
+  glBindBuffer(GL_COPY_READ_BUFFER, GLuint(prev_read));
+  glBindBuffer(GL_COPY_WRITE_BUFFER, GLuint(prev_write));
+  glDeleteBuffers(1, &copy);
   return v;
 }
 
