@@ -4,6 +4,7 @@ find_package(Threads REQUIRED)
 find_package(glfw3 3.3 REQUIRED)                      # Debian libglfw3-dev: windows, input, GL context
 pkg_check_modules(EPOXY REQUIRED IMPORTED_TARGET epoxy) # Debian libepoxy-dev: OpenGL function loader
 find_package(OpenGL REQUIRED COMPONENTS OpenGL EGL)   # libgl-dev / libegl-dev (glvnd)
+find_package(Vulkan QUIET)                            # Debian libvulkan-dev: memory CUDA and GL share (heatmaps)
 find_package(CLI11 2.1 CONFIG REQUIRED)               # Debian libcli11-dev: command line
 find_package(nlohmann_json 3.10 REQUIRED)             # Debian nlohmann-json3-dev: JSON output, settings
 find_path(STB_INCLUDE_DIR stb_image_write.h PATH_SUFFIXES stb REQUIRED) # Debian libstb-dev: PNG writer

@@ -11,6 +11,7 @@ packages=(
   libepoxy-dev      # OpenGL function loader
   libgl-dev libegl-dev  # GL and EGL (glvnd); EGL's device platform gives headless contexts without X
   libegl-mesa0      # Mesa's EGL (software device when there is no GPU)
+  libvulkan-dev     # Vulkan allocates the heatmap memory CUDA and OpenGL share on a GPU
   libstb-dev        # stb_image_write (PNG) / stb_image (tests)
   libcli11-dev      # command line parsing
   nlohmann-json3-dev

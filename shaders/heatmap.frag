@@ -3,7 +3,11 @@
 // element's block (the same integer block boundaries as lod_begin() in app/core/heatmap.hpp), and maps it through
 // a 256-entry colormap table with exactly the arithmetic of colormap_index() on the CPU. Zoomed in far enough,
 // the tile grid of the kernel (the output block each thread block computes) is drawn over it.
+#ifdef TS_VALUES_BUFFER
+uniform samplerBuffer u_values;  // R32F texture buffer (memory shared with CUDA): u_view.y rows of u_view.x
+#else
 uniform sampler2D u_values;  // R32F, u_view.x x u_view.y values; texel row 0 = first row of the region
+#endif
 uniform sampler2D u_lut;     // 256 x 1 RGBA8 colormap
 uniform vec2 u_range;        // lo, hi of the colour scale
 uniform ivec2 u_extent;      // the region's (cols, rows) in elements
@@ -13,6 +17,14 @@ uniform vec2 u_origin;       // the region's first (col, row) in the matrix
 uniform ivec2 u_tile;        // grid: (tile_n, tile_m) elements; 0 = no grid
 uniform vec4 u_grid_color;
 out vec4 o_color;
+
+float value_at(ivec2 v) {
+#ifdef TS_VALUES_BUFFER
+  return texelFetch(u_values, v.y * u_view.x + v.x).r;
+#else
+  return texelFetch(u_values, v, 0).r;
+#endif
+}
 
 int view_index(int e, int extent, int n) {
   // The view value whose block [i * extent / n, (i + 1) * extent / n) holds element e (relative to the region).
@@ -31,7 +43,7 @@ void main() {
   uvec2 p = uvec2(px);
   ivec2 e = min(ivec2((2u * p + 1u) * uvec2(u_extent) / (2u * uvec2(u_target))), u_extent - 1);
   ivec2 v = ivec2(view_index(e.x, u_extent.x, u_view.x), view_index(e.y, u_extent.y, u_view.y));
-  float x = texelFetch(u_values, v, 0).r;
+  float x = value_at(v);
   vec4 c;
   if (isnan(x) || isinf(x)) {
     c = vec4(1.0, 0.0, 1.0, 1.0);  // NaN / Inf: magenta, whatever the map

@@ -54,6 +54,9 @@ PathTiming time_path(const std::string& name, const std::string& what, gfx::Heat
         if (j.result.interop != want_interop)
           throw std::runtime_error("path " + name + " did not run as intended: " + ctx.interop().why);
     }
+    // Shared memory: GL's wait for CUDA's writes belongs to the refresh too (the panel queues it before
+    // drawing).
+    if (ctx.shared()) ctx.shared()->before_gl_reads();
     glFinish();
     if (i >= 0) t.ms.push_back(std::chrono::duration<double, std::milli>(clock_type::now() - t0).count());
   }
@@ -77,13 +80,23 @@ HeatmapBenchResult run_heatmap_bench(const HeatmapBenchOptions& opt) {
     const RunResult r = opt.backend->run(req, never);
     const MatrixStore& store = *r.store;
 
-    gfx::HeatmapContext interop(opt.backend->cuda_device());
+    {  // Memory CUDA and GL share for good (what the window uses when the driver offers it).
+      gfx::HeatmapContext shared(opt.backend->cuda_device(), gfx::InteropPath::Auto);
+      out.shared_note = shared.interop().on ? shared.path_note() : shared.interop().why;
+      if (shared.shared())
+        out.paths.push_back(
+            time_path("interop, shared memory",
+                      "LOD kernels writing buffers Vulkan shares with GL, no map/unmap, semaphores "
+                      "order CUDA's writes and GL's reads; one sync for the three",
+                      shared, store, opt.view, opt.repeats, false, true, true));
+    }
+    gfx::HeatmapContext interop(opt.backend->cuda_device(), gfx::InteropPath::Mapped);
     out.interop = interop.interop().on;
     out.interop_why = interop.interop().why;
     if (out.interop) {
       out.paths.push_back(time_path("interop",
                                     "LOD kernels writing registered GL textures, one map/unmap and one sync "
-                                    "for the three (what a new result costs the panel)",
+                                    "for the three (mapped textures: the path without shared memory)",
                                     interop, store, opt.view, opt.repeats, false, true, true));
       // Where the batched refresh spends its time: the GL-CUDA handover, and the LOD kernels alone.
       gfx::HeatmapLayer probe[3];
@@ -169,6 +182,7 @@ std::string format_heatmap_bench(const HeatmapBenchResult& r, const HeatmapBench
     j["gl_renderer"] = r.gl_renderer;
     j["interop"] = r.interop;
     j["interop_why"] = r.interop_why;
+    j["shared_memory"] = r.shared_note;
     j["problem"] = {{"m", s.m}, {"n", s.n}, {"k", s.k}, {"kernel", s.kernel}, {"tile", s.tile}};
     j["view"] = opt.view;
     for (const auto& p : r.paths) {
@@ -237,7 +251,8 @@ std::string format_heatmap_bench(const HeatmapBenchResult& r, const HeatmapBench
   os << "# tilescope bench heatmap\n\n";
   os << "- tilescope " << kVersion << " (" << kGitCommit << ")\n- device: " << r.device
      << "\n- GL: " << r.gl_context << "; " << r.gl_renderer
-     << "\n- interop: " << (r.interop ? "on" : "off (" + r.interop_why + ")") << "\n";
+     << "\n- interop: " << (r.interop ? "on" : "off (" + r.interop_why + ")")
+     << "\n- shared memory: " << r.shared_note << "\n";
   std::snprintf(line, sizeof line, "- problem: %lld x %lld x %lld, %s tile %d; views %d x %d (A, B, C)\n\n",
                 (long long)s.m, (long long)s.n, (long long)s.k, s.kernel.c_str(), s.tile, opt.view, opt.view);
   os << line;

@@ -37,6 +37,7 @@ struct PathTiming {
 
 struct HeatmapBenchResult {
   std::string device, gl_context, gl_renderer, interop_why;
+  std::string shared_note;  // "shared memory", or why the shared-memory path is not available
   bool interop = false;
   std::vector<PathTiming> paths;  // interop (when available), host fallback, full host round trip
   std::vector<double> frame_ms;

@@ -37,8 +37,11 @@ void draw_status_bar(AppState& s) {
       const std::string text = st.on ? "interop on" : "interop off";
       ImGui::TextColored(st.on ? pal.good : pal.warn, "%s", text.c_str());
       if (ImGui::IsItemHovered())
-        ImGui::SetTooltip("%s", st.on ? "heatmaps are written by CUDA straight into GL textures"
-                                      : ("heatmaps come through host memory: " + st.why).c_str());
+        ImGui::SetTooltip(
+            "%s",
+            st.on
+                ? ("heatmaps are written by CUDA straight into GL memory: " + s.heatmaps->path_note()).c_str()
+                : ("heatmaps come through host memory: " + st.why).c_str());
       s.panels["Status"].state = st.on ? "interop on" : "interop off: " + st.why;
     }
     ImGui::TextDisabled("|");

@@ -123,9 +123,23 @@ HeatmapPainter::~HeatmapPainter() {
   if (m_vao) glDeleteVertexArrays(1, &m_vao);
 }
 
-GLuint HeatmapPainter::paint(const ValueTexture& values, const LutTexture& lut, const ColorParams& p,
+namespace {
+// The fragment shader with TS_VALUES_BUFFER defined (right after its #version line).
+std::string buffer_variant(const char* src) {
+  std::string s = src;
+  const size_t eol = s.find('\n');
+  return s.insert(eol == std::string::npos ? s.size() : eol + 1, "#define TS_VALUES_BUFFER\n");
+}
+}  // namespace
+
+GLuint HeatmapPainter::paint(const ValueSource& values, const LutTexture& lut, const ColorParams& p,
                              int out_w, int out_h) {
   if (out_w < 1 || out_h < 1) throw std::invalid_argument("heatmap target size must be positive");
+  if (values.buffer && !m_buffer_prog)
+    m_buffer_prog =
+        std::make_unique<ShaderProgram>(shaders::kHeatmapVert, buffer_variant(shaders::kHeatmapFrag).c_str());
+  const ShaderProgram& prog = values.buffer ? *m_buffer_prog : m_prog;
+  const GLenum target = values.buffer ? GL_TEXTURE_BUFFER : GL_TEXTURE_2D;
   if (!m_target || m_target->width() != out_w || m_target->height() != out_h)
     m_target = std::make_unique<Framebuffer>(out_w, out_h);
   // Save what ImGui's renderer (or anyone) had bound, restore it afterwards.
@@ -140,26 +154,26 @@ GLuint HeatmapPainter::paint(const ValueTexture& values, const LutTexture& lut, 
   glDisable(GL_SCISSOR_TEST);
 
   m_target->bind();
-  glUseProgram(m_prog.id());
+  glUseProgram(prog.id());
   glActiveTexture(GL_TEXTURE1);
   glBindTexture(GL_TEXTURE_2D, lut.texture());
   glActiveTexture(GL_TEXTURE0);
-  glGetIntegerv(GL_TEXTURE_BINDING_2D, &prev_tex);
-  glBindTexture(GL_TEXTURE_2D, values.texture());
-  glUniform1i(m_prog.uniform("u_values"), 0);
-  glUniform1i(m_prog.uniform("u_lut"), 1);
-  glUniform2f(m_prog.uniform("u_range"), p.lo, p.hi);
-  glUniform2i(m_prog.uniform("u_extent"), GLint(p.cols), GLint(p.rows));
-  glUniform2i(m_prog.uniform("u_view"), values.width(), values.height());
-  glUniform2i(m_prog.uniform("u_target"), out_w, out_h);
-  glUniform2f(m_prog.uniform("u_origin"), float(p.col0), float(p.row0));
-  glUniform2i(m_prog.uniform("u_tile"), p.tile_n, p.tile_m);
-  glUniform4f(m_prog.uniform("u_grid_color"), p.grid_rgba[0], p.grid_rgba[1], p.grid_rgba[2], p.grid_rgba[3]);
+  glGetIntegerv(values.buffer ? GL_TEXTURE_BINDING_BUFFER : GL_TEXTURE_BINDING_2D, &prev_tex);
+  glBindTexture(target, values.texture);
+  glUniform1i(prog.uniform("u_values"), 0);
+  glUniform1i(prog.uniform("u_lut"), 1);
+  glUniform2f(prog.uniform("u_range"), p.lo, p.hi);
+  glUniform2i(prog.uniform("u_extent"), GLint(p.cols), GLint(p.rows));
+  glUniform2i(prog.uniform("u_view"), values.w, values.h);
+  glUniform2i(prog.uniform("u_target"), out_w, out_h);
+  glUniform2f(prog.uniform("u_origin"), float(p.col0), float(p.row0));
+  glUniform2i(prog.uniform("u_tile"), p.tile_n, p.tile_m);
+  glUniform4f(prog.uniform("u_grid_color"), p.grid_rgba[0], p.grid_rgba[1], p.grid_rgba[2], p.grid_rgba[3]);
   glBindVertexArray(m_vao);
   glDrawArrays(GL_TRIANGLES, 0, 3);
 
   glBindVertexArray(GLuint(prev_vao));
-  glBindTexture(GL_TEXTURE_2D, GLuint(prev_tex));
+  glBindTexture(target, GLuint(prev_tex));
   glActiveTexture(GLenum(prev_active));
   glUseProgram(GLuint(prev_prog));
   glBindFramebuffer(GL_FRAMEBUFFER, GLuint(prev_fbo));
@@ -186,19 +200,32 @@ std::vector<uint8_t> HeatmapPainter::read_rgba() const {
 namespace ts::gfx {
 
 // [SECTION] HeatmapContext / HeatmapLayer
-HeatmapContext::HeatmapContext(int cuda_device)
+HeatmapContext::HeatmapContext(int cuda_device, InteropPath path)
     : m_device(cuda_device), m_status(probe_interop(cuda_device)) {
   if (!m_status.on) return;
   try {
     m_stream = std::make_unique<DisplayStream>(cuda_device);
   } catch (const std::exception& e) {
     disable(e.what());
+    return;
   }
+  std::string why = "not asked for";
+  if (path != InteropPath::Mapped) m_shared = SharedContext::create(cuda_device, m_stream->get(), &why);
+  m_path_note = m_shared ? "shared memory" : "mapped textures (no shared memory: " + why + ")";
+  if (path == InteropPath::Shared && !m_shared) disable("shared memory was asked for: " + why);
 }
+
+HeatmapContext::~HeatmapContext() = default;
 
 void HeatmapContext::disable(const std::string& why) {
   m_status.on = false;
   m_status.why = why;
+  m_shared.reset();
+}
+
+void HeatmapContext::disable_shared(const std::string& why) {
+  m_shared.reset();
+  m_path_note = "mapped textures (shared memory failed: " + why + ")";
 }
 
 void HeatmapLayer::prepare(const LodRegion& r) {
@@ -213,6 +240,15 @@ void HeatmapLayer::refresh_host(const MatrixStore& store, MatrixId id, const Lod
   out.range = store.reduce(id, r, mode, m_host.data());
   out.interop = false;
   m_values.upload_from_host(m_host.data());
+  m_source_shared = false;
+}
+
+std::vector<float> HeatmapLayer::read_values() const {
+  if (m_source_shared && m_shared) {
+    m_shared->before_gl_reads();  // a read through GL, ordered after CUDA's writes
+    return m_shared->read_back(size_t(m_w) * size_t(m_h));
+  }
+  return m_values.read_back();
 }
 
 HeatmapLayer::Refresh HeatmapLayer::refresh(HeatmapContext& ctx, const MatrixStore& store, MatrixId id,
@@ -233,6 +269,40 @@ void HeatmapLayer::refresh_all(HeatmapContext& ctx, std::vector<Job>& jobs) {
       j.layer->refresh_host(*j.store, j.id, j.region, j.mode, j.result);
   }
   if (gpu.empty()) return;
+  // Shared memory: the LOD kernels write the buffers GL reads; no map or unmap, the semaphores order the two.
+  if (SharedContext* sh = ctx.shared()) {
+    try {
+      DisplayStream& ds = *ctx.stream();
+      for (Job* j : gpu) {
+        HeatmapLayer& l = *j->layer;
+        const size_t bytes = size_t(j->region.w) * size_t(j->region.h) * sizeof(float);
+        if (!l.m_shared || l.m_shared->bytes() < bytes) {
+          l.m_shared.reset();
+          l.m_shared = sh->make_buffer(std::max(bytes, size_t(4096)));
+        }
+      }
+      unsigned* keys = ds.reset_range_keys(int(gpu.size()));
+      sh->before_cuda_writes();
+      for (size_t i = 0; i < gpu.size(); ++i)
+        gpu[i]->store->reduce_device_async(gpu[i]->id, gpu[i]->region, gpu[i]->mode,
+                                           DeviceOut{gpu[i]->layer->m_shared->device_ptr(), 0}, keys + 2 * i,
+                                           ds.get());
+      sh->after_cuda_writes();
+      const unsigned* host_keys = ds.fetch_range_keys(int(gpu.size()));
+      for (size_t i = 0; i < gpu.size(); ++i) {
+        HeatmapLayer& l = *gpu[i]->layer;
+        gpu[i]->result.range = range_from_keys(host_keys + 2 * i);
+        gpu[i]->result.interop = true;
+        l.m_source_shared = true;
+        l.m_w = gpu[i]->region.w;
+        l.m_h = gpu[i]->region.h;
+      }
+      return;
+    } catch (const std::exception& e) {
+      ctx.disable_shared(e.what());  // then the mapped textures below
+      for (Job* j : gpu) j->layer->m_shared.reset(), j->layer->m_source_shared = false;
+    }
+  }
   std::vector<InteropTexture*> texs;
   try {
     for (Job* j : gpu) {
@@ -256,6 +326,7 @@ void HeatmapLayer::refresh_all(HeatmapContext& ctx, std::vector<Job>& jobs) {
     for (size_t i = 0; i < gpu.size(); ++i) {
       gpu[i]->result.range = range_from_keys(host_keys + 2 * i);
       gpu[i]->result.interop = true;
+      gpu[i]->layer->m_source_shared = false;
     }
   } catch (const std::exception& e) {
     ctx.disable(std::string("interop failed, using host memory: ") + e.what());
@@ -272,7 +343,15 @@ GLuint HeatmapLayer::paint(const Colormap& map, const ColorParams& p, int out_w,
     m_lut_name = map.name;
   }
   if (!m_painter) m_painter = std::make_unique<HeatmapPainter>();
-  return m_painter->paint(m_values, m_lut, p, out_w, out_h);
+  if (m_source_shared && m_shared) {
+    m_shared->before_gl_reads();  // GL waits (on the GPU) for CUDA's writes
+    const GLuint tex =
+        m_painter->paint(ValueSource{m_shared->texture(), true, m_w, m_h}, m_lut, p, out_w, out_h);
+    m_shared->after_gl_reads();  // and CUDA's next writes wait for this draw
+    return tex;
+  }
+  return m_painter->paint(ValueSource{m_values.texture(), false, m_values.width(), m_values.height()}, m_lut,
+                          p, out_w, out_h);
 }
 
 }  // namespace ts::gfx

@@ -13,6 +13,7 @@
 #include "colormap.hpp"
 #include "interop.hpp"
 #include "matrix_store.hpp"
+#include "shared_memory.hpp"
 #include "texture.hpp"
 
 namespace ts::gfx {
@@ -75,6 +76,14 @@ struct ColorParams {
   std::array<float, 4> grid_rgba = {1, 1, 1, 0.55f};
 };
 
+// Where the painter reads w x h values: an R32F 2-D texture, or a texture buffer of R32F (memory shared with
+// CUDA), row 0 first.
+struct ValueSource {
+  GLuint texture = 0;
+  bool buffer = false;
+  int w = 0, h = 0;
+};
+
 // Draws values through a colormap into an RGBA8 target of the requested size (one per heatmap; the target is
 // what the plot shows and what a PNG export reads).
 class HeatmapPainter {
@@ -85,12 +94,13 @@ class HeatmapPainter {
   HeatmapPainter& operator=(const HeatmapPainter&) = delete;
 
   // Renders; restores the previously bound framebuffer, viewport and program. Returns the colour texture.
-  GLuint paint(const ValueTexture& values, const LutTexture& lut, const ColorParams& p, int out_w, int out_h);
+  GLuint paint(const ValueSource& values, const LutTexture& lut, const ColorParams& p, int out_w, int out_h);
   GLuint texture() const { return m_target ? m_target->texture() : 0; }
   std::vector<uint8_t> read_rgba() const;  // the last painted target, top row = region row 0 first
 
  private:
-  ShaderProgram m_prog;
+  ShaderProgram m_prog;                          // values from a 2-D texture
+  std::unique_ptr<ShaderProgram> m_buffer_prog;  // values from a texture buffer (made when first needed)
   GLuint m_vao = 0;
   std::unique_ptr<Framebuffer> m_target;
 };
@@ -101,21 +111,36 @@ class HeatmapPainter {
 // the GPU that drives this GL context, else through host memory; painted through the colormap on demand.
 namespace ts::gfx {
 
-// Shared by the heatmaps of one GL context: whether interop is possible, and the CUDA stream it uses.
+// How interop hands values from CUDA to GL: memory both share for good (Vulkan-allocated, no per-refresh
+// handover), or GL textures mapped into CUDA for each refresh. Auto: shared when the driver offers it.
+enum class InteropPath { Auto, Shared, Mapped };
+
+// Shared by the heatmaps of one GL context: whether interop is possible, which path it takes, and the CUDA
+// stream it uses.
 class HeatmapContext {
  public:
   // cuda_device: the engine's CUDA device (-1: CPU engine). Probes interop on the current GL context.
-  explicit HeatmapContext(int cuda_device);
+  explicit HeatmapContext(int cuda_device, InteropPath path = InteropPath::Auto);
+  ~HeatmapContext();
   const InteropStatus& interop() const { return m_status; }
   DisplayStream* stream() const { return m_stream.get(); }
   int cuda_device() const { return m_device; }
+  // The shared-memory path, when it is in use (null: mapped textures or the host path).
+  SharedContext* shared() const { return m_shared.get(); }
+  const std::string& path_note() const {
+    return m_path_note;
+  }  // "shared memory" or "mapped textures (<why>)"
   // Turns interop off from now on (a registration or map failed): the reason goes to the status bar.
   void disable(const std::string& why);
+  // Leaves the shared-memory path for mapped textures (a shared buffer failed).
+  void disable_shared(const std::string& why);
 
  private:
   int m_device;
   InteropStatus m_status;
   std::unique_ptr<DisplayStream> m_stream;
+  std::unique_ptr<SharedContext> m_shared;
+  std::string m_path_note;
 };
 
 class HeatmapLayer {
@@ -143,6 +168,9 @@ class HeatmapLayer {
   // Colours the current values into an out_w x out_h texture; returns it.
   GLuint paint(const Colormap& map, const ColorParams& p, int out_w, int out_h);
   const ValueTexture& values() const { return m_values; }
+  // The values the last refresh produced, w x h, row 0 first, whichever memory holds them (tests).
+  std::vector<float> read_values() const;
+  bool shared() const { return m_source_shared; }
   const HeatmapPainter* painter() const { return m_painter.get(); }
   int registrations() const { return m_interop.registrations(); }
   InteropTexture& interop_texture() { return m_interop; }
@@ -154,6 +182,10 @@ class HeatmapLayer {
   std::string m_lut_name;
   std::unique_ptr<HeatmapPainter> m_painter;
   std::vector<float> m_host;  // host path scratch
+  // The shared-memory path: the buffer CUDA writes and GL reads (it keeps its context's ordering alive).
+  std::unique_ptr<SharedBuffer> m_shared;
+  bool m_source_shared = false;  // the last refresh went to m_shared (else to m_values)
+  int m_w = 0, m_h = 0;          // its size
   void refresh_host(const MatrixStore& store, MatrixId id, const LodRegion& r, Reduce mode, Refresh& out);
   void prepare(const LodRegion& r);
 };

@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <string>
 #include <vector>
 
 namespace ts::gfx {
@@ -15,7 +17,20 @@ double now_ms() {
 }
 }  // namespace
 
-HeatmapSet::HeatmapSet(int cuda_device) : m_ctx(cuda_device) {}
+namespace {
+// TILESCOPE_INTEROP=auto|shared|mapped picks how interop hands values to GL (auto when unset); an unknown
+// value is reported on stderr and auto is used.
+InteropPath interop_path_from_env() {
+  const char* v = std::getenv("TILESCOPE_INTEROP");
+  if (!v || !*v || std::string(v) == "auto") return InteropPath::Auto;
+  if (std::string(v) == "shared") return InteropPath::Shared;
+  if (std::string(v) == "mapped") return InteropPath::Mapped;
+  std::fprintf(stderr, "tilescope: TILESCOPE_INTEROP=%s is not auto, shared or mapped: using auto\n", v);
+  return InteropPath::Auto;
+}
+}  // namespace
+
+HeatmapSet::HeatmapSet(int cuda_device) : m_ctx(cuda_device, interop_path_from_env()) {}
 
 HeatmapSet::~HeatmapSet() = default;
 

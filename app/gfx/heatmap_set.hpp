@@ -59,6 +59,7 @@ class HeatmapSet {
   HeatmapSet& operator=(const HeatmapSet&) = delete;
 
   const InteropStatus& interop() const { return m_ctx.interop(); }
+  const std::string& path_note() const { return m_ctx.path_note(); }  // shared memory, or mapped textures
   // The matrices of a new result (serial grows with every result). Every map seen before is refreshed at its
   // current view, all together (one interop map/unmap, one synchronisation), when the first picture of the
   // new result is asked for.

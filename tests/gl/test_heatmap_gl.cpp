@@ -68,7 +68,7 @@ TEST(HeatmapHostPath, ValuesAndPictureMatchTheCpuReference) {
     const LodRegion r{2, 1, 290, 250, 97, 61};
     const auto res = layer.refresh(ctx, *store, MatrixId::A, r, mode);
     EXPECT_FALSE(res.interop);
-    test::expect_values_match(layer.values(), *a, r, mode);
+    test::expect_values_match(layer.read_values(), *a, r, mode);
     std::vector<float> ref(size_t(r.w) * size_t(r.h));
     // The range is the elements' own min and max, not the reduced values' (a block mean never reaches them).
     const ValueRange vr = lod_reduce(a->data.data(), a->cols, a->rows, a->cols, r, mode, ref.data());
@@ -131,15 +131,20 @@ int cuda_device_or_skip(std::string* why) {
 }
 }  // namespace
 
-#define REQUIRE_INTEROP(ctx)                   \
-  std::string why_;                            \
-  const int dev_ = cuda_device_or_skip(&why_); \
-  if (dev_ < 0) GTEST_SKIP() << why_;          \
-  REQUIRE_GL(dev_);                            \
-  gfx::HeatmapContext ctx(dev_);               \
-  if (!ctx.interop().on) GTEST_SKIP() << "interop unavailable here: " << ctx.interop().why;
+// Each interop test runs on both paths: memory shared through Vulkan (no map per refresh) and GL textures
+// mapped into CUDA for each refresh.
+#define REQUIRE_INTEROP(ctx)                                                                                 \
+  std::string why_;                                                                                          \
+  const int dev_ = cuda_device_or_skip(&why_);                                                               \
+  if (dev_ < 0) GTEST_SKIP() << why_;                                                                        \
+  REQUIRE_GL(dev_);                                                                                          \
+  gfx::HeatmapContext ctx(dev_, GetParam());                                                                 \
+  if (!ctx.interop().on) GTEST_SKIP() << "interop unavailable here: " << ctx.interop().why;                  \
+  if ((GetParam() == gfx::InteropPath::Shared) != (ctx.shared() != nullptr))                                 \
+    FAIL() << "asked for " << (GetParam() == gfx::InteropPath::Shared ? "shared memory" : "mapped textures") \
+           << ", got " << ctx.path_note();
 
-class HeatmapInterop : public ::testing::Test {
+class HeatmapInterop : public ::testing::TestWithParam<gfx::InteropPath> {
  protected:
   // A 1000 x 700 problem on the CUDA backend, kept on the device; its A is regenerated on the host to
   // compare.
@@ -157,7 +162,7 @@ class HeatmapInterop : public ::testing::Test {
   }
 };
 
-TEST_F(HeatmapInterop, TextureEqualsTheCpuColouredDownsampleForEveryMode) {
+TEST_P(HeatmapInterop, TextureEqualsTheCpuColouredDownsampleForEveryMode) {
   REQUIRE_INTEROP(ctx);
   const RunResult r = run_on_device(dev_);
   ASSERT_TRUE(r.store);
@@ -171,10 +176,11 @@ TEST_F(HeatmapInterop, TextureEqualsTheCpuColouredDownsampleForEveryMode) {
     const LodRegion reg{17, 33, 900, 480, 300, 250};
     const auto res = layer.refresh(ctx, *r.store, MatrixId::A, reg, mode);
     ASSERT_TRUE(res.interop) << ctx.interop().why;
-    test::expect_values_match(layer.values(), a, reg, mode);
+    EXPECT_EQ(layer.shared(), GetParam() == gfx::InteropPath::Shared) << ctx.path_note();
+    test::expect_values_match(layer.read_values(), a, reg, mode);
     // The host fallback fills the texture with the same values.
     host_layer.refresh(host, *r.store, MatrixId::A, reg, mode);
-    EXPECT_EQ(layer.values().read_back(), host_layer.values().read_back());
+    EXPECT_EQ(layer.read_values(), host_layer.read_values());
     std::vector<float> ref(size_t(reg.w) * size_t(reg.h));
     const ValueRange vr = lod_reduce(a.data.data(), a.cols, a.rows, a.cols, reg, mode, ref.data());
     EXPECT_FLOAT_EQ(res.range.lo, vr.lo);
@@ -187,13 +193,13 @@ TEST_F(HeatmapInterop, TextureEqualsTheCpuColouredDownsampleForEveryMode) {
   }
   // The signed error map is C - cuBLAS: zero everywhere for the cuBLAS kernel itself.
   layer.refresh(ctx, *r.store, MatrixId::Error, LodRegion{0, 0, 1000, 700, 100, 70}, Reduce::AbsMax);
-  for (float v : layer.values().read_back()) ASSERT_EQ(v, 0.0f);
+  for (float v : layer.read_values()) ASSERT_EQ(v, 0.0f);
 }
 
 // B, C and the error map of a kernel that is wrong on purpose (tiled_floork, K = 520 not a multiple of 16)
 // through interop: B and C against the host copies, the error map against the store's own reduction into host
 // memory (tests/gpu checks that one against the host), and visibly not zero.
-TEST_F(HeatmapInterop, BCAndTheErrorMapOfAWrongKernelMatchTheHost) {
+TEST_P(HeatmapInterop, BCAndTheErrorMapOfAWrongKernelMatchTheHost) {
   REQUIRE_INTEROP(ctx);
   auto backend = make_cuda_backend(dev_);
   RunRequest req;
@@ -213,14 +219,14 @@ TEST_F(HeatmapInterop, BCAndTheErrorMapOfAWrongKernelMatchTheHost) {
     SCOPED_TRACE(int(mode));
     const LodRegion rb{3, 9, 500, 600, 211, 173};
     ASSERT_TRUE(layer.refresh(ctx, *r.store, MatrixId::B, rb, mode).interop) << ctx.interop().why;
-    test::expect_values_match(layer.values(), b, rb, mode);
+    test::expect_values_match(layer.read_values(), b, rb, mode);
     const LodRegion rc{17, 33, 900, 600, 300, 250};
     ASSERT_TRUE(layer.refresh(ctx, *r.store, MatrixId::C, rc, mode).interop);
-    test::expect_values_match(layer.values(), *r.c, rc, mode);
+    test::expect_values_match(layer.read_values(), *r.c, rc, mode);
     ASSERT_TRUE(layer.refresh(ctx, *r.store, MatrixId::Error, rc, mode).interop);
     std::vector<float> want(size_t(rc.w) * size_t(rc.h));
     r.store->reduce(MatrixId::Error, rc, mode, want.data());
-    const std::vector<float> got = layer.values().read_back();
+    const std::vector<float> got = layer.read_values();
     ASSERT_EQ(got.size(), want.size());
     float largest = 0;
     for (size_t i = 0; i < got.size(); ++i) {
@@ -231,8 +237,9 @@ TEST_F(HeatmapInterop, BCAndTheErrorMapOfAWrongKernelMatchTheHost) {
   }
 }
 
-TEST_F(HeatmapInterop, RegistrationIsRedoneOnlyOnResize) {
+TEST_P(HeatmapInterop, RegistrationIsRedoneOnlyOnResize) {
   REQUIRE_INTEROP(ctx);
+  if (ctx.shared()) GTEST_SKIP() << "shared memory registers nothing per size (the mapped path's concern)";
   const RunResult r = run_on_device(dev_);
   const HostMatrix a = generate_input(InputKind::Random, r.spec.seed, 0, r.spec.m, r.spec.k);
   gfx::HeatmapLayer layer;
@@ -245,12 +252,12 @@ TEST_F(HeatmapInterop, RegistrationIsRedoneOnlyOnResize) {
     if (reg.w != prev_w || reg.h != prev_h) ++expected;
     prev_w = reg.w, prev_h = reg.h;
     ASSERT_TRUE(layer.refresh(ctx, *r.store, MatrixId::A, reg, Reduce::Max).interop);
-    test::expect_values_match(layer.values(), a, reg, Reduce::Max);
+    test::expect_values_match(layer.read_values(), a, reg, Reduce::Max);
     EXPECT_EQ(layer.registrations(), expected);
   }
 }
 
-TEST_F(HeatmapInterop, ThousandMapUnmapCyclesLeakNothing) {
+TEST_P(HeatmapInterop, ThousandMapUnmapCyclesLeakNothing) {
   REQUIRE_INTEROP(ctx);
   const RunResult r = run_on_device(dev_);
   gfx::HeatmapLayer layer;
@@ -263,14 +270,71 @@ TEST_F(HeatmapInterop, ThousandMapUnmapCyclesLeakNothing) {
     ASSERT_TRUE(layer.refresh(ctx, *r.store, MatrixId::C, reg, Reduce::Mean).interop);
   glFinish();
   ASSERT_EQ(cudaMemGetInfo(&free1, &total), cudaSuccess);
-  EXPECT_EQ(layer.registrations(), 1);
+  EXPECT_EQ(layer.registrations(), ctx.shared() ? 0 : 1);
   EXPECT_LE(double(free0) - double(free1), 2.0 * 1024 * 1024) << "device memory shrank over 1000 cycles";
   EXPECT_EQ(glGetError(), GLenum(GL_NO_ERROR));
 }
+INSTANTIATE_TEST_SUITE_P(Paths, HeatmapInterop,
+                         ::testing::Values(gfx::InteropPath::Shared, gfx::InteropPath::Mapped),
+                         [](const ::testing::TestParamInfo<gfx::InteropPath>& i) {
+                           return i.param == gfx::InteropPath::Shared ? "SharedMemory" : "MappedTextures";
+                         });
 #endif
 
 #if !defined(TILESCOPE_HAVE_CUDA)
 TEST(HeatmapInterop, NeedsCuda) {
   GTEST_SKIP() << "this build has no CUDA support: CUDA-GL interop cannot be tested";
+}
+#endif
+
+#if defined(TILESCOPE_HAVE_CUDA)
+// Where the shared-memory path stands on this machine, step by step (printed, for a person reading the log):
+// CUDA's view of the buffer after the LOD kernel, GL's view of the same buffer, and CUDA's error state.
+void check_shared_values(int dev);
+
+TEST(HeatmapSharedMemory, CudaAndGlSeeTheSameValuesAndTheGlContextStaysCurrent) {
+  std::string why;
+  const int dev = cuda_device_or_skip(&why);
+  if (dev < 0) GTEST_SKIP() << why;
+  REQUIRE_GL(dev);
+  auto renderer = [] {
+    const GLubyte* r = glGetString(GL_RENDERER);
+    return r ? std::string(reinterpret_cast<const char*>(r)) : std::string("(no GL context current)");
+  };
+  const std::string before = renderer();
+  {
+    SCOPED_TRACE("shared memory in use");
+    check_shared_values(dev);
+  }
+  // Made and dropped, it leaves the GL context current and CUDA-GL interop possible: every test and frame
+  // after it depends on that.
+  std::printf("after the shared memory went: GL renderer %s; GL context made current again %d times\n",
+              renderer().c_str(), gfx::SharedContext::gl_restores());
+  EXPECT_EQ(renderer(), before);
+  gfx::HeatmapContext again(dev, gfx::InteropPath::Mapped);
+  EXPECT_TRUE(again.interop().on) << again.interop().why;
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+}
+
+void check_shared_values(int dev) {
+  gfx::HeatmapContext ctx(dev, gfx::InteropPath::Shared);
+  ASSERT_TRUE(ctx.interop().on) << ctx.interop().why;
+  ASSERT_TRUE(ctx.shared()) << ctx.path_note();
+  auto buf = ctx.shared()->make_buffer(64 * 4);
+  std::vector<float> host(64);
+  for (int i = 0; i < 64; ++i) host[size_t(i)] = float(i) * 0.5f;
+  ASSERT_EQ(cudaMemcpy(buf->device_ptr(), host.data(), 64 * 4, cudaMemcpyHostToDevice), cudaSuccess)
+      << cudaGetErrorString(cudaGetLastError());
+  std::vector<float> back(64, -1);
+  ASSERT_EQ(cudaMemcpy(back.data(), buf->device_ptr(), 64 * 4, cudaMemcpyDeviceToHost), cudaSuccess);
+  EXPECT_EQ(back, host) << "CUDA reads back what it wrote";
+  ctx.shared()->after_cuda_writes();
+  ASSERT_EQ(cudaStreamSynchronize(static_cast<cudaStream_t>(ctx.stream()->get())), cudaSuccess)
+      << cudaGetErrorString(cudaGetLastError());
+  ctx.shared()->before_gl_reads();
+  glFinish();
+  const std::vector<float> gl = buf->read_back(64);
+  EXPECT_EQ(gl, host) << "GL sees CUDA's values";
+  EXPECT_EQ(glGetError(), GLenum(GL_NO_ERROR));
 }
 #endif
