@@ -375,6 +375,10 @@ TEST(Sweep, MeasuresEveryPointThroughTheEngineAndRelatesToCublas) {
   EXPECT_TRUE(pts[0].verified);
   EXPECT_GE(pts[0].stats.count, 10);
   EXPECT_GT(pts[0].pct_cublas, 0);
+  EXPECT_EQ(pts[0].pct_cublas_from, "interleaved");  // cuBLAS timed beside it, not the cuBLAS point
+  EXPECT_EQ(pts[0].reference_samples, pts[0].stats.count);
+  EXPECT_GT(pts[0].reference_clock_median_mhz, 0);
+  EXPECT_EQ(pts[1].pct_cublas_from, "itself");
   EXPECT_GT(pts[0].sm_clock_median_mhz, 0);
   EXPECT_FALSE(pts[2].verified);  // 250 is not a multiple of 16
   EXPECT_EQ(pts[2].stats.count, 0);
