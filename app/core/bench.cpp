@@ -361,7 +361,7 @@ std::string format_markdown(const BenchMeta& m, const std::vector<BenchPoint>& p
     os << "(clocks differ): the median SM clocks of the kernel and of the cuBLAS timed beside it differ by "
           "more "
           "than 1 %: the ratio compares more than the two kernels.\n";
-  for (const auto& [note, who] : notes) os << "No cuBLAS beside " << who << ": " << note << ".\n";
+  for (const auto& [note, who] : notes) os << "cuBLAS not timed beside " << who << " (" << note << ").\n";
   return os.str();
 }
 
