@@ -199,9 +199,23 @@ void print_result(const ts::RunResult& r) {
                 (long long)r.error.bad_elements, (long long)r.error.worst_row, (long long)r.error.worst_col);
   if (!r.note.empty()) std::printf("note       %s\n", r.note.c_str());
   std::printf("result     %s\n", r.error.passed ? "PASS" : "FAIL");
-  if (r.reference_ms > 0)
-    std::printf("cuBLAS     %.4f ms at this shape: the kernel reaches %.1f %% of it\n", r.reference_ms,
-                100.0 * r.reference_ms / r.median_ms);
+  if (r.cublas_interleaved()) {
+    const ts::InterleavedReference& ref = r.interleaved;
+    std::printf(
+        "cuBLAS     %s median %.4f ms over %d launches, each right after one of the kernel's: the kernel "
+        "reaches %.1f %% of it\n",
+        ref.kernel.c_str(), ref.stats.median, ref.stats.count, 100.0 * ref.stats.median / r.median_ms);
+    if (ref.clock.available)
+      std::printf("           its SM clock median %.0f MHz (min %.0f, max %.0f)%s%s%s\n",
+                  ref.clock.median_mhz, ref.clock.min_mhz, ref.clock.max_mhz,
+                  ref.clock.throttled ? ", THROTTLED " : "", ref.clock.throttle_reasons.c_str(),
+                  ts::clocks_differ(r.clock, ref.clock) ? "; the two clocks differ by more than 1 %" : "");
+  } else if (r.reference_ms > 0) {
+    std::printf("cuBLAS     %.4f ms at this shape (timed on its own): the kernel reaches %.1f %% of it\n",
+                r.reference_ms, 100.0 * r.reference_ms / r.median_ms);
+  } else if (!r.interleaved_note.empty()) {
+    std::printf("cuBLAS     not timed beside it: %s\n", r.interleaved_note.c_str());
+  }
   if (r.occupancy) {
     const auto& o = *r.occupancy;
     std::printf(
@@ -628,6 +642,7 @@ int cmd_bench(const BenchArgs& a) {
   ts::BenchMeta meta = ts::bench_meta(dev);
   meta.cold = a.cold;
   meta.policy = policy.describe();
+  meta.interleave_reference = policy.interleave_reference;
   if (!sweep.sizes.empty()) meta.sweep = sweep.describe();
   // Wave marks: where each configuration's grid needs one more wave on this device (GPU only).
   if (!sweep.sizes.empty() && dev.sm_count > 0) {
@@ -692,13 +707,21 @@ int cmd_bench(const BenchArgs& a) {
     session.add(r);
     const ts::BenchPoint p = ts::bench_point(r, r.tf32 ? dev.peak_tf32_tflops : dev.peak_fp32_tflops);
     table.push_back(p);
+    std::string beside;  // the interleaved cuBLAS, when there is one
+    if (p.reference_samples > 0 && p.stats.median > 0)
+      beside =
+          "  cuBLAS " + ts::CsvWriter::num(p.reference_median_ms, "%.4f") + " ms (" +
+          ts::CsvWriter::num(100.0 * p.reference_median_ms / p.stats.median, "%.1f") + " %)" +
+          (p.clocks_differ ? ", CLOCKS DIFFER " + ts::CsvWriter::num(p.sm_clock_median_mhz, "%.0f") + " / " +
+                                 ts::CsvWriter::num(p.reference_clock_median_mhz, "%.0f") + " MHz"
+                           : "");
     if (p.verified)
-      std::fprintf(
-          stderr,
-          "[%d/%d] %-12s %-3d %lldx%lldx%lld  median %.4f ms  %.2f TFLOP/s  %d samples, noise %.2f%%, %s%s\n",
-          done, total, p.kernel.c_str(), p.tile, (long long)p.m, (long long)p.n, (long long)p.k,
-          p.stats.median, p.tflops, p.stats.count, 100 * p.noise, p.stop.c_str(),
-          p.throttled ? ", THROTTLED" : "");
+      std::fprintf(stderr,
+                   "[%d/%d] %-12s %-3d %lldx%lldx%lld  median %.4f ms  %.2f TFLOP/s  %d samples, noise "
+                   "%.2f%%, %s%s%s\n",
+                   done, total, p.kernel.c_str(), p.tile, (long long)p.m, (long long)p.n, (long long)p.k,
+                   p.stats.median, p.tflops, p.stats.count, 100 * p.noise, p.stop.c_str(),
+                   p.throttled ? ", THROTTLED" : "", beside.c_str());
     else
       std::fprintf(
           stderr,

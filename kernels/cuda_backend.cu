@@ -219,7 +219,11 @@ class CudaBackend final : public Backend {
     if (!entry) {  // a person's own kernel: the same run, with the kernel in the worker process
       const auto user = find_user_kernel(s.kernel);
       if (!user) throw ValidationError("kernel '" + s.kernel + "' is no longer registered");
-      return m_user->run(req, *user, st, policy, cancel);
+      RunResult r = m_user->run(req, *user, st, policy, cancel);
+      if (policy.interleave_reference && r.timed && !r.cublas_interleaved())
+        r.interleaved_note =
+            "a person's kernel runs in the worker process: cuBLAS is not timed between its samples";
+      return r;
     }
 
     PoolBuffer<float> A(size_t(s.m * s.k), st), B(size_t(s.k * s.n), st), C(size_t(s.m * s.n), st),
@@ -256,31 +260,51 @@ class CudaBackend final : public Backend {
       r.c = std::move(c);
     }
 
-    // Timing: one cudaEvent pair per launch on our stream, the SM clock read through NVML after each.
+    // Timing: one cudaEvent pair per launch on our stream, the SM clock read through NVML after each. With
+    // interleave_reference, cuBLAS of the kernel's precision is timed right after every sample the same
+    // way, into a scratch buffer (C keeps the kernel's output; R the FP32 reference for C - reference).
     if (r.error.passed || policy.time_failed) {
       CudaEvent start, stop;
-      DeviceBuffer<char> flush(policy.cold_l2 ? size_t(2 * m_info.l2_bytes) : 0);
-      MeasureHooks h;
-      h.untimed = [&] {
-        entry->cuda(args, s.tile, st, nullptr);
-        CUDA_CHECK(cudaStreamSynchronize(st));
-      };
-      h.timed = [&] {
+      auto time_launch = [&](auto&& launch) {
         CUDA_CHECK(cudaEventRecord(start.get(), st));
-        entry->cuda(args, s.tile, st, nullptr);
+        launch();
         CUDA_CHECK(cudaEventRecord(stop.get(), st));
         CUDA_CHECK(cudaEventSynchronize(stop.get()));
         float ms = 0;
         CUDA_CHECK(cudaEventElapsedTime(&ms, start.get(), stop.get()));
         return double(ms);
       };
+      DeviceBuffer<char> flush(policy.cold_l2 ? size_t(2 * m_info.l2_bytes) : 0);
+      MeasureHooks h;
+      h.untimed = [&] {
+        entry->cuda(args, s.tile, st, nullptr);
+        CUDA_CHECK(cudaStreamSynchronize(st));
+      };
+      h.timed = [&] { return time_launch([&] { entry->cuda(args, s.tile, st, nullptr); }); };
       int flushes = 0;
       h.flush = [&] {  // a buffer of twice the L2 size, written outside the timing
         CUDA_CHECK(cudaMemsetAsync(flush.get(), ++flushes & 0xff, flush.bytes(), st));
       };
       h.clock = [&] { return m_nvml.read(m_nvml_dev); };
-      record_measurement(r, measure(policy, h, cancel, 1), policy, m_clock_mhz);
-      if (!m_nvml_dev) r.clock.note = "NVML unavailable: SM clock not recorded";
+      // The interleaved reference. Its scratch buffer takes the room of C - reference, which is made only
+      // after the timing (run_bytes counts A, B, C, the reference and C - reference).
+      const KernelEntry* ref = reference_entry(*entry);
+      std::optional<PoolBuffer<float>> scratch;
+      GemmArgs ref_args{A.get(), B.get(), nullptr, s.m, s.n, s.k};
+      if (policy.interleave_reference && ref) {
+        scratch.emplace(size_t(s.m * s.n), st);
+        ref_args.C = scratch->get();
+        h.reference_timed = [&] { return time_launch([&] { ref->cuda(ref_args, 0, st, nullptr); }); };
+        h.reference_clock = h.clock;
+      }
+      record_measurement(r, measure(policy, h, cancel, 1), policy, m_clock_mhz, ref ? ref->info.id : "");
+      scratch.reset();
+      if (policy.interleave_reference && !ref)
+        r.interleaved_note = entry->info.id + " is the reference itself";
+      if (!m_nvml_dev) {
+        r.clock.note = "NVML unavailable: SM clock not recorded";
+        if (r.cublas_interleaved()) r.interleaved.clock.note = r.clock.note;
+      }
     } else {
       r.policy = policy.describe();
       r.timed = false;
@@ -368,15 +392,17 @@ class CudaBackend final : public Backend {
       CUDA_CHECK(cudaEventElapsedTime(&ms, start.get(), stop.get()));
       return double(ms);
     };
-    // The reference line of the Timings panel: cuBLAS of the same precision, into scratch (the reference
-    // buffer, no longer needed).
-    const GemmArgs ref_args{args.A, args.B, scratch, s.m, s.n, s.k};
-    const CudaLaunchFn ref = entry.info.tf32 ? &launch_cublas_tf32 : &launch_cublas;
-    ref(ref_args, 0, st, nullptr);
-    std::vector<double> ref_ms;
-    for (int i = 0; i < 5; ++i) ref_ms.push_back(time_once([&] { ref(ref_args, 0, st, nullptr); }));
-    r.reference_ms = quantile(ref_ms, 0.5);
-    cancel.throw_if_cancelled();
+    // The reference line of the Timings panel, where cuBLAS was not timed between the samples already:
+    // cuBLAS of the same precision, into scratch (the reference buffer, no longer needed).
+    if (!r.cublas_interleaved()) {
+      const GemmArgs ref_args{args.A, args.B, scratch, s.m, s.n, s.k};
+      const CudaLaunchFn ref = entry.info.tf32 ? &launch_cublas_tf32 : &launch_cublas;
+      ref(ref_args, 0, st, nullptr);
+      std::vector<double> ref_ms;
+      for (int i = 0; i < 5; ++i) ref_ms.push_back(time_once([&] { ref(ref_args, 0, st, nullptr); }));
+      r.reference_ms = quantile(ref_ms, 0.5);
+      cancel.throw_if_cancelled();
+    }
 
     // Occupancy against every tile the kernel supports (the timed launch's is in r.occupancy already).
     for (int t : entry.info.tiles)
@@ -433,6 +459,11 @@ class CudaBackend final : public Backend {
     for (const auto& e : register_kernels())
       if (e.info.id == id) return &e;
     return nullptr;
+  }
+  // The reference a kernel is compared with: cuBLAS of its precision (nullptr for that cuBLAS itself).
+  static const KernelEntry* reference_entry(const KernelEntry& kernel) {
+    const KernelEntry* ref = find_entry(kernel.info.tf32 ? "cublas_tf32" : "cublas");
+    return ref == &kernel ? nullptr : ref;
   }
 
   int m_device;

@@ -75,6 +75,8 @@ void power_of_two_ticks(ImAxis axis, double lo, double hi) {
   ImPlot::SetupAxisTicks(axis, pos.data(), int(pos.size()), lp.data());
 }
 
+}  // namespace
+
 std::string point_tooltip(const TimingsCurve& c, const ScalingPoint& p, const TimingsData& d) {
   char b[512];
   std::snprintf(
@@ -87,11 +89,26 @@ std::string point_tooltip(const TimingsCurve& c, const ScalingPoint& p, const Ti
           : "no SM clock",
       p.date.c_str());
   std::string t = b;
+  if (p.cublas_ms > 0) {
+    t += "\ncuBLAS " + num(p.cublas_ms * d.time.scale) + " " + d.time.name + " (" +
+         (p.cublas_interleaved ? "timed interleaved" : "timed on its own") + "): this point reaches " +
+         num(100 * p.cublas_ms / p.median_ms, "%.1f") + " % of it";
+    if (p.cublas_interleaved)
+      t += "\nSM clocks: kernel " + (p.clock_mhz > 0 ? num(p.clock_mhz, "%.0f") + " MHz" : "unknown") +
+           (p.throttled ? " (throttled)" : "") + ", cuBLAS " +
+           (p.cublas_clock_mhz > 0 ? num(p.cublas_clock_mhz, "%.0f") + " MHz" : "unknown") +
+           (p.cublas_throttled ? " (throttled)" : "") +
+           (p.clocks_differ
+                ? "\nthe two clocks differ by more than 1 %: the ratio compares more than the kernels"
+                : "");
+  }
   if (p.frames_drawn > 0)
     t += "\nthe window drew " + std::to_string(p.frames_drawn) +
          " frames while it was timed (at most 4 a second: drawing shares the GPU)";
   return t;
 }
+
+namespace {
 
 // The distribution of the current point's launches: a box (IQR, median, whiskers to min and max) and every
 // launch as a dot.

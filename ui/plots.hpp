@@ -37,6 +37,10 @@ ImVec4 series_colour(int ladder_index, bool reference);
 // the current configuration highlighted, cuBLAS as the reference curve, wave marks, and beside it the
 // distribution of the current point's launches (box and strip). `size`: as ImPlot sizes (-1 fills).
 PlotReport draw_timings(const TimingsData& d, TimingsY y, ImVec2 size, const PlotStyle& st);
+// The tooltip of one point of the Timings plot: size, median time and FLOP/s, IQR, samples, SM clock, date;
+// the cuBLAS time beside it (interleaved or timed on its own), with both SM clocks and whether they differ
+// by more than 1 %; the frames the window drew while it was timed.
+std::string point_tooltip(const TimingsCurve& c, const ScalingPoint& p, const TimingsData& d);
 // The ladder at one shape: horizontal bars of FLOP/s in registry order, IQR whiskers, the value and the
 // speedup against the baseline on each bar. clicked_row: the row clicked (pin as baseline), interactive only.
 PlotReport draw_bars(const BarsData& d, ImVec2 size, const PlotStyle& st, int* clicked_row = nullptr);

@@ -50,8 +50,22 @@ class ResultPanel final : public Panel {
       row("samples", fmt("%zu launches", r.times_ms.size()));
       row("throughput",
           r.tflops >= 0.1 ? fmt("%.3g TFLOP/s", r.tflops) : fmt("%.3g GFLOP/s", r.tflops * 1e3));
-      if (r.reference_ms > 0)
-        row("vs cuBLAS", fmt("%.1f %% of its speed", 100.0 * r.reference_ms / r.median_ms));
+      if (r.cublas_interleaved()) {
+        const InterleavedReference& ref = r.interleaved;
+        const bool differ = clocks_differ(r.clock, ref.clock);
+        row("vs cuBLAS", fmt("%.1f %% of its speed (%s %.4g ms, timed interleaved)",
+                             100.0 * ref.stats.median / r.median_ms, ref.kernel.c_str(), ref.stats.median));
+        if (r.clock.available && ref.clock.available)
+          row("SM clocks",
+              fmt("kernel %.0f MHz, cuBLAS %.0f MHz%s", r.clock.median_mhz, ref.clock.median_mhz,
+                  differ ? ": differ by more than 1 %" : ""),
+              differ ? &palette().bad : nullptr);
+      } else if (r.reference_ms > 0) {
+        row("vs cuBLAS",
+            fmt("%.1f %% of its speed (cuBLAS timed on its own)", 100.0 * r.reference_ms / r.median_ms));
+      } else if (!r.interleaved_note.empty()) {
+        row("vs cuBLAS", "not measured: " + r.interleaved_note);
+      }
       row("max abs err", fmt("%.3e", r.error.max_abs_err));
       row("max rel err", fmt("%.3e", r.error.max_rel_err));
       row("tolerance", fmt("%.3e", r.error.tolerance));

@@ -105,8 +105,13 @@ class TimingsPanel final : public Panel {
       if (r.peak_tflops > 0)
         text += ", " + CsvWriter::num(100 * r.tflops / r.peak_tflops, "%.1f") + " % of the " +
                 (r.tf32 ? "TF32" : "FP32") + " peak";
-      if (r.reference_ms > 0)
-        text += ", " + CsvWriter::num(100 * r.reference_ms / r.median_ms, "%.0f") + " % of cuBLAS";
+      if (r.cublas_ms() > 0)
+        text += ", " + CsvWriter::num(100 * r.cublas_ms() / r.median_ms, "%.0f") + " % of cuBLAS" +
+                (r.cublas_interleaved()
+                     ? " (timed interleaved" + std::string(clocks_differ(r.clock, r.interleaved.clock)
+                                                               ? "; the SM clocks differ by more than 1 %)"
+                                                               : ")")
+                     : "");
     } else if (td.empty()) {
       text = "No measurements along " + td.axis_label +
              " yet: run the problem (Space), or measure many sizes at once in the Sweep panel.";

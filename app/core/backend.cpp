@@ -65,7 +65,8 @@ void adopt_given_inputs(RunRequest& req) {
   req.spec.n = req.b->cols;
 }
 
-void record_measurement(RunResult& r, const Measurement& m, const MeasurePolicy& p, double device_max_mhz) {
+void record_measurement(RunResult& r, const Measurement& m, const MeasurePolicy& p, double device_max_mhz,
+                        const std::string& reference_kernel) {
   r.policy = p.describe();
   r.timed = true;
   r.times_ms = m.samples_ms;
@@ -77,6 +78,14 @@ void record_measurement(RunResult& r, const Measurement& m, const MeasurePolicy&
   r.warmups = m.warmups;
   r.clock = summarize_clocks(m.clocks, device_max_mhz);
   r.frames_drawn = m.frames_drawn;
+  r.interleaved = InterleavedReference{};
+  if (!m.reference_samples_ms.empty()) {
+    r.interleaved.kernel = reference_kernel;
+    r.interleaved.times_ms = m.reference_samples_ms;
+    r.interleaved.stats = m.reference_stats;
+    r.interleaved.noise = m.reference_noise;
+    r.interleaved.clock = summarize_clocks(m.reference_clocks, device_max_mhz);
+  }
   r.date = utc_now();
 }
 

@@ -96,13 +96,25 @@ struct LaunchInfo {
   OccupancyReport occupancy;  // on this device, with api_blocks_per_sm from the CUDA occupancy API
 };
 
+// cuBLAS of a kernel's precision at its shape, timed interleaved with it sample by sample
+// (MeasurePolicy::interleave_reference), writing into a scratch buffer, never into C.
+struct InterleavedReference {
+  std::string kernel;            // "cublas" (FP32 kernels) or "cublas_tf32" (TF32 kernels)
+  std::vector<double> times_ms;  // one per kernel sample, each taken right after it
+  SampleStats stats;             // of times_ms
+  double noise = 0;              // stddev / mean
+  ClockRecord clock;             // SM clock read after each of its samples
+  bool measured() const { return stats.count > 0 && stats.median > 0; }
+};
+
 struct RunRequest {
   ProblemSpec spec;
   std::shared_ptr<const HostMatrix> a, b;  // given inputs (spec.input == File), else generated
   std::optional<MeasurePolicy> policy;     // empty: the backend's default_policy() (quick)
   bool keep_output = false;                // return the full C in RunResult::c
-  bool profile = false;                    // GPU: also time cuBLAS, occupancy of every tile, a tile trace
-  bool keep_store = false;                 // keep A, B, C and C - reference where they are (RunResult::store)
+  bool profile = false;  // GPU: occupancy of every tile, a tile trace, and cuBLAS timed on its own where the
+                         // policy does not interleave it
+  bool keep_store = false;  // keep A, B, C and C - reference where they are (RunResult::store)
 };
 
 struct RunResult {
@@ -127,8 +139,13 @@ struct RunResult {
   std::shared_ptr<const HostMatrix> c;
   std::shared_ptr<const MatrixStore> store;  // keep_store: the matrices, for heatmaps at any zoom
   int tile_m = 0, tile_n = 0;                // rows and columns of C per block (0: not a blocked kernel)
-  double reference_ms =
-      0;                   // cuBLAS (same precision) at the same shape, median of a few launches (0: not run)
+  // cuBLAS (same precision) at the same shape, the median of 5 launches after the samples (profile, where
+  // there is no interleaved reference; 0: not run). Read cublas_ms() for "% of cuBLAS".
+  double reference_ms = 0;
+  // cuBLAS timed between the samples (empty: not asked for, or none here; interleaved_note says why, e.g.
+  // "CPU backend: no cuBLAS").
+  InterleavedReference interleaved;
+  std::string interleaved_note;
   double peak_tflops = 0;  // of the device, at this kernel's precision (0: unknown)
   // GPU only (empty on the CPU backend, which has neither):
   std::optional<OccupancyReport> occupancy;                        // the launch that was timed
@@ -136,6 +153,11 @@ struct RunResult {
   std::shared_ptr<const TileTrace> trace;  // one instrumented launch, separate from the timed ones
   std::string trace_note;                  // why there is no trace (e.g. cuBLAS cannot be instrumented)
   std::string note;  // what the person should know about this run (e.g. "C was left untouched"), or empty
+
+  // The cuBLAS time "% of cuBLAS" divides: the interleaved reference's median where there is one, else
+  // reference_ms (0: neither).
+  double cublas_ms() const { return interleaved.measured() ? interleaved.stats.median : reference_ms; }
+  bool cublas_interleaved() const { return interleaved.measured(); }
 };
 
 class Backend {
@@ -170,8 +192,10 @@ class Backend {
 };
 
 // Fills the timing fields of a result from a measurement (stats, median, TFLOP/s, noise, stop reason, clock,
-// date) the same way for every backend.
-void record_measurement(RunResult& r, const Measurement& m, const MeasurePolicy& p, double device_max_mhz);
+// date) the same way for every backend, and the interleaved reference from the measurement's reference
+// samples (named `reference_kernel`) where it has any.
+void record_measurement(RunResult& r, const Measurement& m, const MeasurePolicy& p, double device_max_mhz,
+                        const std::string& reference_kernel = "");
 
 // "2025-01-31T12:34:56Z", now.
 std::string utc_now();

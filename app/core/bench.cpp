@@ -1,5 +1,6 @@
 #include "bench.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <numeric>
@@ -52,9 +53,24 @@ BenchPoint bench_point(const RunResult& r, double peak) {
     p.pct_peak = peak > 0 ? 100.0 * r.tflops / peak : 0.0;
     p.sm_clock_min_mhz = r.clock.min_mhz;
     p.sm_clock_median_mhz = r.clock.median_mhz;
+    p.sm_clock_max_mhz = r.clock.max_mhz;
     p.throttled = r.clock.throttled;
     p.throttle_reasons = r.clock.throttle_reasons;
+    if (r.cublas_interleaved()) {
+      const InterleavedReference& ref = r.interleaved;
+      p.reference_kernel = ref.kernel;
+      p.reference_samples = ref.stats.count;
+      p.reference_median_ms = ref.stats.median;
+      p.reference_iqr_ms = ref.stats.p75 - ref.stats.p25;
+      p.reference_clock_min_mhz = ref.clock.min_mhz;
+      p.reference_clock_median_mhz = ref.clock.median_mhz;
+      p.reference_clock_max_mhz = ref.clock.max_mhz;
+      p.reference_throttled = ref.clock.throttled;
+      p.reference_throttle_reasons = ref.clock.throttle_reasons;
+      p.clocks_differ = clocks_differ(r.clock, ref.clock);
+    }
   }
+  p.reference_note = r.interleaved_note;
   if (r.occupancy) {
     p.blocks_per_sm = r.occupancy->blocks_per_sm;
     p.waves = r.occupancy->waves;
@@ -106,11 +122,19 @@ std::vector<Shape> parse_shapes(const std::string& text) {
 void relate_to_cublas(std::vector<BenchPoint>& points) {
   for (auto& p : points) {
     p.pct_cublas = -1;
+    p.pct_cublas_from.clear();
+    if (!p.verified || !(p.stats.median > 0)) continue;
+    if (p.reference_samples > 0 && p.reference_median_ms > 0) {  // timed beside it, sample by sample
+      p.pct_cublas = 100.0 * p.reference_median_ms / p.stats.median;
+      p.pct_cublas_from = "interleaved";
+      continue;
+    }
     const char* ref = p.tf32 ? "cublas_tf32" : "cublas";
     for (const auto& q : points)
-      if (q.kernel == ref && q.m == p.m && q.n == p.n && q.k == p.k && q.verified && q.stats.median > 0 &&
-          p.verified && p.stats.median > 0)
+      if (q.kernel == ref && q.m == p.m && q.n == p.n && q.k == p.k && q.verified && q.stats.median > 0) {
         p.pct_cublas = 100.0 * q.stats.median / p.stats.median;
+        p.pct_cublas_from = &q == &p ? "itself" : "separate";
+      }
   }
 }
 
@@ -144,16 +168,20 @@ std::string format_csv(const BenchMeta& m, const std::vector<BenchPoint>& pts) {
      << "\n# peak_tf32_tflops," << fmt("%.2f", m.peak_tf32_tflops) << "\n# backend," << m.backend
      << "\n# policy," << csv_field(m.policy) << "\n# dram_gbs_measured," << fmt("%.1f", m.dram_gbs)
      << "\n# dram_gbs_datasheet," << fmt("%.1f", m.dram_gbs_datasheet) << "\n# wall_seconds,"
-     << fmt("%.2f", m.wall_seconds) << (m.sweep.empty() ? "" : "\n# sweep,") << csv_field(m.sweep)
+     << fmt("%.2f", m.wall_seconds) << "\n# interleave_reference," << (m.interleave_reference ? "yes" : "no")
+     << (m.sweep.empty() ? "" : "\n# sweep,") << csv_field(m.sweep)
      << (m.interrupted ? "\n# interrupted,yes" : "") << "\n";
   for (const auto& w : m.wave_marks)
     os << "# wave_mark," << w.kernel << "," << w.tile << "," << w.size << "," << w.waves << "\n";
   os << "kernel,tile,precision,m,n,k,verified,max_abs_err,tolerance,samples,median_ms,p25_ms,p75_ms,iqr_ms,"
-        "min_ms,"
-        "mean_ms,stddev_ms,noise,stop,tflops,pct_peak,pct_cublas,sm_clock_min_mhz,sm_clock_median_mhz,"
-        "throttled,"
-        "throttle_reasons,error,blocks_per_sm,waves,intensity_est,date\n";
+        "min_ms,mean_ms,stddev_ms,noise,stop,tflops,pct_peak,pct_cublas,pct_cublas_from,cublas_kernel,"
+        "cublas_samples,cublas_median_ms,cublas_iqr_ms,sm_clock_min_mhz,sm_clock_median_mhz,sm_clock_max_mhz,"
+        "cublas_sm_clock_min_mhz,cublas_sm_clock_median_mhz,cublas_sm_clock_max_mhz,clocks_differ,throttled,"
+        "throttle_reasons,cublas_throttled,cublas_throttle_reasons,cublas_note,error,blocks_per_sm,waves,"
+        "intensity_est,date\n";
   for (const auto& p : pts) {
+    const bool ref = p.reference_samples > 0;
+    auto if_ref = [&](const char* f, double v) { return ref ? fmt(f, v) : std::string(); };
     os << p.kernel << "," << p.tile << "," << (p.tf32 ? "tf32" : "fp32") << "," << p.m << "," << p.n << ","
        << p.k << "," << (p.verified ? "yes" : "no") << "," << fmt("%.3e", p.max_abs_err) << ","
        << fmt("%.3e", p.tolerance) << "," << p.stats.count << "," << fmt("%.6f", p.stats.median) << ","
@@ -161,10 +189,17 @@ std::string format_csv(const BenchMeta& m, const std::vector<BenchPoint>& pts) {
        << fmt("%.6f", p.stats.p75 - p.stats.p25) << "," << fmt("%.6f", p.stats.min) << ","
        << fmt("%.6f", p.stats.mean) << "," << fmt("%.6f", p.stats.stddev) << "," << fmt("%.5f", p.noise)
        << "," << csv_field(p.stop) << "," << fmt("%.3f", p.tflops) << "," << fmt("%.2f", p.pct_peak) << ","
-       << (p.pct_cublas >= 0 ? fmt("%.2f", p.pct_cublas) : "") << "," << fmt("%.0f", p.sm_clock_min_mhz)
-       << "," << fmt("%.0f", p.sm_clock_median_mhz) << "," << (p.throttled ? "yes" : "no") << ","
-       << csv_field(p.throttle_reasons) << "," << csv_field(p.error) << "," << p.blocks_per_sm << ","
-       << fmt("%.4f", p.waves) << "," << fmt("%.4g", p.intensity) << "," << p.date << "\n";
+       << (p.pct_cublas >= 0 ? fmt("%.2f", p.pct_cublas) : "") << "," << p.pct_cublas_from << ","
+       << p.reference_kernel << "," << (ref ? std::to_string(p.reference_samples) : "") << ","
+       << if_ref("%.6f", p.reference_median_ms) << "," << if_ref("%.6f", p.reference_iqr_ms) << ","
+       << fmt("%.0f", p.sm_clock_min_mhz) << "," << fmt("%.0f", p.sm_clock_median_mhz) << ","
+       << fmt("%.0f", p.sm_clock_max_mhz) << "," << if_ref("%.0f", p.reference_clock_min_mhz) << ","
+       << if_ref("%.0f", p.reference_clock_median_mhz) << "," << if_ref("%.0f", p.reference_clock_max_mhz)
+       << "," << (p.clocks_differ ? "yes" : "no") << "," << (p.throttled ? "yes" : "no") << ","
+       << csv_field(p.throttle_reasons) << "," << (ref ? (p.reference_throttled ? "yes" : "no") : "") << ","
+       << csv_field(p.reference_throttle_reasons) << "," << csv_field(p.reference_note) << ","
+       << csv_field(p.error) << "," << p.blocks_per_sm << "," << fmt("%.4f", p.waves) << ","
+       << fmt("%.4g", p.intensity) << "," << p.date << "\n";
   }
   return os.str();
 }
@@ -189,6 +224,7 @@ std::string format_json(const BenchMeta& m, const std::vector<BenchPoint>& pts) 
                {"dram_gbs_measured", m.dram_gbs},
                {"dram_gbs_datasheet", m.dram_gbs_datasheet},
                {"wall_seconds", m.wall_seconds},
+               {"interleave_reference", m.interleave_reference},
                {"sweep", m.sweep}};
   j["wave_marks"] = nlohmann::json::array();
   for (const auto& w : m.wave_marks)
@@ -218,6 +254,7 @@ std::string format_json(const BenchMeta& m, const std::vector<BenchPoint>& pts) 
                         {"pct_peak", p.pct_peak},
                         {"sm_clock_min_mhz", p.sm_clock_min_mhz},
                         {"sm_clock_median_mhz", p.sm_clock_median_mhz},
+                        {"sm_clock_max_mhz", p.sm_clock_max_mhz},
                         {"throttled", p.throttled},
                         {"throttle_reasons", p.throttle_reasons},
                         {"error", p.error},
@@ -226,6 +263,22 @@ std::string format_json(const BenchMeta& m, const std::vector<BenchPoint>& pts) 
                         {"intensity_est", p.intensity},
                         {"date", p.date}};
     q["pct_cublas"] = p.pct_cublas >= 0 ? nlohmann::json(p.pct_cublas) : nlohmann::json(nullptr);
+    q["pct_cublas_from"] =
+        p.pct_cublas_from.empty() ? nlohmann::json(nullptr) : nlohmann::json(p.pct_cublas_from);
+    // cuBLAS timed between this kernel's samples, with its own clock (null: none; reference_note says why).
+    q["reference"] = nlohmann::json(nullptr);
+    if (p.reference_samples > 0)
+      q["reference"] = {{"kernel", p.reference_kernel},
+                        {"samples", p.reference_samples},
+                        {"median_ms", p.reference_median_ms},
+                        {"iqr_ms", p.reference_iqr_ms},
+                        {"sm_clock_min_mhz", p.reference_clock_min_mhz},
+                        {"sm_clock_median_mhz", p.reference_clock_median_mhz},
+                        {"sm_clock_max_mhz", p.reference_clock_max_mhz},
+                        {"throttled", p.reference_throttled},
+                        {"throttle_reasons", p.reference_throttle_reasons}};
+    q["reference_note"] = p.reference_note;
+    q["clocks_differ"] = p.clocks_differ;
     j["points"].push_back(q);
   }
   return j.dump(2) + "\n";
@@ -250,22 +303,65 @@ std::string format_markdown(const BenchMeta& m, const std::vector<BenchPoint>& p
      << (m.sweep.empty() ? "" : " Sweep " + m.sweep + ".")
      << (m.wall_seconds > 0 ? " Took " + fmt("%.1f", m.wall_seconds) + " s." : "")
      << (m.interrupted ? " Interrupted: the points below are those completed." : "") << "\n\n";
-  os << "| kernel | tile | M x N x K | median ms | IQR ms | samples | TFLOP/s | % peak | % cuBLAS | SM MHz | "
-        "check |\n";
-  os << "|---|---|---|---|---|---|---|---|---|---|---|\n";
+  const bool any_interleaved =
+      std::any_of(pts.begin(), pts.end(), [](const BenchPoint& p) { return p.reference_samples > 0; });
+  if (any_interleaved)
+    os << "Each kernel is timed interleaved with cuBLAS of its precision (cuBLAS TF32 for TF32 kernels), one "
+          "cuBLAS sample right after each of its own: cuBLAS ms and its SM clock come from those samples, "
+          "and % cuBLAS compares the two medians.\n\n";
+  os << "| kernel | tile | M x N x K | median ms | IQR ms | samples | TFLOP/s | % peak | cuBLAS ms | % "
+        "cuBLAS | "
+        "SM MHz | cuBLAS SM MHz | check |\n";
+  os << "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+  bool any_separate = false, any_differ = false;
+  // Points without an interleaved reference, grouped by the reason (in the order first seen).
+  std::vector<std::pair<std::string, std::string>> notes;
   for (const auto& p : pts) {
     os << "| " << p.kernel << (p.tf32 ? " (tf32)" : "") << " | " << (p.tile ? std::to_string(p.tile) : "-")
        << " | " << shape_str(p) << " | ";
     if (p.stats.count) {
+      std::string pct = p.pct_cublas >= 0 ? fmt("%.1f", p.pct_cublas) : "-";
+      if (p.pct_cublas >= 0 && p.pct_cublas_from == "separate") {
+        pct += " (separate run)";
+        any_separate = true;
+      }
+      if (p.clocks_differ) {
+        pct += " (clocks differ)";
+        any_differ = true;
+      }
+      const bool ref = p.reference_samples > 0;
       os << fmt("%.4f", p.stats.median) << " | " << fmt("%.4f", p.stats.p75 - p.stats.p25) << " | "
          << p.stats.count << " | " << fmt("%.2f", p.tflops) << " | " << fmt("%.1f", p.pct_peak) << " | "
-         << (p.pct_cublas >= 0 ? fmt("%.1f", p.pct_cublas) : "-") << " | "
-         << fmt("%.0f", p.sm_clock_median_mhz) << (p.throttled ? " (throttled)" : "") << " | ";
+         << (ref ? fmt("%.4f", p.reference_median_ms) : "-") << " | " << pct << " | "
+         << (p.sm_clock_median_mhz > 0 ? fmt("%.0f", p.sm_clock_median_mhz) : "-")
+         << (p.throttled ? " (throttled)" : "") << " | "
+         << (ref ? fmt("%.0f", p.reference_clock_median_mhz) + (p.reference_throttled ? " (throttled)" : "")
+                 : "-")
+         << " | ";
     } else {
-      os << "- | - | 0 | - | - | - | - | ";
+      os << "- | - | 0 | - | - | - | - | - | - | ";
     }
     os << (p.verified ? "ok" : ("FAIL: " + p.error)) << " |\n";
+    if (p.stats.count && p.reference_samples == 0 && !p.reference_note.empty() &&
+        p.pct_cublas_from != "itself") {
+      auto it = std::find_if(notes.begin(), notes.end(),
+                             [&](const auto& n) { return n.first == p.reference_note; });
+      const std::string who = p.kernel + (p.tile ? " " + std::to_string(p.tile) : "");
+      if (it == notes.end())
+        notes.emplace_back(p.reference_note, who);
+      else if (it->second.find(who) == std::string::npos)
+        it->second += ", " + who;
+    }
   }
+  if (any_separate || any_differ || !notes.empty()) os << "\n";
+  if (any_separate)
+    os << "(separate run): no cuBLAS was timed between this kernel's samples; % cuBLAS compares it with the "
+          "cuBLAS point of the same shape, measured on its own before or after it.\n";
+  if (any_differ)
+    os << "(clocks differ): the median SM clocks of the kernel and of the cuBLAS timed beside it differ by "
+          "more "
+          "than 1 %: the ratio compares more than the two kernels.\n";
+  for (const auto& [note, who] : notes) os << "cuBLAS not timed beside " << who << " (" << note << ").\n";
   return os.str();
 }
 

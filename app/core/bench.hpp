@@ -34,11 +34,12 @@ struct BenchMeta {
   bool cold = false;
   bool interrupted = false;
   std::string backend = "cuda";
-  std::string policy;             // MeasurePolicy::describe()
-  double dram_gbs = 0;            // measured by a copy kernel (0: not measured)
-  double dram_gbs_datasheet = 0;  // from the memory clock and bus width (0: unknown)
-  double wall_seconds = 0;        // the whole run, validation to the last point
-  std::string sweep;              // the sweep's sizes and shape ("" for --shapes)
+  std::string policy;                 // MeasurePolicy::describe()
+  bool interleave_reference = false;  // the policy asked for cuBLAS between the samples
+  double dram_gbs = 0;                // measured by a copy kernel (0: not measured)
+  double dram_gbs_datasheet = 0;      // from the memory clock and bus width (0: unknown)
+  double wall_seconds = 0;            // the whole run, validation to the last point
+  std::string sweep;                  // the sweep's sizes and shape ("" for --shapes)
   // Sweeps on a GPU: the sizes where a configuration's grid first needs one more wave (sweep.hpp).
   struct WaveMarkRow {
     std::string kernel;
@@ -64,12 +65,25 @@ struct BenchPoint {
   double tflops = 0;  // at the median
   double pct_peak = 0;
   double pct_cublas = -1;  // vs cuBLAS at the same shape and precision (-1: not measured)
-  double sm_clock_min_mhz = 0, sm_clock_median_mhz = 0;
+  // Where pct_cublas comes from (relate_to_cublas): "interleaved" (this point's own reference), "separate"
+  // (the cuBLAS point of the same shape, measured on its own), "itself" (a cuBLAS point), "" (none).
+  std::string pct_cublas_from;
+  double sm_clock_min_mhz = 0, sm_clock_median_mhz = 0, sm_clock_max_mhz = 0;
   bool throttled = false;
   std::string throttle_reasons;
-  int blocks_per_sm = 0;  // occupancy of the launch (0: unknown, e.g. cuBLAS or the CPU)
-  double waves = 0;       // grid blocks / (blocks_per_sm x SMs)
-  double intensity = 0;   // FLOP per byte of DRAM traffic, estimated from the block tiling (roofline.hpp)
+  // cuBLAS of the same precision timed interleaved with the kernel, sample by sample (reference_samples == 0:
+  // none; reference_note says why, e.g. "CPU backend: no cuBLAS ...").
+  std::string reference_kernel;  // "cublas" or "cublas_tf32"
+  int reference_samples = 0;
+  double reference_median_ms = 0, reference_iqr_ms = 0;
+  double reference_clock_min_mhz = 0, reference_clock_median_mhz = 0, reference_clock_max_mhz = 0;
+  bool reference_throttled = false;
+  std::string reference_throttle_reasons;
+  std::string reference_note;
+  bool clocks_differ = false;  // the two median SM clocks differ by more than 1 % (clocks_differ())
+  int blocks_per_sm = 0;       // occupancy of the launch (0: unknown, e.g. cuBLAS or the CPU)
+  double waves = 0;            // grid blocks / (blocks_per_sm x SMs)
+  double intensity = 0;  // FLOP per byte of DRAM traffic, estimated from the block tiling (roofline.hpp)
   std::string date;
 };
 // A measured point as a table row; `peak_tflops` at the kernel's precision (0: unknown).
@@ -82,7 +96,8 @@ std::string format_markdown(const BenchMeta& meta, const std::vector<BenchPoint>
 std::string format_bench(const std::string& format, const BenchMeta& meta,
                          const std::vector<BenchPoint>& points);
 
-// Fills pct_cublas of every point from the cublas (FP32) / cublas_tf32 (TF32) point of the same shape.
+// Fills pct_cublas of every verified, timed point: from its interleaved reference where it has one, else from
+// the cublas (FP32) / cublas_tf32 (TF32) point of the same shape; pct_cublas_from says which.
 void relate_to_cublas(std::vector<BenchPoint>& points);
 
 }  // namespace ts

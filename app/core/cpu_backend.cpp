@@ -109,6 +109,7 @@ RunResult CpuBackend::run(const RunRequest& in, const CancelToken& cancel) {
       return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     };
     record_measurement(r, measure(policy, h, cancel, 1), policy, 0);
+    if (policy.interleave_reference) r.interleaved_note = "CPU backend: no cuBLAS to time beside the kernel";
   } else {
     r.policy = policy.describe();
     r.timed = false;

@@ -30,6 +30,7 @@ MeasurePolicy MeasurePolicy::bench() {
   p.max_noise = 0.005;
   p.max_seconds = 10;
   p.time_failed = false;
+  p.interleave_reference = true;
   return p;
 }
 
@@ -132,6 +133,13 @@ ClockRecord summarize_clocks(const std::vector<ClockReading>& readings, double d
   return c;
 }
 
+bool clocks_differ(const ClockRecord& kernel, const ClockRecord& reference) {
+  if (!kernel.available || !reference.available || !(kernel.median_mhz > 0) || !(reference.median_mhz > 0))
+    return false;
+  // In percent of the reference's median, written without a division: exactly 1 % is not flagged.
+  return 100.0 * std::abs(kernel.median_mhz - reference.median_mhz) > kClocksDifferPct * reference.median_mhz;
+}
+
 Measurement measure(const MeasurePolicy& p, const MeasureHooks& h, const CancelToken& cancel,
                     int already_warm) {
   using clock = std::chrono::steady_clock;
@@ -139,13 +147,25 @@ Measurement measure(const MeasurePolicy& p, const MeasureHooks& h, const CancelT
   Measurement m;
   TimingGate::Hold hold;
   const int64_t frames0 = TimingGate::instance().frames();
+  const bool with_reference = bool(h.reference_timed);
   m.warmups = std::max(0, already_warm);
   const auto w0 = clock::now();
+  // The reference is warmed as often as the kernel: first for the kernel's launches made before (its
+  // verification launch), then once after each of the kernel's warm-up launches.
+  while (with_reference && m.reference_warmups < m.warmups && since(w0) < p.max_seconds) {
+    cancel.throw_if_cancelled();
+    h.reference_timed();
+    ++m.reference_warmups;
+  }
   while (m.warmups < p.warmup_launches || since(w0) < p.warmup_seconds) {
     if (since(w0) >= p.max_seconds) break;  // a kernel slower than the whole budget: warm enough
     cancel.throw_if_cancelled();
     h.untimed();
     ++m.warmups;
+    if (with_reference) {
+      h.reference_timed();
+      ++m.reference_warmups;
+    }
   }
   const auto t0 = clock::now();
   while (m.stop == StopReason::Continue) {
@@ -153,11 +173,20 @@ Measurement measure(const MeasurePolicy& p, const MeasureHooks& h, const CancelT
     if (p.cold_l2 && h.flush) h.flush();
     m.samples_ms.push_back(h.timed());
     if (h.clock) m.clocks.push_back(h.clock());
+    if (with_reference) {  // right after the kernel's sample, under the same conditions
+      if (p.cold_l2 && h.flush) h.flush();
+      m.reference_samples_ms.push_back(h.reference_timed());
+      if (h.reference_clock) m.reference_clocks.push_back(h.reference_clock());
+    }
     m.wall_s = since(t0);
     m.stop = should_stop(m.samples_ms, m.wall_s, p);
   }
   m.stats = summarize(m.samples_ms);
   m.noise = noise(m.samples_ms);
+  if (with_reference) {
+    m.reference_stats = summarize(m.reference_samples_ms);
+    m.reference_noise = noise(m.reference_samples_ms);
+  }
   m.frames_drawn = TimingGate::instance().frames() - frames0;
   return m;
 }

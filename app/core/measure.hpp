@@ -7,7 +7,10 @@
 //   samples until there are at least 10 of them AND 0.5 s of kernel time AND the noise (relative standard
 //   deviation) is under 0.5 %, or a time limit is hit; optionally with a cold L2 before every sample.
 // measure() runs that policy over three callbacks a backend provides (an untimed launch, a timed launch, a
-// clock reading), so the CUDA and the CPU backend warm up, sample, stop and summarise identically.
+// clock reading), so the CUDA and the CPU backend warm up, sample, stop and summarise identically. With
+// interleave_reference, the backend also gives it the reference (cuBLAS of the kernel's precision) to time
+// sample by sample between the kernel's samples: a GPU at its power limit slows both alike, so "% of cuBLAS"
+// compares two kernels measured under the same conditions, not whichever ran first against the later one.
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -30,9 +33,14 @@ struct MeasurePolicy {
   int max_samples = 100000;
   bool cold_l2 = false;     // flush the L2 cache before every sample (outside the timing)
   bool time_failed = true;  // time a kernel that failed verification (GUI: show the teaching variants' speed)
+  // Time the reference (cuBLAS of the same shape and precision, into a scratch buffer) after every kernel
+  // sample, in the same loop (measure(), MeasureHooks::reference_timed). The backend decides where there is
+  // one: not for cuBLAS itself, a person's kernel in the worker process, or the CPU backend.
+  bool interleave_reference = false;
 
   static MeasurePolicy quick();  // 2 warm-ups, exactly 10 samples, 2 s cap (3x that with fewer than 10)
-  static MeasurePolicy bench();  // nvbench-style, as described above; failed kernels are not timed
+  static MeasurePolicy bench();  // nvbench-style, as described above; failed kernels are not timed;
+                                 // interleave_reference on
   static MeasurePolicy fixed(int samples, int warmup = 0);  // exactly `samples` samples (tests, --samples)
   std::string describe() const;                             // one line for outputs and figure captions
 };
@@ -74,14 +82,25 @@ struct ClockRecord {
 };
 ClockRecord summarize_clocks(const std::vector<ClockReading>& readings, double device_max_mhz);
 
+// A kernel and its interleaved reference ran at different clocks when their median SM clocks differ by more
+// than kClocksDifferPct percent of the reference's median (false when either clock is unknown). Their ratio
+// then compares more than the two kernels.
+inline constexpr double kClocksDifferPct = 1.0;
+bool clocks_differ(const ClockRecord& kernel, const ClockRecord& reference);
+
 // What the sampling loop needs from a backend. `timed` launches once and returns its time in milliseconds
 // (measured on the device where there is one); `untimed` launches once and waits; `flush` empties the L2
 // cache (only called with cold_l2); `clock` reads the clock after a sample (may be empty).
+// The reference (optional; empty: none): `reference_timed` launches it once, waits, and returns its time in
+// milliseconds; `reference_clock` reads the clock after it (may be empty). It must not touch the kernel's
+// output.
 struct MeasureHooks {
   std::function<void()> untimed;
   std::function<double()> timed;
   std::function<void()> flush;
   std::function<ClockReading()> clock;
+  std::function<double()> reference_timed;
+  std::function<ClockReading()> reference_clock;
 };
 
 struct Measurement {
@@ -93,6 +112,13 @@ struct Measurement {
   double wall_s = 0;  // sampling only
   std::vector<ClockReading> clocks;
   int64_t frames_drawn = 0;  // frames the window drew while this point warmed up and sampled (TimingGate)
+  // The interleaved reference (empty without MeasureHooks::reference_timed): one sample right after each of
+  // the kernel's, and its clock reading after each.
+  std::vector<double> reference_samples_ms;
+  SampleStats reference_stats;
+  double reference_noise = 0;
+  int reference_warmups = 0;
+  std::vector<ClockReading> reference_clocks;
 };
 
 // [SECTION] Timing and drawing. A window that draws while a kernel is timed shares the GPU with it: every
@@ -130,6 +156,11 @@ class TimingGate {
 // Warm-up (at least warmup_launches and warmup_seconds; cut short after max_seconds), then samples until
 // should_stop says so. `already_warm` launches were made just before (the verification launch) and count
 // towards warmup_launches. Checks `cancel` between launches (throws Cancelled).
+// With a reference hook: the reference is first launched as often as the kernel already was
+// (`already_warm`), then every warm-up launch of the kernel is followed by one of the reference, and every
+// sample of the kernel (after its clock reading) by one sample of the reference (after a flush of its own
+// with cold_l2) and its clock reading: K R K R ... The stop rule reads the kernel's samples only; the wall
+// clock it is given counts both.
 Measurement measure(const MeasurePolicy& p, const MeasureHooks& hooks, const CancelToken& cancel,
                     int already_warm = 0);
 

@@ -47,6 +47,8 @@ MeasurementRecord MeasurementRecord::from(const RunResult& r) {
     m.waves = r.occupancy->waves;
   }
   m.reference_ms = r.reference_ms;
+  m.interleaved = r.interleaved;
+  m.interleaved_note = r.interleaved_note;
   m.date = r.date.empty() ? utc_now() : r.date;
   m.program_version = kVersion;
   m.commit = kGitCommit;
@@ -107,9 +109,25 @@ json device_json(const DeviceInfo& d) {
             {"warp_size", l.warp_size}}}};
 }
 
-json record_json(const MeasurementRecord& r) {
+json samples_json(const std::vector<double>& v) {
   json samples = json::array();
-  for (double v : r.samples_ms) samples.push_back(num(v));
+  for (double x : v) samples.push_back(num(x));
+  return samples;
+}
+
+json clock_json(const ClockRecord& c) {
+  return {{"available", c.available},
+          {"min_mhz", num(c.min_mhz)},
+          {"median_mhz", num(c.median_mhz)},
+          {"max_mhz", num(c.max_mhz)},
+          {"device_max_mhz", num(c.device_max_mhz)},
+          {"throttled", c.throttled},
+          {"throttle_reasons", c.throttle_reasons},
+          {"note", c.note}};
+}
+
+json record_json(const MeasurementRecord& r) {
+  const json samples = samples_json(r.samples_ms);
   return {{"kernel", r.spec.kernel},
           {"tile", r.spec.tile},
           {"m", r.spec.m},
@@ -130,21 +148,20 @@ json record_json(const MeasurementRecord& r) {
           {"passed", r.passed},
           {"max_abs_err", num(r.max_abs_err)},
           {"tolerance", num(r.tolerance)},
-          {"clock",
-           {{"available", r.clock.available},
-            {"min_mhz", num(r.clock.min_mhz)},
-            {"median_mhz", num(r.clock.median_mhz)},
-            {"max_mhz", num(r.clock.max_mhz)},
-            {"device_max_mhz", num(r.clock.device_max_mhz)},
-            {"throttled", r.clock.throttled},
-            {"throttle_reasons", r.clock.throttle_reasons},
-            {"note", r.clock.note}}},
+          {"clock", clock_json(r.clock)},
           {"frames_drawn", r.frames_drawn},
           {"tile_m", r.tile_m},
           {"tile_n", r.tile_n},
           {"blocks_per_sm", r.blocks_per_sm},
           {"waves", num(r.waves)},
           {"reference_ms", num(r.reference_ms)},
+          {"interleaved_reference",
+           {{"kernel", r.interleaved.kernel},
+            {"samples_ms", samples_json(r.interleaved.times_ms)},
+            {"stats_ms", stats_json(r.interleaved.stats)},
+            {"noise", num(r.interleaved.noise)},
+            {"clock", clock_json(r.interleaved.clock)},
+            {"note", r.interleaved_note}}},
           {"date", r.date},
           {"tilescope", r.program_version},
           {"commit", r.commit}};
@@ -203,6 +220,30 @@ class Reader {
   const json& m_j;
   std::string m_where;
 };
+
+ClockRecord clock_from(const Reader& c) {
+  ClockRecord k;
+  k.available = c.flag("available");
+  k.min_mhz = c.number("min_mhz");
+  k.median_mhz = c.number("median_mhz");
+  k.max_mhz = c.number("max_mhz");
+  k.device_max_mhz = c.number("device_max_mhz");
+  k.throttled = c.flag("throttled");
+  k.throttle_reasons = c.str("throttle_reasons");
+  k.note = c.str("note");
+  return k;
+}
+
+std::vector<double> samples_from(const Reader& r, const char* key) {
+  const json& samples = r.at(key);
+  if (!samples.is_array()) throw SessionError(r.where() + ": '" + key + "' is not a list");
+  if (samples.size() > size_t(kMaxRecordSamples))
+    throw SessionError(r.where() + ": " + std::to_string(samples.size()) +
+                       " samples, more than the limit of " + std::to_string(kMaxRecordSamples));
+  std::vector<double> v;
+  for (const json& x : samples) v.push_back(r.to_double(x, std::string(key) + "[]"));
+  return v;
+}
 
 SampleStats stats_from(const Reader& r) {
   SampleStats s;
@@ -271,12 +312,7 @@ MeasurementRecord record_from(const Reader& r) {
   m.tf32 = r.flag("tf32");
   m.policy = r.str("policy");
   m.timed = r.flag("timed");
-  const json& samples = r.at("samples_ms");
-  if (!samples.is_array()) throw SessionError(r.where() + ": 'samples_ms' is not a list");
-  if (samples.size() > size_t(kMaxRecordSamples))
-    throw SessionError(r.where() + ": " + std::to_string(samples.size()) +
-                       " samples, more than the limit of " + std::to_string(kMaxRecordSamples));
-  for (const json& v : samples) m.samples_ms.push_back(r.to_double(v, "samples_ms[]"));
+  m.samples_ms = samples_from(r, "samples_ms");
   m.stats = stats_from(r.object("stats_ms"));
   if (m.stats.count != int(m.samples_ms.size()))
     throw SessionError(r.where() + ": stats_ms.count = " + std::to_string(m.stats.count) + " but " +
@@ -287,21 +323,26 @@ MeasurementRecord record_from(const Reader& r) {
   m.passed = r.flag("passed");
   m.max_abs_err = r.number("max_abs_err");
   m.tolerance = r.number("tolerance");
-  const Reader c = r.object("clock");
-  m.clock.available = c.flag("available");
-  m.clock.min_mhz = c.number("min_mhz");
-  m.clock.median_mhz = c.number("median_mhz");
-  m.clock.max_mhz = c.number("max_mhz");
-  m.clock.device_max_mhz = c.number("device_max_mhz");
-  m.clock.throttled = c.flag("throttled");
-  m.clock.throttle_reasons = c.str("throttle_reasons");
-  m.clock.note = c.str("note");
+  m.clock = clock_from(r.object("clock"));
   if (r.has("frames_drawn")) m.frames_drawn = r.integer("frames_drawn", 0, INT64_MAX);
   m.tile_m = int(r.integer("tile_m", 0, 1 << 20));
   m.tile_n = int(r.integer("tile_n", 0, 1 << 20));
   m.blocks_per_sm = int(r.integer("blocks_per_sm", 0, 1 << 20));
   m.waves = r.number("waves");
   m.reference_ms = r.number("reference_ms");
+  if (r.has("interleaved_reference")) {  // older files have none
+    const Reader ir = r.object("interleaved_reference");
+    InterleavedReference& x = m.interleaved;
+    x.kernel = ir.str("kernel");
+    x.times_ms = samples_from(ir, "samples_ms");
+    x.stats = stats_from(ir.object("stats_ms"));
+    if (x.stats.count != int(x.times_ms.size()))
+      throw SessionError(ir.where() + ": stats_ms.count = " + std::to_string(x.stats.count) + " but " +
+                         std::to_string(x.times_ms.size()) + " samples");
+    x.noise = ir.number("noise");
+    x.clock = clock_from(ir.object("clock"));
+    m.interleaved_note = ir.str("note");
+  }
   m.date = r.str("date");
   m.program_version = r.str("tilescope");
   m.commit = r.str("commit");
@@ -559,6 +600,13 @@ std::vector<ScalingSeries> scaling_series(const Session& s, ScaleAxis axis, cons
     p.clock_mhz = r.clock.available ? r.clock.median_mhz : 0;
     p.throttled = r.clock.throttled;
     p.frames_drawn = r.frames_drawn;
+    p.cublas_ms = r.cublas_ms() > 0 ? r.cublas_ms() : 0;
+    p.cublas_interleaved = r.cublas_interleaved();
+    if (p.cublas_interleaved) {
+      p.cublas_clock_mhz = r.interleaved.clock.available ? r.interleaved.clock.median_mhz : 0;
+      p.cublas_throttled = r.interleaved.clock.throttled;
+      p.clocks_differ = clocks_differ(r.clock, r.interleaved.clock);
+    }
     p.date = r.date;
     p.record = i;
     it->points.push_back(p);

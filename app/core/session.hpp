@@ -48,12 +48,18 @@ struct MeasurementRecord {
   int64_t frames_drawn = 0;  // frames the window drew while it was timed (0 headless; older files: 0)
   int tile_m = 0, tile_n = 0, blocks_per_sm = 0;
   double waves = 0;
-  double reference_ms = 0;  // cuBLAS at the same shape and precision, when it was measured with the point
-  std::string date;         // UTC ISO 8601
+  double reference_ms = 0;  // cuBLAS at the same shape and precision, timed on its own after the samples
+  // cuBLAS timed between the samples, with its own clock (older files: empty), or why there is none.
+  InterleavedReference interleaved;
+  std::string interleaved_note;
+  std::string date;  // UTC ISO 8601
   std::string program_version, commit;
 
   static MeasurementRecord from(const RunResult& r);
   double iqr_ms() const { return stats.p75 - stats.p25; }
+  // As RunResult's: the interleaved reference's median where there is one, else reference_ms.
+  double cublas_ms() const { return interleaved.measured() ? interleaved.stats.median : reference_ms; }
+  bool cublas_interleaved() const { return interleaved.measured(); }
 };
 
 struct Session {
@@ -132,6 +138,13 @@ struct ScalingPoint {
   double clock_mhz = 0;  // median SM clock during the point (0: unknown)
   bool throttled = false;
   int64_t frames_drawn = 0;  // frames a window drew while the point was timed
+  // cuBLAS at the same shape and precision (0: not measured), and whether it was timed interleaved with the
+  // point; then its median SM clock (0: unknown), and whether the two clocks differ by more than 1 %.
+  double cublas_ms = 0;
+  bool cublas_interleaved = false;
+  double cublas_clock_mhz = 0;
+  bool cublas_throttled = false;
+  bool clocks_differ = false;
   std::string date;
   size_t record = 0;  // index into the session's records
 };

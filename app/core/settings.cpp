@@ -306,6 +306,21 @@ void save_settings(const fs::path& file, const Settings& s) {
 }
 
 nlohmann::json result_to_json(const RunResult& r) {
+  nlohmann::json ref = nullptr;  // cuBLAS timed between the samples, with its own clock
+  if (r.cublas_interleaved()) {
+    const InterleavedReference& x = r.interleaved;
+    ref = {{"kernel", x.kernel},
+           {"samples", x.stats.count},
+           {"median_ms", x.stats.median},
+           {"iqr_ms", x.stats.p75 - x.stats.p25},
+           {"times_ms", x.times_ms},
+           {"sm_clock_available", x.clock.available},
+           {"sm_clock_median_mhz", x.clock.median_mhz},
+           {"sm_clock_min_mhz", x.clock.min_mhz},
+           {"sm_clock_max_mhz", x.clock.max_mhz},
+           {"throttled", x.clock.throttled},
+           {"throttle_reasons", x.clock.throttle_reasons}};
+  }
   return {{"kernel", r.spec.kernel},
           {"tile", r.spec.tile},
           {"m", r.spec.m},
@@ -335,8 +350,14 @@ nlohmann::json result_to_json(const RunResult& r) {
           {"sm_clock_available", r.clock.available},
           {"sm_clock_median_mhz", r.clock.median_mhz},
           {"sm_clock_min_mhz", r.clock.min_mhz},
+          {"sm_clock_max_mhz", r.clock.max_mhz},
           {"throttled", r.clock.throttled},
           {"throttle_reasons", r.clock.throttle_reasons},
+          {"interleaved_reference", ref},
+          {"interleaved_note", r.interleaved_note},
+          {"clocks_differ", clocks_differ(r.clock, r.interleaved.clock)},
+          {"cublas_ms", r.cublas_ms() > 0 ? nlohmann::json(r.cublas_ms()) : nlohmann::json(nullptr)},
+          {"cublas_interleaved", r.cublas_interleaved()},
           {"bad_elements", r.error.bad_elements},
           {"worst_row", r.error.worst_row},
           {"worst_col", r.error.worst_col},

@@ -235,6 +235,70 @@ TEST(DeviceTiming, TheBenchPolicyConvergesAndSkipsWrongKernels) {
   EXPECT_TRUE(backend->run(req, CancelToken()).timed);
 }
 
+// The bench policy times cuBLAS of the kernel's precision right after every sample (one reference sample per
+// kernel sample, each with its own clock reading), into a scratch buffer: C keeps the kernel's output.
+TEST(DeviceTiming, TheBenchPolicyTimesCublasOfTheSamePrecisionBetweenTheSamples) {
+  REQUIRE_GPU(backend);
+  const DeviceInfo d = backend->device_info();
+  MeasurePolicy p = MeasurePolicy::bench();
+  p.min_seconds = 0.01;
+  p.max_seconds = 2;
+  struct Case {
+    const char* kernel;
+    int tile;
+    const char* reference;
+    int min_sm;
+  };
+  for (const Case& c : {Case{"tiled", 16, "cublas", 0}, Case{"wmma_tf32", 0, "cublas_tf32", 80},
+                        Case{"wgmma_tf32", 0, "cublas_tf32", 90}}) {
+    if (d.sm < c.min_sm) continue;
+    SCOPED_TRACE(c.kernel);
+    RunRequest req;
+    req.spec.m = req.spec.n = 256;
+    req.spec.k = 256;
+    req.spec.kernel = c.kernel;
+    req.spec.tile = c.tile;
+    const auto kernels = backend->kernels();
+    if (const KernelInfo* k = find_kernel(kernels, c.kernel); k && !k->tiles.empty())
+      req.spec.tile = c.tile ? c.tile : k->default_tile;
+    req.policy = p;
+    req.keep_output = true;  // C after the verification launch
+    req.keep_store = true;   // C after the timing
+    const RunResult r = backend->run(req, CancelToken());
+    ASSERT_TRUE(r.error.passed);
+    ASSERT_TRUE(r.timed);
+    ASSERT_TRUE(r.cublas_interleaved());
+    EXPECT_EQ(r.interleaved.kernel, c.reference);
+    EXPECT_EQ(r.interleaved.times_ms.size(), r.times_ms.size());
+    for (double ms : r.interleaved.times_ms) EXPECT_GT(ms, 0.0);
+    EXPECT_EQ(r.interleaved.clock.available, r.clock.available);
+    EXPECT_EQ(r.cublas_ms(), r.interleaved.stats.median);
+    EXPECT_EQ(r.reference_ms, 0.0);  // nothing timed on its own
+    // The reference never wrote into C: C after the timing is the kernel's own output, bit for bit (and the
+    // kernel's output differs from cuBLAS's, so a cuBLAS result in C would show).
+    ASSERT_TRUE(r.c);
+    ASSERT_TRUE(r.store);
+    EXPECT_GT(r.error.max_abs_err, 0.0);
+    EXPECT_EQ(r.store->copy(MatrixId::C).data, r.c->data);
+  }
+  // cuBLAS itself has no reference beside it, and says so; the quick policy interleaves nothing.
+  RunRequest req;
+  req.spec.m = req.spec.n = req.spec.k = 256;
+  req.spec.kernel = "cublas";
+  req.policy = p;
+  RunResult r = backend->run(req, CancelToken());
+  EXPECT_FALSE(r.cublas_interleaved());
+  EXPECT_NE(r.interleaved_note.find("reference itself"), std::string::npos) << r.interleaved_note;
+  req.spec.kernel = "tiled";
+  req.spec.tile = 16;
+  req.policy.reset();
+  req.profile = true;
+  r = backend->run(req, CancelToken());
+  EXPECT_FALSE(r.cublas_interleaved());
+  EXPECT_GT(r.reference_ms, 0.0);  // timed on its own after the samples
+  EXPECT_EQ(r.cublas_ms(), r.reference_ms);
+}
+
 TEST(DeviceInfo, CarriesVersionsPeaksAndAMeasuredBandwidth) {
   REQUIRE_GPU(backend);
   const DeviceInfo d = backend->device_info();
@@ -311,6 +375,10 @@ TEST(Sweep, MeasuresEveryPointThroughTheEngineAndRelatesToCublas) {
   EXPECT_TRUE(pts[0].verified);
   EXPECT_GE(pts[0].stats.count, 10);
   EXPECT_GT(pts[0].pct_cublas, 0);
+  EXPECT_EQ(pts[0].pct_cublas_from, "interleaved");  // cuBLAS timed beside it, not the cuBLAS point
+  EXPECT_EQ(pts[0].reference_samples, pts[0].stats.count);
+  EXPECT_GT(pts[0].reference_clock_median_mhz, 0);
+  EXPECT_EQ(pts[1].pct_cublas_from, "itself");
   EXPECT_GT(pts[0].sm_clock_median_mhz, 0);
   EXPECT_FALSE(pts[2].verified);  // 250 is not a multiple of 16
   EXPECT_EQ(pts[2].stats.count, 0);

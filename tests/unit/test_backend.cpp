@@ -215,3 +215,19 @@ TEST(CpuBackend, KeepsAStoreOfTheMatricesForHeatmaps) {
   EXPECT_THROW(st.reduce_device_async(MatrixId::A, reg, Reduce::Mean, DeviceOut{dummy, 0}, keys, nullptr),
                std::logic_error);
 }
+
+TEST(CpuBackend, HasNoCublasToInterleaveAndSaysSo) {
+  CpuBackend b(kernel_infos());
+  RunRequest req = request(32, 32, 32);
+  req.policy = MeasurePolicy::fixed(4);
+  req.policy->interleave_reference = true;
+  RunResult r = b.run(req, CancelToken());
+  EXPECT_EQ(r.times_ms.size(), 4u);
+  EXPECT_FALSE(r.cublas_interleaved());
+  EXPECT_TRUE(r.interleaved.times_ms.empty());
+  EXPECT_EQ(r.cublas_ms(), 0.0);
+  EXPECT_EQ(r.interleaved_note, "CPU backend: no cuBLAS to time beside the kernel");
+  // Not asked for: nothing to explain.
+  req.policy->interleave_reference = false;
+  EXPECT_TRUE(b.run(req, CancelToken()).interleaved_note.empty());
+}

@@ -393,9 +393,22 @@ TEST(Cli, BenchSweepsOnTheCpuBackendThroughTheEngine) {
   EXPECT_NE(j["meta"]["policy"].get<std::string>().find("bench"), std::string::npos);
   EXPECT_GT(j["meta"]["dram_gbs_measured"].get<double>(), 0.0);
   EXPECT_GT(j["meta"]["wall_seconds"].get<double>(), 0.0);
+  // No cuBLAS on the CPU: no reference, and the point says why instead of showing 0.
+  EXPECT_EQ(j["meta"]["interleave_reference"], true);
+  EXPECT_TRUE(j["points"][0]["reference"].is_null());
+  EXPECT_TRUE(j["points"][0]["pct_cublas"].is_null());
+  EXPECT_NE(j["points"][0]["reference_note"].get<std::string>().find("CPU backend: no cuBLAS"),
+            std::string::npos);
   const Session s = load_session(dir.file("session.json"));
   EXPECT_EQ(s.records.size(), 12u);
   EXPECT_EQ(s.device.backend, "cpu");
+  EXPECT_FALSE(s.records[0].cublas_interleaved());
+  EXPECT_NE(s.records[0].interleaved_note.find("CPU backend: no cuBLAS"), std::string::npos);
+  auto md =
+      ts_run("bench --backend cpu --kernels tiled --tiles 16 --shapes 16 --min-time 0.001 --max-time 0.2");
+  ASSERT_EQ(md.code, 0) << md.output;
+  EXPECT_NE(md.output.find("cuBLAS not timed beside tiled 16 (CPU backend: no cuBLAS"), std::string::npos)
+      << md.output;
   // Never replaces an existing file without --force.
   auto again = ts_run("bench --backend cpu --kernels tiled --sizes 16 --out " + dir.file("sweep.json"));
   EXPECT_EQ(again.code, 2);

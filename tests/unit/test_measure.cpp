@@ -1,9 +1,12 @@
 // The measuring policy: its stop rule, the named policies, the sampling loop every backend runs, and the
 // clock summary recorded with every point.
 #include <cmath>
+#include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
+#include "backend.hpp"
 #include "measure.hpp"
 #include "problem.hpp"
 
@@ -192,4 +195,183 @@ TEST(TimingGate, HeldWhileMeasuringPacesFramesAndCountsThem) {
     EXPECT_TRUE(g.timing());
   }
   EXPECT_FALSE(g.timing());
+}
+
+// [SECTION] The interleaved reference: cuBLAS timed sample by sample between the kernel's samples.
+namespace {
+// Every call the loop makes, in order: U untimed kernel, K timed kernel, c its clock, R timed reference,
+// r its clock, F flush. Launch i of the kernel takes kernel_ms[i % size], of the reference ref_ms[i % size].
+struct Log {
+  std::string calls;
+  std::vector<double> kernel_ms = {2.0}, ref_ms = {3.0};
+  int kernel_timed = 0, ref_timed = 0, kernel_clocks = 0, ref_clocks = 0;
+  MeasureHooks hooks(bool with_reference = true) {
+    MeasureHooks h;
+    h.untimed = [this] { calls += 'U'; };
+    h.timed = [this] {
+      calls += 'K';
+      return kernel_ms[size_t(kernel_timed++) % kernel_ms.size()];
+    };
+    h.flush = [this] { calls += 'F'; };
+    h.clock = [this] {
+      calls += 'c';
+      return ClockReading{++kernel_clocks % 2 ? 1980.0 : 1965.0, ""};
+    };
+    if (with_reference) {
+      h.reference_timed = [this] {
+        calls += 'R';
+        return ref_ms[size_t(ref_timed++) % ref_ms.size()];
+      };
+      h.reference_clock = [this] {
+        calls += 'r';
+        ++ref_clocks;
+        return ClockReading{ref_clocks == 2 ? 1600.0 : 1755.0, ref_clocks == 2 ? "sw_power_cap" : ""};
+      };
+    }
+    return h;
+  }
+};
+std::string repeat(const std::string& s, int n) {
+  std::string out;
+  for (int i = 0; i < n; ++i) out += s;
+  return out;
+}
+}  // namespace
+
+TEST(Interleaved, KernelAndReferenceAlternateSampleBySampleAndBothAreWarmed) {
+  Log l;
+  // 3 warm-ups with the verification launch counted as the kernel's first: the reference catches up with
+  // that one, then follows each of the kernel's 2 warm-ups; then K R K R ... with each one's clock.
+  const Measurement m = measure(MeasurePolicy::fixed(5, 3), l.hooks(), CancelToken(), 1);
+  EXPECT_EQ(l.calls, "R" + repeat("UR", 2) + repeat("KcRr", 5));
+  EXPECT_EQ(m.warmups, 3);
+  EXPECT_EQ(m.reference_warmups, 3);
+  EXPECT_EQ(m.samples_ms.size(), 5u);
+  EXPECT_EQ(m.reference_samples_ms.size(), 5u);
+  EXPECT_EQ(m.clocks.size(), 5u);
+  EXPECT_EQ(m.reference_clocks.size(), 5u);
+  EXPECT_EQ(m.reference_samples_ms, std::vector<double>(5, 3.0));
+  EXPECT_EQ(m.samples_ms, std::vector<double>(5, 2.0));
+}
+
+TEST(Interleaved, AColdL2IsFlushedBeforeTheReferenceSampleToo) {
+  Log l;
+  MeasurePolicy p = MeasurePolicy::fixed(3);
+  p.cold_l2 = true;
+  measure(p, l.hooks(), CancelToken());
+  EXPECT_EQ(l.calls, repeat("FKcFRr", 3));
+}
+
+TEST(Interleaved, WithoutReferenceHooksNothingChanges) {
+  Log l;
+  const Measurement m = measure(MeasurePolicy::fixed(4, 2), l.hooks(false), CancelToken(), 1);
+  EXPECT_EQ(l.calls, "U" + repeat("Kc", 4));
+  EXPECT_TRUE(m.reference_samples_ms.empty());
+  EXPECT_TRUE(m.reference_clocks.empty());
+  EXPECT_EQ(m.reference_warmups, 0);
+  EXPECT_EQ(m.reference_stats.count, 0);
+  RunResult r;
+  r.reference_ms = 4.5;  // cuBLAS timed on its own (profile)
+  record_measurement(r, m, MeasurePolicy::fixed(4, 2), 1980, "cublas");
+  EXPECT_FALSE(r.cublas_interleaved());
+  EXPECT_TRUE(r.interleaved.kernel.empty());
+  EXPECT_EQ(r.cublas_ms(), 4.5);
+}
+
+TEST(Interleaved, TheStopRuleReadsTheKernelsSamplesOnly) {
+  // A steady kernel beside a noisy reference: converged at the minimum, the reference's noise ignored.
+  Log steady;
+  steady.ref_ms = {1.0, 1.5};
+  MeasurePolicy p = MeasurePolicy::bench();
+  p.warmup_seconds = 0;
+  p.min_seconds = 0.001;
+  Measurement m = measure(p, steady.hooks(), CancelToken());
+  EXPECT_EQ(m.stop, StopReason::Converged);
+  EXPECT_EQ(m.samples_ms.size(), 10u);
+  EXPECT_EQ(m.reference_samples_ms.size(), 10u);
+  EXPECT_GT(m.reference_noise, 0.1);
+  // A noisy kernel beside a steady reference: samples until the sample limit, one reference sample each.
+  Log noisy;
+  noisy.kernel_ms = {1.0, 1.5};
+  p.max_samples = 40;
+  m = measure(p, noisy.hooks(), CancelToken());
+  EXPECT_EQ(m.stop, StopReason::SampleLimit);
+  EXPECT_EQ(m.samples_ms.size(), 40u);
+  EXPECT_EQ(m.reference_samples_ms.size(), 40u);
+  EXPECT_EQ(m.reference_noise, 0.0);
+  // The minimum time counts the kernel's time alone: 1 ms kernels beside 100 ms references need 50 samples
+  // for 50 ms (the references' time would have met it after 1).
+  Log fast;
+  fast.kernel_ms = {1.0};
+  fast.ref_ms = {100.0};
+  p = MeasurePolicy::bench();
+  p.warmup_seconds = 0;
+  p.min_seconds = 0.05;
+  m = measure(p, fast.hooks(), CancelToken());
+  EXPECT_EQ(m.stop, StopReason::Converged);
+  EXPECT_EQ(m.samples_ms.size(), 50u);
+  EXPECT_EQ(fast.ref_timed, 3 + 50);  // 3 warm-ups and one after each sample
+}
+
+TEST(Interleaved, TheReferencesStatsAndClocksAreSummarisedOnTheirOwn) {
+  Log l;
+  l.kernel_ms = {2.0};
+  l.ref_ms = {3.0, 4.0, 5.0, 6.0};
+  const MeasurePolicy p = MeasurePolicy::fixed(4);
+  const Measurement m = measure(p, l.hooks(), CancelToken());
+  EXPECT_EQ(m.reference_stats.count, 4);
+  EXPECT_DOUBLE_EQ(m.reference_stats.median, 4.5);
+  EXPECT_DOUBLE_EQ(m.reference_stats.min, 3.0);
+  EXPECT_DOUBLE_EQ(m.reference_stats.max, 6.0);
+  EXPECT_GT(m.reference_noise, 0.0);
+  EXPECT_DOUBLE_EQ(m.stats.median, 2.0);
+  RunResult r;
+  record_measurement(r, m, p, 1980, "cublas_tf32");
+  ASSERT_TRUE(r.cublas_interleaved());
+  EXPECT_EQ(r.interleaved.kernel, "cublas_tf32");
+  EXPECT_EQ(r.interleaved.times_ms, (std::vector<double>{3.0, 4.0, 5.0, 6.0}));
+  EXPECT_DOUBLE_EQ(r.interleaved.stats.median, 4.5);
+  EXPECT_DOUBLE_EQ(r.cublas_ms(), 4.5);
+  // Each side's clock from its own readings: the kernel 1980/1965, the reference 1755 and once 1600.
+  EXPECT_DOUBLE_EQ(r.clock.min_mhz, 1965);
+  EXPECT_DOUBLE_EQ(r.clock.max_mhz, 1980);
+  EXPECT_FALSE(r.clock.throttled);
+  EXPECT_TRUE(r.interleaved.clock.available);
+  EXPECT_DOUBLE_EQ(r.interleaved.clock.min_mhz, 1600);
+  EXPECT_DOUBLE_EQ(r.interleaved.clock.median_mhz, 1755);
+  EXPECT_DOUBLE_EQ(r.interleaved.clock.max_mhz, 1755);
+  EXPECT_TRUE(r.interleaved.clock.throttled);
+  EXPECT_EQ(r.interleaved.clock.throttle_reasons, "sw_power_cap");
+  EXPECT_TRUE(clocks_differ(r.clock, r.interleaved.clock));
+}
+
+TEST(Interleaved, ACancelledTokenStopsTheReferenceToo) {
+  Log l;
+  CancelToken t;
+  t.cancel();
+  EXPECT_THROW(measure(MeasurePolicy::quick(), l.hooks(), t, 1), Cancelled);
+  EXPECT_EQ(l.calls, "");
+}
+
+TEST(Interleaved, OnlyTheBenchPolicyAsksForIt) {
+  EXPECT_TRUE(MeasurePolicy::bench().interleave_reference);
+  EXPECT_FALSE(MeasurePolicy::quick().interleave_reference);
+  EXPECT_FALSE(MeasurePolicy::fixed(5).interleave_reference);
+}
+
+TEST(Clocks, TheyDifferAboveOnePercentOfTheReferencesMedianEitherWay) {
+  auto at = [](double mhz) { return summarize_clocks({{mhz, ""}}, 1980); };
+  const ClockRecord ref = at(1000);
+  EXPECT_FALSE(clocks_differ(at(1000), ref));
+  EXPECT_FALSE(clocks_differ(at(1010), ref));  // exactly 1 % above: not flagged
+  EXPECT_TRUE(clocks_differ(at(1010.5), ref));
+  EXPECT_FALSE(clocks_differ(at(990), ref));  // exactly 1 % below: not flagged
+  EXPECT_TRUE(clocks_differ(at(989.5), ref));
+  // The H100's numbers: 1 % of 1980 MHz is 19.8 MHz.
+  EXPECT_FALSE(clocks_differ(at(1961), at(1980)));
+  EXPECT_TRUE(clocks_differ(at(1960), at(1980)));
+  EXPECT_TRUE(clocks_differ(at(1980), at(1755)));
+  // Without a clock on either side there is nothing to compare.
+  EXPECT_FALSE(clocks_differ(at(1980), ClockRecord{}));
+  EXPECT_FALSE(clocks_differ(ClockRecord{}, at(1755)));
 }

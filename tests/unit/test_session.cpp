@@ -39,6 +39,16 @@ RunResult fake_result(const std::string& kernel, int tile, int64_t n, double med
   return r;
 }
 
+// cuBLAS timed between the samples, as the CUDA backend records it: its own times and its own clock.
+RunResult with_reference(RunResult r, double ref_ms, double ref_mhz) {
+  r.interleaved.kernel = "cublas";
+  r.interleaved.times_ms = {ref_ms * 1.0 / 3.0 + ref_ms * 2.0 / 3.0, ref_ms * 1.02, ref_ms * 0.97, ref_ms};
+  r.interleaved.stats = summarize(r.interleaved.times_ms);
+  r.interleaved.noise = noise(r.interleaved.times_ms);
+  r.interleaved.clock = summarize_clocks({{ref_mhz, "sw_power_cap"}, {ref_mhz + 10, ""}}, 1980);
+  return r;
+}
+
 Session sample_session() {
   DeviceInfo d;
   d.backend = "cuda";
@@ -55,10 +65,12 @@ Session sample_session() {
   d.limits.reserved_smem_per_block = 1024;
   Session s = Session::for_device(d);
   s.dram_gbs = 3001.123456789;
-  s.add(fake_result("tiled", 32, 1024, 0.2413, "2025-01-31T10:00:00Z"));
+  s.add(with_reference(fake_result("tiled", 32, 1024, 0.2413, "2025-01-31T10:00:00Z"), 0.0701, 1755));
   s.add(fake_result("tiled", 32, 2048, 1.9271, "2025-01-31T10:00:05Z"));
   s.add(fake_result("tiled", 32, 1024, 0.2399, "2025-01-31T11:00:00Z"));  // a newer run at 1024
-  s.add(fake_result("cublas", 0, 1024, 0.0688, "2025-01-31T10:00:01Z"));
+  RunResult cublas = fake_result("cublas", 0, 1024, 0.0688, "2025-01-31T10:00:01Z");
+  cublas.interleaved_note = "cublas is the reference itself";
+  s.add(cublas);
   s.add(fake_result("tiled", 8, 1024, 0.4217, "2025-01-31T10:00:02Z"));
   RunResult failed = fake_result("tiled_floork", 16, 1024, 0.3, "2025-01-31T10:00:03Z");
   failed.error.passed = false;
@@ -229,4 +241,87 @@ TEST(Session, RecordsFromARealRunCarryTheEngineFields) {
   EXPECT_EQ(back.records[0].backend, "cpu");
   EXPECT_FALSE(back.records[0].clock.available);
   EXPECT_EQ(back.device.backend, "cpu");
+}
+
+// [SECTION] The interleaved reference: kept bit for bit, and files written before it existed still load.
+TEST(Session, RoundTripKeepsTheInterleavedReferenceAndItsClock) {
+  test::TempDir dir;
+  const Session s = sample_session();
+  save_session(dir.path() / "s.json", s, false);
+  const Session back = load_session(dir.path() / "s.json");
+  const MeasurementRecord& r = back.records[0];
+  const InterleavedReference& want = s.records[0].interleaved;
+  ASSERT_TRUE(r.cublas_interleaved());
+  EXPECT_EQ(r.interleaved.kernel, "cublas");
+  EXPECT_EQ(r.interleaved.times_ms, want.times_ms);  // bit for bit
+  EXPECT_EQ(r.interleaved.stats.median, want.stats.median);
+  EXPECT_EQ(r.interleaved.stats.p75, want.stats.p75);
+  EXPECT_EQ(r.interleaved.noise, want.noise);
+  EXPECT_EQ(r.cublas_ms(), want.stats.median);
+  EXPECT_TRUE(r.interleaved.clock.available);
+  EXPECT_EQ(r.interleaved.clock.median_mhz, 1760);
+  EXPECT_EQ(r.interleaved.clock.min_mhz, 1755);
+  EXPECT_EQ(r.interleaved.clock.max_mhz, 1765);
+  EXPECT_TRUE(r.interleaved.clock.throttled);
+  EXPECT_EQ(r.interleaved.clock.throttle_reasons, "sw_power_cap");
+  EXPECT_EQ(r.clock.median_mhz, s.records[0].clock.median_mhz);  // the kernel's own, beside it
+  EXPECT_FALSE(back.records[1].cublas_interleaved());
+  EXPECT_EQ(back.records[3].interleaved_note, "cublas is the reference itself");
+}
+
+TEST(Session, ARecordWrittenBeforeTheInterleavedReferenceStillLoads) {
+  test::TempDir dir;
+  Session s = sample_session();
+  s.records[0].reference_ms = 0.0712;  // an older point: cuBLAS timed on its own after the samples
+  nlohmann::json j = to_json(s);
+  for (auto& r : j["records"]) {
+    ASSERT_TRUE(r.contains("interleaved_reference"));
+    r.erase("interleaved_reference");
+  }
+  { std::ofstream(dir.file("old.json"), std::ios::binary) << j.dump(1); }
+  const Session back = load_session(dir.path() / "old.json");
+  ASSERT_EQ(back.records.size(), s.records.size());
+  const MeasurementRecord& r = back.records[0];
+  EXPECT_FALSE(r.cublas_interleaved());
+  EXPECT_TRUE(r.interleaved.times_ms.empty());
+  EXPECT_FALSE(r.interleaved.clock.available);
+  EXPECT_TRUE(r.interleaved_note.empty());
+  EXPECT_EQ(r.cublas_ms(), 0.0712);  // the separate reference, as before
+  EXPECT_EQ(r.samples_ms, s.records[0].samples_ms);
+  // A damaged one is refused with its reason.
+  nlohmann::json bad = to_json(sample_session());
+  bad["records"][0]["interleaved_reference"]["stats_ms"]["count"] = 3;
+  { std::ofstream(dir.file("bad.json"), std::ios::binary) << bad.dump(1); }
+  try {
+    load_session(dir.path() / "bad.json");
+    ADD_FAILURE() << "accepted";
+  } catch (const SessionError& e) {
+    EXPECT_NE(std::string(e.what()).find("interleaved_reference: stats_ms.count = 3 but 4 samples"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(Session, ScalingPointsCarryTheReferenceAndBothClocks) {
+  Session s = sample_session();
+  s.records[4].reference_ms = 0.11;  // tiled 8: cuBLAS timed on its own
+  ProblemSpec at;
+  at.m = at.n = at.k = 1024;
+  const auto series = scaling_series(s, ScaleAxis::Square, at);
+  ASSERT_EQ(series.size(), 3u);
+  const ScalingPoint& p = series[0].points[0];  // tiled 32 at 1024, the first run
+  EXPECT_TRUE(p.cublas_interleaved);
+  EXPECT_EQ(p.cublas_ms, s.records[0].interleaved.stats.median);
+  EXPECT_EQ(p.cublas_clock_mhz, 1760);
+  EXPECT_TRUE(p.cublas_throttled);
+  EXPECT_EQ(p.clock_mhz, s.records[0].clock.median_mhz);
+  EXPECT_TRUE(p.clocks_differ);                 // 1867.5 MHz against 1760
+  const ScalingPoint& q = series[0].points[1];  // the newer run at 1024: no reference
+  EXPECT_FALSE(q.cublas_interleaved);
+  EXPECT_EQ(q.cublas_ms, 0);
+  EXPECT_FALSE(q.clocks_differ);
+  const ScalingPoint& t8 = series[2].points[0];
+  EXPECT_FALSE(t8.cublas_interleaved);
+  EXPECT_EQ(t8.cublas_ms, 0.11);
+  EXPECT_FALSE(t8.clocks_differ);
 }
