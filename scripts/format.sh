@@ -15,12 +15,18 @@ fi
 mapfile -t files < <(git ls-files '*.cpp' '*.hpp' '*.cu' '*.cuh' '*.h' '*.cc')
 if [ "${1:-}" = "--check" ]; then
   bad=()
+  why=""
   for f in "${files[@]}"; do
-    "$cf" --dry-run -Werror "$f" >/dev/null 2>&1 || bad+=("$f")
+    if ! out=$("$cf" --dry-run -Werror "$f" 2>&1); then
+      bad+=("$f")
+      # The first lines of clang-format's own words: a real difference, or why it could not check the file.
+      [ ${#bad[@]} -le 3 ] && why+="$(printf '%s\n' "$out" | head -n 4)"$'\n'
+    fi
   done
   if [ ${#bad[@]} -gt 0 ]; then
     echo "format: ${#bad[@]} file(s) differ from .clang-format (run scripts/format.sh):" >&2
     printf '  %s\n' "${bad[@]}" >&2
+    printf '%s' "$why" >&2
     exit 1
   fi
   echo "format: ${#files[@]} files match .clang-format ($("$cf" --version))"
