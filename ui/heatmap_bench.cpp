@@ -23,9 +23,11 @@ using clock_type = std::chrono::steady_clock;
 // Times `repeats` refreshes of A, B and C (after 3 untimed ones); glFinish makes each one complete.
 // batched: the three refreshes share one map/unmap and one synchronisation (what the panel does for a new
 // result).
+// cuda_part (optional): per repeat, the time until the refresh returned (the CUDA side, ending with the
+// range readback's synchronisation), before GL's wait and glFinish.
 PathTiming time_path(const std::string& name, const std::string& what, gfx::HeatmapContext& ctx,
                      const MatrixStore& store, int view, int repeats, bool full_resolution, bool batched,
-                     bool want_interop) {
+                     bool want_interop, std::vector<double>* cuda_part = nullptr) {
   PathTiming t{name, what, {}};
   gfx::HeatmapLayer layers[3];
   const MatrixId ids[3] = {MatrixId::A, MatrixId::B, MatrixId::C};
@@ -54,11 +56,15 @@ PathTiming time_path(const std::string& name, const std::string& what, gfx::Heat
         if (j.result.interop != want_interop)
           throw std::runtime_error("path " + name + " did not run as intended: " + ctx.interop().why);
     }
+    const auto t1 = clock_type::now();
     // Shared memory: GL's wait for CUDA's writes belongs to the refresh too (the panel queues it before
     // drawing).
     if (ctx.shared()) ctx.shared()->before_gl_reads();
     glFinish();
-    if (i >= 0) t.ms.push_back(std::chrono::duration<double, std::milli>(clock_type::now() - t0).count());
+    if (i >= 0) {
+      t.ms.push_back(std::chrono::duration<double, std::milli>(clock_type::now() - t0).count());
+      if (cuda_part) cuda_part->push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    }
   }
   return t;
 }
@@ -83,12 +89,18 @@ HeatmapBenchResult run_heatmap_bench(const HeatmapBenchOptions& opt) {
     {  // Memory CUDA and GL share for good (what the window uses when the driver offers it).
       gfx::HeatmapContext shared(opt.backend->cuda_device(), gfx::InteropPath::Auto);
       out.shared_note = shared.interop().on ? shared.path_note() : shared.interop().why;
-      if (shared.shared())
+      if (shared.shared()) {
+        std::vector<double> cuda_part;
         out.paths.push_back(
             time_path("interop, shared memory",
                       "LOD kernels writing buffers Vulkan shares with GL, no map/unmap, semaphores "
                       "order CUDA's writes and GL's reads; one sync for the three",
-                      shared, store, opt.view, opt.repeats, false, true, true));
+                      shared, store, opt.view, opt.repeats, false, true, true, &cuda_part));
+        out.paths.push_back({"  of which CUDA side",
+                             "range keys reset, semaphore signal, the three LOD kernels, range readback "
+                             "and its sync (the rest: GL's semaphore wait and glFinish)",
+                             cuda_part});
+      }
     }
     gfx::HeatmapContext interop(opt.backend->cuda_device(), gfx::InteropPath::Mapped);
     out.interop = interop.interop().on;

@@ -30,8 +30,8 @@ void reduce_band(Get& get, const LodRegion& r, const std::vector<int64_t>& col_b
                                              : 0.0;
   for (auto& a : accs) a = LodAcc{init, 0.0f, false, false};
   const int64_t r0 = lod_begin(r.row0, r.rows, r.h, y), r1 = lod_begin(r.row0, r.rows, r.h, y + 1);
-  // Row by row through the band, so the source is read contiguously; within each block this is still the
-  // row-major order of the GPU kernel.
+  // Row by row through the band, so the source is read contiguously. No result depends on the order of a
+  // block's elements (the GPU kernel reads them in another): only the mean's rounding, in double.
   for (int64_t i = r0; i < r1; ++i) {
     for (int x = 0; x < r.w; ++x) {
       LodAcc& a = accs[size_t(x)];
@@ -52,7 +52,9 @@ void reduce_band(Get& get, const LodRegion& r, const std::vector<int64_t>& col_b
           if (double(v) > a.acc) a.acc = double(v);
         } else {
           a.nonfinite |= !std::isfinite(v);
-          if (std::fabs(v) > std::fabs(a.best)) a.best = v;
+          // The largest magnitude; of +x and -x, +x (so the order of the elements does not matter).
+          const float av = std::fabs(v), ab = std::fabs(a.best);
+          if (av > ab || (av == ab && v > a.best)) a.best = v;
         }
       }
     }

@@ -79,7 +79,7 @@ std::vector<float> reference_reduce(const std::vector<float>& src, int64_t ld, c
       case Reduce::AbsMax: {
         float best = 0;
         for (float v : m)
-          if (std::fabs(v) > std::fabs(best)) best = v;
+          if (std::fabs(v) > std::fabs(best) || (std::fabs(v) == std::fabs(best) && v > best)) best = v;
         o = nonfinite ? kNaN : best;
         break;
       }
@@ -177,7 +177,7 @@ TEST(HeatmapLod, FullResolutionIsTheIdentity) {
 
 TEST(HeatmapLod, AbsMaxKeepsTheSignOfTheLargestMagnitude) {
   const std::vector<float> m = {1,      -5,    3,      4,  // block 0: -5
-                                0.5f,   7,     -7,     2,  // block 1 (ties): 7 comes first in row-major order
+                                0.5f,   -7,    7,      2,  // block 1 (a tie): +7, though -7 comes first
                                 0,      -0.0f, 0,      0,  // block 2: all zero -> +0
                                 -1e-3f, 0,     -2e-3f, 1e-3f};
   const std::vector<float> out = reduce(m, 4, 4, 4, LodRegion{0, 0, 4, 4, 1, 4}, Reduce::AbsMax);
@@ -186,9 +186,10 @@ TEST(HeatmapLod, AbsMaxKeepsTheSignOfTheLargestMagnitude) {
   EXPECT_EQ(out[2], 0.0f);
   EXPECT_FALSE(std::signbit(out[2]));
   EXPECT_EQ(out[3], -2e-3f);
-  // The tie the other way round: -7 first.
-  const std::vector<float> t = {-7, 7};
-  EXPECT_EQ(reduce(t, 2, 1, 2, LodRegion{0, 0, 1, 2, 1, 1}, Reduce::AbsMax)[0], -7.0f);
+  // The tie either way round: +7, so the GPU kernel (which reads a block in another order) agrees.
+  const std::vector<float> t = {-7, 7}, u = {7, -7};
+  EXPECT_EQ(reduce(t, 2, 1, 2, LodRegion{0, 0, 1, 2, 1, 1}, Reduce::AbsMax)[0], 7.0f);
+  EXPECT_EQ(reduce(u, 2, 1, 2, LodRegion{0, 0, 1, 2, 1, 1}, Reduce::AbsMax)[0], 7.0f);
 }
 
 TEST(HeatmapLod, NanAndInfFollowTheRulesOfEachMode) {
