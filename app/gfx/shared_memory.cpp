@@ -111,8 +111,10 @@ struct SharedContext::Impl {
   VkSemaphore vk_written = VK_NULL_HANDLE, vk_read = VK_NULL_HANDLE;  // CUDA -> GL, GL -> CUDA
   cudaExternalSemaphore_t cu_written = nullptr, cu_read = nullptr;
   GLuint gl_written = 0, gl_read = 0;
-  // Binary semaphores: each signal is waited for exactly once before the next signal.
-  bool written_pending = false, read_pending = false;
+  // Binary semaphores: each signal must be waited for before the next signal of the same semaphore. The
+  // protocol (before_cuda_writes) keeps every signal of one semaphore behind the wait for its previous one on
+  // the GPU, not only in the order the calls were made. written_pending: CUDA signalled, GL has not waited.
+  bool written_pending = false;
   std::vector<GLuint> buffers;  // every shared GL buffer (named in GL's waits and signals)
   int device_index = -1;
   cudaStream_t stream = nullptr;
@@ -401,18 +403,23 @@ std::vector<float> SharedBuffer::read_back(size_t count) const {
 }
 
 // Binary semaphores: a signal must be waited for before the next signal, and a wait must be submitted after
-// its signal. So each side consumes the other's pending signal before signalling again (a GPU-side wait,
-// which costs the CPU nothing), and GL's signals are flushed at once, before CUDA can queue the matching
-// wait.
+// its signal (GL's signal is flushed before CUDA queues the matching wait). Each batch of CUDA writes: GL
+// consumes the previous batch's signal (if no draw has), announces that its reads so far are done (a GL
+// signal, flushed), the stream waits for that announcement, then writes, then signals. So a GL signal of
+// `read` always follows (in GL's order) the GL wait for the `written` signal that followed CUDA's wait for
+// the previous `read` signal, and a CUDA signal of `written` follows CUDA's wait for the `read` signal that
+// followed GL's wait for the previous `written` one: no binary semaphore is ever signalled twice without a
+// wait in between, on the GPU. (The earlier protocol queued GL's wait without flushing and signalled `read`
+// once per draw: under Repeat in the window, on an H100, it stalled.)
 void SharedContext::Impl::before_cuda_writes() {
-  if (!read_pending) return;
+  before_gl_reads();
+  glSignalSemaphoreEXT(gl_read, GLuint(buffers.size()), buffers.data(), 0, nullptr, nullptr);
+  glFlush();
   cudaExternalSemaphoreWaitParams p{};
   cuda_check(cudaWaitExternalSemaphoresAsync(&cu_read, &p, 1, stream), "cudaWaitExternalSemaphoresAsync");
-  read_pending = false;
 }
 
 void SharedContext::Impl::after_cuda_writes() {
-  if (written_pending) before_gl_reads();
   cudaExternalSemaphoreSignalParams p{};
   cuda_check(cudaSignalExternalSemaphoresAsync(&cu_written, &p, 1, stream),
              "cudaSignalExternalSemaphoresAsync");
@@ -426,12 +433,9 @@ void SharedContext::Impl::before_gl_reads() {
   written_pending = false;
 }
 
-void SharedContext::Impl::after_gl_reads() {
-  if (read_pending) before_cuda_writes();  // these reads are newer than the pending announcement
-  glSignalSemaphoreEXT(gl_read, GLuint(buffers.size()), buffers.data(), 0, nullptr, nullptr);
-  glFlush();
-  read_pending = true;
-}
+// GL's reads are announced to CUDA by the next before_cuda_writes (one signal per batch of writes, not per
+// draw).
+void SharedContext::Impl::after_gl_reads() {}
 
 void SharedContext::before_cuda_writes() {
   m->before_cuda_writes();

@@ -35,10 +35,10 @@ class SharedContext {
 
   // The ordering of a batch of CUDA writes (on the stream) and the GL draws that read them. None of these
   // blocks the CPU: the waits are queued on the GPU (CUDA's on the stream, GL's in its command stream).
-  void before_cuda_writes();  // the stream waits for GL's reads announced so far
+  void before_cuda_writes();  // GL announces its reads so far (signal, flush); the stream waits for that
   void after_cuda_writes();   // announces that the writes are done
   void before_gl_reads();     // GL waits for announced writes, if any are pending
-  void after_gl_reads();      // announces that GL's reads so far are done
+  void after_gl_reads();      // nothing to do now: the next before_cuda_writes announces the reads
 
   // How often a Vulkan call left another (or no) GL context current and it was made current again.
   static int gl_restores();
