@@ -182,8 +182,9 @@ class CudaBackend final : public Backend {
     // The same count as capacity() and the size sliders, and the L2 flush buffer of a cold-cache policy.
     // A person's kernel also needs the worker's own copies of A and B.
     const double worker_copies = user ? 4.0 * (double(s.m) * double(s.k) + double(s.k) * double(s.n)) : 0.0;
+    const double ws = e ? double(workspace_bytes(*e, s)) : 0.0;  // split-K's partial tiles
     const double need =
-        run_bytes(s.m, s.n, s.k) + (cold ? 2.0 * double(m_info.l2_bytes) : 0.0) + worker_copies;
+        run_bytes(s.m, s.n, s.k) + (cold ? 2.0 * double(m_info.l2_bytes) : 0.0) + worker_copies + ws;
     CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
     if (need >
         0.9 * double(free_b)) {  // memory cached by the pool counts as used: give it back and look again
@@ -196,6 +197,8 @@ class CudaBackend final : public Backend {
       os << "M x N x K = " << s.m << " x " << s.n << " x " << s.k << " needs " << mib(need)
          << " of GPU memory for A, B, C, the reference and C - reference"
          << (cold ? " and the L2 flush buffer" : "") << (user ? " and the worker's copies of A and B" : "")
+         << (ws > 0 ? " and " + mib(ws) + " of workspace for " + s.kernel + " tile " + std::to_string(s.tile)
+                    : std::string())
          << ", but " << m_name << " has " << mib(double(free_b)) << " free (limit: 90% of free memory)";
       throw ValidationError(os.str());
     }
@@ -237,6 +240,14 @@ class CudaBackend final : public Backend {
     }
     GemmArgs ref_args{A.get(), B.get(), R.get(), s.m, s.n, s.k};
     GemmArgs args{A.get(), B.get(), C.get(), s.m, s.n, s.k};
+    // What the kernel needs beside A, B and C (split-K: partial tiles and a count per tile), zeroed once.
+    std::optional<PoolBuffer<char>> workspace;
+    if (const size_t ws = workspace_bytes(*entry, s); ws > 0) {
+      workspace.emplace(ws, st);
+      CUDA_CHECK(cudaMemsetAsync(workspace->get(), 0, ws, st));
+      args.workspace = workspace->get();
+      args.workspace_bytes = ws;
+    }
     launch_cublas(ref_args, 0, st);
     // Poison C so that a kernel which skips elements cannot pass on stale data.
     CUDA_CHECK(cudaMemsetAsync(C.get(), 0xff, C.bytes(), st));
@@ -315,6 +326,7 @@ class CudaBackend final : public Backend {
     if (const auto li = launch_info_locked(*entry, s)) {
       r.tile_m = li->tile_m;
       r.tile_n = li->tile_n;
+      r.blocks_per_tile = li->blocks_per_tile;
       if (li->occupancy.res.threads_per_block > 0) r.occupancy = li->occupancy;
     }
     if (req.keep_store) {
@@ -357,6 +369,15 @@ class CudaBackend final : public Backend {
     return launch_info_locked(*e, s);
   }
 
+  // Bytes of workspace the built-in kernel's launch at this shape and tile needs (0 for most).
+  static size_t workspace_bytes(const KernelEntry& e, const ProblemSpec& s) {
+    if (!e.cuda) return 0;
+    LaunchQuery q;
+    q.offline = true;
+    e.cuda(GemmArgs{nullptr, nullptr, nullptr, s.m, s.n, s.k}, s.tile, nullptr, &q);
+    return q.workspace_bytes;
+  }
+
   // The launch the kernel would make for this shape and tile: grid, block, occupancy on this device.
   std::optional<LaunchInfo> launch_info_locked(const KernelEntry& e, const ProblemSpec& s,
                                                int tile = -1) const {
@@ -366,7 +387,8 @@ class CudaBackend final : public Backend {
     LaunchInfo li;
     li.tile_m = q.tile_m;
     li.tile_n = q.tile_n;
-    li.grid_blocks = int64_t(q.grid_x) * q.grid_y;
+    li.grid_blocks = int64_t(q.grid_x) * q.grid_y * q.grid_z;
+    li.blocks_per_tile = int(q.grid_z);
     if (!q.func) return li;  // cuBLAS: no occupancy to report
     cudaFuncAttributes fa{};
     CUDA_CHECK(cudaFuncGetAttributes(&fa, q.func));
@@ -417,7 +439,7 @@ class CudaBackend final : public Backend {
     }
     LaunchQuery q;
     entry.cuda(args, s.tile, st, &q);
-    const size_t tiles = size_t(q.grid_x) * q.grid_y;
+    const size_t tiles = size_t(q.grid_x) * q.grid_y * q.grid_z;  // records: one per block
     DeviceBuffer<TileRecord> rec(tiles);
     GemmArgs traced = args;
     traced.trace = rec.get();
@@ -431,11 +453,12 @@ class CudaBackend final : public Backend {
     t->sm_count = m_limits.sm_count;
     t->tile_m = q.tile_m;
     t->tile_n = q.tile_n;
+    t->grid_z = int(q.grid_z);
     std::vector<TileRecord> raw(tiles);
     CUDA_CHECK(cudaMemcpyAsync(raw.data(), rec.get(), rec.bytes(), cudaMemcpyDeviceToHost, st));
     CUDA_CHECK(cudaStreamSynchronize(st));
     // Records in row-major order of C's tiles, whatever the kernel's grid orientation.
-    if (q.x_covers_rows) {
+    if (q.x_covers_rows && q.grid_z == 1) {
       t->grid_y = int(q.grid_x);
       t->grid_x = int(q.grid_y);
       t->records.resize(tiles);

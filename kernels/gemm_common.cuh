@@ -104,6 +104,8 @@ void launch_or_query(Plain plain, Traced traced, dim3 grid, dim3 block, size_t s
     *q = LaunchQuery{reinterpret_cast<const void*>(a.trace ? traced : plain),
                      grid.x,
                      grid.y,
+                     grid.z,
+                     0,
                      int(block.x * block.y * block.z),
                      smem,
                      tile_m,

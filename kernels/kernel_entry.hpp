@@ -41,6 +41,7 @@ KernelEntry entry_vectorized();    // vectorized.cu
 KernelEntry entry_warptile();      // warptile.cu
 KernelEntry entry_async();         // async.cu
 KernelEntry entry_pipelined();     // pipelined.cu
+KernelEntry entry_splitk();        // pipelined.cu
 KernelEntry entry_wmma_tf32();     // wmma_tf32.cu
 KernelEntry entry_mma_tf32();      // mma_tf32.cu
 KernelEntry entry_wgmma_tf32();    // wgmma_tf32.cu

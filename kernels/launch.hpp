@@ -13,12 +13,18 @@ struct GemmArgs {
   float* C;        // device, m x n row-major
   int64_t m, n, k;
   TileRecord* trace = nullptr;  // device, one record per block: launch the instrumented build
+  // Device memory a kernel needs beside A, B and C (LaunchQuery::workspace_bytes of this launch), zeroed
+  // once when allocated; the kernel leaves it ready for its next launch. Null when none is needed.
+  void* workspace = nullptr;
+  size_t workspace_bytes = 0;
 };
 
 // What a launch would be, for occupancy queries: the kernel function, grid, block and dynamic shared memory.
 struct LaunchQuery {
   const void* func = nullptr;
   unsigned grid_x = 0, grid_y = 0;
+  unsigned grid_z = 1;  // blocks per tile of C (split-K: one per slice of K); trace records grid_x * y * z
+  size_t workspace_bytes = 0;  // GemmArgs::workspace this launch needs
   int threads = 0;
   size_t dynamic_smem = 0;
   int tile_m = 0, tile_n = 0;  // rows and columns of C per block
@@ -47,6 +53,7 @@ void launch_vectorized(const GemmArgs& args, int tile, void* stream, LaunchQuery
 void launch_warptile(const GemmArgs& args, int tile, void* stream, LaunchQuery* query = nullptr);
 void launch_async(const GemmArgs& args, int tile, void* stream, LaunchQuery* query = nullptr);
 void launch_pipelined(const GemmArgs& args, int tile, void* stream, LaunchQuery* query = nullptr);
+void launch_splitk(const GemmArgs& args, int tile, void* stream, LaunchQuery* query = nullptr);
 void launch_wmma_tf32(const GemmArgs& args, int tile, void* stream, LaunchQuery* query = nullptr);
 void launch_mma_tf32(const GemmArgs& args, int tile, void* stream, LaunchQuery* query = nullptr);
 #if defined(TILESCOPE_HAVE_WGMMA)

@@ -1,4 +1,4 @@
-// Rung 10: TF32 tensor cores through the raw PTX instruction mma.sync.m16n8k8 (sm_80+), which WMMA hides.
+// Rung 12: TF32 tensor cores through the raw PTX instruction mma.sync.m16n8k8 (sm_80+), which WMMA hides.
 // Owning the fragments buys what the WMMA rung could not do: each thread loads exactly the four values of A
 // and two of B that the instruction wants, from padded shared memory where those 32-bit loads hit 32
 // distinct banks (A rows padded to BK + 4 floats, B rows to BN + 8: the 32 lanes' addresses 4 g + t and
@@ -185,7 +185,7 @@ namespace ts {
 
 KernelEntry entry_mma_tf32() {
   KernelInfo k =
-      kernel_info("mma_tf32", "11. Tensor cores, TF32 (mma.sync)",
+      kernel_info("mma_tf32", "12. Tensor cores, TF32 (mma.sync)",
                   "The PTX instruction under WMMA, with fragments loaded by hand from padded shared "
                   "memory (no bank conflicts), 64 x 64 warp tiles and a 4-stage cp.async pipeline: "
                   "about twice the WMMA rung, for hand-written register layouts; on Hopper still the "

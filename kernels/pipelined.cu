@@ -25,6 +25,11 @@
 #include "kernel_entry.hpp"
 
 #if defined(__CUDACC__)
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
 #include "gemm_common.cuh"
 
 namespace ts {
@@ -100,10 +105,14 @@ __device__ __forceinline__ void load_tile(float* st, const float* __restrict__ A
 
 }  // namespace
 
-template <class G, bool kVecB, bool kTrace>
+// kSplit (rung 10, split-K): blockIdx.z takes slice z of the K tiles (gridDim.z slices, sizes differing by at
+// most one), and the block's partial sums go to `work` instead of C; the last slice of a tile to finish (an
+// atomic count per tile in `work`) adds the slices' partials in slice order, so C does not depend on which
+// finished first, and writes C. No block ever waits for another.
+template <class G, bool kVecB, bool kTrace, bool kSplit = false>
 __global__ void __launch_bounds__(G::NT, G::MINB)
     pipelined_kernel(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
-                     int64_t m, int64_t n, int64_t k, TileRecord* trace) {
+                     int64_t m, int64_t n, int64_t k, TileRecord* trace, float* __restrict__ work = nullptr) {
   trace_begin<kTrace>(trace);
   constexpr int BM = G::BM, BN = G::BN, BK = G::BK, WM = G::WM, WN = G::WN, S = G::STAGES;
   constexpr int TM = G::TM, TN = G::TN;
@@ -113,7 +122,10 @@ __global__ void __launch_bounds__(G::NT, G::MINB)
   const int a_off = wr * WM + (lane / 8) * 4;  // rows a_off + 16 p + {0..3}
   const int b_off = wc * WN + (lane % 8) * 4;  // columns b_off + 32 q + {0..3}
   const int64_t row0 = int64_t(blockIdx.y) * BM, col0 = int64_t(blockIdx.x) * BN;
-  const int64_t tiles = (k + BK - 1) / BK;
+  // This block's K tiles: [t_first, t_first + tiles) (all of them without kSplit).
+  const int64_t k_tiles = (k + BK - 1) / BK;
+  const int64_t t_first = kSplit ? int64_t(blockIdx.z) * k_tiles / gridDim.z : 0;
+  const int64_t tiles = kSplit ? int64_t(blockIdx.z + 1) * k_tiles / gridDim.z - t_first : k_tiles;
   const bool interior = row0 + BM <= m && col0 + BN <= n;
 
   // Per-thread source pointers, advanced by one k tile per issue, and which of the thread's rows of A and
@@ -124,18 +136,18 @@ __global__ void __launch_bounds__(G::NT, G::MINB)
   for (int i = 0; i < G::PA; ++i) {
     const int64_t r = row0 + tid / 8 + G::RPA * i;
     a_rows |= unsigned(r < m) << i;
-    pa[i] = A + (r < m ? r : 0) * k + tid % 8;
+    pa[i] = A + (r < m ? r : 0) * k + tid % 8 + t_first * BK;
   }
   const int64_t bcol = col0 + (tid % (BN / 4)) * 4;
   unsigned b_cols = 0;
 #pragma unroll
   for (int e = 0; e < 4; ++e) b_cols |= unsigned(bcol + e < n) << e;
   const int64_t b_pass = int64_t(G::RPB) * n;
-  const float* pb = B + int64_t(tid / (BN / 4)) * n + (bcol < n ? bcol : 0);
+  const float* pb = B + (int64_t(tid / (BN / 4)) + t_first * BK) * n + (bcol < n ? bcol : 0);
 
   auto issue = [&](int stage, int64_t t) {
     float* st = smem + stage * G::STAGE_FLOATS;
-    const int64_t k0 = t * BK;
+    const int64_t k0 = (t_first + t) * BK;
     if (interior && k0 + BK <= k)
       load_tile<G, kVecB, false>(st, A, B, k, k0, tid, pa, pb, b_pass, a_rows, b_cols);
     else
@@ -194,13 +206,57 @@ __global__ void __launch_bounds__(G::NT, G::MINB)
   }
   cp_async_wait<0>();
 
+  if constexpr (kSplit) {
+    // The partial tile, in the threads' own register order (float4 j of thread tid at j * NT + tid: every
+    // warp writes 512 contiguous bytes, and no bounds checks), then a count of the slices done.
+    const int64_t tile = int64_t(blockIdx.y) * gridDim.x + blockIdx.x;
+    const int64_t tile_count = int64_t(gridDim.x) * gridDim.y;
+    constexpr int V = TM * TN / 4;  // float4s per thread
+    float4* part = reinterpret_cast<float4*>(work) + (tile * gridDim.z + blockIdx.z) * int64_t(V * G::NT);
 #pragma unroll
-  for (int i = 0; i < TM; ++i) {
-    const int64_t row = row0 + a_off + 16 * (i / 4) + i % 4;
+    for (int i = 0; i < TM; ++i)
 #pragma unroll
-    for (int q = 0; q < TN / 4; ++q)
-      store4_checked(C, row, col0 + b_off + 32 * q, m, n, n, kVecB,
-                     make_float4(acc[i][4 * q], acc[i][4 * q + 1], acc[i][4 * q + 2], acc[i][4 * q + 3]));
+      for (int q = 0; q < TN / 4; ++q)
+        __stcg(part + (i * (TN / 4) + q) * G::NT + tid,
+               make_float4(acc[i][4 * q], acc[i][4 * q + 1], acc[i][4 * q + 2], acc[i][4 * q + 3]));
+    unsigned* count = reinterpret_cast<unsigned*>(reinterpret_cast<float4*>(work) +
+                                                  tile_count * gridDim.z * int64_t(V * G::NT)) +
+                      tile;
+    __shared__ bool last;
+    __threadfence();  // this block's partial is visible to every block before the count says it is there
+    __syncthreads();
+    if (tid == 0) {
+      last = atomicAdd(count, 1u) == gridDim.z - 1;
+      if (last) *count = 0;  // ready for the next launch
+    }
+    __syncthreads();
+    if (last) {
+      __threadfence();
+      const float4* first = reinterpret_cast<const float4*>(work) + tile * gridDim.z * int64_t(V * G::NT);
+#pragma unroll
+      for (int i = 0; i < TM; ++i) {
+        const int64_t row = row0 + a_off + 16 * (i / 4) + i % 4;
+#pragma unroll
+        for (int q = 0; q < TN / 4; ++q) {
+          const int64_t at = (i * (TN / 4) + q) * G::NT + tid;
+          float4 sum = __ldcg(first + at);  // slice 0, then 1, 2, ... whichever block finished first
+          for (unsigned z = 1; z < gridDim.z; ++z) {
+            const float4 p = __ldcg(first + int64_t(z) * (V * G::NT) + at);
+            sum.x += p.x, sum.y += p.y, sum.z += p.z, sum.w += p.w;
+          }
+          store4_checked(C, row, col0 + b_off + 32 * q, m, n, n, kVecB, sum);
+        }
+      }
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < TM; ++i) {
+      const int64_t row = row0 + a_off + 16 * (i / 4) + i % 4;
+#pragma unroll
+      for (int q = 0; q < TN / 4; ++q)
+        store4_checked(C, row, col0 + b_off + 32 * q, m, n, n, kVecB,
+                       make_float4(acc[i][4 * q], acc[i][4 * q + 1], acc[i][4 * q + 2], acc[i][4 * q + 3]));
+    }
   }
   trace_end<kTrace>(trace);
 }
@@ -218,7 +274,7 @@ static void go(const GemmArgs& a, cudaStream_t s, LaunchQuery* q) {
   }
   const dim3 grid(blocks_for(a.n, G::BN), blocks_for(a.m, G::BM));
   launch_or_query(pipelined_kernel<G, kVecB, false>, pipelined_kernel<G, kVecB, true>, grid, dim3(G::NT),
-                  G::SMEM, s, q, G::BM, G::BN, a);
+                  G::SMEM, s, q, G::BM, G::BN, a, static_cast<float*>(nullptr));
 }
 
 template <class G>
@@ -227,6 +283,58 @@ static void go(const GemmArgs& a, cudaStream_t s, LaunchQuery* q) {
     go<G, true>(a, s, q);
   else
     go<G, false>(a, s, q);
+}
+
+// Rung 10: split-K. The block of tile 128 (128 x 128 x 16, 2 blocks per SM), with the K tiles cut into
+// `splits` slices: grid (N / 128, M / 128, splits). Workspace: a partial tile per block, then a count per
+// tile.
+size_t splitk_workspace_bytes(int64_t m, int64_t n, int splits) {
+  using G = Cfg<128, 128, 16, 32, 64, 3, 2>;
+  if (splits <= 1) return 0;
+  const size_t tiles = size_t(blocks_for(n, G::BN)) * size_t(blocks_for(m, G::BM));
+  return tiles * size_t(splits) * G::BM * G::BN * sizeof(float) + tiles * sizeof(unsigned);
+}
+
+int splitk_slices(int64_t k, int tile) {
+  using G = Cfg<128, 128, 16, 32, 64, 3, 2>;
+  const int64_t k_tiles = (k + G::BK - 1) / G::BK;  // no empty slice: at most one per K tile
+  return int(std::min<int64_t>(tile, k_tiles));
+}
+
+void launch_splitk(const GemmArgs& a, int tile, void* stream, LaunchQuery* q) {
+  using G = Cfg<128, 128, 16, 32, 64, 3, 2>;
+  if (tile != 1 && tile != 2 && tile != 3 && tile != 4 && tile != 6 && tile != 8) bad_tile("splitk", tile);
+  const int splits = splitk_slices(a.k, tile);
+  if (splits == 1) {  // no partials: the pipelined kernel as it is
+    go<G>(a, static_cast<cudaStream_t>(stream), q);
+    return;
+  }
+  const size_t need = splitk_workspace_bytes(a.m, a.n, splits);
+  auto s = static_cast<cudaStream_t>(stream);
+  auto run = [&](auto vec) {
+    constexpr bool kVecB = decltype(vec)::value;
+    auto plain = pipelined_kernel<G, kVecB, false, true>;
+    auto traced = pipelined_kernel<G, kVecB, true, true>;
+    if (needs_device(q)) {
+      static const bool configured = [&] {
+        for (const void* f : {reinterpret_cast<const void*>(plain), reinterpret_cast<const void*>(traced)})
+          CUDA_CHECK(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, int(G::SMEM)));
+        return true;
+      }();
+      (void)configured;
+    }
+    const dim3 grid(blocks_for(a.n, G::BN), blocks_for(a.m, G::BM), unsigned(splits));
+    if (!q && (!a.workspace || a.workspace_bytes < need))
+      throw std::invalid_argument("splitk with " + std::to_string(splits) + " slices needs a workspace of " +
+                                  std::to_string(need) + " bytes, zeroed once");
+    launch_or_query(plain, traced, grid, dim3(G::NT), G::SMEM, s, q, G::BM, G::BN, a,
+                    static_cast<float*>(a.workspace));
+  };
+  if (a.n % 4 == 0)
+    run(std::true_type{});
+  else
+    run(std::false_type{});
+  if (q) q->workspace_bytes = need;
 }
 
 // Picked from 14 variants measured in one run on an H100 at 4096^3 (TFLOP/s; cuBLAS 51.0, rung 8 38.8):
@@ -248,8 +356,25 @@ void launch_pipelined(const GemmArgs& a, int tile, void* stream, LaunchQuery* q)
 }  // namespace ts
 #endif  // __CUDACC__
 
-// [SECTION] Registry entry (plain data: also compiled without nvcc).
+// [SECTION] Registry entries (plain data: also compiled without nvcc).
 namespace ts {
+
+KernelEntry entry_splitk() {
+  KernelInfo k = kernel_info(
+      "splitk", "10. Split-K",
+      "Rung 9's 128 x 128 block with K cut into slices, one block per slice of each tile, so a grid too "
+      "small for the GPU (1024^3: 64 tiles for 132 SMs) fills it and the last wave's idle SMs get work; "
+      "the last slice to finish adds the partial tiles in order. Helps when tiles x slices reaches the "
+      "SMs' block slots and K is long; costs a partial tile written and read per block, so on grids of "
+      "many full waves (4096^3 and up) it only adds traffic: use tile 1 there (no split).",
+      {1, 2, 3, 4, 6, 8},
+      {"block 128 x 128 x 16, K not split (rung 9, tile 128)", "block 128 x 128 x 16, K in 2 slices",
+       "block 128 x 128 x 16, K in 3 slices", "block 128 x 128 x 16, K in 4 slices",
+       "block 128 x 128 x 16, K in 6 slices", "block 128 x 128 x 16, K in 8 slices"},
+      4, "256");
+  k.min_sm = 80;
+  return {k, TS_LAUNCHER(launch_splitk)};
+}
 
 KernelEntry entry_pipelined() {
   KernelInfo k =

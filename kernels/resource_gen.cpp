@@ -174,7 +174,7 @@ int main(int argc, char** argv) {
           rows << "      {" << quoted(e.info.id) << ", " << tile << ", " << (aligned ? "true" : "false")
                << ", " << arch << ", " << quoted(name) << ", " << u->second.regs << ", " << u->second.smem
                << ", " << u->second.spill << ", " << u->second.stack << ", " << q.threads << ", "
-               << q.dynamic_smem << ", " << q.tile_m << ", " << q.tile_n << "},\n";
+               << q.dynamic_smem << ", " << q.tile_m << ", " << q.tile_n << ", " << q.grid_z << "},\n";
         }
         if (!found)
           missing.push_back(e.info.id + " T=" + std::to_string(tile) +

@@ -29,7 +29,7 @@ __device__ __forceinline__ uint32_t sm_id() {
 template <bool kTrace>
 __device__ __forceinline__ void trace_begin(TileRecord* trace) {
   if (kTrace && threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
-    TileRecord& r = trace[size_t(blockIdx.y) * gridDim.x + blockIdx.x];
+    TileRecord& r = trace[(size_t(blockIdx.z) * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x];
     r.smid = sm_id();
     r.start_ns = global_timer_ns();
   }
@@ -42,7 +42,7 @@ __device__ __forceinline__ void trace_end(TileRecord* trace) {
   __syncwarp();
   const unsigned tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
   if (tid % 32 == 0) {
-    TileRecord& r = trace[size_t(blockIdx.y) * gridDim.x + blockIdx.x];
+    TileRecord& r = trace[(size_t(blockIdx.z) * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x];
     atomicMax(reinterpret_cast<unsigned long long*>(&r.end_ns), (unsigned long long)global_timer_ns());
   }
 }

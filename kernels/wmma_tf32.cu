@@ -1,4 +1,4 @@
-// Rung 9: tensor cores in TF32 through WMMA (sm_80+). Each warp owns a 64 x 32 piece of a 128 x 128 block
+// Rung 11: tensor cores in TF32 through WMMA (sm_80+). Each warp owns a 64 x 32 piece of a 128 x 128 block
 // tile as 4 x 2 accumulator fragments of 16 x 16; per 8-deep k step it loads fragments of A and B from shared
 // memory, rounds them to TF32 (10-bit mantissa) and issues tensor-core MMAs. Tiles arrive through a two-stage
 // cp.async pipeline as in the previous rung. What it buys: tensor cores do 8x-16x the multiply-adds per clock
@@ -148,7 +148,7 @@ namespace ts {
 
 KernelEntry entry_wmma_tf32() {
   KernelInfo k =
-      kernel_info("wmma_tf32", "10. Tensor cores, TF32 (WMMA)",
+      kernel_info("wmma_tf32", "11. Tensor cores, TF32 (WMMA)",
                   "Warps issue 16 x 16 x 8 TF32 tensor-core MMAs fed by a cp.async pipeline: many "
                   "times the FP32 throughput, but inputs are rounded to a 10-bit mantissa.",
                   {128}, {"block 128 x 128 x 32, warp 64 x 32, 2 stages, 256 threads"}, 128, "256");

@@ -695,13 +695,13 @@ bool SchedulePlot::update(const TileTrace& t, uint64_t serial, ColorBy mode) {
   auto colour = [](const std::array<uint32_t, 256>& l, float x) {
     return l[size_t(std::clamp(int(x * 255.0f + 0.5f), 0, 255))];
   };
-  std::vector<uint32_t> px(t.records.size());
-  for (size_t i = 0; i < t.records.size(); ++i) {
-    const float x = m_mode == ColorBy::Sm
-                        ? float((t.records[i].smid * 37u) % uint32_t(std::max(1, t.sm_count))) /
-                              float(std::max(1, t.sm_count - 1))
-                    : m_mode == ColorBy::Start ? v.start_frac[i]
-                                               : v.duration_frac[i];
+  // One pixel per tile of C (split-K: its first start, its last end, the SM that wrote it).
+  std::vector<uint32_t> px(v.tile_sm.size());
+  for (size_t i = 0; i < px.size(); ++i) {
+    const float x = m_mode == ColorBy::Sm ? float((v.tile_sm[i] * 37u) % uint32_t(std::max(1, t.sm_count))) /
+                                                float(std::max(1, t.sm_count - 1))
+                    : m_mode == ColorBy::Start ? v.tile_start_frac[i]
+                                               : v.tile_duration_frac[i];
     px[i] = colour(lut, x);
   }
   m_grid.upload_rgba(t.grid_x, t.grid_y, reinterpret_cast<const uint8_t*>(px.data()));
@@ -729,11 +729,26 @@ PlotReport SchedulePlot::draw(const TileTrace& t, ImVec2 size, const PlotStyle& 
       if (st.interactive && ImPlot::IsPlotHovered()) {
         const ImPlotPoint p = ImPlot::GetPlotMousePos();
         const int x = int(std::floor(p.x)), y = int(std::floor(p.y));
-        if (x >= 0 && x < t.grid_x && y >= 0 && y < t.grid_y) {
+        if (x >= 0 && x < t.grid_x && y >= 0 && y < t.grid_y && t.grid_z <= 1) {
           const TileRecord& r = t.records[size_t(y) * size_t(t.grid_x) + size_t(x)];
           ImGui::SetTooltip("tile (%d, %d): SM %u\nstart %.2f us, end %.2f us, %.2f us", y, x, r.smid,
                             double(r.start_ns - m_summary.t0) * 1e-3, double(r.end_ns - m_summary.t0) * 1e-3,
                             double(r.end_ns - r.start_ns) * 1e-3);
+        } else if (x >= 0 && x < t.grid_x && y >= 0 && y < t.grid_y) {
+          const size_t tiles = size_t(t.grid_x) * size_t(t.grid_y),
+                       at = size_t(y) * size_t(t.grid_x) + size_t(x);
+          std::string text = "tile (" + std::to_string(y) + ", " + std::to_string(x) + "): K in " +
+                             std::to_string(t.grid_z) + " slices";
+          char line[120];
+          for (int z = 0; z < t.grid_z; ++z) {
+            const TileRecord& r = t.records[size_t(z) * tiles + at];
+            std::snprintf(line, sizeof line, "\nslice %d: SM %u, %.2f to %.2f us", z, r.smid,
+                          double(r.start_ns - m_summary.t0) * 1e-3, double(r.end_ns - m_summary.t0) * 1e-3);
+            text += line;
+          }
+          std::snprintf(line, sizeof line, "\nC written by SM %u (the last slice to finish)",
+                        m_view->tile_sm[at]);
+          ImGui::SetTooltip("%s", (text + line).c_str());
         }
       }
       ImPlot::EndPlot();

@@ -93,6 +93,7 @@ struct BandwidthResult {
 struct LaunchInfo {
   int tile_m = 0, tile_n = 0;  // rows and columns of C per block
   int64_t grid_blocks = 0;
+  int blocks_per_tile = 1;    // split-K: one block per slice of K for each tile of C
   OccupancyReport occupancy;  // on this device, with api_blocks_per_sm from the CUDA occupancy API
 };
 
@@ -139,6 +140,7 @@ struct RunResult {
   std::shared_ptr<const HostMatrix> c;
   std::shared_ptr<const MatrixStore> store;  // keep_store: the matrices, for heatmaps at any zoom
   int tile_m = 0, tile_n = 0;                // rows and columns of C per block (0: not a blocked kernel)
+  int blocks_per_tile = 1;                   // blocks per tile of C (split-K: the slices of K)
   // cuBLAS (same precision) at the same shape, the median of 5 launches after the samples (profile, where
   // there is no interleaved reference; 0: not run). Read cublas_ms() for "% of cuBLAS".
   double reference_ms = 0;

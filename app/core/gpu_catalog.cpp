@@ -110,6 +110,7 @@ OccupancyInputs inputs_from(const BuildResource& r) {
   in.dynamic_smem = r.dynamic_smem;
   in.tile_m = r.tile_m;
   in.tile_n = r.tile_n;
+  in.blocks_per_tile = r.blocks_per_tile;
   return in;
 }
 
@@ -134,7 +135,8 @@ void validate_inputs(const OccupancyInputs& in, const GpuModel& g) {
 OccupancyReport theoretical_occupancy(const GpuModel& g, const OccupancyInputs& in, int64_t m, int64_t n) {
   validate_inputs(in, g);
   const KernelResources res{in.threads_per_block, in.regs_per_thread, in.static_smem, in.dynamic_smem};
-  return compute_occupancy(g.limits, res, grid_blocks(m, n, in.tile_m, in.tile_n));
+  return compute_occupancy(g.limits, res,
+                           grid_blocks(m, n, in.tile_m, in.tile_n) * std::max(1, in.blocks_per_tile));
 }
 
 std::vector<WaveMark> theoretical_wave_marks(const std::vector<BuildResource>& table, const GpuModel& gpu,
@@ -149,7 +151,8 @@ std::vector<WaveMark> theoretical_wave_marks(const std::vector<BuildResource>& t
   } catch (const ValidationError&) {
     return {};  // does not fit on this GPU
   }
-  return wave_marks(spec, from, to, in.tile_m, in.tile_n, o.blocks_per_sm, gpu.limits.sm_count);
+  return wave_marks(spec, from, to, in.tile_m, in.tile_n, o.blocks_per_sm, gpu.limits.sm_count,
+                    in.blocks_per_tile);
 }
 
 }  // namespace ts

@@ -52,6 +52,7 @@ struct BuildResource {
   int threads;           // threads per block the launcher uses
   int dynamic_smem;      // bytes of dynamic shared memory the launcher asks for
   int tile_m, tile_n;    // C per block
+  int blocks_per_tile;   // blocks per tile of C (split-K: its slices of K at 4096^3 / 4099^3; else 1)
 };
 // Defined in the generated source (tilescope_build_resources): every row, and where they come from (or why
 // there are none: a build without nvcc says so).
@@ -74,6 +75,7 @@ struct OccupancyInputs {
   int regs_per_thread = 0;
   int static_smem = 0, dynamic_smem = 0;  // bytes per block
   int tile_m = 0, tile_n = 0;             // C per block (for the grid)
+  int blocks_per_tile = 1;                // blocks per tile of C (split-K's slices of K)
 };
 OccupancyInputs inputs_from(const BuildResource& r);
 // Throws ValidationError naming the value and the limit: threads 1..max_threads_per_block, registers

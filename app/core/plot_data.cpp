@@ -104,7 +104,8 @@ WaveMarkSet measured_wave_marks(const Session& s, ScaleAxis axis, const ProblemS
     w.note = "no wave marks for " + c.label() + ": no measured point of it records its launch";
     return w;
   }
-  w.marks = wave_marks(sweep, from, to, best->tile_m, best->tile_n, best->blocks_per_sm, s.device.sm_count);
+  w.marks = wave_marks(sweep, from, to, best->tile_m, best->tile_n, best->blocks_per_sm, s.device.sm_count,
+                       best->blocks_per_tile);
   if (w.marks.empty())
     w.note = "no wave marks: the grid of " + c.label() + " stays within one wave up to " + std::to_string(to);
   return w;
@@ -557,19 +558,28 @@ FigureData occupancy_figure(const OccupancyData& d, FigureMeta meta) {
 FigureData schedule_figure(const TileTrace& t, FigureMeta meta) {
   FigureData f;
   const ScheduleSummary sum = summarize_schedule(t);
-  char b[200];
-  std::snprintf(b, sizeof b, "%zu tiles of %d x %d on %d SMs; traced launch %.6g ms, plain %.6g ms",
-                t.records.size(), t.tile_m, t.tile_n, t.sm_count, t.traced_ms, t.plain_ms);
+  char b[240];
+  if (t.grid_z > 1)
+    std::snprintf(
+        b, sizeof b,
+        "%d tiles of %d x %d, K in %d slices: %zu blocks on %d SMs; traced launch %.6g ms, plain %.6g ms",
+        t.grid_x * t.grid_y, t.tile_m, t.tile_n, t.grid_z, t.records.size(), t.sm_count, t.traced_ms,
+        t.plain_ms);
+  else
+    std::snprintf(b, sizeof b, "%zu tiles of %d x %d on %d SMs; traced launch %.6g ms, plain %.6g ms",
+                  t.records.size(), t.tile_m, t.tile_n, t.sm_count, t.traced_ms, t.plain_ms);
   meta.notes.push_back(b);
   f.meta = std::move(meta);
   FigureSeries tiles;
   tiles.label = "tiles";
-  tiles.columns = {"tile_row", "tile_col", "sm", "start_us", "end_us", "duration_us"};
+  tiles.columns = {"tile_row", "tile_col", "k_slice", "sm", "start_us", "end_us", "duration_us"};
+  const size_t n_tiles = size_t(std::max(1, t.grid_x)) * size_t(std::max(1, t.grid_y));
   for (size_t i = 0; i < t.records.size() && t.grid_x > 0; ++i) {
     const TileRecord& r = t.records[i];
-    tiles.rows.push_back({double(i / size_t(t.grid_x)), double(i % size_t(t.grid_x)), double(r.smid),
-                          double(r.start_ns - sum.t0) * 1e-3, double(r.end_ns - sum.t0) * 1e-3,
-                          double(r.end_ns - r.start_ns) * 1e-3});
+    const size_t tile = i % n_tiles;
+    tiles.rows.push_back({double(tile / size_t(t.grid_x)), double(tile % size_t(t.grid_x)),
+                          double(i / n_tiles), double(r.smid), double(r.start_ns - sum.t0) * 1e-3,
+                          double(r.end_ns - sum.t0) * 1e-3, double(r.end_ns - r.start_ns) * 1e-3});
   }
   f.series.push_back(std::move(tiles));
   FigureSeries res;

@@ -8,8 +8,9 @@
 namespace ts {
 
 std::string check_trace(const TileTrace& t) {
-  if (t.grid_x <= 0 || t.grid_y <= 0) return "empty grid";
-  if (t.records.size() != size_t(t.grid_x) * size_t(t.grid_y)) return "record count differs from the grid";
+  if (t.grid_x <= 0 || t.grid_y <= 0 || t.grid_z <= 0) return "empty grid";
+  if (t.records.size() != size_t(t.grid_x) * size_t(t.grid_y) * size_t(t.grid_z))
+    return "record count differs from the grid";
   for (size_t i = 0; i < t.records.size(); ++i) {
     const TileRecord& r = t.records[i];
     if (r.start_ns == 0) return "tile " + std::to_string(i) + " was never started";
@@ -94,13 +95,31 @@ uint64_t timer_resolution(const TileTrace& t) {
   return best;
 }
 
+std::vector<TileRecord> tile_spans(const TileTrace& t) {
+  const size_t tiles = size_t(std::max(0, t.grid_x)) * size_t(std::max(0, t.grid_y));
+  std::vector<TileRecord> out(tiles, TileRecord{UINT64_MAX, 0, 0, 0});
+  for (size_t i = 0; i < t.records.size() && tiles > 0; ++i) {
+    const TileRecord& r = t.records[i];
+    TileRecord& o = out[i % tiles];
+    o.start_ns = std::min(o.start_ns, r.start_ns);
+    if (r.end_ns >= o.end_ns) {
+      o.end_ns = r.end_ns;
+      o.smid = r.smid;
+    }
+  }
+  return out;
+}
+
 std::string schedule_csv(const TileTrace& t) {
-  CsvWriter w({"tile_row", "tile_col", "sm", "start_us", "end_us", "duration_us"});
+  CsvWriter w({"tile_row", "tile_col", "k_slice", "sm", "start_us", "end_us", "duration_us"});
   uint64_t t0 = UINT64_MAX;
   for (const auto& r : t.records) t0 = std::min(t0, r.start_ns);
+  const size_t tiles = size_t(std::max(1, t.grid_x)) * size_t(std::max(1, t.grid_y));
   for (size_t i = 0; i < t.records.size(); ++i) {
     const TileRecord& r = t.records[i];
-    w.row({std::to_string(i / size_t(t.grid_x)), std::to_string(i % size_t(t.grid_x)), std::to_string(r.smid),
+    const size_t tile = i % tiles;
+    w.row({std::to_string(tile / size_t(t.grid_x)), std::to_string(tile % size_t(t.grid_x)),
+           std::to_string(i / tiles), std::to_string(r.smid),
            CsvWriter::num(double(r.start_ns - t0) * 1e-3, "%.3f"),
            CsvWriter::num(double(r.end_ns - t0) * 1e-3, "%.3f"),
            CsvWriter::num(double(r.end_ns - r.start_ns) * 1e-3, "%.3f")});
@@ -121,6 +140,20 @@ ScheduleView prepare_schedule_view(const TileTrace& t, int gantt_bins, size_t ma
     const TileRecord& r = t.records[i];
     v.start_frac[i] = float(double(r.start_ns - v.summary.t0) / span);
     v.duration_frac[i] = float(double(r.end_ns - r.start_ns) / max_dur);
+  }
+  if (t.grid_z <= 1) {
+    v.tile_start_frac = v.start_frac;
+    v.tile_duration_frac = v.duration_frac;
+    for (const auto& r : t.records) v.tile_sm.push_back(r.smid);
+  } else {
+    const std::vector<TileRecord> spans = tile_spans(t);
+    double max_span = 1;
+    for (const auto& r : spans) max_span = std::max(max_span, double(r.end_ns - r.start_ns));
+    for (const auto& r : spans) {
+      v.tile_start_frac.push_back(float(double(r.start_ns - v.summary.t0) / span));
+      v.tile_duration_frac.push_back(float(double(r.end_ns - r.start_ns) / max_span));
+      v.tile_sm.push_back(r.smid);
+    }
   }
   // Gantt: one row per SM, gantt_bins time bins; each bin counts the tiles of that SM overlapping it.
   v.gantt_bins = std::max(1, gantt_bins);

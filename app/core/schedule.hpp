@@ -22,7 +22,10 @@ struct ScheduleSummary;
 struct ScheduleView;
 
 struct TileTrace {
-  int grid_x = 0, grid_y = 0;  // blocks along N and along M; record index = y * grid_x + x
+  int grid_x = 0, grid_y = 0;  // tiles along N and along M
+  // Blocks per tile (split-K: one per slice of K). Record index = (z * grid_y + y) * grid_x + x, one per
+  // block.
+  int grid_z = 1;
   int tile_m = 0, tile_n = 0;  // rows and columns of C per block
   int sm_count = 0;
   std::vector<TileRecord> records;
@@ -56,6 +59,10 @@ std::vector<std::pair<double, int>> concurrency_curve(const TileTrace& t);
 struct ScheduleView {
   ScheduleSummary summary;
   std::vector<float> start_frac, duration_frac;  // per record, in [0, 1]
+  // Per tile of C (grid_x * grid_y, row-major): the tile's first start to its last end, as fractions, and
+  // the SM that finished it (wrote C). With one block per tile, the record's own figures.
+  std::vector<float> tile_start_frac, tile_duration_frac;
+  std::vector<uint32_t> tile_sm;
   int gantt_bins = 0, gantt_sms = 0;
   std::vector<float> gantt;  // gantt_sms rows of gantt_bins counts
   float gantt_peak = 1;
@@ -66,10 +73,14 @@ struct ScheduleView {
 // nothing else). Cost: sorting the 2 x tiles stamps once.
 ScheduleView prepare_schedule_view(const TileTrace& t, int gantt_bins = 1024, size_t max_curve_points = 4000);
 
+// Per tile of C (grid_x * grid_y, row-major), over its blocks (grid_z of them): the first start, the last end
+// and the SM of the block that ended last (split-K: the one that added the slices and wrote C).
+std::vector<TileRecord> tile_spans(const TileTrace& t);
+
 // Smallest non-zero step between any two stamps (the timer's visible resolution).
 uint64_t timer_resolution(const TileTrace& t);
 
-// CSV: tile_row,tile_col,sm,start_us,end_us,duration_us (times relative to the first start).
+// CSV: tile_row,tile_col,k_slice,sm,start_us,end_us,duration_us (times relative to the first start).
 std::string schedule_csv(const TileTrace& t);
 
 }  // namespace ts

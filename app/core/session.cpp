@@ -42,6 +42,7 @@ MeasurementRecord MeasurementRecord::from(const RunResult& r) {
   m.frames_drawn = r.frames_drawn;
   m.tile_m = r.tile_m;
   m.tile_n = r.tile_n;
+  m.blocks_per_tile = r.blocks_per_tile;
   if (r.occupancy) {
     m.blocks_per_sm = r.occupancy->blocks_per_sm;
     m.waves = r.occupancy->waves;
@@ -153,6 +154,7 @@ json record_json(const MeasurementRecord& r) {
           {"tile_m", r.tile_m},
           {"tile_n", r.tile_n},
           {"blocks_per_sm", r.blocks_per_sm},
+          {"blocks_per_tile", r.blocks_per_tile},
           {"waves", num(r.waves)},
           {"reference_ms", num(r.reference_ms)},
           {"interleaved_reference",
@@ -328,6 +330,7 @@ MeasurementRecord record_from(const Reader& r) {
   m.tile_m = int(r.integer("tile_m", 0, 1 << 20));
   m.tile_n = int(r.integer("tile_n", 0, 1 << 20));
   m.blocks_per_sm = int(r.integer("blocks_per_sm", 0, 1 << 20));
+  if (r.has("blocks_per_tile")) m.blocks_per_tile = int(r.integer("blocks_per_tile", 1, 1 << 20));
   m.waves = r.number("waves");
   m.reference_ms = r.number("reference_ms");
   if (r.has("interleaved_reference")) {  // older files have none

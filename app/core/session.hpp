@@ -47,6 +47,7 @@ struct MeasurementRecord {
   ClockRecord clock;
   int64_t frames_drawn = 0;  // frames the window drew while it was timed (0 headless; older files: 0)
   int tile_m = 0, tile_n = 0, blocks_per_sm = 0;
+  int blocks_per_tile = 1;  // split-K: blocks per tile of C (older files: 1)
   double waves = 0;
   double reference_ms = 0;  // cuBLAS at the same shape and precision, timed on its own after the samples
   // cuBLAS timed between the samples, with its own clock (older files: empty), or why there is none.

@@ -361,7 +361,7 @@ int64_t grid_blocks(int64_t m, int64_t n, int tile_m, int tile_n) {
 }
 
 std::vector<WaveMark> wave_marks(const SweepSpec& spec, int64_t from, int64_t to, int tile_m, int tile_n,
-                                 int blocks_per_sm, int sm_count) {
+                                 int blocks_per_sm, int sm_count, int blocks_per_tile) {
   std::vector<WaveMark> marks;
   if (tile_m <= 0 || tile_n <= 0 || blocks_per_sm <= 0 || sm_count <= 0 || from > to || from < 1)
     return marks;
@@ -369,7 +369,7 @@ std::vector<WaveMark> wave_marks(const SweepSpec& spec, int64_t from, int64_t to
   int64_t prev = -1;
   for (int64_t s = from; s <= to; ++s) {
     const ProblemSpec p = spec.problem(s, {});
-    const int64_t g = grid_blocks(p.m, p.n, tile_m, tile_n);
+    const int64_t g = grid_blocks(p.m, p.n, tile_m, tile_n) * std::max(1, blocks_per_tile);
     const int64_t w = (g + per_wave - 1) / per_wave;
     if (prev >= 0 && w > prev) marks.push_back({s, w, g});
     prev = w;

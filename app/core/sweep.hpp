@@ -161,7 +161,8 @@ struct WaveMark {
 // Every size s in [from, to] (integers) at which the configuration's grid first needs one more wave than at
 // s - 1, for the sweep's shape (sizes mapped to M, N, K as SweepSpec::problem does). Empty when tile_m,
 // tile_n, blocks_per_sm or sm_count is <= 0, or from > to. Cost: one division per size.
+// blocks_per_tile: blocks launched per tile of C (split-K's slices of K; 1 for every other kernel).
 std::vector<WaveMark> wave_marks(const SweepSpec& spec, int64_t from, int64_t to, int tile_m, int tile_n,
-                                 int blocks_per_sm, int sm_count);
+                                 int blocks_per_sm, int sm_count, int blocks_per_tile = 1);
 
 }  // namespace ts

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# compute-sanitizer on a GPU machine: memcheck and racecheck must be clean for every kernel that is not a
-# teaching variant, and racecheck must report the race of tiled_nosync (proof that the check can fail).
+# compute-sanitizer on a GPU machine: memcheck, racecheck, synccheck and initcheck must be clean for every
+# kernel that is not a teaching variant (TOOLS="memcheck racecheck" for the two that matter most, faster),
+# and racecheck must report the race of tiled_nosync (proof that the check can fail).
 # Usage: tests/gpu/sanitize.sh path/to/tilescope [LOG]   Exit status: 0 when all of that holds.
 set -uo pipefail
 ts=${1:?path to tilescope}
@@ -22,7 +23,7 @@ while read -r kernel tile kind; do
   [ "$kind" = teaching ] && continue
   targs="--kernel $kernel"; [ "$tile" != 0 ] && targs="$targs --tile $tile"
   for shape in "${shapes[@]}"; do
-    for tool in memcheck racecheck; do
+    for tool in ${TOOLS:-memcheck racecheck synccheck initcheck}; do
       out=$(compute-sanitizer --tool $tool "$ts" run --backend cuda $targs $shape --samples 1 2>&1)
       echo "== $tool $targs $shape" >> "$log"; echo "$out" >> "$log"
       if echo "$out" | grep -q "ERROR SUMMARY: 0 errors\|RACECHECK SUMMARY: 0 hazards"; then

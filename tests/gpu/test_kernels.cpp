@@ -1,6 +1,7 @@
 // Every CUDA kernel x tile x shape against a double-precision CPU reference, through the same engine the
 // GUI and the command line use. Without a CUDA device every test reports SKIP.
 #include <cmath>
+#include <cstring>
 #include <tuple>
 
 #include <gtest/gtest.h>
@@ -517,9 +518,14 @@ TEST(DeviceStore, ABCAndTheErrorOfAWrongKernelMatchTheHost) {
   for (const auto& [id, host] : mats) {
     ASSERT_EQ(r.store->rows(id), host->rows);
     ASSERT_EQ(r.store->cols(id), host->cols);
-    const std::vector<LodRegion> regions = {{0, 0, host->rows, host->cols, 37, 23},
-                                            {5, 3, host->rows - 9, host->cols - 4, 50, 41},
-                                            {7, 11, 20, 30, 30, 20}};
+    const std::vector<LodRegion> regions = {
+        {0, 0, host->rows, host->cols, 37, 23},
+        {5, 3, host->rows - 9, host->cols - 4, 50, 41},
+        {7, 11, 20, 30, 30, 20},
+        // Blocks of 4 and 8 columns starting at multiples of 4: the
+        // kernel's 16-byte loads where the row stride allows (200).
+        {0, 0, host->rows, host->cols, int(host->cols / 4), int(host->rows / 4)},
+        {4, 8, host->rows - 5, host->cols - 8, int((host->cols - 8) / 8), int((host->rows - 5) / 3)}};
     for (const LodRegion& reg : regions)
       for (Reduce mode : {Reduce::Mean, Reduce::Min, Reduce::Max, Reduce::AbsMax}) {
         SCOPED_TRACE(std::string(matrix_name(id)) + " mode " + std::to_string(int(mode)) + " region " +
@@ -544,4 +550,52 @@ TEST(DeviceStore, ABCAndTheErrorOfAWrongKernelMatchTheHost) {
           << matrix_name(id) << " (" << row << ", " << col << ")";
     }
   }
+}
+
+// Split-K: the slices' partial tiles are added in slice order by whichever block finishes last, so C is the
+// same bit for bit from launch to launch; the trace has one record per block (grid_z slices per tile); and
+// the workspace indexing holds past 2^31 elements.
+TEST(SplitK, IsDeterministicTracesEverySliceAndIndexesItsWorkspaceIn64Bits) {
+  REQUIRE_GPU(backend);
+  RunRequest req;
+  req.spec.m = 1000;
+  req.spec.n = 1001;
+  req.spec.k = 1003;
+  req.spec.kernel = "splitk";
+  req.spec.tile = 4;
+  req.keep_output = true;
+  req.profile = true;
+  req.policy = MeasurePolicy::fixed(3);
+  const RunResult a = backend->run(req, CancelToken());
+  req.profile = false;
+  const RunResult b = backend->run(req, CancelToken());
+  ASSERT_TRUE(a.error.passed && b.error.passed) << a.error.max_abs_err;
+  ASSERT_TRUE(a.c && b.c);
+  EXPECT_EQ(std::memcmp(a.c->data.data(), b.c->data.data(), a.c->data.size() * sizeof(float)), 0)
+      << "split-K's C changed between runs";
+  ASSERT_TRUE(a.trace);
+  EXPECT_EQ(a.trace->grid_z, 4);
+  EXPECT_EQ(a.trace->grid_x, 8);  // ceil(1001 / 128)
+  EXPECT_EQ(a.trace->grid_y, 8);
+  EXPECT_EQ(a.trace->records.size(), 8u * 8u * 4u);
+  EXPECT_EQ(check_trace(*a.trace), "");
+  EXPECT_EQ(a.blocks_per_tile, 4);
+  ASSERT_TRUE(a.occupancy);
+  EXPECT_EQ(a.occupancy->grid_blocks, 8 * 8 * 4);
+
+  RunRequest big;
+  big.spec.m = big.spec.n = 46341;
+  big.spec.k = 64;  // 4 K tiles of 16: 2 slices
+  big.spec.kernel = "splitk";
+  big.spec.tile = 2;
+  big.policy = MeasurePolicy::fixed(1);
+  try {
+    backend->validate(big, false);
+  } catch (const ValidationError& e) {
+    GTEST_SKIP() << "does not fit this GPU: " << e.what();
+  }
+  const RunResult r = backend->run(big, CancelToken());
+  EXPECT_TRUE(r.error.passed) << r.error.bad_elements << " elements wrong; worst at row " << r.error.worst_row
+                              << ", col " << r.error.worst_col;
+  EXPECT_EQ(r.blocks_per_tile, 2);
 }

@@ -89,9 +89,9 @@ TEST(GpuCatalog, WhatIfInputsChangeTheLimiterAndBadOnesAreRefused) {
 
 TEST(BuildResources, LookupTakesTheExactArchitectureElseTheNearestAndSaysSo) {
   const std::vector<BuildResource> t = {
-      {"tiled", 32, true, 80, "f80", 30, 8192, 0, 0, 1024, 0, 32, 32},
-      {"tiled", 32, true, 90, "f90", 32, 8192, 0, 0, 1024, 0, 32, 32},
-      {"tiled", 32, false, 90, "g90", 33, 8192, 0, 0, 1024, 0, 32, 32},
+      {"tiled", 32, true, 80, "f80", 30, 8192, 0, 0, 1024, 0, 32, 32, 1},
+      {"tiled", 32, true, 90, "f90", 32, 8192, 0, 0, 1024, 0, 32, 32, 1},
+      {"tiled", 32, false, 90, "g90", 33, 8192, 0, 0, 1024, 0, 32, 32, 1},
   };
   ResourceLookup l = lookup_resources(t, "tiled", 32, true, 90);
   ASSERT_TRUE(l.row);
@@ -110,7 +110,7 @@ TEST(BuildResources, LookupTakesTheExactArchitectureElseTheNearestAndSaysSo) {
 }
 
 TEST(BuildResources, TheoreticalWaveMarksComeFromTheTableAndTheCatalog) {
-  const std::vector<BuildResource> t = {{"tiled", 32, true, 90, "f", 32, 8192, 0, 0, 1024, 0, 32, 32}};
+  const std::vector<BuildResource> t = {{"tiled", 32, true, 90, "f", 32, 8192, 0, 0, 1024, 0, 32, 32, 1}};
   SweepSpec s;
   // H100: 2 blocks of 1024 threads per SM x 132 SMs = 264 blocks a wave (WaveMarks test in test_sweep.cpp).
   const auto marks = theoretical_wave_marks(t, find_gpu("h100"), s, {"tiled", 32}, 256, 1024);

@@ -130,7 +130,7 @@ TEST(Schedule, AggregatesTilesPerSmWavesAndConcurrency) {
     if (time == 100.0) EXPECT_EQ(level, 3);
   EXPECT_EQ(timer_resolution(t), 10u);
   const std::string csv = schedule_csv(t);
-  EXPECT_NE(csv.find("1,2,1,0.160,0.230,0.070"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("1,2,0,1,0.160,0.230,0.070"), std::string::npos) << csv;
 }
 
 TEST(Schedule, FindsMissingTilesAndImpossibleStamps) {
@@ -176,4 +176,37 @@ TEST(Schedule, TheViewAggregatesWhatThePanelDrawsOffTheWindowsThread) {
   const ScheduleView b = prepare_schedule_view(bad);
   EXPECT_NE(b.summary.problem, "");
   EXPECT_TRUE(b.gantt.empty());
+}
+
+// Split-K: one block per slice of K for each tile. The trace holds every block; the map of C shows each tile
+// from its first slice's start to its last slice's end, coloured by the SM that finished it (wrote C).
+TEST(Schedule, SplitKTracesEveryBlockAndTheMapShowsEachTileOnce) {
+  TileTrace t;
+  t.grid_x = 2;
+  t.grid_y = 1;
+  t.grid_z = 2;  // records: slice 0 of tiles 0, 1, then slice 1 of tiles 0, 1
+  t.sm_count = 4;
+  t.records = {{100, 200, 0, 0}, {100, 180, 1, 0}, {110, 260, 2, 0}, {105, 170, 3, 0}};
+  EXPECT_EQ(check_trace(t), "");
+  const std::vector<TileRecord> spans = tile_spans(t);
+  ASSERT_EQ(spans.size(), 2u);
+  EXPECT_EQ(spans[0].start_ns, 100u);
+  EXPECT_EQ(spans[0].end_ns, 260u);
+  EXPECT_EQ(spans[0].smid, 2u) << "slice 1 of tile 0 ended last";
+  EXPECT_EQ(spans[1].end_ns, 180u);
+  EXPECT_EQ(spans[1].smid, 1u) << "slice 0 of tile 1 ended last";
+  const ScheduleView v = prepare_schedule_view(t, 4, 100);
+  EXPECT_EQ(v.summary.problem, "");
+  EXPECT_EQ(v.start_frac.size(), 4u) << "the Gantt and the curve count blocks";
+  ASSERT_EQ(v.tile_sm.size(), 2u) << "the map has one pixel per tile";
+  EXPECT_EQ(v.tile_sm[0], 2u);
+  EXPECT_FLOAT_EQ(v.tile_duration_frac[0], 1.0f);            // 160 ns, the longest span
+  EXPECT_FLOAT_EQ(v.tile_duration_frac[1], 80.0f / 160.0f);  // 100..180
+  EXPECT_EQ(v.summary.max_concurrency, 4);
+  const std::string csv = schedule_csv(t);
+  EXPECT_NE(csv.find("tile_row,tile_col,k_slice,sm"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("\n0,0,1,2,"), std::string::npos) << "slice 1 of tile (0, 0) on SM 2:\n" << csv;
+  EXPECT_NE(csv.find("\n0,1,0,1,"), std::string::npos) << csv;
+  t.records.pop_back();  // a block missing
+  EXPECT_NE(check_trace(t).find("record count"), std::string::npos);
 }

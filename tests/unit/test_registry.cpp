@@ -47,8 +47,8 @@ TEST(Registry, EveryEntryIsCompleteOnItsOwn) {
   std::vector<std::string> order;
   for (const auto& k : e) order.push_back(k.info.id);
   EXPECT_EQ(order, (std::vector<std::string>{"naive", "coalesced", "tiled", "blocktile1d", "blocktile2d",
-                                             "vectorized", "warptile", "async", "pipelined", "wmma_tf32",
-                                             "mma_tf32", "wgmma_tf32", "cublas", "cublas_tf32",
+                                             "vectorized", "warptile", "async", "pipelined", "splitk",
+                                             "wmma_tf32", "mma_tf32", "wgmma_tf32", "cublas", "cublas_tf32",
                                              "tiled_nosync", "tiled_floork", "tiled_mirror"}));
   // Only the reference is the reference; only cuBLAS is untraceable among the CUDA kernels.
   for (const auto& k : e) {
