@@ -1,4 +1,4 @@
-// Rung 11: Hopper warpgroup MMA (wgmma.mma_async, sm_90a only), TF32. The previous rungs ask the tensor cores
+// Rung 13: Hopper warpgroup MMA (wgmma.mma_async, sm_90a only), TF32. The previous rungs ask the tensor cores
 // for one small MMA per warp per instruction, with every operand staged through registers; Hopper's full
 // tensor-core rate is reached only through wgmma: four warps (a warpgroup) issue one asynchronous 64 x N x 8
 // MMA that reads an operand straight from shared memory and runs while the warps go on loading.
@@ -374,8 +374,9 @@ __global__ void __launch_bounds__(NT, 1)
   trace_end<kTrace>(trace);
 }
 
-// A row-major rows x cols float matrix as a 2-D tensor map with a box_cols x box_rows box.
-static CUtensorMap tensor_map(const float* p, int64_t rows, int64_t cols, uint32_t box_cols,
+// A row-major rows x cols float matrix (row stride ld >= cols, a multiple of 4) as a 2-D tensor map with a
+// box_cols x box_rows box. Boxes reaching past rows or cols read zeros (TMA's out-of-bounds fill).
+static CUtensorMap tensor_map(const float* p, int64_t rows, int64_t cols, int64_t ld, uint32_t box_cols,
                               uint32_t box_rows, CUtensorMapSwizzle swizzle) {
   static const PFN_cuTensorMapEncodeTiled_v12000 encode = [] {
     void* fn = nullptr;
@@ -388,7 +389,7 @@ static CUtensorMap tensor_map(const float* p, int64_t rows, int64_t cols, uint32
   }();
   CUtensorMap map{};
   const cuuint64_t dims[2] = {cuuint64_t(cols), cuuint64_t(rows)};
-  const cuuint64_t strides[1] = {cuuint64_t(cols) * sizeof(float)};
+  const cuuint64_t strides[1] = {cuuint64_t(ld) * sizeof(float)};
   const cuuint32_t box[2] = {box_cols, box_rows};
   const cuuint32_t elem_strides[2] = {1, 1};
   const CUresult r = encode(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, const_cast<float*>(p), dims, strides,
@@ -400,7 +401,9 @@ static CUtensorMap tensor_map(const float* p, int64_t rows, int64_t cols, uint32
   return map;
 }
 
-static void go_tma(const GemmArgs& a, cudaStream_t s, LaunchQuery* q) {
+// A and B through TMA, read from A (row stride lda) and B (row stride ldb); both strides multiples of 4.
+static void go_tma(const GemmArgs& a, cudaStream_t s, LaunchQuery* q, const float* A, int64_t lda,
+                   const float* B, int64_t ldb) {
   if (needs_device(q)) {  // an offline query (build-time table) makes no CUDA call
     static const bool configured = [] {
       for (const void* f : {reinterpret_cast<const void*>(wgmma_tf32_tma_kernel<false>),
@@ -412,8 +415,8 @@ static void go_tma(const GemmArgs& a, cudaStream_t s, LaunchQuery* q) {
   }
   CUtensorMap ta{}, tb{};
   if (!q) {
-    ta = tensor_map(a.A, a.m, a.k, BK, TBM, CU_TENSOR_MAP_SWIZZLE_128B);
-    tb = tensor_map(a.B, a.k, a.n, LDB, BK, CU_TENSOR_MAP_SWIZZLE_NONE);
+    ta = tensor_map(A, a.m, a.k, lda, BK, TBM, CU_TENSOR_MAP_SWIZZLE_128B);
+    tb = tensor_map(B, a.k, a.n, ldb, LDB, BK, CU_TENSOR_MAP_SWIZZLE_NONE);
   }
   const dim3 grid(blocks_for(a.n, BN), blocks_for(a.m, TBM));
   launch_or_query(wgmma_tf32_tma_kernel<false>, wgmma_tf32_tma_kernel<true>, grid, dim3(NT), kTSmem, s, q,
@@ -467,12 +470,27 @@ void launch_wgmma_tf32(const GemmArgs& a, int tile, void* stream, LaunchQuery* q
           std::to_string(cc / 10) + "." + std::to_string(cc % 10) + ")");
   }
   auto s = static_cast<cudaStream_t>(stream);
-  if (tile == 256 && a.k % 4 == 0 && a.n % 4 == 0)
-    go_tma(a, s, q);  // TMA needs 16-byte row strides
-  else if (tile == 256)
-    dispatch<256, 4, 1>(a, s, q);
-  else
-    bad_tile("wgmma_tf32", tile);
+  if (tile != 256) bad_tile("wgmma_tf32", tile);
+  if (a.k % 4 == 0 && a.n % 4 == 0) return go_tma(a, s, q, a.A, a.k, a.B, a.n);  // 16-byte row strides
+  // TMA needs row strides that are multiples of 16 bytes. Rows of K or N floats that are not (4099^3) are
+  // first copied into the workspace with strides rounded up to 4 floats (cudaMemcpy2DAsync, a small part
+  // of the GEMM's time: 2 x 67 MB at 4099^3), and TMA reads the copies; the boxes at the edges read zeros
+  // past K and N. Without a workspace (none given): the cp.async kernel, which reads any stride.
+  const int64_t lda = (a.k + 3) / 4 * 4, ldb = (a.n + 3) / 4 * 4;
+  const size_t need = (size_t(a.m) * size_t(lda) + size_t(a.k) * size_t(ldb)) * sizeof(float);
+  if (q) {
+    go_tma(a, s, q, nullptr, lda, nullptr, ldb);
+    q->workspace_bytes = need;
+    return;
+  }
+  if (!a.workspace || a.workspace_bytes < need) return dispatch<256, 4, 1>(a, s, q);
+  float* ap = static_cast<float*>(a.workspace);
+  float* bp = ap + size_t(a.m) * size_t(lda);
+  CUDA_CHECK(cudaMemcpy2DAsync(ap, size_t(lda) * sizeof(float), a.A, size_t(a.k) * sizeof(float),
+                               size_t(a.k) * sizeof(float), size_t(a.m), cudaMemcpyDeviceToDevice, s));
+  CUDA_CHECK(cudaMemcpy2DAsync(bp, size_t(ldb) * sizeof(float), a.B, size_t(a.n) * sizeof(float),
+                               size_t(a.n) * sizeof(float), size_t(a.k), cudaMemcpyDeviceToDevice, s));
+  go_tma(a, s, q, ap, lda, bp, ldb);
 }
 
 }  // namespace ts
@@ -483,14 +501,14 @@ namespace ts {
 
 KernelEntry entry_wgmma_tf32() {
   KernelInfo k =
-      kernel_info("wgmma_tf32", "12. Hopper warpgroup MMA, TF32 (wgmma)",
+      kernel_info("wgmma_tf32", "13. Hopper warpgroup MMA, TF32 (wgmma)",
                   "Four warps issue one asynchronous 64 x N x 8 MMA that reads A straight from shared "
                   "memory (C^T = B^T A^T, since TF32 wgmma wants k-contiguous tiles), tiles loaded by "
                   "TMA: Hopper's full tensor-core rate, for sm_90a-only code, tensor maps and "
                   "asynchronous-register rules.",
                   {256},
-                  {"block 256 x 128 x 32, 2 warpgroups of 64 x 256 (C^T), 4 stages, TMA (cp.async when "
-                   "K or N is not a multiple of 4)"},
+                  {"block 256 x 128 x 32, 2 warpgroups of 64 x 256 (C^T), 4 stages, TMA (A and B copied "
+                   "to 16-byte-aligned rows first when K or N is not a multiple of 4)"},
                   256, "256");
   k.tf32 = true;
   k.min_sm = 90;
