@@ -25,6 +25,7 @@
 #include "sweep.hpp"
 #include "gui.hpp"
 #include "heatmap_bench.hpp"
+#include "tile_suggest.hpp"
 #include "npy.hpp"
 #include "kernel_source.hpp"
 #include "your_kernel.hpp"
@@ -651,7 +652,7 @@ int cmd_bench(const BenchArgs& a) {
       const auto li = backend->launch_info(sweep.problem(all.back(), c));
       if (!li || li->occupancy.blocks_per_sm <= 0) continue;
       for (const auto& w : ts::wave_marks(sweep, all.front(), all.back(), li->tile_m, li->tile_n,
-                                          li->occupancy.blocks_per_sm, dev.sm_count))
+                                          li->occupancy.blocks_per_sm, dev.sm_count, li->blocks_per_tile))
         meta.wave_marks.push_back({c.kernel, c.tile, w.size, w.waves});
     }
   }
@@ -789,8 +790,11 @@ int main(int argc, char** argv) {
   run->add_option("--samples", samples, "timed launches (default: 10 on CUDA, 3 on the CPU)");
   run->add_flag("--json", run_json, "print a JSON object instead of text");
   run->add_flag("--force", run_force, "replace existing --out and --trace-csv files (regular files only)");
-  bool run_profile = false;
+  bool run_profile = false, run_suggest = false;
   std::string trace_csv;
+  run->add_flag("--suggest-tile", run_suggest,
+                "also time every other tile of the kernel at this shape (the bench policy for all, unless "
+                "--samples) and print the fastest, from those measurements");
   run->add_flag("--profile", run_profile, "GPU: also print occupancy and a traced launch's tile schedule");
   run->add_option("--trace-csv", trace_csv,
                   "with --profile: write the tile schedule (one row per tile) here");
@@ -1013,8 +1017,19 @@ int main(int argc, char** argv) {
       std::string note;
       auto backend = open_backend(run_args.backend, &note);
       if (!note.empty()) std::fprintf(stderr, "tilescope: %s\n", note.c_str());
+      if (run_suggest) {  // before anything is compiled or allocated
+        const std::vector<ts::KernelInfo> all = backend->kernels();
+        const std::string name = run_args.kernel.empty() ? "tiled" : run_args.kernel;
+        const ts::KernelInfo* k = ts::find_kernel(all, name);
+        if (k && k->tiles.size() < 2)
+          throw ts::ValidationError("--suggest-tile: " + name + " has " +
+                                    (k->tiles.size() == 1 ? "one tile" : "no tile parameter") +
+                                    ": nothing to choose");
+        if (run_sanitize) throw ts::ValidationError("--suggest-tile and --sanitize: choose one");
+      }
       ts::RunRequest req = build_request(run_args, *backend);
       if (run_sanitize) return ts::cli::sanitize(req, *backend, run_json);
+      if (run_suggest && samples == "0") req.policy = ts::MeasurePolicy::bench();
       if (samples != "0") {
         const int n = int(ts::parse_dim(samples, "--samples"));
         if (n > 100000) throw ts::ValidationError("--samples = " + samples + " is above 100000");
@@ -1042,10 +1057,69 @@ int main(int argc, char** argv) {
                      "tilescope: --profile needs the CUDA backend; no occupancy or trace on the CPU\n");
       if (!trace_csv.empty() && r.trace)
         ts::write_file(trace_csv, ts::schedule_csv(*r.trace), replace_if(run_force));
-      if (run_json)
-        std::cout << ts::result_to_json(r).dump(2) << "\n";
-      else
-        print_result(r);
+      if (!run_suggest) {
+        if (run_json)
+          std::cout << ts::result_to_json(r).dump(2) << "\n";
+        else
+          print_result(r);
+        return r.error.passed ? kExitOk : kExitFailed;
+      }
+      // --suggest-tile: every other tile at the same shape and policy, then the fastest of the measured.
+      ts::Session measured = ts::Session::for_device(backend->device_info());
+      measured.add(r);
+      std::vector<std::string> refused;
+      const std::vector<ts::KernelInfo> kernels = backend->kernels();
+      const ts::KernelInfo* kp = ts::find_kernel(kernels, req.spec.kernel);
+      if (!kp || kp->tiles.size() < 2) {
+        std::fprintf(stderr, "tilescope: --suggest-tile: %s has no tiles to choose from\n",
+                     req.spec.kernel.c_str());
+        return kExitUsage;
+      }
+      const ts::KernelInfo& k = *kp;
+      if (!run_json) print_result(r);
+      for (const ts::ProblemSpec& p : ts::tile_search_points(k, req.spec)) {
+        if (p.tile == req.spec.tile) continue;
+        ts::RunRequest other = req;
+        other.spec = p;
+        other.profile = false;
+        other.keep_output = false;
+        ts::RunOutcome oo = queue.wait(queue.submit(other));
+        if (!oo.result)
+          refused.push_back("tile " + std::to_string(p.tile) + ": " + oo.error);
+        else if (!oo.result->error.passed)
+          refused.push_back("tile " + std::to_string(p.tile) + ": failed verification");
+        else
+          measured.add(*oo.result);
+        if (!run_json) std::fprintf(stderr, "tilescope: timed tile %d\n", p.tile);
+      }
+      const ts::TileSuggestion t = ts::suggest_tile(measured, k, req.spec);
+      if (run_json) {
+        nlohmann::json j = ts::result_to_json(r);
+        nlohmann::json tiles = nlohmann::json::array();
+        for (const auto& m : t.measured)
+          tiles.push_back({{"tile", m.tile},
+                           {"median_ms", m.median_ms},
+                           {"p25_ms", m.p25_ms},
+                           {"p75_ms", m.p75_ms},
+                           {"tflops", m.tflops},
+                           {"samples", m.samples}});
+        j["tile_suggestion"] = {{"measured", tiles},
+                                {"not_measured", refused},
+                                {"fastest", t.fastest ? nlohmann::json(*t.fastest) : nlohmann::json()},
+                                {"speedup_over_chosen", t.speedup},
+                                {"within_noise", t.within_noise},
+                                {"summary", t.summary()}};
+        std::cout << j.dump(2) << "\n";
+      } else {
+        std::printf("\ntiles of %s at %lld x %lld x %lld (%s):\n", k.id.c_str(), (long long)req.spec.m,
+                    (long long)req.spec.n, (long long)req.spec.k, r.policy.c_str());
+        std::printf("  %6s  %10s  %10s  %12s  %s\n", "tile", "median ms", "IQR ms", "TFLOP/s", "samples");
+        for (const auto& m : t.measured)
+          std::printf("  %6d  %10.4g  %10.3g  %12.4g  %zu%s\n", m.tile, m.median_ms, m.p75_ms - m.p25_ms,
+                      m.tflops, m.samples, m.tile == req.spec.tile ? "  (chosen)" : "");
+        for (const auto& why : refused) std::printf("  not measured: %s\n", why.c_str());
+        std::printf("%s\n", t.summary().c_str());
+      }
       return r.error.passed ? kExitOk : kExitFailed;
     }
 

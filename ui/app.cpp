@@ -478,6 +478,28 @@ void App::handle_sweep() {
       s.say(Severity::Warning, std::string("sweep refused: ") + e.what());
     }
   }
+  if (s.tile_search_request) {
+    std::vector<ProblemSpec> points = std::move(*s.tile_search_request);
+    s.tile_search_request.reset();
+    try {
+      if (points.empty()) throw ValidationError("every tile is timed at this shape already");
+      MeasurePolicy policy = MeasurePolicy::bench();
+      policy.min_seconds = s.sweep_min_s;
+      policy.max_seconds = s.sweep_max_s;
+      policy.max_samples = AppState::kWindowSweepMaxSamples;
+      validate_policy(policy);
+      const size_t n = points.size();
+      const std::string what = points.front().kernel;
+      m_sweep->start(std::move(points), policy);
+      s.sweeping = true;
+      m_sweep_state = SweepProgress::State::Running;
+      s.sweep_progress = m_sweep->progress();
+      s.say(Severity::Info, "timing " + std::to_string(n) + " tile" + (n == 1 ? "" : "s") + " of " + what +
+                                " at this shape (" + policy.name + " policy)");
+    } catch (const ValidationError& e) {
+      s.say(Severity::Warning, std::string("tile search refused: ") + e.what());
+    }
+  }
   // Once the person changes the problem, the plots follow the Controls again.
   if (s.plot_at && s.settings.spec != m_spec_at_sweep) s.plot_at.reset();
 }

@@ -127,6 +127,9 @@ struct AppState {
   std::optional<size_t> close_overlay_requested;
   // Sweeps: the Sweep panel's plan (validated by app.cpp), cancel, and where the sweep stands.
   std::optional<SweepSpec> sweep_request;
+  // "Time every tile here" (Result panel): the runs that measure the kernel's missing tiles at the current
+  // shape, measured like a sweep (bench policy), into the session.
+  std::optional<std::vector<ProblemSpec>> tile_search_request;
   bool sweep_quick = false;  // quick policy instead of bench (a fast look; fewer samples per point)
   static constexpr int kWindowSweepMaxSamples =
       2000;                                    // bench samples per point at most (sessions stay small)

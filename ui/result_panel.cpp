@@ -7,6 +7,7 @@
 #include <imgui.h>
 
 #include "panel.hpp"
+#include "tile_suggest.hpp"
 #include "theme.hpp"
 
 namespace ts::ui {
@@ -66,6 +67,7 @@ class ResultPanel final : public Panel {
       } else if (!r.interleaved_note.empty()) {
         row("vs cuBLAS", "not measured: " + r.interleaved_note);
       }
+      tile_row(s, r);
       row("max abs err", fmt("%.3e", r.error.max_abs_err));
       row("max rel err", fmt("%.3e", r.error.max_rel_err));
       row("tolerance", fmt("%.3e", r.error.tolerance));
@@ -102,6 +104,53 @@ class ResultPanel final : public Panel {
     if (r.spec != s.settings.spec)
       text_muted_wrapped(s.busy ? "(a newer request is running)" : "(the controls changed since this run)");
   }
+
+ private:
+  // The fastest tile of this kernel at this shape, from the session's measurements (never a guess): the
+  // summary, and a button that times the tiles not measured yet or one that switches to the fastest.
+  void tile_row(AppState& s, const RunResult& r) {
+    const KernelInfo* k = find_kernel(s.kernels, r.spec.kernel);
+    if (!k || k->tiles.size() < 2 || !r.timed) return;
+    if (!m_tiles || m_tiles_serial != s.sessions_serial || m_tiles_spec != r.spec) {
+      m_tiles = suggest_tile(s.sessions.current(), *k, r.spec);
+      m_tiles_serial = s.sessions_serial;
+      m_tiles_spec = r.spec;
+    }
+    const TileSuggestion& t = *m_tiles;
+    std::string text = t.summary();
+    const std::string prefix = "fastest tile here: ";
+    if (text.rfind(prefix, 0) == 0)
+      text = "tile " + text.substr(prefix.size());  // the row says "fastest tile"
+    fact("fastest tile", text, t.fastest && *t.fastest != r.spec.tile ? &palette().accent : nullptr);
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    ImGui::TableNextColumn();
+    if (!t.missing.empty()) {
+      ImGui::BeginDisabled(s.sweeping);
+      const std::string label = "Time " + std::string(t.measured.empty() ? "every" : "the other") + " " +
+                                std::to_string(t.missing.size()) + " tile" +
+                                (t.missing.size() == 1 ? "" : "s");
+      if (ImGui::SmallButton(label.c_str())) s.tile_search_request = tile_search_points(*k, r.spec, &t);
+      ImGui::EndDisabled();
+      if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+        ImGui::SetTooltip(
+            "Measure the tiles not timed at %lld x %lld x %lld yet (bench policy, like a sweep); "
+            "the fastest is then named from the measurements",
+            (long long)r.spec.m, (long long)r.spec.n, (long long)r.spec.k);
+    } else if (t.fastest && *t.fastest != r.spec.tile) {
+      const std::string label = "Use tile " + std::to_string(*t.fastest);
+      if (ImGui::SmallButton(label.c_str())) {
+        s.settings.spec.tile = *t.fastest;
+        s.run_requested = true;
+      }
+    } else {
+      ImGui::TextDisabled("this is the fastest tile measured here");
+    }
+  }
+
+  std::optional<TileSuggestion> m_tiles;
+  uint64_t m_tiles_serial = 0;
+  ProblemSpec m_tiles_spec;
 };
 
 }  // namespace

@@ -890,3 +890,50 @@ TEST_F(Gui, AKernelFileIsBuiltListedAndRebuiltOnEverySaveAndErrorsKeepTheLastGoo
   run_session(s);
   EXPECT_EQ(s.passed, 1) << "see the Test Engine log above";
 }
+
+// The fastest tile from measurements: the Result panel offers to time the kernel's other tiles at this
+// shape, then names the fastest from those points (never before) and switches to it on request.
+TEST_F(Gui, TheResultPanelTimesEveryTileHereThenOffersTheFastest) {
+  GuiRun s;
+  s.body = [](ImGuiTestContext* ctx, App& app) {
+    ui::AppState& st = app.state();
+    IM_CHECK(wait_for_result(ctx, app, 0));
+    const KernelInfo* k = find_kernel(st.kernels, st.settings.spec.kernel);
+    IM_CHECK(k != nullptr);
+    IM_CHECK_GE(int(k->tiles.size()), 2);
+    const int others = int(k->tiles.size()) - 1;
+    const std::string button = "Time the other " + std::to_string(others) + " tiles";
+    ctx->SetRef("Result");
+    ctx->ItemClick(("**/" + button).c_str());
+    ctx->Yield(2);
+    IM_CHECK(st.sweeping);
+    IM_CHECK(yield_until(
+        ctx, [&] { return !st.sweeping; }, 120));
+    ctx->Yield(3);
+    // Every tile is in the session at this shape now: a suggestion from those points.
+    int timed = 0;
+    for (const MeasurementRecord& r : st.sessions.current().records)
+      timed += r.spec.kernel == k->id && r.spec.n == st.settings.spec.n && r.timed;
+    IM_CHECK_GE(timed, int(k->tiles.size()));
+    std::optional<int> fastest;
+    double best = 1e300;
+    for (const MeasurementRecord& r : st.sessions.current().records)
+      if (r.spec.kernel == k->id && r.spec.n == st.settings.spec.n && r.timed && r.passed &&
+          r.stats.median < best) {
+        best = r.stats.median;
+        fastest = r.spec.tile;
+      }
+    IM_CHECK(fastest.has_value());
+    if (*fastest != st.settings.spec.tile) {
+      const uint64_t runs = st.runs_submitted;
+      ctx->ItemClick(("**/Use tile " + std::to_string(*fastest)).c_str());
+      ctx->Yield(2);
+      IM_CHECK_EQ(st.settings.spec.tile, *fastest);
+      IM_CHECK_EQ(st.runs_submitted, runs + 1);
+    } else {
+      IM_CHECK(!ctx->ItemExists(("**/Use tile " + std::to_string(*fastest)).c_str()));
+    }
+  };
+  run_session(s);
+  EXPECT_EQ(s.passed, 1);
+}

@@ -421,3 +421,36 @@ TEST(Cli, HelpAndVersionExitWithZero) {
   EXPECT_EQ(v.code, 0);
   EXPECT_NE(v.output.find("tilescope"), std::string::npos);
 }
+
+// --suggest-tile times every tile of the kernel at the shape and names the fastest from those points.
+TEST(Cli, SuggestTileTimesEveryTileAndNamesTheFastestFromThem) {
+  auto r = run_cmd(kBin +
+                   " run --backend cpu --size 64 --kernel tiled --tile 16 --samples 3 --suggest-tile "
+                   "--json 2>/dev/null");
+  ASSERT_EQ(r.code, 0) << r.output;
+  const auto j = nlohmann::json::parse(r.output);
+  ASSERT_TRUE(j.contains("tile_suggestion")) << r.output;
+  const auto& t = j["tile_suggestion"];
+  ASSERT_EQ(t["measured"].size(), 3u) << "tiles 8, 16 and 32";
+  double best = 1e300;
+  int best_tile = 0;
+  for (const auto& m : t["measured"]) {
+    EXPECT_GT(m["median_ms"].get<double>(), 0.0);
+    if (m["median_ms"].get<double>() < best)
+      best = m["median_ms"].get<double>(), best_tile = m["tile"].get<int>();
+  }
+  EXPECT_EQ(t["fastest"].get<int>(), best_tile);
+  EXPECT_EQ(t["measured"][0]["tile"].get<int>(), best_tile) << "fastest first";
+  EXPECT_NE(t["summary"].get<std::string>().find("fastest tile here: " + std::to_string(best_tile)),
+            std::string::npos);
+  // Text: a row per tile, the chosen one marked, and the summary line.
+  auto txt =
+      run_cmd(kBin + " run --backend cpu --size 48 --kernel tiled --tile 8 --samples 3 --suggest-tile 2>&1");
+  ASSERT_EQ(txt.code, 0) << txt.output;
+  EXPECT_NE(txt.output.find("(chosen)"), std::string::npos) << txt.output;
+  EXPECT_NE(txt.output.find("fastest tile here: "), std::string::npos) << txt.output;
+  // A kernel with a single tile has nothing to choose: exit 2, saying so.
+  auto one = run_cmd(kBin + " run --backend cpu --size 64 --kernel blocktile1d --suggest-tile 2>&1");
+  EXPECT_EQ(one.code, 2) << one.output;
+  EXPECT_NE(one.output.find("nothing to choose"), std::string::npos) << one.output;
+}

@@ -1,0 +1,108 @@
+#include "tile_suggest.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+
+namespace ts {
+
+namespace {
+std::string fmt_ms(double ms) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.4g ms", ms);
+  return b;
+}
+std::string fmt_speed(double tflops) {
+  char b[32];
+  if (tflops >= 0.1)
+    std::snprintf(b, sizeof b, "%.3g TFLOP/s", tflops);
+  else
+    std::snprintf(b, sizeof b, "%.3g GFLOP/s", tflops * 1e3);
+  return b;
+}
+std::string tile_list(const std::vector<int>& tiles) {
+  std::string out;
+  for (size_t i = 0; i < tiles.size(); ++i) out += (i ? ", " : "") + std::to_string(tiles[i]);
+  return out;
+}
+}  // namespace
+
+TileSuggestion suggest_tile(const Session& s, const KernelInfo& kernel, const ProblemSpec& spec) {
+  TileSuggestion out;
+  out.kernel = kernel.id;
+  out.m = spec.m;
+  out.n = spec.n;
+  out.k = spec.k;
+  out.current_tile = spec.tile;
+  if (kernel.tiles.empty()) return out;
+  std::map<int, const MeasurementRecord*> newest;
+  for (const MeasurementRecord& r : s.records) {  // appended in the order measured: the last one wins
+    if (r.spec.kernel != kernel.id || r.spec.m != spec.m || r.spec.n != spec.n || r.spec.k != spec.k) continue;
+    if (!r.timed || !r.passed || r.stats.count == 0 || r.stats.median <= 0) continue;
+    if (std::find(kernel.tiles.begin(), kernel.tiles.end(), r.spec.tile) == kernel.tiles.end()) continue;
+    newest[r.spec.tile] = &r;
+  }
+  for (int t : kernel.tiles) {
+    const auto it = newest.find(t);
+    if (it == newest.end()) {
+      out.missing.push_back(t);
+      continue;
+    }
+    const MeasurementRecord& r = *it->second;
+    out.measured.push_back({t, r.stats.median, r.stats.p25, r.stats.p75, r.tflops, size_t(r.stats.count),
+                            r.policy, r.date});
+  }
+  std::stable_sort(out.measured.begin(), out.measured.end(),
+                   [](const TileTiming& a, const TileTiming& b) { return a.median_ms < b.median_ms; });
+  if (out.measured.size() >= 2) out.within_noise = out.measured[0].p75_ms >= out.measured[1].p25_ms;
+  if (out.missing.empty() && !out.measured.empty()) {
+    out.fastest = out.measured.front().tile;
+    for (const TileTiming& t : out.measured)
+      if (t.tile == spec.tile) out.speedup = t.median_ms / out.measured.front().median_ms;
+  }
+  return out;
+}
+
+std::string TileSuggestion::summary() const {
+  if (!applicable()) return kernel + " has no tile parameter";
+  if (measured.empty())
+    return "no tile of " + kernel + " timed at this shape yet (tiles " + tile_list(missing) + ")";
+  const TileTiming& best = measured.front();
+  std::string text;
+  if (fastest) {
+    text = "fastest tile here: " + std::to_string(best.tile) + " (" + fmt_ms(best.median_ms) + ", " +
+           fmt_speed(best.tflops) + ")";
+    if (speedup > 0 && current_tile != best.tile) {
+      char b[64];
+      std::snprintf(b, sizeof b, ", %.2fx faster than tile %d", speedup, current_tile);
+      text += b;
+    } else if (current_tile == best.tile && measured.size() > 1) {
+      char b[64];
+      std::snprintf(b, sizeof b, ", %.2fx faster than tile %d", measured[1].median_ms / best.median_ms,
+                    measured[1].tile);
+      text += b;
+    }
+    if (within_noise)
+      text += "; tile " + std::to_string(measured[1].tile) + " is within its noise (the quartiles overlap)";
+    return text;
+  }
+  return "fastest of the tiles timed here: " + std::to_string(best.tile) + " (" + fmt_ms(best.median_ms) +
+         "); not timed yet: " + tile_list(missing);
+}
+
+std::vector<ProblemSpec> tile_search_points(const KernelInfo& kernel, const ProblemSpec& spec,
+                                            const TileSuggestion* suggestion) {
+  std::vector<ProblemSpec> points;
+  for (int t : kernel.tiles) {
+    if (suggestion &&
+        std::find(suggestion->missing.begin(), suggestion->missing.end(), t) == suggestion->missing.end())
+      continue;
+    ProblemSpec p = spec;
+    p.kernel = kernel.id;
+    p.tile = t;
+    points.push_back(p);
+  }
+  return points;
+}
+
+}  // namespace ts
