@@ -108,27 +108,24 @@ struct SharedContext::Impl {
   VkDevice device = VK_NULL_HANDLE;
   PFN_vkGetMemoryFdKHR get_memory_fd = nullptr;
   PFN_vkGetSemaphoreFdKHR get_semaphore_fd = nullptr;
-  VkSemaphore vk_written = VK_NULL_HANDLE, vk_read = VK_NULL_HANDLE;  // CUDA -> GL, GL -> CUDA
-  cudaExternalSemaphore_t cu_written = nullptr, cu_read = nullptr;
-  GLuint gl_written = 0, gl_read = 0;
-  // Binary semaphores: each signal must be waited for before the next signal of the same semaphore. The
-  // protocol (before_cuda_writes) keeps every signal of one semaphore behind the wait for its previous one on
-  // the GPU, not only in the order the calls were made. written_pending: CUDA signalled, GL has not waited.
+  VkSemaphore vk_written = VK_NULL_HANDLE;  // CUDA -> GL
+  cudaExternalSemaphore_t cu_written = nullptr;
+  GLuint gl_written = 0;
+  // A binary semaphore: each signal must be waited for before the next signal. written_pending: CUDA
+  // signalled, GL has not waited yet.
   bool written_pending = false;
+  // GL -> CUDA: a fence after GL's last reads (and waits); CUDA's next writes start once it has passed.
+  GLsync gl_done = nullptr;
   std::vector<GLuint> buffers;  // every shared GL buffer (named in GL's waits and signals)
   int device_index = -1;
   cudaStream_t stream = nullptr;
 
   ~Impl() {
     RestoreGl restore{gl_current};
+    if (gl_done) glDeleteSync(gl_done);
     if (gl_written) glDeleteSemaphoresEXT(1, &gl_written);
-    if (gl_read) glDeleteSemaphoresEXT(1, &gl_read);
     if (cu_written) cudaDestroyExternalSemaphore(cu_written);
-    if (cu_read) cudaDestroyExternalSemaphore(cu_read);
-    if (device) {
-      if (vk_written) vkDestroySemaphore(device, vk_written, nullptr);
-      if (vk_read) vkDestroySemaphore(device, vk_read, nullptr);
-    }
+    if (device && vk_written) vkDestroySemaphore(device, vk_written, nullptr);
     // The Vulkan instance and device are the process's (vulkan_exporter()): never destroyed here.
   }
 
@@ -272,7 +269,6 @@ std::unique_ptr<SharedContext> SharedContext::create(int cuda_device, void* stre
     impl->get_semaphore_fd = vk.get_semaphore_fd;
     cuda_check(cudaSetDevice(cuda_device), "cudaSetDevice");
     impl->make_semaphore(&impl->vk_written, &impl->cu_written, &impl->gl_written);
-    impl->make_semaphore(&impl->vk_read, &impl->cu_read, &impl->gl_read);
     return std::unique_ptr<SharedContext>(new SharedContext(std::move(impl)));
   } catch (const std::exception& e) {
     return fail(e.what());
@@ -402,24 +398,33 @@ std::vector<float> SharedBuffer::read_back(size_t count) const {
   return v;
 }
 
-// Binary semaphores: a signal must be waited for before the next signal, and a wait must be submitted after
-// its signal (GL's signal is flushed before CUDA queues the matching wait). Each batch of CUDA writes: GL
-// consumes the previous batch's signal (if no draw has), announces that its reads so far are done (a GL
-// signal, flushed), the stream waits for that announcement, then writes, then signals. So a GL signal of
-// `read` always follows (in GL's order) the GL wait for the `written` signal that followed CUDA's wait for
-// the previous `read` signal, and a CUDA signal of `written` follows CUDA's wait for the `read` signal that
-// followed GL's wait for the previous `written` one: no binary semaphore is ever signalled twice without a
-// wait in between, on the GPU. (The earlier protocol queued GL's wait without flushing and signalled `read`
-// once per draw: under Repeat in the window, on an H100, it stalled.)
+// CUDA -> GL: a binary semaphore, signalled by the stream after the writes and waited for by GL before it
+// draws (the wait also makes the writes visible to GL's caches). GL -> CUDA: a GL fence after the last draw
+// that read the buffers, which the CPU waits for before it queues the next writes. The fence is nearly always
+// behind us (a frame's draws finish long before the next result arrives), so the refresh costs no handover;
+// a GL-to-CUDA semaphore instead made every refresh wait for GL's queue on the GPU (0.77 ms on an H100 for A,
+// B and C at 4096^2 into 1024^2 views, against 0.12 ms for the kernels), and an earlier protocol that
+// signalled it once per draw stalled the window under Repeat.
+// The binary semaphore is never signalled twice without a wait between: a new signal is sent only after GL
+// has waited for the previous one (written_pending false), and GL's wait has then executed, because the fence
+// (made after every wait and every batch of reads) has passed. When GL has not drawn since the last signal,
+// no new one is sent: every refresh ends with the stream synchronised (the range readback), so these writes
+// are complete before GL's pending wait is even queued, and that wait still orders the reads after them.
 void SharedContext::Impl::before_cuda_writes() {
-  before_gl_reads();
-  glSignalSemaphoreEXT(gl_read, GLuint(buffers.size()), buffers.data(), 0, nullptr, nullptr);
-  glFlush();
-  cudaExternalSemaphoreWaitParams p{};
-  cuda_check(cudaWaitExternalSemaphoresAsync(&cu_read, &p, 1, stream), "cudaWaitExternalSemaphoresAsync");
+  if (!gl_done) return;
+  constexpr GLuint64 kStep = 100'000'000;  // 100 ms
+  for (int i = 0;; ++i) {
+    const GLenum r = glClientWaitSync(gl_done, GL_SYNC_FLUSH_COMMANDS_BIT, kStep);
+    if (r == GL_ALREADY_SIGNALED || r == GL_CONDITION_SATISFIED) break;
+    if (r == GL_WAIT_FAILED) throw std::runtime_error("glClientWaitSync failed before CUDA's writes");
+    if (i == 49) throw std::runtime_error("GL's reads of the shared buffers did not finish within 5 s");
+  }
+  glDeleteSync(gl_done);
+  gl_done = nullptr;
 }
 
 void SharedContext::Impl::after_cuda_writes() {
+  if (written_pending) return;  // GL has not waited for the last signal yet: see above
   cudaExternalSemaphoreSignalParams p{};
   cuda_check(cudaSignalExternalSemaphoresAsync(&cu_written, &p, 1, stream),
              "cudaSignalExternalSemaphoresAsync");
@@ -431,11 +436,13 @@ void SharedContext::Impl::before_gl_reads() {
   std::vector<GLenum> layouts;  // buffers have no layouts
   glWaitSemaphoreEXT(gl_written, GLuint(buffers.size()), buffers.data(), 0, nullptr, layouts.data());
   written_pending = false;
+  after_gl_reads();  // a fence behind the wait, so the next signal waits for it
 }
 
-// GL's reads are announced to CUDA by the next before_cuda_writes (one signal per batch of writes, not per
-// draw).
-void SharedContext::Impl::after_gl_reads() {}
+void SharedContext::Impl::after_gl_reads() {
+  if (gl_done) glDeleteSync(gl_done);
+  gl_done = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
+}
 
 void SharedContext::before_cuda_writes() {
   m->before_cuda_writes();

@@ -33,12 +33,12 @@ class SharedContext {
   // A buffer of `bytes` (rounded up by Vulkan) shared by the three. Throws std::runtime_error.
   std::unique_ptr<SharedBuffer> make_buffer(size_t bytes);
 
-  // The ordering of a batch of CUDA writes (on the stream) and the GL draws that read them. None of these
-  // blocks the CPU: the waits are queued on the GPU (CUDA's on the stream, GL's in its command stream).
-  void before_cuda_writes();  // GL announces its reads so far (signal, flush); the stream waits for that
-  void after_cuda_writes();   // announces that the writes are done
+  // The ordering of a batch of CUDA writes (on the stream) and the GL draws that read them. GL's wait for
+  // CUDA is queued on the GPU; CUDA's for GL is a fence the CPU checks (it has nearly always passed).
+  void before_cuda_writes();  // the CPU waits for GL's last reads (a fence, nearly always passed already)
+  void after_cuda_writes();   // announces that the writes are done (a semaphore the stream signals)
   void before_gl_reads();     // GL waits for announced writes, if any are pending
-  void after_gl_reads();      // nothing to do now: the next before_cuda_writes announces the reads
+  void after_gl_reads();      // a fence behind GL's reads so far
 
   // How often a Vulkan call left another (or no) GL context current and it was made current again.
   static int gl_restores();
