@@ -37,7 +37,8 @@ TileSuggestion suggest_tile(const Session& s, const KernelInfo& kernel, const Pr
   if (kernel.tiles.empty()) return out;
   std::map<int, const MeasurementRecord*> newest;
   for (const MeasurementRecord& r : s.records) {  // appended in the order measured: the last one wins
-    if (r.spec.kernel != kernel.id || r.spec.m != spec.m || r.spec.n != spec.n || r.spec.k != spec.k) continue;
+    if (r.spec.kernel != kernel.id || r.spec.m != spec.m || r.spec.n != spec.n || r.spec.k != spec.k)
+      continue;
     if (!r.timed || !r.passed || r.stats.count == 0 || r.stats.median <= 0) continue;
     if (std::find(kernel.tiles.begin(), kernel.tiles.end(), r.spec.tile) == kernel.tiles.end()) continue;
     newest[r.spec.tile] = &r;
@@ -49,8 +50,8 @@ TileSuggestion suggest_tile(const Session& s, const KernelInfo& kernel, const Pr
       continue;
     }
     const MeasurementRecord& r = *it->second;
-    out.measured.push_back({t, r.stats.median, r.stats.p25, r.stats.p75, r.tflops, size_t(r.stats.count),
-                            r.policy, r.date});
+    out.measured.push_back(
+        {t, r.stats.median, r.stats.p25, r.stats.p75, r.tflops, size_t(r.stats.count), r.policy, r.date});
   }
   std::stable_sort(out.measured.begin(), out.measured.end(),
                    [](const TileTiming& a, const TileTiming& b) { return a.median_ms < b.median_ms; });

@@ -1,8 +1,8 @@
 #pragma once
 // [SECTION] The fastest tile of a kernel at one shape, from measurements only. A suggestion names a tile only
-// when every tile of the kernel has a verified, timed point at exactly that M x N x K on this session's device;
-// until then it says which tiles are measured and which are not, and tile_search_points() gives the runs
-// that would complete it (the window's "Time every tile here", `tilescope run --suggest-tile`).
+// when every tile of the kernel has a verified, timed point at exactly that M x N x K on this session's
+// device; until then it says which tiles are measured and which are not, and tile_search_points() gives the
+// runs that would complete it (the window's "Time every tile here", `tilescope run --suggest-tile`).
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,7 +27,8 @@ struct TileSuggestion {
   std::vector<int> missing;          // tiles of the kernel without one, in registry order
   // Set only when no tile is missing: the fastest measured tile.
   std::optional<int> fastest;
-  // The current tile's median over the fastest's (1: the current tile is the fastest), when both are measured.
+  // The current tile's median over the fastest's (1: the current tile is the fastest), when both are
+  // measured.
   double speedup = 0;
   // The fastest's and the runner-up's interquartile ranges overlap: the two are within their noise.
   bool within_noise = false;
@@ -38,8 +39,8 @@ struct TileSuggestion {
   std::string summary() const;
 };
 
-// From the session's records of `kernel` at spec's M x N x K (any input and seed: the timing of a GEMM does not
-// depend on the values), each tile's newest timed point that passed verification.
+// From the session's records of `kernel` at spec's M x N x K (any input and seed: the timing of a GEMM does
+// not depend on the values), each tile's newest timed point that passed verification.
 TileSuggestion suggest_tile(const Session& s, const KernelInfo& kernel, const ProblemSpec& spec);
 
 // The runs that measure the tiles `suggestion` is missing (all of the kernel's tiles when `all`), at spec's

@@ -13,7 +13,8 @@ KernelInfo three_tiles() {
   return k;
 }
 
-MeasurementRecord point(int tile, int64_t n, double median, double iqr, bool passed = true, bool timed = true) {
+MeasurementRecord point(int tile, int64_t n, double median, double iqr, bool passed = true,
+                        bool timed = true) {
   MeasurementRecord r;
   r.spec.kernel = "pipelined";
   r.spec.tile = tile;
@@ -63,11 +64,14 @@ TEST(TileSuggest, NamesATileOnlyWhenEveryTileWasTimedAtThisShape) {
 
 TEST(TileSuggest, IgnoresOtherShapesFailedAndUntimedPointsAndKeepsTheNewest) {
   Session s;
-  s.records = {point(64, 4096, 1.0, 0.01),         point(64, 2048, 0.5, 0.01, false),
-               point(128, 2048, 0.2, 0.01, false),  // fails verification: not a candidate
+  s.records = {point(64, 4096, 1.0, 0.01),
+               point(64, 2048, 0.5, 0.01, false),
+               point(128, 2048, 0.2, 0.01, false),        // fails verification: not a candidate
                point(256, 2048, 0.1, 0.01, true, false),  // not timed
-               point(64, 2048, 0.6, 0.01),          point(128, 2048, 0.55, 0.01),
-               point(256, 2048, 0.58, 0.01),        point(128, 2048, 0.65, 0.01)};  // newest 128: 0.65
+               point(64, 2048, 0.6, 0.01),
+               point(128, 2048, 0.55, 0.01),
+               point(256, 2048, 0.58, 0.01),
+               point(128, 2048, 0.65, 0.01)};  // newest 128: 0.65
   const TileSuggestion t = suggest_tile(s, three_tiles(), at(2048, 64));
   ASSERT_TRUE(t.fastest);
   EXPECT_EQ(*t.fastest, 256) << "the newest point of tile 128 (0.65 ms) replaces its older 0.55 ms";
