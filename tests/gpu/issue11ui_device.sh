@@ -18,15 +18,7 @@ export LD_LIBRARY_PATH="$build/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
 ts="$build/app/tilescope"
 sum="$out/summary.txt"
 : > "$sum"
-step() {  # step NAME COMMAND...: runs it, timed; rc and seconds into the summary
-  local name=$1; shift
-  local t0 t1 rc
-  t0=$(date +%s.%N)
-  "$@"; rc=$?
-  t1=$(date +%s.%N)
-  awk -v n="$name" -v rc="$rc" -v a="$t0" -v b="$t1" 'BEGIN { printf "%-20s rc=%d  %.1f s\n", n, rc, b - a }' |
-    tee -a "$sum"
-}
+. "$(dirname "$0")/device_lib.sh"  # step()
 num() {  # num KEY FILE: the first number after "KEY": in a JSON file written one key a line
   grep -m1 "\"$1\":" "$2" | sed -E 's/.*": *(-?[0-9.eE+-]+).*/\1/'
 }

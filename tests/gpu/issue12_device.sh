@@ -29,16 +29,7 @@ export TILESCOPE_CACHE_DIR="$cache"
 work=$(mktemp -d /tmp/tilescope-issue12-work.XXXXXX)
 sum="$out/summary.txt"
 : > "$sum"
-step() {  # step NAME COMMAND...: runs it, timed; rc and seconds into the summary
-  local name=$1; shift
-  local t0 t1 rc
-  t0=$(date +%s.%N)
-  "$@"; rc=$?
-  t1=$(date +%s.%N)
-  awk -v n="$name" -v rc="$rc" -v a="$t0" -v b="$t1" 'BEGIN { printf "%-26s rc=%d  %.1f s\n", n, rc, b - a }' |
-    tee -a "$sum"
-  return $rc
-}
+. "$(dirname "$0")/device_lib.sh"  # step()
 { nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv; "$ts" --version
   command -v compute-sanitizer || echo "compute-sanitizer: not on PATH"; } >> "$sum" 2>&1
 

@@ -16,15 +16,7 @@ ts="$build/app/tilescope"
 export TILESCOPE_TEST_BIN="$ts" TILESCOPE_WORKER="$ts"
 sum="$out/summary.txt"
 : > "$sum"
-step() {  # step NAME COMMAND...: runs it, timed; rc and seconds into the summary
-  local name=$1; shift
-  local t0 t1 rc
-  t0=$(date +%s.%N)
-  "$@"; rc=$?
-  t1=$(date +%s.%N)
-  awk -v n="$name" -v rc="$rc" -v a="$t0" -v b="$t1" 'BEGIN { printf "%-24s rc=%d  %.1f s\n", n, rc, b - a }' |
-    tee -a "$sum"
-}
+. "$(dirname "$0")/device_lib.sh"  # step()
 want() { [[ ",$steps," == *",$1,"* ]]; }
 { nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv; "$ts" --version; } >> "$sum" 2>&1
 
