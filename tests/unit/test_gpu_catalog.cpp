@@ -124,6 +124,25 @@ TEST(BuildResources, TheoreticalWaveMarksComeFromTheTableAndTheCatalog) {
   EXPECT_TRUE(theoretical_wave_marks(t, find_gpu("h100"), s, {"cublas", 0}, 256, 1024).empty());
 }
 
+// Split-K launches one block per slice of K for every tile of C: the calculator's grid and waves count them,
+// and so do the wave marks (2 slices: the first mark where 2 x tiles passes a wave, not tiles).
+TEST(BuildResources, SplitKBlocksPerTileMultiplyTheGridAndMoveTheWaveMarks) {
+  const std::vector<BuildResource> t = {{"splitk", 2, true, 90, "s", 128, 0, 0, 0, 256, 49920, 128, 128, 2},
+                                        {"splitk", 1, true, 90, "p", 128, 0, 0, 0, 256, 49920, 128, 128, 1}};
+  const OccupancyReport two = theoretical_occupancy(find_gpu("h100"), inputs_from(t[0]), 1024, 1024);
+  const OccupancyReport one = theoretical_occupancy(find_gpu("h100"), inputs_from(t[1]), 1024, 1024);
+  EXPECT_EQ(one.grid_blocks, 64);
+  EXPECT_EQ(two.grid_blocks, 128);
+  EXPECT_DOUBLE_EQ(two.waves, 2 * one.waves);
+  SweepSpec s;
+  const auto m2 = theoretical_wave_marks(t, find_gpu("h100"), s, {"splitk", 2}, 128, 3072);
+  const auto m1 = theoretical_wave_marks(t, find_gpu("h100"), s, {"splitk", 1}, 128, 3072);
+  ASSERT_FALSE(m2.empty());
+  ASSERT_FALSE(m1.empty());
+  EXPECT_LT(m2[0].size, m1[0].size);
+  EXPECT_EQ(m2[0].grid, 2 * grid_blocks(m2[0].size, m2[0].size, 128, 128));
+}
+
 TEST(BuildResources, TheGeneratedTableCoversEveryKernelAndTileOfThisBuild) {
   const auto& table = build_resources();
   const std::string note = build_resources_note();

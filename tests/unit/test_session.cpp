@@ -325,3 +325,24 @@ TEST(Session, ScalingPointsCarryTheReferenceAndBothClocks) {
   EXPECT_EQ(t8.cublas_ms, 0.11);
   EXPECT_FALSE(t8.clocks_differ);
 }
+
+// Split-K's blocks per tile of C travel with the record (its wave marks depend on them); a file written
+// before the field existed loads with one block per tile.
+TEST(Session, BlocksPerTileRoundTripAndOlderFilesReadOne) {
+  test::TempDir dir;
+  Session s = sample_session();
+  RunResult split = fake_result("splitk", 2, 1024, 0.0747, "2026-11-23T13:00:00Z");
+  split.blocks_per_tile = 2;
+  s.add(split);
+  save_session(dir.path() / "s.json", s, false);
+  const Session back = load_session(dir.path() / "s.json");
+  EXPECT_EQ(back.records.back().blocks_per_tile, 2);
+  EXPECT_EQ(back.records.front().blocks_per_tile, 1);
+  nlohmann::json j = to_json(s);
+  for (auto& r : j["records"]) r.erase("blocks_per_tile");
+  { std::ofstream(dir.file("old.json"), std::ios::binary) << j.dump(1); }
+  EXPECT_EQ(load_session(dir.path() / "old.json").records.back().blocks_per_tile, 1);
+  j["records"][0]["blocks_per_tile"] = 0;  // out of range
+  { std::ofstream(dir.file("bad.json"), std::ios::binary) << j.dump(1); }
+  EXPECT_THROW(load_session(dir.path() / "bad.json"), SessionError);
+}

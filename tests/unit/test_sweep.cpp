@@ -215,3 +215,22 @@ TEST(WaveMarks, SizesWhereTheGridNeedsOneMoreWave) {
   EXPECT_TRUE(fm.empty());
   EXPECT_TRUE(wave_marks(s, 1, 100, 0, 128, 1, 132).empty());
 }
+
+TEST(WaveMarks, SplitKCountsEveryBlockOfATile) {
+  SweepSpec s;  // square
+  // splitk with 2 slices on an H100: 2 blocks per SM x 132 SMs = 264 per wave; 2 ceil(N/128)^2 blocks.
+  const auto marks = wave_marks(s, 128, 3072, 128, 128, 2, 132, 2);
+  ASSERT_GE(marks.size(), 3u);
+  // 2 x 11^2 = 242 fits, 2 x 12^2 = 288 does not: N = 1409 (12 tiles a side) is the first size of wave 2.
+  EXPECT_EQ(marks[0].size, 1409);
+  EXPECT_EQ(marks[0].grid, 288);
+  EXPECT_EQ(marks[0].waves, 2);
+  EXPECT_EQ(marks[1].size, 2049);  // 2 x 17^2 = 578 > 2 x 264
+  EXPECT_EQ(marks[1].waves, 3);
+  EXPECT_EQ(marks[2].size, 2433);  // 2 x 20^2 = 800 > 3 x 264
+  EXPECT_EQ(marks[2].waves, 4);
+  // Without the split the grid of tiles crosses its first wave much later: 12^2 = 144 fits in 264, 17^2 not.
+  const auto plain = wave_marks(s, 128, 3072, 128, 128, 2, 132);
+  ASSERT_FALSE(plain.empty());
+  EXPECT_EQ(plain[0].size, 2049);
+}
