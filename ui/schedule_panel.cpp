@@ -47,18 +47,11 @@ class SchedulePanel final : public Panel {
     ImGui::Combo("colour by", &m_mode, "SM\0start time\0duration\0");
     int used = 0;
     for (int c : sum.tiles_per_sm) used += c > 0;
-    if (t.grid_z > 1)
-      ImGui::TextWrapped(
-          "%d tiles of %d x %d, K in %d slices: %zu blocks on %d SMs, up to %d in a row on one SM; blocks "
-          "take %.1f us on average (%.1f-%.1f); up to %d resident at once",
-          t.grid_x * t.grid_y, t.tile_m, t.tile_n, t.grid_z, t.records.size(), used, sum.waves,
-          sum.mean_tile_us, sum.min_tile_us, sum.max_tile_us, sum.max_concurrency);
-    else
-      ImGui::TextWrapped(
-          "%zu tiles of %d x %d on %d SMs, up to %d in a row on one SM; tiles take %.1f us on average "
-          "(%.1f-%.1f); up to %d resident at once",
-          t.records.size(), t.tile_m, t.tile_n, used, sum.waves, sum.mean_tile_us, sum.min_tile_us,
-          sum.max_tile_us, sum.max_concurrency);
+    ImGui::TextWrapped(
+        "%s on %d SMs, up to %d in a row on one SM; %s take %.1f us on average (%.1f-%.1f); up to %d "
+        "resident at once",
+        describe_grid(t).c_str(), used, sum.waves, t.grid_z > 1 ? "blocks" : "tiles", sum.mean_tile_us,
+        sum.min_tile_us, sum.max_tile_us, sum.max_concurrency);
     char cost[200];
     std::snprintf(cost, sizeof cost,
                   "traced launch %.4g ms vs plain %.4g ms (x%.3f); %%globaltimer resolution seen: %llu ns",

@@ -558,17 +558,10 @@ FigureData occupancy_figure(const OccupancyData& d, FigureMeta meta) {
 FigureData schedule_figure(const TileTrace& t, FigureMeta meta) {
   FigureData f;
   const ScheduleSummary sum = summarize_schedule(t);
-  char b[240];
-  if (t.grid_z > 1)
-    std::snprintf(
-        b, sizeof b,
-        "%d tiles of %d x %d, K in %d slices: %zu blocks on %d SMs; traced launch %.6g ms, plain %.6g ms",
-        t.grid_x * t.grid_y, t.tile_m, t.tile_n, t.grid_z, t.records.size(), t.sm_count, t.traced_ms,
-        t.plain_ms);
-  else
-    std::snprintf(b, sizeof b, "%zu tiles of %d x %d on %d SMs; traced launch %.6g ms, plain %.6g ms",
-                  t.records.size(), t.tile_m, t.tile_n, t.sm_count, t.traced_ms, t.plain_ms);
-  meta.notes.push_back(b);
+  char b[120];
+  std::snprintf(b, sizeof b, " on %d SMs; traced launch %.6g ms, plain %.6g ms", t.sm_count, t.traced_ms,
+                t.plain_ms);
+  meta.notes.push_back(describe_grid(t) + b);
   f.meta = std::move(meta);
   FigureSeries tiles;
   tiles.label = "tiles";

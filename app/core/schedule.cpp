@@ -95,6 +95,14 @@ uint64_t timer_resolution(const TileTrace& t) {
   return best;
 }
 
+std::string describe_grid(const TileTrace& t) {
+  const std::string tiles = std::to_string(int64_t(t.grid_x) * t.grid_y) + " tiles of " +
+                            std::to_string(t.tile_m) + " x " + std::to_string(t.tile_n);
+  if (t.grid_z <= 1) return tiles;
+  return tiles + ", K in " + std::to_string(t.grid_z) + " slices: " + std::to_string(t.records.size()) +
+         " blocks";
+}
+
 std::vector<TileRecord> tile_spans(const TileTrace& t) {
   const size_t tiles = size_t(std::max(0, t.grid_x)) * size_t(std::max(0, t.grid_y));
   std::vector<TileRecord> out(tiles, TileRecord{UINT64_MAX, 0, 0, 0});
@@ -141,19 +149,14 @@ ScheduleView prepare_schedule_view(const TileTrace& t, int gantt_bins, size_t ma
     v.start_frac[i] = float(double(r.start_ns - v.summary.t0) / span);
     v.duration_frac[i] = float(double(r.end_ns - r.start_ns) / max_dur);
   }
-  if (t.grid_z <= 1) {
-    v.tile_start_frac = v.start_frac;
-    v.tile_duration_frac = v.duration_frac;
-    for (const auto& r : t.records) v.tile_sm.push_back(r.smid);
-  } else {
-    const std::vector<TileRecord> spans = tile_spans(t);
-    double max_span = 1;
-    for (const auto& r : spans) max_span = std::max(max_span, double(r.end_ns - r.start_ns));
-    for (const auto& r : spans) {
-      v.tile_start_frac.push_back(float(double(r.start_ns - v.summary.t0) / span));
-      v.tile_duration_frac.push_back(float(double(r.end_ns - r.start_ns) / max_span));
-      v.tile_sm.push_back(r.smid);
-    }
+  // The map of C: one value per tile (with one block per tile, the block's own figures).
+  const std::vector<TileRecord> spans = tile_spans(t);
+  double max_span = 1;
+  for (const auto& r : spans) max_span = std::max(max_span, double(r.end_ns - r.start_ns));
+  for (const auto& r : spans) {
+    v.tile_start_frac.push_back(float(double(r.start_ns - v.summary.t0) / span));
+    v.tile_duration_frac.push_back(float(double(r.end_ns - r.start_ns) / max_span));
+    v.tile_sm.push_back(r.smid);
   }
   // Gantt: one row per SM, gantt_bins time bins; each bin counts the tiles of that SM overlapping it.
   v.gantt_bins = std::max(1, gantt_bins);

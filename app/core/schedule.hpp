@@ -73,6 +73,10 @@ struct ScheduleView {
 // nothing else). Cost: sorting the 2 x tiles stamps once.
 ScheduleView prepare_schedule_view(const TileTrace& t, int gantt_bins = 1024, size_t max_curve_points = 4000);
 
+// "16384 tiles of 32 x 32", or with split-K "64 tiles of 128 x 128, K in 2 slices: 128 blocks" (the panel's
+// and the figure's first words).
+std::string describe_grid(const TileTrace& t);
+
 // Per tile of C (grid_x * grid_y, row-major), over its blocks (grid_z of them): the first start, the last end
 // and the SM of the block that ended last (split-K: the one that added the slices and wrote C).
 std::vector<TileRecord> tile_spans(const TileTrace& t);

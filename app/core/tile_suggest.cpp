@@ -4,20 +4,22 @@
 #include <cstdio>
 #include <map>
 
+#include "figure.hpp"
+
 namespace ts {
 
 namespace {
+// In the units the plots use (figure.hpp): 74.7 us rather than 0.0747 ms, GFLOP/s below 1 TFLOP/s.
 std::string fmt_ms(double ms) {
+  const Unit u = time_unit(ms);
   char b[32];
-  std::snprintf(b, sizeof b, "%.4g ms", ms);
+  std::snprintf(b, sizeof b, "%.4g %s", ms * u.scale, u.name.c_str());
   return b;
 }
 std::string fmt_speed(double tflops) {
+  const Unit u = flops_unit(tflops * 1e12);
   char b[32];
-  if (tflops >= 0.1)
-    std::snprintf(b, sizeof b, "%.3g TFLOP/s", tflops);
-  else
-    std::snprintf(b, sizeof b, "%.3g GFLOP/s", tflops * 1e3);
+  std::snprintf(b, sizeof b, "%.3g %s", tflops * 1e12 * u.scale, u.name.c_str());
   return b;
 }
 std::string tile_list(const std::vector<int>& tiles) {

@@ -159,6 +159,13 @@ TEST(Schedule, TheViewAggregatesWhatThePanelDrawsOffTheWindowsThread) {
   EXPECT_FLOAT_EQ(v.start_frac[2], 200.0f / 300.0f);
   EXPECT_FLOAT_EQ(v.duration_frac[3], 1.0f);
   EXPECT_FLOAT_EQ(v.duration_frac[5], 70.0f / 150.0f);
+  // One block per tile: the map of C shows each record as it is.
+  EXPECT_EQ(v.tile_start_frac, v.start_frac);
+  EXPECT_EQ(v.tile_duration_frac, v.duration_frac);
+  EXPECT_EQ(v.tile_sm, (std::vector<uint32_t>{0, 0, 0, 1, 1, 1}));
+  TileTrace sized = t;
+  sized.tile_m = sized.tile_n = 32;
+  EXPECT_EQ(describe_grid(sized), "6 tiles of 32 x 32");
   // 6 bins of 50 ns: SM 1 has tiles 3 and 4 overlapping in its first bins, then tile 5.
   ASSERT_EQ(v.gantt_sms, 2);
   ASSERT_EQ(v.gantt.size(), 12u);
@@ -203,6 +210,8 @@ TEST(Schedule, SplitKTracesEveryBlockAndTheMapShowsEachTileOnce) {
   EXPECT_FLOAT_EQ(v.tile_duration_frac[0], 1.0f);            // 160 ns, the longest span
   EXPECT_FLOAT_EQ(v.tile_duration_frac[1], 80.0f / 160.0f);  // 100..180
   EXPECT_EQ(v.summary.max_concurrency, 4);
+  t.tile_m = t.tile_n = 128;
+  EXPECT_EQ(describe_grid(t), "2 tiles of 128 x 128, K in 2 slices: 4 blocks");
   const std::string csv = schedule_csv(t);
   EXPECT_NE(csv.find("tile_row,tile_col,k_slice,sm"), std::string::npos) << csv;
   EXPECT_NE(csv.find("\n0,0,1,2,"), std::string::npos) << "slice 1 of tile (0, 0) on SM 2:\n" << csv;

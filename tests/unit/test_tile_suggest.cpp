@@ -60,6 +60,7 @@ TEST(TileSuggest, NamesATileOnlyWhenEveryTileWasTimedAtThisShape) {
   EXPECT_FALSE(t.within_noise);
   EXPECT_NE(t.summary().find("fastest tile here: 256"), std::string::npos) << t.summary();
   EXPECT_NE(t.summary().find("1.11x faster than tile 128"), std::string::npos) << t.summary();
+  EXPECT_NE(t.summary().find("(2.7 ms, 50.9 TFLOP/s)"), std::string::npos) << t.summary();
 }
 
 TEST(TileSuggest, IgnoresOtherShapesFailedAndUntimedPointsAndKeepsTheNewest) {
@@ -76,6 +77,8 @@ TEST(TileSuggest, IgnoresOtherShapesFailedAndUntimedPointsAndKeepsTheNewest) {
   ASSERT_TRUE(t.fastest);
   EXPECT_EQ(*t.fastest, 256) << "the newest point of tile 128 (0.65 ms) replaces its older 0.55 ms";
   EXPECT_NEAR(t.speedup, 0.6 / 0.58, 1e-12);
+  EXPECT_NE(t.summary().find("(580 us, 29.6 TFLOP/s)"), std::string::npos)
+      << "the plots' units: " << t.summary();
   ASSERT_EQ(t.measured.size(), 3u);
   EXPECT_EQ(t.measured[2].tile, 128);
 }
