@@ -434,6 +434,27 @@ void App::handle_sessions() {
 }
 
 // [SECTION] Sweeps: the Sweep panel's plan runs on the SweepRunner's thread; its points land in the session.
+// The policy of the window's sweeps and tile searches: bench with the Sweep panel's seconds per point, or the
+// quick one. Every sample goes into the session: 2000 per point keep a long sweep's file small (a fast
+// kernel's 0.5 s would otherwise be 50000 samples), and pin the median to well under its IQR.
+MeasurePolicy App::sweep_policy(bool quick) {
+  if (quick) return m_queue.backend().default_policy();
+  MeasurePolicy policy = MeasurePolicy::bench();
+  policy.min_seconds = m_state.sweep_min_s;
+  policy.max_seconds = m_state.sweep_max_s;
+  policy.max_samples = AppState::kWindowSweepMaxSamples;
+  validate_policy(policy);
+  return policy;
+}
+
+// Measures the points on the sweep thread; its progress shows in the Sweep panel and the status bar.
+void App::start_points(std::vector<ProblemSpec> points, const MeasurePolicy& policy) {
+  m_sweep->start(std::move(points), policy);
+  m_state.sweeping = true;
+  m_sweep_state = SweepProgress::State::Running;
+  m_state.sweep_progress = m_sweep->progress();
+}
+
 void App::handle_sweep() {
   AppState& s = m_state;
   if (s.sweep_cancel_requested) {
@@ -444,21 +465,9 @@ void App::handle_sweep() {
     const SweepSpec sp = *s.sweep_request;
     s.sweep_request.reset();
     try {
-      std::vector<ProblemSpec> points = expand_sweep(sp);
-      MeasurePolicy policy = s.sweep_quick ? m_queue.backend().default_policy() : MeasurePolicy::bench();
-      if (!s.sweep_quick) {  // the Sweep panel's seconds per point
-        policy.min_seconds = s.sweep_min_s;
-        policy.max_seconds = s.sweep_max_s;
-        // Every sample goes into the session: 2000 per point keep a long sweep's file small (a fast kernel's
-        // 0.5 s would otherwise be 50000 samples), and pin the median to well under its IQR.
-        policy.max_samples = AppState::kWindowSweepMaxSamples;
-        validate_policy(policy);
-      }
-      m_sweep->start(std::move(points), policy);
+      const MeasurePolicy policy = sweep_policy(s.sweep_quick);
+      start_points(expand_sweep(sp), policy);
       s.sweep = sp;
-      s.sweeping = true;
-      m_sweep_state = SweepProgress::State::Running;
-      s.sweep_progress = m_sweep->progress();
       // The plots follow the sweep: its axis through the current configuration (else the first one swept), at
       // the swept size nearest the current N.
       const ProblemSpec& cur = s.settings.spec;
@@ -483,17 +492,10 @@ void App::handle_sweep() {
     s.tile_search_request.reset();
     try {
       if (points.empty()) throw ValidationError("every tile is timed at this shape already");
-      MeasurePolicy policy = MeasurePolicy::bench();
-      policy.min_seconds = s.sweep_min_s;
-      policy.max_seconds = s.sweep_max_s;
-      policy.max_samples = AppState::kWindowSweepMaxSamples;
-      validate_policy(policy);
+      const MeasurePolicy policy = sweep_policy(false);
       const size_t n = points.size();
       const std::string what = points.front().kernel;
-      m_sweep->start(std::move(points), policy);
-      s.sweeping = true;
-      m_sweep_state = SweepProgress::State::Running;
-      s.sweep_progress = m_sweep->progress();
+      start_points(std::move(points), policy);
       s.say(Severity::Info, "timing " + std::to_string(n) + " tile" + (n == 1 ? "" : "s") + " of " + what +
                                 " at this shape (" + policy.name + " policy)");
     } catch (const ValidationError& e) {

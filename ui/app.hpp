@@ -54,6 +54,8 @@ class App {
   RunRequest request_for(const ProblemSpec& spec) const;
   void handle_sessions();
   void handle_sweep();
+  MeasurePolicy sweep_policy(bool quick);
+  void start_points(std::vector<ProblemSpec> points, const MeasurePolicy& policy);
   void pump_measurements();  // sweep points, bandwidth, figures: between frames
   void add_to_session(const RunResult& r);
 

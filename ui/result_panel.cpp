@@ -117,11 +117,8 @@ class ResultPanel final : public Panel {
       m_tiles_spec = r.spec;
     }
     const TileSuggestion& t = *m_tiles;
-    std::string text = t.summary();
-    const std::string prefix = "fastest tile here: ";
-    if (text.rfind(prefix, 0) == 0)
-      text = "tile " + text.substr(prefix.size());  // the row says "fastest tile"
-    fact("fastest tile", text, t.fastest && *t.fastest != r.spec.tile ? &palette().accent : nullptr);
+    fact("fastest tile", t.fastest ? "tile " + t.fastest_detail() : t.summary(),
+         t.fastest && *t.fastest != r.spec.tile ? &palette().accent : nullptr);
     ImGui::TableNextRow();
     ImGui::TableNextColumn();
     ImGui::TableNextColumn();

@@ -66,31 +66,33 @@ TileSuggestion suggest_tile(const Session& s, const KernelInfo& kernel, const Pr
   return out;
 }
 
+std::string TileSuggestion::fastest_detail() const {
+  if (!fastest) return "";
+  const TileTiming& best = measured.front();
+  std::string text =
+      std::to_string(best.tile) + " (" + fmt_ms(best.median_ms) + ", " + fmt_speed(best.tflops) + ")";
+  // Against the chosen tile, or when the chosen one is the fastest, against the runner-up.
+  const TileTiming* other = nullptr;
+  for (const TileTiming& t : measured)
+    if (t.tile == current_tile && t.tile != best.tile) other = &t;
+  if (!other && measured.size() > 1) other = &measured[1];
+  if (other) {
+    char b[64];
+    std::snprintf(b, sizeof b, ", %.2fx faster than tile %d", other->median_ms / best.median_ms, other->tile);
+    text += b;
+  }
+  if (within_noise)
+    text += "; tile " + std::to_string(measured[1].tile) + " is within its noise (the quartiles overlap)";
+  return text;
+}
+
 std::string TileSuggestion::summary() const {
   if (!applicable()) return kernel + " has no tile parameter";
   if (measured.empty())
     return "no tile of " + kernel + " timed at this shape yet (tiles " + tile_list(missing) + ")";
-  const TileTiming& best = measured.front();
-  std::string text;
-  if (fastest) {
-    text = "fastest tile here: " + std::to_string(best.tile) + " (" + fmt_ms(best.median_ms) + ", " +
-           fmt_speed(best.tflops) + ")";
-    if (speedup > 0 && current_tile != best.tile) {
-      char b[64];
-      std::snprintf(b, sizeof b, ", %.2fx faster than tile %d", speedup, current_tile);
-      text += b;
-    } else if (current_tile == best.tile && measured.size() > 1) {
-      char b[64];
-      std::snprintf(b, sizeof b, ", %.2fx faster than tile %d", measured[1].median_ms / best.median_ms,
-                    measured[1].tile);
-      text += b;
-    }
-    if (within_noise)
-      text += "; tile " + std::to_string(measured[1].tile) + " is within its noise (the quartiles overlap)";
-    return text;
-  }
-  return "fastest of the tiles timed here: " + std::to_string(best.tile) + " (" + fmt_ms(best.median_ms) +
-         "); not timed yet: " + tile_list(missing);
+  if (fastest) return "fastest tile here: " + fastest_detail();
+  return "fastest of the tiles timed here: " + std::to_string(measured.front().tile) + " (" +
+         fmt_ms(measured.front().median_ms) + "); not timed yet: " + tile_list(missing);
 }
 
 std::vector<ProblemSpec> tile_search_points(const KernelInfo& kernel, const ProblemSpec& spec,

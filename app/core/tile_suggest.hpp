@@ -34,9 +34,12 @@ struct TileSuggestion {
   bool within_noise = false;
   bool applicable() const { return !measured.empty() || !missing.empty(); }  // false: a tile-less kernel
   bool complete() const { return applicable() && missing.empty(); }
-  // One line: "fastest tile here: 256 (2.71 ms, 50.6 TFLOP/s), 1.06x faster than tile 128", "tiles measured
-  // here: 128 (3.1 ms); not yet: 256", "tiles 256 and 128 are within their noise: ..." etc.
+  // One line: "fastest tile here: 256 (2.71 ms, 50.6 TFLOP/s), 1.06x faster than tile 128", "fastest of the
+  // tiles timed here: 128 (3.1 ms); not timed yet: 256", with "; tile T is within its noise" where it is.
   std::string summary() const;
+  // With `fastest` set, what follows "fastest tile here: " ("256 (2.71 ms, ...), 1.06x faster than tile
+  // 128"); else empty.
+  std::string fastest_detail() const;
 };
 
 // From the session's records of `kernel` at spec's M x N x K (any input and seed: the timing of a GEMM does
