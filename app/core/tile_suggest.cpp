@@ -41,7 +41,9 @@ TileSuggestion suggest_tile(const Session& s, const KernelInfo& kernel, const Pr
   for (const MeasurementRecord& r : s.records) {  // appended in the order measured: the last one wins
     if (r.spec.kernel != kernel.id || r.spec.m != spec.m || r.spec.n != spec.n || r.spec.k != spec.k)
       continue;
-    if (!r.timed || !r.passed || r.stats.count == 0 || r.stats.median <= 0) continue;
+    // A verified, timed point; or a failed one (timed or not: the bench policy does not time failures).
+    const bool timed_ok = r.passed && r.timed && r.stats.count > 0 && r.stats.median > 0;
+    if (!timed_ok && r.passed) continue;
     if (std::find(kernel.tiles.begin(), kernel.tiles.end(), r.spec.tile) == kernel.tiles.end()) continue;
     newest[r.spec.tile] = &r;
   }
@@ -52,13 +54,17 @@ TileSuggestion suggest_tile(const Session& s, const KernelInfo& kernel, const Pr
       continue;
     }
     const MeasurementRecord& r = *it->second;
+    if (!r.passed) {
+      out.failed.push_back(t);
+      continue;
+    }
     out.measured.push_back(
         {t, r.stats.median, r.stats.p25, r.stats.p75, r.tflops, size_t(r.stats.count), r.policy, r.date});
   }
   std::stable_sort(out.measured.begin(), out.measured.end(),
                    [](const TileTiming& a, const TileTiming& b) { return a.median_ms < b.median_ms; });
   if (out.measured.size() >= 2) out.within_noise = out.measured[0].p75_ms >= out.measured[1].p25_ms;
-  if (out.missing.empty() && !out.measured.empty()) {
+  if (out.missing.empty() && !out.measured.empty()) {  // every tile measured or failed
     out.fastest = out.measured.front().tile;
     for (const TileTiming& t : out.measured)
       if (t.tile == spec.tile) out.speedup = t.median_ms / out.measured.front().median_ms;
@@ -83,16 +89,19 @@ std::string TileSuggestion::fastest_detail() const {
   }
   if (within_noise)
     text += "; tile " + std::to_string(measured[1].tile) + " is within its noise (the quartiles overlap)";
+  if (!failed.empty()) text += "; failed verification: " + tile_list(failed);
   return text;
 }
 
 std::string TileSuggestion::summary() const {
   if (!applicable()) return kernel + " has no tile parameter";
+  const std::string fails = failed.empty() ? "" : "; failed verification: " + tile_list(failed);
+  if (measured.empty() && missing.empty()) return "every tile of " + kernel + " failed verification here";
   if (measured.empty())
-    return "no tile of " + kernel + " timed at this shape yet (tiles " + tile_list(missing) + ")";
+    return "no tile of " + kernel + " timed at this shape yet (tiles " + tile_list(missing) + ")" + fails;
   if (fastest) return "fastest tile here: " + fastest_detail();
   return "fastest of the tiles timed here: " + std::to_string(measured.front().tile) + " (" +
-         fmt_ms(measured.front().median_ms) + "); not timed yet: " + tile_list(missing);
+         fmt_ms(measured.front().median_ms) + "); not timed yet: " + tile_list(missing) + fails;
 }
 
 std::vector<ProblemSpec> tile_search_points(const KernelInfo& kernel, const ProblemSpec& spec,

@@ -449,6 +449,14 @@ TEST(Cli, SuggestTileTimesEveryTileAndNamesTheFastestFromThem) {
   ASSERT_EQ(txt.code, 0) << txt.output;
   EXPECT_NE(txt.output.find("(chosen)"), std::string::npos) << txt.output;
   EXPECT_NE(txt.output.find("fastest tile here: "), std::string::npos) << txt.output;
+  // A teaching kernel at K = 40: tile 8 divides K, 16 and 32 fail verification and are named, never picked.
+  auto floork = run_cmd(kBin +
+                        " run --backend cpu --size 40 --kernel tiled_floork --tile 16 --samples 3 "
+                        "--suggest-tile --json 2>/dev/null");
+  EXPECT_EQ(floork.code, 1) << "the chosen tile fails: " << floork.output;
+  const auto fj = nlohmann::json::parse(floork.output);
+  EXPECT_EQ(fj["tile_suggestion"]["fastest"].get<int>(), 8) << floork.output;
+  EXPECT_EQ(fj["tile_suggestion"]["failed_verification"], nlohmann::json({16, 32})) << floork.output;
   // A kernel with a single tile has nothing to choose: exit 2, saying so.
   auto one = run_cmd(kBin + " run --backend cpu --size 64 --kernel blocktile1d --suggest-tile 2>&1");
   EXPECT_EQ(one.code, 2) << one.output;

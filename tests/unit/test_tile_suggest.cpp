@@ -98,5 +98,34 @@ TEST(TileSuggest, SaysWhenTheTwoFastestAreWithinTheirNoiseAndWhenTheKernelHasNoT
   EXPECT_TRUE(tile_search_points(cublas, at(1000, 0)).empty());
 }
 
+// A teaching kernel whose K steps skip the tail: tiles that do not divide K fail verification (and the bench
+// policy does not time them). They are named as failed, never suggested, and not offered for timing again.
+TEST(TileSuggest, TilesThatFailVerificationAreReportedNeverSuggestedNorRetimed) {
+  Session s;
+  s.records = {point(64, 1000, 0.9, 0.01), point(128, 1000, 0.5, 0.01, false, false),
+               point(256, 1000, 0.4, 0.01, false, true)};
+  TileSuggestion t = suggest_tile(s, three_tiles(), at(1000, 128));
+  ASSERT_TRUE(t.fastest) << "every tile has a point: measured or failed";
+  EXPECT_EQ(*t.fastest, 64);
+  EXPECT_EQ(t.failed, (std::vector<int>{128, 256}));
+  EXPECT_TRUE(t.missing.empty());
+  EXPECT_TRUE(tile_search_points(three_tiles(), at(1000, 128), &t).empty());
+  EXPECT_NE(t.summary().find("fastest tile here: 64"), std::string::npos) << t.summary();
+  EXPECT_NE(t.summary().find("failed verification: 128, 256"), std::string::npos) << t.summary();
+  // A later passing point of a tile replaces its failure.
+  s.records.push_back(point(128, 1000, 0.5, 0.01));
+  t = suggest_tile(s, three_tiles(), at(1000, 128));
+  EXPECT_EQ(*t.fastest, 128);
+  EXPECT_EQ(t.failed, std::vector<int>{256});
+  // All failed: nothing to suggest, and it says so.
+  Session bad;
+  bad.records = {point(64, 1000, 0.9, 0.01, false, false), point(128, 1000, 0.5, 0.01, false, false),
+                 point(256, 1000, 0.4, 0.01, false, false)};
+  t = suggest_tile(bad, three_tiles(), at(1000, 64));
+  EXPECT_FALSE(t.fastest);
+  EXPECT_NE(t.summary().find("every tile of pipelined failed verification"), std::string::npos)
+      << t.summary();
+}
+
 }  // namespace
 }  // namespace ts
