@@ -20,8 +20,10 @@
 // What it costs: registers (tile 256: 243 per thread, one block of 8 warps per SM, so every stall that two
 // warps per scheduler cannot cover shows), 3 stages of shared memory, four times as many copy instructions
 // for A, and index arithmetic that is harder to follow. Tile 256 needs big matrices: at 1024^3 it has 32
-// blocks for 132 SMs (tile 128, 64 blocks, is faster there). When N is not a multiple of 4, B is copied and C
-// stored element by element (4099^3: 85 % of cuBLAS instead of 93 %).
+// blocks for 132 SMs (tile 128, 64 blocks, is faster there). When N is not a multiple of 4, B's rows are not
+// 16-byte aligned: B is first copied into the workspace with rows padded to a multiple of 4 floats (a copy of
+// K x N floats, about 1 % of the GEMM's time at 4099^3), so its tiles are still loaded with 16-byte copies; C
+// is stored element by element.
 #include "kernel_entry.hpp"
 
 #if defined(__CUDACC__)
@@ -60,8 +62,10 @@ struct Cfg {
 // Copies one k tile of A (transposed to As[k][m]) and of B into one stage, through the per-thread source
 // pointers. kCheck: some element may lie past an edge (an edge block, or the last, partial k tile): each
 // copy is then predicated on the thread's row / column bits and on k, and zero-fills when out of bounds
-// (a zero-byte copy reads nothing; it is pointed at the matrix base).
-template <class G, bool kVecB, bool kCheck>
+// (a zero-byte copy reads nothing; it is pointed at the matrix base). B's rows are 16-byte aligned, so a
+// thread's 4 columns of B are one copy: 16 bytes, or with kPadB (N % 4 != 0, B a padded copy) 4 per column
+// that exists at the right edge (b_cols: the columns that exist are the first ones).
+template <class G, bool kPadB, bool kCheck>
 __device__ __forceinline__ void load_tile(float* st, const float* __restrict__ A, const float* __restrict__ B,
                                           int64_t k, int64_t k0, int tid, const float* const (&pa)[G::PA],
                                           const float* pb, int64_t b_pass, unsigned a_rows, unsigned b_cols) {
@@ -85,20 +89,11 @@ __device__ __forceinline__ void load_tile(float* st, const float* __restrict__ A
   for (int j = 0; j < G::PB; ++j) {
     float* dst = bs + (br + G::RPB * j) * G::BN + bc;
     const float* src = pb + j * b_pass;
-    if (kVecB) {
-      if (kCheck) {
-        const bool ok = (b_cols & 1u) && k0 + br + G::RPB * j < k;
-        cp_async16(dst, ok ? src : B, ok ? 16 : 0);
-      } else {
-        cp_async16(dst, src, 16);
-      }
+    if (kCheck) {
+      const bool ok = (b_cols & 1u) && k0 + br + G::RPB * j < k;
+      cp_async16(dst, ok ? src : B, ok ? (kPadB ? 4 * __popc(b_cols) : 16) : 0);
     } else {
-      const bool krow = !kCheck || k0 + br + G::RPB * j < k;
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const bool ok = krow && (b_cols >> e & 1u);
-        cp_async4(dst + e, ok ? src + e : B, ok ? 4 : 0);
-      }
+      cp_async16(dst, src, 16);
     }
   }
 }
@@ -109,10 +104,16 @@ __device__ __forceinline__ void load_tile(float* st, const float* __restrict__ A
 // most one), and the block's partial sums go to `work` instead of C; the last slice of a tile to finish (an
 // atomic count per tile in `work`) adds the slices' partials in slice order, so C does not depend on which
 // finished first, and writes C. No block ever waits for another.
-template <class G, bool kVecB, bool kTrace, bool kSplit = false>
+// kPadB: N % 4 != 0, so B is a copy whose rows are ldb floats apart (N rounded up to 4) and C is stored
+// element by element. Otherwise B's rows are ldb = N floats apart and C is stored with 16-byte stores.
+// Register pressure decides which stride variable the loop reads: without split-K the aligned kernel reads n
+// (its SASS is the same as before padding existed), with split-K it reads ldb (44 bytes of spills instead of
+// 140: split-K at 2 slices went from 79 to 86 % of cuBLAS at 2048^3).
+template <class G, bool kPadB, bool kTrace, bool kSplit>
 __global__ void __launch_bounds__(G::NT, G::MINB)
     pipelined_kernel(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
-                     int64_t m, int64_t n, int64_t k, TileRecord* trace, float* __restrict__ work = nullptr) {
+                     int64_t m, int64_t n, int64_t k, TileRecord* trace, float* __restrict__ work,
+                     int64_t ldb) {
   trace_begin<kTrace>(trace);
   constexpr int BM = G::BM, BN = G::BN, BK = G::BK, WM = G::WM, WN = G::WN, S = G::STAGES;
   constexpr int TM = G::TM, TN = G::TN;
@@ -142,19 +143,20 @@ __global__ void __launch_bounds__(G::NT, G::MINB)
   unsigned b_cols = 0;
 #pragma unroll
   for (int e = 0; e < 4; ++e) b_cols |= unsigned(bcol + e < n) << e;
-  const int64_t b_pass = int64_t(G::RPB) * n;
-  const float* pb = B + (int64_t(tid / (BN / 4)) + t_first * BK) * n + (bcol < n ? bcol : 0);
+  const int64_t ld_b = kPadB || kSplit ? ldb : n;
+  const int64_t b_pass = int64_t(G::RPB) * ld_b;
+  const float* pb = B + (int64_t(tid / (BN / 4)) + t_first * BK) * ld_b + (bcol < n ? bcol : 0);
 
   auto issue = [&](int stage, int64_t t) {
     float* st = smem + stage * G::STAGE_FLOATS;
     const int64_t k0 = (t_first + t) * BK;
     if (interior && k0 + BK <= k)
-      load_tile<G, kVecB, false>(st, A, B, k, k0, tid, pa, pb, b_pass, a_rows, b_cols);
+      load_tile<G, kPadB, false>(st, A, B, k, k0, tid, pa, pb, b_pass, a_rows, b_cols);
     else
-      load_tile<G, kVecB, true>(st, A, B, k, k0, tid, pa, pb, b_pass, a_rows, b_cols);
+      load_tile<G, kPadB, true>(st, A, B, k, k0, tid, pa, pb, b_pass, a_rows, b_cols);
 #pragma unroll
     for (int i = 0; i < G::PA; ++i) pa[i] += BK;
-    pb += BK * n;
+    pb += (BK / G::RPB) * b_pass;
   };
 
   // Prologue: tiles 0 .. S-2 in flight (one commit group per tile, empty groups past the end keep the count).
@@ -244,7 +246,7 @@ __global__ void __launch_bounds__(G::NT, G::MINB)
             const float4 p = __ldcg(first + int64_t(z) * (V * G::NT) + at);
             sum.x += p.x, sum.y += p.y, sum.z += p.z, sum.w += p.w;
           }
-          store4_checked(C, row, col0 + b_off + 32 * q, m, n, n, kVecB, sum);
+          store4_checked(C, row, col0 + b_off + 32 * q, m, n, n, !kPadB, sum);
         }
       }
     }
@@ -254,87 +256,97 @@ __global__ void __launch_bounds__(G::NT, G::MINB)
       const int64_t row = row0 + a_off + 16 * (i / 4) + i % 4;
 #pragma unroll
       for (int q = 0; q < TN / 4; ++q)
-        store4_checked(C, row, col0 + b_off + 32 * q, m, n, n, kVecB,
+        store4_checked(C, row, col0 + b_off + 32 * q, m, n, n, !kPadB,
                        make_float4(acc[i][4 * q], acc[i][4 * q + 1], acc[i][4 * q + 2], acc[i][4 * q + 3]));
     }
   }
   trace_end<kTrace>(trace);
 }
 
-template <class G, bool kVecB>
-static void go(const GemmArgs& a, cudaStream_t s, LaunchQuery* q) {
-  if (needs_device(q)) {  // an offline query (build-time table) makes no CUDA call
-    static const bool configured = [] {
-      for (const void* f : {reinterpret_cast<const void*>(pipelined_kernel<G, kVecB, false>),
-                            reinterpret_cast<const void*>(pipelined_kernel<G, kVecB, true>)})
-        CUDA_CHECK(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, int(G::SMEM)));
-      return true;
-    }();
-    (void)configured;
-  }
-  const dim3 grid(blocks_for(a.n, G::BN), blocks_for(a.m, G::BM));
-  launch_or_query(pipelined_kernel<G, kVecB, false>, pipelined_kernel<G, kVecB, true>, grid, dim3(G::NT),
-                  G::SMEM, s, q, G::BM, G::BN, a, static_cast<float*>(nullptr));
-}
+// The workspace of one launch: with split-K, a partial tile per block then a count per tile; when N % 4 != 0,
+// B with rows padded to a multiple of 4 floats (256-byte aligned).
+using SplitCfg = Cfg<128, 128, 16, 32, 64, 3, 2>;
 
 template <class G>
-static void go(const GemmArgs& a, cudaStream_t s, LaunchQuery* q) {
-  if (a.n % 4 == 0)
-    go<G, true>(a, s, q);
-  else
-    go<G, false>(a, s, q);
-}
-
-// Rung 10: split-K. The block of tile 128 (128 x 128 x 16, 2 blocks per SM), with the K tiles cut into
-// `splits` slices: grid (N / 128, M / 128, splits). Workspace: a partial tile per block, then a count per
-// tile.
-size_t splitk_workspace_bytes(int64_t m, int64_t n, int splits) {
-  using G = Cfg<128, 128, 16, 32, 64, 3, 2>;
+static size_t split_bytes(int64_t m, int64_t n, int splits) {
   if (splits <= 1) return 0;
   const size_t tiles = size_t(blocks_for(n, G::BN)) * size_t(blocks_for(m, G::BM));
   return tiles * size_t(splits) * G::BM * G::BN * sizeof(float) + tiles * sizeof(unsigned);
 }
 
-int splitk_slices(int64_t k, int tile) {
-  using G = Cfg<128, 128, 16, 32, 64, 3, 2>;
-  const int64_t k_tiles = (k + G::BK - 1) / G::BK;  // no empty slice: at most one per K tile
+static int64_t padded_ld(int64_t n) {
+  return (n + 3) / 4 * 4;
+}
+
+static size_t padded_b_offset(size_t split) {
+  return (split + 255) / 256 * 256;
+}
+
+template <class G>
+static size_t workspace_for(int64_t m, int64_t n, int64_t k, int splits) {
+  const size_t split = split_bytes<G>(m, n, splits);
+  if (n % 4 == 0) return split;
+  return padded_b_offset(split) + size_t(k) * size_t(padded_ld(n)) * sizeof(float);
+}
+
+template <class G, bool kPadB, bool kSplit>
+static void go(const GemmArgs& a, cudaStream_t s, LaunchQuery* q, unsigned splits, float* work, int64_t ldb) {
+  auto plain = pipelined_kernel<G, kPadB, false, kSplit>;
+  auto traced = pipelined_kernel<G, kPadB, true, kSplit>;
+  if (needs_device(q)) {  // an offline query (build-time table) makes no CUDA call
+    static const bool configured = [&] {
+      for (const void* f : {reinterpret_cast<const void*>(plain), reinterpret_cast<const void*>(traced)})
+        CUDA_CHECK(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, int(G::SMEM)));
+      return true;
+    }();
+    (void)configured;
+  }
+  const dim3 grid(blocks_for(a.n, G::BN), blocks_for(a.m, G::BM), splits);
+  launch_or_query(plain, traced, grid, dim3(G::NT), G::SMEM, s, q, G::BM, G::BN, a, work, ldb);
+}
+
+// One launch of block G with K in `splits` slices (kSplit; otherwise 1: no partials). When N % 4 != 0, B is
+// first copied to padded rows in the workspace (cudaMemcpy2DAsync on the same stream) and read from there.
+template <class G, bool kSplit>
+static void go(const GemmArgs& a, cudaStream_t s, LaunchQuery* q, int splits) {
+  const size_t split = split_bytes<G>(a.m, a.n, splits);
+  const size_t need = workspace_for<G>(a.m, a.n, a.k, splits);
+  float* work = static_cast<float*>(a.workspace);
+  if (!q && need > 0 && (!work || a.workspace_bytes < need))
+    throw std::invalid_argument("pipelined block " + std::to_string(G::BM) + " x " + std::to_string(G::BN) +
+                                " at N = " + std::to_string(a.n) + " with " + std::to_string(splits) +
+                                " K slice(s) needs a workspace of " + std::to_string(need) + " bytes");
+  const auto u = unsigned(splits);
+  if (a.n % 4 == 0) {
+    go<G, false, kSplit>(a, s, q, u, work, a.n);
+  } else {
+    const int64_t ldb = padded_ld(a.n);
+    GemmArgs padded = a;
+    if (!q) {
+      float* bp = reinterpret_cast<float*>(reinterpret_cast<char*>(work) + padded_b_offset(split));
+      CUDA_CHECK(cudaMemcpy2DAsync(bp, size_t(ldb) * sizeof(float), a.B, size_t(a.n) * sizeof(float),
+                                   size_t(a.n) * sizeof(float), size_t(a.k), cudaMemcpyDeviceToDevice, s));
+      padded.B = bp;
+    }
+    go<G, true, kSplit>(padded, s, q, u, work, ldb);
+  }
+  if (q) q->workspace_bytes = need;
+}
+
+// Rung 10: split-K. The block of tile 128 (128 x 128 x 16, 2 blocks per SM), with the K tiles cut into
+// `splits` slices: grid (N / 128, M / 128, splits). Tile 1 is rung 9's tile 128 as it is.
+static int splitk_slices(int64_t k, int tile) {
+  const int64_t k_tiles = (k + SplitCfg::BK - 1) / SplitCfg::BK;  // no empty slice: at most one per K tile
   return int(std::min<int64_t>(tile, k_tiles));
 }
 
 void launch_splitk(const GemmArgs& a, int tile, void* stream, LaunchQuery* q) {
-  using G = Cfg<128, 128, 16, 32, 64, 3, 2>;
   if (tile != 1 && tile != 2 && tile != 3 && tile != 4 && tile != 6 && tile != 8) bad_tile("splitk", tile);
   const int splits = splitk_slices(a.k, tile);
-  if (splits == 1) {  // no partials: the pipelined kernel as it is
-    go<G>(a, static_cast<cudaStream_t>(stream), q);
-    return;
-  }
-  const size_t need = splitk_workspace_bytes(a.m, a.n, splits);
-  auto s = static_cast<cudaStream_t>(stream);
-  auto run = [&](auto vec) {
-    constexpr bool kVecB = decltype(vec)::value;
-    auto plain = pipelined_kernel<G, kVecB, false, true>;
-    auto traced = pipelined_kernel<G, kVecB, true, true>;
-    if (needs_device(q)) {
-      static const bool configured = [&] {
-        for (const void* f : {reinterpret_cast<const void*>(plain), reinterpret_cast<const void*>(traced)})
-          CUDA_CHECK(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, int(G::SMEM)));
-        return true;
-      }();
-      (void)configured;
-    }
-    const dim3 grid(blocks_for(a.n, G::BN), blocks_for(a.m, G::BM), unsigned(splits));
-    if (!q && (!a.workspace || a.workspace_bytes < need))
-      throw std::invalid_argument("splitk with " + std::to_string(splits) + " slices needs a workspace of " +
-                                  std::to_string(need) + " bytes, zeroed once");
-    launch_or_query(plain, traced, grid, dim3(G::NT), G::SMEM, s, q, G::BM, G::BN, a,
-                    static_cast<float*>(a.workspace));
-  };
-  if (a.n % 4 == 0)
-    run(std::true_type{});
-  else
-    run(std::false_type{});
-  if (q) q->workspace_bytes = need;
+  if (splits > 1)
+    go<SplitCfg, true>(a, static_cast<cudaStream_t>(stream), q, splits);
+  else  // no partials: rung 9's tile 128 as it is
+    go<SplitCfg, false>(a, static_cast<cudaStream_t>(stream), q, 1);
 }
 
 // Picked from 14 variants measured in one run on an H100 at 4096^3 (TFLOP/s; cuBLAS 51.0, rung 8 38.8):
@@ -348,8 +360,8 @@ void launch_splitk(const GemmArgs& a, int tile, void* stream, LaunchQuery* q) {
 void launch_pipelined(const GemmArgs& a, int tile, void* stream, LaunchQuery* q) {
   auto s = static_cast<cudaStream_t>(stream);
   //                                     BM   BN   BK  WM   WN  stages  blocks/SM
-  if (tile == 128) return go<Cfg<128, 128, 16, 32, 64, 3, 2>>(a, s, q);
-  if (tile == 256) return go<Cfg<128, 256, 8, 32, 128, 3, 1>>(a, s, q);
+  if (tile == 128) return go<Cfg<128, 128, 16, 32, 64, 3, 2>, false>(a, s, q, 1);
+  if (tile == 256) return go<Cfg<128, 256, 8, 32, 128, 3, 1>, false>(a, s, q, 1);
   bad_tile("pipelined", tile);
 }
 
@@ -382,7 +394,8 @@ KernelEntry entry_pipelined() {
                   "Three cp.async stages, A transposed in shared memory, fragments double-buffered in "
                   "registers and one barrier per tile, so loads and barriers hide behind FFMAs; tile "
                   "256 adds 8 x 16 outputs per thread. Costs up to 243 registers per thread and index "
-                  "arithmetic that is harder to follow.",
+                  "arithmetic that is harder to follow. When N is not a multiple of 4, B is first copied "
+                  "to rows padded to 4 floats, so its tiles still load in 16-byte copies.",
                   {128, 256},
                   {"block 128 x 128 x 16, thread 8 x 8, 3 stages, 2 blocks/SM, 256 threads",
                    "block 128 x 256 x 8, thread 8 x 16, 3 stages, 256 threads"},

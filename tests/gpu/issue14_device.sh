@@ -3,8 +3,8 @@
 # person's kernels (every rung, split-K included, on ragged and 64-bit shapes, traces, build-time resources),
 # one bench run of the best rungs against cuBLAS at the issue's shapes (interleaved, both clocks), the
 # split-K schedule at 1024^3 against rung 9's, and compute-sanitizer (memcheck, racecheck, synccheck,
-# initcheck) on split-K. At most 8 files come back: summary.txt, tests.log, bench.md, bench_session.json,
-# sanitize.log, schedules.txt.
+# initcheck) on split-K, rung 9 and wgmma_tf32. At most 8 files come back: summary.txt, tests.log, bench.md,
+# bench_session.json, sanitize.log, schedules.txt.
 # Usage: tests/gpu/issue14_device.sh BUILD_DIR OUT_DIR [STEPS]   STEPS: any of tests,bench,schedule,sanitize
 set -uo pipefail
 build=${1:?build folder}
@@ -64,9 +64,9 @@ fi
 
 if want sanitize; then
   : > "$out/sanitize.log"
-  # Split-K at 1, 2 and 8 slices, and wgmma_tf32 on rows that are not 16-byte aligned (its copies into
-  # aligned rows, then TMA), on ragged shapes.
-  for cfg in "splitk 1" "splitk 2" "splitk 8" "wgmma_tf32 256"; do
+  # Split-K at 1 (rung 9's tile 128), 2 and 8 slices, rung 9's tile 256, and wgmma_tf32, on ragged shapes
+  # whose rows are not 16-byte aligned (B copied into padded rows first, then cp.async or TMA).
+  for cfg in "splitk 1" "splitk 2" "splitk 8" "pipelined 256" "wgmma_tf32 256"; do
     set -- $cfg
     for shape in "--m 130 --n 141 --k 70" "--m 300 --n 261 --k 1001"; do
       for tool in memcheck racecheck synccheck initcheck; do
