@@ -23,7 +23,7 @@
 // blocks for 132 SMs (tile 128, 64 blocks, is faster there). When N is not a multiple of 4, B's rows are not
 // 16-byte aligned: B is first copied into the workspace with rows padded to a multiple of 4 floats (a copy of
 // K x N floats, about 1 % of the GEMM's time at 4099^3), so its tiles are still loaded with 16-byte copies; C
-// is stored element by element.
+// is stored element by element (4099^3, tile 128: 92 % of cuBLAS; 88 % when B was copied element by element).
 #include "kernel_entry.hpp"
 
 #if defined(__CUDACC__)
@@ -108,7 +108,7 @@ __device__ __forceinline__ void load_tile(float* st, const float* __restrict__ A
 // element by element. Otherwise B's rows are ldb = N floats apart and C is stored with 16-byte stores.
 // Register pressure decides which stride variable the loop reads: without split-K the aligned kernel reads n
 // (its SASS is the same as before padding existed), with split-K it reads ldb (44 bytes of spills instead of
-// 140: split-K at 2 slices went from 79 to 86 % of cuBLAS at 2048^3).
+// 140; split-K at 2 slices, 2048^3: 79 % of cuBLAS before, 85 % after, H100).
 template <class G, bool kPadB, bool kTrace, bool kSplit>
 __global__ void __launch_bounds__(G::NT, G::MINB)
     pipelined_kernel(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
