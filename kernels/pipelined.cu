@@ -354,6 +354,9 @@ void launch_splitk(const GemmArgs& a, int tile, void* stream, LaunchQuery* q) {
 //   128 x 128 x 16: 3 stages 42.8 (1/SM), 44.7 (2/SM, 32 bytes of spills)         <- tile 128
 //   128 x 256 x 8:  3 stages 47.5, 4 stages 47.5; x 16: 47.2                        <- tile 256 (3 stages)
 //   256 x 128 x 8:  43.5; x 16: 45.8. Blocks taken in groups of 8 or 16 rows (for L2 reuse): 0-1.5 % slower.
+// Later (H100, alternating runs of both builds): the FFMAs of a step in serpentine order (odd rows of the
+// outer product walk the columns backwards) give ptxas more operand-reuse flags (tile 256: 995 of 1024 FFMAs
+// instead of 907) and cost 4-5 % at 4096^3, 8192^3 and 2048 x 4096 x 8192, so the plain order stays.
 // Tile 128 keeps rung 8's block and thread tiles, so the two compare the pipeline; it asks for two blocks per
 // SM (16 warps: one block's barrier waits are covered by the other's FFMAs), which costs a few spilled
 // registers and still wins. Tile 256 cannot have two: its 8 x 16 accumulators alone take 128 registers.
