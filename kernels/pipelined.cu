@@ -357,6 +357,9 @@ void launch_splitk(const GemmArgs& a, int tile, void* stream, LaunchQuery* q) {
 // Later (H100, alternating runs of both builds): the FFMAs of a step in serpentine order (odd rows of the
 // outer product walk the columns backwards) give ptxas more operand-reuse flags (tile 256: 995 of 1024 FFMAs
 // instead of 907) and cost 4-5 % at 4096^3, 8192^3 and 2048 x 4096 x 8192, so the plain order stays.
+// Warp tiles of tile 256's block, same run style (% of cuBLAS at 4096^3 / 8192^3 / 2048 x 4096 x 8192, two
+// rounds): 32 x 128 (kept) 93-94; 4 stages 93-94; 64 x 64 89; 64 x 64 with BK 16 90-91; and the 256 x 128
+// block with 64 x 64 warps 85, with 128 x 32 warps 79-80.
 // Tile 128 keeps rung 8's block and thread tiles, so the two compare the pipeline; it asks for two blocks per
 // SM (16 warps: one block's barrier waits are covered by the other's FFMAs), which costs a few spilled
 // registers and still wins. Tile 256 cannot have two: its 8 x 16 accumulators alone take 128 registers.
