@@ -148,6 +148,21 @@ inline unsigned blocks_for(int64_t n, int64_t per_block) {
   return unsigned((n + per_block - 1) / per_block);
 }
 
+// Rows of `cols` floats rounded up to a multiple of 4 floats: 16-byte aligned rows, as 16-byte cp.async
+// copies and TMA need.
+inline int64_t padded_ld(int64_t cols) {
+  return (cols + 3) / 4 * 4;
+}
+
+// Copies a rows x cols row-major matrix (row stride cols) into `dst` with row stride `ld` (padded_ld(cols)),
+// on `stream` (cudaMemcpy2DAsync: part of the launch that needs it). The padding is not written: readers stop
+// at `cols` (zero-byte or partial copies, TMA's bounds).
+inline void copy_to_padded_rows(float* dst, int64_t ld, const float* src, int64_t rows, int64_t cols,
+                                cudaStream_t stream) {
+  CUDA_CHECK(cudaMemcpy2DAsync(dst, size_t(ld) * sizeof(float), src, size_t(cols) * sizeof(float),
+                               size_t(cols) * sizeof(float), size_t(rows), cudaMemcpyDeviceToDevice, stream));
+}
+
 [[noreturn]] inline void bad_tile(const char* kernel, int tile) {
   throw std::invalid_argument(std::string(kernel) + ": unsupported tile " + std::to_string(tile));
 }

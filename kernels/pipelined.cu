@@ -274,17 +274,12 @@ static size_t split_bytes(int64_t m, int64_t n, int splits) {
   return tiles * size_t(splits) * G::BM * G::BN * sizeof(float) + tiles * sizeof(unsigned);
 }
 
-static int64_t padded_ld(int64_t n) {
-  return (n + 3) / 4 * 4;
-}
-
 static size_t padded_b_offset(size_t split) {
   return (split + 255) / 256 * 256;
 }
 
-template <class G>
-static size_t workspace_for(int64_t m, int64_t n, int64_t k, int splits) {
-  const size_t split = split_bytes<G>(m, n, splits);
+// The whole workspace, given the split-K part.
+static size_t workspace_for(size_t split, int64_t n, int64_t k) {
   if (n % 4 == 0) return split;
   return padded_b_offset(split) + size_t(k) * size_t(padded_ld(n)) * sizeof(float);
 }
@@ -306,11 +301,11 @@ static void go(const GemmArgs& a, cudaStream_t s, LaunchQuery* q, unsigned split
 }
 
 // One launch of block G with K in `splits` slices (kSplit; otherwise 1: no partials). When N % 4 != 0, B is
-// first copied to padded rows in the workspace (cudaMemcpy2DAsync on the same stream) and read from there.
+// first copied to padded rows in the workspace (copy_to_padded_rows, on the same stream) and read from there.
 template <class G, bool kSplit>
 static void go(const GemmArgs& a, cudaStream_t s, LaunchQuery* q, int splits) {
   const size_t split = split_bytes<G>(a.m, a.n, splits);
-  const size_t need = workspace_for<G>(a.m, a.n, a.k, splits);
+  const size_t need = workspace_for(split, a.n, a.k);
   float* work = static_cast<float*>(a.workspace);
   if (!q && need > 0 && (!work || a.workspace_bytes < need))
     throw std::invalid_argument("pipelined block " + std::to_string(G::BM) + " x " + std::to_string(G::BN) +
@@ -324,8 +319,7 @@ static void go(const GemmArgs& a, cudaStream_t s, LaunchQuery* q, int splits) {
     GemmArgs padded = a;
     if (!q) {
       float* bp = reinterpret_cast<float*>(reinterpret_cast<char*>(work) + padded_b_offset(split));
-      CUDA_CHECK(cudaMemcpy2DAsync(bp, size_t(ldb) * sizeof(float), a.B, size_t(a.n) * sizeof(float),
-                                   size_t(a.n) * sizeof(float), size_t(a.k), cudaMemcpyDeviceToDevice, s));
+      copy_to_padded_rows(bp, ldb, a.B, a.k, a.n, s);
       padded.B = bp;
     }
     go<G, true, kSplit>(padded, s, q, u, work, ldb);

@@ -480,7 +480,7 @@ void launch_wgmma_tf32(const GemmArgs& a, int tile, void* stream, LaunchQuery* q
   // first copied into the workspace with strides rounded up to 4 floats (cudaMemcpy2DAsync, a small part
   // of the GEMM's time: 2 x 67 MB at 4099^3), and TMA reads the copies; the boxes at the edges read zeros
   // past K and N. Without a workspace (none given): the cp.async kernel, which reads any stride.
-  const int64_t lda = (a.k + 3) / 4 * 4, ldb = (a.n + 3) / 4 * 4;
+  const int64_t lda = padded_ld(a.k), ldb = padded_ld(a.n);
   const size_t need = (size_t(a.m) * size_t(lda) + size_t(a.k) * size_t(ldb)) * sizeof(float);
   if (q) {
     go_tma(a, s, q, nullptr, lda, nullptr, ldb);
@@ -490,10 +490,8 @@ void launch_wgmma_tf32(const GemmArgs& a, int tile, void* stream, LaunchQuery* q
   if (!a.workspace || a.workspace_bytes < need) return dispatch<256, 4, 1>(a, s, q);
   float* ap = static_cast<float*>(a.workspace);
   float* bp = ap + size_t(a.m) * size_t(lda);
-  CUDA_CHECK(cudaMemcpy2DAsync(ap, size_t(lda) * sizeof(float), a.A, size_t(a.k) * sizeof(float),
-                               size_t(a.k) * sizeof(float), size_t(a.m), cudaMemcpyDeviceToDevice, s));
-  CUDA_CHECK(cudaMemcpy2DAsync(bp, size_t(ldb) * sizeof(float), a.B, size_t(a.n) * sizeof(float),
-                               size_t(a.n) * sizeof(float), size_t(a.k), cudaMemcpyDeviceToDevice, s));
+  copy_to_padded_rows(ap, lda, a.A, a.m, a.k, s);
+  copy_to_padded_rows(bp, ldb, a.B, a.k, a.n, s);
   go_tma(a, s, q, ap, lda, bp, ldb);
 }
 

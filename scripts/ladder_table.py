@@ -5,7 +5,7 @@ One row per kernel and tile (in the order the bench ran them), one column per sh
 of the cuBLAS of the same precision timed between the kernel's own samples (the interleaved reference: its
 median against the kernel's). Bold: the best rung of each precision at each shape. `*`: NVML reported a power or
 thermal limit during the point (the kernel's samples or its interleaved cuBLAS's). cuBLAS rows: cuBLAS's own
-points. A point that failed verification or was not timed reads its reason instead of figures.
+points. A point that failed verification reads FAIL, one that was verified but not timed reads "not timed".
 
 Usage: scripts/ladder_table.py SESSION.json > table.md
 """
@@ -69,6 +69,9 @@ def main(path):
                 continue
             if not r.get("passed"):
                 line.append("FAIL")
+                continue
+            if not r.get("timed", True):
+                line.append("not timed")
                 continue
             text = f"{r['tflops']:.1f}"
             p = None if is_reference(r) else percent(r)

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """scripts/ladder_table.py on a small session whose table is known: rows in bench order, one column per shape,
 % of the interleaved cuBLAS (its median over the kernel's), the best rung of each precision in bold (a failed
-point never), `*` for a throttled kernel or reference, FAIL for a point that failed verification."""
+or untimed point never), `*` for a throttled kernel or reference, FAIL for a point that failed verification,
+"not timed" for one that was verified only."""
 import json
 import os
 import subprocess
@@ -14,10 +15,10 @@ SCRIPT = os.path.join(HERE, "..", "..", "scripts", "ladder_table.py")
 
 
 def point(kernel, tile, shape, ms, tflops, ref_ms=None, tf32=False, passed=True, throttled=False,
-          ref_throttled=False):
+          ref_throttled=False, timed=True):
     m, n, k = shape
     r = {"kernel": kernel, "tile": tile, "m": m, "n": n, "k": k, "tflops": tflops, "tf32": tf32,
-         "passed": passed, "timed": True, "stats_ms": {"median": ms},
+         "passed": passed, "timed": timed, "stats_ms": {"median": ms},
          "clock": {"throttled": throttled}}
     if ref_ms is not None:
         r["interleaved_reference"] = {"samples_ms": [ref_ms * 0.9, ref_ms, ref_ms * 1.5],
@@ -42,6 +43,7 @@ class LadderTable(unittest.TestCase):
             point("pipelined", 256, sq, 1.0, 20.0, ref_ms=1.0, throttled=True),
             point("cublas", 0, sq, 1.0, 20.5),
             point("wgmma_tf32", 256, sq, 0.5, 40.0, ref_ms=0.6, tf32=True, ref_throttled=True),
+            point("mma_tf32", 128, sq, 0.1, 90.0, ref_ms=0.6, tf32=True, timed=False),
             point("pipelined", 128, rect, 4.0, 30.0, ref_ms=3.0),
             point("pipelined", 256, rect, 1.0, 99.0, ref_ms=3.0, passed=False),
         ])
@@ -51,7 +53,8 @@ class LadderTable(unittest.TestCase):
         self.assertEqual(lines[3], "| pipelined | 256 | **20.0 (100 %)** * | FAIL |")
         self.assertEqual(lines[4], "| cublas | - | 20.5 | - |")
         self.assertEqual(lines[5], "| wgmma_tf32 | 256 | **40.0 (120 %)** * | - |")
-        self.assertEqual(len(lines), 6)
+        self.assertEqual(lines[6], "| mma_tf32 | 128 | not timed | - |")
+        self.assertEqual(len(lines), 7)
 
 
 if __name__ == "__main__":
