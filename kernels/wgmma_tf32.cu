@@ -25,6 +25,14 @@
 // or 16 rows of tiles (so the blocks resident at once share A and B in L2, which halves DRAM traffic per wave
 // at 8192^3 on paper) measured 87-99 % of cuBLAS at 8192^3 against 92-94 % row by row, and lower at 4096^3;
 // both orders ran at the power limit (1425-1485 MHz at 8192^3), so less DRAM traffic bought no clock.
+// Tile 512 (below): at 8192^3 ncu shows tile 256 at 88 % of L2 throughput (48 % of DRAM's); two blocks of a
+// cluster sharing A through TMA multicast take that to 78 %. Measured in alternating bench runs (H100,
+// TFLOP/s, two rounds each): 8192^3 tile 256 334 / 319, tile 512 353 / 345; elsewhere tile 512 is 0-3 %
+// slower (4096^3, 6144^3, 2048 x 4096 x 8192, 8192 x 8192 x 4096, 16384 x 16384 x 2048; 2048^3 3 %). Variants
+// measured on the way and not kept: the same pair synchronised by a cluster barrier at every k step
+// (barrier.cluster with release semantics waits for the wgmmas in flight: half the speed; relaxed: 2-9 %
+// slower than tile 256 except at 8192^3), and tile 256 warp-specialised without a cluster (the same speed as
+// tile 256, within 1 %).
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -203,12 +211,47 @@ __device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap* map
       "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(bar)
       : "memory");
 }
+// The same box written to the same shared-memory offset in every CTA of the cluster named in `mask`, and
+// counted on the mbarrier at the same offset in each of them.
+__device__ __forceinline__ void tma_load_2d_multicast(uint32_t dst, const CUtensorMap* map, uint32_t bar,
+                                                      int c0, int c1, uint16_t mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster "
+      "[%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(bar), "h"(mask)
+      : "memory");
+}
+__device__ __forceinline__ uint32_t cluster_rank() {
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+  return r;
+}
+// Every thread of every CTA of the cluster; what each wrote before it is seen by all after it.
+__device__ __forceinline__ void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::
+                   : "memory");
+}
+// One arrival on the mbarrier at shared-memory offset `bar` in CTA `cta` of the cluster. Release at CTA
+// scope, as CUTLASS's pipelines do: a cluster-scope release (barrier.cluster.arrive.release) also waits for
+// the wgmmas still in flight, which measured half the speed.
+__device__ __forceinline__ void mbar_arrive_cluster(uint32_t bar, uint32_t cta) {
+  asm volatile(
+      "{\n"
+      ".reg .b32 remote;\n"
+      "mapa.shared::cluster.u32 remote, %0, %1;\n"
+      "mbarrier.arrive.shared::cluster.b64 _, [remote];\n"
+      "}\n" ::"r"(bar),
+      "r"(cta)
+      : "memory");
+}
 #endif
 constexpr int TBM = 256, TSTAGES = 4;
 constexpr int kTABytes = TBM * BK * 4;  // A tile, SW128
 constexpr int kTBBytes = BK * LDB * 4;  // B tile: a box of LDB = 136 columns x BK rows lands as padded rows
 constexpr int kTStageBytes = kTABytes + kTBBytes;
-constexpr size_t kTSmem = 1024 + size_t(TSTAGES) * kTStageBytes + TSTAGES * 8;  // alignment slack, mbarriers
+// Alignment slack, the stages, then the mbarriers: one "full" per stage (and for the cluster kernel one
+// "empty" per stage).
+constexpr size_t kTSmem = 1024 + size_t(TSTAGES) * kTStageBytes + 2 * TSTAGES * 8;
 static_assert(kTStageBytes % 1024 == 0, "every A tile 1024-byte aligned");
 }  // namespace
 
@@ -378,6 +421,119 @@ __global__ void __launch_bounds__(NT, 1)
   trace_end<kTrace>(trace);
 }
 
+// [SECTION] Tile 512: a cluster of two blocks, 256 x 256 of C. The blocks of a cluster (blockIdx.z 0 and 1,
+// columns col0 and col0 + 128 of the same 256 rows) read the same A tile: each loads half of it with one TMA
+// multicast that lands in both blocks' shared memory, so A costs each block half the L2 traffic (and B, its
+// own, is loaded as before). Since a block's copies now write into the other's stages, a stage is refilled
+// only when the consumer warps of both blocks have released it: every consumer warp arrives on the "empty"
+// mbarrier of that stage in both blocks, and a producer warpgroup (warps 8-11; one thread issues, the others
+// give their registers to the consumers with setmaxnreg) waits on it. No barrier joins the warps at each k
+// step. A block whose 128 columns lie wholly past N (an edge cluster) still loads and releases its half of A
+// for the other block, and computes and stores nothing.
+constexpr int kPair = 2;
+template <bool kTrace>
+__global__ void __launch_bounds__(NT + 128, 1)
+    wgmma_tf32_pair_kernel(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
+                           int64_t m, int64_t n, int64_t k, TileRecord* trace,
+                           const __grid_constant__ CUtensorMap tma_a,
+                           const __grid_constant__ CUtensorMap tma_b) {
+  trace_begin<kTrace>(trace);
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  (void)A;
+  (void)B;
+  extern __shared__ __align__(16) uint8_t smem_raw[];  // aligned to 1024 at run time below
+  uint8_t* smem = smem_raw + ((1024 - (smem_u32(smem_raw) & 1023)) & 1023);
+  const uint32_t fulls = smem_u32(smem + TSTAGES * kTStageBytes), empties = fulls + 8 * TSTAGES;
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  const int64_t row0 = int64_t(blockIdx.y) * TBM, col0 = int64_t(blockIdx.x) * (kPair * BN) + blockIdx.z * BN;
+  const bool live = col0 < n;  // false: an edge cluster's second block, past N
+  const int64_t tiles = (k + BK - 1) / BK;
+  auto stage_a = [&](int s) { return smem + s * kTStageBytes; };
+  auto stage_b = [&](int s) { return reinterpret_cast<float*>(smem + s * kTStageBytes + kTABytes); };
+  if (tid == 0) {
+    for (int s = 0; s < TSTAGES; ++s) {
+      mbar_init(fulls + 8 * s, 1);
+      mbar_init(empties + 8 * s, kPair * NT / 32);  // every consumer warp of both blocks
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    fence_proxy_async();
+  }
+  cluster_sync();  // both blocks' barriers exist before either multicasts or arrives
+
+  if (warp >= NT / 32) {  // the producer warpgroup
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
+    if (warp == NT / 32 && lane == 0) {
+      const uint32_t rank = cluster_rank();
+      for (int64_t j = 0; j < tiles; ++j) {
+        const int s = int(j % TSTAGES);
+        if (j >= TSTAGES) mbar_wait(empties + 8 * s, uint32_t((j / TSTAGES - 1) & 1));  // j - 4 released
+        const uint32_t bar = fulls + 8 * s;
+        mbar_expect_tx(bar, live ? kTStageBytes : kTABytes);
+        tma_load_2d_multicast(smem_u32(stage_a(s)) + rank * (kTABytes / kPair), &tma_a, bar, int(j * BK),
+                              int(row0) + int(rank) * (TBM / kPair), uint16_t((1u << kPair) - 1));
+        if (live) tma_load_2d(smem_u32(stage_b(s)), &tma_b, bar, int(col0), int(j * BK));
+      }
+    }
+    __syncwarp();
+    cluster_sync();
+  } else {  // the consumers: two warpgroups, 64 columns of C each
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
+    const int wg = warp / 4, wq = warp % 4, g = lane / 4, t4 = lane % 4;
+    const int nb = wg * 64 + wq * 16 + g;
+    float acc[TBM / 2];
+#pragma unroll
+    for (int i = 0; i < TBM / 2; ++i) acc[i] = 0.0f;
+#pragma unroll
+    for (int i = 0; i < TBM / 2; ++i) asm volatile("" : "+f"(acc[i])::"memory");
+    uint32_t fr[2][BK / 8][4];
+    auto release = [&](int64_t kt) {  // this warp no longer reads tile kt's stage
+      if (lane == 0)
+        for (int c = 0; c < kPair; ++c) mbar_arrive_cluster(empties + 8 * int(kt % TSTAGES), uint32_t(c));
+    };
+    auto step = [&](int64_t kt, auto buf) {
+      constexpr int b = decltype(buf)::value;
+      const int s = int(kt % TSTAGES);
+      mbar_wait(fulls + 8 * s, uint32_t((kt / TSTAGES) & 1));
+      const float* sb = stage_b(s) + t4 * LDB + nb;
+#pragma unroll
+      for (int kk = 0; kk < BK / 8; ++kk) {
+        const float* p = sb + kk * 8 * LDB;
+        fr[b][kk][0] = to_tf32(p[0]);
+        fr[b][kk][1] = to_tf32(p[8]);
+        fr[b][kk][2] = to_tf32(p[4 * LDB]);
+        fr[b][kk][3] = to_tf32(p[4 * LDB + 8]);
+      }
+      const uint32_t sa = smem_u32(stage_a(s));
+      wg_fence(fr[b]);
+#pragma unroll
+      for (int kk = 0; kk < BK / 8; ++kk) wgmma_m64n256k8(acc, fr[b][kk], a_desc_sw128(sa + kk * 32));
+      wg_commit();
+      wg_wait<1>();  // group kt - 1 is done
+      if (kt > 0) release(kt - 1);
+    };
+    if (live) {
+      int64_t kt = 0;
+      for (; kt + 1 < tiles; kt += 2) {
+        step(kt, std::integral_constant<int, 0>());
+        step(kt + 1, std::integral_constant<int, 1>());
+      }
+      if (kt < tiles) step(kt, std::integral_constant<int, 0>());
+      wg_wait<0>();
+    } else {
+      for (int64_t kt = 0; kt < tiles; ++kt) {
+        mbar_wait(fulls + 8 * int(kt % TSTAGES), uint32_t((kt / TSTAGES) & 1));
+        release(kt);
+      }
+    }
+#pragma unroll
+    for (int i = 0; i < TBM / 2; ++i) asm volatile("" : "+f"(acc[i])::"memory");
+    cluster_sync();  // neither block leaves while the other may still arrive on its barriers
+    if (live) store_ct<TBM>(C, acc, row0, col0 + nb, t4, m, n);
+  }
+#endif
+  trace_end<kTrace>(trace);
+}
+
 // A row-major rows x cols float matrix (row stride ld >= cols, a multiple of 4) as a 2-D tensor map with a
 // box_cols x box_rows box. Boxes reaching past rows or cols read zeros (TMA's out-of-bounds fill).
 static CUtensorMap tensor_map(const float* p, int64_t rows, int64_t cols, int64_t ld, uint32_t box_cols,
@@ -406,12 +562,15 @@ static CUtensorMap tensor_map(const float* p, int64_t rows, int64_t cols, int64_
 }
 
 // A and B through TMA, read from A (row stride lda) and B (row stride ldb); both strides multiples of 4.
-static void go_tma(const GemmArgs& a, cudaStream_t s, LaunchQuery* q, const float* A, int64_t lda,
+static void go_tma(const GemmArgs& a, int tile, cudaStream_t s, LaunchQuery* q, const float* A, int64_t lda,
                    const float* B, int64_t ldb) {
+  const bool pair = tile == 512;
   if (needs_device(q)) {  // an offline query (build-time table) makes no CUDA call
     static const bool configured = [] {
       for (const void* f : {reinterpret_cast<const void*>(wgmma_tf32_tma_kernel<false>),
-                            reinterpret_cast<const void*>(wgmma_tf32_tma_kernel<true>)})
+                            reinterpret_cast<const void*>(wgmma_tf32_tma_kernel<true>),
+                            reinterpret_cast<const void*>(wgmma_tf32_pair_kernel<false>),
+                            reinterpret_cast<const void*>(wgmma_tf32_pair_kernel<true>)})
         CUDA_CHECK(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kTSmem)));
       return true;
     }();
@@ -419,12 +578,34 @@ static void go_tma(const GemmArgs& a, cudaStream_t s, LaunchQuery* q, const floa
   }
   CUtensorMap ta{}, tb{};
   if (!q) {
-    ta = tensor_map(A, a.m, a.k, lda, BK, TBM, CU_TENSOR_MAP_SWIZZLE_128B);
+    ta = tensor_map(A, a.m, a.k, lda, BK, pair ? TBM / kPair : TBM, CU_TENSOR_MAP_SWIZZLE_128B);
     tb = tensor_map(B, a.k, a.n, ldb, LDB, BK, CU_TENSOR_MAP_SWIZZLE_NONE);
   }
-  const dim3 grid(blocks_for(a.n, BN), blocks_for(a.m, TBM));
-  launch_or_query(wgmma_tf32_tma_kernel<false>, wgmma_tf32_tma_kernel<true>, grid, dim3(NT), kTSmem, s, q,
-                  TBM, BN, a, ta, tb);
+  if (!pair) {
+    const dim3 grid(blocks_for(a.n, BN), blocks_for(a.m, TBM));
+    return launch_or_query(wgmma_tf32_tma_kernel<false>, wgmma_tf32_tma_kernel<true>, grid, dim3(NT), kTSmem,
+                           s, q, TBM, BN, a, ta, tb);
+  }
+  // Tile 512: a 256 x 256 tile of C per cluster of 2 blocks, blockIdx.z the block's half (the query's
+  // blocks per tile).
+  const dim3 grid(blocks_for(a.n, kPair * BN), blocks_for(a.m, TBM), kPair), block(NT + 128);
+  if (q)
+    return launch_or_query(wgmma_tf32_pair_kernel<false>, wgmma_tf32_pair_kernel<true>, grid, block, kTSmem,
+                           s, q, TBM, kPair * BN, a, ta, tb);
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = 1;
+  attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = kPair;
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = grid;
+  cfg.blockDim = block;
+  cfg.dynamicSmemBytes = kTSmem;
+  cfg.stream = s;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  CUDA_CHECK(cudaLaunchKernelEx(&cfg, a.trace ? wgmma_tf32_pair_kernel<true> : wgmma_tf32_pair_kernel<false>,
+                                a.A, a.B, a.C, a.m, a.n, a.k, a.trace, ta, tb));
 }
 
 template <int BM, int STAGES, int kMinBlocks, bool kVecA, bool kVecB>
@@ -474,8 +655,8 @@ void launch_wgmma_tf32(const GemmArgs& a, int tile, void* stream, LaunchQuery* q
           std::to_string(cc / 10) + "." + std::to_string(cc % 10) + ")");
   }
   auto s = static_cast<cudaStream_t>(stream);
-  if (tile != 256) bad_tile("wgmma_tf32", tile);
-  if (a.k % 4 == 0 && a.n % 4 == 0) return go_tma(a, s, q, a.A, a.k, a.B, a.n);  // 16-byte row strides
+  if (tile != 256 && tile != 512) bad_tile("wgmma_tf32", tile);
+  if (a.k % 4 == 0 && a.n % 4 == 0) return go_tma(a, tile, s, q, a.A, a.k, a.B, a.n);  // 16-byte row strides
   // TMA needs row strides that are multiples of 16 bytes. Rows of K or N floats that are not (4099^3) are
   // first copied into the workspace with strides rounded up to 4 floats (cudaMemcpy2DAsync, a small part
   // of the GEMM's time: 2 x 67 MB at 4099^3), and TMA reads the copies; the boxes at the edges read zeros
@@ -483,7 +664,7 @@ void launch_wgmma_tf32(const GemmArgs& a, int tile, void* stream, LaunchQuery* q
   const int64_t lda = padded_ld(a.k), ldb = padded_ld(a.n);
   const size_t need = (size_t(a.m) * size_t(lda) + size_t(a.k) * size_t(ldb)) * sizeof(float);
   if (q) {
-    go_tma(a, s, q, nullptr, lda, nullptr, ldb);
+    go_tma(a, tile, s, q, nullptr, lda, nullptr, ldb);
     q->workspace_bytes = need;
     return;
   }
@@ -492,7 +673,7 @@ void launch_wgmma_tf32(const GemmArgs& a, int tile, void* stream, LaunchQuery* q
   float* bp = ap + size_t(a.m) * size_t(lda);
   copy_to_padded_rows(ap, lda, a.A, a.m, a.k, s);
   copy_to_padded_rows(bp, ldb, a.B, a.k, a.n, s);
-  go_tma(a, s, q, ap, lda, bp, ldb);
+  go_tma(a, tile, s, q, ap, lda, bp, ldb);
 }
 
 }  // namespace ts
@@ -507,11 +688,15 @@ KernelEntry entry_wgmma_tf32() {
                   "Four warps issue one asynchronous 64 x N x 8 MMA that reads A straight from shared "
                   "memory (C^T = B^T A^T, since TF32 wgmma wants k-contiguous tiles), tiles loaded by "
                   "TMA: Hopper's full tensor-core rate, for sm_90a-only code, tensor maps and "
-                  "asynchronous-register rules.",
-                  {256},
+                  "asynchronous-register rules. Tile 512 pairs two blocks in a cluster that share A "
+                  "through TMA multicast: half the L2 traffic for A. Measured on an H100 it pays where L2 "
+                  "is the limit (8192^3: +10 %) and at 4099^3 (+27 %), and costs 0-3 % elsewhere.",
+                  {256, 512},
                   {"block 256 x 128 x 32, 2 warpgroups of 64 x 256 (C^T), 4 stages, TMA (A and B copied "
-                   "to 16-byte-aligned rows first when K or N is not a multiple of 4)"},
-                  256, "256");
+                   "to 16-byte-aligned rows first when K or N is not a multiple of 4)",
+                   "512 = 2 x 256: a cluster of 2 blocks of tile 256, 256 x 256 of C; each block loads "
+                   "half of A for both (TMA multicast), a producer warpgroup, 384 threads"},
+                  256, "256 (tile 512: 384)");
   k.tf32 = true;
   k.min_sm = 90;
   return {k, TS_LAUNCHER(launch_wgmma_tf32)};  // nullptr when built without sm_90 (compiled as C++ then)

@@ -64,9 +64,10 @@ fi
 
 if want sanitize; then
   : > "$out/sanitize.log"
-  # Split-K at 1 (rung 9's tile 128), 2 and 8 slices, rung 9's tile 256, and wgmma_tf32, on ragged shapes
+  # Split-K at 1 (rung 9's tile 128), 2 and 8 slices, rung 9's tile 256, and wgmma_tf32 (both tiles; at N = 261
+  # tile 512's second cluster has a block wholly past N), on ragged shapes
   # whose rows are not 16-byte aligned (B copied into padded rows first, then cp.async or TMA).
-  for cfg in "splitk 1" "splitk 2" "splitk 8" "pipelined 256" "wgmma_tf32 256"; do
+  for cfg in "splitk 1" "splitk 2" "splitk 8" "pipelined 256" "wgmma_tf32 256" "wgmma_tf32 512"; do
     set -- $cfg
     for shape in "--m 130 --n 141 --k 70" "--m 300 --n 261 --k 1001"; do
       for tool in memcheck racecheck synccheck initcheck; do
