@@ -21,9 +21,10 @@
 // warps per scheduler cannot cover shows), 3 stages of shared memory, four times as many copy instructions
 // for A, and index arithmetic that is harder to follow. Tile 256 needs big matrices: at 1024^3 it has 32
 // blocks for 132 SMs (tile 128, 64 blocks, is faster there). When N is not a multiple of 4, B's rows are not
-// 16-byte aligned: B is first copied into the workspace with rows padded to a multiple of 4 floats (a copy of
-// K x N floats, about 1 % of the GEMM's time at 4099^3), so its tiles are still loaded with 16-byte copies; C
-// is stored element by element (4099^3, tile 128: 92 % of cuBLAS; 88 % when B was copied element by element).
+// 16-byte aligned: B is first copied into the workspace with rows padded to a multiple of 32 floats (a copy
+// of K x N floats, about 1 % of the GEMM's time at 4099^3), so its tiles are still loaded with 16-byte
+// copies; C is stored element by element (4099^3, tile 128: 92 % of cuBLAS; 88 % when B was copied element by
+// element).
 #include "kernel_entry.hpp"
 
 #if defined(__CUDACC__)
@@ -104,7 +105,7 @@ __device__ __forceinline__ void load_tile(float* st, const float* __restrict__ A
 // most one), and the block's partial sums go to `work` instead of C; the last slice of a tile to finish (an
 // atomic count per tile in `work`) adds the slices' partials in slice order, so C does not depend on which
 // finished first, and writes C. No block ever waits for another.
-// kPadB: N % 4 != 0, so B is a copy whose rows are ldb floats apart (N rounded up to 4) and C is stored
+// kPadB: N % 4 != 0, so B is a copy whose rows are ldb floats apart (N rounded up to 32) and C is stored
 // element by element. Otherwise B's rows are ldb = N floats apart and C is stored with 16-byte stores.
 // Register pressure decides which stride variable the loop reads: without split-K the aligned kernel reads n
 // (its SASS is the same as before padding existed), with split-K it reads ldb (44 bytes of spills instead of
@@ -264,7 +265,7 @@ __global__ void __launch_bounds__(G::NT, G::MINB)
 }
 
 // The workspace of one launch: with split-K, a partial tile per block then a count per tile; when N % 4 != 0,
-// B with rows padded to a multiple of 4 floats (256-byte aligned).
+// B with rows padded to a multiple of 32 floats (256-byte aligned).
 using SplitCfg = Cfg<128, 128, 16, 32, 64, 3, 2>;
 
 template <class G>
@@ -395,7 +396,7 @@ KernelEntry entry_pipelined() {
                   "registers and one barrier per tile, so loads and barriers hide behind FFMAs; tile "
                   "256 adds 8 x 16 outputs per thread. Costs up to 243 registers per thread and index "
                   "arithmetic that is harder to follow. When N is not a multiple of 4, B is first copied "
-                  "to rows padded to 4 floats, so its tiles still load in 16-byte copies.",
+                  "to rows padded to 32 floats, so its tiles still load in 16-byte copies.",
                   {128, 256},
                   {"block 128 x 128 x 16, thread 8 x 8, 3 stages, 2 blocks/SM, 256 threads",
                    "block 128 x 256 x 8, thread 8 x 16, 3 stages, 256 threads"},

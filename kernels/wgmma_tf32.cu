@@ -33,6 +33,12 @@
 // (barrier.cluster with release semantics waits for the wgmmas in flight: half the speed; relaxed: 2-9 %
 // slower than tile 256 except at 8192^3), and tile 256 warp-specialised without a cluster (the same speed as
 // tile 256, within 1 %).
+// Rows that are 16-byte but not 128-byte aligned (K or N a multiple of 4 but not of 32) are read in place,
+// and every TMA box row then spans one more 32-byte sector; tile 512, reading half as much of A, gains most
+// there (4100^3: 180 -> 241 TFLOP/s, 2052^3 142 -> 168, 6000^3 277 -> 312). Copying such rows to 128-byte
+// aligned ones first (as for 4099^3) was measured too: faster for tile 256 at 4100^3 (217), slower than
+// reading in place at 1000^3, 2052^3 and 6000^3 (the copy costs more than it saves), so the copy stays for
+// rows TMA cannot read at all.
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -658,9 +664,9 @@ void launch_wgmma_tf32(const GemmArgs& a, int tile, void* stream, LaunchQuery* q
   if (tile != 256 && tile != 512) bad_tile("wgmma_tf32", tile);
   if (a.k % 4 == 0 && a.n % 4 == 0) return go_tma(a, tile, s, q, a.A, a.k, a.B, a.n);  // 16-byte row strides
   // TMA needs row strides that are multiples of 16 bytes. Rows of K or N floats that are not (4099^3) are
-  // first copied into the workspace with strides rounded up to 4 floats (cudaMemcpy2DAsync, a small part
-  // of the GEMM's time: 2 x 67 MB at 4099^3), and TMA reads the copies; the boxes at the edges read zeros
-  // past K and N. Without a workspace (none given): the cp.async kernel, which reads any stride.
+  // first copied into the workspace with strides rounded up to 32 floats (128-byte rows) (cudaMemcpy2DAsync,
+  // a small part of the GEMM's time: 2 x 67 MB at 4099^3), and TMA reads the copies; the boxes at the edges
+  // read zeros past K and N. Without a workspace (none given): the cp.async kernel, which reads any stride.
   const int64_t lda = padded_ld(a.k), ldb = padded_ld(a.n);
   const size_t need = (size_t(a.m) * size_t(lda) + size_t(a.k) * size_t(ldb)) * sizeof(float);
   if (q) {
@@ -690,7 +696,8 @@ KernelEntry entry_wgmma_tf32() {
                   "TMA: Hopper's full tensor-core rate, for sm_90a-only code, tensor maps and "
                   "asynchronous-register rules. Tile 512 pairs two blocks in a cluster that share A "
                   "through TMA multicast: half the L2 traffic for A. Measured on an H100 it pays where L2 "
-                  "is the limit (8192^3: +10 %) and at 4099^3 (+27 %), and costs 0-3 % elsewhere.",
+                  "is the limit (8192^3: +10 %) and where rows are not 128-byte aligned (4100^3: +34 %, "
+                  "6000^3: +13 %), and costs 0-3 % at aligned shapes up to 6144^3.",
                   {256, 512},
                   {"block 256 x 128 x 32, 2 warpgroups of 64 x 256 (C^T), 4 stages, TMA (A and B copied "
                    "to 16-byte-aligned rows first when K or N is not a multiple of 4)",
