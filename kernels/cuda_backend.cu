@@ -454,6 +454,7 @@ class CudaBackend final : public Backend {
     t->tile_m = q.tile_m;
     t->tile_n = q.tile_n;
     t->grid_z = int(q.grid_z);
+    t->z_splits_columns = q.z_splits_columns;
     std::vector<TileRecord> raw(tiles);
     CUDA_CHECK(cudaMemcpyAsync(raw.data(), rec.get(), rec.bytes(), cudaMemcpyDeviceToHost, st));
     CUDA_CHECK(cudaStreamSynchronize(st));

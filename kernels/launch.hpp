@@ -29,6 +29,9 @@ struct LaunchQuery {
   size_t dynamic_smem = 0;
   int tile_m = 0, tile_n = 0;  // rows and columns of C per block
   bool x_covers_rows = false;  // blockIdx.x walks down M (the uncoalesced naive kernel) instead of along N
+  // blockIdx.z takes a share of the tile's columns instead of a slice of K (a cluster of blocks that make one
+  // tile of C together: wgmma_tf32 tile 512, tile_n / grid_z columns per block).
+  bool z_splits_columns = false;
   // Set by the caller: describe the launch without any CUDA call (no device needed; the build-time resource
   // table is made this way). Without it, a query also prepares the kernel (e.g. its dynamic shared memory
   // limit) so that the occupancy API gives the figures of a real launch.

@@ -595,9 +595,12 @@ static void go_tma(const GemmArgs& a, int tile, cudaStream_t s, LaunchQuery* q, 
   // Tile 512: a 256 x 256 tile of C per cluster of 2 blocks, blockIdx.z the block's half (the query's
   // blocks per tile).
   const dim3 grid(blocks_for(a.n, kPair * BN), blocks_for(a.m, TBM), kPair), block(NT + 128);
-  if (q)
-    return launch_or_query(wgmma_tf32_pair_kernel<false>, wgmma_tf32_pair_kernel<true>, grid, block, kTSmem,
-                           s, q, TBM, kPair * BN, a, ta, tb);
+  if (q) {
+    launch_or_query(wgmma_tf32_pair_kernel<false>, wgmma_tf32_pair_kernel<true>, grid, block, kTSmem, s, q,
+                    TBM, kPair * BN, a, ta, tb);
+    q->z_splits_columns = true;
+    return;
+  }
   cudaLaunchAttribute attr[1];
   attr[0].id = cudaLaunchAttributeClusterDimension;
   attr[0].val.clusterDim.x = 1;

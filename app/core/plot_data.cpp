@@ -565,7 +565,7 @@ FigureData schedule_figure(const TileTrace& t, FigureMeta meta) {
   f.meta = std::move(meta);
   FigureSeries tiles;
   tiles.label = "tiles";
-  tiles.columns = {"tile_row", "tile_col", "k_slice", "sm", "start_us", "end_us", "duration_us"};
+  tiles.columns = {"tile_row", "tile_col", block_z_name(t), "sm", "start_us", "end_us", "duration_us"};
   const size_t n_tiles = size_t(std::max(1, t.grid_x)) * size_t(std::max(1, t.grid_y));
   for (size_t i = 0; i < t.records.size() && t.grid_x > 0; ++i) {
     const TileRecord& r = t.records[i];

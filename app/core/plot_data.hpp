@@ -164,8 +164,8 @@ FigureData timings_figure(const TimingsData& d, FigureMeta meta);
 FigureData bars_figure(const BarsData& d, FigureMeta meta);
 FigureData roofline_figure(const RooflineData& d, FigureMeta meta);
 FigureData occupancy_figure(const OccupancyData& d, FigureMeta meta);
-// One row per block: tile_row, tile_col, k_slice (split-K; else 0), sm, start_us, end_us (relative to the
-// first start); and the tiles resident over time.
+// One row per block: tile_row, tile_col, k_slice (split-K; else 0; cluster_block when z splits the columns),
+// sm, start_us, end_us (relative to the first start); and the tiles resident over time.
 FigureData schedule_figure(const TileTrace& t, FigureMeta meta);
 
 }  // namespace ts

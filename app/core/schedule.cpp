@@ -99,6 +99,10 @@ std::string describe_grid(const TileTrace& t) {
   const std::string tiles = std::to_string(int64_t(t.grid_x) * t.grid_y) + " tiles of " +
                             std::to_string(t.tile_m) + " x " + std::to_string(t.tile_n);
   if (t.grid_z <= 1) return tiles;
+  if (t.z_splits_columns)
+    return tiles + ", each " + std::to_string(t.grid_z) + " blocks of " +
+           std::to_string(t.tile_n / t.grid_z) + " columns (a cluster): " + std::to_string(t.records.size()) +
+           " blocks";
   return tiles + ", K in " + std::to_string(t.grid_z) + " slices: " + std::to_string(t.records.size()) +
          " blocks";
 }
@@ -118,8 +122,12 @@ std::vector<TileRecord> tile_spans(const TileTrace& t) {
   return out;
 }
 
+const char* block_z_name(const TileTrace& t) {
+  return t.z_splits_columns ? "cluster_block" : "k_slice";
+}
+
 std::string schedule_csv(const TileTrace& t) {
-  CsvWriter w({"tile_row", "tile_col", "k_slice", "sm", "start_us", "end_us", "duration_us"});
+  CsvWriter w({"tile_row", "tile_col", block_z_name(t), "sm", "start_us", "end_us", "duration_us"});
   uint64_t t0 = UINT64_MAX;
   for (const auto& r : t.records) t0 = std::min(t0, r.start_ns);
   const size_t tiles = size_t(std::max(1, t.grid_x)) * size_t(std::max(1, t.grid_y));

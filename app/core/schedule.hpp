@@ -26,7 +26,10 @@ struct TileTrace {
   // Blocks per tile (split-K: one per slice of K). Record index = (z * grid_y + y) * grid_x + x, one per
   // block.
   int grid_z = 1;
-  int tile_m = 0, tile_n = 0;  // rows and columns of C per block
+  // blockIdx.z is a block's share of the tile's columns (a cluster making one tile together: tile_n / grid_z
+  // columns each, every block writes its own) instead of a slice of K.
+  bool z_splits_columns = false;
+  int tile_m = 0, tile_n = 0;  // rows and columns of C per tile
   int sm_count = 0;
   std::vector<TileRecord> records;
   double traced_ms = 0, plain_ms = 0;  // the traced launch, and an uninstrumented one next to it
@@ -73,8 +76,9 @@ struct ScheduleView {
 // nothing else). Cost: sorting the 2 x tiles stamps once.
 ScheduleView prepare_schedule_view(const TileTrace& t, int gantt_bins = 1024, size_t max_curve_points = 4000);
 
-// "16384 tiles of 32 x 32", or with split-K "64 tiles of 128 x 128, K in 2 slices: 128 blocks" (the panel's
-// and the figure's first words).
+// "16384 tiles of 32 x 32", with split-K "64 tiles of 128 x 128, K in 2 slices: 128 blocks", or for a cluster
+// "20 tiles of 256 x 256, each 2 blocks of 128 columns (a cluster): 40 blocks" (the panel's and the
+// figure's first words).
 std::string describe_grid(const TileTrace& t);
 
 // Per tile of C (grid_x * grid_y, row-major), over its blocks (grid_z of them): the first start, the last end
@@ -84,7 +88,12 @@ std::vector<TileRecord> tile_spans(const TileTrace& t);
 // Smallest non-zero step between any two stamps (the timer's visible resolution).
 uint64_t timer_resolution(const TileTrace& t);
 
-// CSV: tile_row,tile_col,k_slice,sm,start_us,end_us,duration_us (times relative to the first start).
+// What blockIdx.z is in the CSV and the figure's data: "k_slice", or "cluster_block" when z splits a tile's
+// columns.
+const char* block_z_name(const TileTrace& t);
+
+// CSV: tile_row,tile_col,k_slice,sm,start_us,end_us,duration_us (times relative to the first start); the
+// third column is cluster_block instead when z splits a tile's columns.
 std::string schedule_csv(const TileTrace& t);
 
 }  // namespace ts

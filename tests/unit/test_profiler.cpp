@@ -216,6 +216,16 @@ TEST(Schedule, SplitKTracesEveryBlockAndTheMapShowsEachTileOnce) {
   EXPECT_NE(csv.find("tile_row,tile_col,k_slice,sm"), std::string::npos) << csv;
   EXPECT_NE(csv.find("\n0,0,1,2,"), std::string::npos) << "slice 1 of tile (0, 0) on SM 2:\n" << csv;
   EXPECT_NE(csv.find("\n0,1,0,1,"), std::string::npos) << csv;
+  // The same records as a cluster of 2 blocks per 256 x 256 tile (wgmma_tf32 tile 512): z is a block's share
+  // of the columns, and nothing says K is sliced.
+  t.z_splits_columns = true;
+  t.tile_m = t.tile_n = 256;
+  EXPECT_EQ(describe_grid(t), "2 tiles of 256 x 256, each 2 blocks of 128 columns (a cluster): 4 blocks");
+  const std::string ccsv = schedule_csv(t);
+  EXPECT_NE(ccsv.find("tile_row,tile_col,cluster_block,sm"), std::string::npos) << ccsv;
+  EXPECT_EQ(ccsv.find("k_slice"), std::string::npos) << ccsv;
+  EXPECT_NE(ccsv.find("\n0,0,1,2,"), std::string::npos) << "block 1 of tile (0, 0) on SM 2:\n" << ccsv;
+  t.z_splits_columns = false;
   t.records.pop_back();  // a block missing
   EXPECT_NE(check_trace(t).find("record count"), std::string::npos);
 }
