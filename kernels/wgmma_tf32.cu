@@ -31,14 +31,14 @@
 // slower (4096^3, 6144^3, 2048 x 4096 x 8192, 8192 x 8192 x 4096, 16384 x 16384 x 2048; 2048^3 3 %). Variants
 // measured on the way and not kept: the same pair synchronised by a cluster barrier at every k step
 // (barrier.cluster with release semantics waits for the wgmmas in flight: half the speed; relaxed: 2-9 %
-// slower than tile 256 except at 8192^3), and tile 256 warp-specialised without a cluster (the same speed as
-// tile 256, within 1 %).
-// Rows that are 16-byte but not 128-byte aligned (K or N a multiple of 4 but not of 32) are read in place,
-// and every TMA box row then spans one more 32-byte sector; tile 512, reading half as much of A, gains most
-// there (4100^3: 180 -> 241 TFLOP/s, 2052^3 142 -> 168, 6000^3 277 -> 312). Copying such rows to 128-byte
-// aligned ones first (as for 4099^3) was measured too: faster for tile 256 at 4100^3 (217), slower than
-// reading in place at 1000^3, 2052^3 and 6000^3 (the copy costs more than it saves), so the copy stays for
-// rows TMA cannot read at all.
+// slower than tile 256 except at 8192^3), and tile 256 warp-specialised without a cluster (within 1 % of tile
+// 256 at six shapes; at 8192^3, where tile 256 itself moves by 5 % between runs, 316 / 321 against 334 /
+// 319). Rows that are 16-byte but not 128-byte aligned (K or N a multiple of 4 but not of 32) are read in
+// place, and every TMA box row then spans one more 32-byte sector; tile 512, reading half as much of A, gains
+// most there (4100^3: 180 -> 241 TFLOP/s, 2052^3 142 -> 168, 6000^3 277 -> 312). Copying such rows to
+// 128-byte aligned ones first (as for 4099^3) was measured too: faster for tile 256 at 4100^3 (217), slower
+// than reading in place at 1000^3, 2052^3 and 6000^3 (the copy costs more than it saves), so the copy stays
+// for rows TMA cannot read at all.
 #include <stdexcept>
 #include <string>
 #include <type_traits>
