@@ -250,6 +250,49 @@ __device__ __forceinline__ void mbar_arrive_cluster(uint32_t bar, uint32_t cta) 
       "r"(cta)
       : "memory");
 }
+
+// [SECTION] The k loop every kernel here shares.
+// Zeroed accumulators, each pinned so that the zeros are written before any wgmma reads them; pin() again
+// after the last wait keeps the stores after the last group.
+__device__ __forceinline__ void pin(float (&acc)[128]) {
+#pragma unroll
+  for (int i = 0; i < 128; ++i) asm volatile("" : "+f"(acc[i])::"memory");
+}
+__device__ __forceinline__ void zero(float (&acc)[128]) {
+#pragma unroll
+  for (int i = 0; i < 128; ++i) acc[i] = 0.0f;
+  pin(acc);
+}
+// One k tile of this warpgroup, committed as one wgmma group: the thread's B^T fragments (its column of the B
+// stage, `sb` = that column at row t4) rounded to TF32, then 4 wgmmas of 64 x 256 x 8 whose shared-memory
+// operand (A^T) is described by desc(kk).
+template <class Desc>
+__device__ __forceinline__ void mma_tile(float (&acc)[128], uint32_t (&fr)[BK / 8][4], const float* sb,
+                                         Desc desc) {
+#pragma unroll
+  for (int kk = 0; kk < BK / 8; ++kk) {
+    const float* p = sb + kk * 8 * LDB;
+    fr[kk][0] = to_tf32(p[0]);
+    fr[kk][1] = to_tf32(p[8]);
+    fr[kk][2] = to_tf32(p[4 * LDB]);
+    fr[kk][3] = to_tf32(p[4 * LDB + 8]);
+  }
+  wg_fence(fr);  // the fragment registers above are written before the wgmmas read them
+#pragma unroll
+  for (int kk = 0; kk < BK / 8; ++kk) wgmma_m64n256k8(acc, fr[kk], desc(kk));
+  wg_commit();
+}
+// step(kt, buf) for kt = 0 .. tiles - 1, the fragment buffer (0 or 1, a compile-time constant) alternating:
+// the registers one group reads are never rewritten while it may be in flight.
+template <class Step>
+__device__ __forceinline__ void k_loop(int64_t tiles, Step step) {
+  int64_t kt = 0;
+  for (; kt + 1 < tiles; kt += 2) {
+    step(kt, std::integral_constant<int, 0>());
+    step(kt + 1, std::integral_constant<int, 1>());
+  }
+  if (kt < tiles) step(kt, std::integral_constant<int, 0>());
+}
 #endif
 constexpr int TBM = 256, TSTAGES = 4;
 constexpr int kTABytes = TBM * BK * 4;  // A tile, SW128
@@ -259,6 +302,18 @@ constexpr int kTStageBytes = kTABytes + kTBBytes;
 // "empty" per stage).
 constexpr size_t kTSmem = 1024 + size_t(TSTAGES) * kTStageBytes + 2 * TSTAGES * 8;
 static_assert(kTStageBytes % 1024 == 0, "every A tile 1024-byte aligned");
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+// The shared memory of both TMA kernels: the dynamic allocation rounded up to 1024 bytes (the SW128 atom),
+// TSTAGES stages of A then B, then the mbarriers.
+struct TmaSmem {
+  uint8_t* base;
+  __device__ explicit TmaSmem(uint8_t* raw) : base(raw + ((1024 - (smem_u32(raw) & 1023)) & 1023)) {}
+  __device__ uint8_t* a(int s) const { return base + s * kTStageBytes; }
+  __device__ float* b(int s) const { return reinterpret_cast<float*>(base + s * kTStageBytes + kTABytes); }
+  __device__ uint32_t fulls() const { return smem_u32(base + TSTAGES * kTStageBytes); }  // one per stage
+  __device__ uint32_t empties() const { return fulls() + 8 * TSTAGES; }                  // one per stage
+};
+#endif
 }  // namespace
 
 template <int BM, int STAGES, int kMinBlocks, bool kVecA, bool kVecB, bool kTrace>
@@ -277,13 +332,9 @@ __global__ void __launch_bounds__(NT, kMinBlocks)
   const int64_t tiles = (k + BK - 1) / BK;
 
   float acc[BM / 2];
-#pragma unroll
-  for (int i = 0; i < BM / 2; ++i) acc[i] = 0.0f;
-#pragma unroll
-  for (int i = 0; i < BM / 2; ++i)
-    asm volatile("" : "+f"(acc[i])::"memory");  // zeros written before any wgmma
+  zero(acc);
   uint32_t fr[2][BK / 8]
-             [4];  // register operand (B^T), double-buffered: one set is read by the wgmma in flight
+             [4];  // register operand (B^T), double-buffered: one set is read by the group in flight
 
   auto stage_a = [&](int s) { return smem + s * Cf::kStageBytes; };
   auto stage_b = [&](int s) { return reinterpret_cast<float*>(smem + s * Cf::kStageBytes + Cf::kABytes); };
@@ -309,32 +360,14 @@ __global__ void __launch_bounds__(NT, kMinBlocks)
     if (kt + P < tiles) load_stage(kt + P);
     cp_async_commit();
     const int s = int(kt % STAGES);
-    const float* sb = stage_b(s) + t4 * LDB + nb;
-#pragma unroll
-    for (int kk = 0; kk < BK / 8; ++kk) {
-      const float* p = sb + kk * 8 * LDB;
-      fr[b][kk][0] = to_tf32(p[0]);
-      fr[b][kk][1] = to_tf32(p[8]);
-      fr[b][kk][2] = to_tf32(p[4 * LDB]);
-      fr[b][kk][3] = to_tf32(p[4 * LDB + 8]);
-    }
     const uint32_t sa = smem_u32(stage_a(s));
-    wg_fence(fr[b]);  // the fragment registers above are written before the wgmmas read them
-#pragma unroll
-    for (int kk = 0; kk < BK / 8; ++kk) wgmma_m64n256k8(acc, fr[b][kk], a_desc(sa + kk * 256));
-    wg_commit();
+    mma_tile(acc, fr[b], stage_b(s) + t4 * LDB + nb, [&](int kk) { return a_desc(sa + kk * 256); });
     wg_wait<1>();  // the group of tile kt - 1 is done: its stage and fragment registers may be reused
   };
-  int64_t kt = 0;
-  for (; kt + 1 < tiles; kt += 2) {
-    step(kt, std::integral_constant<int, 0>());
-    step(kt + 1, std::integral_constant<int, 1>());
-  }
-  if (kt < tiles) step(kt, std::integral_constant<int, 0>());
+  k_loop(tiles, step);
   wg_wait<0>();
   cp_async_wait<0>();  // only empty groups can be left; leave nothing in flight at exit
-#pragma unroll
-  for (int i = 0; i < BM / 2; ++i) asm volatile("" : "+f"(acc[i])::"memory");
+  pin(acc);
 
   store_ct<BM>(C, acc, row0, col0 + nb, t4, m, n);
 #endif
@@ -353,29 +386,24 @@ __global__ void __launch_bounds__(NT, 1)
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   (void)A;
   (void)B;
-  extern __shared__ __align__(16) uint8_t smem_raw[];  // aligned to 1024 at run time below
-  uint8_t* smem = smem_raw + ((1024 - (smem_u32(smem_raw) & 1023)) & 1023);
-  const uint32_t bars = smem_u32(smem + TSTAGES * kTStageBytes);
+  extern __shared__ __align__(16) uint8_t smem_raw[];  // aligned to 1024 by TmaSmem
+  const TmaSmem sm(smem_raw);
+  const uint32_t bars = sm.fulls();
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int wg = warp / 4, wq = warp % 4, g = lane / 4, t4 = lane % 4;
   const int64_t row0 = int64_t(blockIdx.y) * TBM, col0 = int64_t(blockIdx.x) * BN;
   const int64_t tiles = (k + BK - 1) / BK;
 
   float acc[TBM / 2];
-#pragma unroll
-  for (int i = 0; i < TBM / 2; ++i) acc[i] = 0.0f;
-#pragma unroll
-  for (int i = 0; i < TBM / 2; ++i) asm volatile("" : "+f"(acc[i])::"memory");
+  zero(acc);
   uint32_t fr[2][BK / 8][4];
 
-  auto stage_a = [&](int s) { return smem + s * kTStageBytes; };
-  auto stage_b = [&](int s) { return reinterpret_cast<float*>(smem + s * kTStageBytes + kTABytes); };
   auto issue = [&](int64_t kt) {  // one thread
     const int s = int(kt % TSTAGES);
     const uint32_t bar = bars + 8 * s;
     mbar_expect_tx(bar, kTStageBytes);
-    tma_load_2d(smem_u32(stage_a(s)), &tma_a, bar, int(kt * BK), int(row0));
-    tma_load_2d(smem_u32(stage_b(s)), &tma_b, bar, int(col0), int(kt * BK));
+    tma_load_2d(smem_u32(sm.a(s)), &tma_a, bar, int(kt * BK), int(row0));
+    tma_load_2d(smem_u32(sm.b(s)), &tma_b, bar, int(col0), int(kt * BK));
   };
   if (tid == 0) {
     for (int s = 0; s < TSTAGES; ++s) mbar_init(bars + 8 * s, 1);
@@ -394,33 +422,15 @@ __global__ void __launch_bounds__(NT, 1)
     constexpr int b = decltype(buf)::value;
     const int s = int(kt % TSTAGES);
     mbar_wait(bars + 8 * s, uint32_t((kt / TSTAGES) & 1));  // tile kt has landed (TMA writes are visible)
-    const float* sb = stage_b(s) + t4 * LDB + nb;
-#pragma unroll
-    for (int kk = 0; kk < BK / 8; ++kk) {
-      const float* p = sb + kk * 8 * LDB;
-      fr[b][kk][0] = to_tf32(p[0]);
-      fr[b][kk][1] = to_tf32(p[8]);
-      fr[b][kk][2] = to_tf32(p[4 * LDB]);
-      fr[b][kk][3] = to_tf32(p[4 * LDB + 8]);
-    }
-    const uint32_t sa = smem_u32(stage_a(s));
-    wg_fence(fr[b]);
-#pragma unroll
-    for (int kk = 0; kk < BK / 8; ++kk) wgmma_m64n256k8(acc, fr[b][kk], a_desc_sw128(sa + kk * 32));
-    wg_commit();
+    const uint32_t sa = smem_u32(sm.a(s));
+    mma_tile(acc, fr[b], sm.b(s) + t4 * LDB + nb, [&](int kk) { return a_desc_sw128(sa + kk * 32); });
     wg_wait<1>();     // this warpgroup's group kt - 1 is done ...
     __syncthreads();  // ... and everyone's, as are the fragment loads of step kt - 1: refill that stage
     if (tid == 0 && kt + TSTAGES - 1 < tiles) issue(kt + TSTAGES - 1);
   };
-  int64_t kt = 0;
-  for (; kt + 1 < tiles; kt += 2) {
-    step(kt, std::integral_constant<int, 0>());
-    step(kt + 1, std::integral_constant<int, 1>());
-  }
-  if (kt < tiles) step(kt, std::integral_constant<int, 0>());
+  k_loop(tiles, step);
   wg_wait<0>();
-#pragma unroll
-  for (int i = 0; i < TBM / 2; ++i) asm volatile("" : "+f"(acc[i])::"memory");
+  pin(acc);
 
   store_ct<TBM>(C, acc, row0, col0 + nb, t4, m, n);
 #endif
@@ -447,15 +457,13 @@ __global__ void __launch_bounds__(NT + 128, 1)
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   (void)A;
   (void)B;
-  extern __shared__ __align__(16) uint8_t smem_raw[];  // aligned to 1024 at run time below
-  uint8_t* smem = smem_raw + ((1024 - (smem_u32(smem_raw) & 1023)) & 1023);
-  const uint32_t fulls = smem_u32(smem + TSTAGES * kTStageBytes), empties = fulls + 8 * TSTAGES;
+  extern __shared__ __align__(16) uint8_t smem_raw[];  // aligned to 1024 by TmaSmem
+  const TmaSmem sm(smem_raw);
+  const uint32_t fulls = sm.fulls(), empties = sm.empties();
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int64_t row0 = int64_t(blockIdx.y) * TBM, col0 = int64_t(blockIdx.x) * (kPair * BN) + blockIdx.z * BN;
   const bool live = col0 < n;  // false: an edge cluster's second block, past N
   const int64_t tiles = (k + BK - 1) / BK;
-  auto stage_a = [&](int s) { return smem + s * kTStageBytes; };
-  auto stage_b = [&](int s) { return reinterpret_cast<float*>(smem + s * kTStageBytes + kTABytes); };
   if (tid == 0) {
     for (int s = 0; s < TSTAGES; ++s) {
       mbar_init(fulls + 8 * s, 1);
@@ -475,9 +483,9 @@ __global__ void __launch_bounds__(NT + 128, 1)
         if (j >= TSTAGES) mbar_wait(empties + 8 * s, uint32_t((j / TSTAGES - 1) & 1));  // j - 4 released
         const uint32_t bar = fulls + 8 * s;
         mbar_expect_tx(bar, live ? kTStageBytes : kTABytes);
-        tma_load_2d_multicast(smem_u32(stage_a(s)) + rank * (kTABytes / kPair), &tma_a, bar, int(j * BK),
+        tma_load_2d_multicast(smem_u32(sm.a(s)) + rank * (kTABytes / kPair), &tma_a, bar, int(j * BK),
                               int(row0) + int(rank) * (TBM / kPair), uint16_t((1u << kPair) - 1));
-        if (live) tma_load_2d(smem_u32(stage_b(s)), &tma_b, bar, int(col0), int(j * BK));
+        if (live) tma_load_2d(smem_u32(sm.b(s)), &tma_b, bar, int(col0), int(j * BK));
       }
     }
     __syncwarp();
@@ -487,10 +495,7 @@ __global__ void __launch_bounds__(NT + 128, 1)
     const int wg = warp / 4, wq = warp % 4, g = lane / 4, t4 = lane % 4;
     const int nb = wg * 64 + wq * 16 + g;
     float acc[TBM / 2];
-#pragma unroll
-    for (int i = 0; i < TBM / 2; ++i) acc[i] = 0.0f;
-#pragma unroll
-    for (int i = 0; i < TBM / 2; ++i) asm volatile("" : "+f"(acc[i])::"memory");
+    zero(acc);
     uint32_t fr[2][BK / 8][4];
     auto release = [&](int64_t kt) {  // this warp no longer reads tile kt's stage
       if (lane == 0)
@@ -500,30 +505,13 @@ __global__ void __launch_bounds__(NT + 128, 1)
       constexpr int b = decltype(buf)::value;
       const int s = int(kt % TSTAGES);
       mbar_wait(fulls + 8 * s, uint32_t((kt / TSTAGES) & 1));
-      const float* sb = stage_b(s) + t4 * LDB + nb;
-#pragma unroll
-      for (int kk = 0; kk < BK / 8; ++kk) {
-        const float* p = sb + kk * 8 * LDB;
-        fr[b][kk][0] = to_tf32(p[0]);
-        fr[b][kk][1] = to_tf32(p[8]);
-        fr[b][kk][2] = to_tf32(p[4 * LDB]);
-        fr[b][kk][3] = to_tf32(p[4 * LDB + 8]);
-      }
-      const uint32_t sa = smem_u32(stage_a(s));
-      wg_fence(fr[b]);
-#pragma unroll
-      for (int kk = 0; kk < BK / 8; ++kk) wgmma_m64n256k8(acc, fr[b][kk], a_desc_sw128(sa + kk * 32));
-      wg_commit();
+      const uint32_t sa = smem_u32(sm.a(s));
+      mma_tile(acc, fr[b], sm.b(s) + t4 * LDB + nb, [&](int kk) { return a_desc_sw128(sa + kk * 32); });
       wg_wait<1>();  // group kt - 1 is done
       if (kt > 0) release(kt - 1);
     };
     if (live) {
-      int64_t kt = 0;
-      for (; kt + 1 < tiles; kt += 2) {
-        step(kt, std::integral_constant<int, 0>());
-        step(kt + 1, std::integral_constant<int, 1>());
-      }
-      if (kt < tiles) step(kt, std::integral_constant<int, 0>());
+      k_loop(tiles, step);
       wg_wait<0>();
     } else {
       for (int64_t kt = 0; kt < tiles; ++kt) {
@@ -531,8 +519,7 @@ __global__ void __launch_bounds__(NT + 128, 1)
         release(kt);
       }
     }
-#pragma unroll
-    for (int i = 0; i < TBM / 2; ++i) asm volatile("" : "+f"(acc[i])::"memory");
+    pin(acc);
     cluster_sync();  // neither block leaves while the other may still arrive on its barriers
     if (live) store_ct<TBM>(C, acc, row0, col0 + nb, t4, m, n);
   }
