@@ -35,10 +35,10 @@
 // 256 at six shapes; at 8192^3, where tile 256 itself moves by 5 % between runs, 316 / 321 against 334 /
 // 319). Rows that are 16-byte but not 128-byte aligned (K or N a multiple of 4 but not of 32) are read in
 // place, and every TMA box row then spans one more 32-byte sector; tile 512, reading half as much of A, gains
-// most there (4100^3: 180 -> 241 TFLOP/s, 2052^3 142 -> 168, 6000^3 277 -> 312). Copying such rows to
-// 128-byte aligned ones first (as for 4099^3) was measured too: faster for tile 256 at 4100^3 (217), slower
-// than reading in place at 1000^3, 2052^3 and 6000^3 (the copy costs more than it saves), so the copy stays
-// for rows TMA cannot read at all.
+// most there (4100^3: 180 -> 241 TFLOP/s, 2052^3 142 -> 168, 6000^3 277 -> 312; but at 1000^3, one partial
+// wave, 70 -> 66). Copying such rows to 128-byte aligned ones first (as for 4099^3) was measured too: faster
+// for tile 256 at 4100^3 (217), slower than reading in place at 1000^3, 2052^3 and 6000^3 (the copy costs
+// more than it saves), so the copy stays for rows TMA cannot read at all.
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -656,7 +656,8 @@ void launch_wgmma_tf32(const GemmArgs& a, int tile, void* stream, LaunchQuery* q
   // TMA needs row strides that are multiples of 16 bytes. Rows of K or N floats that are not (4099^3) are
   // first copied into the workspace with strides rounded up to 32 floats (128-byte rows) (cudaMemcpy2DAsync,
   // a small part of the GEMM's time: 2 x 67 MB at 4099^3), and TMA reads the copies; the boxes at the edges
-  // read zeros past K and N. Without a workspace (none given): the cp.async kernel, which reads any stride.
+  // read zeros past K and N. Without a workspace (none given): tile 256 falls back to the cp.async kernel,
+  // which reads any stride; tile 512 has no such kernel and refuses, naming the bytes it needs.
   const int64_t lda = padded_ld(a.k), ldb = padded_ld(a.n);
   const size_t need = (size_t(a.m) * size_t(lda) + size_t(a.k) * size_t(ldb)) * sizeof(float);
   if (q) {
@@ -664,7 +665,13 @@ void launch_wgmma_tf32(const GemmArgs& a, int tile, void* stream, LaunchQuery* q
     q->workspace_bytes = need;
     return;
   }
-  if (!a.workspace || a.workspace_bytes < need) return dispatch<256, 4, 1>(a, s, q);
+  if (!a.workspace || a.workspace_bytes < need) {
+    if (tile == 512)
+      throw std::invalid_argument("wgmma_tf32 tile 512 at K = " + std::to_string(a.k) +
+                                  ", N = " + std::to_string(a.n) + " needs a workspace of " +
+                                  std::to_string(need) + " bytes (rows copied to 128-byte strides for TMA)");
+    return dispatch<256, 4, 1>(a, s, q);
+  }
   float* ap = static_cast<float*>(a.workspace);
   float* bp = ap + size_t(a.m) * size_t(lda);
   copy_to_padded_rows(ap, lda, a.A, a.m, a.k, s);
@@ -686,8 +693,9 @@ KernelEntry entry_wgmma_tf32() {
                   "TMA: Hopper's full tensor-core rate, for sm_90a-only code, tensor maps and "
                   "asynchronous-register rules. Tile 512 pairs two blocks in a cluster that share A "
                   "through TMA multicast: half the L2 traffic for A. Measured on an H100 it pays where L2 "
-                  "is the limit (8192^3: +10 %) and where rows are not 128-byte aligned (4100^3: +34 %, "
-                  "6000^3: +13 %), and costs 0-3 % at aligned shapes up to 6144^3.",
+                  "is the limit (8192^3: +10 %) and at large shapes whose rows are not 128-byte aligned "
+                  "(4100^3: +34 %, 2052^3: +18 %, 6000^3: +13 %), and costs 1-5 % elsewhere (1000^3 to "
+                  "6144^3).",
                   {256, 512},
                   {"block 256 x 128 x 32, 2 warpgroups of 64 x 256 (C^T), 4 stages, TMA (A and B copied "
                    "to 16-byte-aligned rows first when K or N is not a multiple of 4)",

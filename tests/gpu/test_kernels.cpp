@@ -2,6 +2,8 @@
 // GUI and the command line use. Without a CUDA device every test reports SKIP.
 #include <cmath>
 #include <cstring>
+#include <stdexcept>
+#include <string>
 #include <tuple>
 
 #include <gtest/gtest.h>
@@ -598,4 +600,48 @@ TEST(SplitK, IsDeterministicTracesEverySliceAndIndexesItsWorkspaceIn64Bits) {
   EXPECT_TRUE(r.error.passed) << r.error.bad_elements << " elements wrong; worst at row " << r.error.worst_row
                               << ", col " << r.error.worst_col;
   EXPECT_EQ(r.blocks_per_tile, 2);
+}
+
+// wgmma_tf32 tile 512: two blocks of a cluster make one 256 x 256 tile of C, blockIdx.z a block's 128
+// columns. N = 300 leaves the second cluster's second block wholly past N (it only loads its half of A for
+// the other block). The trace says the blocks split columns, not K; and without the workspace its padded
+// rows need (N % 4 != 0) the launch is refused with the byte count instead of running another kernel.
+TEST(WgmmaPair, TracesTwoBlocksPerTileByColumnsAndRefusesWithoutItsWorkspace) {
+  REQUIRE_GPU(backend);
+  if (backend->device_info().sm != 90) GTEST_SKIP() << "wgmma_tf32 runs on compute capability 9.0 only";
+  RunRequest req;
+  req.spec.m = 1000;
+  req.spec.n = 300;
+  req.spec.k = 72;
+  req.spec.kernel = "wgmma_tf32";
+  req.spec.tile = 512;
+  req.profile = true;
+  req.policy = MeasurePolicy::fixed(1);
+  const RunResult r = backend->run(req, CancelToken());
+  ASSERT_TRUE(r.error.passed) << r.error.bad_elements << " elements wrong; worst at row " << r.error.worst_row
+                              << ", col " << r.error.worst_col;
+  ASSERT_TRUE(r.trace);
+  EXPECT_TRUE(r.trace->z_splits_columns);
+  EXPECT_EQ(r.trace->grid_z, 2);
+  EXPECT_EQ(r.trace->grid_x, 2);  // ceil(300 / 256)
+  EXPECT_EQ(r.trace->grid_y, 4);  // ceil(1000 / 256)
+  EXPECT_EQ(r.trace->tile_m, 256);
+  EXPECT_EQ(r.trace->tile_n, 256);
+  EXPECT_EQ(r.trace->records.size(), 2u * 4u * 2u);
+  EXPECT_EQ(check_trace(*r.trace), "");
+  EXPECT_EQ(describe_grid(*r.trace),
+            "8 tiles of 256 x 256, each 2 blocks of 128 columns (a cluster): 16 blocks");
+  EXPECT_EQ(r.blocks_per_tile, 2);
+
+  const KernelEntry* wgmma = nullptr;
+  for (const auto& e : register_kernels())
+    if (e.info.id == "wgmma_tf32") wgmma = &e;
+  ASSERT_TRUE(wgmma && wgmma->cuda);
+  GemmArgs a{nullptr, nullptr, nullptr, 4099, 4099, 4099};  // refused before any pointer is used
+  try {
+    wgmma->cuda(a, 512, nullptr, nullptr);
+    ADD_FAILURE() << "tile 512 ran without the workspace its padded rows need";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("needs a workspace of"), std::string::npos) << e.what();
+  }
 }
