@@ -355,6 +355,11 @@ void launch_splitk(const GemmArgs& a, int tile, void* stream, LaunchQuery* q) {
 // Warp tiles of tile 256's block, same run style (% of cuBLAS at 4096^3 / 8192^3 / 2048 x 4096 x 8192, two
 // rounds): 32 x 128 (kept) 93-94; 4 stages 93-94; 64 x 64 89; 64 x 64 with BK 16 90-91; and the 256 x 128
 // block with 64 x 64 warps 85, with 128 x 32 warps 79-80.
+// Stream-K over tile 256 (kept on the branch experiment/stream-k, not merged; 253 registers, no spills), one
+// wave of blocks sharing the partial wave's tiles by k iterations, same run style, two runs: 4096^3 91.9 %
+// against 92.7-93.3, 8192^3 92.9-93.1 against 92.9-93.0, 2048 x 4096 x 8192 91.3-91.5 against 92.1, 6144^3
+// 93.6 against 93.7: the last wave's 12 % of idle SMs at 4096^3 bought nothing back. (4099^3: 96.5 %, about
+// split-K 3's 96.)
 // Tile 128 keeps rung 8's block and thread tiles, so the two compare the pipeline; it asks for two blocks per
 // SM (16 warps: one block's barrier waits are covered by the other's FFMAs), which costs a few spilled
 // registers and still wins. Tile 256 cannot have two: its 8 x 16 accumulators alone take 128 registers.

@@ -39,6 +39,14 @@
 // wave, 70 -> 66). Copying such rows to 128-byte aligned ones first (as for 4099^3) was measured too: faster
 // for tile 256 at 4100^3 (217), slower than reading in place at 1000^3, 2052^3 and 6000^3 (the copy costs
 // more than it saves), so the copy stays for rows TMA cannot read at all.
+// Stream-K over tile 512's pairs (kept on the branch experiment/stream-k, not merged): one wave of clusters
+// shares the partial wave's tiles by runs of k tiles, partials added by the last to finish. Slower at every
+// shape measured (H100, % of cuBLAS TF32 interleaved, against tile 512 in the same run): 1024^3 73 (107),
+// 2048^3 79 (123), 4096^3 87 (105), 8192^3 95 (98), 6144^3 100 (102). Its trace says why: the shared units
+// ran 1.4-3.3 us per k tile against 0.7-0.8 for whole tiles. Clusters that run at once are at different k
+// offsets of different tiles, so they stop sharing A and B in L2 (at 8192^3 the shared phase reads each
+// tile's panels from DRAM), and each unit writes a 128 KiB partial per block (a unit of 1 k tile took 7.4 us
+// at 1024^3).
 #include <stdexcept>
 #include <string>
 #include <type_traits>
