@@ -60,6 +60,28 @@ void plot_text_right_of(const char* text, double x, double y, float gap) {
   ImPlot::PlotText(text, x, y, ImVec2(w * 0.5f + gap, 0));
 }
 
+// Ticks for `count` cells of unit width from 0 (tiles of C): each label names a cell and sits at its centre
+// (cell i spans [i, i + 1]), every 1, 2, 5, 10 ... cells, as many as fit labels in px pixels.
+void cell_ticks(ImAxis axis, int count, float px, bool vertical) {
+  if (count <= 0 || px <= 0) return;
+  const float label =
+      vertical ? ImGui::GetTextLineHeight() : ImGui::CalcTextSize(std::to_string(count - 1).c_str()).x;
+  const int max_ticks = std::max(2, int(double(px) / (double(label) * (vertical ? 2.2 : 1.8))));
+  int step = 1;
+  for (int mag = 1; step * max_ticks < count; mag *= 10)
+    for (int f : {1, 2, 5})
+      if ((step = f * mag) * max_ticks >= count) break;
+  std::vector<double> pos;
+  std::vector<std::string> labels;
+  for (int i = 0; i < count; i += step) {
+    pos.push_back(i + 0.5);
+    labels.push_back(std::to_string(i));
+  }
+  std::vector<const char*> lp;
+  for (const auto& l : labels) lp.push_back(l.c_str());
+  ImPlot::SetupAxisTicks(axis, pos.data(), int(pos.size()), lp.data());
+}
+
 // Ticks at powers of two inside [lo, hi] for a log-scaled size axis.
 void power_of_two_ticks(ImAxis axis, double lo, double hi) {
   std::vector<double> pos;
@@ -721,8 +743,11 @@ PlotReport SchedulePlot::draw(const TileTrace& t, ImVec2 size, const PlotStyle& 
   // Tile grid (rows of tiles down, columns across, like C) beside the SM timeline.
   if (ImGui::BeginTable("sched", 2, st.interactive ? ImGuiTableFlags_Resizable : 0)) {
     ImGui::TableNextColumn();
+    const float grid_w = ImGui::GetContentRegionAvail().x;
     if (ImPlot::BeginPlot("tiles of C", ImVec2(-1, top_h), plot_flags(st) | ImPlotFlags_NoLegend)) {
       ImPlot::SetupAxes("tile column", "tile row", ImPlotAxisFlags_None, ImPlotAxisFlags_Invert);
+      cell_ticks(ImAxis_X1, t.grid_x, grid_w * 0.8f, false);  // whole tiles, labelled at their centres
+      cell_ticks(ImAxis_Y1, t.grid_y, top_h * 0.8f, true);
       ImPlot::SetupAxesLimits(0, t.grid_x, 0, t.grid_y, st.interactive ? ImPlotCond_Once : ImPlotCond_Always);
       draw_rows_down("##grid", m_grid.id(), 0, 0, t.grid_x, t.grid_y);
       rep.area = plot_area();
