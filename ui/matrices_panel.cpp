@@ -14,6 +14,7 @@
 #include <imgui.h>
 #include <implot.h>
 
+#include "heatmap.hpp"
 #include "colormap.hpp"
 #include "heatmap_set.hpp"
 #include "panel.hpp"
@@ -199,11 +200,7 @@ class MatricesPanel final : public Panel {
     std::snprintf(widest, sizeof widest, "%.0f", std::max(std::fabs(lo), std::fabs(hi)));
     const float label = vertical ? ImGui::GetTextLineHeight() : ImGui::CalcTextSize(widest).x;
     const double max_ticks = std::max(2.0, std::floor(double(px) / (double(label) * (vertical ? 2.2 : 1.8))));
-    // The smallest 1-2-5 step (at least one element) that keeps the count under max_ticks.
-    double step = 1;
-    for (double mag = 1; step * max_ticks < span; mag *= 10)
-      for (double f : {1.0, 2.0, 5.0})
-        if ((step = f * mag) * max_ticks >= span) break;
+    const double step = tick_step(span, max_ticks);  // at least one element
     std::array<double, 64> v{};
     int n = 0;
     for (double t = std::ceil(lo / step) * step; t <= hi + 1e-9 && n < 64; t += step)

@@ -14,6 +14,7 @@
 #include <implot.h>
 
 #include "csv.hpp"
+#include "heatmap.hpp"
 #include "panel.hpp"
 #include "stats.hpp"
 #include "theme.hpp"
@@ -61,19 +62,15 @@ void plot_text_right_of(const char* text, double x, double y, float gap) {
 }
 
 // Ticks for `count` cells of unit width from 0 (tiles of C): each label names a cell and sits at its centre
-// (cell i spans [i, i + 1]), every 1, 2, 5, 10 ... cells, as many as fit labels in px pixels.
+// (cell i spans [i, i + 1]), as many as fit labels in px pixels (labelled_cells).
 void cell_ticks(ImAxis axis, int count, float px, bool vertical) {
   if (count <= 0 || px <= 0) return;
   const float label =
       vertical ? ImGui::GetTextLineHeight() : ImGui::CalcTextSize(std::to_string(count - 1).c_str()).x;
-  const int max_ticks = std::max(2, int(double(px) / (double(label) * (vertical ? 2.2 : 1.8))));
-  int step = 1;
-  for (int mag = 1; step * max_ticks < count; mag *= 10)
-    for (int f : {1, 2, 5})
-      if ((step = f * mag) * max_ticks >= count) break;
   std::vector<double> pos;
   std::vector<std::string> labels;
-  for (int i = 0; i < count; i += step) {
+  for (int i : labelled_cells(
+           count, std::max(2.0, std::floor(double(px) / (double(label) * (vertical ? 2.2 : 1.8)))))) {
     pos.push_back(i + 0.5);
     labels.push_back(std::to_string(i));
   }

@@ -147,4 +147,20 @@ ValueRange range_from_keys(const unsigned keys[2]) {
   return {to_float(keys[0]), to_float(keys[1])};
 }
 
+double tick_step(double span, double max_ticks) {
+  double step = 1;
+  if (!(span > 0) || !(max_ticks >= 1)) return step;
+  for (double mag = 1; step * max_ticks < span; mag *= 10)
+    for (double f : {1.0, 2.0, 5.0})
+      if ((step = f * mag) * max_ticks >= span) break;
+  return step;
+}
+
+std::vector<int> labelled_cells(int count, double max_ticks) {
+  std::vector<int> cells;
+  const int step = int(tick_step(count, max_ticks));
+  for (int i = 0; i < count; i += step) cells.push_back(i);
+  return cells;
+}
+
 }  // namespace ts

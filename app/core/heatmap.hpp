@@ -6,6 +6,7 @@
 // row).
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "input_gen.hpp"  // TS_HD: the GPU kernel uses lod_begin too
 #include "verify.hpp"     // Reduce
@@ -92,5 +93,13 @@ double pixels_per_element_y(const PlotLimits& lim, int px_h);
 // The tile grid of TILE is drawn when one tile spans at least min_px screen pixels along both x and y
 // (false for tile <= 0).
 bool tile_grid_visible(const PlotLimits& lim, int px_w, int px_h, int tile, double min_px = 8.0);
+
+// Axis ticks of a map: the smallest step of 1, 2, 5, 10, 20, 50 ... that labels `span` units in at most
+// max_ticks ticks (1 when span <= 0 or max_ticks < 1 leaves nothing to choose).
+double tick_step(double span, double max_ticks);
+
+// The cells of a map of `count` unit cells (tiles of C: cell i spans [i, i + 1]) to label: 0 and every
+// tick_step(count, max_ticks) cells after it (empty when count <= 0).
+std::vector<int> labelled_cells(int count, double max_ticks);
 
 }  // namespace ts

@@ -594,3 +594,20 @@ TEST(Colormap, ColorAndColorize) {
   EXPECT_EQ(out[4 * 777 + 1], 0);
   EXPECT_EQ(out[4 * 777 + 0], 255);
 }
+
+// Map axes: 1-2-5 steps that fit the room, and the tile map's labelled cells (0 and every step after it,
+// never a cell past the map). The Tile schedule places each label at its cell's centre (cell + 0.5).
+TEST(MapTicks, StepsOfOneTwoFiveThatFitAndLabelledCellsFromZero) {
+  EXPECT_EQ(tick_step(8, 10), 1);
+  EXPECT_EQ(tick_step(8, 4), 2);
+  EXPECT_EQ(tick_step(8, 2), 5);
+  EXPECT_EQ(tick_step(128, 5), 50);
+  EXPECT_EQ(tick_step(4096, 8), 1000);
+  EXPECT_EQ(tick_step(0, 8), 1);
+  EXPECT_EQ(tick_step(100, 0), 1);
+  EXPECT_EQ(labelled_cells(8, 10), (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}));
+  EXPECT_EQ(labelled_cells(4, 2), (std::vector<int>{0, 2}));
+  EXPECT_EQ(labelled_cells(128, 5), (std::vector<int>{0, 50, 100}));
+  EXPECT_EQ(labelled_cells(1, 2), (std::vector<int>{0}));
+  EXPECT_TRUE(labelled_cells(0, 4).empty());
+}
