@@ -757,31 +757,8 @@ PlotReport SchedulePlot::draw(const TileTrace& t, ImVec2 size, const PlotStyle& 
                             double(r.start_ns - m_summary.t0) * 1e-3, double(r.end_ns - m_summary.t0) * 1e-3,
                             double(r.end_ns - r.start_ns) * 1e-3);
         } else if (x >= 0 && x < t.grid_x && y >= 0 && y < t.grid_y) {
-          const size_t tiles = size_t(t.grid_x) * size_t(t.grid_y),
-                       at = size_t(y) * size_t(t.grid_x) + size_t(x);
-          const bool cols = t.z_splits_columns;
-          const int per = t.tile_n / std::max(1, t.grid_z);
-          std::string text = "tile (" + std::to_string(y) + ", " + std::to_string(x) + "): " +
-                             (cols ? "a cluster of " + std::to_string(t.grid_z) + " blocks"
-                                   : "K in " + std::to_string(t.grid_z) + " slices");
-          char line[120];
-          for (int z = 0; z < t.grid_z; ++z) {
-            const TileRecord& r = t.records[size_t(z) * tiles + at];
-            if (cols)
-              std::snprintf(line, sizeof line, "\ncolumns %d-%d: SM %u, %.2f to %.2f us", z * per,
-                            (z + 1) * per - 1, r.smid, double(r.start_ns - m_summary.t0) * 1e-3,
-                            double(r.end_ns - m_summary.t0) * 1e-3);
-            else
-              std::snprintf(line, sizeof line, "\nslice %d: SM %u, %.2f to %.2f us", z, r.smid,
-                            double(r.start_ns - m_summary.t0) * 1e-3, double(r.end_ns - m_summary.t0) * 1e-3);
-            text += line;
-          }
-          if (cols)
-            std::snprintf(line, sizeof line, "\neach block writes its own columns");
-          else
-            std::snprintf(line, sizeof line, "\nC written by SM %u (the last slice to finish)",
-                          m_view->tile_sm[at]);
-          ImGui::SetTooltip("%s", (text + line).c_str());
+          const size_t at = size_t(y) * size_t(t.grid_x) + size_t(x);
+          ImGui::SetTooltip("%s", describe_tile_blocks(t, at, m_summary.t0, m_view->tile_sm[at]).c_str());
         }
       }
       ImPlot::EndPlot();

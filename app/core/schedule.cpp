@@ -122,6 +122,30 @@ std::vector<TileRecord> tile_spans(const TileTrace& t) {
   return out;
 }
 
+std::string describe_tile_blocks(const TileTrace& t, size_t tile, uint64_t t0, uint32_t writer_sm) {
+  const size_t tiles = size_t(std::max(1, t.grid_x)) * size_t(std::max(1, t.grid_y));
+  const bool cols = t.z_splits_columns;
+  const int per = t.tile_n / std::max(1, t.grid_z);
+  std::string text = "tile (" + std::to_string(tile / size_t(std::max(1, t.grid_x))) + ", " +
+                     std::to_string(tile % size_t(std::max(1, t.grid_x))) + "): " +
+                     (cols ? "a cluster of " + std::to_string(t.grid_z) + " blocks"
+                           : "K in " + std::to_string(t.grid_z) + " slices");
+  char line[120];
+  for (int z = 0; z < t.grid_z && size_t(z) * tiles + tile < t.records.size(); ++z) {
+    const TileRecord& r = t.records[size_t(z) * tiles + tile];
+    const double from = double(r.start_ns - t0) * 1e-3, to = double(r.end_ns - t0) * 1e-3;
+    if (cols)
+      std::snprintf(line, sizeof line, "\ncolumns %d-%d: SM %u, %.2f to %.2f us", z * per, (z + 1) * per - 1,
+                    r.smid, from, to);
+    else
+      std::snprintf(line, sizeof line, "\nslice %d: SM %u, %.2f to %.2f us", z, r.smid, from, to);
+    text += line;
+  }
+  if (cols) return text + "\neach block writes its own columns";
+  std::snprintf(line, sizeof line, "\nC written by SM %u (the last slice to finish)", writer_sm);
+  return text + line;
+}
+
 const char* block_z_name(const TileTrace& t) {
   return t.z_splits_columns ? "cluster_block" : "k_slice";
 }

@@ -81,6 +81,11 @@ ScheduleView prepare_schedule_view(const TileTrace& t, int gantt_bins = 1024, si
 // figure's first words).
 std::string describe_grid(const TileTrace& t);
 
+// The tile map's tooltip for tile `tile` (row-major) of a trace with several blocks per tile: each block's
+// columns (a cluster) or slice of K, its SM and times (microseconds from t0), and who wrote C (writer_sm: the
+// SM of the slice that finished last, from tile_spans).
+std::string describe_tile_blocks(const TileTrace& t, size_t tile, uint64_t t0, uint32_t writer_sm);
+
 // Per tile of C (grid_x * grid_y, row-major), over its blocks (grid_z of them): the first start, the last end
 // and the SM of the block that ended last (split-K: the one that added the slices and wrote C).
 std::vector<TileRecord> tile_spans(const TileTrace& t);

@@ -35,6 +35,19 @@ std::shared_ptr<Backend> cuda_or_skip_reason(std::string* why) {
 
 using Shape = std::tuple<int64_t, int64_t, int64_t>;  // m, n, k
 
+// One profiled run (occupancy, trace) of `kernel` at tile and shape, timed `samples` times.
+RunRequest profiled(const std::string& kernel, int tile, int64_t m, int64_t n, int64_t k, int samples) {
+  RunRequest req;
+  req.spec.m = m;
+  req.spec.n = n;
+  req.spec.k = k;
+  req.spec.kernel = kernel;
+  req.spec.tile = tile;
+  req.profile = true;
+  req.policy = MeasurePolicy::fixed(samples);
+  return req;
+}
+
 // Shapes: 1, non-multiples of every tile (7, 17, 33, 100, 129), multiples, rectangular in every direction.
 const std::vector<Shape> kShapes = {{1, 1, 1},       {7, 7, 7},    {17, 17, 17},    {31, 31, 31},
                                     {32, 32, 32},    {33, 33, 33}, {100, 100, 100}, {129, 129, 129},
@@ -399,14 +412,7 @@ TEST(Profile, TracesCoverEveryTileOnceAndOccupancyMatchesTheCudaApi) {
   for (const auto& k : backend->kernels()) {
     if (!k.has_cuda || k.teaching) continue;
     for (int tile : k.tiles.empty() ? std::vector<int>{0} : k.tiles) {
-      RunRequest req;
-      req.spec.m = 1000;
-      req.spec.n = 700;
-      req.spec.k = 300;
-      req.spec.kernel = k.id;
-      req.spec.tile = tile;
-      req.policy = MeasurePolicy::fixed(2);
-      req.profile = true;
+      const RunRequest req = profiled(k.id, tile, 1000, 700, 300, 2);
       RunResult r = backend->run(req, CancelToken());
       SCOPED_TRACE(k.id + " T=" + std::to_string(tile));
       EXPECT_GT(r.reference_ms, 0.0);
@@ -559,15 +565,8 @@ TEST(DeviceStore, ABCAndTheErrorOfAWrongKernelMatchTheHost) {
 // the workspace indexing holds past 2^31 elements.
 TEST(SplitK, IsDeterministicTracesEverySliceAndIndexesItsWorkspaceIn64Bits) {
   REQUIRE_GPU(backend);
-  RunRequest req;
-  req.spec.m = 1000;
-  req.spec.n = 1001;
-  req.spec.k = 1003;
-  req.spec.kernel = "splitk";
-  req.spec.tile = 4;
+  RunRequest req = profiled("splitk", 4, 1000, 1001, 1003, 3);
   req.keep_output = true;
-  req.profile = true;
-  req.policy = MeasurePolicy::fixed(3);
   const RunResult a = backend->run(req, CancelToken());
   req.profile = false;
   const RunResult b = backend->run(req, CancelToken());
@@ -609,14 +608,7 @@ TEST(SplitK, IsDeterministicTracesEverySliceAndIndexesItsWorkspaceIn64Bits) {
 TEST(WgmmaPair, TracesTwoBlocksPerTileByColumnsAndRefusesWithoutItsWorkspace) {
   REQUIRE_GPU(backend);
   if (backend->device_info().sm != 90) GTEST_SKIP() << "wgmma_tf32 runs on compute capability 9.0 only";
-  RunRequest req;
-  req.spec.m = 1000;
-  req.spec.n = 300;
-  req.spec.k = 72;
-  req.spec.kernel = "wgmma_tf32";
-  req.spec.tile = 512;
-  req.profile = true;
-  req.policy = MeasurePolicy::fixed(1);
+  const RunRequest req = profiled("wgmma_tf32", 512, 1000, 300, 72, 1);
   const RunResult r = backend->run(req, CancelToken());
   ASSERT_TRUE(r.error.passed) << r.error.bad_elements << " elements wrong; worst at row " << r.error.worst_row
                               << ", col " << r.error.worst_col;

@@ -216,6 +216,11 @@ TEST(Schedule, SplitKTracesEveryBlockAndTheMapShowsEachTileOnce) {
   EXPECT_NE(csv.find("tile_row,tile_col,k_slice,sm"), std::string::npos) << csv;
   EXPECT_NE(csv.find("\n0,0,1,2,"), std::string::npos) << "slice 1 of tile (0, 0) on SM 2:\n" << csv;
   EXPECT_NE(csv.find("\n0,1,0,1,"), std::string::npos) << csv;
+  // The map's tooltip for tile (0, 1): its two slices (times from the first start, 100 ns) and the SM that
+  // wrote C.
+  EXPECT_EQ(describe_tile_blocks(t, 1, 100, spans[1].smid),
+            "tile (0, 1): K in 2 slices\nslice 0: SM 1, 0.00 to 0.08 us\nslice 1: SM 3, 0.01 to 0.07 us\n"
+            "C written by SM 1 (the last slice to finish)");
   // The same records as a cluster of 2 blocks per 256 x 256 tile (wgmma_tf32 tile 512): z is a block's share
   // of the columns, and nothing says K is sliced.
   t.z_splits_columns = true;
@@ -225,6 +230,10 @@ TEST(Schedule, SplitKTracesEveryBlockAndTheMapShowsEachTileOnce) {
   EXPECT_NE(ccsv.find("tile_row,tile_col,cluster_block,sm"), std::string::npos) << ccsv;
   EXPECT_EQ(ccsv.find("k_slice"), std::string::npos) << ccsv;
   EXPECT_NE(ccsv.find("\n0,0,1,2,"), std::string::npos) << "block 1 of tile (0, 0) on SM 2:\n" << ccsv;
+  EXPECT_EQ(
+      describe_tile_blocks(t, 0, 100, spans[0].smid),
+      "tile (0, 0): a cluster of 2 blocks\ncolumns 0-127: SM 0, 0.00 to 0.10 us\ncolumns 128-255: SM 2, "
+      "0.01 to 0.16 us\neach block writes its own columns");
   t.z_splits_columns = false;
   t.records.pop_back();  // a block missing
   EXPECT_NE(check_trace(t).find("record count"), std::string::npos);
