@@ -36,7 +36,9 @@ HostMatrix generate_input(InputKind kind, uint64_t seed, int matrix, int64_t row
   return m;
 }
 
-double max_abs(const float* p, size_t n) {
+namespace {
+template <typename T>
+double max_abs_of(const T* p, size_t n) {
   double m = 0.0;
   for (size_t i = 0; i < n; ++i) {
     double a = std::fabs(double(p[i]));
@@ -44,6 +46,14 @@ double max_abs(const float* p, size_t n) {
     m = std::max(m, a);
   }
   return m;
+}
+}  // namespace
+
+double max_abs(const float* p, size_t n) {
+  return max_abs_of(p, n);
+}
+double max_abs(const double* p, size_t n) {
+  return max_abs_of(p, n);
 }
 
 bool first_non_finite(const HostMatrix& m, int64_t* row, int64_t* col) {

@@ -27,6 +27,7 @@ HostMatrix generate_input(InputKind kind, uint64_t seed, int matrix, int64_t row
 
 // Largest |x| (NaN counts as infinity so that it can never pass a check).
 double max_abs(const float* p, size_t n);
+double max_abs(const double* p, size_t n);
 
 // The first NaN or Inf in row-major order: false when every element is finite, else its row and column.
 bool first_non_finite(const HostMatrix& m, int64_t* row, int64_t* col);

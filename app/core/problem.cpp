@@ -111,10 +111,15 @@ void validate_shape(const ProblemSpec& s) {
   }
 }
 
-double tolerance_for(int64_t k, double max_abs_a, double max_abs_b, bool tf32) {
-  const double eps = std::ldexp(1.0, -24);  // unit roundoff of float32
-  double tol = 8.0 * double(k) * eps * max_abs_a * max_abs_b;
-  if (tf32) tol += 4.0 * std::sqrt(double(k)) * std::ldexp(1.0, -10) * max_abs_a * max_abs_b;
+double tolerance_for(int64_t k, double max_abs_a, double max_abs_b, double max_abs_ref, bool tf32) {
+  const double u = std::ldexp(1.0, -24);  // unit roundoff of float32
+  const double kd = double(k);
+  double tol = 8.0 * kd * u * max_abs_a * max_abs_b  // mixed signs: rounding errors that cancel
+               + 2.0 * kd * u * max_abs_ref;         // one sign: errors that add up, |C| = sum |a b|
+  if (tf32) {
+    const double t = std::ldexp(1.0, -10);  // the most TF32 rounding or truncation changes an input, relative
+    tol += 4.0 * std::sqrt(kd) * t * max_abs_a * max_abs_b + 3.0 * t * max_abs_ref;
+  }
   return tol;
 }
 

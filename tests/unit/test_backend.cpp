@@ -1,4 +1,5 @@
 #include <chrono>
+#include <cmath>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -7,6 +8,7 @@
 #include "cpu_gemm.hpp"
 #include "heatmap.hpp"
 #include "matrix.hpp"
+#include "problem.hpp"
 #include "registry.hpp"
 #include "run_queue.hpp"
 
@@ -63,6 +65,38 @@ TEST(CpuBackend, TheBenchPolicyDoesNotTimeAKernelThatFailsVerification) {
   EXPECT_FALSE(r.error.passed);
   EXPECT_TRUE(r.timed);
   EXPECT_EQ(r.times_ms.size(), 3u);
+}
+
+TEST(CpuBackend, RampInputsPassCorrectKernelsAtEveryDepthAndStillCatchADroppedKTerm) {
+  // Ramp inputs (A[i][k] = i, B[k][j] = j) have products of one sign, so float32's rounding errors add up
+  // instead of cancelling: C[i][j] = K i j is off by far more than random inputs ever are, in every order.
+  CpuBackend b(kernel_infos());
+  const double u = std::ldexp(1.0, -24);
+  struct Shape {
+    int64_t mn, k;
+  };
+  for (Shape sh : {Shape{256, 1024}, Shape{256, 4096}, Shape{64, 16384}})
+    for (const char* kernel : {"naive", "tiled"}) {
+      RunRequest req = request(sh.mn, sh.mn, sh.k, kernel, 16);
+      req.spec.input = InputKind::Ramp;
+      req.policy = MeasurePolicy::fixed(1);
+      const RunResult r = b.run(req, CancelToken());
+      SCOPED_TRACE(std::string(kernel) + " " + std::to_string(sh.mn) + "^2 x " + std::to_string(sh.k));
+      EXPECT_TRUE(r.error.passed) << "max abs err " << r.error.max_abs_err << ", tolerance "
+                                  << r.error.tolerance;
+      // Over what random signs allow (8 K u max|A| max|B|): the one-sign term is what lets these pass.
+      const double c_max = double(sh.k) * double(sh.mn - 1) * double(sh.mn - 1);
+      EXPECT_GT(r.error.max_abs_err, 8.0 * double(sh.k) * u * double(sh.mn - 1) * double(sh.mn - 1));
+      EXPECT_LE(r.error.max_abs_err, 2.0 * double(sh.k) * u * c_max);  // within the worst-case bound
+      EXPECT_DOUBLE_EQ(r.error.tolerance, tolerance_for(sh.k, double(sh.mn - 1), double(sh.mn - 1), c_max));
+    }
+  // Dropping K mod 16 = 8 of 1000 terms (0.8 % of every C[i][j]) is still caught, nearly everywhere.
+  RunRequest req = request(128, 128, 1000, "tiled_floork", 16);
+  req.spec.input = InputKind::Ramp;
+  req.policy = MeasurePolicy::fixed(1);
+  const RunResult r = b.run(req, CancelToken());
+  EXPECT_FALSE(r.error.passed);
+  EXPECT_GT(r.error.bad_elements, 127 * 127 * 9 / 10);
 }
 
 TEST(CpuBackend, AFixedPolicyTakesExactlyThatManySamples) {

@@ -1,3 +1,6 @@
+#include <cmath>
+#include <limits>
+
 #include <gtest/gtest.h>
 
 #include "backend.hpp"
@@ -89,7 +92,16 @@ TEST(ValidateKernel, ChecksNameAndTile) {
 }
 
 TEST(Tolerance, ScalesLinearlyWithKAndTheInputMagnitudes) {
-  EXPECT_DOUBLE_EQ(tolerance_for(2048, 1, 1), 2 * tolerance_for(1024, 1, 1));
-  EXPECT_DOUBLE_EQ(tolerance_for(1024, 2, 3), 6 * tolerance_for(1024, 1, 1));
-  EXPECT_NEAR(tolerance_for(4096, 1, 1), 8 * 4096 * 5.96e-8, 1e-6);
+  const double u = std::ldexp(1.0, -24), t = std::ldexp(1.0, -10);
+  EXPECT_DOUBLE_EQ(tolerance_for(2048, 1, 1, 0), 2 * tolerance_for(1024, 1, 1, 0));
+  EXPECT_DOUBLE_EQ(tolerance_for(1024, 2, 3, 0), 6 * tolerance_for(1024, 1, 1, 0));
+  EXPECT_DOUBLE_EQ(tolerance_for(4096, 1, 1, 0), 8 * 4096 * u);  // signs that mix: errors cancel
+  // One sign: errors add up to the worst-case bound of two K-term sums, 2 K u |C|.
+  EXPECT_DOUBLE_EQ(tolerance_for(4096, 0, 0, 1e6), 2 * 4096 * u * 1e6);
+  EXPECT_DOUBLE_EQ(tolerance_for(4096, 1, 1, 1e6), 8 * 4096 * u + 2 * 4096 * u * 1e6);
+  // TF32: sqrt(K) growth of random-signed input roundings, and 3 * 2^-10 |C| when they all point one way.
+  EXPECT_DOUBLE_EQ(tolerance_for(4096, 1, 1, 0, true), 8 * 4096 * u + 4 * 64 * t);
+  EXPECT_DOUBLE_EQ(tolerance_for(4096, 0, 0, 100, true), 2 * 4096 * u * 100 + 3 * t * 100);
+  // NaN in the reference makes it infinite, which compare() never passes.
+  EXPECT_TRUE(std::isinf(tolerance_for(16, 1, 1, std::numeric_limits<double>::infinity())));
 }
