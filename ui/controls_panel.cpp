@@ -97,7 +97,9 @@ class ControlsPanel final : public Panel {
         if (ImGui::RadioButton(label, p.tile == t)) p.tile = t;
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", cur->tile_label(t).c_str());
       }
-      text_fit(cur->tile_label(p.tile), &palette().muted);
+      // Wrapped, not cut: the block, warp and thread tiles are the point of the choice (a long one, such as
+      // wgmma_tf32 tile 512's, ended in "..." at 1366 wide).
+      text_muted_wrapped(cur->tile_label(p.tile).c_str());
     }
 
     ImGui::SeparatorText("Inputs");
