@@ -26,10 +26,19 @@ __device__ __forceinline__ uint32_t sm_id() {
   return id;
 }
 
+// The record of the block's tile: (z * grid_y + y) * grid_x + x, schedule.hpp's index. A kernel that takes
+// its tiles in another order (tile_order.hpp) passes its tile's x and y, so the record still names the tile.
+__device__ __forceinline__ size_t trace_index(int64_t tile_x, int64_t tile_y) {
+  return (size_t(blockIdx.z) * gridDim.y + size_t(tile_y)) * gridDim.x + size_t(tile_x);
+}
+__device__ __forceinline__ size_t trace_index() {
+  return trace_index(blockIdx.x, blockIdx.y);
+}
+
 template <bool kTrace>
-__device__ __forceinline__ void trace_begin(TileRecord* trace) {
+__device__ __forceinline__ void trace_begin(TileRecord* trace, size_t index = trace_index()) {
   if (kTrace && threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
-    TileRecord& r = trace[(size_t(blockIdx.z) * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x];
+    TileRecord& r = trace[index];
     r.smid = sm_id();
     r.start_ns = global_timer_ns();
   }
@@ -37,12 +46,12 @@ __device__ __forceinline__ void trace_begin(TileRecord* trace) {
 
 // Every thread of the block must reach this (no early returns before it).
 template <bool kTrace>
-__device__ __forceinline__ void trace_end(TileRecord* trace) {
+__device__ __forceinline__ void trace_end(TileRecord* trace, size_t index = trace_index()) {
   if (!kTrace) return;
   __syncwarp();
   const unsigned tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
   if (tid % 32 == 0) {
-    TileRecord& r = trace[(size_t(blockIdx.z) * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x];
+    TileRecord& r = trace[index];
     atomicMax(reinterpret_cast<unsigned long long*>(&r.end_ns), (unsigned long long)global_timer_ns());
   }
 }

@@ -24,7 +24,9 @@
 // Tried and not kept (H100, interleaved with cuBLAS TF32, alternating runs): blocks taken in groups of 4, 8
 // or 16 rows of tiles (so the blocks resident at once share A and B in L2, which halves DRAM traffic per wave
 // at 8192^3 on paper) measured 87-99 % of cuBLAS at 8192^3 against 92-94 % row by row, and lower at 4096^3;
-// both orders ran at the power limit (1425-1485 MHz at 8192^3), so less DRAM traffic bought no clock.
+// both orders ran at the power limit (1425-1485 MHz at 8192^3), so less DRAM traffic bought no clock. Bands
+// of 8 rows measured again for tile 256 beside tile 512's (which keeps them, below): 16384 x 16384 x 2048
+// 105 against 99-100, but 8192^3 89-92 against 92-96 and 6144^3 96-97 against 102-103.
 // Tile 512 (below): at 8192^3 ncu shows tile 256 at 88 % of L2 throughput (48 % of DRAM's); two blocks of a
 // cluster sharing A through TMA multicast take that to 78 %. Measured in alternating bench runs (H100,
 // TFLOP/s, two rounds each): 8192^3 tile 256 334 / 319, tile 512 353 / 345; elsewhere tile 512 is 0-3 %
@@ -58,6 +60,7 @@
 #include <cudaTypedefs.h>
 
 #include "gemm_common.cuh"
+#include "tile_order.hpp"
 
 namespace ts {
 
@@ -454,14 +457,23 @@ __global__ void __launch_bounds__(NT, 1)
 // give their registers to the consumers with setmaxnreg) waits on it. No barrier joins the warps at each k
 // step. A block whose 128 columns lie wholly past N (an edge cluster) still loads and releases its half of A
 // for the other block, and computes and stores nothing.
+// The clusters take their tiles in bands of kGroupRows = 8 rows, column by column within a band
+// (tile_order.hpp), instead of row by row: the 66 clusters resident at once then cover 8 rows x 8 columns of
+// tiles and read each B panel once for 8 rows of tiles. Measured on an H100 (% of cuBLAS TF32, interleaved;
+// bands in six bench runs, rows in two): 16384 x 16384 x 2048 112.5-114.6 against 99.0-99.7 (B, 128 MB, was
+// read from DRAM once per row of tiles), 8192^3 99.7-100.4 against 99.3-100.0, 6144^3 100.8-102.1 against
+// 99.9-100.7, 4096^3 101.6-103.6 against 102.5. The trace records each block at its tile's place.
 constexpr int kPair = 2;
+constexpr int kGroupRows = 8;
 template <bool kTrace>
 __global__ void __launch_bounds__(NT + 128, 1)
     wgmma_tf32_pair_kernel(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
                            int64_t m, int64_t n, int64_t k, TileRecord* trace,
                            const __grid_constant__ CUtensorMap tma_a,
                            const __grid_constant__ CUtensorMap tma_b) {
-  trace_begin<kTrace>(trace);
+  // Tiles in bands of kGroupRows rows (tile_order.hpp): a wave's clusters share B's panels in L2.
+  const TilePos tile = grouped_tile(blockIdx.x, blockIdx.y, gridDim.x, gridDim.y, kGroupRows);
+  trace_begin<kTrace>(trace, trace_index(tile.col, tile.row));
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   (void)A;
   (void)B;
@@ -469,7 +481,7 @@ __global__ void __launch_bounds__(NT + 128, 1)
   const TmaSmem sm(smem_raw);
   const uint32_t fulls = sm.fulls(), empties = sm.empties();
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-  const int64_t row0 = int64_t(blockIdx.y) * TBM, col0 = int64_t(blockIdx.x) * (kPair * BN) + blockIdx.z * BN;
+  const int64_t row0 = tile.row * TBM, col0 = tile.col * (kPair * BN) + blockIdx.z * BN;
   const bool live = col0 < n;  // false: an edge cluster's second block, past N
   const int64_t tiles = (k + BK - 1) / BK;
   if (tid == 0) {
@@ -532,7 +544,7 @@ __global__ void __launch_bounds__(NT + 128, 1)
     if (live) store_ct<TBM>(C, acc, row0, col0 + nb, t4, m, n);
   }
 #endif
-  trace_end<kTrace>(trace);
+  trace_end<kTrace>(trace, trace_index(tile.col, tile.row));
 }
 
 // A row-major rows x cols float matrix (row stride ld >= cols, a multiple of 4) as a 2-D tensor map with a
@@ -700,15 +712,17 @@ KernelEntry entry_wgmma_tf32() {
                   "memory (C^T = B^T A^T, since TF32 wgmma wants k-contiguous tiles), tiles loaded by "
                   "TMA: Hopper's full tensor-core rate, for sm_90a-only code, tensor maps and "
                   "asynchronous-register rules. Tile 512 pairs two blocks in a cluster that share A "
-                  "through TMA multicast: half the L2 traffic for A. Measured on an H100 it pays where L2 "
-                  "is the limit (8192^3: +10 %) and at large shapes whose rows are not 128-byte aligned "
-                  "(4100^3: +34 %, 2052^3: +18 %, 6000^3: +13 %), and costs 1-5 % elsewhere (1000^3 to "
-                  "6144^3).",
+                  "through TMA multicast (half the L2 traffic for A) and takes its tiles in bands of 8 "
+                  "rows, so the clusters running at once also share B's panels in L2. Measured on an H100 "
+                  "it pays where L2 is the limit (8192^3: +4-9 %, 16384 x 16384 x 2048: +14-16 %) and at "
+                  "large shapes whose rows are not 128-byte aligned (4100^3: +34 %, 2052^3: +18 %, "
+                  "6000^3: +13 %), and costs 1-7 % elsewhere (1024^3 to 6144^3).",
                   {256, 512},
                   {"block 256 x 128 x 32, 2 warpgroups of 64 x 256 (C^T), 4 stages, TMA (A and B copied "
                    "to 16-byte-aligned rows first when K or N is not a multiple of 4)",
                    "512 = 2 x 256: a cluster of 2 blocks of tile 256, 256 x 256 of C; each block loads "
-                   "half of A for both (TMA multicast), a producer warpgroup, 384 threads"},
+                   "half of A for both (TMA multicast), a producer warpgroup, 384 threads; tiles in bands "
+                   "of 8 rows"},
                   256, "256 (tile 512: 384)");
   k.tf32 = true;
   k.min_sm = 90;

@@ -1,10 +1,13 @@
 // Every CUDA kernel x tile x shape against a double-precision CPU reference, through the same engine the
 // GUI and the command line use. Without a CUDA device every test reports SKIP.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
 #include <string>
 #include <tuple>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -642,6 +645,29 @@ TEST(SplitK, IsDeterministicTracesEverySliceAndIndexesItsWorkspaceIn64Bits) {
 // columns. N = 300 leaves the second cluster's second block wholly past N (it only loads its half of A for
 // the other block). The trace says the blocks split columns, not K; and without the workspace its padded
 // rows need (N % 4 != 0) the launch is refused with the byte count instead of running another kernel.
+TEST(WgmmaPair, TakesItsTilesInBandsOfEightRowsAndTracesEachAtItsOwnPlace) {
+  REQUIRE_GPU(backend);
+  if (backend->device_info().sm != 90) GTEST_SKIP() << "wgmma_tf32 runs on compute capability 9.0 only";
+  // 16 rows x 32 columns of tiles. Row by row, the first wave (up to 66 clusters) would span rows 0-2 and
+  // every column; in bands of 8 rows it is rows 0-7 of columns 0-8 (tile_order.hpp).
+  const RunRequest req = profiled("wgmma_tf32", 512, 4096, 8192, 64, 1);
+  const RunResult r = backend->run(req, CancelToken());
+  ASSERT_TRUE(r.error.passed) << r.error.bad_elements << " elements wrong";
+  ASSERT_TRUE(r.trace);
+  ASSERT_EQ(check_trace(*r.trace), "");  // every tile's record written once, by its own blocks
+  ASSERT_EQ(r.trace->grid_x, 32);
+  ASSERT_EQ(r.trace->grid_y, 16);
+  const size_t tiles = 32 * 16;
+  std::vector<std::pair<uint64_t, size_t>> starts;  // a tile's first start, and the tile
+  for (size_t t = 0; t < tiles; ++t)
+    starts.push_back({std::min(r.trace->records[t].start_ns, r.trace->records[tiles + t].start_ns), t});
+  std::sort(starts.begin(), starts.end());
+  for (size_t i = 0; i < 48; ++i) {
+    const size_t row = starts[i].second / 32, col = starts[i].second % 32;
+    EXPECT_TRUE(row < 8 && col < 9) << "the " << i << "th tile to start is (" << row << ", " << col << ")";
+  }
+}
+
 TEST(WgmmaPair, TracesTwoBlocksPerTileByColumnsAndRefusesWithoutItsWorkspace) {
   REQUIRE_GPU(backend);
   if (backend->device_info().sm != 90) GTEST_SKIP() << "wgmma_tf32 runs on compute capability 9.0 only";
