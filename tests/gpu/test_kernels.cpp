@@ -76,24 +76,35 @@ std::vector<Case> all_cases() {
   return cases;
 }
 
+// One launch of case c at m x n x k on the given inputs, verified, with C kept for the test to check.
+RunRequest kept_run(const Case& c, int64_t m, int64_t n, int64_t k, InputKind input, uint64_t seed = 1) {
+  RunRequest req;
+  req.spec.m = m;
+  req.spec.n = n;
+  req.spec.k = k;
+  req.spec.kernel = c.kernel;
+  req.spec.tile = c.tile;
+  req.spec.input = input;
+  req.spec.seed = seed;
+  req.keep_output = true;
+  req.policy = MeasurePolicy::fixed(1);
+  return req;
+}
+
+std::string describe(const Case& c, int64_t m, int64_t n, int64_t k) {
+  return c.kernel + " T=" + std::to_string(c.tile) + " shape " + std::to_string(m) + "x" + std::to_string(n) +
+         "x" + std::to_string(k);
+}
+
 class EveryKernel : public ::testing::TestWithParam<Case> {};
 
 TEST_P(EveryKernel, MatchesTheDoubleReferenceOnEveryShape) {
   REQUIRE_GPU(backend);
   const Case c = GetParam();
   for (auto [m, n, k] : kShapes) {
-    RunRequest req;
-    req.spec.m = m;
-    req.spec.n = n;
-    req.spec.k = k;
-    req.spec.kernel = c.kernel;
-    req.spec.tile = c.tile;
-    req.spec.seed = uint64_t(m * 131 + n * 7 + k);
-    req.keep_output = true;
-    req.policy = MeasurePolicy::fixed(1);
+    const RunRequest req = kept_run(c, m, n, k, InputKind::Random, uint64_t(m * 131 + n * 7 + k));
     RunResult r = backend->run(req, CancelToken());
-    SCOPED_TRACE(c.kernel + " T=" + std::to_string(c.tile) + " shape " + std::to_string(m) + "x" +
-                 std::to_string(n) + "x" + std::to_string(k));
+    SCOPED_TRACE(describe(c, m, n, k));
     EXPECT_TRUE(r.error.passed) << "vs cuBLAS: max abs err " << r.error.max_abs_err;
     ASSERT_TRUE(r.c);
     const HostMatrix A = generate_input(InputKind::Random, req.spec.seed, 0, m, k);
@@ -122,18 +133,8 @@ TEST_P(EveryKernel, PassesOnRampInputsWhoseRoundingErrorsAddUp) {
   const auto kernels = backend->kernels();
   const bool tf32 = find_kernel(kernels, c.kernel)->tf32;
   for (auto [m, n, k] : std::vector<Shape>{{1024, 1024, 1024}, {1000, 1100, 3000}, {2500, 2300, 700}}) {
-    RunRequest req;
-    req.spec.m = m;
-    req.spec.n = n;
-    req.spec.k = k;
-    req.spec.kernel = c.kernel;
-    req.spec.tile = c.tile;
-    req.spec.input = InputKind::Ramp;
-    req.keep_output = true;
-    req.policy = MeasurePolicy::fixed(1);
-    RunResult r = backend->run(req, CancelToken());
-    SCOPED_TRACE(c.kernel + " T=" + std::to_string(c.tile) + " shape " + std::to_string(m) + "x" +
-                 std::to_string(n) + "x" + std::to_string(k));
+    RunResult r = backend->run(kept_run(c, m, n, k, InputKind::Ramp), CancelToken());
+    SCOPED_TRACE(describe(c, m, n, k));
     EXPECT_TRUE(r.error.passed) << "vs cuBLAS: max abs err " << r.error.max_abs_err << ", tolerance "
                                 << r.error.tolerance;
     ASSERT_TRUE(r.c);
@@ -153,15 +154,8 @@ TEST_P(EveryKernel, SymmetricInputsGiveTheRightProductWhichIsNotSymmetric) {
   REQUIRE_GPU(backend);
   const Case c = GetParam();
   for (int64_t n : {33, 96, 129}) {
-    RunRequest req;
-    req.spec.m = req.spec.n = req.spec.k = n;
-    req.spec.kernel = c.kernel;
-    req.spec.tile = c.tile;
-    req.spec.input = InputKind::Symmetric;
-    req.keep_output = true;
-    req.policy = MeasurePolicy::fixed(1);
-    RunResult r = backend->run(req, CancelToken());
-    EXPECT_TRUE(r.error.passed) << c.kernel << " T=" << c.tile << " n=" << n;
+    RunResult r = backend->run(kept_run(c, n, n, n, InputKind::Symmetric), CancelToken());
+    EXPECT_TRUE(r.error.passed) << describe(c, n, n, n);
     const HostMatrix A = generate_input(InputKind::Symmetric, 1, 0, n, n);
     const HostMatrix B = generate_input(InputKind::Symmetric, 1, 1, n, n);
     const auto ref = cpu_gemm_reference_f64(A.data.data(), B.data.data(), n, n, n);
