@@ -261,9 +261,8 @@ class CudaBackend final : public Backend {
     r.device = m_name;
     r.reference = "cuBLAS SGEMM (FP32)";
     r.tf32 = entry->info.tf32;
-    const double tol =
-        tolerance_for(s.k, device_max_abs(A.get(), A.size(), st), device_max_abs(B.get(), B.size(), st),
-                      device_max_abs(R.get(), R.size(), st), entry->info.tf32);
+    const Tolerance tol = tolerance_for(s.k, device_max_abs(A.get(), A.size(), st),
+                                        device_max_abs(B.get(), B.size(), st), entry->info.tf32);
     r.error = device_compare(C.get(), R.get(), s.m, s.n, tol, st);
     if (req.keep_output) {
       auto c = std::make_shared<HostMatrix>(s.m, s.n);

@@ -215,9 +215,8 @@ RunResult UserRunner::run(const RunRequest& req, const UserKernel& k, void* stre
   r.device = m_dev.label;
   r.reference = "cuBLAS SGEMM (FP32)";
   r.tf32 = k.spec().tf32;
-  const double tol =
-      tolerance_for(s.k, device_max_abs(A.get(), A.size(), st), device_max_abs(B.get(), B.size(), st),
-                    device_max_abs(R.get(), R.size(), st), k.spec().tf32);
+  const Tolerance tol = tolerance_for(s.k, device_max_abs(A.get(), A.size(), st),
+                                      device_max_abs(B.get(), B.size(), st), k.spec().tf32);
   r.error = device_compare(C.get(), R.get(), s.m, s.n, tol, st);
   const int64_t unwritten = device_count_bits(C.get(), C.size(), 0xffffffffu, st);
   if (unwritten == s.m * s.n)

@@ -14,8 +14,8 @@
 #include <imgui.h>
 #include <implot.h>
 
-#include "heatmap.hpp"
 #include "colormap.hpp"
+#include "heatmap.hpp"
 #include "heatmap_set.hpp"
 #include "panel.hpp"
 #include "theme.hpp"

@@ -95,14 +95,7 @@ class ResultPanel final : public Panel {
       }
       end_facts();
     }
-    // The formula of tolerance_for (problem.hpp), for the precision this result was checked in.
-    text_muted_wrapped(r.tf32
-                           ? "Tolerance = (8 K u + 4 sqrt(K) 2^-10) max|A| max|B| + (2 K u + 3 * 2^-10) "
-                             "max|ref|, u = 2^-24: TF32 inputs keep 10 mantissa bits, and their errors grow "
-                             "like sqrt(K) where signs mix and add up where products share a sign."
-                           : "Tolerance = 8 K u max|A| max|B| + 2 K u max|ref|, u = 2^-24: rounding errors "
-                             "cancel where signs mix and add up where products share a sign (as in the "
-                             "ramp).");
+    text_muted_wrapped(tolerance_formula(r.tf32));  // the precision this result was checked in
     if (r.spec != s.settings.spec)
       text_muted_wrapped(s.busy ? "(a newer request is running)" : "(the controls changed since this run)");
   }

@@ -97,8 +97,8 @@ RunResult CpuBackend::run(const RunRequest& in, const CancelToken& cancel) {
   std::fill(c.data.begin(), c.data.end(), std::numeric_limits<float>::quiet_NaN());
   launch();
   cancel.throw_if_cancelled();
-  const double tol = tolerance_for(s.k, max_abs(a.data.data(), a.size()), max_abs(b.data.data(), b.size()),
-                                   max_abs(ref.data.data(), ref.size()), k->tf32);
+  const Tolerance tol =
+      tolerance_for(s.k, max_abs(a.data.data(), a.size()), max_abs(b.data.data(), b.size()), k->tf32);
   r.error = compare(c.data.data(), ref.data.data(), s.m, s.n, tol);
   if (r.error.passed || policy.time_failed) {
     MeasureHooks h;

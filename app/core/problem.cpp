@@ -111,16 +111,27 @@ void validate_shape(const ProblemSpec& s) {
   }
 }
 
-double tolerance_for(int64_t k, double max_abs_a, double max_abs_b, double max_abs_ref, bool tf32) {
+Tolerance tolerance_for(int64_t k, double max_abs_a, double max_abs_b, bool tf32) {
   const double u = std::ldexp(1.0, -24);  // unit roundoff of float32
   const double kd = double(k);
-  double tol = 8.0 * kd * u * max_abs_a * max_abs_b  // mixed signs: rounding errors that cancel
-               + 2.0 * kd * u * max_abs_ref;         // one sign: errors that add up, |C| = sum |a b|
+  Tolerance t;
+  t.fixed = 8.0 * kd * u * max_abs_a * max_abs_b;  // mixed signs: rounding errors that cancel
+  t.per_max_ref = 2.0 * kd * u;                    // one sign: errors that add up, |C| = sum |a b|
   if (tf32) {
-    const double t = std::ldexp(1.0, -10);  // the most TF32 rounding or truncation changes an input, relative
-    tol += 4.0 * std::sqrt(kd) * t * max_abs_a * max_abs_b + 3.0 * t * max_abs_ref;
+    const double r = std::ldexp(1.0, -10);  // the most TF32 rounding or truncation changes an input, relative
+    t.fixed += 4.0 * std::sqrt(kd) * r * max_abs_a * max_abs_b;
+    t.per_max_ref += 3.0 * r;
   }
-  return tol;
+  return t;
+}
+
+const char* tolerance_formula(bool tf32) {
+  return tf32
+             ? "Tolerance = (8 K u + 4 sqrt(K) 2^-10) max|A| max|B| + (2 K u + 3 * 2^-10) max|ref|, u = "
+               "2^-24: TF32 inputs keep 10 mantissa bits, and their errors grow like sqrt(K) where signs mix "
+               "and add up where products share a sign."
+             : "Tolerance = 8 K u max|A| max|B| + 2 K u max|ref|, u = 2^-24: rounding errors cancel where "
+               "signs mix and add up where products share a sign (as in the ramp).";
 }
 
 }  // namespace ts

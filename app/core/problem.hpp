@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "verify.hpp"  // Tolerance
+
 namespace ts {
 
 // Bad input from a person (command line, GUI, file): shown to them, exit code 2 on the command line.
@@ -55,7 +57,8 @@ std::vector<std::string> split_fields(const std::string& text, char sep);
 // square.
 void validate_shape(const ProblemSpec& spec);
 
-// Accuracy: the largest |C - ref| a correct kernel may show (u = 2^-24, the unit roundoff of float32).
+// Accuracy: the largest |C - ref| a correct kernel may show (u = 2^-24, the unit roundoff of float32); the
+// terms in max|ref| are Tolerance::per_max_ref, resolved by compare() as it reads the reference.
 // Two float32 sums of the same K products, in any order, differ by at most 2 K u sum_k |a_ik b_kj| (the
 // worst-case bound of each sum, Higham's gamma_K, twice). Where the products share a sign (all-positive data,
 // the ramp input) that sum is |C_ij| itself, errors add up, and they come near the bound (the ramp at 1024^3
@@ -70,6 +73,9 @@ void validate_shape(const ProblemSpec& spec);
 // against a reference that rounds both can be off by 3 * 2^-10 |C|, so we add 3 * 2^-10 max|ref|. On random
 // inputs at 2048 x 2048 x 4096 the TF32 tolerance is then 0.61, and a kernel that drops one k-tile of 32 is
 // still off by up to 9.8 (3 of 4 elements over it).
-double tolerance_for(int64_t k, double max_abs_a, double max_abs_b, double max_abs_ref, bool tf32 = false);
+Tolerance tolerance_for(int64_t k, double max_abs_a, double max_abs_b, bool tf32 = false);
+
+// The same formula in words, for the Result panel (tf32: with the TF32 terms).
+const char* tolerance_formula(bool tf32);
 
 }  // namespace ts

@@ -88,7 +88,8 @@ TEST(CpuBackend, RampInputsPassCorrectKernelsAtEveryDepthAndStillCatchADroppedKT
       const double c_max = double(sh.k) * double(sh.mn - 1) * double(sh.mn - 1);
       EXPECT_GT(r.error.max_abs_err, 8.0 * double(sh.k) * u * double(sh.mn - 1) * double(sh.mn - 1));
       EXPECT_LE(r.error.max_abs_err, 2.0 * double(sh.k) * u * c_max);  // within the worst-case bound
-      EXPECT_DOUBLE_EQ(r.error.tolerance, tolerance_for(sh.k, double(sh.mn - 1), double(sh.mn - 1), c_max));
+      EXPECT_DOUBLE_EQ(r.error.tolerance,
+                       tolerance_for(sh.k, double(sh.mn - 1), double(sh.mn - 1)).at(c_max));
     }
   // Dropping K mod 16 = 8 of 1000 terms (0.8 % of every C[i][j]) is still caught, nearly everywhere.
   RunRequest req = request(128, 128, 1000, "tiled_floork", 16);

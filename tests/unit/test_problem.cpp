@@ -1,5 +1,6 @@
 #include <cmath>
 #include <limits>
+#include <string>
 
 #include <gtest/gtest.h>
 
@@ -93,15 +94,24 @@ TEST(ValidateKernel, ChecksNameAndTile) {
 
 TEST(Tolerance, ScalesLinearlyWithKAndTheInputMagnitudes) {
   const double u = std::ldexp(1.0, -24), t = std::ldexp(1.0, -10);
-  EXPECT_DOUBLE_EQ(tolerance_for(2048, 1, 1, 0), 2 * tolerance_for(1024, 1, 1, 0));
-  EXPECT_DOUBLE_EQ(tolerance_for(1024, 2, 3, 0), 6 * tolerance_for(1024, 1, 1, 0));
-  EXPECT_DOUBLE_EQ(tolerance_for(4096, 1, 1, 0), 8 * 4096 * u);  // signs that mix: errors cancel
+  EXPECT_DOUBLE_EQ(tolerance_for(2048, 1, 1).at(0), 2 * tolerance_for(1024, 1, 1).at(0));
+  EXPECT_DOUBLE_EQ(tolerance_for(1024, 2, 3).at(0), 6 * tolerance_for(1024, 1, 1).at(0));
+  EXPECT_DOUBLE_EQ(tolerance_for(4096, 1, 1).fixed, 8 * 4096 * u);  // signs that mix: errors cancel
   // One sign: errors add up to the worst-case bound of two K-term sums, 2 K u |C|.
-  EXPECT_DOUBLE_EQ(tolerance_for(4096, 0, 0, 1e6), 2 * 4096 * u * 1e6);
-  EXPECT_DOUBLE_EQ(tolerance_for(4096, 1, 1, 1e6), 8 * 4096 * u + 2 * 4096 * u * 1e6);
+  EXPECT_DOUBLE_EQ(tolerance_for(4096, 0, 0).at(1e6), 2 * 4096 * u * 1e6);
+  EXPECT_DOUBLE_EQ(tolerance_for(4096, 1, 1).at(1e6), 8 * 4096 * u + 2 * 4096 * u * 1e6);
   // TF32: sqrt(K) growth of random-signed input roundings, and 3 * 2^-10 |C| when they all point one way.
-  EXPECT_DOUBLE_EQ(tolerance_for(4096, 1, 1, 0, true), 8 * 4096 * u + 4 * 64 * t);
-  EXPECT_DOUBLE_EQ(tolerance_for(4096, 0, 0, 100, true), 2 * 4096 * u * 100 + 3 * t * 100);
-  // NaN in the reference makes it infinite, which compare() never passes.
-  EXPECT_TRUE(std::isinf(tolerance_for(16, 1, 1, std::numeric_limits<double>::infinity())));
+  EXPECT_DOUBLE_EQ(tolerance_for(4096, 1, 1, true).at(0), 8 * 4096 * u + 4 * 64 * t);
+  EXPECT_DOUBLE_EQ(tolerance_for(4096, 0, 0, true).at(100), 2 * 4096 * u * 100 + 3 * t * 100);
+  // An infinite reference (overflow) makes it infinite, which compare() never passes.
+  EXPECT_TRUE(std::isinf(tolerance_for(16, 1, 1).at(std::numeric_limits<double>::infinity())));
+}
+
+TEST(Tolerance, ItsFormulaInWordsNamesTheTermsOfEachPrecision) {
+  const std::string fp32 = tolerance_formula(false), tf32 = tolerance_formula(true);
+  EXPECT_NE(fp32.find("8 K u max|A| max|B| + 2 K u max|ref|"), std::string::npos) << fp32;
+  EXPECT_EQ(fp32.find("sqrt(K)"), std::string::npos) << fp32;
+  EXPECT_NE(tf32.find("(8 K u + 4 sqrt(K) 2^-10) max|A| max|B| + (2 K u + 3 * 2^-10) max|ref|"),
+            std::string::npos)
+      << tf32;
 }

@@ -64,7 +64,7 @@ TEST(Registry, TheSymmetricTeachingVariantGetsTheLowerTriangleWrong) {
   std::vector<float> C(size_t(n * n)), R(size_t(n * n));
   cpu_gemm_tiled_mirror(A.data.data(), B.data.data(), C.data(), n, n, n, 16);
   cpu_gemm_reference(A.data.data(), B.data.data(), R.data(), n, n, n);
-  const double tol = tolerance_for(n, 1, 1, max_abs(R.data(), R.size()));
+  const double tol = tolerance_for(n, 1, 1).at(max_abs(R.data(), R.size()));
   int64_t upper_bad = 0, lower_bad = 0;
   for (int64_t i = 0; i < n; ++i)
     for (int64_t j = 0; j < n; ++j) {
