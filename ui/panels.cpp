@@ -7,6 +7,7 @@
 #include <implot.h>
 
 #include "panel.hpp"
+#include "text_wrap.hpp"
 #include "theme.hpp"
 
 namespace ts::ui {
@@ -154,11 +155,14 @@ void fact(const char* key, const std::string& value, const ImVec4* colour) {
   ImGui::TableNextColumn();
   ImGui::PushTextWrapPos(0);
   ImGui::TextDisabled("%s", key);
+  ImGui::PopTextWrapPos();
   ImGui::TableNextColumn();
   if (colour) ImGui::PushStyleColor(ImGuiCol_Text, *colour);
-  ImGui::TextUnformatted(value.c_str());
+  // Broken at spaces only: ImGui's wrapping also breaks after '.', splitting numbers such as 71.17.
+  const auto measure = [](const char* b, const char* e) { return ImGui::CalcTextSize(b, e).x; };
+  for (const auto& line : wrap_at_spaces(value, ImGui::GetContentRegionAvail().x, measure))
+    ImGui::TextUnformatted(line.c_str());
   if (colour) ImGui::PopStyleColor();
-  ImGui::PopTextWrapPos();
 }
 
 void text_muted_wrapped(const char* text) {

@@ -1,0 +1,47 @@
+#pragma once
+// [SECTION] Line breaking for the panels' value texts, without a window: Dear ImGui's own wrapping also
+// breaks after '.' and ',', which can split a number ("71." then "17 us" on the next line).
+#include <algorithm>
+#include <cctype>
+#include <string>
+#include <vector>
+
+namespace ts {
+
+// Greedy line breaking at spaces only, never inside a word such as "71.17" or "(sm_90,": `width` is the room
+// of a line and measure(begin, end) the width of the characters [begin, end). A word wider than a line gets a
+// line of its own; '\n' in text starts a new line. Spaces at the break are dropped.
+template <class Measure>
+std::vector<std::string> wrap_at_spaces(const std::string& text, float width, Measure measure) {
+  std::vector<std::string> lines;
+  size_t para = 0;
+  while (para <= text.size()) {
+    size_t para_end = text.find('\n', para);
+    if (para_end == std::string::npos) para_end = text.size();
+    std::string line;
+    size_t i = para;
+    while (i < para_end) {
+      // A number stays with the unit or word after it ("6 %", "15.36 ms", "2 tiles"): one word for breaking.
+      size_t word_end = std::min(text.find(' ', i), para_end);
+      while (word_end < para_end && word_end > i && std::isdigit((unsigned char)text[word_end - 1]) &&
+             word_end + 1 < para_end &&
+             (std::isalpha((unsigned char)text[word_end + 1]) || text[word_end + 1] == '%'))
+        word_end = std::min(text.find(' ', word_end + 1), para_end);
+      const std::string word = text.substr(i, word_end - i);
+      const std::string joined = line.empty() ? word : line + " " + word;
+      if (line.empty() || measure(joined.data(), joined.data() + joined.size()) <= width) {
+        line = joined;
+      } else {
+        lines.push_back(line);
+        line = word;
+      }
+      i = word_end;
+      while (i < para_end && text[i] == ' ') ++i;
+    }
+    lines.push_back(line);
+    para = para_end + 1;
+  }
+  return lines;
+}
+
+}  // namespace ts

@@ -1,0 +1,44 @@
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "text_wrap.hpp"
+
+using namespace ts;
+
+namespace {
+// One unit per character, as a monospace font would measure.
+std::vector<std::string> wrap(const std::string& text, float width) {
+  return wrap_at_spaces(text, width, [](const char* b, const char* e) { return float(e - b); });
+}
+}  // namespace
+
+TEST(TextWrap, BreaksOnlyAtSpacesSoNumbersStayWhole) {
+  // The Result panel's fastest-tile row: a break after "71." would split the time.
+  const auto lines = wrap("fastest of the tiles timed here: 2 (71.17 us); not timed yet: 1, 3", 38);
+  const std::vector<std::string> want = {"fastest of the tiles timed here: 2",
+                                         "(71.17 us); not timed yet: 1, 3"};
+  EXPECT_EQ(lines, want);
+  for (const auto& l : lines) EXPECT_LE(l.size(), 38u) << l;
+}
+
+TEST(TextWrap, KeepsShortTextNewlinesAndOverlongWords) {
+  EXPECT_EQ(wrap("PASS", 40), std::vector<std::string>{"PASS"});
+  EXPECT_EQ(wrap("", 40), std::vector<std::string>{""});
+  EXPECT_EQ(wrap("a b\nc", 40), (std::vector<std::string>{"a b", "c"}));
+  // A word wider than the line stays whole on a line of its own.
+  EXPECT_EQ(wrap("x abcdefghij y", 5), (std::vector<std::string>{"x", "abcdefghij", "y"}));
+  EXPECT_EQ(wrap("a  b", 1), (std::vector<std::string>{"a", "b"}));
+}
+
+TEST(TextWrap, KeepsANumberWithItsUnit) {
+  // The Occupancy panel's last wave: "6" and "%" on two lines read as a different number.
+  EXPECT_EQ(wrap("62 full waves, then one 6 % full", 25),
+            (std::vector<std::string>{"62 full waves, then one", "6 % full"}));
+  EXPECT_EQ(wrap("median 15.36 ms", 13), (std::vector<std::string>{"median", "15.36 ms"}));
+  // A time with its unit stays whole even on a line too narrow for it.
+  EXPECT_EQ(wrap("tile 16 (54.08 ms)", 8), (std::vector<std::string>{"tile 16", "(54.08 ms)"}));
+  // Not glued: a number followed by punctuation.
+  EXPECT_EQ(wrap("timed: 1, 3, 4", 9), (std::vector<std::string>{"timed: 1,", "3, 4"}));
+}
