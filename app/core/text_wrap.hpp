@@ -19,6 +19,9 @@ std::vector<std::string> wrap_at_spaces(const std::string& text, float width, Me
     size_t para_end = text.find('\n', para);
     if (para_end == std::string::npos) para_end = text.size();
     std::string line;
+    float line_w = 0;  // measured once per word: a frame re-wraps every description it draws
+    const char space[] = " ";
+    const float space_w = measure(space, space + 1);
     size_t i = para;
     while (i < para_end) {
       // A number stays with the unit or word after it ("6 %", "15.36 ms", "2 tiles"): one word for breaking.
@@ -27,13 +30,17 @@ std::vector<std::string> wrap_at_spaces(const std::string& text, float width, Me
              word_end + 1 < para_end &&
              (std::isalpha((unsigned char)text[word_end + 1]) || text[word_end + 1] == '%'))
         word_end = std::min(text.find(' ', word_end + 1), para_end);
-      const std::string word = text.substr(i, word_end - i);
-      const std::string joined = line.empty() ? word : line + " " + word;
-      if (line.empty() || measure(joined.data(), joined.data() + joined.size()) <= width) {
-        line = joined;
+      const float word_w = measure(text.data() + i, text.data() + word_end);
+      if (line.empty()) {
+        line.assign(text, i, word_end - i);
+        line_w = word_w;
+      } else if (line_w + space_w + word_w <= width) {
+        line.append(" ").append(text, i, word_end - i);
+        line_w += space_w + word_w;
       } else {
         lines.push_back(line);
-        line = word;
+        line.assign(text, i, word_end - i);
+        line_w = word_w;
       }
       i = word_end;
       while (i < para_end && text[i] == ' ') ++i;
