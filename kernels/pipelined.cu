@@ -13,11 +13,13 @@
 //  - Source pointers are computed once (64-bit) and advanced by a tile per copy; the bounds checks run only
 //    in edge blocks and on the last, partial k tile.
 //  - Tile 256: a 128 x 256 block with 8 x 16 outputs per thread: six 128-bit shared-memory loads per 128
-//    FFMAs instead of four per 64 (and a quarter fewer bytes from L2 per FFMA).
+//    FFMAs instead of four per 64 (and a quarter fewer bytes from L2 per FFMA). Its main loop is
+//    straight-line code, its FFMAs go column by column and C is stored element by element (Cfg::STRAIGHT):
+//    that shape of code is what lets ptxas assign registers whose FFMAs do not stall at dispatch.
 // What it buys (H100, 4096^3, one run): tile 128 (rung 8's 128 x 128 x 16 block) 44.7 TFLOP/s against rung
-// 8's 38.8; tile 256 47.5 TFLOP/s, 93 % of cuBLAS, whose kernel there has the mirrored shape (256 x 128 x 8,
-// 3 stages, 254 registers).
-// What it costs: registers (tile 256: 243 per thread, one block of 8 warps per SM, so every stall that two
+// 8's 38.8; tile 256 53 TFLOP/s, 103 % of cuBLAS, whose kernel there has the same block (its 256 x 128 x 8 in
+// column-major terms, 3 stages, 254 registers).
+// What it costs: registers (tile 256: 226 per thread, one block of 8 warps per SM, so every stall that two
 // warps per scheduler cannot cover shows), 3 stages of shared memory, four times as many copy instructions
 // for A, and index arithmetic that is harder to follow. Tile 256 needs big matrices: at 1024^3 it has 32
 // blocks for 132 SMs (tile 128, 64 blocks, is faster there). When N is not a multiple of 4, B's rows are not
@@ -40,10 +42,16 @@ namespace ts {
 namespace {
 
 // Block tile BM x BN x BK, warp tile WM x WN, STAGES shared-memory stages, MINB blocks per SM asked of the
-// compiler (__launch_bounds__: 2 caps registers at 128).
-template <int BM_, int BN_, int BK_, int WM_, int WN_, int STAGES_, int MINB_>
+// compiler (__launch_bounds__: 2 caps registers at 128). STRAIGHT: the main loop as straight-line code (the
+// bounds checks decided once per block, the last S - 1 tiles in a loop of their own), each k step's FFMAs
+// column by column (down one column, up the next) and C stored element by element; otherwise the checks are
+// decided per k tile, the FFMAs go row by row and C is stored 16 bytes at a time. Which one a block shape
+// gets was measured (see launch_pipelined): ptxas assigns the accumulators' registers from this shape of
+// code, and the assignment decides how often the FFMAs' dispatch stalls.
+template <int BM_, int BN_, int BK_, int WM_, int WN_, int STAGES_, int MINB_, bool STRAIGHT_ = false>
 struct Cfg {
   static constexpr int BM = BM_, BN = BN_, BK = BK_, WM = WM_, WN = WN_, STAGES = STAGES_, MINB = MINB_;
+  static constexpr bool STRAIGHT = STRAIGHT_;
   static constexpr int NT = (BM / WM) * (BN / WN) * 32;
   static constexpr int TM = WM / 4, TN = WN / 8;  // a warp's lanes: 4 rows x 8 columns of 4 x 4 pieces
   static constexpr int ALD = BM + 4;              // As[k][m] row stride: transposing stores hit 32 banks
@@ -148,25 +156,6 @@ __global__ void __launch_bounds__(G::NT, G::MINB)
   const int64_t b_pass = int64_t(G::RPB) * ld_b;
   const float* pb = B + (int64_t(tid / (BN / 4)) + t_first * BK) * ld_b + (bcol < n ? bcol : 0);
 
-  auto issue = [&](int stage, int64_t t) {
-    float* st = smem + stage * G::STAGE_FLOATS;
-    const int64_t k0 = (t_first + t) * BK;
-    if (interior && k0 + BK <= k)
-      load_tile<G, kPadB, false>(st, A, B, k, k0, tid, pa, pb, b_pass, a_rows, b_cols);
-    else
-      load_tile<G, kPadB, true>(st, A, B, k, k0, tid, pa, pb, b_pass, a_rows, b_cols);
-#pragma unroll
-    for (int i = 0; i < G::PA; ++i) pa[i] += BK;
-    pb += (BK / G::RPB) * b_pass;
-  };
-
-  // Prologue: tiles 0 .. S-2 in flight (one commit group per tile, empty groups past the end keep the count).
-#pragma unroll
-  for (int s = 0; s < S - 1; ++s) {
-    if (s < tiles) issue(s, s);
-    cp_async_commit();
-  }
-
   float acc[TM][TN] = {};
   float fa[2][TM], fb[2][TN];
   auto load_frag = [&](int buf, const float* st, int kk) {
@@ -179,32 +168,118 @@ __global__ void __launch_bounds__(G::NT, G::MINB)
     for (int q = 0; q < TN / 4; ++q)
       *reinterpret_cast<float4*>(&fb[buf][4 * q]) = *reinterpret_cast<const float4*>(bs + 32 * q);
   };
-
-  cp_async_wait<S - 2>();
-  __syncthreads();
-  int rs = 0, ws = S - 1;  // the stage read now, the stage written next
-  load_frag(0, smem, 0);
-  for (int64_t t = 0; t < tiles; ++t) {
+  if constexpr (G::STRAIGHT) {
+    // The pipeline, with no branch inside its loop: whether copies need bounds checks (kCheck: an edge block,
+    // or a last k tile that is partial) is decided once per block, and the last S - 1 tiles, which have
+    // nothing left to issue, run in a loop of their own (kMore false), so each loop body is straight-line
+    // code.
+    auto run = [&](auto check) {
+      constexpr bool kCheck = decltype(check)::value;
+      auto issue = [&](int stage, int64_t t) {
+        load_tile<G, kPadB, kCheck>(smem + stage * G::STAGE_FLOATS, A, B, k, (t_first + t) * BK, tid, pa, pb,
+                                    b_pass, a_rows, b_cols);
 #pragma unroll
-    for (int kk = 0; kk < BK; ++kk) {
-      if (kk == BK - 1) {
-        // Tile t + 1 has landed (this thread's copies) and is visible (everyone's); every thread is also past
-        // its last read of the stage that is refilled next.
-        cp_async_wait<S - 2>();
-        __syncthreads();
-        rs = rs + 1 == S ? 0 : rs + 1;
-      }
-      // The next step's fragments (after the last tile: a stale stage, never used).
-      load_frag((kk + 1) % 2, smem + rs * G::STAGE_FLOATS, (kk + 1) % BK);
-      if (kk == 0) {
-        if (t + S - 1 < tiles) issue(ws, t + S - 1);
+        for (int i = 0; i < G::PA; ++i) pa[i] += BK;
+        pb += (BK / G::RPB) * b_pass;
+      };
+      // Prologue: tiles 0 .. S-2 in flight (one commit group per tile, empty groups past the end keep the
+      // count).
+#pragma unroll
+      for (int s = 0; s < S - 1; ++s) {
+        if (s < tiles) issue(s, s);
         cp_async_commit();
-        ws = ws + 1 == S ? 0 : ws + 1;
       }
+      cp_async_wait<S - 2>();
+      __syncthreads();
+      int rs = 0, ws = S - 1;  // the stage read now, the stage written next
+      load_frag(0, smem, 0);
+      auto tile = [&](int64_t t, auto more) {
+        constexpr bool kMore = decltype(more)::value;
 #pragma unroll
-      for (int i = 0; i < TM; ++i)
+        for (int kk = 0; kk < BK; ++kk) {
+          if (kk == BK - 1) {
+            // Tile t + 1 has landed (this thread's copies) and is visible (everyone's); every thread is also
+            // past its last read of the stage that is refilled next.
+            cp_async_wait<S - 2>();
+            __syncthreads();
+            rs = rs + 1 == S ? 0 : rs + 1;
+          }
+          // The next step's fragments (after the last tile: a stale stage, never used).
+          load_frag((kk + 1) % 2, smem + rs * G::STAGE_FLOATS, (kk + 1) % BK);
+          if (kk == 0) {
+            if constexpr (kMore) issue(ws, t + S - 1);
+            cp_async_commit();
+            ws = ws + 1 == S ? 0 : ws + 1;
+          }
+          // The outer product, column by column, down one column and up the next. This order (with C stored
+          // element by element, below) is what lets ptxas keep the FFMAs' operands in registers that do not
+          // stall the dispatch: see the measurements at launch_pipelined.
 #pragma unroll
-        for (int j = 0; j < TN; ++j) acc[i][j] += fa[kk % 2][i] * fb[kk % 2][j];
+          for (int j = 0; j < TN; ++j)
+#pragma unroll
+            for (int r = 0; r < TM; ++r) {
+              const int i = j % 2 ? TM - 1 - r : r;
+              acc[i][j] += fa[kk % 2][i] * fb[kk % 2][j];
+            }
+        }
+      };
+      int64_t t = 0;
+      for (; t + S - 1 < tiles; ++t) tile(t, std::true_type{});
+      for (; t < tiles; ++t) tile(t, std::false_type{});
+    };
+    if (interior && (t_first + tiles) * BK <= k)
+      run(std::false_type{});
+    else
+      run(std::true_type{});
+  } else {
+    // Rung 9 as it was (tile 128, split-K): kept as written, since ptxas assigns registers from the shape
+    // of the code and these kernels were measured as they are.
+    auto issue = [&](int stage, int64_t t) {
+      float* st = smem + stage * G::STAGE_FLOATS;
+      const int64_t k0 = (t_first + t) * BK;
+      if (interior && k0 + BK <= k)
+        load_tile<G, kPadB, false>(st, A, B, k, k0, tid, pa, pb, b_pass, a_rows, b_cols);
+      else
+        load_tile<G, kPadB, true>(st, A, B, k, k0, tid, pa, pb, b_pass, a_rows, b_cols);
+#pragma unroll
+      for (int i = 0; i < G::PA; ++i) pa[i] += BK;
+      pb += (BK / G::RPB) * b_pass;
+    };
+
+    // Prologue: tiles 0 .. S-2 in flight (one commit group per tile, empty groups past the end keep the
+    // count).
+#pragma unroll
+    for (int s = 0; s < S - 1; ++s) {
+      if (s < tiles) issue(s, s);
+      cp_async_commit();
+    }
+
+    cp_async_wait<S - 2>();
+    __syncthreads();
+    int rs = 0, ws = S - 1;  // the stage read now, the stage written next
+    load_frag(0, smem, 0);
+    for (int64_t t = 0; t < tiles; ++t) {
+#pragma unroll
+      for (int kk = 0; kk < BK; ++kk) {
+        if (kk == BK - 1) {
+          // Tile t + 1 has landed (this thread's copies) and is visible (everyone's); every thread is also
+          // past its last read of the stage that is refilled next.
+          cp_async_wait<S - 2>();
+          __syncthreads();
+          rs = rs + 1 == S ? 0 : rs + 1;
+        }
+        // The next step's fragments (after the last tile: a stale stage, never used).
+        load_frag((kk + 1) % 2, smem + rs * G::STAGE_FLOATS, (kk + 1) % BK);
+        if (kk == 0) {
+          if (t + S - 1 < tiles) issue(ws, t + S - 1);
+          cp_async_commit();
+          ws = ws + 1 == S ? 0 : ws + 1;
+        }
+#pragma unroll
+        for (int i = 0; i < TM; ++i)
+#pragma unroll
+          for (int j = 0; j < TN; ++j) acc[i][j] += fa[kk % 2][i] * fb[kk % 2][j];
+      }
     }
   }
   cp_async_wait<0>();
@@ -252,12 +327,16 @@ __global__ void __launch_bounds__(G::NT, G::MINB)
       }
     }
   } else {
+    // STRAIGHT stores C element by element even where 16-byte stores would do: such a store takes its four
+    // values from four consecutive registers, and with every accumulator held in such a group through the
+    // loop, ptxas's register assignment stalled the FFMAs' dispatch (tile 256: 93 % of cuBLAS instead of
+    // 103).
 #pragma unroll
     for (int i = 0; i < TM; ++i) {
       const int64_t row = row0 + a_off + 16 * (i / 4) + i % 4;
 #pragma unroll
       for (int q = 0; q < TN / 4; ++q)
-        store4_checked(C, row, col0 + b_off + 32 * q, m, n, n, !kPadB,
+        store4_checked(C, row, col0 + b_off + 32 * q, m, n, n, !kPadB && !G::STRAIGHT,
                        make_float4(acc[i][4 * q], acc[i][4 * q + 1], acc[i][4 * q + 2], acc[i][4 * q + 3]));
     }
   }
@@ -360,14 +439,30 @@ void launch_splitk(const GemmArgs& a, int tile, void* stream, LaunchQuery* q) {
 // against 92.7-93.3, 8192^3 92.9-93.1 against 92.9-93.0, 2048 x 4096 x 8192 91.3-91.5 against 92.1, 6144^3
 // 93.6 against 93.7: the last wave's 12 % of idle SMs at 4096^3 bought nothing back. (4099^3: 96.5 %, about
 // split-K 3's 96.)
-// Tile 128 keeps rung 8's block and thread tiles, so the two compare the pipeline; it asks for two blocks per
-// SM (16 warps: one block's barrier waits are covered by the other's FFMAs), which costs a few spilled
-// registers and still wins. Tile 256 cannot have two: its 8 x 16 accumulators alone take 128 registers.
+// The inner loop, under ncu at 4096^3 (H100): tile 256 issued 0.83 instructions per scheduler per cycle and
+// cuBLAS's kernel 0.91, with the same instruction count; of the warp-stall samples, dispatch stalls were 28.5
+// k against cuBLAS's 15.5 k, fixed-latency waits 16.6 k against 1.3 k and long-scoreboard waits 11.1 k
+// against 1.9 k (these at the copy issue, where ptxas reused one register pair for four copies' addresses).
+// Variants of tile 256 timed against cuBLAS interleaved (% at 4096^3 / 8192^3 / 2048 x 4096 x 8192, one or
+// two runs each; one run of all the final ones): as it was 92.5-93.1 / 93.0 / 92.3-92.4; a main loop without
+// branches (checks decided per block, the last S - 1 tiles apart) 93.5-93.8 / 93.7 / 92.4-93.0; plus C stored
+// element by element 95.8-96.0 / 96.4 / 94.9-95.8 (16-byte stores alone, in the old loop: 91.7 / 92.0
+// / 91.3); plus the FFMAs column by column 98.1-98.2 / 98.6 / 97.7-97.8; and going down one column and up the
+// next (kept) 102.4-103.1 / 103.5-103.7 / 102.3-102.8, 53.2-53.8 TFLOP/s. Neither the row-by-row serpentine,
+// pairs of columns (cuBLAS's order: 98.5 / 98.8 / 98.1 with element-by-element C), 4 stages, BK 16 (90.6
+// / 91.5 / 89.3), ptxas -O1 / -O2, nor one source pointer per thread for A (two threads per row: 84 %, its
+// copies no longer coalesce) helped. Tile 128 and split-K keep the old loop: in the same runs the new one was
+// 2-3 points better for tile 128 at 2048^3 and up but 2 points worse at 1024^3 and 1000^3, and split-K 2 and
+// 4 lost 5-12 points at every shape. ptxas builds each variant's register assignment anew, so these figures
+// hold for the CUDA 13.0 ptxas they were measured with. Tile 128 keeps rung 8's block and thread tiles, so
+// the two compare the pipeline; it asks for two blocks per SM (16 warps: one block's barrier waits are
+// covered by the other's FFMAs), which costs a few spilled registers and still wins. Tile 256 cannot have
+// two: its 8 x 16 accumulators alone take 128 registers.
 void launch_pipelined(const GemmArgs& a, int tile, void* stream, LaunchQuery* q) {
   auto s = static_cast<cudaStream_t>(stream);
-  //                                     BM   BN   BK  WM   WN  stages  blocks/SM
+  //                                     BM   BN   BK  WM   WN  stages  blocks/SM  straight
   if (tile == 128) return go<Cfg<128, 128, 16, 32, 64, 3, 2>, false>(a, s, q, 1);
-  if (tile == 256) return go<Cfg<128, 256, 8, 32, 128, 3, 1>, false>(a, s, q, 1);
+  if (tile == 256) return go<Cfg<128, 256, 8, 32, 128, 3, 1, true>, false>(a, s, q, 1);
   bad_tile("pipelined", tile);
 }
 
@@ -399,7 +494,7 @@ KernelEntry entry_pipelined() {
       kernel_info("pipelined", "9. Software pipeline",
                   "Three cp.async stages, A transposed in shared memory, fragments double-buffered in "
                   "registers and one barrier per tile, so loads and barriers hide behind FFMAs; tile "
-                  "256 adds 8 x 16 outputs per thread. Costs up to 243 registers per thread and index "
+                  "256 adds 8 x 16 outputs per thread. Costs up to 229 registers per thread and index "
                   "arithmetic that is harder to follow. When N is not a multiple of 4, B is first copied "
                   "to rows padded to 32 floats, so its tiles still load in 16-byte copies.",
                   {128, 256},
