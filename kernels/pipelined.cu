@@ -232,8 +232,10 @@ __global__ void __launch_bounds__(G::NT, G::MINB)
     else
       run(std::true_type{});
   } else {
-    // Rung 9 as it was (tile 128, split-K): kept as written, since ptxas assigns registers from the shape
-    // of the code and these kernels were measured as they are.
+    // Rung 9 as it was (tile 128, split-K), kept as written although its step repeats the one above: ptxas
+    // assigns registers from the shape of the code, and sharing one k-tile lambda between the two loops
+    // (same tile-256 kernels, these ones renumbered) cost split-K 1-2.5 points at 4099^3 in an interleaved
+    // run on the H100 (2, 3 and 4 slices; within 0.5 elsewhere). cuobjdump shows these kernels unchanged.
     auto issue = [&](int stage, int64_t t) {
       float* st = smem + stage * G::STAGE_FLOATS;
       const int64_t k0 = (t_first + t) * BK;
