@@ -445,21 +445,24 @@ void launch_splitk(const GemmArgs& a, int tile, void* stream, LaunchQuery* q) {
 // cuBLAS's kernel 0.91, with the same instruction count; of the warp-stall samples, dispatch stalls were 28.5
 // k against cuBLAS's 15.5 k, fixed-latency waits 16.6 k against 1.3 k and long-scoreboard waits 11.1 k
 // against 1.9 k (these at the copy issue, where ptxas reused one register pair for four copies' addresses).
-// Variants of tile 256 timed against cuBLAS interleaved (% at 4096^3 / 8192^3 / 2048 x 4096 x 8192, one or
-// two runs each; one run of all the final ones): as it was 92.5-93.1 / 93.0 / 92.3-92.4; a main loop without
-// branches (checks decided per block, the last S - 1 tiles apart) 93.5-93.8 / 93.7 / 92.4-93.0; plus C stored
-// element by element 95.8-96.0 / 96.4 / 94.9-95.8 (16-byte stores alone, in the old loop: 91.7 / 92.0
-// / 91.3); plus the FFMAs column by column 98.1-98.2 / 98.6 / 97.7-97.8; and going down one column and up the
-// next (kept) 102.4-103.1 / 103.5-103.7 / 102.3-102.8, 53.2-53.8 TFLOP/s. Neither the row-by-row serpentine,
-// pairs of columns (cuBLAS's order: 98.5 / 98.8 / 98.1 with element-by-element C), 4 stages, BK 16 (90.6
-// / 91.5 / 89.3), ptxas -O1 / -O2, nor one source pointer per thread for A (two threads per row: 84 %, its
-// copies no longer coalesce) helped. Tile 128 and split-K keep the old loop: in the same runs the new one was
-// 2-3 points better for tile 128 at 2048^3 and up but 2 points worse at 1024^3 and 1000^3, and split-K 2 and
-// 4 lost 5-12 points at every shape. ptxas builds each variant's register assignment anew, so these figures
-// hold for the CUDA 13.0 ptxas they were measured with. Tile 128 keeps rung 8's block and thread tiles, so
-// the two compare the pipeline; it asks for two blocks per SM (16 warps: one block's barrier waits are
-// covered by the other's FFMAs), which costs a few spilled registers and still wins. Tile 256 cannot have
-// two: its 8 x 16 accumulators alone take 128 registers.
+// The kept variant issues 0.90 per scheduler per cycle (cuBLAS 0.91, same run).
+// Variants of tile 256, each timed against cuBLAS interleaved (% at 4096^3 / 8192^3 / 2048 x 4096 x 8192, one
+// to four runs each, in a throwaway harness that linked renamed copies of this file): as it was 92.5-93.1 /
+// 93.0 / 92.3-92.4; a main loop without branches (checks decided per block, the last S - 1 tiles apart)
+// 93.5-93.8 / 93.7 / 92.4-93.0; plus C stored element by element 95.8-96.0 / 96.4 / 94.9-95.8 (element by
+// element alone, in the old loop: 91.7 / 92.0 / 91.3); plus the FFMAs column by column 98.1-98.2 / 98.6 /
+// 97.7-97.8; and going down one column and up the next (kept) 102.4-103.3 / 103.5-103.7 /
+// 102.3-102.9, 52.8-53.8 TFLOP/s. Slower or no better: the next step's fragment loads spread among the FFMAs
+// (89 %), pairs of columns (cuBLAS's order; old loop 90.7 / 90.7 / 89.5, new one 98.5 / 98.8 / 98.1), B's
+// fragments loaded before A's (93.4 / 94.1 / 92.7), 4 stages or ptxas -O1 / -O2 (unchanged), BK 16 (90.6
+// / 91.5 / 89.3), and one source pointer per thread for A (two threads per row: 84 %, its copies no longer
+// coalesce). Tile 128 and split-K keep the old loop: in the same runs the new one was 2-3 points better for
+// tile 128 at 2048^3 and up but 2 points worse at 1024^3 and 1000^3, and split-K 2 and 4 lost 5-12 points at
+// every shape. ptxas builds each variant's register assignment anew, so these figures hold for the CUDA 13.0
+// ptxas they were measured with. Tile 128 keeps rung 8's block and thread tiles, so the two compare the
+// pipeline; it asks for two blocks per SM (16 warps: one block's barrier waits are covered by the other's
+// FFMAs), which costs a few spilled registers and still wins. Tile 256 cannot have two: its 8 x 16
+// accumulators alone take 128 registers.
 void launch_pipelined(const GemmArgs& a, int tile, void* stream, LaunchQuery* q) {
   auto s = static_cast<cudaStream_t>(stream);
   //                                     BM   BN   BK  WM   WN  stages  blocks/SM  straight
