@@ -11,7 +11,8 @@
 //    for the next tile's first) are issued before the FFMAs of step k, so no warp waits for shared memory
 //    after a barrier.
 //  - Source pointers are computed once (64-bit) and advanced by a tile per copy; the bounds checks run only
-//    in edge blocks and on the last, partial k tile.
+//    in edge blocks and on the last, partial k tile (tile 256: in every tile of a block whose last k tile is
+//    partial, so that its loop has no branch).
 //  - Tile 256: a 128 x 256 block with 8 x 16 outputs per thread: six 128-bit shared-memory loads per 128
 //    FFMAs instead of four per 64 (and a quarter fewer bytes from L2 per FFMA). Its main loop is
 //    straight-line code, its FFMAs go column by column and C is stored element by element (Cfg::STRAIGHT):
