@@ -65,11 +65,13 @@ fi
 if want sanitize; then
   : > "$out/sanitize.log"
   # Split-K at 1 (rung 9's tile 128), 2 and 8 slices, rung 9's tile 256, and wgmma_tf32 (both tiles; at N = 261
-  # tile 512's second cluster has a block wholly past N), on ragged shapes
-  # whose rows are not 16-byte aligned (B copied into padded rows first, then cp.async or TMA).
+  # tile 512's second cluster has a block wholly past N), on ragged shapes whose rows are not 16-byte aligned
+  # (B copied into padded rows first, then cp.async or TMA), and on one whose rows are (300 x 520 x 1000):
+  # there the blocks wholly inside C take the copies without bounds checks, and tile 256 (K a multiple of
+  # its 8) runs its whole loop that way.
   for cfg in "splitk 1" "splitk 2" "splitk 8" "pipelined 256" "wgmma_tf32 256" "wgmma_tf32 512"; do
     set -- $cfg
-    for shape in "--m 130 --n 141 --k 70" "--m 300 --n 261 --k 1001"; do
+    for shape in "--m 130 --n 141 --k 70" "--m 300 --n 261 --k 1001" "--m 300 --n 520 --k 1000"; do
       for tool in memcheck racecheck synccheck initcheck; do
         o=$(timeout 120 compute-sanitizer --tool $tool "$ts" run --backend cuda --kernel $1 --tile $2 \
           $shape --samples 1 2>&1)
