@@ -167,6 +167,7 @@ struct AppState {
     std::map<std::string, std::string> facts;  // key -> the text shown
   } occupancy_calc;
   std::map<std::string, Rect> plot_areas;  // each plot's area on screen last frame ("timings", "bars"...)
+  std::map<std::string, std::vector<std::array<double, 4>>> plot_limits;  // and its axes' limits (plots.hpp)
   // Cached plot data (plots.cpp: timings_of, bars_of, roofline_of).
   struct PlotCache {
     std::string timings_key, bars_key, roofline_key;

@@ -55,10 +55,18 @@ Rect plot_area() {
   return Rect{p.x, p.y, z.x, z.y};
 }
 
+// Text in a plot: a label, never data. ImPlot fits an axis to the pixel extent of PlotText, so a label placed
+// at the plot's own limits (the wave marks' "k waves" at the top edge) pushed the limits out by its own size
+// in every frame, and on a short plot the axis ran away to 1e204. Labels never take part in a fit.
+void plot_label(const char* text, double x, double y, ImVec2 pixel_offset = ImVec2(0, 0),
+                ImPlotTextFlags flags = 0) {
+  ImPlot::PlotText(text, x, y, pixel_offset, flags | ImPlotItemFlags_NoFit);
+}
+
 // Text drawn left-aligned at a plot point (PlotText centres it).
 void plot_text_right_of(const char* text, double x, double y, float gap) {
   const float w = ImGui::CalcTextSize(text).x;
-  ImPlot::PlotText(text, x, y, ImVec2(w * 0.5f + gap, 0));
+  plot_label(text, x, y, ImVec2(w * 0.5f + gap, 0));
 }
 
 // Ticks for `count` cells of unit width from 0 (tiles of C): each label names a cell and sits at its centre
@@ -160,7 +168,7 @@ void draw_distribution(const TimingsData& d, TimingsY q, const ImVec4& colour, c
   }
   if (v.empty()) {
     ImPlot::SetupAxisLimits(ImAxis_Y1, 0, 1, ImPlotCond_Always);
-    ImPlot::PlotText("none yet", 0, 0.5);
+    plot_label("none yet", 0, 0.5);
     ImPlot::EndPlot();
     return;
   }
@@ -316,10 +324,10 @@ PlotReport draw_timings(const TimingsData& d, TimingsY y, ImVec2 size, const Plo
       }
       if (d.empty()) {
         ImPlot::SetupAxesLimits(0, 1, 0, 1, ImPlotCond_Always);
-        ImPlot::PlotText(d.unverified > 0 ? "no verified measurements along this axis yet\n(runs that fail "
-                                            "verification are not plotted)"
-                                          : "no measurements along this axis yet",
-                         0.5, 0.5);
+        plot_label(d.unverified > 0 ? "no verified measurements along this axis yet\n(runs that fail "
+                                      "verification are not plotted)"
+                                    : "no measurements along this axis yet",
+                   0.5, 0.5);
       }
       // Wave marks under everything: where the grid of the highlighted configuration needs one more wave.
       // Where marks crowd (many waves at large sizes) one every few pixels is drawn, so they read as marks
@@ -346,8 +354,7 @@ PlotReport draw_timings(const TimingsData& d, TimingsY y, ImVec2 size, const Plo
             if (double(w.size) < d.x_lo || double(w.size) > d.x_hi) continue;
             char t[32];
             std::snprintf(t, sizeof t, "%" PRId64 " waves", w.waves);
-            ImPlot::PlotText(t, double(w.size), lim.Y.Max, ImVec2(-0.6f * em, 3.5f * em),
-                             ImPlotTextFlags_Vertical);
+            plot_label(t, double(w.size), lim.Y.Max, ImVec2(-0.6f * em, 3.5f * em), ImPlotTextFlags_Vertical);
           }
         }
       }
@@ -386,6 +393,8 @@ PlotReport draw_timings(const TimingsData& d, TimingsY y, ImVec2 size, const Plo
               }
         }
       if (row == 0) rep.area = plot_area();
+      const ImPlotRect drawn = ImPlot::GetPlotLimits();
+      rep.limits.push_back({drawn.X.Min, drawn.X.Max, drawn.Y.Min, drawn.Y.Max});
       // Hover: the run under the mouse (nearest within a few pixels).
       if (st.interactive && ImPlot::IsPlotHovered()) {
         const ImVec2 mouse = ImGui::GetMousePos();
@@ -455,7 +464,7 @@ PlotReport draw_bars(const BarsData& d, ImVec2 size, const PlotStyle& st, int* c
     labels.push_back(d.labels[size_t(i)].c_str());
   }
   if (n > 0) ImPlot::SetupAxisTicks(ImAxis_Y1, pos.data(), n, labels.data());
-  if (n == 0) ImPlot::PlotText("no measurements at this shape yet", hi > 0 ? hi * scale * 0.8 : 0.5e-9, 0);
+  if (n == 0) plot_label("no measurements at this shape yet", hi > 0 ? hi * scale * 0.8 : 0.5e-9, 0);
   const float em = ImGui::GetFontSize();
   const double h = 0.8 / double(std::max<size_t>(1, drawn.size()));
   for (size_t k = 0; k < drawn.size(); ++k) {
@@ -589,7 +598,7 @@ PlotReport draw_roofline(const RooflineData& d, ImVec2 size, const PlotStyle& st
     }
   }
   if (d.points.empty())
-    ImPlot::PlotText("no measured points yet", std::sqrt(d.x_lo * d.x_hi), std::sqrt(d.y_lo * d.y_hi) * s);
+    plot_label("no measured points yet", std::sqrt(d.x_lo * d.x_hi), std::sqrt(d.y_lo * d.y_hi) * s);
   rep.area = plot_area();
   if (st.interactive && ImPlot::IsPlotHovered()) {
     const ImVec2 mouse = ImGui::GetMousePos();
@@ -645,7 +654,7 @@ PlotReport draw_occupancy(const OccupancyData& d, ImVec2 size, const PlotStyle& 
     const TileOccupancy& t = d.tiles[size_t(i)];
     const double x = i;
     if (!t.error.empty()) {
-      ImPlot::PlotText(t.error.size() > 28 ? (t.error.substr(0, 26) + "...").c_str() : t.error.c_str(), x, 8);
+      plot_label(t.error.size() > 28 ? (t.error.substr(0, 26) + "...").c_str() : t.error.c_str(), x, 8);
       continue;
     }
     const double v = 100 * t.report.occupancy;
@@ -659,10 +668,9 @@ PlotReport draw_occupancy(const OccupancyData& d, ImVec2 size, const PlotStyle& 
                   t.report.blocks_per_sm == 1 ? "" : "s");
     // Labels only where they fit above their bar (the tooltip has them all).
     const float room = ImPlot::PlotToPixels(x + 0.45, 0).x - ImPlot::PlotToPixels(x - 0.45, 0).x;
-    if (ImGui::CalcTextSize(b).x <= room) ImPlot::PlotText(b, x, v, ImVec2(0, -0.8f * em));
+    if (ImGui::CalcTextSize(b).x <= room) plot_label(b, x, v, ImVec2(0, -0.8f * em));
     const std::string lim = "limited by " + t.report.limiter;
-    if (ImGui::CalcTextSize(lim.c_str()).x <= room)
-      ImPlot::PlotText(lim.c_str(), x, v, ImVec2(0, -1.9f * em));
+    if (ImGui::CalcTextSize(lim.c_str()).x <= room) plot_label(lim.c_str(), x, v, ImVec2(0, -1.9f * em));
   }
   rep.area = plot_area();
   if (st.interactive && ImPlot::IsPlotHovered()) {

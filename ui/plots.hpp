@@ -4,6 +4,7 @@
 // menus) alike, so what is exported is what is seen. The data come from app/core/plot_data.hpp; the helpers
 // at the end build them from the window's state (with a cache: a plot's data are rebuilt only when a session,
 // the problem or a plot setting changes).
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -28,6 +29,9 @@ struct PlotStyle {
 struct PlotReport {
   Rect area;
   std::vector<std::pair<std::string, ImVec4>> colours;
+  // Each plot's axis limits as drawn this frame (x_lo, x_hi, y_lo, y_hi; the rows of a grid in order): the UI
+  // tests check that they stay on the data over many frames.
+  std::vector<std::array<double, 4>> limits;
 };
 
 // A configuration's colour (its ladder index); cuBLAS is always the palette's reference colour.

@@ -129,6 +129,7 @@ class TimingsPanel final : public Panel {
     m_scaling_size = ImVec2(std::max(1.0f, ImGui::GetItemRectMax().x - before.x),
                             std::max(1.0f, ImGui::GetItemRectMax().y - before.y));
     s.plot_areas["timings"] = rep.area;
+    s.plot_limits["timings"] = rep.limits;
   }
 
   void draw_ladder(AppState& s, ImVec2 size) {

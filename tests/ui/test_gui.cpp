@@ -8,6 +8,7 @@
 #include <imgui_te_engine.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -323,6 +324,67 @@ TEST_F(Gui, ARelaunchRestoresTheWindowSizeTheHiddenPanelsAndTheProblem) {
   };
   run_session(second);
   EXPECT_EQ(second.passed, 1);
+}
+
+// Issue 25: at 1366 x 768, with two sizes measured, the wave mark's "k waves" label sat at the top of the
+// Timings plot and took part in its auto-fit, so the y axis grew by the label's size every frame (-4 .. 7,
+// then -30000, ... -2e204). The limits must stay on the data and still, frame after frame, at a laptop's and
+// a desktop's size.
+TEST_F(Gui, TheTimingsAxesStayOnTheDataFrameAfterFrameAtLaptopAndDesktopSizes) {
+  GuiRun s;
+  s.body = [&s](ImGuiTestContext* ctx, App& app) {
+    ui::AppState& st = app.state();
+    IM_CHECK(wait_for_result(ctx, app, 0));
+    IM_CHECK_EQ(st.result->spec.n, 256);  // the CPU backend's first size
+    // 256, then 736: the catalog H100's THEORETICAL wave mark for tiled T=16 (a second wave above 1056
+    // blocks, N = 520) falls between them, with its label at the top of the plot.
+    ctx->SetRef("Controls");
+    const uint64_t serial = st.result_serial;
+    ctx->ItemClick("$$1/##text");
+    ctx->KeyCharsReplaceEnter("736");
+    IM_CHECK(wait_for_result(ctx, app, serial));
+    // A laptop, a desktop, and the laptop again (shrinking back started it again before).
+    for (ImVec2 size : {ImVec2(1366, 768), ImVec2(1920, 1080), ImVec2(1366, 768)}) {
+      s.resize = size;
+      IM_CHECK(yield_until(
+          ctx, [&] { return s.window_size.x == size.x && s.window_size.y == size.y; }, 10));
+      ctx->MenuClick("//##MainMenuBar/View/Reset layout");  // the default arrangement for this size
+      ctx->Yield(4);
+      ctx->WindowFocus("//Timings");  // a tab of the bottom row on a laptop
+      ctx->Yield(3);
+      IM_CHECK(st.panels.at("Timings").visible);
+      const TimingsData& td = ui::timings_of(st);
+      IM_CHECK_EQ(td.x_lo, 256.0);
+      IM_CHECK_EQ(td.x_hi, 736.0);
+      bool mark_between = false;
+      for (const auto& w : td.marks.marks) mark_between |= w.size > 256 && w.size < 736;
+      IM_CHECK(mark_between);
+      double lo = 1e300, hi = 0;  // the plotted values, in the axis' unit
+      for (const auto& c : td.curves)
+        for (const auto& p : c.series.points) {
+          lo = std::min(lo, p.tflops * 1e12 * td.flops.scale);
+          hi = std::max(hi, p.tflops * 1e12 * td.flops.scale);
+        }
+      IM_CHECK_GT(hi, 0.0);
+      std::optional<std::array<double, 4>> first;
+      for (int frame = 0; frame < 180; ++frame) {
+        ctx->Yield();
+        const auto it = st.plot_limits.find("timings");
+        IM_CHECK(it != st.plot_limits.end() && !it->second.empty());
+        const std::array<double, 4> l = it->second.front();  // x_lo, x_hi, y_lo, y_hi of the FLOP/s plot
+        IM_CHECK_LE(l[0], 256.0);
+        IM_CHECK_GE(l[1], 736.0);
+        IM_CHECK_LE(l[2], lo);
+        IM_CHECK_GE(l[3], hi);
+        IM_CHECK_GE(l[2], lo - (hi - lo) - 0.1 * hi);  // padding around the data, not a runaway
+        IM_CHECK_LE(l[3], hi + (hi - lo) + 0.1 * hi);
+        if (frame == 10) first = l;
+        if (frame > 10) IM_CHECK(l == *first);  // still: nothing feeds on its own size
+      }
+    }
+  };
+  run_session(s);
+  EXPECT_EQ(s.passed, 1);
 }
 
 TEST_F(Gui, HoveringAHeatmapReadsTheElementDrawnThere) {
