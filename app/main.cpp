@@ -16,6 +16,7 @@
 
 #include "bench.hpp"
 #include "cli/figure_cmd.hpp"
+#include "cli/gl_check_cmd.hpp"
 #include "cli/kernel_file.hpp"
 #include "gpu_catalog.hpp"
 #include "csv.hpp"
@@ -885,6 +886,10 @@ int main(int argc, char** argv) {
       "one plot as a figure (PNG + CSV + JSON): of a saved session, or measured first (a sweep, the ladder)");
   ts::cli::FigureArgs fig_args;
   ts::cli::add_figure_options(fig, fig_args);
+  auto* gl_check = app.add_subcommand(
+      "gl-check", "check that OpenGL draws what it is told (after a kernel faulted, it may not)");
+  ts::cli::GlCheckArgs gl_check_args;
+  ts::cli::add_gl_check_options(gl_check, gl_check_args);
   auto* worker =
       app.add_subcommand("worker", "(internal) run a person's kernel for TileScope in its own process");
   ts::cli::WorkerArgs worker_args;
@@ -951,9 +956,10 @@ int main(int argc, char** argv) {
   }
 
   try {
-    for (CLI::App* cmd : {&app, list, run, snap, bench, bench_heat})
+    for (CLI::App* cmd : {&app, list, run, snap, bench, bench_heat, gl_check})
       if (cmd == &app || cmd->parsed()) refuse_empty_values(cmd);
     if (*worker) return ts::cli::worker(worker_args);
+    if (*gl_check) return ts::cli::cmd_gl_check(gl_check_args);
     if (*list) {
       if (!list_file.file.empty()) {
         if (!list_occupancy.empty()) throw ts::ValidationError("give either --kernel-file or --occupancy");
@@ -1187,7 +1193,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "tilescope: %s\n", e.what());
     return kExitUsage;
   } catch (const ts::gfx::DisplayError& e) {
-    if (*snap || *bench_heat)
+    if (*snap || *bench_heat || *gl_check)
       std::fprintf(
           stderr,
           "tilescope: %s.\nOffscreen rendering needs an EGL device (--gl egl: a GPU driver or Mesa) or an X "

@@ -222,7 +222,19 @@ class CudaBackend final : public Backend {
     if (!entry) {  // a person's own kernel: the same run, with the kernel in the worker process
       const auto user = find_user_kernel(s.kernel);
       if (!user) throw ValidationError("kernel '" + s.kernel + "' is no longer registered");
-      RunResult r = m_user->run(req, *user, st, policy, cancel);
+      RunResult r = [&] {
+        try {
+          return m_user->run(req, *user, st, policy, cancel);
+        } catch (const WorkerFailure& e) {
+          if (e.kind() == WorkerFailure::Kind::Fault || e.kind() == WorkerFailure::Kind::Hang ||
+              e.kind() == WorkerFailure::Kind::Died) {
+            std::lock_guard<std::mutex> g(m_incident_mutex);
+            ++m_incidents.count;
+            m_incidents.latest = e.what();
+          }
+          throw;
+        }
+      }();
       if (policy.interleave_reference && r.timed && !r.cublas_interleaved())
         r.interleaved_note =
             "a person's kernel runs in the worker process: cuBLAS is not timed between its samples";
@@ -354,6 +366,11 @@ class CudaBackend final : public Backend {
     if (!m_stream) m_stream = std::make_unique<CudaStream>();
     trim_memory_pool(m_device);  // the copy wants large buffers; cached matrices can be given back
     return measure_copy_bandwidth(m_stream->get(), m_info.l2_bytes, cancel);
+  }
+
+  Incidents incidents() const override {
+    std::lock_guard<std::mutex> g(m_incident_mutex);
+    return m_incidents;
   }
 
   std::optional<LaunchInfo> launch_info(const ProblemSpec& spec) const override {
@@ -500,6 +517,8 @@ class CudaBackend final : public Backend {
   Nvml m_nvml;
   void* m_nvml_dev = nullptr;
   std::mutex m_run;  // one measurement at a time on this device
+  mutable std::mutex m_incident_mutex;
+  Incidents m_incidents;
   std::unique_ptr<CudaStream> m_stream;
   std::unique_ptr<UserRunner> m_user;
 };

@@ -12,6 +12,7 @@
 
 #include "figure_render.hpp"
 #include "file_dialogs.hpp"
+#include "gl_health.hpp"
 #include "heatmap_set.hpp"
 #include "menu_bar.hpp"
 #include "npy.hpp"
@@ -62,6 +63,69 @@ App::App(std::shared_ptr<Backend> backend, const std::string& note, Settings set
   m_state.sessions.current() = Session::for_device(m_state.device);
   m_sweep = std::make_unique<SweepRunner>(backend);
   m_user = std::make_unique<UserKernelController>(*backend);
+  m_incidents = backend->incidents().count;
+  m_state.gl_check_requested = true;  // the first frame checks that OpenGL draws what it is told
+  m_state.gl_check_trigger = "at start";
+}
+
+// [SECTION] The GL self-check
+void App::check_gl() {
+  AppState& s = m_state;
+  const Backend::Incidents inc = m_queue.backend().incidents();
+  if (inc.count != m_incidents) {  // a person's kernel faulted or hung: the GPU's OpenGL may be broken now
+    m_incidents = inc.count;
+    s.gl_check_requested = true;
+    s.gl_check_trigger = "after a fault of your kernel (" + inc.latest.substr(0, 160) + ")";
+  }
+  if (!s.gl_check_requested || m_gl_rebuild != GlRebuild::None) return;
+  s.gl_check_requested = false;
+  const GlSelfCheck r = run_gl_self_check();
+  AppState::GlHealth& g = s.gl;
+  const bool was_damaged = g.state == AppState::GlHealth::State::Damaged;
+  ++g.checks;
+  g.verdict = r.verdict;
+  g.detail = r.detail;
+  g.trigger = s.gl_check_trigger;
+  g.ms = r.ms;
+  if (r.ok) {
+    g.state = AppState::GlHealth::State::Ok;
+    if (was_damaged || m_gl_rebuilt_once)
+      s.say(Severity::Info, "OpenGL self-check " + g.trigger + ": passed" +
+                                (m_gl_rebuilt_once ? " after its resources were made anew" : "") +
+                                ": the pictures can be trusted again");
+    m_gl_rebuilt_once = false;
+    return;
+  }
+  if (!m_gl_rebuilt_once) {  // a reset context, or resources the driver lost: make them anew and look again
+    m_gl_rebuilt_once = true;
+    m_gl_rebuild = r.context_lost ? GlRebuild::Context : GlRebuild::Resources;
+    s.say(Severity::Warning, "OpenGL self-check " + g.trigger + ": " + r.verdict + " (" + r.detail +
+                                 "); making the " + (r.context_lost ? "GL context" : "GL resources") +
+                                 " anew and checking again");
+    return;
+  }
+  g.state = AppState::GlHealth::State::Damaged;
+  g.popup = !was_damaged;
+  s.say(Severity::Error,
+        "OpenGL self-check " + g.trigger + ": " + r.verdict + " (" + r.detail +
+            "). Heatmaps are not drawn and pictures are not exported until a check passes. " +
+            gl_damage_advice());
+  std::fprintf(stderr, "tilescope: OpenGL self-check failed: %s (%s)\n", r.verdict.c_str(), r.detail.c_str());
+}
+
+void App::release_gl() {
+  m_state.heatmaps.reset();
+  for (auto& p : m_panels) p->release_gl();
+}
+
+void App::restore_gl(const std::string& renderer) {
+  AppState& s = m_state;
+  s.gl_renderer = renderer;
+  s.heatmaps = std::make_shared<gfx::HeatmapSet>(m_queue.backend().cuda_device());
+  ++s.gl_generation;
+  ++s.gl.rebuilds;
+  m_gl_rebuild = GlRebuild::None;
+  s.gl_check_requested = true;  // and look again (s.gl_check_trigger stays: the same cause)
 }
 
 App::~App() {
@@ -98,6 +162,7 @@ void App::handle_shortcuts() {
 void App::frame() {
   AppState& s = m_state;
   s.now = ImGui::GetTime();
+  check_gl();
   handle_shortcuts();
   draw_menu_bar(s, m_panels);
   draw_status_bar(s);
@@ -563,6 +628,9 @@ void App::pump_measurements() {
     const AppState::FigureRequest r = *s.figure_request;
     s.figure_request.reset();
     try {
+      if (!s.pictures_trusted())
+        throw std::runtime_error("not written: OpenGL failed its self-check, so the figure would be wrong (" +
+                                 s.gl.verdict + ")");
       const FigureJob job = figure_job(s, r);
       const fs::path dir =
           s.settings.export_dir.empty() ? default_export_dir() : fs::path(s.settings.export_dir);

@@ -41,6 +41,17 @@ class App {
   void submit(RunRequest req);
   void take(RunOutcome o);
 
+  // [SECTION] The GL self-check (gl_health.hpp) and what the frame loop does about a failed one. A check runs
+  // inside frame() when one is due (at start, after a fault or hang of a person's kernel, on request). When
+  // it fails the first time, the app asks the frame loop to make its GL resources anew (or the whole context,
+  // after a reset) and checks again; a second failure leaves the window Damaged (AppState::gl).
+  enum class GlRebuild { None, Resources, Context };
+  GlRebuild gl_rebuild_wanted() const { return m_gl_rebuild; }
+  // The frame loop calls these around a rebuild, between frames, with the (old, then new) context current:
+  // release drops every GL resource the app holds, restore makes them again and schedules the check.
+  void release_gl();
+  void restore_gl(const std::string& renderer);
+
   // [SECTION] The window's session file: read at launch (a file measured on another device is opened beside
   // the current session instead; a damaged one is refused with its reason and never overwritten), written
   // when the window closes and on File > Save session.
@@ -58,6 +69,7 @@ class App {
   void start_points(std::vector<ProblemSpec> points, const MeasurePolicy& policy);
   void pump_measurements();  // sweep points, bandwidth, figures: between frames
   void add_to_session(const RunResult& r);
+  void check_gl();
 
   AppState m_state;
   RunQueue m_queue;
@@ -89,6 +101,10 @@ class App {
   std::future<BandwidthResult> m_bandwidth;
   CancelToken m_bandwidth_cancel;
   bool m_session_capped = false;
+  // The GL self-check: faults seen so far, and whether this failure was already met by a rebuild.
+  uint64_t m_incidents = 0;
+  bool m_gl_rebuilt_once = false;
+  GlRebuild m_gl_rebuild = GlRebuild::None;
 };
 
 }  // namespace ts::ui

@@ -111,6 +111,23 @@ struct AppState {
   std::set<std::string> export_pending;  // panels to export as if their button were pressed (snapshot)
   std::optional<ZoomRequest> zoom_request;
 
+  // [SECTION] Whether OpenGL draws what it is told (gl_health.hpp). Checked at start, after every fault or
+  // hang of a person's kernel and on request; a failed check that rebuilding the GL resources does not mend
+  // leaves the window Damaged: it says so everywhere, stops drawing heatmaps and refuses to export pictures.
+  struct GlHealth {
+    enum class State { Unchecked, Ok, Damaged } state = State::Unchecked;
+    std::string verdict, detail;  // of the last check
+    std::string trigger;          // why it ran: "at start", "after the kernel faulted", "on request"
+    int checks = 0;               // how many have run
+    int rebuilds = 0;             // GL resources (or the context) made anew after a failed check
+    double ms = 0;                // the last check's time
+    bool popup = false;           // the explanation is open
+  } gl;
+  bool gl_check_requested = false;  // "Check again" (and App itself)
+  std::string gl_check_trigger;
+  uint64_t gl_generation = 0;  // increments when the GL resources are made anew (panels drop their textures)
+  bool pictures_trusted() const { return gl.state != GlHealth::State::Damaged; }
+
   // Messages: the status bar shows the latest, View > Messages all of them.
   MessageLog log;
   double now = 0;  // ImGui::GetTime() of this frame

@@ -10,6 +10,8 @@
 
 #include "csv.hpp"
 #include "gl.hpp"
+#include "gl_check.hpp"
+#include "gl_health.hpp"
 #include "panel.hpp"
 #include "settings.hpp"
 #include "texture.hpp"
@@ -124,8 +126,12 @@ std::vector<uint8_t> render_figure(const FigureJob& job, PlotReport* report) {
     gfx::Framebuffer::unbind();
   }
   glFinish();
+  std::vector<uint8_t> rgba = fbo.read_rgba();
+  gfx::damage_readback(rgba);
+  // Only a picture OpenGL drew right leaves here (after a fault on an H100 it drew garbage and said nothing).
+  require_gl_ok("the figure");
   if (report) *report = rep;
-  return fbo.read_rgba();
+  return rgba;
 }
 
 FigureWritten write_figure(const FigureJob& job, const fs::path& dir) {

@@ -23,6 +23,8 @@
 #include "csv.hpp"
 #include "egl_context.hpp"
 #include "gl.hpp"
+#include "gl_check.hpp"
+#include "gl_health.hpp"
 #include "files.hpp"
 #include "heatmap_set.hpp"
 #include "session.hpp"
@@ -69,6 +71,22 @@ class ImGuiSession {
   ImGuiSession& operator=(const ImGuiSession&) = delete;
   bool glfw() const { return m_glfw; }
 
+  // The renderer's GL objects made anew on the current context (the font atlas is uploaded again at the next
+  // frame): after a failed GL self-check.
+  void rebuild_renderer() const {
+    ImGui_ImplOpenGL3_DestroyDeviceObjects();
+    ImGui_ImplOpenGL3_CreateDeviceObjects();
+  }
+  // Before the window and its context go (after a GL reset), and with the new one current.
+  void detach_window() {
+    ImGui_ImplOpenGL3_Shutdown();
+    if (m_glfw) ImGui_ImplGlfw_Shutdown();
+  }
+  void attach_window(GLFWwindow* window) {
+    if (m_glfw) ImGui_ImplGlfw_InitForOpenGL(window, true);
+    ImGui_ImplOpenGL3_Init("#version 330 core");
+  }
+
  private:
   bool m_glfw;
   std::string m_ini;
@@ -101,6 +119,12 @@ void render(int fb_w, int fb_h) {
 bool save_panel_export(AppState& s, int fb_w, int fb_h, GLuint read_fbo = 0) {
   const AppState::ExportRequest req = *s.export_request;
   s.export_request.reset();
+  if (!s.pictures_trusted()) {
+    s.say(Severity::Error, "export of " + req.panel +
+                               " not written: OpenGL failed its self-check, so its picture would be wrong (" +
+                               s.gl.verdict + ")");
+    return false;
+  }
   try {
     auto it = s.panels.find(req.panel);
     if (it == s.panels.end() || !it->second.visible)
@@ -137,6 +161,12 @@ bool save_panel_export(AppState& s, int fb_w, int fb_h, GLuint read_fbo = 0) {
 }
 
 void save_screenshot(AppState& s, int fb_w, int fb_h) {
+  if (!s.pictures_trusted()) {
+    s.say(Severity::Error,
+          "screenshot not written: OpenGL failed its self-check, so the picture would be wrong (" +
+              s.gl.verdict + ")");
+    return;
+  }
   try {
     fs::path dir = s.settings.export_dir.empty() ? default_export_dir() : fs::path(s.settings.export_dir);
     fs::create_directories(dir);
@@ -264,27 +294,33 @@ int run_gui(const GuiOptions& opt) {
   const bool use_ini = !ec && ini_usable(ini_path, &warnings);
   if (!warnings.empty()) std::fprintf(stderr, "tilescope: settings: %s\n", warnings.c_str());
 
-  gfx::GlfwWindow window(1280, 800, "TileScope", false);
-  GLFWwindow* win = window.get();
+  auto window = std::make_unique<gfx::GlfwWindow>(1280, 800, "TileScope", false);
+  GLFWwindow* win = window->get();
   const Placement place = initial_placement(settings.view.window);
-  glfwSetWindowSize(win, place.w, place.h);
-  if (place.place) glfwSetWindowPos(win, place.x, place.y);
-  if (place.maximize) glfwMaximizeWindow(win);
-  glfwSetWindowSizeLimits(win, 960, 600, GLFW_DONT_CARE, GLFW_DONT_CARE);  // below this the panels cannot fit
-  glfwShowWindow(win);
-  glfwSwapInterval(1);
+  // The window as placed, shown (again, for a window made anew after the driver reset its GL context).
+  auto show = [](GLFWwindow* w, const Placement& p) {
+    glfwSetWindowSize(w, p.w, p.h);
+    if (p.place) glfwSetWindowPos(w, p.x, p.y);
+    if (p.maximize) glfwMaximizeWindow(w);
+    glfwSetWindowSizeLimits(w, 960, 600, GLFW_DONT_CARE, GLFW_DONT_CARE);  // below this the panels cannot fit
+    glfwShowWindow(w);
+    glfwSwapInterval(1);
+    glfwSetDropCallback(w, on_drop);
+  };
+  show(win, place);
 
   ImGuiSession session(win, use_ini ? ini.c_str() : nullptr);
-  App app(opt.backend, opt.backend_note, settings, window.gl_renderer());
+  App app(opt.backend, opt.backend_note, settings, window->gl_renderer());
   if (!warnings.empty()) app.state().say(Severity::Warning, "settings: " + warnings);
   app.open_session_file(default_session_path().string());  // the measurements of earlier launches
   g_drop_target = &app.state();
-  glfwSetDropCallback(win, on_drop);
   if (!opt.kernel_file.empty()) app.state().user.open_path = opt.kernel_file;
   if (opt.hooks.started) opt.hooks.started(app, win);
+  bool trusted_title =
+      true;  // the title says when OpenGL failed its self-check (the title is not drawn by GL)
 
-  while (!window.should_close()) {
-    if (g_close_requested) glfwSetWindowShouldClose(window.get(), GLFW_TRUE);
+  while (!window->should_close()) {
+    if (g_close_requested) glfwSetWindowShouldClose(win, GLFW_TRUE);
     // Idle: wait for input (low CPU); busy (a run, a sweep, a kernel build): keep animating the spinner.
     if (app.state().busy || app.state().repeat || app.state().sweeping || app.state().measuring_bandwidth ||
         app.state().user.working || opt.hooks.poll_continuously)
@@ -309,8 +345,35 @@ int run_gui(const GuiOptions& opt) {
       save_screenshot(app.state(), fb_w, fb_h);
     }
     if (app.state().export_request) save_panel_export(app.state(), fb_w, fb_h);
-    window.swap();
+    window->swap();
     TimingGate::instance().frame_drawn(TimingGate::clock_s());
+    // A failed GL self-check: the renderer's and the app's GL resources made anew, or after a reset the
+    // whole window and its context (a GLFW window cannot take a new context), then the check runs again.
+    if (app.gl_rebuild_wanted() == App::GlRebuild::Resources) {
+      app.release_gl();
+      session.rebuild_renderer();
+      app.restore_gl(window->gl_renderer());
+    } else if (app.gl_rebuild_wanted() == App::GlRebuild::Context) {
+      const WindowGeometry g = current_geometry(win, settings.view.window);
+      const bool should_close = window->should_close();
+      app.release_gl();
+      session.detach_window();
+      glfwSetDropCallback(win, nullptr);
+      window.reset();
+      window = std::make_unique<gfx::GlfwWindow>(g.w, g.h, "TileScope", false);
+      win = window->get();
+      show(win, Placement{g.x, g.y, g.w, g.h, true, g.maximized});
+      glfwSetWindowShouldClose(win, should_close ? GLFW_TRUE : GLFW_FALSE);
+      session.attach_window(win);
+      app.restore_gl(window->gl_renderer());
+      trusted_title = true;
+    }
+    if (app.state().pictures_trusted() != trusted_title) {
+      trusted_title = app.state().pictures_trusted();
+      glfwSetWindowTitle(win, trusted_title ? "TileScope"
+                                            : "TileScope - OpenGL failed its self-check: the pictures may be "
+                                              "wrong (Help > OpenGL self-check)");
+    }
     if (opt.hooks.after_swap) opt.hooks.after_swap(app, win);
     if (app.state().quit_requested || (opt.hooks.keep_running && !opt.hooks.keep_running(app)))
       glfwSetWindowShouldClose(win, GLFW_TRUE);
@@ -362,6 +425,29 @@ void offscreen_frame(App& app, const ImGuiSession& session, gfx::Framebuffer& fb
   gfx::Framebuffer::unbind();
   TimingGate::instance().frame_drawn(TimingGate::clock_s());
   if (phases) phases->render_ms = std::chrono::duration<double, std::milli>(clock::now() - t).count();
+  // A failed GL self-check: the GL resources made anew, and the check runs again in the next frame. (An EGL
+  // context that was reset stays lost here: the next check fails, and nothing is written.)
+  if (app.gl_rebuild_wanted() != App::GlRebuild::None) {
+    app.release_gl();
+    session.rebuild_renderer();
+    app.restore_gl(gfx::current_gl_renderer());
+  }
+}
+
+// Checks that OpenGL draws right before a picture is written: one more frame with the check due (and the
+// frame after a rebuild, when the first check failed). Throws GlDamagedError when it does not.
+void require_gl_ok_offscreen(App& app, const ImGuiSession& session, gfx::Framebuffer& fbo, float scale,
+                             const std::string& what) {
+  AppState& st = app.state();
+  st.gl_check_requested = true;
+  st.gl_check_trigger = "before writing " + what;
+  for (int frame = 0; frame < 3 && (st.gl_check_requested || app.gl_rebuild_wanted() != App::GlRebuild::None);
+       ++frame)
+    offscreen_frame(app, session, fbo, scale, 1.0f / 60);
+  if (st.gl.state != AppState::GlHealth::State::Ok)
+    throw GlDamagedError(
+        what + " not written: OpenGL failed its self-check, so the picture would be wrong: " + st.gl.verdict +
+        " (" + st.gl.detail + "). " + gl_damage_advice());
 }
 
 // The GUI without a window: an offscreen GL context (EGL device or hidden GLFW window), a framebuffer to draw
@@ -449,8 +535,11 @@ int run_snapshot(const SnapshotOptions& opt) {
       st.zoom_request = ZoomRequest{(*opt.zoom)[0], (*opt.zoom)[1], (*opt.zoom)[2], (*opt.zoom)[3], true};
     offscreen_frame(app, off.session, off.fbo, opt.scale, 1.0f / 60);
   }
+  require_gl_ok_offscreen(app, off.session, off.fbo, opt.scale, opt.out_png);
   glFinish();
-  gfx::write_png(opt.out_png, opt.width, opt.height, off.fbo.read_rgba(), opt.overwrite);
+  std::vector<uint8_t> pixels = off.fbo.read_rgba();
+  gfx::damage_readback(pixels);
+  gfx::write_png(opt.out_png, opt.width, opt.height, pixels, opt.overwrite);
   // --export-panels: every panel's "Export PNG + CSV", through the same code as the button (one per frame).
   int export_failures = 0;
   if (!opt.export_dir.empty()) {

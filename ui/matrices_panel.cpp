@@ -58,6 +58,10 @@ class MatricesPanel final : public Panel {
       ImGui::TextDisabled("heatmaps need a GL context");
       return;
     }
+    if (gl_damage_notice(s, "every heatmap")) {
+      s.panels[name()].state = "gl damaged";
+      return;
+    }
     gfx::HeatmapSet& set = *s.heatmaps;
     if (set.serial() != s.result_serial) set.set_store(s.result->store, s.result_serial);
     s.hover = HoverReport{};

@@ -8,6 +8,8 @@
 #include <imgui.h>
 #include <implot.h>
 
+#include "gl_health.hpp"
+#include "panel.hpp"
 #include "shortcuts.hpp"
 #include "theme.hpp"
 #include "tilescope/version.hpp"
@@ -124,6 +126,7 @@ void draw_menu_bar(AppState& s, const std::vector<std::unique_ptr<Panel>>& panel
   if (ImGui::BeginMenu("Help")) {
     if (ImGui::MenuItem("Keyboard shortcuts", shortcut_label(Action::Shortcuts))) s.show_shortcuts = true;
     if (ImGui::MenuItem("About TileScope")) s.show_about = true;
+    if (ImGui::MenuItem("OpenGL self-check")) s.gl.popup = true;
     ImGui::EndMenu();
   }
   ImGui::EndMainMenuBar();
@@ -150,6 +153,40 @@ void draw_help_windows(AppState& s) {
       }
       ImGui::TextDisabled("Heatmaps: wheel zooms, drag pans, double-click shows the whole matrix.");
       ImGui::TextDisabled("Size sliders: Alt while dragging picks any value; a run starts when you let go.");
+    }
+    ImGui::End();
+  }
+  if (s.gl.popup) {  // the GL self-check: its verdict, what it means, what restores the pictures
+    ImGui::SetNextWindowPos(
+        ImVec2(vp->WorkPos.x + vp->WorkSize.x * 0.5f, vp->WorkPos.y + vp->WorkSize.y * 0.5f),
+        ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
+    ImGui::SetNextWindowSize(ImVec2(ImGui::GetFontSize() * 36, 0), ImGuiCond_Appearing);
+    if (ImGui::Begin("OpenGL self-check", &s.gl.popup,
+                     ImGuiWindowFlags_NoDocking | ImGuiWindowFlags_NoSavedSettings |
+                         ImGuiWindowFlags_AlwaysAutoResize)) {
+      const AppState::GlHealth& g = s.gl;
+      ImGui::PushTextWrapPos(ImGui::GetFontSize() * 36);
+      const bool damaged = g.state == AppState::GlHealth::State::Damaged;
+      if (g.state == AppState::GlHealth::State::Unchecked)
+        ImGui::TextUnformatted("Not checked yet.");
+      else
+        ImGui::TextColored(damaged ? palette().bad : palette().good, "%s: %s", damaged ? "FAILED" : "passed",
+                           g.verdict.c_str());
+      ImGui::TextDisabled(
+          "%d check(s); the last one %s, %.0f ms%s", g.checks, g.trigger.c_str(), g.ms,
+          g.rebuilds ? (", GL resources made anew " + std::to_string(g.rebuilds) + " time(s)").c_str() : "");
+      ImGui::Separator();
+      if (damaged) ImGui::TextUnformatted(gl_damage_advice().c_str());
+      text_muted_wrapped(("What was compared: " + g.detail).c_str());
+      text_muted_wrapped(
+          "TileScope draws a known heatmap and a line of known text through the same code that draws this "
+          "window, reads the pixels back and compares them with what they must be. It checks at start, after "
+          "every fault or hang of your kernel, before a snapshot or figure is written, and when asked.");
+      ImGui::PopTextWrapPos();
+      if (ImGui::Button("Check again")) {
+        s.gl_check_requested = true;
+        s.gl_check_trigger = "on request";
+      }
     }
     ImGui::End();
   }

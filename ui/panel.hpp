@@ -20,6 +20,9 @@ class Panel {
   virtual const char* name() const = 0;
   virtual int window_flags() const { return 0; }
   void draw(AppState& s);
+  // Drops the GL resources the panel holds (textures): the GL context is about to be rebuilt. They are made
+  // again when the panel next draws.
+  virtual void release_gl() {}
 
  protected:
   virtual void draw_content(AppState& s) = 0;
@@ -43,6 +46,9 @@ std::unique_ptr<Panel> make_kernel_editor_panel();  // Kernel source
 // "Export PNG + CSV" button shared by the profiler panels: asks the frame loop to crop this window and write
 // the CSV.
 void export_button(AppState& s, const char* panel, const char* stem, const std::function<std::string()>& csv);
+// What a picture panel shows instead of its pictures when OpenGL failed its self-check (AppState::gl):
+// returns true when it was shown (the panel draws nothing else).
+bool gl_damage_notice(AppState& s, const char* what);
 // The "this needs a GPU" state of the profiler panels on the CPU backend. Returns true when it was shown.
 bool needs_gpu_notice(AppState& s, const char* panel, const char* what);
 

@@ -81,6 +81,23 @@ void export_button(AppState& s, const char* panel, const char* stem,
         s.settings.export_dir.empty() ? default_export_dir().c_str() : s.settings.export_dir.c_str());
 }
 
+bool gl_damage_notice(AppState& s, const char* what) {
+  if (s.pictures_trusted()) return false;
+  ImGui::PushTextWrapPos(0);
+  ImGui::TextColored(palette().bad,
+                     "Not drawn: OpenGL failed its self-check, so %s would be a wrong picture.", what);
+  ImGui::TextWrapped("%s", s.gl.verdict.c_str());
+  text_muted_wrapped(
+      "The numbers in Result, Timings and the exports are computed without OpenGL and stay right. Help > "
+      "OpenGL self-check says what restores the pictures.");
+  ImGui::PopTextWrapPos();
+  if (ImGui::Button("Check again")) {
+    s.gl_check_requested = true;
+    s.gl_check_trigger = "on request";
+  }
+  return true;
+}
+
 bool needs_gpu_notice(AppState& s, const char* panel, const char* what) {
   if (s.backend_kind == "cuda") {
     s.panels[panel].state = "shown";

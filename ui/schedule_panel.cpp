@@ -26,6 +26,7 @@ class SchedulePanel final : public Panel {
  protected:
   void draw_content(AppState& s) override {
     if (needs_gpu_notice(s, name(), "The tile schedule")) return;
+    if (gl_damage_notice(s, "the tile schedule")) return;
     if (!s.result || !s.result->trace) {
       ImGui::TextDisabled("%s", s.result && !s.result->trace_note.empty() ? s.result->trace_note.c_str()
                                                                           : "no traced launch yet");
@@ -64,6 +65,8 @@ class SchedulePanel final : public Panel {
                     std::max(1.0f, ImGui::GetItemRectMax().y - before.y));
     s.plot_areas["schedule"] = rep.area;
   }
+
+  void release_gl() override { m_view = SchedulePlot(); }
 
  private:
   int m_mode = 0;

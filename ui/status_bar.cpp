@@ -44,6 +44,14 @@ void draw_status_bar(AppState& s) {
                 : ("heatmaps come through host memory: " + st.why).c_str());
       s.panels["Status"].state = st.on ? "interop on" : "interop off: " + st.why;
     }
+    // OpenGL failed its self-check: said before anything else, in words, with a click to the explanation.
+    if (!s.pictures_trusted()) {
+      ImGui::TextDisabled("|");
+      ImGui::PushStyleColor(ImGuiCol_Text, pal.bad);
+      if (ImGui::SmallButton("OpenGL damaged: pictures may be wrong")) s.gl.popup = true;
+      ImGui::PopStyleColor();
+      if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", s.gl.verdict.c_str());
+    }
     ImGui::TextDisabled("|");
     // The latest message in the room that is left: an error stays until the next success, other messages
     // fade after 8 seconds; a message that does not fit is elided, its full text in the tooltip.

@@ -184,6 +184,14 @@ class Backend {
   // DRAM bandwidth of this device from a copy kernel (a threaded copy on the CPU); a few tenths of a second.
   // Like run(), it waits for a measurement in flight: call both off the UI thread.
   virtual BandwidthResult measure_bandwidth(const CancelToken& cancel) = 0;
+  // Faults and hangs of a person's kernel so far on this device (the worker was killed or restarted), the
+  // latest in words. After one, OpenGL on the same GPU may draw wrong pictures (driver 580 on an H100 did),
+  // so the window checks its pictures again (ui/gl_health.hpp). Never waits for a measurement.
+  struct Incidents {
+    uint64_t count = 0;
+    std::string latest;  // e.g. "the kernel faulted: an illegal memory access ..."
+  };
+  virtual Incidents incidents() const { return {}; }
   // The launch a problem would get on this device, without running it (nullopt: no occupancy here, e.g. the
   // CPU backend or cuBLAS). Never waits for a measurement; cheap enough for a frame. Throws ValidationError
   // for a kernel or tile the registry does not know.

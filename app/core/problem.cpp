@@ -56,6 +56,28 @@ BackendChoice parse_backend_choice(const std::string& s) {
   throw ValidationError("unknown backend '" + s + "' (allowed: auto, cuda, cpu)");
 }
 
+double parse_positive(const std::string& text, const char* what, double max) {
+  size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (text.empty() || used != text.size() || !std::isfinite(v) || !(v > 0))
+    throw ValidationError(std::string(what) + " = '" + text + "' is not a positive number");
+  if (v > max) {
+    std::ostringstream os;
+    os << what << " = " << text << " is above the limit of " << max;
+    throw ValidationError(os.str());
+  }
+  return v;
+}
+
+int64_t small_dim_like(int64_t d) {
+  return d <= 511 ? d : 256 + d % 256;
+}
+
 int64_t parse_dim(const std::string& text, const char* what) {
   std::string t = text;
   t.erase(t.begin(), std::find_if(t.begin(), t.end(), [](unsigned char c) { return !std::isspace(c); }));

@@ -48,6 +48,14 @@ inline constexpr int64_t kMaxDim = 1 << 17;
 // Parses a positive dimension from text ("4096"); throws ValidationError naming `what` for "0", "-3", "abc",
 // "1e3", or anything above kMaxDim.
 int64_t parse_dim(const std::string& text, const char* what);
+// Parses a positive, finite number from text ("0.5", "10"); throws ValidationError naming `what` for "0",
+// "-1", "abc", "1x", "inf", "nan" or anything above `max`.
+double parse_positive(const std::string& text, const char* what, double max = 1e300);
+
+// A dimension for a quick check under a slow tool (compute-sanitizer, a hundred times slower): d itself up to
+// 511, else 256 + d mod 256, so the check sees the same partial tile as d for every power-of-two tile up to
+// 256 (4099 -> 259, 4096 -> 256, 1000 -> 488) at a few hundredths of the work.
+int64_t small_dim_like(int64_t d);
 
 // Splits "a,b,,c," at `sep`, keeping every field, empty ones included ("" gives one empty field), so that
 // lists with a missing entry can be refused rather than silently shortened.

@@ -114,14 +114,33 @@ EglContext::EglContext(int cuda_device, bool hardware_only) {
     }
     const EGLint pb_attr[] = {EGL_WIDTH, 16, EGL_HEIGHT, 16, EGL_NONE};
     EGLSurface surf = eglCreatePbufferSurface(dpy, cfg, pb_attr);
-    const EGLint ctx_attr[] = {EGL_CONTEXT_MAJOR_VERSION,
-                               3,
-                               EGL_CONTEXT_MINOR_VERSION,
-                               3,
-                               EGL_CONTEXT_OPENGL_PROFILE_MASK,
-                               EGL_CONTEXT_OPENGL_CORE_PROFILE_BIT,
-                               EGL_NONE};
-    EGLContext ctx = eglCreateContext(dpy, cfg, EGL_NO_CONTEXT, ctx_attr);
+    // A robust context with reset notification where the display offers one (EGL 1.5, or
+    // EGL_EXT_create_context_robustness): a GPU reset is then reported by glGetGraphicsResetStatus instead of
+    // leaving a context that silently draws nothing (gl_check.hpp). Else an ordinary one.
+    const char* dpy_exts = eglQueryString(dpy, EGL_EXTENSIONS);
+    const bool robust15 = major > 1 || (major == 1 && minor >= 5);
+    const bool robust_ext = has_ext(dpy_exts, "EGL_EXT_create_context_robustness");
+    std::vector<EGLint> ctx_attr = {EGL_CONTEXT_MAJOR_VERSION,       3,
+                                    EGL_CONTEXT_MINOR_VERSION,       3,
+                                    EGL_CONTEXT_OPENGL_PROFILE_MASK, EGL_CONTEXT_OPENGL_CORE_PROFILE_BIT};
+    const size_t plain = ctx_attr.size();
+    if (robust15) {
+      ctx_attr.insert(ctx_attr.end(),
+                      {EGL_CONTEXT_OPENGL_ROBUST_ACCESS, EGL_TRUE,
+                       EGL_CONTEXT_OPENGL_RESET_NOTIFICATION_STRATEGY, EGL_LOSE_CONTEXT_ON_RESET});
+    } else if (robust_ext) {
+      ctx_attr.insert(ctx_attr.end(),
+                      {EGL_CONTEXT_OPENGL_ROBUST_ACCESS_EXT, EGL_TRUE,
+                       EGL_CONTEXT_OPENGL_RESET_NOTIFICATION_STRATEGY_EXT, EGL_LOSE_CONTEXT_ON_RESET_EXT});
+    }
+    ctx_attr.push_back(EGL_NONE);
+    EGLContext ctx = eglCreateContext(dpy, cfg, EGL_NO_CONTEXT, ctx_attr.data());
+    if (ctx == EGL_NO_CONTEXT && ctx_attr.size() > plain + 1) {
+      ctx_attr.resize(plain);
+      ctx_attr.push_back(EGL_NONE);
+      ctx = eglCreateContext(dpy, cfg, EGL_NO_CONTEXT, ctx_attr.data());
+    }
+    const bool robust = ctx != EGL_NO_CONTEXT && ctx_attr.size() > plain + 1;
     if (surf == EGL_NO_SURFACE || ctx == EGL_NO_CONTEXT || !eglMakeCurrent(dpy, surf, surf, ctx)) {
       fail("no OpenGL 3.3 core context");
       if (ctx != EGL_NO_CONTEXT) eglDestroyContext(dpy, ctx);
@@ -133,6 +152,7 @@ EglContext::EglContext(int cuda_device, bool hardware_only) {
     m_context = ctx;
     m_surface = surf;
     m_cuda = c.cuda;
+    m_robust = robust;
     m_desc = "EGL device " + std::to_string(c.index) + " (" + c.name + "), EGL " + std::to_string(major) +
              "." + std::to_string(minor);
     return;

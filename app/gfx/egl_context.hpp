@@ -22,6 +22,7 @@ class EglContext {
   std::string gl_renderer() const;                           // GL_RENDERER, OpenGL GL_VERSION
   const std::string& description() const { return m_desc; }  // e.g. "EGL device 0 (CUDA device 0)"
   int cuda_device() const { return m_cuda; }                 // -1: not a CUDA device
+  bool robust() const { return m_robust; }  // created with reset notification (LOSE_CONTEXT_ON_RESET)
 
  private:
   void* m_display = nullptr;  // EGLDisplay
@@ -29,6 +30,7 @@ class EglContext {
   void* m_surface = nullptr;  // EGLSurface (a 16 x 16 pbuffer; we draw into FBOs)
   std::string m_desc;
   int m_cuda = -1;
+  bool m_robust = false;
 };
 
 }  // namespace ts::gfx

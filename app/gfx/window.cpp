@@ -46,7 +46,15 @@ GlfwWindow::GlfwWindow(int width, int height, const std::string& title, bool vis
   glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
   glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
   glfwWindowHint(GLFW_VISIBLE, visible ? GLFW_TRUE : GLFW_FALSE);
+  // Reset notification where the driver offers it (GLX/EGL robustness): a GPU reset is then reported by
+  // glGetGraphicsResetStatus (gl_check.hpp) instead of leaving a context that draws nothing. Else without.
+  glfwWindowHint(GLFW_CONTEXT_ROBUSTNESS, GLFW_LOSE_CONTEXT_ON_RESET);
   m_window = glfwCreateWindow(width, height, title.c_str(), nullptr, nullptr);
+  m_robust = m_window != nullptr;
+  if (!m_window) {
+    glfwWindowHint(GLFW_CONTEXT_ROBUSTNESS, GLFW_NO_ROBUSTNESS);
+    m_window = glfwCreateWindow(width, height, title.c_str(), nullptr, nullptr);
+  }
   if (!m_window) throw DisplayError("cannot create an OpenGL 3.3 core window (" + g_glfw_error + ")");
   glfwMakeContextCurrent(m_window);
   glfwSwapInterval(visible ? 1 : 0);

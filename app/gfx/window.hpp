@@ -32,10 +32,12 @@ class GlfwWindow {
   GLFWwindow* get() const { return m_window; }
   bool should_close() const;
   void swap();
-  std::string gl_renderer() const;  // GL_RENDERER / GL_VERSION of the context
+  std::string gl_renderer() const;          // GL_RENDERER / GL_VERSION of the context
+  bool robust() const { return m_robust; }  // created with reset notification (LOSE_CONTEXT_ON_RESET)
 
  private:
   GLFWwindow* m_window = nullptr;
+  bool m_robust = false;
 };
 
 }  // namespace ts::gfx

@@ -24,6 +24,7 @@
 
 #include "app.hpp"
 #include "measure.hpp"
+#include "gl_check.hpp"
 #include "gpu_catalog.hpp"
 #include "npy.hpp"
 #include "gui.hpp"
@@ -998,4 +999,117 @@ TEST_F(Gui, TheResultPanelTimesEveryTileHereThenOffersTheFastest) {
   };
   run_session(s);
   EXPECT_EQ(s.passed, 1);
+}
+
+// [SECTION] The GL self-check in the window (issue 25): what a broken driver did on an H100 after a kernel
+// faulted, simulated the same way on Mesa (gl_check.hpp), and what the window does about it.
+
+// Pictures that come back wrong, whatever is made anew: the window says so (status bar, the explanation, the
+// Messages), draws no heatmaps and writes no screenshot; once OpenGL draws right again, "Check again" brings
+// everything back.
+TEST_F(Gui, WhenOpenGlFailsItsSelfCheckTheWindowSaysSoDrawsNoHeatmapsAndExportsNoPictures) {
+  gfx::simulate_gl_damage(gfx::GlDamage::Readback);
+  GuiRun s;
+  const std::filesystem::path pictures = m_dir.path() / "pictures";
+  s.body = [&](ImGuiTestContext* ctx, App& app) {
+    ui::AppState& st = app.state();
+    IM_CHECK(wait_for_result(ctx, app, 0));
+    IM_CHECK(yield_until(
+        ctx, [&] { return st.gl.state == ui::AppState::GlHealth::State::Damaged; }, 20));
+    IM_CHECK_EQ(st.gl.rebuilds, 1);  // the GL resources were made anew once before giving up
+    IM_CHECK_EQ(st.gl.trigger, std::string("at start"));
+    IM_CHECK(!st.pictures_trusted());
+    IM_CHECK(st.gl.popup);  // the explanation opens by itself
+    ctx->Yield(2);
+    IM_CHECK(ctx->WindowInfo("//OpenGL self-check").Window != nullptr);
+    IM_CHECK(logged(st, "Heatmaps are not drawn", "nvidia-smi --gpu-reset"));
+    IM_CHECK_EQ(st.panels.at("Matrices").state, std::string("gl damaged"));
+    // F12: no screenshot of a picture known to be wrong.
+    ctx->KeyPress(ImGuiKey_F12);
+    ctx->Yield(3);
+    IM_CHECK(logged(st, "screenshot not written", "self-check"));
+    IM_CHECK(!std::filesystem::exists(pictures) || std::filesystem::is_empty(pictures));
+    // The driver mends (here: the simulation stops); Check again in the Matrices panel.
+    gfx::simulate_gl_damage(gfx::GlDamage::None);
+    ctx->SetRef("Matrices");
+    ctx->ItemClick("**/Check again");
+    IM_CHECK(yield_until(
+        ctx, [&] { return st.pictures_trusted(); }, 10));
+    IM_CHECK(st.gl.state == ui::AppState::GlHealth::State::Ok);
+    IM_CHECK_EQ(st.gl.trigger, std::string("on request"));
+    ctx->Yield(3);
+    IM_CHECK(st.panels.at("Matrices").state != "gl damaged");
+    IM_CHECK(logged(st, "the pictures can be trusted again"));
+  };
+  run_session(s);
+  gfx::simulate_gl_damage(gfx::GlDamage::None);
+  EXPECT_EQ(s.passed, 1) << "see the Test Engine log above";
+}
+
+// Glyphs the driver lost: the first check fails, the renderer's GL objects are made anew (the font atlas is
+// uploaded again), the second check passes, and the window goes on.
+TEST_F(Gui, GlyphsLostFromTheFontAtlasAreUploadedAgainAndTheWindowGoesOn) {
+  gfx::simulate_gl_damage(gfx::GlDamage::Glyphs);
+  GuiRun s;
+  s.body = [&](ImGuiTestContext* ctx, App& app) {
+    ui::AppState& st = app.state();
+    IM_CHECK(yield_until(
+        ctx, [&] { return st.gl.checks >= 2; }, 20));
+    IM_CHECK(st.gl.state == ui::AppState::GlHealth::State::Ok);
+    IM_CHECK_EQ(st.gl.rebuilds, 1);
+    IM_CHECK(logged(st, "drew a known line of text", "making the GL resources anew"));
+    IM_CHECK(logged(st, "passed after its resources were made anew"));
+    IM_CHECK(wait_for_result(ctx, app, 0));
+    ctx->Yield(3);
+    IM_CHECK(st.panels.at("Matrices").state != "gl damaged");
+  };
+  run_session(s);
+  gfx::simulate_gl_damage(gfx::GlDamage::None);
+  EXPECT_EQ(s.passed, 1) << "see the Test Engine log above";
+}
+
+// A reset context (the driver says so through GL robustness): the window is made anew with a new context, the
+// check passes on it, heatmaps are drawn and runs go on. Driven through the window's hooks, not the Test
+// Engine: the engine restores ImGui's IO at the end of each test, and with it the platform and renderer
+// backends' data of the window that is gone.
+TEST_F(Gui, AfterTheDriverResetsTheContextTheWindowIsMadeAnewAndGoesOn) {
+  gfx::simulate_gl_damage(gfx::GlDamage::Lost);
+  ui::GuiOptions go;
+  std::string note;
+  go.backend = make_backend(BackendChoice::Cpu, &note);
+  go.hooks.poll_continuously = true;
+  int frames = 0, frames_after = 0;
+  uint64_t serial = 0;
+  bool rerun = false, done = false;
+  ui::AppState::GlHealth health;
+  std::string matrices;
+  bool logged_reset = false, have_heatmaps = false;
+  go.hooks.after_swap = [&](App& app, GLFWwindow*) {
+    ui::AppState& st = app.state();
+    ++frames;
+    if (!rerun && st.gl.checks >= 2 && st.result_serial > 0 && !st.busy) {  // a run on the new context
+      rerun = true;
+      serial = st.result_serial;
+      st.run_requested = true;
+    }
+    if (rerun && st.result_serial > serial && !st.busy) done = ++frames_after > 3;
+  };
+  go.hooks.keep_running = [&](App&) { return !done && frames < 20000; };
+  go.hooks.before_exit = [&](App& app) {
+    const ui::AppState& st = app.state();
+    health = st.gl;
+    matrices = st.panels.count("Matrices") ? st.panels.at("Matrices").state : "";
+    logged_reset = logged(st, "reset the OpenGL context", "making the GL context anew");
+    have_heatmaps = st.heatmaps != nullptr;
+  };
+  ui::run_gui(go);
+  gfx::simulate_gl_damage(gfx::GlDamage::None);
+  EXPECT_TRUE(done) << "no second run finished within " << frames << " frames";
+  EXPECT_EQ(int(health.state), int(ui::AppState::GlHealth::State::Ok))
+      << health.verdict << ": " << health.detail;
+  EXPECT_EQ(health.rebuilds, 1);
+  EXPECT_GE(health.checks, 2);
+  EXPECT_TRUE(logged_reset);
+  EXPECT_TRUE(have_heatmaps);
+  EXPECT_EQ(matrices.rfind("host", 0), 0u) << matrices;  // drawn, through the host path on Mesa
 }

@@ -1,0 +1,80 @@
+#include "gl_check_cmd.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "backend.hpp"
+#include "gl_health.hpp"
+#include "problem.hpp"
+#include "window.hpp"
+
+namespace ts::cli {
+
+void add_gl_check_options(CLI::App* cmd, GlCheckArgs& a) {
+  cmd->add_option("--gl", a.gl, "offscreen OpenGL: auto (EGL device, else an X display), egl or x11")
+      ->capture_default_str();
+  cmd->add_option("--device", a.device, "the CUDA device whose EGL device to check (EGL_NV_device_cuda)")
+      ->capture_default_str();
+  cmd->add_option("--watch", a.watch, "keep the context and check it again for this many seconds (0: once)")
+      ->capture_default_str();
+  cmd->add_option("--every", a.every, "with --watch: seconds between checks")->capture_default_str();
+  cmd->add_flag("--json", a.json, "one JSON object per check");
+}
+
+int cmd_gl_check(const GlCheckArgs& a) {
+  gfx::GlChoice choice;
+  try {
+    choice = gfx::parse_gl_choice(a.gl);
+  } catch (const std::invalid_argument& e) {
+    throw ValidationError(e.what());
+  }
+  if (a.device.find_first_not_of("0123456789") != std::string::npos || a.device.empty() || a.device.size() > 3)
+    throw ValidationError("--device = '" + a.device + "' is not a device number");
+  const double watch = a.watch == "0" ? 0.0 : parse_positive(a.watch, "--watch", 86400);
+  const double every = parse_positive(a.every, "--every", 3600);
+  ui::GlCheckHost host(choice, std::stoi(a.device));
+  if (!a.json)
+    std::printf("OpenGL: %s; %s\n", host.gl_note().c_str(), host.gl_renderer().c_str());
+  using clock = std::chrono::steady_clock;
+  const auto t0 = clock::now();
+  const auto end = t0 + std::chrono::duration<double>(watch);
+  int failed = 0, checks = 0;
+  for (;;) {
+    const ui::GlSelfCheck r = host.check();
+    ++checks;
+    failed += !r.ok;
+    const double t = std::chrono::duration<double>(clock::now() - t0).count();
+    if (a.json) {
+      nlohmann::json j = {{"t_s", t},
+                          {"ok", r.ok},
+                          {"verdict", r.verdict},
+                          {"detail", r.detail},
+                          {"reset_status", gfx::to_string(r.reset)},
+                          {"context_lost", r.context_lost},
+                          {"reset_notification", r.robustness.reset_notification},
+                          {"pattern_ok", r.pattern_ok},
+                          {"glyphs_ok", r.glyphs_ok},
+                          {"ms", r.ms},
+                          {"gl", host.gl_note()},
+                          {"renderer", host.gl_renderer()}};
+      std::printf("%s\n", j.dump().c_str());
+    } else {
+      std::printf("%8.2f s  %s  %s (%.0f ms; %s)\n", t, r.ok ? "PASS" : "FAIL", r.verdict.c_str(), r.ms,
+                  r.detail.c_str());
+    }
+    std::fflush(stdout);
+    if (r.context_lost || clock::now() >= end) break;
+    std::this_thread::sleep_for(std::chrono::duration<double>(every));
+  }
+  if (failed > 0) {
+    std::fprintf(stderr, "tilescope gl-check: %d of %d checks failed. %s\n", failed, checks,
+                 ui::gl_damage_advice().c_str());
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace ts::cli
