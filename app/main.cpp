@@ -80,12 +80,13 @@ uint64_t parse_seed(const std::string& s) {
 ts::RunRequest build_request(const ProblemArgs& p, ts::Backend& backend) {
   ts::RunRequest req;
   ts::ProblemSpec& s = req.spec;
+  req.memcheck_new_builds = !p.file.no_guard;
   if (!p.file.file.empty())
     s.kernel = ts::cli::load_kernel_file(p.file, p.kernel, p.tile);  // registered as "yours:<name>"
   else if (!p.file.params.empty() || !p.file.grid.empty() || !p.file.block.empty() || !p.file.smem.empty() ||
-           !p.file.tile_macro.empty() || !p.file.hang_limit.empty() || p.file.tf32)
+           !p.file.tile_macro.empty() || !p.file.hang_limit.empty() || p.file.tf32 || p.file.no_guard)
     throw ts::ValidationError(
-        "--param, --grid, --block, --smem, --tile-macro, --hang-limit and --tf32 go with "
+        "--param, --grid, --block, --smem, --tile-macro, --hang-limit, --tf32 and --no-guard go with "
         "--kernel-file");
   else
     s.kernel = p.kernel.empty() ? "tiled" : p.kernel;
@@ -805,7 +806,8 @@ int main(int argc, char** argv) {
   run->add_flag(
       "--sanitize", run_sanitize,
       "with --kernel-file: run your kernel once under compute-sanitizer memcheck and racecheck (shape "
-      "capped at 256) and print their reports instead of timing it");
+      "made small: each side at most 511, with its partial tiles) and print their reports instead of timing "
+      "it");
 
   auto* snap = app.add_subcommand("snapshot", "render the whole GUI offscreen and write a PNG");
   ProblemArgs snap_args;

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <sstream>
 
 #include "cuda_check.cuh"
@@ -12,7 +13,10 @@
 #include "heatmap_lod.cuh"
 #include "launch.hpp"
 #include "matrix_ops.cuh"
+#include "files.hpp"
+#include "nvrtc_compile.hpp"
 #include "stats.hpp"
+#include "user_sanitize.hpp"
 #include "your_kernel.hpp"
 
 namespace ts {
@@ -116,6 +120,54 @@ std::optional<LaunchInfo> UserRunner::launch_info(const ProblemSpec& s, const Us
   return li;
 }
 
+std::string UserRunner::check_new_build(const UserKernel& k, const ProblemSpec& s,
+                                        const std::string& build_key, const CancelToken& cancel) {
+  // Checked before: in this process, or by an earlier one (a marker beside the build in the module cache).
+  const std::string dir = module_cache_dir();
+  const std::filesystem::path marker =
+      dir.empty() ? std::filesystem::path() : std::filesystem::path(dir) / (build_key + ".memcheck-ok");
+  std::error_code ec;
+  if (m_checked.count(build_key) || (!marker.empty() && std::filesystem::is_regular_file(marker, ec)))
+    return "";
+  // memcheck slows a kernel down about a hundredfold, which at this shape is still well under a second; a
+  // kernel that does not finish is stopped after this (and then meets the watchdog on the GPU).
+  const double timeout_s = std::max(30.0, 20 + 4 * k.spec().hang_limit_s);
+  const std::vector<SanitizerReport> reps =
+      sanitize_user_kernel(k, s, m_dev.sm, m_dev.device, {"memcheck"}, timeout_s, &cancel);
+  cancel.throw_if_cancelled();
+  const SanitizerReport& rep = reps.front();
+  const std::string shape =
+      std::to_string(rep.shape.m) + " x " + std::to_string(rep.shape.n) + " x " + std::to_string(rep.shape.k);
+  char secs[32];
+  std::snprintf(secs, sizeof secs, "%.1f s", rep.seconds);
+  if (!rep.ran) {  // no tool here, or it did not finish: the run goes on unguarded, and says so (once)
+    m_checked.insert(build_key);
+    return "not checked under compute-sanitizer memcheck before its first launch: " + rep.problem;
+  }
+  if (rep.issues > 0) {
+    const std::string errors = first_sanitizer_errors(rep.output);
+    throw MemcheckRefusal(
+        who(k, s) + " was not run on the GPU: compute-sanitizer memcheck found " +
+        std::to_string(rep.issues) + (rep.issues == 1 ? " error" : " errors") + " in its first launch at " +
+        shape + " (" + secs +
+        "), which on the GPU itself would fault it (and a fault can leave OpenGL on the GPU drawing wrong "
+        "pictures until it is reset)" +
+        (errors.empty() ? std::string(". ") : ":\n" + errors + "\n") +
+        "Fix the kernel (Check with compute-sanitizer shows the whole report), or turn 'Check each new "
+        "build under compute-sanitizer first' off (--no-guard) to run it anyway.");
+  }
+  m_checked.insert(build_key);
+  if (!marker.empty()) {
+    try {
+      write_file(marker, "memcheck: no errors at " + shape + " on " + m_dev.name + "\n",
+                 Replace::RegularFile);
+    } catch (const std::exception&) {  // a cache that cannot be written: checked again by the next process
+    }
+  }
+  return "its first launch was checked under compute-sanitizer memcheck at " + shape + ": no errors (" +
+         secs + ")";
+}
+
 RunResult UserRunner::run(const RunRequest& req, const UserKernel& k, void* stream_ptr,
                           const MeasurePolicy& policy, const CancelToken& cancel) {
   const ProblemSpec& s = req.spec;
@@ -127,6 +179,8 @@ RunResult UserRunner::run(const RunRequest& req, const UserKernel& k, void* stre
   const std::vector<KernelArg> args = kernel_args(k.decl(), k.spec(), v);
   const auto mod = k.build(s.tile, m_dev.sm, v);
   check_fits(m_dev, g, mod->resources, name);
+  const std::string memcheck_note =
+      req.memcheck_new_builds ? check_new_build(k, s, mod->key, cancel) : std::string();
   std::shared_ptr<const CompiledModule> traced;
   std::string trace_note;
   if (req.profile) {
@@ -214,11 +268,13 @@ RunResult UserRunner::run(const RunRequest& req, const UserKernel& k, void* stre
   r.backend = "cuda";
   r.device = m_dev.label;
   r.reference = "cuBLAS SGEMM (FP32)";
+  r.note = memcheck_note;
   r.tf32 = k.spec().tf32;
   const Tolerance tol = tolerance_for(s.k, device_max_abs(A.get(), A.size(), st),
                                       device_max_abs(B.get(), B.size(), st), k.spec().tf32);
   r.error = device_compare(C.get(), R.get(), s.m, s.n, tol, st);
   const int64_t unwritten = device_count_bits(C.get(), C.size(), 0xffffffffu, st);
+  const std::string checked = r.note.empty() ? std::string() : "; " + r.note;
   if (unwritten == s.m * s.n)
     r.note =
         "C was left untouched: every element still holds the NaN it was filled with before the launch. Does "
@@ -227,6 +283,7 @@ RunResult UserRunner::run(const RunRequest& req, const UserKernel& k, void* stre
     r.note =
         std::to_string(unwritten) + " of " + std::to_string(s.m * s.n) +
         " elements of C were never written (they still hold the NaN C was filled with before the launch)";
+  if (unwritten > 0) r.note += checked;
   if (req.keep_output) {
     auto c = std::make_shared<HostMatrix>(s.m, s.n);
     CUDA_CHECK(cudaMemcpyAsync(c->data.data(), C.get(), C.bytes(), cudaMemcpyDeviceToHost, st));

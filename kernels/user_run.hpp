@@ -8,6 +8,8 @@
 // refused before they are tried, with the numbers. Plain C++ header.
 #include <memory>
 #include <optional>
+#include <set>
+#include <stdexcept>
 #include <string>
 
 #include "backend.hpp"
@@ -16,6 +18,13 @@
 namespace ts {
 
 class UserKernel;
+
+// A person's kernel was not run on the GPU: compute-sanitizer memcheck found errors on the first launch of
+// its build (RunRequest::memcheck_new_builds), which on the GPU itself would have faulted it.
+class MemcheckRefusal : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
 struct UserRunDevice {
   int device = 0;
@@ -42,7 +51,8 @@ class UserRunner {
   // ValidationError (CompileError for a build that fails) with the numbers.
   void validate(const ProblemSpec& s, const UserKernel& k) const;
   // The whole run (see the header comment). `stream` is the engine's (a cudaStream_t). Throws
-  // ValidationError, WorkerFailure (fault, hang, death: the worker is restarted first), Cancelled.
+  // ValidationError, WorkerFailure (fault, hang, death: the worker is restarted first), Cancelled,
+  // MemcheckRefusal.
   RunResult run(const RunRequest& req, const UserKernel& k, void* stream, const MeasurePolicy& policy,
                 const CancelToken& cancel);
   // The launch and its theoretical occupancy from an existing build (never compiles; nullopt without one).
@@ -51,8 +61,14 @@ class UserRunner {
   WorkerClient& worker() { return *m_worker; }
 
  private:
+  // memcheck on the first launch of a new build (RunRequest::memcheck_new_builds). Returns what to tell the
+  // person (empty: the build was checked before); throws MemcheckRefusal when memcheck found errors.
+  std::string check_new_build(const UserKernel& k, const ProblemSpec& s, const std::string& build_key,
+                              const CancelToken& cancel);
+
   UserRunDevice m_dev;
   std::unique_ptr<WorkerClient> m_worker;
+  std::set<std::string> m_checked;  // builds (CompiledModule::key) whose first launch memcheck passed
 };
 
 }  // namespace ts

@@ -81,14 +81,42 @@ int count_issues(const std::string& out, std::string* line) {
 
 }  // namespace
 
+std::string first_sanitizer_errors(const std::string& output, int max_errors) {
+  std::istringstream is(output);
+  std::string line, out;
+  int errors = 0;
+  bool in_error = false;
+  while (std::getline(is, line)) {
+    const size_t text = line.find_first_not_of("= ");
+    if (line.rfind("=========", 0) != 0 || text == std::string::npos) {
+      in_error = false;
+      continue;
+    }
+    const std::string t = line.substr(text);
+    const size_t indent = text - 9;  // spaces after the tool's "=========" prefix
+    if (indent <= 1 &&
+        (t.rfind("Invalid", 0) == 0 || t.rfind("Misaligned", 0) == 0 || t.rfind("Out-of-range", 0) == 0 ||
+         t.rfind("Error", 0) == 0 || t.rfind("Program hit", 0) == 0)) {
+      if (errors == max_errors) break;
+      ++errors;
+      in_error = true;
+      out += (out.empty() ? "" : "\n") + t;
+    } else if (in_error && t.rfind("at ", 0) == 0 && t.find(':') != std::string::npos) {
+      out += " " + t;  // the first frame: the kernel and its source line
+      in_error = false;
+    }
+  }
+  return out;
+}
+
 std::vector<SanitizerReport> sanitize_user_kernel(const UserKernel& k, const ProblemSpec& spec, int arch,
                                                   int device, const std::vector<std::string>& tools,
                                                   double timeout_s, const CancelToken* cancel) {
   std::vector<SanitizerReport> out;
   ProblemSpec s = spec;
-  s.m = std::min<int64_t>(s.m, kSanitizeMaxDim);
-  s.n = std::min<int64_t>(s.n, kSanitizeMaxDim);
-  s.k = std::min<int64_t>(s.k, kSanitizeMaxDim);
+  s.m = small_dim_like(s.m);
+  s.n = small_dim_like(s.n);
+  s.k = small_dim_like(s.k);
   if (k.square_only()) s.m = s.n = s.k = std::min({s.m, s.n, s.k});
   auto fail_all = [&](const std::string& why) {
     for (const auto& t : tools) {

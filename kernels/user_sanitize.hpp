@@ -1,7 +1,8 @@
 #pragma once
 // [SECTION] "Check with compute-sanitizer": the person's kernel run once under memcheck and racecheck, in a
 // worker of its own (`compute-sanitizer --tool T tilescope worker --job FILE`), on generated inputs of the
-// problem's shape (each dimension at most kSanitizeMaxDim: the tools slow a kernel down a hundredfold). The
+// problem's shape made small (small_dim_like: each side at most 511, the same partial tiles; the tools slow a
+// kernel down a hundredfold). The
 // report is the tool's own text, with its summary line and the count of errors or hazards read out of it. The
 // missing second __syncthreads() shows up here as a shared-memory race even when the result happens to be
 // right. Plain C++ and POSIX; the tool comes from $TILESCOPE_COMPUTE_SANITIZER, PATH or the CUDA toolkit.
@@ -14,8 +15,6 @@
 namespace ts {
 
 class UserKernel;
-
-inline constexpr int64_t kSanitizeMaxDim = 256;
 
 // Where compute-sanitizer is ("" with the reason in `why` when it is nowhere).
 std::string find_compute_sanitizer(std::string* why);
@@ -31,6 +30,10 @@ struct SanitizerReport {
   std::string problem;  // why it did not run, in words (no tool, a timeout, a build error)
   ProblemSpec shape;    // the shape it ran on
 };
+
+// The first few errors of a tool's report, each with the source line it names ("Invalid __global__ write of
+// size 4 bytes ... at k(float*, ...)+0x1d0 in k.cu:12"), one per line.
+std::string first_sanitizer_errors(const std::string& output, int max_errors = 3);
 
 // Runs `tools` (memcheck, racecheck, ...) one after the other on the kernel at `spec` (its shape capped, its
 // tile as given) for a device of compute capability `arch`. Each tool gets at most `timeout_s`.

@@ -294,6 +294,7 @@ RunRequest App::request_for(const ProblemSpec& spec) const {
   }
   req.keep_store = true;
   req.profile = true;
+  req.memcheck_new_builds = m_state.settings.memcheck_new_builds;
   return req;
 }
 

@@ -20,9 +20,9 @@ namespace {
 constexpr const char* kGlyphLine = "Shape M x N x K = 0123456789 TFLOP/s ms % [row, col] PASS";
 constexpr int kMargin = 2;
 
-// [SECTION] The CPU's picture of a line of text, from the font atlas's own pixels: each glyph quad of the draw
-// list is filled the way GL fills it (pixel centres inside the quad, texture coordinates interpolated across
-// it, the atlas sampled bilinearly as ImGui's backend sets it up, alpha blended over black).
+// [SECTION] The CPU's picture of a line of text, from the font atlas's own pixels: each glyph quad of the
+// draw list is filled the way GL fills it (pixel centres inside the quad, texture coordinates interpolated
+// across it, the atlas sampled bilinearly as ImGui's backend sets it up, alpha blended over black).
 float atlas_alpha(const ImTextureData& t, int x, int y) {
   x = std::clamp(x, 0, t.Width - 1);
   y = std::clamp(y, 0, t.Height - 1);
@@ -67,7 +67,8 @@ std::vector<float> raster_text(const ImDrawList& dl, int first, const ImTextureD
 void damage_glyphs(const ImTextureData& atlas) {
   const GLuint tex = GLuint(intptr_t(atlas.TexID));
   if (gfx::simulated_gl_damage() != gfx::GlDamage::Glyphs || !tex) return;
-  gfx::simulate_gl_damage(gfx::GlDamage::None);  // once: the wiped atlas stays wiped until it is uploaded again
+  gfx::simulate_gl_damage(
+      gfx::GlDamage::None);  // once: the wiped atlas stays wiped until it is uploaded again
   std::vector<unsigned char> zeros(size_t(atlas.Width) * size_t(atlas.Height) * 4, 0);
   GLint prev = 0;
   glGetIntegerv(GL_TEXTURE_BINDING_2D, &prev);
@@ -100,9 +101,10 @@ GlSelfCheck run_gl_self_check() {
   };
   r.robustness = gfx::context_robustness();
   r.reset = gfx::reset_status();
-  r.detail = "context: " + std::string(r.robustness.reset_notification ? "reset notification on"
-                                       : r.robustness.available    ? "robust, without reset notification"
-                                                                   : "not robust") +
+  r.detail = "context: " +
+             std::string(r.robustness.reset_notification ? "reset notification on"
+                         : r.robustness.available        ? "robust, without reset notification"
+                                                         : "not robust") +
              "; reset status: " + gfx::to_string(r.reset);
   if (r.reset != gfx::ResetStatus::None && r.reset != gfx::ResetStatus::NotAvailable) {
     r.context_lost = true;
@@ -186,11 +188,12 @@ GlSelfCheck run_gl_self_check() {
       }
     r.glyphs_ok = img.differing == 0 && ink > 0 && bad <= std::max<int64_t>(4, ink / 20);
     char t[200];
-    std::snprintf(t, sizeof t,
-                  "; window renderer: heatmap %lld of %d pixels wrong, text %lld of %lld ink pixels wrong (%lld "
-                  "drawn)",
-                  static_cast<long long>(img.differing), pw * ph, static_cast<long long>(bad),
-                  static_cast<long long>(ink), static_cast<long long>(got_ink));
+    std::snprintf(
+        t, sizeof t,
+        "; window renderer: heatmap %lld of %d pixels wrong, text %lld of %lld ink pixels wrong (%lld "
+        "drawn)",
+        static_cast<long long>(img.differing), pw * ph, static_cast<long long>(bad),
+        static_cast<long long>(ink), static_cast<long long>(got_ink));
     r.detail += t;
     if (!img.first.empty()) r.detail += " (" + img.first + ")";
   } catch (const std::exception& e) {
@@ -199,9 +202,8 @@ GlSelfCheck run_gl_self_check() {
   }
   r.ok = r.pattern_ok && r.glyphs_ok;
   r.verdict = r.ok ? "OpenGL draws a known heatmap and a line of text exactly as expected"
-              : !r.pattern_ok && !r.glyphs_ok
-                  ? "OpenGL drew a known heatmap and a line of text wrong"
-              : !r.pattern_ok ? "OpenGL drew a known heatmap wrong"
+              : !r.pattern_ok && !r.glyphs_ok ? "OpenGL drew a known heatmap and a line of text wrong"
+              : !r.pattern_ok                 ? "OpenGL drew a known heatmap wrong"
                               : "OpenGL drew a known line of text (or the heatmap beside it) wrong";
   return done();
 }

@@ -1,11 +1,12 @@
 #pragma once
 // [SECTION] The GL self-check: does OpenGL still draw what it is told? After a person's kernel faulted on an
-// H100, every later OpenGL picture of that GPU came out wrong (text missing glyphs, heatmaps blank or striped)
-// while the numbers stayed right; nothing in GL said so. So TileScope checks the pictures themselves: it
-// draws a known heatmap through the heatmap path (gfx::HeatmapPatternCheck) and, through the very renderer
-// that draws the window (Dear ImGui's OpenGL 3 backend), that heatmap beside a line of known glyphs, into an
-// offscreen framebuffer, reads it back and compares it with what the CPU computes from the same inputs (the
-// colormap table, the font atlas's own pixels). It also asks the driver whether the context was reset.
+// H100, every later OpenGL picture of that GPU came out wrong (text missing glyphs, heatmaps blank or
+// striped) while the numbers stayed right; nothing in GL said so. So TileScope checks the pictures
+// themselves: it draws a known heatmap through the heatmap path (gfx::HeatmapPatternCheck) and, through the
+// very renderer that draws the window (Dear ImGui's OpenGL 3 backend), that heatmap beside a line of known
+// glyphs, into an offscreen framebuffer, reads it back and compares it with what the CPU computes from the
+// same inputs (the colormap table, the font atlas's own pixels). It also asks the driver whether the context
+// was reset.
 //
 // When: at start, after every fault or hang of a person's kernel (Backend::incidents()), before `snapshot`
 // and `figure` write a picture, and when the person asks. The window's answer to a failed check is in

@@ -390,6 +390,16 @@ class KernelPanel final : public Panel {
     UserKernelUi& u = s.user;
     if (u.id.empty()) return;
     ImGui::SeparatorText("compute-sanitizer");
+    ImGui::Checkbox("Check each new build under compute-sanitizer first", &s.settings.memcheck_new_builds);
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip(
+          "Before a new build of your kernel runs on the GPU, it runs once under compute-sanitizer memcheck "
+          "at "
+          "a small shape like yours (each side at most 511, the same partial tiles). An out-of-bounds access "
+          "is then reported with its line and the kernel is not run, instead of faulting the GPU: after a "
+          "fault, OpenGL on an NVIDIA GPU can draw wrong pictures until the GPU is reset. Costs a few "
+          "seconds "
+          "per new build; it cannot catch what only happens at large shapes.");
     ImGui::BeginDisabled(u.sanitizing || s.backend_kind != "cuda");
     if (ImGui::Button("Check with compute-sanitizer")) u.sanitize = true;
     ImGui::EndDisabled();

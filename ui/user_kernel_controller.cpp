@@ -388,7 +388,7 @@ void UserKernelController::start_sanitize(AppState& s) {
   u.sanitizing = true;
   u.reports.clear();
   s.say(Severity::Info, "compute-sanitizer: running memcheck and racecheck on " + m_good->info().title +
-                            " in a worker (each side at most " + std::to_string(kSanitizeMaxDim) + ")");
+                            " in a worker (each side at most 511, with the partial tiles of the shape)");
   const auto k = m_good;
   const int arch = m_device_model.sm, device = m_device;
   m_sanitizing = std::async(std::launch::async, [k, p, arch, device] {

@@ -31,13 +31,13 @@ int cmd_gl_check(const GlCheckArgs& a) {
   } catch (const std::invalid_argument& e) {
     throw ValidationError(e.what());
   }
-  if (a.device.find_first_not_of("0123456789") != std::string::npos || a.device.empty() || a.device.size() > 3)
+  if (a.device.find_first_not_of("0123456789") != std::string::npos || a.device.empty() ||
+      a.device.size() > 3)
     throw ValidationError("--device = '" + a.device + "' is not a device number");
   const double watch = a.watch == "0" ? 0.0 : parse_positive(a.watch, "--watch", 86400);
   const double every = parse_positive(a.every, "--every", 3600);
   ui::GlCheckHost host(choice, std::stoi(a.device));
-  if (!a.json)
-    std::printf("OpenGL: %s; %s\n", host.gl_note().c_str(), host.gl_renderer().c_str());
+  if (!a.json) std::printf("OpenGL: %s; %s\n", host.gl_note().c_str(), host.gl_renderer().c_str());
   using clock = std::chrono::steady_clock;
   const auto t0 = clock::now();
   const auto end = t0 + std::chrono::duration<double>(watch);

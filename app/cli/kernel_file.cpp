@@ -75,6 +75,10 @@ void add_kernel_file_options(CLI::App* cmd, KernelFileArgs& a) {
                   "with --kernel-file: seconds beyond a launch's expected time before the worker is stopped "
                   "(default 5)");
   cmd->add_flag("--tf32", a.tf32, "with --kernel-file: check with the TF32 tolerance (a tensor-core kernel)");
+  cmd->add_flag("--no-guard", a.no_guard,
+                "with --kernel-file: run a new build on the GPU without first running it once under "
+                "compute-sanitizer memcheck at a small shape (which keeps an out-of-bounds access from "
+                "faulting the GPU, and costs a few seconds per new build)");
 }
 
 std::string load_kernel_file(const KernelFileArgs& a, const std::string& name, const std::string& tile) {

@@ -17,6 +17,7 @@ struct KernelFileArgs {
   std::vector<std::string> params;  // --param NAME=ROLE
   std::string grid, block, smem, tile_macro, hang_limit;
   bool tf32 = false;
+  bool no_guard = false;  // --no-guard: no memcheck before a new build's first launch (RunRequest)
 };
 void add_kernel_file_options(CLI::App* cmd, KernelFileArgs& a);
 

@@ -116,6 +116,11 @@ struct RunRequest {
   bool profile = false;  // GPU: occupancy of every tile, a tile trace, and cuBLAS timed on its own where the
                          // policy does not interleave it
   bool keep_store = false;  // keep A, B, C and C - reference where they are (RunResult::store)
+  // A person's kernel: the first launch of every new build runs under compute-sanitizer memcheck at a small
+  // shape like this one (small_dim_like) before it runs on the GPU for real, so an out-of-bounds access is
+  // reported with its line instead of faulting the GPU (a fault broke OpenGL for every program on an H100).
+  // The run is refused when memcheck finds errors.
+  bool memcheck_new_builds = true;
 };
 
 struct RunResult {

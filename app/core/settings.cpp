@@ -196,6 +196,7 @@ nlohmann::json to_json(const Settings& s) {
           {"seed", s.spec.seed},
           {"square", s.square},
           {"auto_run", s.auto_run},
+          {"memcheck_new_builds", s.memcheck_new_builds},
           {"export_dir", s.export_dir},
           {"heatmaps", heatmap_json(s.matrices)},
           {"error_map", heatmap_json(s.error)},
@@ -241,6 +242,7 @@ Settings settings_from_json(const nlohmann::json& j, std::string* warnings, cons
   }
   bool_entry(j, "square", s.square, warn);
   bool_entry(j, "auto_run", s.auto_run, warn);
+  bool_entry(j, "memcheck_new_builds", s.memcheck_new_builds, warn);
   string_entry(j, "export_dir", "", s.export_dir, warn);
   if (j.contains("heatmaps")) heatmap_from_json(j["heatmaps"], s.matrices, "heatmaps", warn);
   if (j.contains("error_map")) heatmap_from_json(j["error_map"], s.error, "error_map", warn);

@@ -36,8 +36,9 @@ struct Settings {
   ProblemSpec spec;
   bool square = true;
   bool auto_run = true;
-  std::string export_dir;                                                  // empty: default_export_dir()
-  HeatmapSettings matrices;                                                // A, B, C
+  bool memcheck_new_builds = true;  // a person's kernel: memcheck before each new build's first launch
+  std::string export_dir;           // empty: default_export_dir()
+  HeatmapSettings matrices;         // A, B, C
   HeatmapSettings error{"", Reduce::AbsMax, RangeMode::Symmetric, -1, 1};  // C - reference: signed, diverging
   ViewSettings view;  // the window: size and place, font, theme, which panels are shown
 };

@@ -17,11 +17,16 @@ namespace ts::gfx {
 
 const char* to_string(ResetStatus s) {
   switch (s) {
-    case ResetStatus::None: return "no reset";
-    case ResetStatus::Guilty: return "reset, caused by this context";
-    case ResetStatus::Innocent: return "reset, caused by another context";
-    case ResetStatus::Unknown: return "reset, cause unknown";
-    case ResetStatus::NotAvailable: return "not reported (the context has no robustness)";
+    case ResetStatus::None:
+      return "no reset";
+    case ResetStatus::Guilty:
+      return "reset, caused by this context";
+    case ResetStatus::Innocent:
+      return "reset, caused by another context";
+    case ResetStatus::Unknown:
+      return "reset, cause unknown";
+    case ResetStatus::NotAvailable:
+      return "not reported (the context has no robustness)";
   }
   return "?";
 }
@@ -43,8 +48,8 @@ GlDamage simulated_gl_damage() {
     if (s == "readback") return GlDamage::Readback;
     if (s == "glyphs") return GlDamage::Glyphs;
     if (s == "lost") return GlDamage::Lost;
-    std::fprintf(stderr, "tilescope: TILESCOPE_SIMULATE_GL_DAMAGE=%s is not readback, glyphs or lost: ignored\n",
-                 v);
+    std::fprintf(stderr,
+                 "tilescope: TILESCOPE_SIMULATE_GL_DAMAGE=%s is not readback, glyphs or lost: ignored\n", v);
     return GlDamage::None;
   }();
   int unset = -1;
@@ -93,10 +98,14 @@ ResetStatus reset_status() {
   const ResetFn f = reset_fn();
   if (!f) return ResetStatus::NotAvailable;
   switch (f()) {
-    case GL_NO_ERROR: return ResetStatus::None;
-    case GL_GUILTY_CONTEXT_RESET: return ResetStatus::Guilty;
-    case GL_INNOCENT_CONTEXT_RESET: return ResetStatus::Innocent;
-    default: return ResetStatus::Unknown;
+    case GL_NO_ERROR:
+      return ResetStatus::None;
+    case GL_GUILTY_CONTEXT_RESET:
+      return ResetStatus::Guilty;
+    case GL_INNOCENT_CONTEXT_RESET:
+      return ResetStatus::Innocent;
+    default:
+      return ResetStatus::Unknown;
   }
 }
 
@@ -135,7 +144,7 @@ std::shared_ptr<HostMatrix> pattern_matrix() {
   for (int64_t r = 0; r < m->rows; ++r)
     for (int64_t c = 0; c < m->cols; ++c)
       m->at(r, c) = float((r * m->cols + c * 7) % 256) + 0.5f;  // the middle of one colour's interval
-  m->at(HeatmapPatternCheck::kRows - 3, 5) = std::nanf("");        // NaN: magenta whatever the map
+  m->at(HeatmapPatternCheck::kRows - 3, 5) = std::nanf("");     // NaN: magenta whatever the map
   return m;
 }
 constexpr float kLo = 0, kHi = 256;
@@ -190,8 +199,8 @@ bool HeatmapPatternCheck::run(std::string* why) {
     if (d.differing == 0 && err == GL_NO_ERROR) return true;
     if (why) {
       char t[96];
-      std::snprintf(t, sizeof t, "a known %d x %d heatmap came back with %lld of %d pixels wrong", kCols, kRows,
-                    static_cast<long long>(d.differing), kCols * kRows);
+      std::snprintf(t, sizeof t, "a known %d x %d heatmap came back with %lld of %d pixels wrong", kCols,
+                    kRows, static_cast<long long>(d.differing), kCols * kRows);
       *why = t + (d.first.empty() ? std::string() : " (" + d.first + ")");
       if (err != GL_NO_ERROR) {
         std::snprintf(t, sizeof t, "; GL error 0x%04x", unsigned(err));

@@ -1,10 +1,10 @@
 #pragma once
-// [SECTION] Is OpenGL still drawing what it is told? On the H100 (driver 580), after a person's kernel faulted
-// in another process, every new GL context of the GPU drew wrong pictures (glyphs missing, heatmaps blank or
-// striped, whole frames one colour) while CUDA computed correctly. Nothing in GL reports that, so the program
-// checks the pictures themselves: this file holds the GL half of the self-check (a known heatmap through the
-// heatmap path, read back and compared with the CPU colouring) and what the driver says about the context
-// (robustness and reset status). The glyph half, which needs Dear ImGui, is ui/gl_health.hpp.
+// [SECTION] Is OpenGL still drawing what it is told? On the H100 (driver 580), after a person's kernel
+// faulted in another process, every new GL context of the GPU drew wrong pictures (glyphs missing, heatmaps
+// blank or striped, whole frames one colour) while CUDA computed correctly. Nothing in GL reports that, so
+// the program checks the pictures themselves: this file holds the GL half of the self-check (a known heatmap
+// through the heatmap path, read back and compared with the CPU colouring) and what the driver says about the
+// context (robustness and reset status). The glyph half, which needs Dear ImGui, is ui/gl_health.hpp.
 #include <cstdint>
 #include <string>
 #include <vector>

@@ -20,6 +20,7 @@
 #include "matrix.hpp"
 #include "registry.hpp"
 #include "schedule.hpp"
+#include "user_run.hpp"
 #include "user_sanitize.hpp"
 #include "verify.hpp"
 #include "worker_client.hpp"
@@ -80,6 +81,9 @@ class UserKernels : public ::testing::Test {
     req.spec.n = n;
     req.spec.k = k;
     req.policy = MeasurePolicy::fixed(2);
+    // These tests are about the engine's path; the memcheck guard before a new build's first launch has
+    // tests of its own (TheFirstLaunchOfANewBuild...), which turn it on.
+    req.memcheck_new_builds = false;
     return req;
   }
 };
@@ -272,12 +276,52 @@ TEST_F(UserKernels, AFaultIsReportedInWordsTheWorkerRestartsAndTheNextRunWorks) 
     std::printf("fault: noticed after %.3f s, new worker ready %.3f s later (%.3f s in all)\n", e.detect_s(),
                 e.restart_s(), elapsed(t0));
   }
+  // Counted, for the window's GL self-check (a fault can break OpenGL on the GPU).
+  const Backend::Incidents inc = backend->incidents();
+  EXPECT_GE(inc.count, 1u);
+  EXPECT_NE(inc.latest.find("illegal memory access"), std::string::npos) << inc.latest;
   RunRequest good = request(example("tiled_classic.cu"), 512, 512, 512, 16);
   EXPECT_TRUE(backend->run(good, CancelToken()).error.passed);
   // Built-in kernels were never in danger (the app's context is fine).
   RunRequest builtin;
   builtin.spec.m = builtin.spec.n = builtin.spec.k = 256;
   EXPECT_TRUE(backend->run(builtin, CancelToken()).error.passed);
+}
+
+// The guard (RunRequest::memcheck_new_builds): the faulting kernel never reaches the GPU. memcheck finds the
+// write on the first launch of its build, the run is refused with the error and its line, no worker faults or
+// restarts, and no incident is counted (the window's GL self-check has nothing to look again at).
+TEST_F(UserKernels, TheFirstLaunchOfANewBuildRunsUnderMemcheckAndAnOutOfBoundsWriteIsRefusedWithItsLine) {
+  REQUIRE_GPU(backend);
+  std::string why;
+  if (find_compute_sanitizer(&why).empty()) GTEST_SKIP() << why;
+  RunRequest bad = request(write("guarded_faulty.cu", kFaults), 1000, 1000, 1000, 16);
+  bad.memcheck_new_builds = true;
+  const uint64_t incidents = backend->incidents().count;
+  const std::vector<pid_t> workers = worker_children();
+  try {
+    backend->run(bad, CancelToken());
+    FAIL() << "the guard let a faulting kernel through";
+  } catch (const MemcheckRefusal& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("was not run on the GPU"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("Invalid __global__ write"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("guarded_faulty.cu:2"), std::string::npos) << msg;  // the line of the write
+    EXPECT_NE(msg.find("488 x 488 x 488"), std::string::npos) << msg;  // 1000 made small, its partial tile
+  }
+  EXPECT_EQ(backend->incidents().count, incidents);
+  EXPECT_EQ(worker_children(), workers);  // the same worker (or none): nothing faulted
+  // A correct kernel passes the guard once per build, and says so on that run only.
+  RunRequest good = request(example("tiled_classic.cu"), 300, 200, 100, 16);
+  good.memcheck_new_builds = true;  // the first guarded run of this build in this test's cache
+  const RunResult first = backend->run(good, CancelToken());
+  EXPECT_TRUE(first.error.passed);
+  EXPECT_NE(first.note.find("checked under compute-sanitizer memcheck at 300 x 200 x 100: no errors"),
+            std::string::npos)
+      << first.note;
+  const RunResult second = backend->run(good, CancelToken());
+  EXPECT_TRUE(second.error.passed);
+  EXPECT_EQ(second.note.find("memcheck"), std::string::npos) << second.note;
 }
 
 TEST_F(UserKernels, AKernelThatNeverFinishesIsStoppedAfterTheHangLimit) {

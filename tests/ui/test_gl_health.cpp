@@ -1,7 +1,7 @@
 // The GL self-check as the program runs it (ui/gl_health.hpp): the whole check passes on a working context
 // (CI: Mesa under Xvfb or EGL); what a broken driver does is simulated the way it looked on the H100 after a
-// kernel faulted (glyphs gone from the font atlas, pictures that come back wrong, a reset context), and each is
-// caught by reading the pixels back. The commands that write pictures (snapshot, figure) exit 1 and write
+// kernel faulted (glyphs gone from the font atlas, pictures that come back wrong, a reset context), and each
+// is caught by reading the pixels back. The commands that write pictures (snapshot, figure) exit 1 and write
 // nothing when the check fails; `tilescope gl-check` says so with its exit code. SKIP without offscreen GL.
 #include <filesystem>
 #include <string>
@@ -98,7 +98,8 @@ TEST(GlCheckCommand, PassesHereAndFailsWithExitCode1WhenPicturesComeBackWrong) {
   if (no_gl(ok)) GTEST_SKIP() << ok.output;
   EXPECT_EQ(ok.code, 0) << ok.output;
   EXPECT_NE(ok.output.find("PASS"), std::string::npos) << ok.output;
-  const test::CmdResult bad = test::run_cmd("TILESCOPE_SIMULATE_GL_DAMAGE=readback " + kBin + " gl-check --json");
+  const test::CmdResult bad =
+      test::run_cmd("TILESCOPE_SIMULATE_GL_DAMAGE=readback " + kBin + " gl-check --json");
   EXPECT_EQ(bad.code, 1) << bad.output;
   EXPECT_NE(bad.output.find("\"ok\":false"), std::string::npos) << bad.output;
   EXPECT_NE(bad.output.find("nvidia-smi --gpu-reset"), std::string::npos) << bad.output;  // what restores it
@@ -111,8 +112,10 @@ TEST(GlCheckCommand, PassesHereAndFailsWithExitCode1WhenPicturesComeBackWrong) {
 TEST(GlCheckCommand, ASnapshotIsNotWrittenWhenOpenGlFailsItsSelfCheck) {
   test::TempDir dir;
   const std::string png = dir.file("shot.png");
-  const std::string args = " snapshot --backend cpu --size 64 --kernel tiled --tile 16 --input identity "
-                           "--width 1366 --height 768 --out " + png;
+  const std::string args =
+      " snapshot --backend cpu --size 64 --kernel tiled --tile 16 --input identity "
+      "--width 1366 --height 768 --out " +
+      png;
   const test::CmdResult bad = test::run_cmd("TILESCOPE_SIMULATE_GL_DAMAGE=readback " + kBin + args);
   if (no_gl(bad)) GTEST_SKIP() << bad.output;
   EXPECT_EQ(bad.code, 1) << bad.output;
@@ -127,8 +130,10 @@ TEST(GlCheckCommand, ASnapshotIsNotWrittenWhenOpenGlFailsItsSelfCheck) {
 
 TEST(GlCheckCommand, AFigureIsNotWrittenWhenOpenGlFailsItsSelfCheck) {
   test::TempDir dir;
-  const std::string cmd = kBin + " figure --plot occupancy --backend cpu --kernel tiled --size 4096 --gpu t4 "
-                                 "--figure-size 800x600 --out-dir " + dir.file("figures");
+  const std::string cmd = kBin +
+                          " figure --plot occupancy --backend cpu --kernel tiled --size 4096 --gpu t4 "
+                          "--figure-size 800x600 --out-dir " +
+                          dir.file("figures");
   const test::CmdResult bad = test::run_cmd("TILESCOPE_SIMULATE_GL_DAMAGE=readback " + cmd);
   if (no_gl(bad)) GTEST_SKIP() << bad.output;
   EXPECT_EQ(bad.code, 1) << bad.output;

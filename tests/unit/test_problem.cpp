@@ -36,6 +36,43 @@ TEST(ParseDim, RefusesZeroNegativeTextAndTooLargeWithTheValueInTheMessage) {
   EXPECT_NE(msg("99999999999999999999").find("above the limit"), std::string::npos);
 }
 
+TEST(ParsePositive, AcceptsPositiveFiniteNumbersAndRefusesTheRestNamingTheOption) {
+  EXPECT_EQ(parse_positive("0.5", "--every"), 0.5);
+  EXPECT_EQ(parse_positive("10", "--every"), 10.0);
+  EXPECT_EQ(parse_positive("1e2", "--every"), 100.0);
+  for (const char* bad : {"", "0", "-1", "abc", "1x", "inf", "nan", "1e400"}) {
+    try {
+      parse_positive(bad, "--every");
+      ADD_FAILURE() << "accepted '" << bad << "'";
+    } catch (const ValidationError& e) {
+      EXPECT_NE(std::string(e.what()).find("--every"), std::string::npos) << e.what();
+    }
+  }
+  try {
+    parse_positive("90000", "--watch", 86400);
+    ADD_FAILURE() << "accepted a value above the limit";
+  } catch (const ValidationError& e) {
+    EXPECT_NE(std::string(e.what()).find("above the limit of 86400"), std::string::npos) << e.what();
+  }
+}
+
+// The memcheck guard's shape: small, and with the same partial tile as the real one for every power-of-two
+// tile up to 256.
+TEST(SmallDimLike, KeepsSmallSidesAndTheRemainderModulo256OfLargeOnes) {
+  for (int64_t d : {1, 17, 256, 300, 511}) EXPECT_EQ(small_dim_like(d), d);
+  EXPECT_EQ(small_dim_like(512), 256);
+  EXPECT_EQ(small_dim_like(1000), 488);
+  EXPECT_EQ(small_dim_like(4096), 256);
+  EXPECT_EQ(small_dim_like(4099), 259);
+  EXPECT_EQ(small_dim_like(46341), 256 + 46341 % 256);
+  for (int64_t d = 512; d < 20000; d += 37) {
+    const int64_t s = small_dim_like(d);
+    EXPECT_GE(s, 256);
+    EXPECT_LE(s, 511);
+    for (int64_t tile : {8, 16, 32, 64, 128, 256}) EXPECT_EQ(s % tile, d % tile) << d << " tile " << tile;
+  }
+}
+
 TEST(ValidateShape, SymmetricInputsNeedSquareMatrices) {
   ProblemSpec s;
   s.input = InputKind::Symmetric;
