@@ -368,6 +368,28 @@ class CudaBackend final : public Backend {
     return measure_copy_bandwidth(m_stream->get(), m_info.l2_bytes, cancel);
   }
 
+  std::shared_ptr<const MatrixStore> probe_store(std::shared_ptr<const HostMatrix> m) const override {
+    CUDA_CHECK(cudaSetDevice(m_device));
+    DeviceMatrices dm;
+    dm.m = m->rows;
+    dm.n = dm.k = m->cols;
+    auto upload = [&](const float* src, size_t count) {
+      PoolBuffer<float> d(count, nullptr);
+      if (src)
+        CUDA_CHECK(cudaMemcpy(d.get(), src, count * sizeof(float), cudaMemcpyHostToDevice));
+      else
+        CUDA_CHECK(cudaMemset(d.get(), 0, count * sizeof(float)));
+      return d;
+    };
+    const size_t n = m->data.size();
+    dm.a = upload(m->data.data(), n);
+    dm.b = upload(nullptr, size_t(dm.k * dm.n));
+    dm.c = upload(m->data.data(), n);
+    dm.err = upload(m->data.data(), n);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    return make_device_store(m_device, std::move(dm));
+  }
+
   Incidents incidents() const override {
     std::lock_guard<std::mutex> g(m_incident_mutex);
     return m_incidents;

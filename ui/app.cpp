@@ -12,6 +12,7 @@
 
 #include "figure_render.hpp"
 #include "file_dialogs.hpp"
+#include "gl_check.hpp"
 #include "gl_health.hpp"
 #include "heatmap_set.hpp"
 #include "menu_bar.hpp"
@@ -79,7 +80,17 @@ void App::check_gl() {
   }
   if (!s.gl_check_requested || m_gl_rebuild != GlRebuild::None) return;
   s.gl_check_requested = false;
-  const GlSelfCheck r = run_gl_self_check();
+  // The known picture on the heatmaps' device, for the check's interop half (made once).
+  if (s.heatmaps && s.heatmaps->interop().on && !m_probe) {
+    try {
+      m_probe = m_queue.backend().probe_store(gfx::HeatmapPatternCheck::pattern());
+    } catch (const std::exception& e) {
+      s.say(Severity::Warning,
+            std::string("OpenGL self-check: the known picture could not be put on the GPU: ") + e.what());
+    }
+  }
+  const bool interop_was_on = s.heatmaps && s.heatmaps->interop().on;
+  const GlSelfCheck r = run_gl_self_check(s.heatmaps.get(), m_probe.get());
   AppState::GlHealth& g = s.gl;
   const bool was_damaged = g.state == AppState::GlHealth::State::Damaged;
   ++g.checks;
@@ -89,27 +100,34 @@ void App::check_gl() {
   g.ms = r.ms;
   if (r.ok) {
     g.state = AppState::GlHealth::State::Ok;
-    if (was_damaged || m_gl_rebuilt_once)
+    if (was_damaged || m_gl_attempt > 0)
       s.say(Severity::Info, "OpenGL self-check " + g.trigger + ": passed" +
-                                (m_gl_rebuilt_once ? " after its resources were made anew" : "") +
+                                (m_gl_attempt > 0 ? " after its resources were made anew" : "") +
+                                (m_interop_off_why.empty() ? "" : ", with heatmaps through host memory") +
                                 ": the pictures can be trusted again");
-    m_gl_rebuilt_once = false;
+    m_gl_attempt = 0;
     return;
   }
-  if (!m_gl_rebuilt_once) {  // a reset context, or resources the driver lost: make them anew and look again
-    m_gl_rebuilt_once = true;
+  // A failed check: first the GL resources (the context, after a reset) made anew; then the same without
+  // CUDA-GL interop, where the heatmaps took it (after a fault on an H100, OpenGL alone drew right and only
+  // what touched interop broke); then the window says the pictures cannot be trusted.
+  const std::string what = "OpenGL self-check " + g.trigger + ": " + r.verdict + " (" + r.detail + ")";
+  if (m_gl_attempt == 0 || (m_gl_attempt == 1 && (interop_was_on || r.interop_checked))) {
+    ++m_gl_attempt;
     m_gl_rebuild = r.context_lost ? GlRebuild::Context : GlRebuild::Resources;
-    s.say(Severity::Warning, "OpenGL self-check " + g.trigger + ": " + r.verdict + " (" + r.detail +
-                                 "); making the " + (r.context_lost ? "GL context" : "GL resources") +
-                                 " anew and checking again");
+    if (m_gl_attempt == 2)
+      m_interop_off_why = "turned off for this session: the GL self-check failed with it (" + r.verdict + ")";
+    s.say(Severity::Warning, what + "; making the " + (r.context_lost ? "GL context" : "GL resources") +
+                                 " anew" + (m_gl_attempt == 2 ? ", without CUDA-GL interop," : "") +
+                                 " and checking again");
     return;
   }
+  m_gl_attempt = 0;
   g.state = AppState::GlHealth::State::Damaged;
   g.popup = !was_damaged;
-  s.say(Severity::Error,
-        "OpenGL self-check " + g.trigger + ": " + r.verdict + " (" + r.detail +
-            "). Heatmaps are not drawn and pictures are not exported until a check passes. " +
-            gl_damage_advice());
+  s.say(Severity::Error, what +
+                             ". Heatmaps are not drawn and pictures are not exported until a check passes. " +
+                             gl_damage_advice());
   std::fprintf(stderr, "tilescope: OpenGL self-check failed: %s (%s)\n", r.verdict.c_str(), r.detail.c_str());
 }
 
@@ -121,7 +139,7 @@ void App::release_gl() {
 void App::restore_gl(const std::string& renderer) {
   AppState& s = m_state;
   s.gl_renderer = renderer;
-  s.heatmaps = std::make_shared<gfx::HeatmapSet>(m_queue.backend().cuda_device());
+  s.heatmaps = std::make_shared<gfx::HeatmapSet>(m_queue.backend().cuda_device(), m_interop_off_why);
   ++s.gl_generation;
   ++s.gl.rebuilds;
   m_gl_rebuild = GlRebuild::None;

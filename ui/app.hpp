@@ -103,8 +103,10 @@ class App {
   bool m_session_capped = false;
   // The GL self-check: faults seen so far, and whether this failure was already met by a rebuild.
   uint64_t m_incidents = 0;
-  bool m_gl_rebuilt_once = false;
+  int m_gl_attempt = 0;  // rebuilds since the last passed check: 1 as it was, 2 without interop
   GlRebuild m_gl_rebuild = GlRebuild::None;
+  std::string m_interop_off_why;               // set when interop is turned off for the session
+  std::shared_ptr<const MatrixStore> m_probe;  // the check's known picture on the heatmaps' device
 };
 
 }  // namespace ts::ui

@@ -9,6 +9,7 @@
 #include <imgui_impl_opengl3.h>
 
 #include "gl.hpp"
+#include "heatmap_set.hpp"
 #include "texture.hpp"
 #include "theme.hpp"
 
@@ -92,7 +93,7 @@ std::string gl_damage_advice() {
          "--no-guard left off on the command line).";
 }
 
-GlSelfCheck run_gl_self_check() {
+GlSelfCheck run_gl_self_check(gfx::HeatmapSet* heatmaps, const MatrixStore* probe) {
   const auto t0 = std::chrono::steady_clock::now();
   GlSelfCheck r;
   auto done = [&] {
@@ -106,10 +107,13 @@ GlSelfCheck run_gl_self_check() {
                          : r.robustness.available        ? "robust, without reset notification"
                                                          : "not robust") +
              "; reset status: " + gfx::to_string(r.reset);
-  if (r.reset != gfx::ResetStatus::None && r.reset != gfx::ResetStatus::NotAvailable) {
+  bool lost_before = false;
+  gfx::take_gl_errors(&lost_before);  // a context lost earlier says GL_CONTEXT_LOST at every call
+  if (lost_before || (r.reset != gfx::ResetStatus::None && r.reset != gfx::ResetStatus::NotAvailable)) {
     r.context_lost = true;
-    r.verdict = std::string("the driver reset the OpenGL context (") + gfx::to_string(r.reset) +
-                "): everything it held is gone";
+    r.verdict = lost_before ? std::string("the OpenGL context is lost (GL_CONTEXT_LOST): the driver reset it")
+                            : std::string("the driver reset the OpenGL context (") + gfx::to_string(r.reset) +
+                                  "): everything it held is gone";
     return done();
   }
 
@@ -120,12 +124,28 @@ GlSelfCheck run_gl_self_check() {
     glBindFramebuffer(GL_FRAMEBUFFER, GLuint(prev_fbo));
     glViewport(prev_viewport[0], prev_viewport[1], prev_viewport[2], prev_viewport[3]);
   };
+  bool lost = false;
   try {
-    // 1. A known heatmap through the heatmap path.
+    // 1. A known heatmap through the heatmap path: through host memory, and where the window's heatmaps take
+    //    CUDA-GL interop, through interop too (CUDA writes the values into GL's memory).
     gfx::HeatmapPatternCheck pattern;
     std::string why_pattern;
-    r.pattern_ok = pattern.run(&why_pattern);
-    r.detail += "; heatmap path: " + (r.pattern_ok ? std::string("right") : why_pattern);
+    r.pattern_ok = pattern.run(&why_pattern, &lost);
+    r.detail += "; heatmap path through host memory: " + (r.pattern_ok ? std::string("right") : why_pattern);
+    if (heatmaps && heatmaps->interop().on) {
+      r.interop_checked = true;
+      if (!probe) {
+        r.detail += "; through CUDA-GL interop: the known picture could not be put on the GPU";
+      } else {
+        gfx::HeatmapPatternCheck via;
+        std::string why_interop;
+        r.interop_ok = via.run(&why_interop, &lost, &heatmaps->context(), probe) && via.interop();
+        r.detail += "; through CUDA-GL interop: " +
+                    (r.interop_ok     ? std::string("right")
+                     : !via.interop() ? "interop failed and is off now (" + heatmaps->interop().why + ")"
+                                      : why_interop);
+      }
+    }
 
     // 2. That heatmap and a line of glyphs through the window's own renderer.
     ImFont* font = ImGui::GetFont();
@@ -196,26 +216,37 @@ GlSelfCheck run_gl_self_check() {
         static_cast<long long>(ink), static_cast<long long>(got_ink));
     r.detail += t;
     if (!img.first.empty()) r.detail += " (" + img.first + ")";
+    gfx::take_gl_errors(&lost);
   } catch (const std::exception& e) {
     restore();
     r.detail += std::string("; the check could not draw: ") + e.what();
   }
-  r.ok = r.pattern_ok && r.glyphs_ok;
-  r.verdict = r.ok ? "OpenGL draws a known heatmap and a line of text exactly as expected"
+  // A reset that happened while the check drew (GL_CONTEXT_LOST above, or the status now).
+  r.context_lost = lost;
+  if (const gfx::ResetStatus after = gfx::reset_status();
+      after != gfx::ResetStatus::None && after != gfx::ResetStatus::NotAvailable) {
+    r.reset = after;
+    r.context_lost = true;
+  }
+  if (r.context_lost) r.detail += "; GL says its context is lost";
+  r.ok = r.pattern_ok && r.glyphs_ok && (!r.interop_checked || r.interop_ok) && !r.context_lost;
+  r.verdict = r.ok             ? "OpenGL draws a known heatmap and a line of text exactly as expected"
+              : r.context_lost ? "the OpenGL context was lost while the check drew (the driver reset it)"
               : !r.pattern_ok && !r.glyphs_ok ? "OpenGL drew a known heatmap and a line of text wrong"
               : !r.pattern_ok                 ? "OpenGL drew a known heatmap wrong"
-                              : "OpenGL drew a known line of text (or the heatmap beside it) wrong";
+              : !r.glyphs_ok ? "OpenGL drew a known line of text (or the heatmap beside it) wrong"
+                             : "CUDA-GL interop drew a known heatmap wrong (through host memory it is right)";
   return done();
 }
 
-GlSelfCheck run_gl_self_check_frame(ImVec2 display) {
+GlSelfCheck run_gl_self_check_frame(ImVec2 display, gfx::HeatmapSet* heatmaps, const MatrixStore* probe) {
   ImGui_ImplOpenGL3_NewFrame();
   ImGuiIO& io = ImGui::GetIO();
   io.DisplaySize = display;
   io.DisplayFramebufferScale = ImVec2(1, 1);
   io.DeltaTime = 1.0f / 60;
   ImGui::NewFrame();
-  GlSelfCheck r = run_gl_self_check();
+  GlSelfCheck r = run_gl_self_check(heatmaps, probe);
   ImGui::EndFrame();
   return r;
 }
@@ -227,19 +258,41 @@ void require_gl_ok(const std::string& what, ImVec2 display) {
                        r.verdict + " (" + r.detail + "). " + gl_damage_advice());
 }
 
-GlCheckHost::GlCheckHost(gfx::GlChoice choice, int cuda_device)
-    : m_gl(gfx::make_headless_gl(choice, cuda_device, 64, 64)) {
+GlCheckHost::GlCheckHost(gfx::GlChoice choice, std::shared_ptr<Backend> backend)
+    : m_backend(std::move(backend)),
+      m_gl(gfx::make_headless_gl(choice, m_backend ? m_backend->cuda_device() : -1, 64, 64)) {
   IMGUI_CHECKVERSION();
   m_ctx = ImGui::CreateContext();
   ImGui::SetCurrentContext(m_ctx);
   ImGui::GetIO().IniFilename = nullptr;
   load_fonts();
   ImGui_ImplOpenGL3_Init("#version 330 core");
+  if (m_backend && m_backend->cuda_device() >= 0) {
+    m_heatmaps = std::make_unique<gfx::HeatmapSet>(m_backend->cuda_device());
+    if (m_heatmaps->interop().on) try {
+        m_probe = m_backend->probe_store(gfx::HeatmapPatternCheck::pattern());
+      } catch (const std::exception& e) {
+        m_probe_error = e.what();
+      }
+  }
 }
 
 GlCheckHost::~GlCheckHost() {
+  m_heatmaps.reset();
   ImGui_ImplOpenGL3_Shutdown();
   ImGui::DestroyContext(m_ctx);
+}
+
+GlSelfCheck GlCheckHost::check() {
+  GlSelfCheck r = run_gl_self_check_frame(ImVec2(640, 360), m_heatmaps.get(), m_probe.get());
+  if (!m_probe_error.empty())
+    r.detail += " (the known picture could not be put on the GPU: " + m_probe_error + ")";
+  return r;
+}
+
+std::string GlCheckHost::heatmap_path() const {
+  if (!m_heatmaps) return "host path (no GPU backend)";
+  return m_heatmaps->interop().on ? "CUDA-GL interop" : "host path (" + m_heatmaps->interop().why + ")";
 }
 
 }  // namespace ts::ui

@@ -406,57 +406,15 @@ int run_gui(const GuiOptions& opt) {
 }
 
 namespace {
-// One offscreen frame of the whole GUI into `fbo`.
-// phases (optional): the time spent building the UI and submitting its draw.
-void offscreen_frame(App& app, const ImGuiSession& session, gfx::Framebuffer& fbo, float scale, float dt,
-                     FrameBenchResult::Phases* phases = nullptr) {
-  using clock = std::chrono::steady_clock;
-  auto t = clock::now();
-  if (session.glfw()) glfwPollEvents();
-  app.prepare_frame(scale);
-  // The GLFW backend sets the display size from the (hidden) window; offscreen it is the framebuffer's, set
-  // before NewFrame so panels are placed for it from the first frame.
-  new_frame(session.glfw(), ImVec2(float(fbo.width()), float(fbo.height())), dt);
-  app.frame();
-  if (phases) phases->ui_ms = std::chrono::duration<double, std::milli>(clock::now() - t).count();
-  t = clock::now();
-  fbo.bind();
-  render(fbo.width(), fbo.height());
-  gfx::Framebuffer::unbind();
-  TimingGate::instance().frame_drawn(TimingGate::clock_s());
-  if (phases) phases->render_ms = std::chrono::duration<double, std::milli>(clock::now() - t).count();
-  // A failed GL self-check: the GL resources made anew, and the check runs again in the next frame. (An EGL
-  // context that was reset stays lost here: the next check fails, and nothing is written.)
-  if (app.gl_rebuild_wanted() != App::GlRebuild::None) {
-    app.release_gl();
-    session.rebuild_renderer();
-    app.restore_gl(gfx::current_gl_renderer());
-  }
-}
-
-// Checks that OpenGL draws right before a picture is written: one more frame with the check due (and the
-// frame after a rebuild, when the first check failed). Throws GlDamagedError when it does not.
-void require_gl_ok_offscreen(App& app, const ImGuiSession& session, gfx::Framebuffer& fbo, float scale,
-                             const std::string& what) {
-  AppState& st = app.state();
-  st.gl_check_requested = true;
-  st.gl_check_trigger = "before writing " + what;
-  for (int frame = 0; frame < 3 && (st.gl_check_requested || app.gl_rebuild_wanted() != App::GlRebuild::None);
-       ++frame)
-    offscreen_frame(app, session, fbo, scale, 1.0f / 60);
-  if (st.gl.state != AppState::GlHealth::State::Ok)
-    throw GlDamagedError(
-        what + " not written: OpenGL failed its self-check, so the picture would be wrong: " + st.gl.verdict +
-        " (" + st.gl.detail + "). " + gl_damage_advice());
-}
-
 // The GUI without a window: an offscreen GL context (EGL device or hidden GLFW window), a framebuffer to draw
 // into, ImGui without a platform backend, and the app showing `spec`. Members are torn down in reverse order.
 struct Offscreen {
   Offscreen(gfx::GlChoice choice, const std::shared_ptr<Backend>& backend, const std::string& note,
             const ProblemSpec& spec, int width, int height)
-      : gl(gfx::make_headless_gl(choice, backend->cuda_device(), width, height)),
-        fbo(width, height),
+      : choice(choice),
+        cuda_device(backend->cuda_device()),
+        gl(gfx::make_headless_gl(choice, cuda_device, width, height)),
+        fbo(std::make_unique<gfx::Framebuffer>(width, height)),
         session(gl.window ? gl.window->get() : nullptr, nullptr),
         app(backend, note, settings_for(spec), gl.gl_renderer()) {
     app.state().gl_context = gl.note;
@@ -467,11 +425,69 @@ struct Offscreen {
     s.square = spec.m == spec.n && spec.n == spec.k;
     return s;
   }
+  // After a failed GL self-check: the GL resources made anew, or after a reset the context too (a new EGL
+  // context, or a new hidden window), and the check runs again in the next frame.
+  void rebuild(App::GlRebuild kind) {
+    app.release_gl();
+    if (kind == App::GlRebuild::Context) {
+      const int w = fbo->width(), h = fbo->height();
+      session.detach_window();
+      fbo.reset();
+      gl = gfx::HeadlessGl{};  // the old context goes before the new one is made
+      gl = gfx::make_headless_gl(choice, cuda_device, w, h);
+      fbo = std::make_unique<gfx::Framebuffer>(w, h);
+      session.attach_window(gl.window ? gl.window->get() : nullptr);
+      app.state().gl_context = gl.note;
+    } else {
+      session.rebuild_renderer();
+    }
+    app.restore_gl(gl.gl_renderer());
+  }
+  gfx::GlChoice choice;
+  int cuda_device;
   gfx::HeadlessGl gl;
-  gfx::Framebuffer fbo;
+  std::unique_ptr<gfx::Framebuffer> fbo;
   ImGuiSession session;
   App app;
 };
+
+// One offscreen frame of the whole GUI into off.fbo.
+// phases (optional): the time spent building the UI and submitting its draw.
+void offscreen_frame(Offscreen& off, float scale, float dt, FrameBenchResult::Phases* phases = nullptr) {
+  using clock = std::chrono::steady_clock;
+  App& app = off.app;
+  gfx::Framebuffer& fbo = *off.fbo;
+  auto t = clock::now();
+  if (off.session.glfw()) glfwPollEvents();
+  app.prepare_frame(scale);
+  // The GLFW backend sets the display size from the (hidden) window; offscreen it is the framebuffer's, set
+  // before NewFrame so panels are placed for it from the first frame.
+  new_frame(off.session.glfw(), ImVec2(float(fbo.width()), float(fbo.height())), dt);
+  app.frame();
+  if (phases) phases->ui_ms = std::chrono::duration<double, std::milli>(clock::now() - t).count();
+  t = clock::now();
+  fbo.bind();
+  render(fbo.width(), fbo.height());
+  gfx::Framebuffer::unbind();
+  TimingGate::instance().frame_drawn(TimingGate::clock_s());
+  if (phases) phases->render_ms = std::chrono::duration<double, std::milli>(clock::now() - t).count();
+  if (app.gl_rebuild_wanted() != App::GlRebuild::None) off.rebuild(app.gl_rebuild_wanted());
+}
+
+// Checks that OpenGL draws right before a picture is written: one more frame with the check due (and the
+// frames after each rebuild, when checks fail). Throws GlDamagedError when it does not.
+void require_gl_ok_offscreen(Offscreen& off, float scale, const std::string& what) {
+  AppState& st = off.app.state();
+  st.gl_check_requested = true;
+  st.gl_check_trigger = "before writing " + what;
+  for (int frame = 0;
+       frame < 6 && (st.gl_check_requested || off.app.gl_rebuild_wanted() != App::GlRebuild::None); ++frame)
+    offscreen_frame(off, scale, 1.0f / 60);
+  if (st.gl.state != AppState::GlHealth::State::Ok)
+    throw GlDamagedError(
+        what + " not written: OpenGL failed its self-check, so the picture would be wrong: " + st.gl.verdict +
+        " (" + st.gl.detail + "). " + gl_damage_advice());
+}
 
 nlohmann::json rect_json(const Rect& r) {
   return {r.x, r.y, r.w, r.h};
@@ -514,7 +530,7 @@ int run_snapshot(const SnapshotOptions& opt) {
     const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(60);
     while (st.user.build != UserKernelUi::Build::Ok && st.user.build != UserKernelUi::Build::Failed &&
            st.user.problem.empty() && std::chrono::steady_clock::now() < limit) {
-      offscreen_frame(app, off.session, off.fbo, opt.scale, 1.0f / 60);
+      offscreen_frame(off, opt.scale, 1.0f / 60);
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
     st.run_requested = false;  // the snapshot's own run follows
@@ -533,11 +549,11 @@ int run_snapshot(const SnapshotOptions& opt) {
   for (int frame = 0; frame < 6; ++frame) {
     if (opt.zoom)
       st.zoom_request = ZoomRequest{(*opt.zoom)[0], (*opt.zoom)[1], (*opt.zoom)[2], (*opt.zoom)[3], true};
-    offscreen_frame(app, off.session, off.fbo, opt.scale, 1.0f / 60);
+    offscreen_frame(off, opt.scale, 1.0f / 60);
   }
-  require_gl_ok_offscreen(app, off.session, off.fbo, opt.scale, opt.out_png);
+  require_gl_ok_offscreen(off, opt.scale, opt.out_png);
   glFinish();
-  std::vector<uint8_t> pixels = off.fbo.read_rgba();
+  std::vector<uint8_t> pixels = off.fbo->read_rgba();
   gfx::damage_readback(pixels);
   gfx::write_png(opt.out_png, opt.width, opt.height, pixels, opt.overwrite);
   // --export-panels: every panel's "Export PNG + CSV", through the same code as the button (one per frame).
@@ -546,9 +562,9 @@ int run_snapshot(const SnapshotOptions& opt) {
     st.settings.export_dir = opt.export_dir;
     for (const char* p : {"Timings", "Occupancy", "Tile schedule"}) st.export_pending.insert(p);
     for (int frame = 0; frame < 12 && (!st.export_pending.empty() || st.export_request); ++frame) {
-      offscreen_frame(app, off.session, off.fbo, opt.scale, 1.0f / 60);
+      offscreen_frame(off, opt.scale, 1.0f / 60);
       if (st.export_request) {
-        export_failures += !save_panel_export(st, opt.width, opt.height, off.fbo.id());
+        export_failures += !save_panel_export(st, opt.width, opt.height, off.fbo->id());
         std::fprintf(stderr, "tilescope: %s\n", st.log.latest()->text.c_str());
       }
     }
@@ -622,7 +638,7 @@ AppState& OffscreenGui::state() {
 void OffscreenGui::frame() {
   App& app = m->off.app;
   app.pump();
-  offscreen_frame(app, m->off.session, m->off.fbo, 1.0f, 1.0f / 60);  // App::frame() submits what changed
+  offscreen_frame(m->off, 1.0f, 1.0f / 60);  // App::frame() submits what changed
 }
 
 FrameBenchResult run_frame_bench(const FrameBenchOptions& opt) {
@@ -645,7 +661,7 @@ FrameBenchResult run_frame_bench(const FrameBenchOptions& opt) {
     app.pump();
     ph.pump_ms = ms_since(t);
     ph.new_result = st.result_serial != serial;
-    offscreen_frame(app, off.session, off.fbo, 1.0f, 1.0f / 60, &ph);
+    offscreen_frame(off, 1.0f, 1.0f / 60, &ph);
     t = clock::now();
     glFinish();  // the frame is done when the GPU has drawn it
     ph.finish_ms = ms_since(t);

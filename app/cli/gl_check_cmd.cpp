@@ -9,6 +9,7 @@
 #include "backend.hpp"
 #include "gl_health.hpp"
 #include "problem.hpp"
+#include "registry.hpp"
 #include "window.hpp"
 
 namespace ts::cli {
@@ -16,7 +17,10 @@ namespace ts::cli {
 void add_gl_check_options(CLI::App* cmd, GlCheckArgs& a) {
   cmd->add_option("--gl", a.gl, "offscreen OpenGL: auto (EGL device, else an X display), egl or x11")
       ->capture_default_str();
-  cmd->add_option("--device", a.device, "the CUDA device whose EGL device to check (EGL_NV_device_cuda)")
+  cmd->add_option(
+         "--backend", a.backend,
+         "auto (CUDA if a GPU is present: the check also draws through CUDA-GL interop, as the heatmaps "
+         "do), cuda or cpu (OpenGL alone)")
       ->capture_default_str();
   cmd->add_option("--watch", a.watch, "keep the context and check it again for this many seconds (0: once)")
       ->capture_default_str();
@@ -31,13 +35,15 @@ int cmd_gl_check(const GlCheckArgs& a) {
   } catch (const std::invalid_argument& e) {
     throw ValidationError(e.what());
   }
-  if (a.device.find_first_not_of("0123456789") != std::string::npos || a.device.empty() ||
-      a.device.size() > 3)
-    throw ValidationError("--device = '" + a.device + "' is not a device number");
+  const BackendChoice backend_choice = parse_backend_choice(a.backend);
   const double watch = a.watch == "0" ? 0.0 : parse_positive(a.watch, "--watch", 86400);
   const double every = parse_positive(a.every, "--every", 3600);
-  ui::GlCheckHost host(choice, std::stoi(a.device));
-  if (!a.json) std::printf("OpenGL: %s; %s\n", host.gl_note().c_str(), host.gl_renderer().c_str());
+  std::string note;
+  ui::GlCheckHost host(choice, make_backend(backend_choice, &note));
+  if (!note.empty()) std::fprintf(stderr, "tilescope: %s\n", note.c_str());
+  if (!a.json)
+    std::printf("OpenGL: %s; %s; heatmaps: %s\n", host.gl_note().c_str(), host.gl_renderer().c_str(),
+                host.heatmap_path().c_str());
   using clock = std::chrono::steady_clock;
   const auto t0 = clock::now();
   const auto end = t0 + std::chrono::duration<double>(watch);
@@ -57,6 +63,9 @@ int cmd_gl_check(const GlCheckArgs& a) {
                           {"reset_notification", r.robustness.reset_notification},
                           {"pattern_ok", r.pattern_ok},
                           {"glyphs_ok", r.glyphs_ok},
+                          {"interop_checked", r.interop_checked},
+                          {"interop_ok", r.interop_ok},
+                          {"heatmaps", host.heatmap_path()},
                           {"ms", r.ms},
                           {"gl", host.gl_note()},
                           {"renderer", host.gl_renderer()}};

@@ -12,7 +12,7 @@
 namespace ts::cli {
 
 struct GlCheckArgs {
-  std::string gl = "auto", device = "0", watch = "0", every = "0.5";
+  std::string gl = "auto", backend = "auto", watch = "0", every = "0.5";
   bool json = false;
 };
 

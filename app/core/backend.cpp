@@ -14,6 +14,11 @@ std::string KernelInfo::tile_label(int tile) const {
   return "";
 }
 
+std::shared_ptr<const MatrixStore> Backend::probe_store(std::shared_ptr<const HostMatrix> m) const {
+  auto b = std::make_shared<HostMatrix>(m->cols, m->cols);  // zeros
+  return make_host_store(m, b, m, m);
+}
+
 const KernelInfo* find_kernel(const std::vector<KernelInfo>& registry, const std::string& id) {
   for (const auto& k : registry)
     if (k.id == id) return &k;

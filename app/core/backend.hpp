@@ -197,6 +197,9 @@ class Backend {
     std::string latest;  // e.g. "the kernel faulted: an illegal memory access ..."
   };
   virtual Incidents incidents() const { return {}; }
+  // `m` where this backend keeps matrices (as A with K = its columns, C and the error; B is K x K zeros): the
+  // GL self-check draws it through the heatmaps' own path, CUDA-GL interop included on a GPU. Throws.
+  virtual std::shared_ptr<const MatrixStore> probe_store(std::shared_ptr<const HostMatrix> m) const;
   // The launch a problem would get on this device, without running it (nullopt: no occupancy here, e.g. the
   // CPU backend or cuBLAS). Never waits for a measurement; cheap enough for a frame. Throws ValidationError
   // for a kernel or tile the registry does not know.

@@ -77,6 +77,20 @@ ResetFn reset_fn() {
 
 }  // namespace
 
+GLenum take_gl_errors(bool* lost) {
+  GLenum first = GL_NO_ERROR;
+  for (int i = 0; i < 64; ++i) {
+    const GLenum e = glGetError();
+    if (e == GL_NO_ERROR) break;
+    if (first == GL_NO_ERROR) first = e;
+    if (e == GL_CONTEXT_LOST) {
+      if (lost) *lost = true;
+      break;  // it would say so again at every call
+    }
+  }
+  return first;
+}
+
 ContextRobustness context_robustness() {
   ContextRobustness r;
   r.available = reset_fn() != nullptr;
@@ -84,8 +98,7 @@ ContextRobustness context_robustness() {
     GLint strategy = 0;
     glGetIntegerv(GL_RESET_NOTIFICATION_STRATEGY, &strategy);
     r.reset_notification = strategy == GL_LOSE_CONTEXT_ON_RESET;
-    while (glGetError() != GL_NO_ERROR) {
-    }
+    take_gl_errors();
   }
   return r;
 }
@@ -139,7 +152,7 @@ ImageDiff compare_rgba(const std::vector<uint8_t>& got, const std::vector<uint8_
 // [SECTION] The known heatmap
 namespace {
 
-std::shared_ptr<HostMatrix> pattern_matrix() {
+std::shared_ptr<HostMatrix> make_pattern() {
   auto m = std::make_shared<HostMatrix>(HeatmapPatternCheck::kRows, HeatmapPatternCheck::kCols);
   for (int64_t r = 0; r < m->rows; ++r)
     for (int64_t c = 0; c < m->cols; ++c)
@@ -152,11 +165,12 @@ constexpr float kLo = 0, kHi = 256;
 }  // namespace
 
 struct HeatmapPatternCheck::Impl {
-  std::shared_ptr<HostMatrix> values = pattern_matrix();
+  std::shared_ptr<HostMatrix> values = make_pattern();
   std::vector<uint8_t> expected = expected_picture();
   HeatmapContext ctx{-1};  // the host path: the values are uploaded as the host path does
   HeatmapLayer layer;
   GLuint texture = 0;
+  bool interop = false;
 };
 
 HeatmapPatternCheck::HeatmapPatternCheck() : m(new Impl) {}
@@ -165,7 +179,7 @@ HeatmapPatternCheck::~HeatmapPatternCheck() {
 }
 
 std::vector<uint8_t> HeatmapPatternCheck::expected_picture() {
-  const auto values = pattern_matrix();
+  const auto values = make_pattern();
   std::vector<uint8_t> rgba(size_t(kCols) * kRows * 4);
   colorize(values->data.data(), values->data.size(), colormaps().front(), kLo, kHi, rgba.data());
   return rgba;
@@ -177,14 +191,26 @@ const std::vector<uint8_t>& HeatmapPatternCheck::expected() const {
 GLuint HeatmapPatternCheck::texture() const {
   return m->texture;
 }
+bool HeatmapPatternCheck::interop() const {
+  return m->interop;
+}
 
-bool HeatmapPatternCheck::run(std::string* why) {
+std::shared_ptr<HostMatrix> HeatmapPatternCheck::pattern() {
+  return make_pattern();
+}
+
+bool HeatmapPatternCheck::run(std::string* why, bool* lost, HeatmapContext* ctx, const MatrixStore* store) {
   try {
-    while (glGetError() != GL_NO_ERROR) {
+    take_gl_errors(lost);
+    std::shared_ptr<const MatrixStore> host;
+    if (!store) {
+      host = make_host_store(m->values, m->values, m->values, m->values);
+      store = host.get();
     }
-    auto store = make_host_store(m->values, m->values, m->values, m->values);
     const LodRegion r{0, 0, kRows, kCols, kCols, kRows};
-    m->layer.refresh(m->ctx, *store, MatrixId::A, r, Reduce::Mean);
+    const HeatmapLayer::Refresh ref =
+        m->layer.refresh(ctx ? *ctx : m->ctx, *store, MatrixId::C, r, Reduce::Mean);
+    m->interop = ref.interop;
     ColorParams cp;
     cp.lo = kLo;
     cp.hi = kHi;
@@ -194,7 +220,7 @@ bool HeatmapPatternCheck::run(std::string* why) {
     glFinish();
     std::vector<uint8_t> got = m->layer.painter()->read_rgba();
     damage_readback(got);
-    const GLenum err = glGetError();
+    const GLenum err = take_gl_errors(lost);
     const ImageDiff d = compare_rgba(got, m->expected, kCols, kRows, 0);
     if (d.differing == 0 && err == GL_NO_ERROR) return true;
     if (why) {

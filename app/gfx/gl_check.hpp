@@ -6,12 +6,17 @@
 // through the heatmap path, read back and compared with the CPU colouring) and what the driver says about the
 // context (robustness and reset status). The glyph half, which needs Dear ImGui, is ui/gl_health.hpp.
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "gl.hpp"
+#include "matrix.hpp"
+#include "matrix_store.hpp"
 
 namespace ts::gfx {
+
+class HeatmapContext;
 
 // What glGetGraphicsResetStatus says of the current context.
 enum class ResetStatus {
@@ -29,6 +34,9 @@ struct ContextRobustness {
 };
 ContextRobustness context_robustness();  // of the current context
 ResetStatus reset_status();              // of the current context; None after a reset was reported once
+// Takes every pending GL error (at most 64: a lost context may report GL_CONTEXT_LOST at every call) and
+// returns the first; *lost is set when one of them was GL_CONTEXT_LOST.
+GLenum take_gl_errors(bool* lost = nullptr);
 
 // Damage the self-check's tests inject on a machine whose GL works (Mesa), from TILESCOPE_SIMULATE_GL_DAMAGE
 // (read once): "readback" (the pictures read back come out corrupted, as a broken driver returns them),
@@ -52,9 +60,14 @@ class HeatmapPatternCheck {
   HeatmapPatternCheck(const HeatmapPatternCheck&) = delete;
   HeatmapPatternCheck& operator=(const HeatmapPatternCheck&) = delete;
 
-  // Paints and compares. False with what differed in `why`.
-  bool run(std::string* why);
+  // Paints and compares. False with what differed in `why`; *lost when GL said its context is lost.
+  // Without arguments through host memory; with a heatmap context and a store of the pattern on its device
+  // (Backend::probe_store of pattern()), the way the window's heatmaps take: CUDA-GL interop where it is on.
+  bool run(std::string* why, bool* lost = nullptr, HeatmapContext* ctx = nullptr,
+           const MatrixStore* store = nullptr);
+  static std::shared_ptr<HostMatrix> pattern();    // the matrix drawn
   GLuint texture() const;                          // the painted picture (kCols x kRows, row 0 first)
+  bool interop() const;                            // the last run's values came through CUDA-GL interop
   const std::vector<uint8_t>& expected() const;    // its CPU colouring, RGBA, row 0 first
   static std::vector<uint8_t> expected_picture();  // the same, without GL
 

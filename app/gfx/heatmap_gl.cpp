@@ -200,8 +200,9 @@ std::vector<uint8_t> HeatmapPainter::read_rgba() const {
 namespace ts::gfx {
 
 // [SECTION] HeatmapContext / HeatmapLayer
-HeatmapContext::HeatmapContext(int cuda_device, InteropPath path)
-    : m_device(cuda_device), m_status(probe_interop(cuda_device)) {
+HeatmapContext::HeatmapContext(int cuda_device, InteropPath path, const std::string& off_why)
+    : m_device(cuda_device),
+      m_status(path == InteropPath::Off ? InteropStatus{false, off_why} : probe_interop(cuda_device)) {
   if (!m_status.on) return;
   try {
     m_stream = std::make_unique<DisplayStream>(cuda_device);

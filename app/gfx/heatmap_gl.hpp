@@ -113,14 +113,18 @@ namespace ts::gfx {
 
 // How interop hands values from CUDA to GL: memory both share for good (Vulkan-allocated, no per-refresh
 // handover), or GL textures mapped into CUDA for each refresh. Auto: shared when the driver offers it.
-enum class InteropPath { Auto, Shared, Mapped };
+// Off: the host path even where interop would work (TILESCOPE_INTEROP=off, or after the GL self-check found
+// interop drawing wrong pictures).
+enum class InteropPath { Auto, Shared, Mapped, Off };
 
 // Shared by the heatmaps of one GL context: whether interop is possible, which path it takes, and the CUDA
 // stream it uses.
 class HeatmapContext {
  public:
   // cuda_device: the engine's CUDA device (-1: CPU engine). Probes interop on the current GL context.
-  explicit HeatmapContext(int cuda_device, InteropPath path = InteropPath::Auto);
+  // Off: never asks CUDA about the GL context; `off_why` is the reason shown for it.
+  explicit HeatmapContext(int cuda_device, InteropPath path = InteropPath::Auto,
+                          const std::string& off_why = "");
   ~HeatmapContext();
   const InteropStatus& interop() const { return m_status; }
   DisplayStream* stream() const { return m_stream.get(); }

@@ -24,17 +24,21 @@ namespace {
 // and it passed the GL tests, the orientation snapshots, 10 s of frames under Repeat and the commit timing
 // there. A shared buffer that fails at run time falls back to mapped textures
 // (HeatmapContext::disable_shared). An unknown value is reported on stderr and auto is used.
+// TILESCOPE_INTEROP=off: the host path on a GPU too (CUDA is not asked about the GL context at all).
 InteropPath interop_path_from_env() {
   const char* v = std::getenv("TILESCOPE_INTEROP");
   if (!v || !*v || std::string(v) == "auto") return InteropPath::Auto;
   if (std::string(v) == "shared") return InteropPath::Shared;
   if (std::string(v) == "mapped") return InteropPath::Mapped;
-  std::fprintf(stderr, "tilescope: TILESCOPE_INTEROP=%s is not mapped, shared or auto: using auto\n", v);
+  if (std::string(v) == "off") return InteropPath::Off;
+  std::fprintf(stderr, "tilescope: TILESCOPE_INTEROP=%s is not mapped, shared, off or auto: using auto\n", v);
   return InteropPath::Auto;
 }
 }  // namespace
 
-HeatmapSet::HeatmapSet(int cuda_device) : m_ctx(cuda_device, interop_path_from_env()) {}
+HeatmapSet::HeatmapSet(int cuda_device, const std::string& interop_off_why)
+    : m_ctx(cuda_device, interop_off_why.empty() ? interop_path_from_env() : InteropPath::Off,
+            interop_off_why.empty() ? "turned off (TILESCOPE_INTEROP=off)" : interop_off_why) {}
 
 HeatmapSet::~HeatmapSet() = default;
 

@@ -53,12 +53,14 @@ struct HoverValue {
 class HeatmapSet {
  public:
   // GL context current. cuda_device: the engine's device (-1: the CPU engine): interop is probed here.
-  explicit HeatmapSet(int cuda_device);
+  // interop_off_why non-empty: the host path, for that reason (interop is not even probed).
+  explicit HeatmapSet(int cuda_device, const std::string& interop_off_why = "");
   ~HeatmapSet();
   HeatmapSet(const HeatmapSet&) = delete;
   HeatmapSet& operator=(const HeatmapSet&) = delete;
 
   const InteropStatus& interop() const { return m_ctx.interop(); }
+  HeatmapContext& context() { return m_ctx; }                         // the GL self-check draws through it
   const std::string& path_note() const { return m_ctx.path_note(); }  // shared memory, or mapped textures
   // The matrices of a new result (serial grows with every result). Every map seen before is refreshed at its
   // current view, all together (one interop map/unmap, one synchronisation), when the first picture of the
