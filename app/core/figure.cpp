@@ -273,4 +273,18 @@ Unit time_unit(double max_ms) {
   return {1e3, "us"};
 }
 
+std::string format_flops(double flops_per_s, const char* fmt) {
+  const Unit u = flops_unit(flops_per_s);
+  char b[64];
+  std::snprintf(b, sizeof b, fmt, flops_per_s * u.scale);
+  return std::string(b) + " " + u.name;
+}
+
+std::string format_ms(double ms, const char* fmt) {
+  const Unit u = time_unit(ms);
+  char b[64];
+  std::snprintf(b, sizeof b, fmt, ms * u.scale);
+  return std::string(b) + " " + u.name;
+}
+
 }  // namespace ts

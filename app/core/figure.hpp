@@ -101,5 +101,10 @@ struct Unit {
 Unit flops_unit(double max_flops_per_s);
 // Milliseconds in: s, ms or us, whichever shows `max_ms` as at least 1 and under 1000 where possible.
 Unit time_unit(double max_ms);
+// One value in the unit that keeps it readable, for text people read (the window's, the command line's):
+// "10.2 GFLOP/s" rather than "0.010 TFLOP/s", "74.7 us" rather than "0.0747 ms". Machine-readable outputs
+// (CSV, JSON) keep fixed units named in their fields.
+std::string format_flops(double flops_per_s, const char* fmt = "%.3g");
+std::string format_ms(double ms, const char* fmt = "%.4g");
 
 }  // namespace ts

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 
 #include <gtest/gtest.h>
 
@@ -51,6 +52,34 @@ TEST(Cli, RunOnTheCpuPrintsJsonWithEveryKey) {
   EXPECT_EQ(j["tile"], 8);
   EXPECT_EQ(j["backend"], "cpu");
   EXPECT_EQ(j["passed"], true);
+}
+
+// Text for people in the unit the window would use: a CPU's speed is not "0.010 TFLOP/s", and sampling
+// without a noise target is not "converged".
+TEST(Cli, RunAndBenchOnTheCpuSpeakInUnitsThatFitAndSayWhySamplingStopped) {
+  auto r = ts_run("run --backend cpu --size 128");
+  ASSERT_EQ(r.code, 0) << r.output;
+  const size_t at = r.output.find("speed      ");
+  ASSERT_NE(at, std::string::npos) << r.output;
+  std::istringstream speed(r.output.substr(at + 11));
+  double value = 0;
+  std::string unit;
+  speed >> value >> unit;
+  EXPECT_TRUE(unit == "GFLOP/s" || unit == "MFLOP/s") << r.output;
+  EXPECT_GE(value, 1.0) << r.output;
+  EXPECT_NE(r.output.find("sampling   3 samples, as many as the policy takes (it has no noise target)"),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("converged"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(" % of the median"), std::string::npos) << r.output;
+  // The bench's progress line (standard error) likewise; its JSON keeps TFLOP/s.
+  auto b = run_cmd(
+      kBin +
+      " bench --backend cpu --kernels tiled --shapes 64 --max-samples 12 --min-time 0.001 --format json");
+  ASSERT_EQ(b.code, 0) << b.output;
+  EXPECT_EQ(b.output.find("TFLOP/s"), std::string::npos) << b.output;
+  EXPECT_NE(b.output.find("FLOP/s"), std::string::npos) << b.output;
+  EXPECT_NE(b.output.find("\"tflops\""), std::string::npos) << b.output;
 }
 
 TEST(Cli, BadInputExitsWithTwoAndSaysWhy) {
