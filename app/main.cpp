@@ -415,8 +415,7 @@ int cmd_list(bool as_json) {
   for (const auto& k : infos) {
     const std::string backends =
         std::string(k.has_cuda ? "cuda" : "") + (k.has_cuda && k.cpu ? "," : "") + (k.cpu ? "cpu" : "");
-    std::printf("%-13s %s%s%s [%s]\n", k.id.c_str(), k.title.c_str(), k.is_reference ? " (reference)" : "",
-                k.teaching ? " (teaching: wrong on purpose)" : "",
+    std::printf("%-13s %s [%s]\n", k.id.c_str(), k.label().c_str(),
                 backends.empty() ? "not built" : backends.c_str());
     std::printf("              %s\n", k.description.c_str());
     for (size_t i = 0; i < k.tiles.size(); ++i)

@@ -49,7 +49,7 @@ class ControlsPanel final : public Panel {
 
     ImGui::SeparatorText("Kernel");
     ImGui::SetNextItemWidth(-1);
-    if (ImGui::BeginCombo("##kernel", cur ? cur->title.c_str() : p.kernel.c_str(),
+    if (ImGui::BeginCombo("##kernel", cur ? cur->label().c_str() : p.kernel.c_str(),
                           ImGuiComboFlags_HeightLarge)) {
       bool teaching_shown = false, user_shown = false;
       for (const auto& k : s.kernels) {
@@ -63,7 +63,8 @@ class ControlsPanel final : public Panel {
         }
         const bool usable = s.backend_kind == "cuda" ? k.has_cuda : k.cpu != nullptr;
         ImGui::BeginDisabled(!usable);
-        if (ImGui::Selectable(k.title.c_str(), k.id == p.kernel)) {
+        // Under "broken on purpose" the teaching variants need no word of their role: their titles suffice.
+        if (ImGui::Selectable(k.teaching ? k.title.c_str() : k.label().c_str(), k.id == p.kernel)) {
           p.kernel = k.id;
           if (!k.tiles.empty() && std::find(k.tiles.begin(), k.tiles.end(), p.tile) == k.tiles.end())
             p.tile = k.default_tile;

@@ -32,6 +32,22 @@ TEST(Cli, ListPrintsEveryKernel) {
   auto r = ts_run("list");
   EXPECT_EQ(r.code, 0) << r.output;
   for (const char* k : {"naive", "tiled", "cublas"}) EXPECT_NE(r.output.find(k), std::string::npos) << k;
+  // Each kernel's role said once: not "cuBLAS SGEMM (FP32, reference) (reference)", nor "Teaching: ...
+  // (teaching: wrong on purpose)".
+  EXPECT_NE(r.output.find("cublas        Reference: cuBLAS SGEMM (FP32) ["), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("tiled_floork  Teaching, wrong on purpose: tiled with K / TILE steps ["),
+            std::string::npos)
+      << r.output;
+  std::istringstream lines(r.output);
+  for (std::string line; std::getline(lines, line);) {
+    auto count = [&](const std::string& word) {
+      size_t n = 0;
+      for (size_t at = line.find(word); at != std::string::npos; at = line.find(word, at + 1)) ++n;
+      return n;
+    };
+    EXPECT_LE(count("reference"), 1u) << line;
+    EXPECT_LE(count("eaching"), 1u) << line;
+  }
   auto j = ts_run("list --json");
   ASSERT_EQ(j.code, 0);
   auto parsed = nlohmann::json::parse(j.output);

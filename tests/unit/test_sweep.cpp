@@ -177,6 +177,13 @@ TEST(SweepRunner, ProgressAdvancesWithoutBlockingAndCancelKeepsFinishedPoints) {
   EXPECT_EQ(runner.take_finished().size(), 2u);
 }
 
+// The Sweep panel's line after Cancel read "cancelled: the 0 points finished are kept".
+TEST(SweepRunner, TheCancelledNoteFitsTheCount) {
+  EXPECT_EQ(cancelled_note(0), "cancelled before any point finished: nothing to keep");
+  EXPECT_EQ(cancelled_note(1), "cancelled: the 1 point finished is kept");
+  EXPECT_EQ(cancelled_note(5), "cancelled: the 5 points finished are kept");
+}
+
 TEST(SweepRunner, ARefusedPlanSaysWhy) {
   SweepRunner runner(std::make_shared<CpuBackend>(kernel_infos()));
   SweepSpec s;

@@ -42,3 +42,17 @@ TEST(TextWrap, KeepsANumberWithItsUnit) {
   // Not glued: a number followed by punctuation.
   EXPECT_EQ(wrap("timed: 1, 3, 4", 9), (std::vector<std::string>{"timed: 1,", "3, 4"}));
 }
+
+TEST(TextWrap, ARefusalKeepsItsRangeWholeAtEveryWidth) {
+  // The Occupancy calculator's refusal wrapped as "outside 1." / ".1024" with ImGui's own wrapping.
+  const std::string text = "refused: threads per block = 2000 is outside 1..1024";
+  for (float w = 4; w <= float(text.size()); ++w) {
+    bool whole = false;
+    for (const auto& l : wrap(text, w)) {
+      EXPECT_NE(l.back(), '.') << "width " << w << ": " << l;
+      EXPECT_NE(l.front(), '.') << "width " << w << ": " << l;
+      whole |= l.find("1..1024") != std::string::npos;
+    }
+    EXPECT_TRUE(whole) << "width " << w;
+  }
+}
