@@ -77,7 +77,7 @@ void export_button(AppState& s, const char* panel, const char* stem,
     s.export_request = AppState::ExportRequest{panel, stem, csv()};
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip(
-        "Writes tilescope-%s-<date>-<time>.png and .csv to %s (never replacing a file)", stem,
+        "Writes tilescope-panel-%s-<date>-<time>.png and .csv to %s (never replacing a file)", stem,
         s.settings.export_dir.empty() ? default_export_dir().c_str() : s.settings.export_dir.c_str());
 }
 

@@ -5,11 +5,13 @@
 // through Mesa or a GPU, else the X server ctest starts): SKIP for itself when there is none.
 #include <cmath>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #define STB_IMAGE_IMPLEMENTATION
@@ -264,6 +266,56 @@ TEST(Figure, TwoExportsNeverOverwriteEachOther) {
   for (const auto& j : after.at(".json"))
     titled += nlohmann::json::parse(read_file(j))["meta"]["title"] == "Again";
   EXPECT_EQ(titled, 1);
+}
+
+// Names are taken exclusively: a name already taken gives -2 (no race on the clock: the first name of every
+// second the run could take is made beforehand), and runs started at once into one folder all succeed.
+TEST(Figure, RunsIntoOneFolderInTheSameSecondAllSucceedUnderNamesOfTheirOwn) {
+  test::TempDir dir;
+  save_session(dir.path() / "h100.json", h100_sweep(), false);
+  const fs::path out = dir.path() / "figures";
+  fs::create_directories(out);
+  const std::string args = "--plot bars --figure-size 640x480 --session " + dir.file("h100.json") +
+                           " --size 1024 --out-dir " + out.string();
+  // Someone's figure of every second of the next ten minutes: only its PNG (the rest of its set is free).
+  const std::time_t t0 = std::time(nullptr);
+  auto stamp = [](std::time_t t) {
+    std::tm tm{};
+    localtime_r(&t, &tm);
+    char b[32];
+    std::strftime(b, sizeof b, "%Y%m%d-%H%M%S", &tm);
+    return std::string(b);
+  };
+  for (std::time_t t = t0; t <= t0 + 600; ++t)
+    std::ofstream(out / ("tilescope-bars-" + stamp(t) + ".png")) << "someone's";
+  const Outcome one = figure(args);
+  if (no_gl(one)) GTEST_SKIP() << one.output;
+  ASSERT_EQ(one.code, 0) << one.output;
+  if (std::time(nullptr) > t0 + 600) GTEST_SKIP() << "the figure took over ten minutes";
+  std::vector<std::string> mine;
+  for (const auto& e : fs::directory_iterator(out))
+    if (read_file(e.path()) != "someone's") mine.push_back(e.path().filename().string());
+  ASSERT_EQ(mine.size(), 3u);
+  for (const auto& name : mine) EXPECT_NE(name.find("-2."), std::string::npos) << name;
+  for (const auto& e : fs::directory_iterator(out)) fs::remove(e.path());
+  // Four at once, into one folder: four sets of three files, none empty, each sidecar naming its own PNG.
+  std::vector<Outcome> runs(4);
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < runs.size(); ++i) threads.emplace_back([&, i] { runs[i] = figure(args); });
+  for (auto& t : threads) t.join();
+  for (const auto& r : runs) EXPECT_EQ(r.code, 0) << r.output;
+  const auto files = figure_files(out);
+  ASSERT_EQ(files.count(".png"), 1u);
+  EXPECT_EQ(files.at(".png").size(), 4u);
+  EXPECT_EQ(files.at(".csv").size(), 4u);
+  ASSERT_EQ(files.at(".json").size(), 4u);
+  for (const auto& j : files.at(".json")) {
+    const nlohmann::json sidecar = nlohmann::json::parse(read_file(j));
+    fs::path png = j;
+    png.replace_extension(".png");
+    EXPECT_EQ(sidecar["render"]["png"].get<std::string>(), png.filename().string());
+    EXPECT_GT(load_png(png.string()).w, 0) << png;
+  }
 }
 
 TEST(Figure, BadInputIsRefusedWithExitCode2AndNothingWritten) {
