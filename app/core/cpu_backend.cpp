@@ -13,8 +13,13 @@
 
 namespace ts {
 
-CpuBackend::CpuBackend(std::vector<KernelInfo> registry, std::function<std::vector<KernelInfo>()> more)
-    : m_registry(std::move(registry)), m_more(std::move(more)) {}
+CpuBackend::CpuBackend(std::vector<KernelInfo> registry, std::function<std::vector<KernelInfo>()> more,
+                       std::string cuda_build)
+    : m_registry(std::move(registry)), m_more(std::move(more)), m_cuda_build(std::move(cuda_build)) {}
+
+std::string CpuBackend::version_info() const {
+  return "CUDA: not used (CPU backend)" + (m_cuda_build.empty() ? std::string() : "; " + m_cuda_build);
+}
 
 std::vector<KernelInfo> CpuBackend::kernels() const {
   std::vector<KernelInfo> all = m_registry;

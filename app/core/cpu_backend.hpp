@@ -17,8 +17,12 @@ inline constexpr int64_t kCpuMaxWork = int64_t(1) << 30;
 class CpuBackend final : public Backend {
  public:
   // `more`: kernels that join at run time (a person's own, listed so the window can say they need a GPU).
-  explicit CpuBackend(std::vector<KernelInfo> registry, std::function<std::vector<KernelInfo>()> more = {});
+  // `cuda_build`: what this build has of CUDA (registry.hpp: cuda_build_note), for version_info().
+  explicit CpuBackend(std::vector<KernelInfo> registry, std::function<std::vector<KernelInfo>()> more = {},
+                      std::string cuda_build = "");
   std::string kind() const override { return "cpu"; }
+  // "CUDA: not used (CPU backend); built with the CUDA 12.4 toolkit" (Help > About's CUDA line).
+  std::string version_info() const override;
   std::string device_name() const override;
   std::vector<KernelInfo> kernels() const override;
   DeviceInfo device_info() const override;
@@ -34,6 +38,7 @@ class CpuBackend final : public Backend {
  private:
   std::vector<KernelInfo> m_registry;
   std::function<std::vector<KernelInfo>()> m_more;
+  std::string m_cuda_build;
   std::mutex m_run;  // one measurement at a time
 };
 

@@ -896,6 +896,31 @@ TEST_F(Gui, ExportPngAndCsvWritesThePanelWithoutTheTooltipOfItsButton) {
   EXPECT_EQ(s.passed, 1);
 }
 
+// Input "identity": A is the identity, B is still random, so the seed matters and its field takes input.
+TEST_F(Gui, TheSeedIsEnabledForIdentityWhoseBStillDependsOnIt) {
+  std::filesystem::create_directories(m_dir.path() / "tilescope");
+  std::ofstream(config_file("settings.json")) << R"({"n": 48, "input": "identity"})";
+  GuiRun s;
+  s.body = [](ImGuiTestContext* ctx, App& app) {
+    ui::AppState& st = app.state();
+    IM_CHECK(wait_for_result(ctx, app, 0));
+    IM_CHECK_EQ(st.result->spec.input, InputKind::Identity);
+    ctx->SetRef("Controls");
+    IM_CHECK((ctx->ItemInfo("Seed").ItemFlags & ImGuiItemFlags_Disabled) == 0);
+    const uint64_t serial = st.result_serial;
+    ctx->ItemClick("Seed");
+    ctx->KeyCharsReplaceEnter("7");
+    IM_CHECK(wait_for_result(ctx, app, serial));
+    IM_CHECK_EQ(st.result->spec.seed, uint64_t(7));
+    // Ones: no input depends on the seed; the field is disabled.
+    ctx->ComboClick("Input/ones");
+    ctx->Yield(3);
+    IM_CHECK((ctx->ItemInfo("Seed").ItemFlags & ImGuiItemFlags_Disabled) != 0);
+  };
+  run_session(s);
+  EXPECT_EQ(s.passed, 1);
+}
+
 // A person's own kernel in the window (CPU backend: compiled by NVRTC, listed, never run): opened as a file
 // dropped on the window would be, built and selected as "yours: <name>"; a save with a compile error shows
 // the error at its line and keeps the last good build; a save from another editor is noticed by the watcher

@@ -50,6 +50,16 @@ TEST(CpuBackend, VerifiesThenTimesUnderTheQuickPolicy) {
   EXPECT_EQ(r.c->cols, 45);
 }
 
+// Help > About shows the backend's version line; on the CPU backend it had none although the README promises
+// a CUDA line: it says CUDA is not used, and what this build has of it.
+TEST(CpuBackend, ItsVersionLineSaysCudaIsNotUsedAndWhatTheBuildHas) {
+  std::string note;
+  const auto b = make_backend(BackendChoice::Cpu, &note);
+  const std::string v = b->version_info();
+  EXPECT_EQ(v.rfind("CUDA: not used (CPU backend); built with", 0), 0u) << v;
+  EXPECT_NE(v.find(cuda_compiled() ? "toolkit" : "without CUDA"), std::string::npos) << v;
+}
+
 TEST(CpuBackend, TheBenchPolicyDoesNotTimeAKernelThatFailsVerification) {
   CpuBackend b(kernel_infos());
   RunRequest req = request(40, 40, 33, "tiled_floork", 16);  // 16 does not divide 33: wrong on purpose
