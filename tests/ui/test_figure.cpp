@@ -206,6 +206,44 @@ TEST(Figure, OfASessionHasTheRequestedSizeTheSeriesInsideThePlotAndASidecarWithE
   EXPECT_NE(csv.find("series,x,median_ms"), std::string::npos);
 }
 
+// The plot's edges do not cut the ringed current point or the markers in half: with the current point the
+// highest and rightmost of all (tiled T=32 at 4096, faster at every size) and the slowest point the lowest,
+// the ring lies wholly inside the plot area, and no marker or line of the curve touches its bottom edge.
+TEST(Figure, TheRingedCurrentPointAndTheEndMarkersAreDrawnWhole) {
+  test::TempDir dir;
+  Session s = h100_sweep();
+  s.records.clear();
+  for (int64_t n = 256; n <= 4096; n += 256) {
+    const double n3 = double(n) * double(n) * double(n), tflops_at = 5.0 + double(n) / 512.0;
+    s.add(point("tiled", 32, n, 2 * n3 / (tflops_at * 1e9)));
+  }
+  save_session(dir.path() / "rising.json", s, false);
+  const fs::path out = dir.path() / "figures";
+  const Outcome r =
+      figure("--plot timings --session " + dir.file("rising.json") +
+             " --kernel tiled --tile 32 --size 4096 --figure-size 1600x900 --out-dir " + out.string());
+  if (no_gl(r)) GTEST_SKIP() << r.output;
+  ASSERT_EQ(r.code, 0) << r.output;
+  const auto files = figure_files(out);
+  const Image im = load_png(files.at(".png").at(0).string());
+  const nlohmann::json j = nlohmann::json::parse(read_file(files.at(".json").at(0)));
+  const auto& a = j["render"]["plot_area"];
+  const int x0 = int(std::ceil(a[0].get<double>())), y0 = int(std::ceil(a[1].get<double>()));
+  const int x1 = int(a[0].get<double>() + a[2].get<double>()),
+            y1 = int(a[1].get<double>() + a[3].get<double>());
+  const nlohmann::json ring = {89, 166, 255};  // the dark theme's plot_current (0.35, 0.65, 1.00)
+  const nlohmann::json curve = j["render"]["series_colours"]["tiled T=32"];
+  auto count = [&](const nlohmann::json& rgb, int xa, int ya, int xb, int yb) {
+    return pixels_of(im, nlohmann::json::array({xa, ya, xb - xa, yb - ya}), rgb, 8);
+  };
+  EXPECT_GT(count(ring, x0, y0, x1, y1), 20) << "the current point is ringed";
+  EXPECT_EQ(count(ring, x0, y0, x1, y0 + 2), 0) << "the ring touches the plot's top edge";
+  EXPECT_EQ(count(ring, x1 - 2, y0, x1, y1), 0) << "the ring touches the plot's right edge";
+  EXPECT_GT(count(curve, x0, y0, x1, y1), 150);
+  EXPECT_EQ(count(curve, x0, y1 - 2, x1, y1), 0) << "the lowest marker touches the plot's bottom edge";
+  EXPECT_EQ(count(curve, x0, y0, x0 + 2, y1), 0) << "the first marker touches the plot's left edge";
+}
+
 TEST(Figure, TheLightThemeAndTheLadderAndTheRooflineOfASession) {
   test::TempDir dir;
   save_session(dir.path() / "h100.json", h100_sweep(), false);
