@@ -739,11 +739,22 @@ PlotReport draw_occupancy(const OccupancyData& d, ImVec2 size, const PlotStyle& 
   ImPlot::SetupAxisLimits(ImAxis_Y1, 0, 118, ImPlotCond_Always);
   if (n > 0) ImPlot::SetupAxisTicks(ImAxis_X1, pos.data(), n, lp.data());
   const float em = ImGui::GetFontSize();
+  // Tiles without figures: one note when every tile has the same reason (a build without the resource
+  // table), wrapped to the plot; else each tile's reason, cut to what its slot can hold.
+  const bool one_reason = n > 0 && std::all_of(d.tiles.begin(), d.tiles.end(), [&](const TileOccupancy& t) {
+                            return !t.error.empty() && t.error == d.tiles.front().error;
+                          });
+  if (one_reason) plot_note(d.tiles.front().error, (n - 1) * 0.5, 59);
   for (int i = 0; i < n; ++i) {
     const TileOccupancy& t = d.tiles[size_t(i)];
     const double x = i;
     if (!t.error.empty()) {
-      ImPlot::PlotText(t.error.size() > 28 ? (t.error.substr(0, 26) + "...").c_str() : t.error.c_str(), x, 8);
+      if (one_reason) continue;
+      const float room = ImPlot::PlotToPixels(x + 0.45, 0).x - ImPlot::PlotToPixels(x - 0.45, 0).x;
+      std::string shown = t.error;
+      while (shown.size() > 4 && ImGui::CalcTextSize(shown.c_str()).x > room)
+        shown = shown.substr(0, shown.size() - 4) + "...";
+      ImPlot::PlotText(shown.c_str(), x, 8);
       continue;
     }
     const double v = 100 * t.report.occupancy;
