@@ -20,6 +20,8 @@
 #include "cli/kernel_file.hpp"
 #include "gpu_catalog.hpp"
 #include "csv.hpp"
+#include "figure.hpp"
+#include "measure.hpp"
 #include "files.hpp"
 #include "schedule.hpp"
 #include "session.hpp"
@@ -183,10 +185,17 @@ void print_result(const ts::RunResult& r) {
   std::printf("shape      M x N x K = %lld x %lld x %lld, input %s, seed %llu\n", (long long)s.m,
               (long long)s.n, (long long)s.k, ts::to_string(s.input), (unsigned long long)s.seed);
   std::printf("backend    %s: %s\n", r.backend.c_str(), r.device.c_str());
-  if (r.timed)
-    std::printf("time       median %.4f ms over %d launches (IQR %.4f, min %.4f, max %.4f), %s\n", st.median,
-                st.count, st.p75 - st.p25, st.min, st.max, r.stop.c_str());
-  else
+  if (r.timed) {
+    // Times in the unit of the median (74.7 us rather than 0.0747 ms), the spread also as a share of it.
+    const ts::Unit u = ts::time_unit(st.median);
+    auto t = [&](double ms) { return ts::CsvWriter::num(ms * u.scale, "%.4g"); };
+    std::printf(
+        "time       median %s %s over %d launches (IQR %s %s = %s %% of the median, min %s, max %s)\n",
+        t(st.median).c_str(), u.name.c_str(), st.count, t(st.p75 - st.p25).c_str(), u.name.c_str(),
+        ts::CsvWriter::num(st.median > 0 ? 100 * (st.p75 - st.p25) / st.median : 0, "%.2g").c_str(),
+        t(st.min).c_str(), t(st.max).c_str());
+    std::printf("sampling   %s\n", ts::describe_stop(r.stop, r.noise, st.count).c_str());
+  } else
     std::printf("time       not timed (verification failed)\n");
   std::printf("policy     %s\n", r.policy.c_str());
   if (r.clock.available)
@@ -194,7 +203,7 @@ void print_result(const ts::RunResult& r) {
                 r.clock.max_mhz, r.clock.throttled ? ", THROTTLED " : "", r.clock.throttle_reasons.c_str());
   else
     std::printf("SM clock   %s\n", r.clock.note.empty() ? "not recorded" : r.clock.note.c_str());
-  std::printf("speed      %.3f TFLOP/s\n", r.tflops);
+  if (r.timed) std::printf("speed      %s\n", ts::format_flops(r.tflops * 1e12).c_str());
   std::printf("error      max abs %.3e, max rel %.3e, tolerance %.3e (vs %s)\n", r.error.max_abs_err,
               r.error.max_rel_err, r.error.tolerance, r.reference.c_str());
   if (!r.error.passed)
@@ -205,17 +214,18 @@ void print_result(const ts::RunResult& r) {
   if (r.cublas_interleaved()) {
     const ts::InterleavedReference& ref = r.interleaved;
     std::printf(
-        "cuBLAS     %s median %.4f ms over %d launches, each right after one of the kernel's: the kernel "
+        "cuBLAS     %s median %s over %d launches, each right after one of the kernel's: the kernel "
         "reaches %.1f %% of it\n",
-        ref.kernel.c_str(), ref.stats.median, ref.stats.count, 100.0 * ref.stats.median / r.median_ms);
+        ref.kernel.c_str(), ts::format_ms(ref.stats.median).c_str(), ref.stats.count,
+        100.0 * ref.stats.median / r.median_ms);
     if (ref.clock.available)
       std::printf("           its SM clock median %.0f MHz (min %.0f, max %.0f)%s%s%s\n",
                   ref.clock.median_mhz, ref.clock.min_mhz, ref.clock.max_mhz,
                   ref.clock.throttled ? ", THROTTLED " : "", ref.clock.throttle_reasons.c_str(),
                   ts::clocks_differ(r.clock, ref.clock) ? "; the two clocks differ by more than 1 %" : "");
   } else if (r.reference_ms > 0) {
-    std::printf("cuBLAS     %.4f ms at this shape (timed on its own): the kernel reaches %.1f %% of it\n",
-                r.reference_ms, 100.0 * r.reference_ms / r.median_ms);
+    std::printf("cuBLAS     %s at this shape (timed on its own): the kernel reaches %.1f %% of it\n",
+                ts::format_ms(r.reference_ms).c_str(), 100.0 * r.reference_ms / r.median_ms);
   } else if (!r.interleaved_note.empty()) {
     std::printf("cuBLAS     not timed beside it: %s\n", r.interleaved_note.c_str());
   }
@@ -407,8 +417,7 @@ int cmd_list(bool as_json) {
   for (const auto& k : infos) {
     const std::string backends =
         std::string(k.has_cuda ? "cuda" : "") + (k.has_cuda && k.cpu ? "," : "") + (k.cpu ? "cpu" : "");
-    std::printf("%-13s %s%s%s [%s]\n", k.id.c_str(), k.title.c_str(), k.is_reference ? " (reference)" : "",
-                k.teaching ? " (teaching: wrong on purpose)" : "",
+    std::printf("%-13s %s [%s]\n", k.id.c_str(), k.label().c_str(),
                 backends.empty() ? "not built" : backends.c_str());
     std::printf("              %s\n", k.description.c_str());
     for (size_t i = 0; i < k.tiles.size(); ++i)
@@ -715,17 +724,16 @@ int cmd_bench(const BenchArgs& a) {
     std::string beside;  // the interleaved cuBLAS, when there is one
     if (p.reference_samples > 0 && p.stats.median > 0)
       beside =
-          "  cuBLAS " + ts::CsvWriter::num(p.reference_median_ms, "%.4f") + " ms (" +
+          "  cuBLAS " + ts::format_ms(p.reference_median_ms) + " (" +
           ts::CsvWriter::num(100.0 * p.reference_median_ms / p.stats.median, "%.1f") + " %)" +
           (p.clocks_differ ? ", CLOCKS DIFFER " + ts::CsvWriter::num(p.sm_clock_median_mhz, "%.0f") + " / " +
                                  ts::CsvWriter::num(p.reference_clock_median_mhz, "%.0f") + " MHz"
                            : "");
     if (p.verified)
-      std::fprintf(stderr,
-                   "[%d/%d] %-12s %-3d %lldx%lldx%lld  median %.4f ms  %.2f TFLOP/s  %d samples, noise "
-                   "%.2f%%, %s%s%s\n",
-                   done, total, p.kernel.c_str(), p.tile, (long long)p.m, (long long)p.n, (long long)p.k,
-                   p.stats.median, p.tflops, p.stats.count, 100 * p.noise, p.stop.c_str(),
+      std::fprintf(stderr, "[%d/%d] %-12s %-3d %lldx%lldx%lld  median %s  %s  %s%s%s\n", done, total,
+                   p.kernel.c_str(), p.tile, (long long)p.m, (long long)p.n, (long long)p.k,
+                   ts::format_ms(p.stats.median).c_str(), ts::format_flops(p.tflops * 1e12).c_str(),
+                   ts::describe_stop(p.stop, p.noise, p.stats.count).c_str(),
                    p.throttled ? ", THROTTLED" : "", beside.c_str());
     else
       std::fprintf(
@@ -1122,10 +1130,19 @@ int main(int argc, char** argv) {
       } else {
         std::printf("\ntiles of %s at %lld x %lld x %lld (%s):\n", k.id.c_str(), (long long)req.spec.m,
                     (long long)req.spec.n, (long long)req.spec.k, r.policy.c_str());
-        std::printf("  %6s  %10s  %10s  %12s  %s\n", "tile", "median ms", "IQR ms", "TFLOP/s", "samples");
+        // One unit per column, the one that keeps the column's largest value readable.
+        double max_ms = 0, max_flops = 0;
+        for (const auto& m : t.measured) {
+          max_ms = std::max(max_ms, m.median_ms);
+          max_flops = std::max(max_flops, m.tflops * 1e12);
+        }
+        const ts::Unit tu = ts::time_unit(max_ms), fu = ts::flops_unit(max_flops);
+        std::printf("  %6s  %10s  %10s  %12s  %s\n", "tile", ("median " + tu.name).c_str(),
+                    ("IQR " + tu.name).c_str(), fu.name.c_str(), "samples");
         for (const auto& m : t.measured)
-          std::printf("  %6d  %10.4g  %10.3g  %12.4g  %zu%s\n", m.tile, m.median_ms, m.p75_ms - m.p25_ms,
-                      m.tflops, m.samples, m.tile == req.spec.tile ? "  (chosen)" : "");
+          std::printf("  %6d  %10.4g  %10.3g  %12.4g  %zu%s\n", m.tile, m.median_ms * tu.scale,
+                      (m.p75_ms - m.p25_ms) * tu.scale, m.tflops * 1e12 * fu.scale, m.samples,
+                      m.tile == req.spec.tile ? "  (chosen)" : "");
         for (const auto& why : refused) std::printf("  not measured: %s\n", why.c_str());
         std::printf("%s\n", t.summary().c_str());
       }

@@ -54,7 +54,7 @@ namespace ts {
 
 KernelEntry entry_cublas() {
   KernelInfo k =
-      kernel_info("cublas", "cuBLAS SGEMM (FP32, reference)",
+      kernel_info("cublas", "cuBLAS SGEMM (FP32)",
                   "NVIDIA's tuned FP32 GEMM (no TF32): the trusted reference and the speed to beat.", {}, {},
                   0, "chosen by cuBLAS");
   k.is_reference = true;

@@ -175,33 +175,29 @@ class CudaBackend final : public Backend {
                             std::to_string(e->info.min_sm / 10) + "." + std::to_string(e->info.min_sm % 10) +
                             " or newer; " + m_name + " is " + std::to_string(m_sm / 10) + "." +
                             std::to_string(m_sm % 10));
+    // The GPU's limits are its memory and CUDA's index range (dims.hpp: check_gpu_grid, check_gpu_memory).
+    const auto& s = req.spec;
+    GpuRunNeeds need;
+    need.matrices = run_bytes(s.m, s.n, s.k);
+    // The L2 flush buffer of a cold-cache policy; a person's kernel also needs the worker's own A and B.
+    if (req.policy && req.policy->cold_l2) need.l2_flush = 2.0 * double(m_info.l2_bytes);
+    if (user) need.worker_copies = 4.0 * (double(s.m) * double(s.k) + double(s.k) * double(s.n));
+    if (e) {  // the built-in kernel's launch at this shape and tile (a person's is checked below)
+      LaunchQuery q;
+      q.offline = true;
+      e->cuda(GemmArgs{nullptr, nullptr, nullptr, s.m, s.n, s.k}, s.tile, nullptr, &q);
+      check_gpu_grid(s, {int64_t(q.grid_x), int64_t(q.grid_y), int64_t(q.grid_z)});
+      need.workspace = double(q.workspace_bytes);  // split-K's partial tiles
+      need.workspace_for = s.kernel + " tile " + std::to_string(s.tile);
+    }
     CUDA_CHECK(cudaSetDevice(m_device));
     size_t free_b = 0, total_b = 0;
-    const auto& s = req.spec;
-    const bool cold = req.policy && req.policy->cold_l2;
-    // The same count as capacity() and the size sliders, and the L2 flush buffer of a cold-cache policy.
-    // A person's kernel also needs the worker's own copies of A and B.
-    const double worker_copies = user ? 4.0 * (double(s.m) * double(s.k) + double(s.k) * double(s.n)) : 0.0;
-    const double ws = e ? double(workspace_bytes(*e, s)) : 0.0;  // split-K's partial tiles
-    const double need =
-        run_bytes(s.m, s.n, s.k) + (cold ? 2.0 * double(m_info.l2_bytes) : 0.0) + worker_copies + ws;
     CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
-    if (need >
-        0.9 * double(free_b)) {  // memory cached by the pool counts as used: give it back and look again
+    if (!gpu_memory_fits(need, double(free_b))) {  // memory cached by the pool counts as used: give it back
       trim_memory_pool(m_device);
       CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
     }
-    // Keep a margin for cuBLAS workspace and the display.
-    if (need > 0.9 * double(free_b)) {
-      std::ostringstream os;
-      os << "M x N x K = " << s.m << " x " << s.n << " x " << s.k << " needs " << mib(need)
-         << " of GPU memory for A, B, C, the reference and C - reference"
-         << (cold ? " and the L2 flush buffer" : "") << (user ? " and the worker's copies of A and B" : "")
-         << (ws > 0 ? " and " + mib(ws) + " of workspace for " + s.kernel + " tile " + std::to_string(s.tile)
-                    : std::string())
-         << ", but " << m_name << " has " << mib(double(free_b)) << " free (limit: 90% of free memory)";
-      throw ValidationError(os.str());
-    }
+    check_gpu_memory(s, need, double(free_b), m_name);
     // The person's kernel: compiled (or found in the cache), its launch evaluated and checked against this
     // device before anything is allocated.
     if (user) m_user->validate(req.spec, *user);

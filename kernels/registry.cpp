@@ -114,6 +114,16 @@ bool cuda_compiled() {
 #endif
 }
 
+std::string cuda_build_note() {
+#if defined(TILESCOPE_HAVE_CUDA) && defined(TILESCOPE_CUDA_TOOLKIT_VERSION)
+  return "built with the CUDA " TILESCOPE_CUDA_TOOLKIT_VERSION " toolkit";
+#elif defined(TILESCOPE_HAVE_CUDA)
+  return "built with CUDA";
+#else
+  return "built without CUDA (no nvcc at build time)";
+#endif
+}
+
 int cuda_device_count(std::string* why) {
 #if defined(TILESCOPE_HAVE_CUDA)
   return cuda_devices(why);
@@ -126,7 +136,8 @@ int cuda_device_count(std::string* why) {
 std::shared_ptr<Backend> make_backend(BackendChoice choice, std::string* note) {
   std::vector<KernelInfo> builtins;
   for (const auto& e : register_kernels()) builtins.push_back(e.info);
-  if (choice == BackendChoice::Cpu) return std::make_shared<CpuBackend>(builtins, &user_kernel_infos);
+  if (choice == BackendChoice::Cpu)
+    return std::make_shared<CpuBackend>(builtins, &user_kernel_infos, cuda_build_note());
   std::string why;
   const int n = cuda_device_count(&why);
 #if defined(TILESCOPE_HAVE_CUDA)
@@ -135,7 +146,8 @@ std::shared_ptr<Backend> make_backend(BackendChoice choice, std::string* note) {
   if (choice == BackendChoice::Cuda) throw std::runtime_error("the CUDA backend is not available: " + why);
   if (note) *note = "no CUDA device (" + why + "): using the CPU backend";
   (void)n;
-  return std::make_shared<CpuBackend>(builtins, &user_kernel_infos);
+  return std::make_shared<CpuBackend>(
+      builtins, &user_kernel_infos, cuda_compiled() ? cuda_build_note() + ", but " + why : cuda_build_note());
 }
 
 }  // namespace ts

@@ -30,6 +30,8 @@ std::vector<KernelInfo> user_kernel_infos();
 
 // Whether this build has the CUDA backend at all.
 bool cuda_compiled();
+// What this build has of CUDA, in words: "built with the CUDA 12.4 toolkit", or "built without CUDA".
+std::string cuda_build_note();
 // Number of usable CUDA devices; 0 with a reason in `why` when there is none (no driver, no GPU, no CUDA
 // build).
 int cuda_device_count(std::string* why);

@@ -137,7 +137,7 @@ KernelEntry entry_tiled() {
 
 KernelEntry entry_tiled_nosync() {
   KernelInfo k =
-      kernel_info("tiled_nosync", "Teaching: tiled without the second __syncthreads()",
+      kernel_info("tiled_nosync", "tiled without the second __syncthreads()",
                   "Broken on purpose: fast threads overwrite the shared tiles while slow ones still "
                   "read them (a race; wrong values appear where warps drift apart).",
                   kTiles, kLabels, 32, "TILE x TILE");
@@ -147,7 +147,7 @@ KernelEntry entry_tiled_nosync() {
 
 KernelEntry entry_tiled_floork() {
   KernelInfo k =
-      kernel_info("tiled_floork", "Teaching: tiled with K / TILE steps",
+      kernel_info("tiled_floork", "tiled with K / TILE steps",
                   "Broken on purpose: loops K / TILE times instead of ceil(K / TILE), so whenever TILE "
                   "does not divide K the last partial tile is dropped and every element of C is wrong.",
                   kTiles, kLabels, 16, "TILE x TILE");
@@ -158,7 +158,7 @@ KernelEntry entry_tiled_floork() {
 
 KernelEntry entry_tiled_mirror() {
   KernelInfo k =
-      kernel_info("tiled_mirror", "Teaching: tiled, upper triangle mirrored",
+      kernel_info("tiled_mirror", "tiled, upper triangle mirrored",
                   "Broken on purpose: assumes C is symmetric because A and B are, computes only the "
                   "upper triangle and mirrors it; but the mirror image of A B is B A, which differs from "
                   "A B unless A and B commute, so the error map shows a triangle (and a shape that is "

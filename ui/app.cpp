@@ -413,8 +413,9 @@ void App::open_session_file(const std::string& path) {
       return;
     }
     // Measured on another device: kept under a name of its own and shown beside this device's session.
-    const fs::path keep =
-        unique_export_path(fs::path(path).parent_path(), "session-" + slug(saved.device.name), "json");
+    // A name taken exclusively, then the file renamed onto its empty reservation.
+    const NewNames names(fs::path(path).parent_path(), "session-" + slug(saved.device.name), {"json"});
+    const fs::path keep = names[0];
     fs::rename(path, keep);
     const std::string label = saved.label;
     s.sessions.open(std::move(saved));
@@ -452,7 +453,9 @@ void App::save_session_file() {
   if (!s.session_refused.empty()) {
     if (cur.records.empty()) return;
     // The refused file stays untouched: this window's session gets a name of its own next to it.
-    s.session_file = unique_export_path(fs::path(s.session_file).parent_path(), "session", "json").string();
+    NewNames names(fs::path(s.session_file).parent_path(), "session", {"json"});
+    names.keep();  // saved just below, replacing its empty reservation
+    s.session_file = names[0].string();
     s.session_refused.clear();
   }
   save_session(s.session_file, cur, true);

@@ -5,9 +5,12 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
+#include <string>
 
 #include <imgui.h>
 
+#include "input_gen.hpp"
+#include "matrix.hpp"
 #include "panel.hpp"
 #include "shortcuts.hpp"
 #include "theme.hpp"
@@ -15,6 +18,18 @@
 namespace ts::ui {
 
 namespace {
+
+// What the Seed field seeds (input_gen.hpp: seeded_matrices), for its tooltip.
+std::string seed_tooltip(int seeded, const char* input) {
+  if (seeded == (kSeedsA | kSeedsB))
+    return std::string("Seeds A and B (") + input +
+           "): the same seed gives the same matrices, on the GPU and on the CPU.";
+  if (seeded == kSeedsB)
+    return std::string("Seeds B (") + input + ": A is the identity, B is random), so C reproduces B.";
+  if (seeded == kSeedsA) return std::string("Seeds A (") + input + ").";
+  return std::string("Nothing to seed: ") + input +
+         (std::strcmp(input, "files") == 0 ? " are read as they are." : " inputs have no random element.");
+}
 
 const char* dim_name(Dim d) {
   return d == Dim::M ? "M" : d == Dim::N ? "N" : "K";
@@ -49,7 +64,7 @@ class ControlsPanel final : public Panel {
 
     ImGui::SeparatorText("Kernel");
     ImGui::SetNextItemWidth(-1);
-    if (ImGui::BeginCombo("##kernel", cur ? cur->title.c_str() : p.kernel.c_str(),
+    if (ImGui::BeginCombo("##kernel", cur ? cur->label().c_str() : p.kernel.c_str(),
                           ImGuiComboFlags_HeightLarge)) {
       bool teaching_shown = false, user_shown = false;
       for (const auto& k : s.kernels) {
@@ -63,7 +78,8 @@ class ControlsPanel final : public Panel {
         }
         const bool usable = s.backend_kind == "cuda" ? k.has_cuda : k.cpu != nullptr;
         ImGui::BeginDisabled(!usable);
-        if (ImGui::Selectable(k.title.c_str(), k.id == p.kernel)) {
+        // Under "broken on purpose" the teaching variants need no word of their role: their titles suffice.
+        if (ImGui::Selectable(k.teaching ? k.title.c_str() : k.label().c_str(), k.id == p.kernel)) {
           p.kernel = k.id;
           if (!k.tiles.empty() && std::find(k.tiles.begin(), k.tiles.end(), p.tile) == k.tiles.end())
             p.tile = k.default_tile;
@@ -122,13 +138,16 @@ class ControlsPanel final : public Panel {
         "B[i][j] = j, so C[i][j] = K i j: row 0 is at the top and column 0 at the left of every map. Files: "
         "File > "
         "Open A and B (.npy).");
-    ImGui::BeginDisabled(files || p.input == InputKind::Identity || p.input == InputKind::Ones ||
-                         p.input == InputKind::Ramp);
+    // The seed matters wherever an input depends on it (identity: B is still random).
+    const int seeded = files ? 0 : seeded_matrices(gen_kind(p.input));
+    ImGui::BeginDisabled(seeded == 0);
     ImGui::SetNextItemWidth(-label_w - ImGui::GetStyle().ItemSpacing.x - ImGui::GetFontSize());
     uint64_t seed = p.seed;
     ImGui::InputScalar("Seed", ImGuiDataType_U64, &seed);
     if (ImGui::IsItemDeactivatedAfterEdit()) p.seed = seed;  // one run per committed seed
     ImGui::EndDisabled();
+    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+      ImGui::SetTooltip("%s", seed_tooltip(seeded, files ? "files" : to_string(p.input)).c_str());
 
     ImGui::SeparatorText("Run");
     if (ImGui::Button("Run", ImVec2(ImGui::GetFontSize() * 5, 0))) s.run_requested = true;

@@ -139,9 +139,10 @@ FigureWritten write_figure(const FigureJob& job, const fs::path& dir) {
   FigureWritten w;
   const std::vector<uint8_t> rgba = render_figure(job, &w.report);
   const FigureMeta& m = job.data.meta;
-  w.paths = unique_figure_paths(dir, m.plot);
-  gfx::write_png(w.paths.png.string(), m.size.width, m.size.height, rgba, false);
-  write_new_file(w.paths.csv, figure_csv(job.data));
+  const NewNames names = figure_names(dir, m.plot);  // taken exclusively: another export gets -2
+  w.paths = figure_paths(names);
+  gfx::write_png(w.paths.png.string(), m.size.width, m.size.height, rgba, Replace::Reserved);
+  write_file(w.paths.csv, figure_csv(job.data), Replace::Reserved);
   nlohmann::json j = figure_sidecar(job.data);
   nlohmann::json colours = nlohmann::json::object();
   for (const auto& [label, c] : w.report.colours) colours[label] = colour_json(c);
@@ -151,7 +152,7 @@ FigureWritten write_figure(const FigureJob& job, const fs::path& dir) {
                  {"scale", job.scale},
                  {"subtitle", job.subtitle},
                  {"png", w.paths.png.filename().string()}};
-  write_new_file(w.paths.json, j.dump(2) + "\n");
+  write_file(w.paths.json, j.dump(2) + "\n", Replace::Reserved);
   return w;
 }
 

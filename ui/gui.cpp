@@ -8,11 +8,13 @@
 #include <filesystem>
 #include <fstream>
 #include <thread>
+#include <vector>
 
 #include <unistd.h>
 
 #include <GLFW/glfw3.h>
 #include <imgui.h>
+#include <imgui_internal.h>
 #include <imgui_impl_glfw.h>
 #include <imgui_impl_opengl3.h>
 #include <implot.h>
@@ -104,13 +106,43 @@ void new_frame(bool glfw, ImVec2 offscreen_size = ImVec2(0, 0), float dt = 1.0f 
   ImGui::NewFrame();
 }
 
-void render(int fb_w, int fb_h) {
-  ImGui::Render();
+void draw(ImDrawData* data, int fb_w, int fb_h) {
   glViewport(0, 0, fb_w, fb_h);
   const ImVec4 bg = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
   glClearColor(bg.x, bg.y, bg.z, 1.0f);
   glClear(GL_COLOR_BUFFER_BIT);
-  ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+  ImGui_ImplOpenGL3_RenderDrawData(data);
+}
+
+void render(int fb_w, int fb_h) {
+  ImGui::Render();
+  draw(ImGui::GetDrawData(), fb_w, fb_h);
+}
+
+// Draws the frame just rendered once more into `fbo` (0: the window's back buffer) without its tooltips,
+// which float over the panels and are not part of them (a panel export pressed with the mouse has its
+// button's tooltip on screen). False, drawing nothing, when the frame has no tooltip.
+bool draw_without_tooltips(int fb_w, int fb_h, GLuint fbo) {
+  ImDrawData* all = ImGui::GetDrawData();
+  std::vector<const ImDrawList*> tips;
+  for (ImGuiWindow* w : ImGui::GetCurrentContext()->Windows) {
+    const ImGuiWindow* root = w->RootWindow ? w->RootWindow : w;
+    if (w->Active && (root->Flags & ImGuiWindowFlags_Tooltip)) tips.push_back(w->DrawList);
+  }
+  if (!all || tips.empty()) return false;
+  ImDrawData without = *all;
+  without.CmdLists.resize(0);
+  without.TotalVtxCount = without.TotalIdxCount = 0;
+  for (ImDrawList* l : all->CmdLists)
+    if (std::find(tips.begin(), tips.end(), l) == tips.end()) {
+      without.CmdLists.push_back(l);
+      without.TotalVtxCount += l->VtxBuffer.Size;
+      without.TotalIdxCount += l->IdxBuffer.Size;
+    }
+  without.CmdListsCount = without.CmdLists.Size;
+  glBindFramebuffer(GL_FRAMEBUFFER, fbo);
+  draw(&without, fb_w, fb_h);
+  return true;
 }
 
 // A panel's export: the window's rectangle cropped from the frame just rendered (PNG) and its data (CSV),
@@ -137,23 +169,21 @@ bool save_panel_export(AppState& s, int fb_w, int fb_h, GLuint read_fbo = 0) {
     if (x1 <= x0 || y1 <= y0) throw std::runtime_error("panel " + req.panel + " has no visible area");
     fs::path dir = s.settings.export_dir.empty() ? default_export_dir() : fs::path(s.settings.export_dir);
     fs::create_directories(dir);
-    fs::path png = unique_export_path(dir, "tilescope-" + req.stem, "png");
-    fs::path csv = png;
-    csv.replace_extension(".csv");
-    for (int i = 2; fs::exists(csv); ++i) {  // the pair shares a stem; find one free for both
-      png = dir / (png.stem().string() + "-" + std::to_string(i) + ".png");
-      csv = png;
-      csv.replace_extension(".csv");
-    }
+    // A name of its own kind (Export figure writes tilescope-<plot>-<date>), the pair taken exclusively.
+    const NewNames names(dir, "tilescope-panel-" + req.stem, {"png", "csv"});
+    const fs::path &png = names[0], &csv = names[1];
+    // The panel as drawn, without the tooltips over it; then the whole frame again, as the window shows it.
+    const bool redrawn = draw_without_tooltips(fb_w, fb_h, read_fbo);
     glBindFramebuffer(GL_READ_FRAMEBUFFER, read_fbo);
     glReadBuffer(read_fbo ? GL_COLOR_ATTACHMENT0 : GL_BACK);
-    gfx::write_png(png.string(), x1 - x0, y1 - y0, gfx::read_pixels_rgba(x0, fb_h - y1, x1 - x0, y1 - y0),
-                   false);
-    glBindFramebuffer(GL_READ_FRAMEBUFFER, 0);
-    write_new_file(csv, req.csv);
+    const std::vector<uint8_t> pixels = gfx::read_pixels_rgba(x0, fb_h - y1, x1 - x0, y1 - y0);
+    if (redrawn) draw(ImGui::GetDrawData(), fb_w, fb_h);
+    glBindFramebuffer(GL_FRAMEBUFFER, 0);
+    gfx::write_png(png.string(), x1 - x0, y1 - y0, pixels, Replace::Reserved);
+    write_file(csv, req.csv, Replace::Reserved);
     s.say(Severity::Info, "exported " + png.string() + " and " + csv.filename().string());
   } catch (const std::exception& e) {
-    glBindFramebuffer(GL_READ_FRAMEBUFFER, 0);
+    glBindFramebuffer(GL_FRAMEBUFFER, 0);
     s.say(Severity::Error, std::string("export failed: ") + e.what());
     return false;
   }
@@ -170,9 +200,10 @@ void save_screenshot(AppState& s, int fb_w, int fb_h) {
   try {
     fs::path dir = s.settings.export_dir.empty() ? default_export_dir() : fs::path(s.settings.export_dir);
     fs::create_directories(dir);
-    fs::path file = unique_export_path(dir, "tilescope", "png");
+    const NewNames names(dir, "tilescope", {"png"});
+    const fs::path& file = names[0];
     glReadBuffer(GL_BACK);
-    gfx::write_png(file.string(), fb_w, fb_h, gfx::read_pixels_rgba(0, 0, fb_w, fb_h), false);
+    gfx::write_png(file.string(), fb_w, fb_h, gfx::read_pixels_rgba(0, 0, fb_w, fb_h), Replace::Reserved);
     s.say(Severity::Info, "screenshot saved: " + file.string());
   } catch (const std::exception& e) {
     s.say(Severity::Error, std::string("screenshot failed: ") + e.what());
@@ -555,7 +586,7 @@ int run_snapshot(const SnapshotOptions& opt) {
   glFinish();
   std::vector<uint8_t> pixels = off.fbo->read_rgba();
   gfx::damage_readback(pixels);
-  gfx::write_png(opt.out_png, opt.width, opt.height, pixels, opt.overwrite);
+  gfx::write_png(opt.out_png, opt.width, opt.height, pixels, opt.overwrite ? Replace::RegularFile : Replace::Never);
   // --export-panels: every panel's "Export PNG + CSV", through the same code as the button (one per frame).
   int export_failures = 0;
   if (!opt.export_dir.empty()) {

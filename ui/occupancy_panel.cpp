@@ -128,9 +128,7 @@ class OccupancyPanel final : public Panel {
       colour = match ? &palette().good : &palette().warn;
       if (!lk.exact_arch) cmp += " (" + lk.note + ")";
     }
-    ImGui::PushTextWrapPos(0);
-    ImGui::TextColored(*colour, "%s", cmp.c_str());
-    ImGui::PopTextWrapPos();
+    text_lines(cmp, colour);
     if (ImGui::CollapsingHeader("What if (calculator on this GPU)")) calculator(s, false);
     if (r.occupancy_by_tile.size() > 1) plot(s, occupancy_of(s));
   }
@@ -247,9 +245,7 @@ class OccupancyPanel final : public Panel {
       draw_facts("calc", f);
     } catch (const ValidationError& e) {
       c.error = e.what();
-      ImGui::PushTextWrapPos(0);
-      ImGui::TextColored(palette().bad, "refused: %s", e.what());
-      ImGui::PopTextWrapPos();
+      text_lines(std::string("refused: ") + e.what(), &palette().bad);  // "1..1024" stays whole
     }
     if (choose_gpu && k) {
       const OccupancyData d = theoretical_tiles(build_resources(), gpu, *k, c.tile, at.m, at.n);

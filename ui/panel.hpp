@@ -62,8 +62,9 @@ void text_fit(const std::string& text, const ImVec4* colour = nullptr, float wid
 // panel); values wrap inside their column, so nothing is cut off however narrow the panel gets.
 bool begin_facts(const char* id, std::initializer_list<const char*> keys);
 // Text wrapped to the space left on the line, broken at spaces only, a number kept with its unit
-// (wrap_at_spaces): never "71." on one line and "17 us" on the next.
-void text_lines(const std::string& text);
+// (wrap_at_spaces): never "71." on one line and "17 us" on the next, nor "1." and ".1024". colour: nullptr
+// for the default.
+void text_lines(const std::string& text, const ImVec4* colour = nullptr);
 void fact(const char* key, const std::string& value, const ImVec4* colour = nullptr);
 inline void end_facts() {
   ImGui::EndTable();

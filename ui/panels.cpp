@@ -77,7 +77,7 @@ void export_button(AppState& s, const char* panel, const char* stem,
     s.export_request = AppState::ExportRequest{panel, stem, csv()};
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip(
-        "Writes tilescope-%s-<date>-<time>.png and .csv to %s (never replacing a file)", stem,
+        "Writes tilescope-panel-%s-<date>-<time>.png and .csv to %s (never replacing a file)", stem,
         s.settings.export_dir.empty() ? default_export_dir().c_str() : s.settings.export_dir.c_str());
 }
 
@@ -174,24 +174,22 @@ void fact(const char* key, const std::string& value, const ImVec4* colour) {
   ImGui::TextDisabled("%s", key);
   ImGui::PopTextWrapPos();
   ImGui::TableNextColumn();
-  if (colour) ImGui::PushStyleColor(ImGuiCol_Text, *colour);
-  text_lines(value);
-  if (colour) ImGui::PopStyleColor();
+  text_lines(value, colour);
 }
 
-void text_lines(const std::string& text) {
+void text_lines(const std::string& text, const ImVec4* colour) {
   // Broken at spaces only: ImGui's wrapping also breaks after '.', splitting numbers such as 71.17.
   const auto measure = [](const char* b, const char* e) { return ImGui::CalcTextSize(b, e).x; };
   std::string joined;  // one text item: the lines as close as ImGui's own wrapping sets them
   for (const auto& line : wrap_at_spaces(text, ImGui::GetContentRegionAvail().x, measure))
     joined.append(joined.empty() ? "" : "\n").append(line);
+  if (colour) ImGui::PushStyleColor(ImGuiCol_Text, *colour);
   ImGui::TextUnformatted(joined.c_str());
+  if (colour) ImGui::PopStyleColor();
 }
 
 void text_muted_wrapped(const char* text) {
-  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-  text_lines(text);
-  ImGui::PopStyleColor();
+  text_lines(text, &ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
 }
 
 bool same_line_if_fits(float next_width) {

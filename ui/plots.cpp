@@ -12,11 +12,14 @@
 #include <imgui.h>
 #include <imgui_internal.h>
 #include <implot.h>
+#include <implot_internal.h>
 
 #include "csv.hpp"
 #include "heatmap.hpp"
 #include "panel.hpp"
+#include "axis_ticks.hpp"
 #include "stats.hpp"
+#include "text_wrap.hpp"
 #include "theme.hpp"
 
 namespace ts::ui {
@@ -61,6 +64,80 @@ Rect plot_area() {
 void plot_label(const char* text, double x, double y, ImVec2 pixel_offset = ImVec2(0, 0),
                 ImPlotTextFlags flags = 0) {
   ImPlot::PlotText(text, x, y, pixel_offset, flags | ImPlotItemFlags_NoFit);
+}
+
+// [SECTION] Axes that show their data whole and labels that never run together.
+// The plot area's size in pixels while a plot is set up, before ImPlot lays it out this frame: last frame's
+// when the plot's frame kept its size (exact), else an estimate from the frame less its tick and axis labels.
+ImVec2 plot_area_px() {
+  const ImPlotPlot* p = ImPlot::GetCurrentPlot();
+  const ImVec2 pad = ImPlot::GetStyle().PlotPadding, frame = p->FrameRect.GetSize(),
+               canvas = p->CanvasRect.GetSize();
+  if (p->PlotRect.GetWidth() > 0 && p->PlotRect.GetHeight() > 0 &&
+      std::abs(canvas.x - (frame.x - 2 * pad.x)) < 0.5f && std::abs(canvas.y - (frame.y - 2 * pad.y)) < 0.5f)
+    return p->PlotRect.GetSize();
+  return ImVec2(std::max(1.0f, frame.x - 2 * pad.x - 5 * ImGui::GetFontSize()),
+                std::max(1.0f, frame.y - 2 * pad.y - 2.5f * ImGui::GetTextLineHeightWithSpacing()));
+}
+
+// Limits that show [lo, hi] with `margin` pixels free at both ends of an axis `px` pixels long, so a marker
+// at an end (the ringed current point, a launch's dot) is drawn whole rather than cut by the plot's edge.
+// Explicit limits, set every frame from the data: right in the very frame new data arrive (AutoFit fits to
+// the previous frame's data). log: a log10 axis (lo > 0).
+ImPlotRange padded(double lo, double hi, float px, float margin, bool log) {
+  if (log) {
+    const ImPlotRange r = padded(std::log10(lo), std::log10(hi), px, margin, false);
+    return ImPlotRange(std::pow(10.0, r.Min), std::pow(10.0, r.Max));
+  }
+  if (!(hi > lo)) {  // one value: room around it
+    const double room = lo != 0 ? std::abs(lo) * 0.1 : 1.0;
+    lo -= room;
+    hi += room;
+  }
+  const double pad = (hi - lo) * double(margin) / double(std::max(px - 2 * margin, margin));
+  return ImPlotRange(lo - pad, hi + pad);
+}
+
+void setup_padded(ImAxis axis, double lo, double hi, float margin, bool log = false) {
+  const ImVec2 px = plot_area_px();
+  const ImPlotRange r = padded(lo, hi, axis < ImAxis_Y1 ? px.x : px.y, margin, log);
+  ImPlot::SetupAxisLimits(axis, r.Min, r.Max, ImPlotCond_Always);
+}
+
+// Ticks 1, 2 or 5 x 10^k apart, as dense as their labels allow with a gap of an em between neighbours
+// (axis_ticks.hpp; ImPlot's own locator let "100", "120" and "140" run together on a narrow plot), and four
+// unlabelled ticks between labelled ones.
+void locator_readable(ImPlotTicker& ticker, const ImPlotRange& range, float pixels, bool vertical,
+                      ImPlotFormatter formatter, void* data) {
+  char buf[64];
+  const double step = readable_tick_step(range.Min, range.Max, pixels, ImGui::GetFontSize(), [&](double v) {
+    formatter(v, buf, sizeof buf, data);
+    return vertical ? ImGui::GetTextLineHeight() : ImGui::CalcTextSize(buf).x;
+  });
+  if (!(step > 0)) return;
+  for (double v = std::floor(range.Min / step) * step; v <= range.Max + step * 1e-9; v += step) {
+    const double major = std::abs(v) < step * 1e-9 ? 0.0 : v;
+    if (range.Contains(major)) ticker.AddTick(major, true, 0, true, formatter, data);
+    for (int m = 1; m < 5; ++m)
+      if (range.Contains(major + m * step / 5))
+        ticker.AddTick(major + m * step / 5, false, 0, false, nullptr);
+  }
+}
+
+// For a linear axis with ImPlot's own tick values (call after the axis is set up).
+void readable_ticks(ImAxis axis) {
+  ImPlot::GetCurrentPlot()->Axes[axis].Locator = locator_readable;
+}
+
+// A note inside a plot (no data yet), broken at spaces to the plot's width and centred at a plot point:
+// never cut by the plot's edges ("none yet" was clipped to "one ye" in the narrow launch strip).
+void plot_note(const std::string& text, double x, double y) {
+  const float width = std::max(1.0f, plot_area_px().x - ImGui::GetFontSize());
+  const auto lines =
+      wrap_at_spaces(text, width, [](const char* b, const char* e) { return ImGui::CalcTextSize(b, e).x; });
+  const float h = ImGui::GetTextLineHeight();
+  for (size_t i = 0; i < lines.size(); ++i)
+    plot_label(lines[i].c_str(), x, y, ImVec2(0, (float(i) - 0.5f * float(lines.size() - 1)) * h));
 }
 
 // Text drawn left-aligned at a plot point (PlotText centres it).
@@ -146,7 +223,8 @@ void draw_distribution(const TimingsData& d, TimingsY q, const ImVec4& colour, c
   const bool flops = q == TimingsY::Flops;
   std::vector<double> v;
   for (double ms : d.current_samples_ms)
-    v.push_back(flops ? (ms > 0 ? d.current_flops / (ms * 1e-3) * d.flops.scale : 0) : ms * d.time.scale);
+    v.push_back(flops ? (ms > 0 ? d.current_flops / (ms * 1e-3) * d.launch_flops.scale : 0)
+                      : ms * d.launch_time.scale);
   // Launches that spread over more than a decade (a noisy CPU, a first cold launch) on a log axis, so the
   // box of the typical ones stays visible.
   double lo = 0, hi = 0;
@@ -156,22 +234,26 @@ void draw_distribution(const TimingsData& d, TimingsY q, const ImVec4& colour, c
   }
   const bool log_y = lo > 0 && hi / lo > 10;
   // Its values on the right (next to the legend), so the plots' left edges stay aligned with the curves'.
-  // Its own unit on its own axis: the values beside it are not read against the curves' axis.
-  const std::string unit = "launches (" + (flops ? d.flops.name : d.time.name) + ")";
+  // Its own unit on its own axis: the values beside it are not read against the curves' axis (none without
+  // launches: there is nothing to read).
+  const std::string unit =
+      v.empty() ? "launches" : "launches (" + (flops ? d.launch_flops.name : d.launch_time.name) + ")";
   ImPlot::SetupAxes(
       nullptr, unit.c_str(), ImPlotAxisFlags_NoTickLabels | ImPlotAxisFlags_NoTickMarks,
-      ImPlotAxisFlags_Opposite | (v.empty() || log_y ? ImPlotAxisFlags_None : ImPlotAxisFlags_AutoFit));
+      ImPlotAxisFlags_Opposite | (v.empty() ? ImPlotAxisFlags_NoTickLabels : ImPlotAxisFlags_None));
   ImPlot::SetupAxisLimits(ImAxis_X1, -1, 1, ImPlotCond_Always);
-  if (log_y) {
-    ImPlot::SetupAxisScale(ImAxis_Y1, ImPlotScale_Log10);
-    ImPlot::SetupAxisLimits(ImAxis_Y1, lo / 1.3, hi * 1.3, ImPlotCond_Always);
-  }
   if (v.empty()) {
     ImPlot::SetupAxisLimits(ImAxis_Y1, 0, 1, ImPlotCond_Always);
-    plot_label("none yet", 0, 0.5);
+    plot_note("none yet", 0, 0.5);
     ImPlot::EndPlot();
     return;
   }
+  // The launches of this very frame, every dot whole (AutoFit would show the previous frame's: the last
+  // run's).
+  const float dot = 2.5f * ImGui::GetFontSize() / 16;
+  if (log_y) ImPlot::SetupAxisScale(ImAxis_Y1, ImPlotScale_Log10);
+  setup_padded(ImAxis_Y1, lo, hi, dot + 2, log_y);
+  if (!log_y) readable_ticks(ImAxis_Y1);
   const SampleStats stats = summarize(v);
   // At most 2000 dots (every k-th launch of a long bench point; the box is of all of them), spread
   // deterministically so dots of equal times stay visible.
@@ -198,7 +280,7 @@ void draw_distribution(const TimingsData& d, TimingsY q, const ImVec4& colour, c
   dl->AddLine(ImPlot::PlotToPixels(-0.15, stats.min), ImPlot::PlotToPixels(0.15, stats.min), line, w);
   ImPlot::PopPlotClipRect();
   if (st.interactive && ImPlot::IsPlotHovered()) {
-    const std::string unit = flops ? d.flops.name : d.time.name;
+    const std::string unit = flops ? d.launch_flops.name : d.launch_time.name;
     ImGui::SetTooltip("%zu launches of %s\nmedian %s %s, IQR %s - %s\nmin %s, max %s", v.size(),
                       d.current_label.c_str(), num(stats.median).c_str(), unit.c_str(),
                       num(stats.p25).c_str(), num(stats.p75).c_str(), num(stats.min).c_str(),
@@ -300,34 +382,45 @@ PlotReport draw_timings(const TimingsData& d, TimingsY y, ImVec2 size, const Plo
     char id[32];
     std::snprintf(id, sizeof id, "##scaling%d", row);
     if (ImPlot::BeginPlot(id, ImVec2(-1, -1), plot_flags(st))) {
-      const std::string ylabel = flops ? d.flops.name : "time (" + d.time.name + ")";
-      // Log axes get their limits from the data (AutoFit pads in linear units, which on a log axis can reach
-      // below zero and stretch the axis down to 1e-300).
+      // No unit without data: there is nothing to read on an empty plot.
+      const std::string ylabel = d.empty() ? (flops ? "FLOP/s" : "time")
+                                 : flops   ? d.flops.name
+                                           : "time (" + d.time.name + ")";
       const bool one_size = d.x_hi <= d.x_lo, log_y = !flops && log_time;
-      ImPlot::SetupAxes(row == rows - 1 ? d.axis_label.c_str() : nullptr, ylabel.c_str(),
-                        d.empty() ? ImPlotAxisFlags_AutoFit : ImPlotAxisFlags_None,
-                        log_y ? ImPlotAxisFlags_None : ImPlotAxisFlags_AutoFit);
-      if (one_size && !d.empty())  // one size so far: room around it rather than a zoom into nothing
-        ImPlot::SetupAxisLimits(ImAxis_X1, d.x_lo * 0.5, d.x_lo * 1.5, ImPlotCond_Always);
-      else if (!log_x && !d.empty())  // room for the ring and the markers at both ends
-        ImPlot::SetupAxisLimits(ImAxis_X1, d.x_lo - 0.04 * (d.x_hi - d.x_lo),
-                                d.x_hi + 0.04 * (d.x_hi - d.x_lo), ImPlotCond_Always);
-      if (log_x) {
-        ImPlot::SetupAxisScale(ImAxis_X1, ImPlotScale_Log10);
-        ImPlot::SetupAxisLimits(ImAxis_X1, d.x_lo / 1.12, d.x_hi * 1.12, ImPlotCond_Always);
-        power_of_two_ticks(ImAxis_X1, d.x_lo, d.x_hi);
-      }
-      if (log_y) {
-        ImPlot::SetupAxisScale(ImAxis_Y1, ImPlotScale_Log10);
-        ImPlot::SetupAxisLimits(ImAxis_Y1, min_ms * d.time.scale / 1.6, max_ms * d.time.scale * 1.6,
-                                ImPlotCond_Always);
-      }
+      const ImPlotAxisFlags axis_flags = d.empty() ? ImPlotAxisFlags_NoTickLabels : ImPlotAxisFlags_None;
+      ImPlot::SetupAxes(row == rows - 1 ? d.axis_label.c_str() : nullptr, ylabel.c_str(), axis_flags,
+                        axis_flags);
       if (d.empty()) {
         ImPlot::SetupAxesLimits(0, 1, 0, 1, ImPlotCond_Always);
-        plot_label(d.unverified > 0 ? "no verified measurements along this axis yet\n(runs that fail "
-                                      "verification are not plotted)"
-                                    : "no measurements along this axis yet",
-                   0.5, 0.5);
+        plot_note(d.unverified > 0 ? "no verified measurements along this axis yet\n(runs that fail "
+                                     "verification are not plotted)"
+                                   : "no measurements along this axis yet",
+                  0.5, 0.5);
+      } else {
+        // Both axes from this frame's points (AutoFit fits the previous frame's: stale right after a run),
+        // with room at both ends for the ringed current point (radius 8, line 2) and the markers.
+        const float margin = 11.0f * em / 16;
+        if (log_x) {
+          ImPlot::SetupAxisScale(ImAxis_X1, ImPlotScale_Log10);
+          setup_padded(ImAxis_X1, d.x_lo, d.x_hi, margin, true);
+          power_of_two_ticks(ImAxis_X1, d.x_lo, d.x_hi);
+        } else {
+          if (one_size)  // one size so far: room around it rather than a zoom into nothing
+            ImPlot::SetupAxisLimits(ImAxis_X1, d.x_lo * 0.5, d.x_lo * 1.5, ImPlotCond_Always);
+          else
+            setup_padded(ImAxis_X1, d.x_lo, d.x_hi, margin);
+          readable_ticks(ImAxis_X1);
+        }
+        double y_lo = HUGE_VAL, y_hi = -HUGE_VAL;
+        for (const auto& c : d.curves)
+          for (const auto& p : c.series.points) {
+            y_lo = std::min(y_lo, value(p));
+            y_hi = std::max(y_hi, value(p));
+          }
+        // Log axes pad in decades (padding in linear units could reach below zero).
+        if (log_y) ImPlot::SetupAxisScale(ImAxis_Y1, ImPlotScale_Log10);
+        setup_padded(ImAxis_Y1, y_lo, y_hi, margin, log_y);
+        if (!log_y) readable_ticks(ImAxis_Y1);
       }
       // Wave marks under everything: where the grid of the highlighted configuration needs one more wave.
       // Where marks crowd (many waves at large sizes) one every few pixels is drawn, so they read as marks
@@ -453,10 +546,14 @@ PlotReport draw_bars(const BarsData& d, ImVec2 size, const PlotStyle& st, int* c
   for (const auto& row : d.bars)
     for (const auto& b : row)
       if (b) hi = std::max(hi, b->p25_ms > 0 ? b->tflops * b->median_ms / b->p25_ms : b->tflops);
-  ImPlot::SetupAxes(d.flops.name.c_str(), nullptr, ImPlotAxisFlags_None, ImPlotAxisFlags_Invert);
+  // Without a bar no unit and no numbers: an empty ladder showed "0 .. 1e-09 MFLOP/s".
+  const ImPlotAxisFlags none =
+      n > 0 ? ImPlotAxisFlags_None : ImPlotAxisFlags_NoTickLabels | ImPlotAxisFlags_NoTickMarks;
+  ImPlot::SetupAxes(n > 0 ? d.flops.name.c_str() : nullptr, nullptr, none, ImPlotAxisFlags_Invert | none);
   // Room on the right for each bar's value and speedup.
-  ImPlot::SetupAxisLimits(ImAxis_X1, 0, std::max(1e-9, hi * scale * 1.6), ImPlotCond_Always);
+  ImPlot::SetupAxisLimits(ImAxis_X1, 0, hi > 0 ? hi * scale * 1.6 : 1.0, ImPlotCond_Always);
   ImPlot::SetupAxisLimits(ImAxis_Y1, -0.6, std::max(0.6, n - 0.4), ImPlotCond_Always);
+  if (n > 0) readable_ticks(ImAxis_X1);
   std::vector<double> pos(size_t(std::max(0, n)));
   std::vector<const char*> labels;
   for (int i = 0; i < n; ++i) {
@@ -464,7 +561,7 @@ PlotReport draw_bars(const BarsData& d, ImVec2 size, const PlotStyle& st, int* c
     labels.push_back(d.labels[size_t(i)].c_str());
   }
   if (n > 0) ImPlot::SetupAxisTicks(ImAxis_Y1, pos.data(), n, labels.data());
-  if (n == 0) plot_label("no measurements at this shape yet", hi > 0 ? hi * scale * 0.8 : 0.5e-9, 0);
+  if (n == 0) plot_note("no measurements at this shape yet", 0.5, 0);
   const float em = ImGui::GetFontSize();
   const double h = 0.8 / double(std::max<size_t>(1, drawn.size()));
   for (size_t k = 0; k < drawn.size(); ++k) {
@@ -650,11 +747,22 @@ PlotReport draw_occupancy(const OccupancyData& d, ImVec2 size, const PlotStyle& 
   ImPlot::SetupAxisLimits(ImAxis_Y1, 0, 118, ImPlotCond_Always);
   if (n > 0) ImPlot::SetupAxisTicks(ImAxis_X1, pos.data(), n, lp.data());
   const float em = ImGui::GetFontSize();
+  // Tiles without figures: one note when every tile has the same reason (a build without the resource
+  // table), wrapped to the plot; else each tile's reason, cut to what its slot can hold.
+  const bool one_reason = n > 0 && std::all_of(d.tiles.begin(), d.tiles.end(), [&](const TileOccupancy& t) {
+                            return !t.error.empty() && t.error == d.tiles.front().error;
+                          });
+  if (one_reason) plot_note(d.tiles.front().error, (n - 1) * 0.5, 59);
   for (int i = 0; i < n; ++i) {
     const TileOccupancy& t = d.tiles[size_t(i)];
     const double x = i;
     if (!t.error.empty()) {
-      plot_label(t.error.size() > 28 ? (t.error.substr(0, 26) + "...").c_str() : t.error.c_str(), x, 8);
+      if (one_reason) continue;
+      const float room = ImPlot::PlotToPixels(x + 0.45, 0).x - ImPlot::PlotToPixels(x - 0.45, 0).x;
+      std::string shown = t.error;
+      while (shown.size() > 4 && ImGui::CalcTextSize(shown.c_str()).x > room)
+        shown = shown.substr(0, shown.size() - 4) + "...";
+      plot_label(shown.c_str(), x, 8);
       continue;
     }
     const double v = 100 * t.report.occupancy;
@@ -778,6 +886,8 @@ PlotReport SchedulePlot::draw(const TileTrace& t, ImVec2 size, const PlotStyle& 
                           plot_flags(st) | ImPlotFlags_NoLegend)) {
       ImPlot::SetupAxes("us", "SM", ImPlotAxisFlags_None, ImPlotAxisFlags_Invert);
       ImPlot::SetupAxesLimits(0, span_us, 0, m_sms, st.interactive ? ImPlotCond_Once : ImPlotCond_Always);
+      readable_ticks(ImAxis_X1);  // "100", "120", "140" apart, never "100120140"
+      readable_ticks(ImAxis_Y1);
       draw_rows_down("##gantt", m_gantt.id(), 0, 0, span_us, m_sms);
       ImPlot::EndPlot();
     }
@@ -786,7 +896,18 @@ PlotReport SchedulePlot::draw(const TileTrace& t, ImVec2 size, const PlotStyle& 
   if (ImPlot::BeginPlot("tiles resident on the GPU",
                         ImVec2(-1, size.y > 0 ? h - top_h - ImGui::GetStyle().ItemSpacing.y : -1),
                         plot_flags(st) | ImPlotFlags_NoLegend)) {
-    ImPlot::SetupAxes("us", "tiles", ImPlotAxisFlags_AutoFit, ImPlotAxisFlags_AutoFit);
+    ImPlot::SetupAxes("us", "tiles");
+    // From this trace, in the frame it arrives (AutoFit would show the previous run's extent first).
+    double t_hi = 0, n_hi = 0;
+    for (size_t i = 0; i < m_view->curve_us.size(); ++i) {
+      t_hi = std::max(t_hi, m_view->curve_us[i]);
+      n_hi = std::max(n_hi, m_view->curve_tiles[i]);
+    }
+    const float line = 2.0f * ImGui::GetFontSize() / 16;
+    setup_padded(ImAxis_X1, 0, t_hi, line);
+    setup_padded(ImAxis_Y1, 0, n_hi, line);
+    readable_ticks(ImAxis_X1);
+    readable_ticks(ImAxis_Y1);
     ImPlot::SetNextLineStyle(palette().accent);
     ImPlot::PlotStairs("resident", m_view->curve_us.data(), m_view->curve_tiles.data(),
                        int(m_view->curve_us.size()));

@@ -6,6 +6,7 @@
 
 #include <imgui.h>
 
+#include "figure.hpp"
 #include "panel.hpp"
 #include "tile_suggest.hpp"
 #include "theme.hpp"
@@ -47,10 +48,9 @@ class ResultPanel final : public Panel {
                        ? std::string("files")
                        : fmt("%s, seed %llu", to_string(p.input), (unsigned long long)p.seed));
       row("backend", r.backend + ": " + r.device);
-      row("median time", fmt("%.4g ms", r.median_ms));
+      row("median time", format_ms(r.median_ms));  // the plots' units (figure.hpp): 74.7 us, 83.7 MFLOP/s
       row("samples", fmt("%zu launches", r.times_ms.size()));
-      row("throughput",
-          r.tflops >= 0.1 ? fmt("%.3g TFLOP/s", r.tflops) : fmt("%.3g GFLOP/s", r.tflops * 1e3));
+      row("throughput", format_flops(r.tflops * 1e12));
       if (r.cublas_interleaved()) {
         const InterleavedReference& ref = r.interleaved;
         const bool differ = clocks_differ(r.clock, ref.clock);

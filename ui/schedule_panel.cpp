@@ -34,9 +34,7 @@ class SchedulePanel final : public Panel {
     }
     const TileTrace& t = *s.result->trace;
     if (!m_view.update(t, s.result_serial, SchedulePlot::ColorBy(m_mode))) {
-      ImGui::PushTextWrapPos(0);
-      ImGui::TextColored(palette().bad, "trace inconsistent: %s", m_view.summary().problem.c_str());
-      ImGui::PopTextWrapPos();
+      text_lines("trace inconsistent: " + m_view.summary().problem, &palette().bad);
       return;
     }
     const ScheduleSummary& sum = m_view.summary();
@@ -48,11 +46,13 @@ class SchedulePanel final : public Panel {
     ImGui::Combo("colour by", &m_mode, "SM\0start time\0duration\0");
     int used = 0;
     for (int c : sum.tiles_per_sm) used += c > 0;
-    ImGui::TextWrapped(
-        "%s on %d SMs, up to %d in a row on one SM; %s take %.1f us on average (%.1f-%.1f); up to %d "
-        "resident at once",
-        describe_grid(t).c_str(), used, sum.waves, t.grid_z > 1 ? "blocks" : "tiles", sum.mean_tile_us,
-        sum.min_tile_us, sum.max_tile_us, sum.max_concurrency);
+    char line[256];  // broken at spaces: never "1." on one line and "5 us" on the next
+    std::snprintf(line, sizeof line,
+                  "%s on %d SMs, up to %d in a row on one SM; %s take %.1f us on average (%.1f-%.1f); up to "
+                  "%d resident at once",
+                  describe_grid(t).c_str(), used, sum.waves, t.grid_z > 1 ? "blocks" : "tiles",
+                  sum.mean_tile_us, sum.min_tile_us, sum.max_tile_us, sum.max_concurrency);
+    text_lines(line);
     char cost[200];
     std::snprintf(cost, sizeof cost,
                   "traced launch %.4g ms vs plain %.4g ms (x%.3f); %%globaltimer resolution seen: %llu ns",

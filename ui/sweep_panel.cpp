@@ -264,15 +264,11 @@ class SweepPanel final : public Panel {
     } else if (p.state == SweepProgress::State::Done) {
       line = "done: " + std::to_string(p.done) + " points in " + duration(p.elapsed_s);
     } else if (p.state == SweepProgress::State::Cancelled) {
-      line = "cancelled: the " + std::to_string(p.done - p.failed) + " points finished are kept";
+      line = cancelled_note(p.done - p.failed);
     }
     if (p.failed > 0) line += " (" + std::to_string(p.failed) + " without a result: see Messages)";
     if (!line.empty()) text_muted_wrapped(line.c_str());
-    if (p.state == SweepProgress::State::Refused) {
-      ImGui::PushTextWrapPos(0);
-      ImGui::TextColored(palette().bad, "refused: %s", p.error.c_str());
-      ImGui::PopTextWrapPos();
-    }
+    if (p.state == SweepProgress::State::Refused) text_lines("refused: " + p.error, &palette().bad);
   }
 
   bool m_init = false;

@@ -19,6 +19,13 @@ std::shared_ptr<const MatrixStore> Backend::probe_store(std::shared_ptr<const Ho
   return make_host_store(m, b, m, m);
 }
 
+std::string KernelInfo::label() const {
+  // The role first: a label cut short by a narrow combo still says it.
+  if (is_reference) return "Reference: " + title;
+  if (teaching) return "Teaching, wrong on purpose: " + title;
+  return title;
+}
+
 const KernelInfo* find_kernel(const std::vector<KernelInfo>& registry, const std::string& id) {
   for (const auto& k : registry)
     if (k.id == id) return &k;

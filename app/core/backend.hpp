@@ -33,7 +33,7 @@ using CpuGemmFn = void (*)(const float* A, const float* B, float* C, int64_t m, 
 // a person's own (kernels/your_kernel.hpp), joined at run time.
 struct KernelInfo {
   std::string id;           // command-line name, e.g. "tiled"
-  std::string title;        // shown in the GUI
+  std::string title;        // its name, without its role (label() adds that)
   std::string description;  // one sentence: what it buys, what it costs
   // The tile parameter: allowed values (block tile edge, or TILE for the classic kernel) and, for each, the
   // block / warp / thread tiles it stands for. Empty when the kernel has no tile parameter.
@@ -53,6 +53,9 @@ struct KernelInfo {
   std::string source;             // user kernels: the file it comes from
 
   std::string tile_label(int tile) const;  // "" when unknown
+  // The title and the role the flags give, said once: "Reference: cuBLAS SGEMM (FP32)", "Teaching, wrong on
+  // purpose: tiled with K / TILE steps", else the title.
+  std::string label() const;
 };
 
 const KernelInfo* find_kernel(const std::vector<KernelInfo>& registry, const std::string& id);

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "figure.hpp"
 #include "problem.hpp"
 #include "roofline.hpp"
 #include "tilescope/version.hpp"
@@ -309,7 +310,14 @@ std::string format_markdown(const BenchMeta& m, const std::vector<BenchPoint>& p
     os << "Each kernel is timed interleaved with cuBLAS of its precision (cuBLAS TF32 for TF32 kernels), one "
           "cuBLAS sample right after each of its own: cuBLAS ms and its SM clock come from those samples, "
           "and % cuBLAS compares the two medians.\n\n";
-  os << "| kernel | tile | M x N x K | median ms | IQR ms | samples | TFLOP/s | % peak | cuBLAS ms | % "
+  // FLOP/s in the unit that keeps the table's largest value readable (GFLOP/s on a CPU, not 0.00 TFLOP/s);
+  // the CSV and JSON keep TFLOP/s.
+  double max_flops = 0;
+  for (const auto& p : pts)
+    if (p.stats.count) max_flops = std::max(max_flops, p.tflops * 1e12);
+  const Unit fu = flops_unit(max_flops);
+  os << "| kernel | tile | M x N x K | median ms | IQR ms | samples | " << fu.name
+     << " | % peak | cuBLAS ms | % "
         "cuBLAS | "
         "SM MHz | cuBLAS SM MHz | check |\n";
   os << "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
@@ -331,9 +339,9 @@ std::string format_markdown(const BenchMeta& m, const std::vector<BenchPoint>& p
       }
       const bool ref = p.reference_samples > 0;
       os << fmt("%.4f", p.stats.median) << " | " << fmt("%.4f", p.stats.p75 - p.stats.p25) << " | "
-         << p.stats.count << " | " << fmt("%.2f", p.tflops) << " | " << fmt("%.1f", p.pct_peak) << " | "
-         << (ref ? fmt("%.4f", p.reference_median_ms) : "-") << " | " << pct << " | "
-         << (p.sm_clock_median_mhz > 0 ? fmt("%.0f", p.sm_clock_median_mhz) : "-")
+         << p.stats.count << " | " << fmt("%.2f", p.tflops * 1e12 * fu.scale) << " | "
+         << fmt("%.1f", p.pct_peak) << " | " << (ref ? fmt("%.4f", p.reference_median_ms) : "-") << " | "
+         << pct << " | " << (p.sm_clock_median_mhz > 0 ? fmt("%.0f", p.sm_clock_median_mhz) : "-")
          << (p.throttled ? " (throttled)" : "") << " | "
          << (ref ? fmt("%.0f", p.reference_clock_median_mhz) + (p.reference_throttled ? " (throttled)" : "")
                  : "-")

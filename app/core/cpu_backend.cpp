@@ -7,12 +7,19 @@
 #include <sstream>
 
 #include "cpu_gemm.hpp"
+#include "dims.hpp"
+#include "files.hpp"
 #include "parallel.hpp"
 
 namespace ts {
 
-CpuBackend::CpuBackend(std::vector<KernelInfo> registry, std::function<std::vector<KernelInfo>()> more)
-    : m_registry(std::move(registry)), m_more(std::move(more)) {}
+CpuBackend::CpuBackend(std::vector<KernelInfo> registry, std::function<std::vector<KernelInfo>()> more,
+                       std::string cuda_build)
+    : m_registry(std::move(registry)), m_more(std::move(more)), m_cuda_build(std::move(cuda_build)) {}
+
+std::string CpuBackend::version_info() const {
+  return "CUDA: not used (CPU backend)" + (m_cuda_build.empty() ? std::string() : "; " + m_cuda_build);
+}
 
 std::vector<KernelInfo> CpuBackend::kernels() const {
   std::vector<KernelInfo> all = m_registry;
@@ -46,6 +53,17 @@ void CpuBackend::validate(RunRequest& req, bool tile_given) const {
        << " (1024^3); use smaller sizes or a machine with an NVIDIA GPU";
     throw ValidationError(os.str());
   }
+  check_host_memory(uint64_t(run_bytes(req.spec.m, req.spec.n, req.spec.k)),
+                    "M x N x K = " + std::to_string(req.spec.m) + " x " + std::to_string(req.spec.n) + " x " +
+                        std::to_string(req.spec.k));
+}
+
+Capacity CpuBackend::capacity() const {
+  const double avail = double(available_host_memory());
+  return {double(kCpuMaxWork), avail,
+          "the CPU backend runs up to M N K = 1024^3" +
+              (avail > 0 ? ", A, B and C in the " + format_bytes(avail) + " of host memory available"
+                         : std::string())};
 }
 
 DeviceInfo CpuBackend::device_info() const {

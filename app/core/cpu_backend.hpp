@@ -2,7 +2,8 @@
 // The CPU backend: the same kernels' algorithms run on host threads, checked against a double-accumulating
 // reference and timed under the same MeasurePolicy and sampling loop as the GPU (wall-clock time per launch;
 // no SM clock). Slow but faithful, so laptops and CI exercise everything but the GPU itself. Requests bigger
-// than it can serve in a few seconds are refused (kCpuMaxWork) instead of freezing the window.
+// than it can serve in a few seconds are refused (kCpuMaxWork) instead of freezing the window, and so are
+// those whose matrices do not fit the host memory available.
 #include <functional>
 #include <mutex>
 
@@ -16,16 +17,19 @@ inline constexpr int64_t kCpuMaxWork = int64_t(1) << 30;
 class CpuBackend final : public Backend {
  public:
   // `more`: kernels that join at run time (a person's own, listed so the window can say they need a GPU).
-  explicit CpuBackend(std::vector<KernelInfo> registry, std::function<std::vector<KernelInfo>()> more = {});
+  // `cuda_build`: what this build has of CUDA (registry.hpp: cuda_build_note), for version_info().
+  explicit CpuBackend(std::vector<KernelInfo> registry, std::function<std::vector<KernelInfo>()> more = {},
+                      std::string cuda_build = "");
   std::string kind() const override { return "cpu"; }
+  // "CUDA: not used (CPU backend); built with the CUDA 12.4 toolkit" (Help > About's CUDA line).
+  std::string version_info() const override;
   std::string device_name() const override;
   std::vector<KernelInfo> kernels() const override;
   DeviceInfo device_info() const override;
   // quick, with 3 samples after the verification launch (which doubles as the warm-up).
   MeasurePolicy default_policy() const override;
-  Capacity capacity() const override {
-    return {double(kCpuMaxWork), 0, "the CPU backend runs up to M N K = 1024^3"};
-  }
+  // Up to M N K = 1024^3, with A, B, C, the reference and C - reference in the host memory available.
+  Capacity capacity() const override;
   void validate(RunRequest& req, bool tile_given = false) const override;
   RunResult run(const RunRequest& req, const CancelToken& cancel) override;
   // A threaded copy of 256 MiB (host memory bandwidth, as a CPU roofline would use).
@@ -34,6 +38,7 @@ class CpuBackend final : public Backend {
  private:
   std::vector<KernelInfo> m_registry;
   std::function<std::vector<KernelInfo>()> m_more;
+  std::string m_cuda_build;
   std::mutex m_run;  // one measurement at a time
 };
 

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <sstream>
+
+#include "files.hpp"
 
 namespace ts {
 
@@ -29,6 +32,38 @@ int64_t max_dim(const Capacity& cap, bool square, Dim which, int64_t m, int64_t 
     (ok(mid) ? lo : hi) = mid;
   }
   return lo;
+}
+
+void check_gpu_grid(const ProblemSpec& s, const std::array<int64_t, 3>& grid) {
+  const char* axes[3] = {"x", "y", "z"};
+  for (size_t i = 0; i < 3; ++i)
+    if (grid[i] > kCudaMaxGrid[i]) {
+      std::ostringstream os;
+      os << "M x N x K = " << s.m << " x " << s.n << " x " << s.k << " needs a grid of " << grid[0] << " x "
+         << grid[1] << " x " << grid[2] << " blocks for " << s.kernel
+         << (s.tile ? " tile " + std::to_string(s.tile) : std::string()) << ", but a CUDA grid's " << axes[i]
+         << " may be at most " << kCudaMaxGrid[i] << " (a larger tile covers C with fewer blocks)";
+      throw ValidationError(os.str());
+    }
+}
+
+bool gpu_memory_fits(const GpuRunNeeds& need, double free_bytes) {
+  return need.total() <= 0.9 * free_bytes;
+}
+
+void check_gpu_memory(const ProblemSpec& s, const GpuRunNeeds& need, double free_bytes,
+                      const std::string& device) {
+  if (gpu_memory_fits(need, free_bytes)) return;
+  std::ostringstream os;
+  os << "M x N x K = " << s.m << " x " << s.n << " x " << s.k << " needs " << format_bytes(need.total())
+     << " of GPU memory for A, B, C, the reference and C - reference"
+     << (need.l2_flush > 0 ? " and the L2 flush buffer" : "")
+     << (need.worker_copies > 0 ? " and the worker's copies of A and B" : "")
+     << (need.workspace > 0
+             ? " and " + format_bytes(need.workspace) + " of workspace for " + need.workspace_for
+             : std::string())
+     << ", but " << device << " has " << format_bytes(free_bytes) << " free (limit: 90% of free memory)";
+  throw ValidationError(os.str());
 }
 
 int64_t snap_dim(double raw, int step, int64_t lo, int64_t hi) {

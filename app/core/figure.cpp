@@ -240,25 +240,18 @@ std::string figure_csv(const FigureData& d) {
   return out;
 }
 
-FigurePaths unique_figure_paths(const fs::path& dir, PlotKind plot) {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  localtime_r(&t, &tm);
-  char stamp[32];
-  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
-  const std::string base = std::string("tilescope-") + to_string(plot) + "-" + stamp;
-  for (int i = 1;; ++i) {
-    const std::string stem = i == 1 ? base : base + "-" + std::to_string(i);
-    FigurePaths p{dir / (stem + ".png"), dir / (stem + ".csv"), dir / (stem + ".json")};
-    std::error_code ec;
-    if (!fs::exists(p.png, ec) && !fs::exists(p.csv, ec) && !fs::exists(p.json, ec)) return p;
-  }
+NewNames figure_names(const fs::path& dir, PlotKind plot, std::time_t when) {
+  return NewNames(dir, std::string("tilescope-") + to_string(plot), {"png", "csv", "json"}, when);
+}
+
+FigurePaths figure_paths(const NewNames& names) {
+  return {names[0], names[1], names[2]};
 }
 
 void write_figure_data(const FigurePaths& paths, const FigureData& d) {
   const std::string csv = figure_csv(d), sidecar = figure_sidecar(d).dump(2) + "\n";
-  write_new_file(paths.csv, csv);
-  write_new_file(paths.json, sidecar);
+  write_file(paths.csv, csv, Replace::Reserved);
+  write_file(paths.json, sidecar, Replace::Reserved);
 }
 
 Unit flops_unit(double max_flops) {
@@ -271,6 +264,20 @@ Unit time_unit(double max_ms) {
   if (max_ms >= 1000) return {1e-3, "s"};
   if (max_ms >= 1) return {1, "ms"};
   return {1e3, "us"};
+}
+
+std::string format_flops(double flops_per_s, const char* fmt) {
+  const Unit u = flops_unit(flops_per_s);
+  char b[64];
+  std::snprintf(b, sizeof b, fmt, flops_per_s * u.scale);
+  return std::string(b) + " " + u.name;
+}
+
+std::string format_ms(double ms, const char* fmt) {
+  const Unit u = time_unit(ms);
+  char b[64];
+  std::snprintf(b, sizeof b, fmt, ms * u.scale);
+  return std::string(b) + " " + u.name;
 }
 
 }  // namespace ts

@@ -8,7 +8,7 @@
 //   caption_line        one line under the plot saying all that
 //   FigureData          meta + named series of numeric rows (full precision)
 //   figure_sidecar/csv  the JSON sidecar and the CSV
-//   unique_figure_paths tilescope-<plot>-<date>-<time>[-n].{png,csv,json}, none existing
+//   figure_names        tilescope-<plot>-<date>-<time>[-n].{png,csv,json}, taken exclusively (NewNames)
 //   flops_unit/time_unit  units that keep the largest value readable (GFLOP/s rather than 0.004 TFLOP/s)
 #include <cstdint>
 #include <filesystem>
@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backend.hpp"
+#include "files.hpp"
 #include "session.hpp"
 
 namespace ts {
@@ -88,9 +89,12 @@ std::string figure_csv(const FigureData& d);
 struct FigurePaths {
   std::filesystem::path png, csv, json;
 };
-// In `dir`: tilescope-<plot>-YYYYmmdd-HHMMSS[-n] with .png, .csv and .json, none of which exists.
-FigurePaths unique_figure_paths(const std::filesystem::path& dir, PlotKind plot);
-// Writes the CSV and the JSON sidecar (never replacing a file: write_new_file). The PNG is the renderer's.
+// In `dir`: tilescope-<plot>-YYYYmmdd-HHMMSS[-n] with .png, .csv and .json, taken together and exclusively
+// (files.hpp: two figures in the same second, in one process or two, get -2, -3). Write them with
+// Replace::Reserved while the NewNames lives.
+NewNames figure_names(const std::filesystem::path& dir, PlotKind plot, std::time_t when = std::time(nullptr));
+FigurePaths figure_paths(const NewNames& names);
+// Writes the CSV and the JSON sidecar into their reserved names. The PNG is the renderer's.
 void write_figure_data(const FigurePaths& paths, const FigureData& d);
 
 struct Unit {
@@ -101,5 +105,10 @@ struct Unit {
 Unit flops_unit(double max_flops_per_s);
 // Milliseconds in: s, ms or us, whichever shows `max_ms` as at least 1 and under 1000 where possible.
 Unit time_unit(double max_ms);
+// One value in the unit that keeps it readable, for text people read (the window's, the command line's):
+// "10.2 GFLOP/s" rather than "0.010 TFLOP/s", "74.7 us" rather than "0.0747 ms". Machine-readable outputs
+// (CSV, JSON) keep fixed units named in their fields.
+std::string format_flops(double flops_per_s, const char* fmt = "%.3g");
+std::string format_ms(double ms, const char* fmt = "%.4g");
 
 }  // namespace ts

@@ -62,6 +62,11 @@ void refuse_target(const fs::path& p, unsigned mode, Replace replace, const std:
                           ", not a regular file; it is never replaced (--force replaces regular files only)");
   if (replace == Replace::Never)
     throw ValidationError(what + p.string() + " already exists; choose another name or pass --force");
+  if (replace == Replace::Reserved) {
+    struct stat st {};
+    if (::lstat(p.c_str(), &st) == 0 && st.st_size != 0)
+      throw ValidationError(what + p.string() + " is not the empty file reserved for it; not replaced");
+  }
 }
 
 void fsync_folder(const fs::path& dir) {
@@ -172,7 +177,8 @@ void AtomicWriter::commit() {
   m_fd = -1;
   if (::close(fd) != 0) fail("closing", errno);
 
-  if (m_replace == Replace::Never) {
+  // A reservation that is gone (removed meanwhile) is written as a new file: never onto a file that appeared.
+  if (m_replace == Replace::Never || (m_replace == Replace::Reserved && target_mode(m_path, "") == 0)) {
     // Exclusive: the rename fails when the target exists, however recently it appeared.
     if (::renameat2(AT_FDCWD, m_tmp.c_str(), AT_FDCWD, m_path.c_str(), RENAME_NOREPLACE) != 0) {
       const int err = errno;
@@ -202,6 +208,14 @@ void AtomicWriter::commit() {
       discard();
       refuse_target(m_path, mode, m_replace, "");
     }
+    if (m_replace == Replace::Reserved) {
+      try {
+        refuse_target(m_path, mode, m_replace, "");  // still empty: still ours
+      } catch (...) {
+        discard();
+        throw;
+      }
+    }
     if (std::rename(m_tmp.c_str(), m_path.c_str()) != 0) fail("renaming into place", errno);
   }
   m_committed = true;
@@ -213,6 +227,60 @@ void write_file(const fs::path& path, std::string_view bytes, Replace replace) {
   AtomicWriter w(path, replace);
   w.write(bytes);
   w.commit();
+}
+
+NewNames::NewNames(const fs::path& dir, const std::string& prefix, const std::vector<std::string>& exts,
+                   std::time_t when) {
+  if (exts.empty()) throw std::invalid_argument("NewNames: no file to name");
+  std::tm tm{};
+  localtime_r(&when, &tm);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+  for (int i = 1; m_paths.empty(); ++i) {
+    if (i > 100000) throw std::runtime_error(dir.string() + ": no free name for " + prefix + "-" + stamp);
+    const std::string stem = prefix + "-" + stamp + (i > 1 ? "-" + std::to_string(i) : "");
+    std::vector<Taken> taken;
+    bool free = true;
+    for (const std::string& ext : exts) {
+      const fs::path p = dir / (stem + "." + ext);
+      const int fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0666);
+      if (fd < 0) {
+        const int err = errno;
+        release(taken);
+        if (err == EEXIST) {  // this stem is someone's: the next suffix, for the whole set
+          free = false;
+          break;
+        }
+        throw std::runtime_error(p.string() + ": cannot create the file (" + why(err) + ")");
+      }
+      struct stat st {};
+      ::fstat(fd, &st);
+      ::close(fd);
+      taken.push_back({p, st.st_dev, st.st_ino});
+    }
+    if (!free) continue;
+    m_paths = std::move(taken);
+    m_stem = stem;
+  }
+}
+
+NewNames::NewNames(NewNames&& o) noexcept
+    : m_paths(std::move(o.m_paths)), m_stem(std::move(o.m_stem)), m_keep(o.m_keep) {
+  o.m_paths.clear();
+}
+
+NewNames::~NewNames() {
+  if (!m_keep) release(m_paths);
+}
+
+void NewNames::release(const std::vector<Taken>& taken) noexcept {
+  for (const Taken& t : taken) {
+    struct stat st {};
+    // Only the empty file made here: a file written under the name since (a new inode) stays.
+    if (::lstat(t.path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_dev == t.dev &&
+        st.st_ino == t.ino && st.st_size == 0)
+      ::unlink(t.path.c_str());
+  }
 }
 
 InputFile::InputFile(const std::string& path) : m_path(path) {

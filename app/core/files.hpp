@@ -13,16 +13,25 @@
 //                         final step is an exclusive rename or link, not a check followed by a rename).
 //   Replace::RegularFile  (--force) replaces a regular file only; never a symbolic link, FIFO, device or
 //   folder.
+//   Replace::Reserved     a name taken by NewNames: replaces the empty file reserved under it, and nothing
+//                         else (a file that is not empty, or not a regular file, is refused).
+//
+// Naming: every export that picks a name itself (figures, panel exports, screenshots, a session kept aside)
+// takes it through NewNames, exclusively.
+#include <sys/types.h>
+
 #include <cstdint>
+#include <ctime>
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "problem.hpp"
 
 namespace ts {
 
-enum class Replace { Never, RegularFile };
+enum class Replace { Never, RegularFile, Reserved };
 
 // Before any work is spent: checks that `path` could be written under `replace` (the folder exists and a new
 // file can be created in it, the target is absent, or a regular file that may be replaced). Throws
@@ -60,6 +69,40 @@ class AtomicWriter {
 
 // The whole of `bytes` to `path` through an AtomicWriter.
 void write_file(const std::filesystem::path& path, std::string_view bytes, Replace replace);
+
+// [SECTION] New names for exports. NewNames takes <prefix>-YYYYmmdd-HHMMSS.<ext> in `dir` for every ext of
+// `exts` (one stem for all of them), or the first stem with -2, -3, ... whose names are all free. Taking is
+// exclusive: each file is created empty with O_EXCL, so two exports in the same second, in one process or in
+// two, never get the same name, and no name of a set is a file someone else made. Write each with
+// Replace::Reserved (AtomicWriter replaces the empty reservation in one rename). A name never written is
+// removed when the NewNames goes (an export that failed leaves nothing behind), unless keep() was called.
+// Throws std::runtime_error when a name cannot be created for another reason than that it exists (a
+// read-only folder). `when`: the time in the name (local time).
+class NewNames {
+ public:
+  NewNames(const std::filesystem::path& dir, const std::string& prefix, const std::vector<std::string>& exts,
+           std::time_t when = std::time(nullptr));
+  ~NewNames();
+  NewNames(NewNames&& o) noexcept;
+  NewNames(const NewNames&) = delete;
+  NewNames& operator=(const NewNames&) = delete;
+  NewNames& operator=(NewNames&&) = delete;
+
+  const std::filesystem::path& operator[](size_t i) const { return m_paths.at(i).path; }
+  const std::string& stem() const { return m_stem; }  // "tilescope-bars-20250131-120000-2"
+  void keep() { m_keep = true; }  // the caller writes the files later: the empty reservations stay
+
+ private:
+  struct Taken {
+    std::filesystem::path path;
+    dev_t dev = 0;
+    ino_t ino = 0;
+  };
+  static void release(const std::vector<Taken>& taken) noexcept;  // removes those still empty and ours
+  std::vector<Taken> m_paths;
+  std::string m_stem;
+  bool m_keep = false;
+};
 
 // A regular file opened for reading. Throws ValidationError "<path>: cannot open (reason)" or "<path> is not
 // a regular file (a FIFO)" and the like.

@@ -50,4 +50,21 @@ TS_HD inline float gen_element(GenKind kind, uint64_t seed, int matrix, int64_t 
   }
 }
 
+// The matrices whose elements depend on the seed (kSeedsA | kSeedsB), read off gen_element above: random and
+// symmetric seed both; identity seeds B alone (A is the identity); ones and ramp neither.
+inline constexpr int kSeedsA = 1, kSeedsB = 2;
+TS_HD inline int seeded_matrices(GenKind kind) {
+  switch (kind) {
+    case GenKind::Random:
+    case GenKind::Symmetric:
+      return kSeedsA | kSeedsB;
+    case GenKind::Identity:
+      return kSeedsB;
+    case GenKind::Ones:
+    case GenKind::Ramp:
+      return 0;
+  }
+  return kSeedsA | kSeedsB;
+}
+
 }  // namespace ts

@@ -88,8 +88,25 @@ const char* to_string(StopReason r) {
       return "time limit";
     case StopReason::SampleLimit:
       return "sample limit";
+    case StopReason::CountReached:
+      return "samples taken";
   }
   return "?";
+}
+
+std::string describe_stop(const std::string& stop, double noise, int samples) {
+  char pct[32];
+  std::snprintf(pct, sizeof pct, "%.3g %%", 100 * noise);
+  const std::string n = std::to_string(samples) + (samples == 1 ? " sample" : " samples");
+  if (stop == to_string(StopReason::Converged))
+    return std::string("converged: noise ") + pct + ", under the policy's target";
+  if (stop == to_string(StopReason::CountReached))
+    return n + ", as many as the policy takes (it has no noise target)";
+  if (stop == to_string(StopReason::TimeLimit))
+    return "stopped at the time limit after " + n + (samples > 1 ? ", noise " + std::string(pct) : "");
+  if (stop == to_string(StopReason::SampleLimit))
+    return "stopped at the sample limit (" + n + ") with noise " + pct;
+  return stop;
 }
 
 double noise(const std::vector<double>& s) {
@@ -101,8 +118,10 @@ double noise(const std::vector<double>& s) {
 StopReason should_stop(const std::vector<double>& s, double wall_s, const MeasurePolicy& p) {
   const int n = int(s.size());
   const double measured_s = std::accumulate(s.begin(), s.end(), 0.0) * 1e-3;
-  if (n >= p.min_samples && measured_s >= p.min_seconds && (p.max_noise <= 0 || noise(s) < p.max_noise))
-    return StopReason::Converged;
+  if (n >= p.min_samples && measured_s >= p.min_seconds) {
+    if (p.max_noise <= 0) return StopReason::CountReached;
+    if (noise(s) < p.max_noise) return StopReason::Converged;
+  }
   if (n >= p.max_samples) return StopReason::SampleLimit;
   // The limit applies only once the minimum is in, unless the minimum itself would take forever.
   if (n >= 1 && wall_s >= p.max_seconds && (n >= p.min_samples || wall_s >= 3 * p.max_seconds))

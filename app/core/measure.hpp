@@ -49,15 +49,25 @@ struct MeasurePolicy {
 // min_samples, times finite and >= 0, max_seconds > 0, noise in [0, 1)).
 void validate_policy(const MeasurePolicy& p);
 
-enum class StopReason { Continue, Converged, TimeLimit, SampleLimit };
+// Why sampling stopped. Converged only where the policy has a noise target and met it (with its minimum
+// samples and time); a policy without one (quick, fixed) stops at CountReached once its minimum is in.
+enum class StopReason { Continue, Converged, TimeLimit, SampleLimit, CountReached };
+// "running", "converged", "time limit", "sample limit", "samples taken": the `stop` field of results,
+// sessions and bench tables.
 const char* to_string(StopReason r);
+// The reason in words for people, with the noise (stddev / mean) of the `samples` taken: "converged: noise
+// 0.21 %, under the policy's target", "3 samples, as many as the policy takes (it has no noise target)",
+// "stopped at the time limit with noise 57 %". `stop` is to_string() of the reason (other text is returned
+// as it is).
+std::string describe_stop(const std::string& stop, double noise, int samples);
 
 // noise = stddev / mean of the samples (0 for fewer than 2).
 double noise(const std::vector<double>& samples);
 
 // The stop rule, asked after each sample (samples in ms, wall_s = wall-clock time spent sampling):
-// - Converged: at least min_samples, at least min_seconds of kernel time and (with a noise rule) noise under
-//   max_noise;
+// - Converged: a noise rule (max_noise > 0), at least min_samples, at least min_seconds of kernel time, and
+//   noise under max_noise;
+// - CountReached: no noise rule, at least min_samples and at least min_seconds of kernel time;
 // - SampleLimit: max_samples reached without converging;
 // - TimeLimit: wall_s >= max_seconds once min_samples are in, or wall_s >= 3 max_seconds in any case (a
 //   kernel so slow that the minimum itself would take forever);

@@ -164,8 +164,8 @@ class HeaderScanner {
         (negative ? "-" : "") + digits.substr(0, 24) + (digits.size() > 24 ? "..." : "");
     if (negative && digits.find_first_not_of('0') != std::string::npos)
       bad(m_name, "bad .npy header: the negative dimension " + shown + " in its shape");
-    if (digits.size() > 12 || std::stoll(digits) > kMaxDim)
-      bad(m_name, "dimension " + shown + " is above the limit of " + std::to_string(kMaxDim));
+    if (digits.size() > 12 || std::stoll(digits) > kMaxNpyDim)
+      bad(m_name, "dimension " + shown + " is above the limit of " + std::to_string(kMaxNpyDim));
     return std::stoll(digits);
   }
 

@@ -25,6 +25,9 @@ struct NpyHeader {
   uint64_t data_bytes = 0;   // rows * cols * 4, which is exactly what follows the header
 };
 
+// The largest dimension a .npy file may declare (the reader's own limit; a backend checks what it can run).
+inline constexpr int64_t kMaxNpyDim = int64_t(1) << 17;
+
 // numpy refuses headers longer than this unless told to trust the file (numpy.lib.format, max_header_size).
 inline constexpr size_t kNpyMaxHeader = 10000;
 

@@ -200,8 +200,6 @@ TimingsData timings_data(const SessionSet& sessions, const ProblemSpec& at,
   std::stable_sort(d.curves.begin(), d.curves.end(), [](const TimingsCurve& a, const TimingsCurve& b) {
     return a.colour != b.colour ? a.colour < b.colour : a.session < b.session;
   });
-  d.time = time_unit(max_ms);
-  d.flops = flops_unit(max_flops);
   for (const MeasurementRecord& r : cur.records) d.unverified += r.timed && !r.passed;
   // The current problem's newest timed record: its launches.
   for (size_t i = cur.records.size(); i-- > 0;) {
@@ -216,6 +214,16 @@ TimingsData timings_data(const SessionSet& sessions, const ProblemSpec& at,
       break;
     }
   }
+  d.time = time_unit(max_ms);
+  d.flops = flops_unit(max_flops);
+  double launch_ms = 0, launch_flops = 0;
+  for (double ms : d.current_samples_ms)
+    if (ms > 0) {
+      launch_ms = std::max(launch_ms, ms);
+      launch_flops = std::max(launch_flops, d.current_flops / (ms * 1e-3));
+    }
+  d.launch_time = time_unit(launch_ms);
+  d.launch_flops = flops_unit(launch_flops);
   return d;
 }
 

@@ -69,13 +69,16 @@ struct TimingsData {
   std::string axis_label;  // "N = K (M = 1024)"
   double x_current = 0;    // the current problem on the axis
   std::vector<TimingsCurve> curves;
-  Unit time, flops;  // units that keep the largest value readable
+  Unit time, flops;  // units that keep the curves' largest value readable
   // The current problem's latest record in the current session: its launches, for the distribution beside
   // the plot.
   std::optional<size_t> current_record;
   std::vector<double> current_samples_ms;
   SampleStats current_stats;
   double current_flops = 0;  // FLOPs of the current problem (2 M N K), for launches as FLOP/s
+  // The launches' own units (the strip beside the curves has an axis of its own): drawn with no curve, a
+  // 15 TFLOP/s kernel's launches read "1.46e+07 MFLOP/s" in the curves' unit of nothing.
+  Unit launch_time, launch_flops;
   std::string current_label;
   WaveMarkSet marks;            // filled by the caller (measured or theoretical)
   std::vector<size_t> records;  // records of the current session drawn (figure meta)

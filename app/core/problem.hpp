@@ -42,8 +42,11 @@ struct ProblemSpec {
   double flops() const { return 2.0 * double(m) * double(n) * double(k); }
 };
 
-// Largest M, N or K accepted anywhere (the memory check usually refuses far earlier).
-inline constexpr int64_t kMaxDim = 1 << 17;
+// Largest M, N or K accepted anywhere: the index range of the GPU path (cuBLAS takes M, N, K and the leading
+// dimensions as int; the kernels index with 64 bits). What fits is each backend's to decide (validate():
+// the GPU's memory and grid, the CPU's work and host memory), and refuses most shapes far below this.
+// (The .npy reader keeps a limit of its own, kMaxNpyDim.)
+inline constexpr int64_t kMaxDim = (int64_t(1) << 31) - 1;
 
 // Parses a positive dimension from text ("4096"); throws ValidationError naming `what` for "0", "-3", "abc",
 // "1e3", or anything above kMaxDim.

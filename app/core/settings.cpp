@@ -34,17 +34,6 @@ fs::path default_export_dir() {
   return base / "TileScope";
 }
 
-fs::path unique_export_path(const fs::path& dir, const std::string& prefix, const std::string& ext) {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  localtime_r(&t, &tm);
-  char stamp[32];
-  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
-  fs::path p = dir / (prefix + "-" + stamp + "." + ext);
-  for (int i = 2; fs::exists(p); ++i) p = dir / (prefix + "-" + stamp + "-" + std::to_string(i) + "." + ext);
-  return p;
-}
-
 const char* to_string(Reduce r) {
   switch (r) {
     case Reduce::Mean:

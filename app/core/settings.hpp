@@ -16,9 +16,7 @@ std::filesystem::path config_dir();
 // Default folder for screenshots: $XDG_PICTURES_DIR/TileScope, else $HOME/Pictures/TileScope.
 std::filesystem::path default_export_dir();
 
-// A path in `dir` named prefix-YYYYmmdd-HHMMSS[-n].ext that does not exist yet (never overwrite).
-std::filesystem::path unique_export_path(const std::filesystem::path& dir, const std::string& prefix,
-                                         const std::string& ext);
+// (Names for exports: NewNames in files.hpp.)
 
 // How a group of heatmaps is drawn: colormap (by name; unknown names fall back to the default of the kind),
 // level-of-detail reduction, colour range.

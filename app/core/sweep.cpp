@@ -254,6 +254,12 @@ const char* to_string(SweepProgress::State s) {
   return "?";
 }
 
+std::string cancelled_note(int kept) {
+  if (kept <= 0) return "cancelled before any point finished: nothing to keep";
+  if (kept == 1) return "cancelled: the 1 point finished is kept";
+  return "cancelled: the " + std::to_string(kept) + " points finished are kept";
+}
+
 SweepRunner::SweepRunner(std::shared_ptr<Backend> backend) : m_backend(std::move(backend)) {}
 
 SweepRunner::~SweepRunner() {

@@ -113,6 +113,8 @@ struct SweepProgress {
   double fraction() const { return total > 0 ? double(done) / double(total) : 0.0; }
 };
 const char* to_string(SweepProgress::State s);
+// What a cancelled sweep leaves, in words that fit the count: "cancelled: the 1 point finished is kept".
+std::string cancelled_note(int kept);
 
 // A sweep on a thread of its own. The frame loop calls progress() and take_finished() every frame (neither
 // blocks on the measurement) and cancel() when asked; the window keeps drawing while the engine measures.

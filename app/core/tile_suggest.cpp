@@ -11,16 +11,10 @@ namespace ts {
 namespace {
 // In the units the plots use (figure.hpp): 74.7 us rather than 0.0747 ms, GFLOP/s below 1 TFLOP/s.
 std::string fmt_ms(double ms) {
-  const Unit u = time_unit(ms);
-  char b[32];
-  std::snprintf(b, sizeof b, "%.4g %s", ms * u.scale, u.name.c_str());
-  return b;
+  return format_ms(ms);
 }
 std::string fmt_speed(double tflops) {
-  const Unit u = flops_unit(tflops * 1e12);
-  char b[32];
-  std::snprintf(b, sizeof b, "%.3g %s", tflops * 1e12 * u.scale, u.name.c_str());
-  return b;
+  return format_flops(tflops * 1e12);
 }
 std::string tile_list(const std::vector<int>& tiles) {
   std::string out;

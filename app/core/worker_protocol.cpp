@@ -427,7 +427,7 @@ MeasuredMsg decode_measured(const Message& msg) {
     m.samples_ms.push_back(s);
   }
   const uint8_t stop = r.u8();
-  if (stop > uint8_t(StopReason::SampleLimit)) throw ProtocolError("an unknown stop reason");
+  if (stop > uint8_t(StopReason::CountReached)) throw ProtocolError("an unknown stop reason");
   m.stop = StopReason(stop);
   m.warmups = r.i32();
   m.wall_s = r.f64();

@@ -108,7 +108,7 @@ std::vector<uint8_t> read_pixels_rgba(int x, int y, int w, int h) {
   return px;
 }
 
-void write_png(const std::string& path, int w, int h, const std::vector<uint8_t>& rgba, bool overwrite) {
+void write_png(const std::string& path, int w, int h, const std::vector<uint8_t>& rgba, Replace replace) {
   std::vector<uint8_t> png;
   auto sink = [](void* ctx, void* data, int size) {
     auto* v = static_cast<std::vector<uint8_t>*>(ctx);
@@ -116,8 +116,7 @@ void write_png(const std::string& path, int w, int h, const std::vector<uint8_t>
   };
   if (!stbi_write_png_to_func(sink, &png, w, h, 4, rgba.data(), w * 4))
     throw std::runtime_error(path + ": PNG encoding failed");
-  write_file(path, std::string_view(reinterpret_cast<const char*>(png.data()), png.size()),
-             overwrite ? Replace::RegularFile : Replace::Never);
+  write_file(path, std::string_view(reinterpret_cast<const char*>(png.data()), png.size()), replace);
 }
 
 }  // namespace ts::gfx

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "files.hpp"
 #include "gl.hpp"
 
 namespace ts::gfx {
@@ -57,9 +58,9 @@ class Framebuffer {
 // Pixels of the currently bound read framebuffer (x, y, w, h in GL coordinates), top row first.
 std::vector<uint8_t> read_pixels_rgba(int x, int y, int w, int h);
 
-// Writes an RGBA8 image as PNG through the program's writer (app/core/files.hpp: never a half-written file).
-// Refuses (ValidationError) to replace an existing file unless `overwrite`, and replaces a regular file only.
-// Throws std::runtime_error with the reason when writing fails.
-void write_png(const std::string& path, int w, int h, const std::vector<uint8_t>& rgba, bool overwrite);
+// Writes an RGBA8 image as PNG through the program's writer (app/core/files.hpp: never a half-written file),
+// replacing what `replace` allows (Replace::Reserved: the name a NewNames took for it). Throws
+// ValidationError when the target may not be replaced, std::runtime_error with the reason when writing fails.
+void write_png(const std::string& path, int w, int h, const std::vector<uint8_t>& rgba, Replace replace);
 
 }  // namespace ts::gfx

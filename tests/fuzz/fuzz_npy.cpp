@@ -11,7 +11,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const ts::HostMatrix m = ts::decode_npy(data, size, "fuzz.npy");
     const ts::NpyHeader h = ts::parse_npy_header(data, size, size, "fuzz.npy");
     const bool kept = m.rows == h.rows && m.cols == h.cols && m.rows >= 1 && m.cols >= 1 &&
-                      m.rows <= ts::kMaxDim && m.cols <= ts::kMaxDim &&
+                      m.rows <= ts::kMaxNpyDim && m.cols <= ts::kMaxNpyDim &&
                       m.data.size() == size_t(m.rows) * size_t(m.cols) &&
                       h.data_offset + h.data_bytes == size && h.data_bytes == m.data.size() * sizeof(float) &&
                       h.data_offset <= 12 + ts::kNpyMaxHeader;

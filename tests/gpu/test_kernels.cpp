@@ -249,7 +249,7 @@ TEST(DeviceTiming, ProducesOneSamplePerLaunchAndRecordsTheClock) {
   for (double t : r.times_ms) EXPECT_GT(t, 0.0);
   EXPECT_GT(r.tflops, 0.0);
   EXPECT_EQ(r.backend, "cuda");
-  EXPECT_EQ(r.stop, "converged");
+  EXPECT_EQ(r.stop, "samples taken");  // a fixed count has no noise target
   // NVML comes with every NVIDIA driver: the SM clock is read after every sample.
   EXPECT_TRUE(r.clock.available) << r.clock.note;
   EXPECT_GT(r.clock.median_mhz, 0.0);

@@ -5,11 +5,13 @@
 // through Mesa or a GPU, else the X server ctest starts): SKIP for itself when there is none.
 #include <cmath>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #define STB_IMAGE_IMPLEMENTATION
@@ -204,6 +206,44 @@ TEST(Figure, OfASessionHasTheRequestedSizeTheSeriesInsideThePlotAndASidecarWithE
   EXPECT_NE(csv.find("series,x,median_ms"), std::string::npos);
 }
 
+// The plot's edges do not cut the ringed current point or the markers in half: with the current point the
+// highest and rightmost of all (tiled T=32 at 4096, faster at every size) and the slowest point the lowest,
+// the ring lies wholly inside the plot area, and no marker or line of the curve touches its bottom edge.
+TEST(Figure, TheRingedCurrentPointAndTheEndMarkersAreDrawnWhole) {
+  test::TempDir dir;
+  Session s = h100_sweep();
+  s.records.clear();
+  for (int64_t n = 256; n <= 4096; n += 256) {
+    const double n3 = double(n) * double(n) * double(n), tflops_at = 5.0 + double(n) / 512.0;
+    s.add(point("tiled", 32, n, 2 * n3 / (tflops_at * 1e9)));
+  }
+  save_session(dir.path() / "rising.json", s, false);
+  const fs::path out = dir.path() / "figures";
+  const Outcome r =
+      figure("--plot timings --session " + dir.file("rising.json") +
+             " --kernel tiled --tile 32 --size 4096 --figure-size 1600x900 --out-dir " + out.string());
+  if (no_gl(r)) GTEST_SKIP() << r.output;
+  ASSERT_EQ(r.code, 0) << r.output;
+  const auto files = figure_files(out);
+  const Image im = load_png(files.at(".png").at(0).string());
+  const nlohmann::json j = nlohmann::json::parse(read_file(files.at(".json").at(0)));
+  const auto& a = j["render"]["plot_area"];
+  const int x0 = int(std::ceil(a[0].get<double>())), y0 = int(std::ceil(a[1].get<double>()));
+  const int x1 = int(a[0].get<double>() + a[2].get<double>()),
+            y1 = int(a[1].get<double>() + a[3].get<double>());
+  const nlohmann::json ring = {89, 166, 255};  // the dark theme's plot_current (0.35, 0.65, 1.00)
+  const nlohmann::json curve = j["render"]["series_colours"]["tiled T=32"];
+  auto count = [&](const nlohmann::json& rgb, int xa, int ya, int xb, int yb) {
+    return pixels_of(im, nlohmann::json::array({xa, ya, xb - xa, yb - ya}), rgb, 8);
+  };
+  EXPECT_GT(count(ring, x0, y0, x1, y1), 20) << "the current point is ringed";
+  EXPECT_EQ(count(ring, x0, y0, x1, y0 + 2), 0) << "the ring touches the plot's top edge";
+  EXPECT_EQ(count(ring, x1 - 2, y0, x1, y1), 0) << "the ring touches the plot's right edge";
+  EXPECT_GT(count(curve, x0, y0, x1, y1), 150);
+  EXPECT_EQ(count(curve, x0, y1 - 2, x1, y1), 0) << "the lowest marker touches the plot's bottom edge";
+  EXPECT_EQ(count(curve, x0, y0, x0 + 2, y1), 0) << "the first marker touches the plot's left edge";
+}
+
 TEST(Figure, TheLightThemeAndTheLadderAndTheRooflineOfASession) {
   test::TempDir dir;
   save_session(dir.path() / "h100.json", h100_sweep(), false);
@@ -264,6 +304,56 @@ TEST(Figure, TwoExportsNeverOverwriteEachOther) {
   for (const auto& j : after.at(".json"))
     titled += nlohmann::json::parse(read_file(j))["meta"]["title"] == "Again";
   EXPECT_EQ(titled, 1);
+}
+
+// Names are taken exclusively: a name already taken gives -2 (no race on the clock: the first name of every
+// second the run could take is made beforehand), and runs started at once into one folder all succeed.
+TEST(Figure, RunsIntoOneFolderInTheSameSecondAllSucceedUnderNamesOfTheirOwn) {
+  test::TempDir dir;
+  save_session(dir.path() / "h100.json", h100_sweep(), false);
+  const fs::path out = dir.path() / "figures";
+  fs::create_directories(out);
+  const std::string args = "--plot bars --figure-size 640x480 --session " + dir.file("h100.json") +
+                           " --size 1024 --out-dir " + out.string();
+  // Someone's figure of every second of the next ten minutes: only its PNG (the rest of its set is free).
+  const std::time_t t0 = std::time(nullptr);
+  auto stamp = [](std::time_t t) {
+    std::tm tm{};
+    localtime_r(&t, &tm);
+    char b[32];
+    std::strftime(b, sizeof b, "%Y%m%d-%H%M%S", &tm);
+    return std::string(b);
+  };
+  for (std::time_t t = t0; t <= t0 + 600; ++t)
+    std::ofstream(out / ("tilescope-bars-" + stamp(t) + ".png")) << "someone's";
+  const Outcome one = figure(args);
+  if (no_gl(one)) GTEST_SKIP() << one.output;
+  ASSERT_EQ(one.code, 0) << one.output;
+  if (std::time(nullptr) > t0 + 600) GTEST_SKIP() << "the figure took over ten minutes";
+  std::vector<std::string> mine;
+  for (const auto& e : fs::directory_iterator(out))
+    if (read_file(e.path()) != "someone's") mine.push_back(e.path().filename().string());
+  ASSERT_EQ(mine.size(), 3u);
+  for (const auto& name : mine) EXPECT_NE(name.find("-2."), std::string::npos) << name;
+  for (const auto& e : fs::directory_iterator(out)) fs::remove(e.path());
+  // Four at once, into one folder: four sets of three files, none empty, each sidecar naming its own PNG.
+  std::vector<Outcome> runs(4);
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < runs.size(); ++i) threads.emplace_back([&, i] { runs[i] = figure(args); });
+  for (auto& t : threads) t.join();
+  for (const auto& r : runs) EXPECT_EQ(r.code, 0) << r.output;
+  const auto files = figure_files(out);
+  ASSERT_EQ(files.count(".png"), 1u);
+  EXPECT_EQ(files.at(".png").size(), 4u);
+  EXPECT_EQ(files.at(".csv").size(), 4u);
+  ASSERT_EQ(files.at(".json").size(), 4u);
+  for (const auto& j : files.at(".json")) {
+    const nlohmann::json sidecar = nlohmann::json::parse(read_file(j));
+    fs::path png = j;
+    png.replace_extension(".png");
+    EXPECT_EQ(sidecar["render"]["png"].get<std::string>(), png.filename().string());
+    EXPECT_GT(load_png(png.string()).w, 0) << png;
+  }
 }
 
 TEST(Figure, BadInputIsRefusedWithExitCode2AndNothingWritten) {

@@ -11,6 +11,7 @@
 #include <array>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -20,6 +21,7 @@
 #include <string>
 
 #include <gtest/gtest.h>
+#include <stb_image.h>
 #include <nlohmann/json.hpp>
 
 #include "app.hpp"
@@ -869,6 +871,114 @@ TEST_F(Gui, ExportFigureWritesThePlotAloneAtTheChosenSizeAndNeverOverwrites) {
       IM_CHECK_EQ(j["meta"]["width"].get<int>(), 1920);
       IM_CHECK(!j["series"].empty());
     }
+  };
+  run_session(s);
+  EXPECT_EQ(s.passed, 1);
+}
+
+// "Export PNG + CSV" pressed with the mouse: its tooltip is on screen in that very frame, over the panel. The
+// PNG is the panel as drawn, without it: where the tooltip was, its pixels are those of the same panel
+// exported with no tooltip anywhere.
+namespace {
+struct Rgba {
+  int w = 0, h = 0;
+  std::vector<unsigned char> px;
+};
+Rgba read_png(const std::string& path) {
+  Rgba im;
+  int n = 0;
+  unsigned char* data = stbi_load(path.c_str(), &im.w, &im.h, &n, 4);
+  if (data) {
+    im.px.assign(data, data + size_t(im.w) * size_t(im.h) * 4);
+    stbi_image_free(data);
+  }
+  return im;
+}
+std::vector<std::string> files_starting(const std::filesystem::path& dir, const std::string& prefix,
+                                        const std::string& ext) {
+  std::vector<std::string> out;
+  if (!std::filesystem::exists(dir)) return out;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind(prefix, 0) == 0 && e.path().extension() == ext) out.push_back(e.path().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+}  // namespace
+
+TEST_F(Gui, ExportPngAndCsvWritesThePanelWithoutTheTooltipOfItsButton) {
+  const std::filesystem::path pictures = m_dir.path() / "pictures" / "TileScope";
+  GuiRun s;
+  s.body = [&](ImGuiTestContext* ctx, App& app) {
+    ui::AppState& st = app.state();
+    IM_CHECK(wait_for_result(ctx, app, 0));
+    ctx->SetRef("//Timings");
+    ctx->MouseMove("Export PNG + CSV");
+    ctx->Yield(3);
+    ImRect tip;  // the button's tooltip, on screen now
+    for (ImGuiWindow* w : ImGui::GetCurrentContext()->Windows)
+      if ((w->Active || w->WasActive) && (w->Flags & ImGuiWindowFlags_Tooltip)) tip = w->Rect();
+    IM_CHECK(tip.GetArea() > 0);
+    const ImRect button = ctx->ItemInfo("Export PNG + CSV").RectFull;
+    const ui::Rect panel = st.panels.at("Timings").rect;
+    ctx->MouseClick(0);  // pressed: exported in the frame that draws the tooltip
+    IM_CHECK(yield_until(
+        ctx, [&] { return files_starting(pictures, "tilescope-panel-timings-", ".png").size() == 1; }, 10));
+    const std::string first = files_starting(pictures, "tilescope-panel-timings-", ".png").at(0);
+    // The same panel, exported with the mouse far from it and no tooltip anywhere.
+    ctx->MouseMoveToPos(ImVec2(panel.x + panel.w * 0.5f, 4));  // over the menu bar
+    ctx->Yield(4);
+    st.export_pending.insert("Timings");
+    IM_CHECK(yield_until(
+        ctx, [&] { return files_starting(pictures, "tilescope-panel-timings-", ".png").size() == 2; }, 10));
+    const auto pngs = files_starting(pictures, "tilescope-panel-timings-", ".png");
+    IM_CHECK_EQ(files_starting(pictures, "tilescope-panel-timings-", ".csv").size(), 2u);
+    IM_CHECK(files_starting(pictures, "tilescope-timings-", ".png").empty());  // not a figure's name
+    const Rgba pressed = read_png(first), plain = read_png(pngs[0] == first ? pngs[1] : pngs[0]);
+    IM_CHECK(pressed.w == plain.w && pressed.h == plain.h && pressed.w > 0);
+    // Where the tooltip was (inside the panel, away from the button, whose look follows the mouse).
+    ImRect away = button;
+    away.Expand(4);
+    int compared = 0, differ = 0;
+    for (int y = int(tip.Min.y); y < int(tip.Max.y); ++y)
+      for (int x = int(tip.Min.x); x < int(tip.Max.x); ++x) {
+        const int px = x - int(panel.x), py = y - int(panel.y);
+        if (px < 0 || py < 0 || px >= pressed.w || py >= pressed.h ||
+            away.Contains(ImVec2(float(x), float(y))))
+          continue;
+        const size_t at = (size_t(py) * size_t(pressed.w) + size_t(px)) * 4;
+        ++compared;
+        differ += std::memcmp(&pressed.px[at], &plain.px[at], 3) != 0;
+      }
+    IM_CHECK_GT(compared, 2000);  // the tooltip lay over the panel
+    IM_CHECK_LE(differ, compared / 200);
+    if (differ > compared / 200) ctx->LogError("%d of %d pixels under the tooltip differ", differ, compared);
+  };
+  run_session(s);
+  EXPECT_EQ(s.passed, 1);
+}
+
+// Input "identity": A is the identity, B is still random, so the seed matters and its field takes input.
+TEST_F(Gui, TheSeedIsEnabledForIdentityWhoseBStillDependsOnIt) {
+  std::filesystem::create_directories(m_dir.path() / "tilescope");
+  std::ofstream(config_file("settings.json")) << R"({"n": 48, "input": "identity"})";
+  GuiRun s;
+  s.body = [](ImGuiTestContext* ctx, App& app) {
+    ui::AppState& st = app.state();
+    IM_CHECK(wait_for_result(ctx, app, 0));
+    IM_CHECK_EQ(st.result->spec.input, InputKind::Identity);
+    ctx->SetRef("Controls");
+    IM_CHECK((ctx->ItemInfo("Seed").ItemFlags & ImGuiItemFlags_Disabled) == 0);
+    const uint64_t serial = st.result_serial;
+    ctx->ItemClick("Seed");
+    ctx->KeyCharsReplaceEnter("7");
+    IM_CHECK(wait_for_result(ctx, app, serial));
+    IM_CHECK_EQ(st.result->spec.seed, uint64_t(7));
+    // Ones: no input depends on the seed; the field is disabled.
+    ctx->ComboClick("Input/ones");
+    ctx->Yield(3);
+    IM_CHECK((ctx->ItemInfo("Seed").ItemFlags & ImGuiItemFlags_Disabled) != 0);
   };
   run_session(s);
   EXPECT_EQ(s.passed, 1);

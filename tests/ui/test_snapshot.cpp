@@ -213,11 +213,12 @@ TEST(Snapshot, ExportPanelsWritesPngAndCsvPairsAndNeverReplacesOne) {
   int occupancy = 0;
   for (const auto& e : std::filesystem::directory_iterator(out)) {
     const std::string name = e.path().filename().string();
-    if (name.rfind("tilescope-occupancy-", 0) == 0) {
+    // Names of their own kind: a panel export is never named like a figure (tilescope-timings-...).
+    if (name.rfind("tilescope-panel-occupancy-", 0) == 0) {
       ++occupancy;
       continue;
     }
-    ASSERT_EQ(name.rfind("tilescope-timings-", 0), 0u) << name;
+    ASSERT_EQ(name.rfind("tilescope-panel-timings-", 0), 0u) << name;
     (e.path().extension() == ".png" ? png : csv).push_back(e.path().string());
   }
   EXPECT_EQ(occupancy, 4);

@@ -10,6 +10,7 @@
 #include "bench.hpp"
 #include "measure.hpp"
 #include "problem.hpp"
+#include "stats.hpp"
 
 using namespace ts;
 
@@ -293,4 +294,26 @@ TEST(BenchInterleaved, TheCpuBackendSaysItHasNoCublasInsteadOfShowingZero) {
   EXPECT_TRUE(j["points"][0]["reference"].is_null());
   EXPECT_TRUE(j["points"][0]["pct_cublas"].is_null());
   EXPECT_EQ(j["points"][0]["reference_note"], "CPU backend: no cuBLAS to time beside the kernel");
+}
+
+// The table people read adapts its FLOP/s unit (a CPU's 10 GFLOP/s read "0.01 TFLOP/s"); CSV and JSON keep
+// TFLOP/s, named in the field.
+TEST(BenchFormats, TheMarkdownTablesUnitAdaptsWhileCsvAndJsonKeepTflops) {
+  RunResult r = interleaved_result("tiled", 2.0, 0, 0, 0);
+  r.backend = "cpu";
+  r.interleaved = InterleavedReference{};
+  r.spec.m = r.spec.n = r.spec.k = 256;
+  r.tflops = tflops(r.spec.flops(), 3.3);  // 10.17 GFLOP/s
+  std::vector<BenchPoint> pts = {bench_point(r, 0)};
+  BenchMeta m = sample_meta();
+  m.backend = "cpu";
+  m.sm = m.sm_count = 0;
+  const std::string md = format_markdown(m, pts);
+  EXPECT_NE(md.find("| samples | GFLOP/s | % peak |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 10.17 |"), std::string::npos) << md;
+  EXPECT_EQ(md.find("TFLOP/s"), std::string::npos) << md;
+  const auto rows = csv_rows(format_csv(m, pts));
+  EXPECT_EQ(field(rows, 1, "tflops"), "0.010");
+  const auto j = nlohmann::json::parse(format_json(m, pts));
+  EXPECT_NEAR(j["points"][0]["tflops"].get<double>(), 0.01017, 1e-5);
 }

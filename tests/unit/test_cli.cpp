@@ -6,6 +6,7 @@
 #include <cmath>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 
 #include <gtest/gtest.h>
 
@@ -31,6 +32,22 @@ TEST(Cli, ListPrintsEveryKernel) {
   auto r = ts_run("list");
   EXPECT_EQ(r.code, 0) << r.output;
   for (const char* k : {"naive", "tiled", "cublas"}) EXPECT_NE(r.output.find(k), std::string::npos) << k;
+  // Each kernel's role said once: not "cuBLAS SGEMM (FP32, reference) (reference)", nor "Teaching: ...
+  // (teaching: wrong on purpose)".
+  EXPECT_NE(r.output.find("cublas        Reference: cuBLAS SGEMM (FP32) ["), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("tiled_floork  Teaching, wrong on purpose: tiled with K / TILE steps ["),
+            std::string::npos)
+      << r.output;
+  std::istringstream lines(r.output);
+  for (std::string line; std::getline(lines, line);) {
+    auto count = [&](const std::string& word) {
+      size_t n = 0;
+      for (size_t at = line.find(word); at != std::string::npos; at = line.find(word, at + 1)) ++n;
+      return n;
+    };
+    EXPECT_LE(count("reference"), 1u) << line;
+    EXPECT_LE(count("eaching"), 1u) << line;
+  }
   auto j = ts_run("list --json");
   ASSERT_EQ(j.code, 0);
   auto parsed = nlohmann::json::parse(j.output);
@@ -51,6 +68,34 @@ TEST(Cli, RunOnTheCpuPrintsJsonWithEveryKey) {
   EXPECT_EQ(j["tile"], 8);
   EXPECT_EQ(j["backend"], "cpu");
   EXPECT_EQ(j["passed"], true);
+}
+
+// Text for people in the unit the window would use: a CPU's speed is not "0.010 TFLOP/s", and sampling
+// without a noise target is not "converged".
+TEST(Cli, RunAndBenchOnTheCpuSpeakInUnitsThatFitAndSayWhySamplingStopped) {
+  auto r = ts_run("run --backend cpu --size 128");
+  ASSERT_EQ(r.code, 0) << r.output;
+  const size_t at = r.output.find("speed      ");
+  ASSERT_NE(at, std::string::npos) << r.output;
+  std::istringstream speed(r.output.substr(at + 11));
+  double value = 0;
+  std::string unit;
+  speed >> value >> unit;
+  EXPECT_TRUE(unit == "GFLOP/s" || unit == "MFLOP/s") << r.output;
+  EXPECT_GE(value, 1.0) << r.output;
+  EXPECT_NE(r.output.find("sampling   3 samples, as many as the policy takes (it has no noise target)"),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("converged"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(" % of the median"), std::string::npos) << r.output;
+  // The bench's progress line (standard error) likewise; its JSON keeps TFLOP/s.
+  auto b = run_cmd(
+      kBin +
+      " bench --backend cpu --kernels tiled --shapes 64 --max-samples 12 --min-time 0.001 --format json");
+  ASSERT_EQ(b.code, 0) << b.output;
+  EXPECT_EQ(b.output.find("TFLOP/s"), std::string::npos) << b.output;
+  EXPECT_NE(b.output.find("FLOP/s"), std::string::npos) << b.output;
+  EXPECT_NE(b.output.find("\"tflops\""), std::string::npos) << b.output;
 }
 
 TEST(Cli, BadInputExitsWithTwoAndSaysWhy) {

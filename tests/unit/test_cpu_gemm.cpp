@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "cpu_gemm.hpp"
+#include "input_gen.hpp"
 #include "matrix.hpp"
 #include "problem.hpp"
 #include "verify.hpp"
@@ -97,6 +98,21 @@ TEST(InputGen, SymmetricInputsAreSymmetricAndSeedsMatter) {
     ASSERT_GE(v, -1.0f);
     ASSERT_LT(v, 1.0f);
   }
+}
+
+// The Seed field is enabled where seeded_matrices says an input depends on the seed: for every input kind,
+// a matrix changes with the seed exactly when it says so (identity: A does not, B does).
+TEST(InputGen, SeededMatricesAreExactlyThoseThatChangeWithTheSeed) {
+  for (InputKind kind : generated_input_kinds()) {
+    const int seeded = seeded_matrices(gen_kind(kind));
+    for (int matrix = 0; matrix < 2; ++matrix) {
+      const bool changes =
+          generate_input(kind, 3, matrix, 20, 20).data != generate_input(kind, 4, matrix, 20, 20).data;
+      EXPECT_EQ(changes, (seeded & (matrix == 0 ? kSeedsA : kSeedsB)) != 0)
+          << to_string(kind) << (matrix == 0 ? " A" : " B");
+    }
+  }
+  EXPECT_EQ(seeded_matrices(GenKind::Identity), kSeedsB);
 }
 
 TEST(CpuGemm, CancellationStopsARun) {

@@ -36,6 +36,53 @@ TEST(Dims, TheLargestSizeThatFitsTheCpuLimitIs1024Square) {
   EXPECT_EQ(max_dim(Capacity{}, true, Dim::N, 1, 1, 1), kMaxDim);
 }
 
+// The GPU refuses only what exceeds its memory or CUDA's index range: K = 1000003 at M = N = 1 (4 MB) was
+// refused as "above the limit of 131072", the .npy reader's limit.
+TEST(GpuLimits, ALongKThatFitsInMemoryIsAcceptedAndOnlyMemoryOrTheGridRefuse) {
+  ProblemSpec s;
+  s.m = s.n = 1;
+  s.k = parse_dim("1000003", "--k");
+  EXPECT_NO_THROW(validate_shape(s));
+  GpuRunNeeds need;
+  need.matrices = run_bytes(s.m, s.n, s.k);
+  EXPECT_NEAR(need.total(), 8.0e6, 1e3);  // A and B: 4 MB each
+  EXPECT_NO_THROW(check_gpu_memory(s, need, 80e9, "H100"));
+  EXPECT_NO_THROW(check_gpu_grid(s, {1, 1, 1}));
+  // Memory: 90 % of what is free, named with the numbers.
+  EXPECT_TRUE(gpu_memory_fits(need, need.total() / 0.9 + 16));
+  EXPECT_FALSE(gpu_memory_fits(need, need.total() / 0.9 - 16));
+  try {
+    need.l2_flush = 100e6;
+    check_gpu_memory(s, need, 50e6, "H100");
+    ADD_FAILURE() << "108 MB fit into 90 % of 50 MB";
+  } catch (const ValidationError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("M x N x K = 1 x 1 x 1000003 needs 103.0 MiB"), std::string::npos) << m;
+    EXPECT_NE(m.find("and the L2 flush buffer"), std::string::npos) << m;
+    EXPECT_NE(m.find("H100 has 47.7 MiB free"), std::string::npos) << m;
+  }
+  // The grid: 2^31 - 1 blocks across, 65535 down and deep.
+  EXPECT_NO_THROW(check_gpu_grid(s, {kCudaMaxGrid[0], 65535, 65535}));
+  try {
+    s.m = 65536 * 16;
+    s.kernel = "tiled";
+    s.tile = 16;
+    check_gpu_grid(s, {1, 65536, 1});
+    ADD_FAILURE() << "a grid of 65536 rows of blocks was accepted";
+  } catch (const ValidationError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("needs a grid of 1 x 65536 x 1 blocks for tiled tile 16"), std::string::npos) << m;
+    EXPECT_NE(m.find("grid's y may be at most 65535"), std::string::npos) << m;
+  }
+  EXPECT_THROW(check_gpu_grid(s, {kCudaMaxGrid[0] + 1, 1, 1}), ValidationError);
+  EXPECT_THROW(check_gpu_grid(s, {1, 1, 65536}), ValidationError);
+  // The index range itself: cuBLAS's int dimensions.
+  s.k = kMaxDim;
+  EXPECT_NO_THROW(validate_shape(s));
+  s.k = kMaxDim + 1;
+  EXPECT_THROW(validate_shape(s), ValidationError);
+}
+
 TEST(Dims, SlidersSnapToPowersOfTwoAndMultiplesOfTheTile) {
   EXPECT_EQ(snap_dim(4000, 32, 16, 8192), 4096);  // within 3 % of a power of two
   EXPECT_EQ(snap_dim(3000, 32, 16, 8192), 3008);  // else the nearest multiple of the tile

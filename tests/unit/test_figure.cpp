@@ -92,21 +92,25 @@ TEST(Figure, TwoExportsNeverShareAName) {
   FigureData d;
   d.meta.plot = PlotKind::Bars;
   d.series.push_back({"bars", {"position", "median_ms"}, {{0, 1.5}}});
-  const FigurePaths a = unique_figure_paths(dir.path(), PlotKind::Bars);
+  const NewNames na = figure_names(dir.path(), PlotKind::Bars);
+  const FigurePaths a = figure_paths(na);
   EXPECT_EQ(a.png.extension(), ".png");
   EXPECT_EQ(a.png.stem(), a.json.stem());
   EXPECT_NE(a.png.filename().string().find("tilescope-bars-"), std::string::npos);
   write_figure_data(a, d);
-  std::ofstream(a.png) << "png";
-  const FigurePaths b = unique_figure_paths(dir.path(), PlotKind::Bars);
+  write_file(a.png, "png", Replace::Reserved);
+  const NewNames nb = figure_names(dir.path(), PlotKind::Bars);
+  const FigurePaths b = figure_paths(nb);
   EXPECT_NE(a.png, b.png);
   EXPECT_NE(a.csv, b.csv);
   write_figure_data(b, d);
   EXPECT_THROW(write_figure_data(a, d), std::runtime_error);  // never replaces
-  // Only the PNG of a stem taken (a renderer that got that far): the stem is still not reused.
-  const FigurePaths c = unique_figure_paths(dir.path(), PlotKind::Bars);
-  EXPECT_NE(c.png, b.png);
-  EXPECT_NE(c.png, a.png);
+  // Only the PNG of a stem present (a renderer that got that far): the stem is still not reused.
+  std::filesystem::remove(b.csv);
+  std::filesystem::remove(b.json);
+  const NewNames nc = figure_names(dir.path(), PlotKind::Bars);
+  EXPECT_NE(figure_paths(nc).png, b.png);
+  EXPECT_NE(figure_paths(nc).png, a.png);
 }
 
 TEST(Figure, SizesNamesAndThemesAreValidated) {

@@ -13,6 +13,8 @@
 #include <fstream>
 #include <functional>
 #include <iterator>
+#include <set>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -156,6 +158,85 @@ TEST(Writer, NeverModeLosesTheRaceToAFileThatAppearsWhileWriting) {
   EXPECT_NE(refusal([&] { w.commit(); }).find("already exists"), std::string::npos);
   EXPECT_EQ(content(p), "theirs");
   EXPECT_EQ(names_in(dir.path()), std::vector<std::string>{"export.png"});
+}
+
+// [SECTION] New names: taken exclusively, the whole set under one stem, -2, -3 when a name is taken.
+namespace {
+std::time_t noon() {  // a fixed time: the names below do not depend on the clock
+  std::tm tm{};
+  tm.tm_year = 125;
+  tm.tm_mon = 0;
+  tm.tm_mday = 31;
+  tm.tm_hour = 12;
+  tm.tm_isdst = -1;
+  return std::mktime(&tm);
+}
+}  // namespace
+
+TEST(NewNames, TheSecondExportOfASecondGetsTwoAndEachNameIsTakenAtOnce) {
+  test::TempDir dir;
+  NewNames a(dir.path(), "tilescope-bars", {"png", "csv"}, noon());
+  EXPECT_EQ(a.stem(), "tilescope-bars-20250131-120000");
+  EXPECT_EQ(a[0], dir.path() / "tilescope-bars-20250131-120000.png");
+  EXPECT_EQ(a[1], dir.path() / "tilescope-bars-20250131-120000.csv");
+  EXPECT_TRUE(fs::exists(a[0]));  // taken: created (empty) before anything is written
+  NewNames b(dir.path(), "tilescope-bars", {"png", "csv"}, noon());
+  EXPECT_EQ(b.stem(), "tilescope-bars-20250131-120000-2");
+  // A name of the set taken by someone else (the first name pre-created): the whole set moves to -3.
+  std::ofstream(dir.file("tilescope-bars-20250131-120000-3.csv")) << "someone's";
+  NewNames c(dir.path(), "tilescope-bars", {"png", "csv"}, noon());
+  EXPECT_EQ(c.stem(), "tilescope-bars-20250131-120000-4");
+  EXPECT_FALSE(fs::exists(dir.file("tilescope-bars-20250131-120000-3.png")));  // not left behind
+  EXPECT_EQ(content(dir.file("tilescope-bars-20250131-120000-3.csv")), "someone's");
+  // Another kind of export never meets these names.
+  NewNames panel(dir.path(), "tilescope-panel-bars", {"png"}, noon());
+  EXPECT_EQ(panel.stem(), "tilescope-panel-bars-20250131-120000");
+}
+
+TEST(NewNames, WritesReplaceTheReservationOnlyAndUnwrittenNamesGoAway) {
+  test::TempDir dir;
+  {
+    NewNames n(dir.path(), "shot", {"png", "csv"}, noon());
+    write_file(n[0], "picture", Replace::Reserved);
+    // A reservation holds its name: nothing else writes there, and a written file is never replaced.
+    EXPECT_NE(refusal([&] { write_file(n[1], "x", Replace::Never); }).find("already exists"),
+              std::string::npos);
+    EXPECT_NE(refusal([&] { write_file(n[0], "again", Replace::Reserved); }).find("not the empty file"),
+              std::string::npos);
+  }
+  // The export failed after the PNG: the PNG stays, the empty CSV does not.
+  EXPECT_EQ(names_in(dir.path()), std::vector<std::string>{"shot-20250131-120000.png"});
+  EXPECT_EQ(content(dir.file("shot-20250131-120000.png")), "picture");
+  {
+    NewNames kept(dir.path(), "session", {"json"}, noon());
+    kept.keep();  // written later by its owner
+  }
+  EXPECT_TRUE(fs::exists(dir.file("session-20250131-120000.json")));
+  // A folder where nothing can be created: an error naming it, not an endless search.
+  const std::string ro = unwritable_folder(dir);
+  EXPECT_THROW(NewNames(ro, "shot", {"png"}, noon()), std::runtime_error);
+}
+
+TEST(NewNames, ManyExportsAtOnceInOneSecondAllGetNamesOfTheirOwn) {
+  test::TempDir dir;
+  constexpr int kThreads = 8, kEach = 25;
+  std::vector<std::vector<std::string>> stems(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kEach; ++i) {
+        NewNames n(dir.path(), "tilescope-timings", {"png", "csv", "json"}, noon());
+        for (size_t e = 0; e < 3; ++e) write_file(n[e], n.stem(), Replace::Reserved);
+        stems[size_t(t)].push_back(n.stem());
+      }
+    });
+  for (auto& t : threads) t.join();
+  std::set<std::string> all;
+  for (const auto& v : stems) all.insert(v.begin(), v.end());
+  EXPECT_EQ(all.size(), size_t(kThreads * kEach));
+  EXPECT_EQ(names_in(dir.path()).size(), size_t(3 * kThreads * kEach));
+  for (const std::string& stem : all)  // each file holds what its own writer wrote
+    EXPECT_EQ(content((dir.path() / (stem + ".json")).string()), stem);
 }
 
 TEST(OutputCheck, FindsWhatWouldFailBeforeAnyWorkIsDone) {

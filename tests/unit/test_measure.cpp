@@ -37,19 +37,36 @@ TEST(StopRule, TheTimeLimitWaitsForTheMinimumUnlessThatTakesForever) {
   EXPECT_EQ(should_stop({}, 100.0, p), StopReason::Continue);  // never stops without a sample
 }
 
-TEST(StopRule, QuickTakesExactlyTenSamplesWithoutANoiseRule) {
+TEST(StopRule, QuickTakesExactlyTenSamplesWithoutANoiseRuleAndNeverCallsThatConverged) {
   const MeasurePolicy q = MeasurePolicy::quick();
   std::vector<double> noisy;
   for (int i = 0; i < 9; ++i) noisy.push_back(i % 2 ? 1.0 : 5.0);  // 60 % noise
   EXPECT_EQ(should_stop(noisy, 0.01, q), StopReason::Continue);
   noisy.push_back(1.0);
-  EXPECT_EQ(should_stop(noisy, 0.01, q), StopReason::Converged);
+  // Without a noise target nothing converged: the policy took its count.
+  EXPECT_EQ(should_stop(noisy, 0.01, q), StopReason::CountReached);
   // A launch slower than the cap: stops at 3 x 2 s with what it has.
   EXPECT_EQ(should_stop({2500, 2500}, 5.0, q), StopReason::Continue);
   EXPECT_EQ(should_stop({2500, 2500, 2500}, 7.5, q), StopReason::TimeLimit);
   const MeasurePolicy f = MeasurePolicy::fixed(3);
   EXPECT_EQ(should_stop({1, 1}, 0, f), StopReason::Continue);
-  EXPECT_EQ(should_stop({1, 1, 9}, 0, f), StopReason::Converged);
+  EXPECT_EQ(should_stop({1, 1, 9}, 0, f), StopReason::CountReached);
+  // Even perfectly steady samples: converged is the noise target met, and these policies have none.
+  EXPECT_EQ(should_stop({1, 1, 1}, 0, f), StopReason::CountReached);
+}
+
+// What the command line prints: converged only for a met noise target, else why sampling stopped.
+TEST(StopRule, TheReasonInWordsSaysWhySamplingStopped) {
+  // The CPU backend's 3 samples with an IQR of 57 % of the median used to read "converged".
+  EXPECT_EQ(describe_stop(to_string(StopReason::CountReached), 0.45, 3),
+            "3 samples, as many as the policy takes (it has no noise target)");
+  EXPECT_EQ(describe_stop("converged", 0.0021, 40), "converged: noise 0.21 %, under the policy's target");
+  EXPECT_EQ(describe_stop("time limit", 0.57, 12), "stopped at the time limit after 12 samples, noise 57 %");
+  EXPECT_EQ(describe_stop("time limit", 0, 1), "stopped at the time limit after 1 sample");
+  EXPECT_EQ(describe_stop("sample limit", 0.1, 40),
+            "stopped at the sample limit (40 samples) with noise 10 %");
+  EXPECT_EQ(describe_stop("not timed", 0, 0), "not timed");
+  EXPECT_STREQ(to_string(StopReason::CountReached), "samples taken");
 }
 
 TEST(StopRule, NoiseIsRelativeStandardDeviation) {
@@ -110,7 +127,7 @@ TEST(MeasureLoop, WarmsUpThenSamplesUntilThePolicyIsMet) {
   EXPECT_EQ(m.warmups, 2);
   EXPECT_EQ(c.timed, 10);
   EXPECT_EQ(m.samples_ms.size(), 10u);
-  EXPECT_EQ(m.stop, StopReason::Converged);
+  EXPECT_EQ(m.stop, StopReason::CountReached);
   EXPECT_EQ(m.stats.median, 2.0);
   EXPECT_EQ(c.flushes, 0);  // warm L2 unless asked
   EXPECT_EQ(m.clocks.size(), 10u);

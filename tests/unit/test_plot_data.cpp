@@ -308,6 +308,9 @@ TEST(PlotData, RunsThatFailVerificationAreLeftOutAndCounted) {
   EXPECT_EQ(d.unverified, 1);
   ASSERT_TRUE(d.current_record.has_value());  // its launches are still shown beside the plot, labelled
   EXPECT_NE(d.current_label.find("failed verification"), std::string::npos);
+  // ... in units of their own that fit them (40 GFLOP/s), although no curve is drawn: not "4e+04 MFLOP/s".
+  EXPECT_EQ(d.launch_flops.name, "GFLOP/s");
+  EXPECT_EQ(d.launch_time.name, "ms");
   s.add(point("tiled", 32, 1000, 1000, 1000, 40.0, "d"));
   set.current() = s;
   const TimingsData e = timings_data(set, spec("tiled", 32, 1000, 1000, 1000), kernel_infos());

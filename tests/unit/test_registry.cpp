@@ -39,8 +39,16 @@ TEST(Registry, EveryEntryIsCompleteOnItsOwn) {
     EXPECT_FALSE(k.info.threads_per_block.empty());
     EXPECT_FALSE(k.info.user);
     EXPECT_EQ(k.info.has_cuda, k.cuda != nullptr);
-    // The title says "Teaching" exactly for the teaching variants (a flag inherited by mistake would not).
-    EXPECT_EQ(k.info.teaching, k.info.title.rfind("Teaching", 0) == 0);
+    // The teaching variants are exactly the three wrong on purpose (a flag inherited by mistake would not
+    // be), and only cuBLAS SGEMM is the reference. The title names the kernel; its role is said once, by
+    // label().
+    const bool teaching =
+        k.info.id == "tiled_nosync" || k.info.id == "tiled_floork" || k.info.id == "tiled_mirror";
+    EXPECT_EQ(k.info.teaching, teaching) << k.info.id;
+    EXPECT_EQ(k.info.is_reference, k.info.id == "cublas") << k.info.id;
+    EXPECT_EQ(k.info.title.find("eaching"), std::string::npos) << k.info.title;
+    EXPECT_EQ(k.info.title.find("reference"), std::string::npos) << k.info.title;
+    EXPECT_EQ(k.info.label().rfind("Teaching, wrong on purpose: ", 0) == 0, teaching);
     EXPECT_EQ(k.info.tf32, k.info.id.find("tf32") != std::string::npos);
   }
   // The ladder, then cuBLAS, then the three teaching variants.

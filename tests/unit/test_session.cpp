@@ -149,7 +149,7 @@ TEST(Session, ACorruptOrForeignFileIsRefusedWithItsReason) {
   EXPECT_NE(why.find("record 1: 'tflops' is not a number"), std::string::npos) << why;
   std::string neg = good;
   neg.replace(neg.find("\"m\": 1024"), 9, "\"m\": -5");
-  EXPECT_NE(reason(write("neg.json", neg)).find("'m' = -5 is outside 1..131072"), std::string::npos);
+  EXPECT_NE(reason(write("neg.json", neg)).find("'m' = -5 is outside 1..2147483647"), std::string::npos);
   std::string miss = good;
   miss.replace(miss.find("\"stop\""), 6, "\"stpo\"");
   EXPECT_NE(reason(write("miss.json", miss)).find("'stop' is missing"), std::string::npos);

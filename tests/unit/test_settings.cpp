@@ -60,16 +60,6 @@ TEST(Settings, ConfigDirFollowsXdgAndNeverTheWorkingDirectory) {
   EXPECT_EQ(config_dir(), std::filesystem::path("/home/someone/.config/tilescope"));
 }
 
-TEST(ExportPath, NeverReturnsAnExistingFile) {
-  test::TempDir dir;
-  auto a = unique_export_path(dir.path(), "shot", "png");
-  { std::ofstream(a) << "x"; }
-  auto b = unique_export_path(dir.path(), "shot", "png");
-  EXPECT_NE(a, b);
-  EXPECT_FALSE(std::filesystem::exists(b));
-  EXPECT_EQ(b.extension(), ".png");
-}
-
 TEST(Settings, HeatmapDisplayRoundTripsAndBadValuesWarn) {
   test::TempDir dir;
   Settings s;

@@ -43,7 +43,7 @@ TEST(SweepSizes, BadRangesAreRefusedNamingTheProblem) {
       {"1,,2", "an empty entry"},
       {"1:2000:1", "2000 sizes, more than the limit of 1024"},
       {"0", "size = 0 must be at least 1"},
-      {"200000", "above the limit"},
+      {"3000000000", "above the limit"},
   };
   for (const auto& c : cases) {
     try {
@@ -175,6 +175,13 @@ TEST(SweepRunner, ProgressAdvancesWithoutBlockingAndCancelKeepsFinishedPoints) {
   runner.wait();
   EXPECT_EQ(runner.progress().state, SweepProgress::State::Done);
   EXPECT_EQ(runner.take_finished().size(), 2u);
+}
+
+// The Sweep panel's line after Cancel read "cancelled: the 0 points finished are kept".
+TEST(SweepRunner, TheCancelledNoteFitsTheCount) {
+  EXPECT_EQ(cancelled_note(0), "cancelled before any point finished: nothing to keep");
+  EXPECT_EQ(cancelled_note(1), "cancelled: the 1 point finished is kept");
+  EXPECT_EQ(cancelled_note(5), "cancelled: the 5 points finished are kept");
 }
 
 TEST(SweepRunner, ARefusedPlanSaysWhy) {

@@ -1,8 +1,12 @@
+#include <cstdio>
+#include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "axis_ticks.hpp"
 #include "text_wrap.hpp"
 
 using namespace ts;
@@ -41,4 +45,50 @@ TEST(TextWrap, KeepsANumberWithItsUnit) {
   EXPECT_EQ(wrap("tile 16 (54.08 ms)", 8), (std::vector<std::string>{"tile 16", "(54.08 ms)"}));
   // Not glued: a number followed by punctuation.
   EXPECT_EQ(wrap("timed: 1, 3, 4", 9), (std::vector<std::string>{"timed: 1,", "3, 4"}));
+}
+
+TEST(TextWrap, ARefusalKeepsItsRangeWholeAtEveryWidth) {
+  // The Occupancy calculator's refusal wrapped as "outside 1." / ".1024" with ImGui's own wrapping.
+  const std::string text = "refused: threads per block = 2000 is outside 1..1024";
+  for (float w = 4; w <= float(text.size()); ++w) {
+    bool whole = false;
+    for (const auto& l : wrap(text, w)) {
+      EXPECT_NE(l.back(), '.') << "width " << w << ": " << l;
+      EXPECT_NE(l.front(), '.') << "width " << w << ": " << l;
+      whole |= l.find("1..1024") != std::string::npos;
+    }
+    EXPECT_TRUE(whole) << "width " << w;
+  }
+}
+
+// [SECTION] Tick labels of a plot's axis never run together.
+namespace {
+// 8 pixels per character of the label as "%g" writes it (ImPlot's default format).
+float label_px(double v) {
+  char b[32];
+  return 8.0f * float(std::snprintf(b, sizeof b, "%g", v));
+}
+}  // namespace
+
+TEST(AxisTicks, LabelsKeepAGapBetweenNeighboursOnANarrowPlot) {
+  // The Tile schedule's "tiles per SM over time", 0 .. 150 us on 190 px: ImPlot labelled every 20 us and
+  // "100", "120" and "140" (24 px each, 25 px apart) read "100120140".
+  const double step = readable_tick_step(0, 150, 190, 16, label_px);
+  EXPECT_EQ(step, 50);
+  EXPECT_GE(step * 190 / 150, 24 + 16);
+  // Wider plots get denser ticks, always 1, 2 or 5 x 10^k apart, and never closer than label + gap.
+  EXPECT_EQ(readable_tick_step(0, 150, 1000, 16, label_px), 10);
+  for (float px : {60.0f, 190.0f, 400.0f, 1000.0f, 3000.0f})
+    for (double hi : {0.7, 150.0, 4096.0, 1.5e7}) {
+      const double s = readable_tick_step(0, hi, px, 16, label_px);
+      ASSERT_GT(s, 0) << hi << " on " << px;
+      const double mantissa = s / std::pow(10.0, std::floor(std::log10(s) + 1e-9));
+      EXPECT_TRUE(std::abs(mantissa - 1) < 1e-9 || std::abs(mantissa - 2) < 1e-9 ||
+                  std::abs(mantissa - 5) < 1e-9)
+          << s;
+      float widest = 0;
+      for (double v = 0; v <= hi; v += s) widest = std::max(widest, label_px(v));
+      EXPECT_GE(s * px / hi, widest + 16 - 1e-3) << hi << " on " << px;
+    }
+  EXPECT_EQ(readable_tick_step(1, 1, 100, 16, label_px), 0);  // an empty range: no ticks
 }

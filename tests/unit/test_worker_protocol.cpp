@@ -83,12 +83,13 @@ TEST(WorkerProtocol, EveryMessageSurvivesARoundTrip) {
 
   Measurement m;
   m.samples_ms = {1.5, 1.25, 1.75};
-  m.stop = StopReason::Converged;
+  m.stop = StopReason::CountReached;  // the last reason: every one of them crosses
   m.warmups = 3;
   m.clocks = {{1980, ""}, {1755, "power"}};
   const MeasuredMsg out = decode_measured(encode(MeasuredMsg{m}));
   EXPECT_EQ(out.m.samples_ms, m.samples_ms);
   EXPECT_EQ(out.m.stats.median, 1.5);  // statistics are recomputed from the samples, not trusted
+  EXPECT_EQ(out.m.stop, StopReason::CountReached);
   EXPECT_EQ(out.m.clocks[1].throttle, "power");
 
   const ErrorMsg e = decode_error(encode(ErrorMsg{ErrorKind::Fault, 700, "cudaErrorIllegalAddress", "boom"}));
