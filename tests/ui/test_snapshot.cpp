@@ -449,3 +449,76 @@ TEST(Orientation, TheFloorKKernelsWrongRowsAreTheBottomBandOfTheErrorMap) {
   }
   EXPECT_GE(coloured_bottom, 6) << "the wrong rows 992-999 must show at the bottom of the error map";
 }
+
+// The tile grid: none over a whole 256^2 matrix of 16-tiles at a laptop's or a desktop's size (a line every
+// 9 or 25 px striped A, B and C like data); zoomed in so a tile is many pixels wide, lines at the tile
+// boundaries, fainter than the data. Identity A: every element off the diagonal is 0, so any pixel there that
+// is not the colour of 0 is a grid line.
+TEST(Orientation, TheTileGridShowsOnlyWhereATileIsManyPixelsWideAndIsFainterThanTheData) {
+  test::TempDir dir;
+  const Colormap& viridis = *find_colormap("viridis");
+  auto luma = [](const uint8_t* p) { return 0.2126 * p[0] + 0.7152 * p[1] + 0.0722 * p[2]; };
+  auto luma_of = [](const std::array<uint8_t, 4>& c) {
+    return 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2];
+  };
+  for (const char* size : {"--width 1366 --height 768", "--width 1920 --height 1080"}) {
+    SCOPED_TRACE(size);
+    Snap s = snapshot(std::string("--size 256 --kernel tiled --tile 16 --input identity ") + size, dir);
+    if (s.code == 2 && s.output.find("EGL") != std::string::npos)
+      GTEST_SKIP() << "no EGL device: " << s.output;
+    ASSERT_EQ(s.code, 0) << s.output;
+    const Map a = map_of(s.layout, "heatmap A");
+    ASSERT_EQ(a.x1 - a.x0, 256.0) << "the whole matrix";
+    const auto zero = colormap_color(viridis, 0.0f, a.lo, a.hi);
+    int off = 0, checked = 0;
+    // Inside the plot, clear of the axes' tick marks (drawn inward from its edges).
+    for (int y = int(a.px_y0) + 12; y < int(a.px_y0 + a.px_h) - 12; ++y)
+      for (int x = int(a.px_x0) + 12; x < int(a.px_x0 + a.px_w) - 12; ++x) {
+        const double row = a.y0 + (y + 0.5 - a.px_y0) / a.px_h * (a.y1 - a.y0);
+        const double col = a.x0 + (x + 0.5 - a.px_x0) / a.px_w * (a.x1 - a.x0);
+        if (std::fabs(row - col) < 6) continue;  // the diagonal, with a few pixels' margin
+        const uint8_t* p = s.image.at(x, y);
+        int d = 0;
+        for (int c = 0; c < 3; ++c) d = std::max(d, std::abs(int(p[c]) - int(zero[size_t(c)])));
+        if (d > 2 && off++ < 5)
+          ADD_FAILURE() << "pixel " << x << "," << y << " (row " << row << ", col " << col << ") differs by "
+                        << d;
+        ++checked;
+      }
+    EXPECT_GT(checked, 5000);
+    EXPECT_EQ(off, 0)
+        << "pixels off the diagonal that are not the colour of 0: grid lines over the whole matrix";
+  }
+
+  // Rows and columns 0..47: 16 elements are about 45 px at this size.
+  Snap z = snapshot(
+      "--size 256 --kernel tiled --tile 16 --input identity --width 1366 --height 768 "
+      "--zoom 0,0,48,48",
+      dir);
+  ASSERT_EQ(z.code, 0) << z.output;
+  const Map a = map_of(z.layout, "heatmap A");
+  ASSERT_LE(a.x1 - a.x0, 49.0);
+  ASSERT_GE(a.px_w / (a.x1 - a.x0) * 16, 32.0) << "a tile must span many pixels here";
+  const auto zero = colormap_color(viridis, 0.0f, a.lo, a.hi),
+             one = colormap_color(viridis, 1.0f, a.lo, a.hi);
+  const double data_contrast = std::fabs(luma_of(one) - luma_of(zero));
+  // On A the grid marks the rows a block reads (every 16 rows): at column 45, rows 16 and 32 (off the
+  // diagonal) carry a line, the rows between them none; along row 8 the column boundaries carry none.
+  auto pixel_y = [&](double row) { return a.px_y0 + (row - a.y0) / (a.y1 - a.y0) * a.px_h; };
+  auto pixel_x = [&](double col) { return a.px_x0 + (col - a.x0) / (a.x1 - a.x0) * a.px_w; };
+  const int x = int(pixel_x(45.5));
+  for (double boundary : {16.0, 32.0}) {
+    SCOPED_TRACE(boundary);
+    double step = 0;  // the strongest change from the colour of 0 on the pixels around the boundary
+    for (int y = int(pixel_y(boundary)) - 1; y <= int(pixel_y(boundary)) + 1; ++y)
+      step = std::max(step, std::fabs(luma(z.image.at(x, y)) - luma_of(zero)));
+    EXPECT_GT(step, 10.0) << "no grid line at a tile boundary";
+    EXPECT_LT(step, data_contrast / 3) << "the grid line must be fainter than the data (0 against 1)";
+  }
+  for (double row : {8.5, 24.5})
+    EXPECT_LE(std::fabs(luma(z.image.at(x, int(pixel_y(row)))) - luma_of(zero)), 1.0) << "row " << row;
+  const int y = int(pixel_y(8.5));
+  for (double col : {16.0, 32.0})
+    for (int xx = int(pixel_x(col)) - 1; xx <= int(pixel_x(col)) + 1; ++xx)
+      EXPECT_LE(std::fabs(luma(z.image.at(xx, y)) - luma_of(zero)), 1.0) << "column " << col;
+}
