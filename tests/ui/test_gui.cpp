@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -353,6 +354,100 @@ TEST_F(Gui, HoveringAHeatmapReadsTheElementDrawnThere) {
         IM_CHECK_EQ(st.hover.value, float(map[0] == 'A' ? row : col));
       }
     }
+  };
+  run_session(s);
+  EXPECT_EQ(s.passed, 1);
+}
+
+namespace {
+// The screen position of element (row, col)'s centre on a heatmap, from its plot rectangle and limits.
+ImVec2 element_centre(const ui::HeatmapReport& h, int64_t row, int64_t col) {
+  return ImVec2(h.plot.x + float((double(col) + 0.5 - h.x0) / (h.x1 - h.x0)) * h.plot.w,
+                h.plot.y + float((double(row) + 0.5 - h.y0) / (h.y1 - h.y0)) * h.plot.h);
+}
+double px_per_element(const ui::HeatmapReport& h) {
+  return double(h.plot.w) / (h.x1 - h.x0);
+}
+}  // namespace
+
+// The wheel zooms about the element under the cursor: after every click the same element is under it, at the
+// same place on the screen, and a 256^2 matrix in a laptop window shows single elements several pixels wide
+// within five clicks. Zooming out ends at the whole matrix; C and the error map zoom together.
+TEST_F(Gui, TheWheelZoomsAboutTheElementUnderTheCursorDownToSingleElements) {
+  // Ramp input: A[i][j] = i, so the value read under the cursor names the row.
+  std::filesystem::create_directories(m_dir.path() / "tilescope");
+  std::ofstream(config_file("settings.json"))
+      << R"({"m": 256, "n": 256, "k": 256, "square": true, "input": "ramp", "kernel": "tiled", "tile": 16})";
+  GuiRun s;
+  s.body = [&s](ImGuiTestContext* ctx, App& app) {
+    ui::AppState& st = app.state();
+    IM_CHECK(wait_for_result(ctx, app, 0));
+    s.resize = ImVec2(1366, 768);
+    IM_CHECK(yield_until(
+        ctx, [&] { return s.window_size.x == 1366 && s.window_size.y == 768; }, 10));
+    ctx->Yield(8);
+    IM_CHECK_EQ(st.result->spec.m, 256);
+    const ui::HeatmapReport& a = st.heatmap_reports.at("heatmap A");
+    const double whole = a.x1 - a.x0;
+    IM_CHECK_GE(whole, 256.0);  // the whole matrix to start with
+    // The point under the cursor in element coordinates, from the plot's rectangle and limits.
+    auto under = [&](const ui::HeatmapReport& h) {
+      const ImVec2 m = ImGui::GetIO().MousePos;
+      return std::pair<double, double>{h.y0 + double(m.y - h.plot.y) / h.plot.h * (h.y1 - h.y0),
+                                       h.x0 + double(m.x - h.plot.x) / h.plot.w * (h.x1 - h.x0)};
+    };
+    // Off-centre on purpose: a zoom toward the plot's centre carries these elements away from the cursor.
+    for (const auto& rc : {std::pair<int64_t, int64_t>{200, 37}, {20, 230}}) {
+      ctx->MouseMoveToPos(element_centre(a, rc.first, rc.second));
+      IM_CHECK(yield_until(
+          ctx, [&] { return st.hover.ready && st.hover.map == "A"; }, 10));
+      const int64_t row = st.hover.row, col = st.hover.col;  // the element under the cursor (a pixel is ~2)
+      IM_CHECK_LE(std::abs(row - rc.first), 2);
+      IM_CHECK_LE(std::abs(col - rc.second), 2);
+      const auto at = under(a);
+      int clicks = 0;
+      while (px_per_element(a) < 4.0 && clicks < 12) {
+        ctx->MouseWheelY(1);
+        ctx->Yield(2);
+        ++clicks;
+        IM_CHECK(yield_until(
+            ctx, [&] { return st.hover.ready && st.hover.map == "A"; }, 10));
+        IM_CHECK_EQ(st.hover.row, row);
+        IM_CHECK_EQ(st.hover.col, col);
+        IM_CHECK_EQ(st.hover.value, float(row));
+        // The same point of the element stays under the cursor (to within a pixel at this zoom).
+        const auto now = under(a);
+        const double pixel = (a.x1 - a.x0) / a.plot.w;
+        IM_CHECK_LE(std::fabs(now.first - at.first), pixel);
+        IM_CHECK_LE(std::fabs(now.second - at.second), pixel);
+      }
+      ctx->LogInfo("%d clicks to %.1f px per element (%.0f elements across)", clicks, px_per_element(a),
+                   a.x1 - a.x0);
+      IM_CHECK_LE(clicks, 5);
+      IM_CHECK_GE(px_per_element(a), 4.0);
+      // Out again: the element stays until the view is the whole matrix, where zooming out stops.
+      for (int i = 0; i < clicks + 3; ++i) {
+        ctx->MouseWheelY(-1);
+        ctx->Yield(2);
+      }
+      IM_CHECK_EQ(a.x1 - a.x0, whole);
+    }
+    // C and the error map share one view: clicks over C zoom both, about the element under the cursor.
+    const ui::HeatmapReport& c = st.heatmap_reports.at("heatmap C = A B");
+    const ui::HeatmapReport& e = st.heatmap_reports.at("heatmap C - reference");
+    ctx->MouseMoveToPos(element_centre(c, 60, 180));
+    IM_CHECK(yield_until(
+        ctx, [&] { return st.hover.ready && st.hover.map == "C = A B"; }, 10));
+    const int64_t row = st.hover.row, col = st.hover.col;
+    ctx->MouseWheelY(2);
+    ctx->Yield(3);
+    IM_CHECK_LT(c.x1 - c.x0, whole / 2);
+    IM_CHECK_EQ(e.x0, c.x0);
+    IM_CHECK_EQ(e.x1, c.x1);
+    IM_CHECK_EQ(e.y0, c.y0);
+    IM_CHECK_EQ(e.y1, c.y1);
+    IM_CHECK_EQ(st.hover.row, row);
+    IM_CHECK_EQ(st.hover.col, col);
   };
   run_session(s);
   EXPECT_EQ(s.passed, 1);
