@@ -264,12 +264,13 @@ int run_gui(const GuiOptions& opt) {
   const bool use_ini = !ec && ini_usable(ini_path, &warnings);
   if (!warnings.empty()) std::fprintf(stderr, "tilescope: settings: %s\n", warnings.c_str());
 
-  gfx::GlfwWindow window(1280, 800, "TileScope", false);
-  GLFWwindow* win = window.get();
+  // The window is created at its size: resized after creation (1280 x 800 to 1256 x 706 on a 1366 x 768
+  // screen), its first frame went to a GL surface of the old size, shown 94 px down with the status bar cut off.
+  gfx::init_glfw();
   const Placement place = initial_placement(settings.view.window);
-  glfwSetWindowSize(win, place.w, place.h);
+  gfx::GlfwWindow window(place.w, place.h, "TileScope", false, place.maximize);
+  GLFWwindow* win = window.get();
   if (place.place) glfwSetWindowPos(win, place.x, place.y);
-  if (place.maximize) glfwMaximizeWindow(win);
   glfwSetWindowSizeLimits(win, 960, 600, GLFW_DONT_CARE, GLFW_DONT_CARE);  // below this the panels cannot fit
   glfwShowWindow(win);
   glfwSwapInterval(1);
@@ -283,11 +284,15 @@ int run_gui(const GuiOptions& opt) {
   if (!opt.kernel_file.empty()) app.state().user.open_path = opt.kernel_file;
   if (opt.hooks.started) opt.hooks.started(app, win);
 
+  // The first frames build the dock space and create the panels, which ImGui draws from their second frame on
+  // (and sizes their tabs on the next): they are laid out but not shown, so the window never opens on an
+  // empty dock.
+  int layout_frames = 2;
   while (!window.should_close()) {
     if (g_close_requested) glfwSetWindowShouldClose(window.get(), GLFW_TRUE);
     // Idle: wait for input (low CPU); busy (a run, a sweep, a kernel build): keep animating the spinner.
     if (app.state().busy || app.state().repeat || app.state().sweeping || app.state().measuring_bandwidth ||
-        app.state().user.working || opt.hooks.poll_continuously)
+        app.state().user.working || opt.hooks.poll_continuously || layout_frames > 0)
       glfwPollEvents();
     else
       glfwWaitEventsTimeout(0.25);
@@ -301,6 +306,11 @@ int run_gui(const GuiOptions& opt) {
     app.prepare_frame(content_scale(win));
     new_frame(true);
     app.frame();
+    if (layout_frames > 0) {
+      --layout_frames;
+      ImGui::Render();
+      continue;
+    }
     int fb_w, fb_h;
     glfwGetFramebufferSize(win, &fb_w, &fb_h);
     render(fb_w, fb_h);

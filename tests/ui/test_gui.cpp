@@ -48,6 +48,7 @@ bool have_display() {
 // applied to the OS window on the frame loop's thread.
 struct GuiRun {
   std::function<void(ImGuiTestContext*, App&)> body;
+  std::function<void(App&, GLFWwindow*)> first_shown;  // right after the first frame the window shows
   std::optional<ImVec2> resize;
   ImVec2 window_size{0, 0};  // the OS window's size after the last frame
   ImGuiTestEngineResultSummary summary;
@@ -78,7 +79,10 @@ void run_session(GuiRun& s) {
     t->TestFunc = [&s, a](ImGuiTestContext* ctx) { s.body(ctx, *a); };
     ImGuiTestEngine_QueueTest(engine, t, ImGuiTestRunFlags_RunFromCommandLine);
   };
-  go.hooks.after_swap = [&](App&, GLFWwindow* w) {
+  bool shown = false;
+  go.hooks.after_swap = [&](App& app, GLFWwindow* w) {
+    if (!shown && s.first_shown) s.first_shown(app, w);
+    shown = true;
     ImGuiTestEngine_PostSwap(engine);
     if (s.resize) {
       glfwSetWindowSize(w, int(s.resize->x), int(s.resize->y));
@@ -263,6 +267,39 @@ TEST_F(Gui, ResizingKeepsEveryPanelInsideTheWindowWithoutOverlapOrCutText) {
       // Every panel is still one click away: shown, or a tab of a shown node.
       for (const char* p : {"Controls", "Matrices", "Result", "Timings"})
         IM_CHECK(app.state().panels.at(p).visible);
+    }
+  };
+  run_session(s);
+  EXPECT_EQ(s.passed, 1);
+}
+
+// The first frame the window shows has the menu bar at the top, the dock space built and the panels in it: it
+// used to show an empty dock, drawn 94 px down (the window had been resized after it was created).
+TEST_F(Gui, TheFirstFrameShownHasTheMenuBarAtTheTopAndEveryPanelInPlace) {
+  GuiRun s;
+  float menu_y = -1, status_bottom = -1, display_h = 0;
+  std::set<std::string> shown;
+  int window_h = 0, fb_h = 0;
+  s.first_shown = [&](App& app, GLFWwindow* w) {
+    if (const ImGuiWindow* mb = ImGui::FindWindowByName("##MainMenuBar")) menu_y = mb->Pos.y;
+    const ui::Rect& status = app.state().panels["Status"].rect;
+    status_bottom = status.y + status.h;
+    display_h = ImGui::GetIO().DisplaySize.y;
+    for (const auto& [name, p] : app.state().panels)
+      if (p.visible) shown.insert(name);
+    int ww = 0;
+    glfwGetWindowSize(w, &ww, &window_h);
+    glfwGetFramebufferSize(w, &ww, &fb_h);
+  };
+  s.body = [&](ImGuiTestContext* ctx, App&) {
+    ctx->Yield(1);
+    IM_CHECK_EQ(menu_y, 0.0f);
+    IM_CHECK_EQ(status_bottom, display_h);
+    IM_CHECK_EQ(display_h, float(window_h));
+    IM_CHECK_EQ(fb_h, window_h);
+    for (const char* p : {"Controls", "Matrices", "Result", "Timings", "Status"}) {
+      IM_CHECK_NO_RET(shown.count(p) == 1);
+      if (!shown.count(p)) ctx->LogError("%s is not drawn in the first frame shown", p);
     }
   };
   run_session(s);
