@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <thread>
 
 #include <unistd.h>
@@ -265,7 +266,8 @@ int run_gui(const GuiOptions& opt) {
   if (!warnings.empty()) std::fprintf(stderr, "tilescope: settings: %s\n", warnings.c_str());
 
   // The window is created at its size: resized after creation (1280 x 800 to 1256 x 706 on a 1366 x 768
-  // screen), its first frame went to a GL surface of the old size, shown 94 px down with the status bar cut off.
+  // screen), its first frame went to a GL surface of the old size, shown 94 px down with the status bar cut
+  // off.
   gfx::init_glfw();
   const Placement place = initial_placement(settings.view.window);
   gfx::GlfwWindow window(place.w, place.h, "TileScope", false, place.maximize);
@@ -466,7 +468,13 @@ int run_snapshot(const SnapshotOptions& opt) {
   if (!opt.export_dir.empty()) {
     st.settings.export_dir = opt.export_dir;
     for (const char* p : {"Timings", "Occupancy", "Tile schedule"}) st.export_pending.insert(p);
-    for (int frame = 0; frame < 12 && (!st.export_pending.empty() || st.export_request); ++frame) {
+    for (int frame = 0; frame < 18 && (!st.export_pending.empty() || st.export_request); ++frame) {
+      // A panel that is a tab behind another is brought to the front for three frames, one after the other.
+      if (frame % 3 == 0 && !st.export_pending.empty()) {
+        auto next = st.export_pending.begin();
+        std::advance(next, (frame / 3) % st.export_pending.size());
+        st.front_requested = {*next};
+      }
       offscreen_frame(app, off.session, off.fbo, opt.scale, 1.0f / 60);
       if (st.export_request) {
         export_failures += !save_panel_export(st, opt.width, opt.height, off.fbo.id());
