@@ -499,11 +499,8 @@ int run_snapshot(const SnapshotOptions& opt) {
     for (const auto& [name, p] : st.panels) {
       j["rects"][name] = rect_json(p.rect);
       j["states"][name] = p.state;
-      j["panels"][name] = {{"rect", rect_json(p.rect)},
-                           {"visible", p.visible},
-                           {"docked", p.docked},
-                           {"clipped_px", p.clipped_px},
-                           {"state", p.state}};
+      j["panels"][name] = {{"rect", rect_json(p.rect)},  {"visible", p.visible},         {"docked", p.docked},
+                           {"clipped_px", p.clipped_px}, {"overflow_px", p.overflow_px}, {"state", p.state}};
     }
     for (const auto& [name, h] : st.heatmap_reports) {
       j["rects"][name] = rect_json(h.plot);
@@ -513,7 +510,8 @@ int run_snapshot(const SnapshotOptions& opt) {
                              {"y0", h.y0},
                              {"y1", h.y1},
                              {"shown_lo", h.shown_lo},
-                             {"shown_hi", h.shown_hi}};
+                             {"shown_hi", h.shown_hi},
+                             {"scale_w", h.scale_w}};
     }
     for (const auto& [name, r] : st.plot_areas) {
       j["rects"]["plot " + name] = rect_json(r);

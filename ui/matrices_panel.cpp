@@ -100,6 +100,7 @@ class MatricesPanel final : public Panel {
     }
     m_reset = false;
     s.zoom_request.reset();
+    report_least_size(s, avail);
     s.panels[name()].state = any_interop && !any_host ? "interop" : "host: " + set.interop().why;
   }
 
@@ -291,6 +292,25 @@ class MatricesPanel final : public Panel {
     }
   }
 
+  // The least size of this panel that draws the maps two by two, each at least 6 em and as wide as its colour
+  // scale (whose width follows its labels), with their axes and titles: the layout keeps this much room for
+  // the panel when the window shrinks (layout.cpp). avail: the room the maps had under the toolbar.
+  void report_least_size(AppState& s, ImVec2 avail) {
+    const ImGuiStyle& st = ImGui::GetStyle();
+    float cell_w = 0, cell_h = 0;
+    for (size_t i = 0; i < kMaps.size(); ++i) {
+      const float legend = m_legend_w[i] > 0 ? m_legend_w[i] : ImGui::GetFontSize() * 4.2f;
+      const float side =
+          std::max(ImGui::GetFontSize() * 6, legend) + ImGui::GetFontSize() * 0.25f;  // + rounding
+      cell_w = std::max(cell_w, side + m_pad[i].x + legend + st.ItemSpacing.x);
+      cell_h = std::max(cell_h, side + m_pad[i].y + ImGui::GetTextLineHeightWithSpacing());
+    }
+    const ImVec2 window = ImGui::GetWindowSize();
+    PanelReport& rep = s.panels[name()];
+    rep.least_w = 2 * cell_w + st.ItemSpacing.x + (window.x - avail.x);
+    rep.least_h = 2 * cell_h + st.ItemSpacing.y + (window.y - avail.y);
+  }
+
   // [lo, hi) slid, keeping its width, so that it shows as much of [0, n) as it can.
   static void slide_inside(double& lo, double& hi, double n) {
     const double span = hi - lo;
@@ -443,6 +463,7 @@ class MatricesPanel final : public Panel {
     // As wide as its tick labels need (measured for the next frame's layout).
     ImPlot::ColormapScale(label, lo, hi, ImVec2(0, frame.y), "%.3g", 0, scale_colormap(cmap));
     m_legend_w[size_t(mi.id)] = ImGui::GetItemRectSize().x;
+    s.heatmap_reports[std::string("heatmap ") + mi.title].scale_w = ImGui::GetItemRectSize().x;
     if (ImGui::IsItemHovered() && shown && shown->ok)
       ImGui::SetTooltip(
           "colour scale: %.7g .. %.7g\nthe elements in view range from %.7g to %.7g\n(their own values, not "
