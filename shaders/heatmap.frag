@@ -2,7 +2,7 @@
 // Colours a heatmap: each target pixel finds the matrix element under it, the view value that summarises that
 // element's block (the same integer block boundaries as lod_begin() in app/core/heatmap.hpp), and maps it through
 // a 256-entry colormap table with exactly the arithmetic of colormap_index() on the CPU. Zoomed in far enough,
-// the tile grid of the kernel (the output block each thread block computes) is drawn over it.
+// the tile grid of the kernel (the output block each thread block computes) is drawn over it, faintly.
 #ifdef TS_VALUES_BUFFER
 uniform samplerBuffer u_values;  // R32F texture buffer (memory shared with CUDA): u_view.y rows of u_view.x
 #else
@@ -15,7 +15,7 @@ uniform ivec2 u_view;        // values (w, h)
 uniform ivec2 u_target;      // this target's size in pixels
 uniform vec2 u_origin;       // the region's first (col, row) in the matrix
 uniform ivec2 u_tile;        // grid: (tile_n, tile_m) elements; 0 = no grid
-uniform vec4 u_grid_color;
+uniform float u_grid_weight; // how far a grid pixel moves toward black (on a light colour) or white (on a dark one)
 out vec4 o_color;
 
 float value_at(ivec2 v) {
@@ -52,8 +52,13 @@ void main() {
     int i = clamp(int(floor(t * 256.0)), 0, 255);
     c = texelFetch(u_lut, ivec2(i, 0), 0);
   }
-  // Grid lines: where a tile boundary falls inside this pixel (element coordinates of its two edges).
+  // Grid lines: where a tile boundary falls inside this pixel (element coordinates of its two edges). A line
+  // tints the data under it toward white or black, whichever contrasts with it, by only u_grid_weight: it is
+  // seen on any colour and never looks like data.
   vec2 lo = u_origin + (px - 0.5) * scale, hi = u_origin + (px + 0.5) * scale;
-  if (crosses(lo.x, hi.x, u_tile.x) || crosses(lo.y, hi.y, u_tile.y)) c = mix(c, vec4(u_grid_color.rgb, 1.0), u_grid_color.a);
+  if (crosses(lo.x, hi.x, u_tile.x) || crosses(lo.y, hi.y, u_tile.y)) {
+    vec3 ink = dot(c.rgb, vec3(0.2126, 0.7152, 0.0722)) > 0.5 ? vec3(0.0) : vec3(1.0);
+    c.rgb = mix(c.rgb, ink, u_grid_weight);
+  }
   o_color = c;
 }

@@ -34,11 +34,14 @@ struct Rect {
 
 // What a panel drew last frame: for the layout checks of `snapshot --layout-json` and the UI tests.
 struct PanelReport {
-  Rect rect;             // the window's rectangle on screen
-  bool visible = false;  // drawn this frame (not closed, not a tab hidden behind another)
-  bool docked = false;   // in the dock space (else a floating window)
-  float clipped_px = 0;  // how far its content runs past its right edge (0: nothing is cut off)
-  std::string state;     // e.g. "needs a GPU", "interop", "host: <why>"
+  Rect rect;              // the window's rectangle on screen
+  bool visible = false;   // drawn this frame (not closed, not a tab hidden behind another)
+  bool docked = false;    // in the dock space (else a floating window)
+  float clipped_px = 0;   // how far its content runs past its right edge (0: nothing is cut off)
+  float overflow_px = 0;  // how far its content runs past its bottom edge (out of sight until scrolled)
+  float least_w = 0,
+        least_h = 0;  // the least size its content is drawn well in (0: no say; the layout keeps it)
+  std::string state;  // e.g. "needs a GPU", "interop", "host: <why>"
 };
 
 // One heatmap's plot area and the element coordinates at its edges (x = column, y = row; y0 is the top edge):
@@ -47,6 +50,7 @@ struct HeatmapReport {
   Rect plot;
   double x0 = 0, x1 = 0, y0 = 0, y1 = 0;
   float shown_lo = 0, shown_hi = 0;  // the colour scale
+  float scale_w = 0;                 // the colour scale's width beside the plot (px)
 };
 
 // The element under the mouse in a heatmap, as the tooltip shows it (tests read it back).

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <thread>
 #include <vector>
 
@@ -325,20 +326,24 @@ int run_gui(const GuiOptions& opt) {
   const bool use_ini = !ec && ini_usable(ini_path, &warnings);
   if (!warnings.empty()) std::fprintf(stderr, "tilescope: settings: %s\n", warnings.c_str());
 
-  auto window = std::make_unique<gfx::GlfwWindow>(1280, 800, "TileScope", false);
-  GLFWwindow* win = window->get();
+  // The window is created at its size: resized after creation (1280 x 800 to 1256 x 706 on a 1366 x 768
+  // screen), its first frame went to a GL surface of the old size, shown 94 px down with the status bar cut
+  // off.
+  gfx::init_glfw();
   const Placement place = initial_placement(settings.view.window);
   // The window as placed, shown (again, for a window made anew after the driver reset its GL context).
-  auto show = [](GLFWwindow* w, const Placement& p) {
-    glfwSetWindowSize(w, p.w, p.h);
-    if (p.place) glfwSetWindowPos(w, p.x, p.y);
-    if (p.maximize) glfwMaximizeWindow(w);
-    glfwSetWindowSizeLimits(w, 960, 600, GLFW_DONT_CARE, GLFW_DONT_CARE);  // below this the panels cannot fit
-    glfwShowWindow(w);
+  auto open_window = [](const Placement& p) {
+    auto w = std::make_unique<gfx::GlfwWindow>(p.w, p.h, "TileScope", false, p.maximize);
+    GLFWwindow* g = w->get();
+    if (p.place) glfwSetWindowPos(g, p.x, p.y);
+    glfwSetWindowSizeLimits(g, 960, 600, GLFW_DONT_CARE, GLFW_DONT_CARE);  // below this the panels cannot fit
+    glfwShowWindow(g);
     glfwSwapInterval(1);
-    glfwSetDropCallback(w, on_drop);
+    glfwSetDropCallback(g, on_drop);
+    return w;
   };
-  show(win, place);
+  auto window = open_window(place);
+  GLFWwindow* win = window->get();
 
   ImGuiSession session(win, use_ini ? ini.c_str() : nullptr);
   App app(opt.backend, opt.backend_note, settings, window->gl_renderer());
@@ -350,11 +355,15 @@ int run_gui(const GuiOptions& opt) {
   bool trusted_title =
       true;  // the title says when OpenGL failed its self-check (the title is not drawn by GL)
 
+  // The first frames build the dock space and create the panels, which ImGui draws from their second frame on
+  // (and sizes their tabs on the next): they are laid out but not shown, so the window never opens on an
+  // empty dock.
+  int layout_frames = 2;
   while (!window->should_close()) {
     if (g_close_requested) glfwSetWindowShouldClose(win, GLFW_TRUE);
     // Idle: wait for input (low CPU); busy (a run, a sweep, a kernel build): keep animating the spinner.
     if (app.state().busy || app.state().repeat || app.state().sweeping || app.state().measuring_bandwidth ||
-        app.state().user.working || opt.hooks.poll_continuously)
+        app.state().user.working || opt.hooks.poll_continuously || layout_frames > 0)
       glfwPollEvents();
     else
       glfwWaitEventsTimeout(0.25);
@@ -368,6 +377,11 @@ int run_gui(const GuiOptions& opt) {
     app.prepare_frame(content_scale(win));
     new_frame(true);
     app.frame();
+    if (layout_frames > 0) {
+      --layout_frames;
+      ImGui::Render();
+      continue;
+    }
     int fb_w, fb_h;
     glfwGetFramebufferSize(win, &fb_w, &fb_h);
     render(fb_w, fb_h);
@@ -391,9 +405,8 @@ int run_gui(const GuiOptions& opt) {
       session.detach_window();
       glfwSetDropCallback(win, nullptr);
       window.reset();
-      window = std::make_unique<gfx::GlfwWindow>(g.w, g.h, "TileScope", false);
+      window = open_window(Placement{g.x, g.y, g.w, g.h, true, g.maximized});
       win = window->get();
-      show(win, Placement{g.x, g.y, g.w, g.h, true, g.maximized});
       glfwSetWindowShouldClose(win, should_close ? GLFW_TRUE : GLFW_FALSE);
       session.attach_window(win);
       app.restore_gl(window->gl_renderer());
@@ -592,7 +605,13 @@ int run_snapshot(const SnapshotOptions& opt) {
   if (!opt.export_dir.empty()) {
     st.settings.export_dir = opt.export_dir;
     for (const char* p : {"Timings", "Occupancy", "Tile schedule"}) st.export_pending.insert(p);
-    for (int frame = 0; frame < 12 && (!st.export_pending.empty() || st.export_request); ++frame) {
+    for (int frame = 0; frame < 18 && (!st.export_pending.empty() || st.export_request); ++frame) {
+      // A panel that is a tab behind another is brought to the front for three frames, one after the other.
+      if (frame % 3 == 0 && !st.export_pending.empty()) {
+        auto next = st.export_pending.begin();
+        std::advance(next, (frame / 3) % st.export_pending.size());
+        st.front_requested = {*next};
+      }
       offscreen_frame(off, opt.scale, 1.0f / 60);
       if (st.export_request) {
         export_failures += !save_panel_export(st, opt.width, opt.height, off.fbo->id());
@@ -617,11 +636,8 @@ int run_snapshot(const SnapshotOptions& opt) {
     for (const auto& [name, p] : st.panels) {
       j["rects"][name] = rect_json(p.rect);
       j["states"][name] = p.state;
-      j["panels"][name] = {{"rect", rect_json(p.rect)},
-                           {"visible", p.visible},
-                           {"docked", p.docked},
-                           {"clipped_px", p.clipped_px},
-                           {"state", p.state}};
+      j["panels"][name] = {{"rect", rect_json(p.rect)},  {"visible", p.visible},         {"docked", p.docked},
+                           {"clipped_px", p.clipped_px}, {"overflow_px", p.overflow_px}, {"state", p.state}};
     }
     for (const auto& [name, h] : st.heatmap_reports) {
       j["rects"][name] = rect_json(h.plot);
@@ -631,7 +647,8 @@ int run_snapshot(const SnapshotOptions& opt) {
                              {"y0", h.y0},
                              {"y1", h.y1},
                              {"shown_lo", h.shown_lo},
-                             {"shown_hi", h.shown_hi}};
+                             {"shown_hi", h.shown_hi},
+                             {"scale_w", h.scale_w}};
     }
     for (const auto& [name, r] : st.plot_areas) {
       j["rects"]["plot " + name] = rect_json(r);

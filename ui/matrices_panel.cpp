@@ -1,13 +1,14 @@
 // Matrices: A, B, C and the signed error C - reference as heatmaps with axes, a colour scale and an exact
 // hover readout. Each plot keeps its matrix's shape (equal scaling on both axes) and puts row 0 at the top.
 // The panel only says what each plot shows; the heatmap set (app/gfx/heatmap_set.hpp) reduces the region in
-// view, through CUDA-OpenGL interop or host memory, and paints it. Wheel to zoom, drag to pan, double-click
-// or "Whole" to see everything again.
+// view, through CUDA-OpenGL interop or host memory, and paints it. Wheel to zoom (about the element under the
+// cursor, kWheelZoom per click), drag to pan, double-click or "Whole" to see everything again.
 #include <algorithm>
 #include <array>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -26,6 +27,10 @@ namespace {
 
 const char* const kReduceNames[] = {"mean", "min", "max", "abs max"};
 const char* const kRangeNames[] = {"auto", "symmetric", "manual"};
+// One wheel click magnifies (or shrinks) the view by this factor: a 256^2 matrix in a laptop's 150-pixel map
+// shows single elements several pixels wide after five clicks, a 4096^2 one after a dozen.
+constexpr double kWheelZoom = 1.5;
+constexpr double kMinSpan = 2.0;  // the fewest elements a view shows across
 
 const Colormap& pick_colormap(const std::string& name, const char* kind) {
   if (const Colormap* c = find_colormap(name)) return *c;
@@ -88,6 +93,7 @@ class MatricesPanel final : public Panel {
     const int nrows = 4 / per_row;
     const ImVec2 cell((avail.x - gap * float(per_row - 1)) / float(per_row),
                       (avail.y - ImGui::GetStyle().ItemSpacing.y * float(nrows - 1)) / float(nrows));
+    wheel_zoom(store);
     bool any_interop = false, any_host = false;
     for (size_t i = 0; i < kMaps.size(); ++i) {
       if (i % size_t(per_row)) ImGui::SameLine(0, gap);
@@ -98,6 +104,7 @@ class MatricesPanel final : public Panel {
     }
     m_reset = false;
     s.zoom_request.reset();
+    report_least_size(s, avail);
     s.panels[name()].state = any_interop && !any_host ? "interop" : "host: " + set.interop().why;
   }
 
@@ -197,7 +204,9 @@ class MatricesPanel final : public Panel {
   }
 
   // Whole-number ticks (elements) that never crowd: as many as fit labels of the widest number in px pixels.
-  static void setup_ticks(ImAxis axis, double lo, double hi, float px, bool vertical) {
+  // The row axis is as wide as the matrix's widest row number needs, whatever the view: an axis that narrowed
+  // for "20" and widened for "200" moved the plot under the cursor while the wheel zoomed.
+  static void setup_ticks(ImAxis axis, double lo, double hi, float px, bool vertical, int64_t extent) {
     const double span = hi - lo;
     if (!(span > 0) || px <= 0) return;
     char widest[32];
@@ -205,11 +214,24 @@ class MatricesPanel final : public Panel {
     const float label = vertical ? ImGui::GetTextLineHeight() : ImGui::CalcTextSize(widest).x;
     const double max_ticks = std::max(2.0, std::floor(double(px) / (double(label) * (vertical ? 2.2 : 1.8))));
     const double step = tick_step(span, max_ticks);  // at least one element
-    std::array<double, 64> v{};
+    std::array<double, 65> v{};
+    std::array<std::array<char, 24>, 65> text{};
+    std::array<const char*, 65> labels{};
     int n = 0;
-    for (double t = std::ceil(lo / step) * step; t <= hi + 1e-9 && n < 64; t += step)
-      v[size_t(n++)] = t == 0 ? 0.0 : t;  // never "-0"
-    if (n > 0) ImPlot::SetupAxisTicks(axis, v.data(), n);
+    for (double t = std::ceil(lo / step) * step; t <= hi + 1e-9 && n < 64; t += step) {
+      v[size_t(n)] = t == 0 ? 0.0 : t;  // never "-0"
+      std::snprintf(text[size_t(n)].data(), 24, "%.0f", v[size_t(n)]);
+      ++n;
+    }
+    if (n == 0) return;
+    if (vertical) {  // a tick far outside any view, labelled as wide as the widest row number: never drawn
+      v[size_t(n)] = hi + 1e6 * span + 1e12;
+      const std::string eights(std::to_string(std::max<int64_t>(extent, 1)).size(), '8');
+      std::snprintf(text[size_t(n)].data(), 24, "%s", eights.c_str());
+      ++n;
+    }
+    for (int i = 0; i < n; ++i) labels[size_t(i)] = text[size_t(i)].data();
+    ImPlot::SetupAxisTicks(axis, v.data(), n, labels.data());
   }
 
   // A combo as wide as its longest choice.
@@ -227,6 +249,83 @@ class MatricesPanel final : public Panel {
     const double fw = per_px * px.x, fh = per_px * px.y;
     const double cx = 0.5 * (x0 + x1), cy = 0.5 * (y0 + y1);
     return {cx - fw / 2, cx + fw / 2, cy - fh / 2, cy + fh / 2};
+  }
+
+  // The mouse wheel over a map zooms about the element under the cursor: that element stays where it is on
+  // the screen, the view shrinks or grows kWheelZoom times per click (fractions of a click from a touchpad
+  // likewise). Done here, from last frame's plot rectangle and limits, before any plot is set up, so C and
+  // the error map (linked) take the same view in the same frame; ImPlot's own wheel zoom is switched off for
+  // the maps (it moved the view toward the centre under equal scaling, 5 % a click). Zooming out ends at the
+  // whole matrix; near the matrix's edges the view slides back over it instead of showing empty space.
+  void wheel_zoom(const MatrixStore& store) {
+    const ImGuiIO& io = ImGui::GetIO();
+    if (io.MouseWheel == 0 || !ImGui::IsWindowHovered()) return;
+    for (const MapInfo& mi : kMaps) {
+      const size_t i = size_t(mi.id);
+      const ImVec2 pos = m_plot_pos[i], px = m_plot_px[i];
+      const PlotLimits& v = m_seen[i];
+      if (px.x < 1 || px.y < 1 || !(v.x1 > v.x0) || !(v.y1 > v.y0)) continue;
+      const ImVec2 m = io.MousePos;
+      if (m.x < pos.x || m.y < pos.y || m.x >= pos.x + px.x || m.y >= pos.y + px.y) continue;
+      const int64_t rows = store.rows(mi.id), cols = store.cols(mi.id);
+      // The point under the cursor, in elements (the row axis points down: y0 is the top edge).
+      const double cx = v.x0 + double(m.x - pos.x) / double(px.x) * (v.x1 - v.x0);
+      const double cy = v.y0 + double(m.y - pos.y) / double(px.y) * (v.y1 - v.y0);
+      const double w = v.x1 - v.x0, h = v.y1 - v.y0;
+      // Magnification, at most down to kMinSpan elements across the shorter side.
+      double f = std::min(std::pow(kWheelZoom, double(io.MouseWheel)), std::min(w, h) / kMinSpan);
+      if (io.MouseWheel > 0) f = std::max(1.0, f);  // already at the closest view: stay
+      const bool linked = mi.id == MatrixId::C || mi.id == MatrixId::Error;
+      const std::array<double, 4> whole = fit_equal(0, double(cols), 0, double(rows), px);
+      std::optional<std::array<double, 4>> to;
+      if (w / f < whole[1] - whole[0] && h / f < whole[3] - whole[2]) {
+        std::array<double, 4> z = {cx - (cx - v.x0) / f, cx + (v.x1 - cx) / f, cy - (cy - v.y0) / f,
+                                   cy + (v.y1 - cy) / f};
+        if (f < 1) {  // zooming out: keep the matrix filling the view where it can
+          slide_inside(z[0], z[1], double(cols));
+          slide_inside(z[2], z[3], double(rows));
+        }
+        to = z;
+      }
+      const std::array<MatrixId, 2> ids = {linked ? MatrixId::C : mi.id, linked ? MatrixId::Error : mi.id};
+      for (const MatrixId id : ids) {
+        m_whole[size_t(id)] = !to;
+        m_zoom_to[size_t(id)] = to;
+      }
+      return;
+    }
+  }
+
+  // The least size of this panel that draws the maps two by two, each at least 6 em and as wide as its colour
+  // scale (whose width follows its labels), with their axes and titles: the layout keeps this much room for
+  // the panel when the window shrinks (layout.cpp). avail: the room the maps had under the toolbar.
+  void report_least_size(AppState& s, ImVec2 avail) {
+    const ImGuiStyle& st = ImGui::GetStyle();
+    float cell_w = 0, cell_h = 0;
+    for (size_t i = 0; i < kMaps.size(); ++i) {
+      const float legend = m_legend_w[i] > 0 ? m_legend_w[i] : ImGui::GetFontSize() * 4.2f;
+      const float side =
+          std::max(ImGui::GetFontSize() * 6, legend) + ImGui::GetFontSize() * 0.25f;  // + rounding
+      cell_w = std::max(cell_w, side + m_pad[i].x + legend + st.ItemSpacing.x);
+      cell_h = std::max(cell_h, side + m_pad[i].y + ImGui::GetTextLineHeightWithSpacing());
+    }
+    const ImVec2 window = ImGui::GetWindowSize();
+    PanelReport& rep = s.panels[name()];
+    rep.least_w = 2 * cell_w + st.ItemSpacing.x + (window.x - avail.x);
+    rep.least_h = 2 * cell_h + st.ItemSpacing.y + (window.y - avail.y);
+  }
+
+  // [lo, hi) slid, keeping its width, so that it shows as much of [0, n) as it can.
+  static void slide_inside(double& lo, double& hi, double n) {
+    const double span = hi - lo;
+    if (span >= n) {
+      lo = 0.5 * (n - span);  // wider than the matrix: centred on it
+    } else if (lo < 0) {
+      lo = 0;
+    } else if (hi > n) {
+      lo = n - span;
+    }
+    hi = lo + span;
   }
 
   HeatmapSettings& settings_for(AppState& s, MatrixId id) {
@@ -253,6 +352,11 @@ class MatricesPanel final : public Panel {
     char plot_id[64];  // a new shape is a new plot, so its zoom starts at the whole matrix
     std::snprintf(plot_id, sizeof plot_id, "##map%" PRId64 "x%" PRId64, rows, cols);
     const bool linked = mi.id == MatrixId::C || mi.id == MatrixId::Error;
+    // The wheel is ours (wheel_zoom): ImPlot still takes it from the window (no scrolling), but zooms
+    // nothing.
+    ImPlotInputMap& input = ImPlot::GetInputMap();
+    const float zoom_rate = input.ZoomRate;
+    input.ZoomRate = 0;
     if (ImPlot::BeginPlot(plot_id, frame,
                           ImPlotFlags_NoLegend | ImPlotFlags_NoTitle | ImPlotFlags_Equal |
                               ImPlotFlags_NoMouseText | ImPlotFlags_NoMenus | ImPlotFlags_NoBoxSelect)) {
@@ -270,6 +374,8 @@ class MatricesPanel final : public Panel {
       if (z && (z->all_maps || linked)) {
         set_to = fit_equal(z->col0, z->col0 + z->cols, z->row0, z->row0 + z->rows, px);
         m_whole[i] = false;
+      } else if (m_zoom_to[i]) {
+        set_to = m_zoom_to[i];
       } else if (m_whole[i]) {
         set_to = fit_equal(0, double(cols), 0, double(rows), px);
       }
@@ -288,12 +394,12 @@ class MatricesPanel final : public Panel {
       const PlotLimits seen =
           set_to ? PlotLimits{(*set_to)[0], (*set_to)[1], (*set_to)[2], (*set_to)[3]} : m_seen[size_t(mi.id)];
       if (seen.x1 > seen.x0) {
-        setup_ticks(ImAxis_X1, seen.x0, seen.x1, px.x, false);
-        setup_ticks(ImAxis_Y1, seen.y0, seen.y1, px.y, true);
+        setup_ticks(ImAxis_X1, seen.x0, seen.x1, px.x, false, cols);
+        setup_ticks(ImAxis_Y1, seen.y0, seen.y1, px.y, true, rows);
       }
       // Keep at least a few elements in view and never wander far from the matrix.
-      ImPlot::SetupAxisZoomConstraints(ImAxis_X1, 2.0, double(std::max(cols, rows)) * 1.5 + 2);
-      ImPlot::SetupAxisZoomConstraints(ImAxis_Y1, 2.0, double(std::max(cols, rows)) * 1.5 + 2);
+      ImPlot::SetupAxisZoomConstraints(ImAxis_X1, kMinSpan, double(std::max(cols, rows)) * 1.5 + 2);
+      ImPlot::SetupAxisZoomConstraints(ImAxis_Y1, kMinSpan, double(std::max(cols, rows)) * 1.5 + 2);
       ImPlot::SetupAxisLimitsConstraints(ImAxis_X1, -0.25 * double(std::max(cols, rows)) - 1,
                                          double(cols) + 0.25 * double(std::max(cols, rows)) + 1);
       ImPlot::SetupAxisLimitsConstraints(ImAxis_Y1, -0.25 * double(std::max(cols, rows)) - 1,
@@ -303,6 +409,8 @@ class MatricesPanel final : public Panel {
       pad = ImVec2(std::max(0.0f, frame.x - psz.x), std::max(0.0f, frame.y - psz.y));
       m_seen[i] = PlotLimits{lim.X.Min, lim.X.Max, lim.Y.Min, lim.Y.Max};
       m_plot_px[i] = psz;
+      m_plot_pos[i] = ImPlot::GetPlotPos();
+      m_zoom_to[i].reset();
       gfx::HeatmapRequest req;
       req.id = mi.id;
       req.limits = PlotLimits{lim.X.Min, lim.X.Max, lim.Y.Min, lim.Y.Max};
@@ -328,8 +436,9 @@ class MatricesPanel final : public Panel {
         }
       }
       if (ImPlot::IsPlotHovered()) {
-        // The person zooms or pans: the view is theirs from now on (C and the error map together).
-        if (ImGui::GetIO().MouseWheel != 0 || ImGui::IsMouseDragging(ImGuiMouseButton_Left)) {
+        // The person pans: the view is theirs from now on (C and the error map together; the wheel is
+        // wheel_zoom's).
+        if (ImGui::IsMouseDragging(ImGuiMouseButton_Left)) {
           m_whole[i] = false;
           if (linked) m_whole[size_t(MatrixId::C)] = m_whole[size_t(MatrixId::Error)] = false;
         }
@@ -348,6 +457,7 @@ class MatricesPanel final : public Panel {
       rep.shown_hi = pic.shown.hi;
       ImPlot::EndPlot();
     }
+    input.ZoomRate = zoom_rate;
     ImGui::SameLine();
     const float lo = shown && shown->ok ? shown->shown.lo : 0.0f,
                 hi = shown && shown->ok ? shown->shown.hi : 1.0f;
@@ -357,6 +467,7 @@ class MatricesPanel final : public Panel {
     // As wide as its tick labels need (measured for the next frame's layout).
     ImPlot::ColormapScale(label, lo, hi, ImVec2(0, frame.y), "%.3g", 0, scale_colormap(cmap));
     m_legend_w[size_t(mi.id)] = ImGui::GetItemRectSize().x;
+    s.heatmap_reports[std::string("heatmap ") + mi.title].scale_w = ImGui::GetItemRectSize().x;
     if (ImGui::IsItemHovered() && shown && shown->ok)
       ImGui::SetTooltip(
           "colour scale: %.7g .. %.7g\nthe elements in view range from %.7g to %.7g\n(their own values, not "
@@ -416,7 +527,9 @@ class MatricesPanel final : public Panel {
   std::array<ImVec2, 4> m_pad{};       // frame size minus plot size, per map (the axes' room)
   std::array<PlotLimits, 4> m_seen{};  // each map's limits last frame (for its ticks)
   std::array<ImVec2, 4> m_plot_px{};   // each map's plot size last frame
-  std::array<float, 4> m_legend_w{};   // each colour scale's width last frame
+  std::array<ImVec2, 4> m_plot_pos{};  // and its top-left corner on the screen
+  std::array<std::optional<std::array<double, 4>>, 4> m_zoom_to{};  // this frame's view from the wheel
+  std::array<float, 4> m_legend_w{};                                // each colour scale's width last frame
   std::array<bool, 4> m_whole{true, true, true, true};   // showing the whole matrix (not zoomed by hand)
   std::array<std::pair<int64_t, int64_t>, 4> m_shape{};  // the shape each map showed last
   std::array<double, 4> m_link{};                        // x min, x max, y min, y max of C and the error map

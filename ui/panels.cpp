@@ -49,6 +49,8 @@ void Panel::draw(AppState& s) {
   // sideways): report by how much, so the layout tests can refuse it.
   rep.clipped_px = shown ? std::max(0.0f, w->DC.CursorMaxPos.x - w->WorkRect.Max.x) : 0.0f;
   if (rep.clipped_px < 1.0f) rep.clipped_px = 0;
+  rep.overflow_px = shown ? w->ScrollMax.y : 0.0f;
+  if (rep.overflow_px < 1.0f) rep.overflow_px = 0;
   ImGui::End();
   if (!open) s.settings.view.panels[name()] = false;  // closed by its tab's button: View menu shows it again
 }

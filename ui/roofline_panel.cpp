@@ -2,13 +2,17 @@
 // said so) against achieved FLOP/s, under the FP32 and TF32 compute roofs of the device and the DRAM roof of
 // the bandwidth measured on it (Backend::measure_bandwidth, run off the UI thread by app.cpp), with the
 // datasheet figure beside it.
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include <imgui.h>
+#include <implot.h>
 
 #include "csv.hpp"
 #include "panel.hpp"
 #include "plots.hpp"
+#include "text_wrap.hpp"
 #include "theme.hpp"
 
 namespace ts::ui {
@@ -57,12 +61,38 @@ class RooflinePanel final : public Panel {
       bw = "DRAM roof: not measured yet";
     if (d.roofs.datasheet_bytes_per_s > 0)
       bw += "; datasheet " + CsvWriter::num(d.roofs.datasheet_bytes_per_s * 1e-9, "%.0f") + " GB/s";
-    // One line each, elided (the whole text in the tooltip): the plot keeps the room.
-    text_fit(bw, &palette().muted);
+    // The DRAM roof and the notes on how to read the plot, wrapped in full where the plot keeps its room
+    // under them; where it would not (a short panel), one line that shows them all on hover. Either way the
+    // plot and its axes stay inside the panel and no note is cut mid-sentence.
+    std::vector<std::string> lines{bw};
     for (const auto& n : d.notes)
-      if (n.rfind("Arithmetic", 0) == 0 || n.rfind("No compute", 0) == 0) text_fit(n, &palette().muted);
+      if (n.rfind("Arithmetic", 0) == 0 || n.rfind("No compute", 0) == 0) lines.push_back(n);
+    const float width = ImGui::GetContentRegionAvail().x;
+    const auto measure = [](const char* b, const char* e) { return ImGui::CalcTextSize(b, e).x; };
+    float text_h = 0;
+    for (const auto& l : lines)
+      text_h += float(wrap_at_spaces(l, width, measure).size()) * ImGui::GetTextLineHeight() +
+                ImGui::GetStyle().ItemSpacing.y;
+    const float min_plot = std::max(10 * ImGui::GetFontSize(), ImPlot::GetStyle().PlotMinSize.y);
+    if (ImGui::GetContentRegionAvail().y - text_h >= min_plot) {
+      for (const auto& l : lines) text_muted_wrapped(l.c_str());
+      s.panels[name()].state += "; notes shown";
+    } else {
+      same_line_if_fits(ImGui::CalcTextSize("Notes on these figures (hover)").x);
+      ImGui::TextDisabled("Notes on these figures (hover)");
+      if (ImGui::IsItemHovered()) {
+        ImGui::BeginTooltip();
+        ImGui::PushTextWrapPos(ImGui::GetFontSize() * 32);
+        for (const auto& l : lines) ImGui::TextUnformatted(l.c_str());
+        ImGui::PopTextWrapPos();
+        ImGui::EndTooltip();
+      }
+      s.panels[name()].state += "; notes on hover";
+    }
     const ImVec2 before = ImGui::GetCursorScreenPos();
-    const PlotReport rep = draw_roofline(d, ImVec2(-1, -1), PlotStyle{true});
+    // The height left, given explicitly: ImPlot's own minimum would push the x axis out of a short panel.
+    const float plot_h = std::max(4 * ImGui::GetFontSize(), ImGui::GetContentRegionAvail().y);
+    const PlotReport rep = draw_roofline(d, ImVec2(-1, plot_h), PlotStyle{true});
     m_size = ImVec2(std::max(1.0f, ImGui::GetItemRectMax().x - before.x),
                     std::max(1.0f, ImGui::GetItemRectMax().y - before.y));
     s.plot_areas["roofline"] = rep.area;

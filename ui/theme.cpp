@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <utility>
 
 #include <implot.h>
 
@@ -60,6 +61,12 @@ void apply_theme(Theme theme, float font_px, float content_scale) {
   if (theme == Theme::Dark) {
     st.Colors[ImGuiCol_WindowBg] = ImVec4(0.10f, 0.105f, 0.115f, 1.0f);
     st.Colors[ImGuiCol_PopupBg] = ImVec4(0.13f, 0.135f, 0.15f, 1.0f);
+  } else {
+    // ImGui's light style fills frames (radio buttons, check boxes, text fields) white on a 0.94 grey window
+    // with no outline: an unselected radio button all but vanishes. An outline as dark as a light desktop's
+    // (at least 3:1 against the window, the contrast WCAG asks of a control's boundary) marks every frame.
+    st.FrameBorderSize = 1.0f;
+    st.Colors[ImGuiCol_Border] = ImVec4(0.0f, 0.0f, 0.0f, 0.50f);
   }
   st.ScaleAllSizes(scale);
   st.FontSizeBase = std::clamp(font_px, ViewSettings::kMinFontPx, ViewSettings::kMaxFontPx);
@@ -74,6 +81,14 @@ void apply_theme(Theme theme, float font_px, float content_scale) {
   // Auto-fitted plots keep a margin, so a flat series (every launch the same time) is not drawn on the
   // border.
   ps.FitPadding = ImVec2(0.02f, 0.12f);
+  // ImPlot fills a hovered or dragged axis with the button colours, opaque (a bright blue block over the tick
+  // labels): a light tint of the same colour says "this axis zooms or drags alone" without hiding anything.
+  for (auto [col, alpha] :
+       {std::pair{ImPlotCol_AxisBgHovered, 0.16f}, std::pair{ImPlotCol_AxisBgActive, 0.28f}}) {
+    ImVec4 c = st.Colors[col == ImPlotCol_AxisBgHovered ? ImGuiCol_ButtonHovered : ImGuiCol_ButtonActive];
+    c.w = alpha;
+    ps.Colors[col] = c;
+  }
   for (ImVec2* v :
        {&ps.PlotPadding, &ps.LabelPadding, &ps.LegendPadding, &ps.LegendInnerPadding, &ps.LegendSpacing,
         &ps.MousePosPadding, &ps.AnnotationPadding, &ps.MajorTickLen, &ps.MinorTickLen, &ps.PlotMinSize})

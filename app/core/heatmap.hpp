@@ -91,8 +91,9 @@ double pixels_per_element(const PlotLimits& lim, int px_w);
 double pixels_per_element_y(const PlotLimits& lim, int px_h);
 
 // The tile grid of TILE is drawn when one tile spans at least min_px screen pixels along both x and y
-// (false for tile <= 0).
-bool tile_grid_visible(const PlotLimits& lim, int px_w, int px_h, int tile, double min_px = 8.0);
+// (false for tile <= 0). 32 px: a grid line every 8 or 16 px reads as stripes in the data (a whole 256^2
+// matrix of 16-tiles in a laptop's 150-pixel map), one every 32 px or more as cells around it.
+bool tile_grid_visible(const PlotLimits& lim, int px_w, int px_h, int tile, double min_px = 32.0);
 
 // Axis ticks of a map: the smallest step of 1, 2, 5, 10, 20, 50 ... that labels `span` units in at most
 // max_ticks ticks (1 when span <= 0 or max_ticks < 1 leaves nothing to choose).

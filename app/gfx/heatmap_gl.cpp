@@ -168,7 +168,7 @@ GLuint HeatmapPainter::paint(const ValueSource& values, const LutTexture& lut, c
   glUniform2i(prog.uniform("u_target"), out_w, out_h);
   glUniform2f(prog.uniform("u_origin"), float(p.col0), float(p.row0));
   glUniform2i(prog.uniform("u_tile"), p.tile_n, p.tile_m);
-  glUniform4f(prog.uniform("u_grid_color"), p.grid_rgba[0], p.grid_rgba[1], p.grid_rgba[2], p.grid_rgba[3]);
+  glUniform1f(prog.uniform("u_grid_weight"), p.grid_weight);
   glBindVertexArray(m_vao);
   glDrawArrays(GL_TRIANGLES, 0, 3);
 

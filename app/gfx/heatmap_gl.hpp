@@ -73,7 +73,9 @@ struct ColorParams {
   int64_t row0 = 0, col0 = 0;  // region origin (elements)
   int64_t rows = 1, cols = 1;  // region extent (elements)
   int tile_m = 0, tile_n = 0;  // grid (0: none)
-  std::array<float, 4> grid_rgba = {1, 1, 1, 0.55f};
+  // A grid line moves the data's colour this far toward white (on dark colours) or black (on light ones):
+  // enough to be seen on any colormap, well below the contrast of the data itself.
+  float grid_weight = 0.25f;
 };
 
 // Where the painter reads w x h values: an R32F 2-D texture, or a texture buffer of R32F (memory shared with

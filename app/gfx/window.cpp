@@ -36,16 +36,21 @@ bool display_available(std::string* why) {
   return false;
 }
 
-GlfwWindow::GlfwWindow(int width, int height, const std::string& title, bool visible) {
+void init_glfw() {
   std::string why;
   if (!display_available(&why)) throw DisplayError(why);
   ensure_glfw();
+}
+
+GlfwWindow::GlfwWindow(int width, int height, const std::string& title, bool visible, bool maximized) {
+  init_glfw();
   glfwDefaultWindowHints();
   glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
   glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
   glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
   glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
   glfwWindowHint(GLFW_VISIBLE, visible ? GLFW_TRUE : GLFW_FALSE);
+  glfwWindowHint(GLFW_MAXIMIZED, maximized ? GLFW_TRUE : GLFW_FALSE);
   // Reset notification where the driver offers it (GLX/EGL robustness): a GPU reset is then reported by
   // glGetGraphicsResetStatus (gl_check.hpp) instead of leaving a context that draws nothing. Else without.
   glfwWindowHint(GLFW_CONTEXT_ROBUSTNESS, GLFW_LOSE_CONTEXT_ON_RESET);

@@ -21,10 +21,15 @@ std::string current_gl_renderer();
 // True when DISPLAY or WAYLAND_DISPLAY is set; `why` says what is missing otherwise.
 bool display_available(std::string* why);
 
+// GLFW initialised (once per process), so monitors can be asked about before a window exists. Throws
+// DisplayError when there is no display or GLFW cannot start.
+void init_glfw();
+
 class GlfwWindow {
  public:
   // OpenGL 3.3 core context. visible = false: a hidden window whose context renders into framebuffers.
-  GlfwWindow(int width, int height, const std::string& title, bool visible);
+  // maximized: the window asks the window manager to maximise it when it is shown.
+  GlfwWindow(int width, int height, const std::string& title, bool visible, bool maximized = false);
   ~GlfwWindow();
   GlfwWindow(const GlfwWindow&) = delete;
   GlfwWindow& operator=(const GlfwWindow&) = delete;

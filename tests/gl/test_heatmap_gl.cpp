@@ -4,6 +4,7 @@
 // leak. Each test reports SKIP, visibly, when its context or device is missing.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <memory>
 #include <string>
 
@@ -97,7 +98,7 @@ TEST(HeatmapHostPath, NanIsMagentaAndTheTileGridIsDrawnOnTileBoundaries) {
   const Colormap& map = colormaps().front();
   gfx::ColorParams cp;
   cp.lo = -3, cp.hi = 3, cp.rows = 64, cp.cols = 64, cp.tile_m = 16, cp.tile_n = 16;
-  cp.grid_rgba = {1, 1, 1, 1};     // opaque white lines, easy to find
+  cp.grid_weight = 1;              // lines in pure white on these dark colours, easy to find
   layer.paint(map, cp, 256, 256);  // 4 pixels per element
   const auto px = layer.painter()->read_rgba();
   auto at = [&](int x, int y) { return &px[(size_t(y) * 256 + size_t(x)) * 4]; };
@@ -116,6 +117,26 @@ TEST(HeatmapHostPath, NanIsMagentaAndTheTileGridIsDrawnOnTileBoundaries) {
   EXPECT_LE(lines, 8);                  // one or two pixels per boundary (plus the edge), not stripes
   const uint8_t* inside = at(100, 10);  // element col 25: not a boundary
   EXPECT_FALSE(inside[0] == 255 && inside[1] == 255 && inside[2] == 255);
+
+  // With the default weight a line is faint: the pixel on the boundary (col 16 -> x 63 or 64) moves only part
+  // of the way from its neighbour's colour, toward white on a dark colour and toward black on a light one,
+  // and far less than the data's own contrast (the colours of -3 and 3 at the two ends of the map).
+  layer.paint(map, gfx::ColorParams{cp.lo, cp.hi, 0, 0, 64, 64, 16, 16}, 256, 256);
+  const auto faint = layer.painter()->read_rgba();
+  auto luma = [&](int x, int y) {
+    const uint8_t* p = &faint[(size_t(y) * 256 + size_t(x)) * 4];
+    return 0.2126 * p[0] + 0.7152 * p[1] + 0.0722 * p[2];
+  };
+  const auto lo_c = colormap_color(map, -3, -3, 3), hi_c = colormap_color(map, 3, -3, 3);
+  const double data_contrast = std::fabs((0.2126 * hi_c[0] + 0.7152 * hi_c[1] + 0.0722 * hi_c[2]) -
+                                         (0.2126 * lo_c[0] + 0.7152 * lo_c[1] + 0.0722 * lo_c[2]));
+  for (int y : {10, 30, 230}) {  // rows 2, 7 and 57: values -1, 0 and -2 (all dark on this map)
+    SCOPED_TRACE(y);
+    const int line = std::fabs(luma(63, y) - luma(60, y)) > std::fabs(luma(64, y) - luma(60, y)) ? 63 : 64;
+    const double step = luma(line, y) - luma(60, y);
+    EXPECT_GT(step, 10.0) << "the line must still be seen";
+    EXPECT_LT(step, data_contrast / 3) << "the line must be fainter than the data";
+  }
 }
 
 #if defined(TILESCOPE_HAVE_CUDA)

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -51,6 +52,7 @@ bool have_display() {
 // applied to the OS window on the frame loop's thread.
 struct GuiRun {
   std::function<void(ImGuiTestContext*, App&)> body;
+  std::function<void(App&, GLFWwindow*)> first_shown;  // right after the first frame the window shows
   std::optional<ImVec2> resize;
   ImVec2 window_size{0, 0};  // the OS window's size after the last frame
   ImGuiTestEngineResultSummary summary;
@@ -81,7 +83,10 @@ void run_session(GuiRun& s) {
     t->TestFunc = [&s, a](ImGuiTestContext* ctx) { s.body(ctx, *a); };
     ImGuiTestEngine_QueueTest(engine, t, ImGuiTestRunFlags_RunFromCommandLine);
   };
-  go.hooks.after_swap = [&](App&, GLFWwindow* w) {
+  bool shown = false;
+  go.hooks.after_swap = [&](App& app, GLFWwindow* w) {
+    if (!shown && s.first_shown) s.first_shown(app, w);
+    shown = true;
     ImGuiTestEngine_PostSwap(engine);
     if (s.resize) {
       glfwSetWindowSize(w, int(s.resize->x), int(s.resize->y));
@@ -252,20 +257,101 @@ TEST_F(Gui, SpaceRunsUnlessATextFieldHasTheKeyboard) {
   EXPECT_EQ(s.passed, 1);
 }
 
+// From the window's minimum size (960 x 600) up, every heatmap is at least as wide and tall as its colour
+// scale is wide, and at least 5.5 em; below it (a small screen, a window manager that ignores the minimum) at
+// least 5 em: the panels around the Matrices give way when the window shrinks (ImGui alone kept the side
+// columns and squeezed the maps to 30 px at 900 x 560).
+void check_heatmaps(ImGuiTestContext* ctx, const ui::AppState& st, ImVec2 window) {
+  const bool usual = window.x >= 960 && window.y >= 600;
+  const float least = (usual ? 5.5f : 5.0f) * ImGui::GetFontSize();
+  for (const char* map : {"heatmap A", "heatmap B", "heatmap C = A B", "heatmap C - reference"}) {
+    const ui::HeatmapReport& h = st.heatmap_reports.at(map);
+    const float need = usual ? std::max(least, h.scale_w) : least;
+    const bool ok = h.plot.w >= need && h.plot.h >= need;
+    IM_CHECK_NO_RET(ok);
+    if (!ok)
+      ctx->LogError("%s is %.0f x %.0f px, its colour scale %.0f px wide (at least %.0f wanted)", map,
+                    h.plot.w, h.plot.h, h.scale_w, least);
+  }
+}
+
 TEST_F(Gui, ResizingKeepsEveryPanelInsideTheWindowWithoutOverlapOrCutText) {
   GuiRun s;
   s.body = [&s](ImGuiTestContext* ctx, App& app) {
+    ui::AppState& st = app.state();
     IM_CHECK(wait_for_result(ctx, app, 0));
-    for (ImVec2 size : {ImVec2(1024, 700), ImVec2(1280, 720), ImVec2(1600, 1000), ImVec2(1366, 768)}) {
+    // The window opens at 1600 x 1000 on this 1920 x 1200 screen: three columns, Timings beside the tile
+    // schedule on a GPU. On the CPU backend the tile schedule (which needs a GPU) is a tab behind Timings,
+    // not a third of the bottom row.
+    IM_CHECK(st.panels.at("Timings").visible);
+    IM_CHECK(!st.panels.at("Tile schedule").visible);
+    IM_CHECK(st.panels.at("Tile schedule").docked);
+    // Down to 900 x 560, under the window's own minimum (a window manager may allow it, a small screen may
+    // force it).
+    for (ImVec2 size : {ImVec2(1024, 700), ImVec2(1280, 720), ImVec2(1600, 1000), ImVec2(1366, 768),
+                        ImVec2(960, 600), ImVec2(900, 560), ImVec2(1920, 1080)}) {
       s.resize = size;
       IM_CHECK(yield_until(
           ctx, [&] { return s.window_size.x == size.x && s.window_size.y == size.y; }, 10));
       ctx->Yield(6);  // the dock space and the panels settle
       IM_CHECK_EQ(ImGui::GetIO().DisplaySize.x, size.x);
-      check_layout(ctx, app.state(), size);
-      // Every panel is still one click away: shown, or a tab of a shown node.
-      for (const char* p : {"Controls", "Matrices", "Result", "Timings"})
-        IM_CHECK(app.state().panels.at(p).visible);
+      ctx->LogInfo("%.0f x %.0f: Controls %.0f wide, Matrices %.0f x %.0f, A %.0f px", size.x, size.y,
+                   st.panels.at("Controls").rect.w, st.panels.at("Matrices").rect.w,
+                   st.panels.at("Matrices").rect.h, st.heatmap_reports.at("heatmap A").plot.w);
+      check_layout(ctx, st, size);
+      check_heatmaps(ctx, st, size);
+      // The heatmaps, Controls and Result in front, whatever the arrangement became; every panel still one
+      // click away: shown, or a tab of a shown node.
+      for (const char* p : {"Controls", "Matrices", "Result"}) IM_CHECK(st.panels.at(p).visible);
+      for (const char* p : {"Timings", "Roofline", "Occupancy", "Tile schedule", "Messages"})
+        IM_CHECK(st.panels.at(p).visible || st.panels.at(p).docked);
+      // The plots of the bottom row fit their panel: nothing scrolled out of sight (the Roofline's x axis was
+      // at 1366 x 768).
+      for (const char* p : {"Timings", "Roofline"}) {
+        st.front_requested = {p};
+        ctx->Yield(6);
+        IM_CHECK(st.panels.at(p).visible);
+        IM_CHECK_EQ(st.panels.at(p).overflow_px, 0.0f);
+        const ui::Rect& area = st.plot_areas.at(p[0] == 'T' ? "timings" : "roofline");
+        IM_CHECK(inside(area, ImVec2(size.x, size.y)));
+        const ui::Rect& panel = st.panels.at(p).rect;
+        IM_CHECK_LE(area.y + area.h, panel.y + panel.h);
+      }
+      st.front_requested = {"Timings", "Matrices"};
+      ctx->Yield(6);
+    }
+  };
+  run_session(s);
+  EXPECT_EQ(s.passed, 1);
+}
+
+// The first frame the window shows has the menu bar at the top, the dock space built and the panels in it: it
+// used to show an empty dock, drawn 94 px down (the window had been resized after it was created).
+TEST_F(Gui, TheFirstFrameShownHasTheMenuBarAtTheTopAndEveryPanelInPlace) {
+  GuiRun s;
+  float menu_y = -1, status_bottom = -1, display_h = 0;
+  std::set<std::string> shown;
+  int window_h = 0, fb_h = 0;
+  s.first_shown = [&](App& app, GLFWwindow* w) {
+    if (const ImGuiWindow* mb = ImGui::FindWindowByName("##MainMenuBar")) menu_y = mb->Pos.y;
+    const ui::Rect& status = app.state().panels["Status"].rect;
+    status_bottom = status.y + status.h;
+    display_h = ImGui::GetIO().DisplaySize.y;
+    for (const auto& [name, p] : app.state().panels)
+      if (p.visible) shown.insert(name);
+    int ww = 0;
+    glfwGetWindowSize(w, &ww, &window_h);
+    glfwGetFramebufferSize(w, &ww, &fb_h);
+  };
+  s.body = [&](ImGuiTestContext* ctx, App&) {
+    ctx->Yield(1);
+    IM_CHECK_EQ(menu_y, 0.0f);
+    IM_CHECK_EQ(status_bottom, display_h);
+    IM_CHECK_EQ(display_h, float(window_h));
+    IM_CHECK_EQ(fb_h, window_h);
+    for (const char* p : {"Controls", "Matrices", "Result", "Timings", "Status"}) {
+      IM_CHECK_NO_RET(shown.count(p) == 1);
+      if (!shown.count(p)) ctx->LogError("%s is not drawn in the first frame shown", p);
     }
   };
   run_session(s);
@@ -418,6 +504,100 @@ TEST_F(Gui, HoveringAHeatmapReadsTheElementDrawnThere) {
         IM_CHECK_EQ(st.hover.value, float(map[0] == 'A' ? row : col));
       }
     }
+  };
+  run_session(s);
+  EXPECT_EQ(s.passed, 1);
+}
+
+namespace {
+// The screen position of element (row, col)'s centre on a heatmap, from its plot rectangle and limits.
+ImVec2 element_centre(const ui::HeatmapReport& h, int64_t row, int64_t col) {
+  return ImVec2(h.plot.x + float((double(col) + 0.5 - h.x0) / (h.x1 - h.x0)) * h.plot.w,
+                h.plot.y + float((double(row) + 0.5 - h.y0) / (h.y1 - h.y0)) * h.plot.h);
+}
+double px_per_element(const ui::HeatmapReport& h) {
+  return double(h.plot.w) / (h.x1 - h.x0);
+}
+}  // namespace
+
+// The wheel zooms about the element under the cursor: after every click the same element is under it, at the
+// same place on the screen, and a 256^2 matrix in a laptop window shows single elements several pixels wide
+// within five clicks. Zooming out ends at the whole matrix; C and the error map zoom together.
+TEST_F(Gui, TheWheelZoomsAboutTheElementUnderTheCursorDownToSingleElements) {
+  // Ramp input: A[i][j] = i, so the value read under the cursor names the row.
+  std::filesystem::create_directories(m_dir.path() / "tilescope");
+  std::ofstream(config_file("settings.json"))
+      << R"({"m": 256, "n": 256, "k": 256, "square": true, "input": "ramp", "kernel": "tiled", "tile": 16})";
+  GuiRun s;
+  s.body = [&s](ImGuiTestContext* ctx, App& app) {
+    ui::AppState& st = app.state();
+    IM_CHECK(wait_for_result(ctx, app, 0));
+    s.resize = ImVec2(1366, 768);
+    IM_CHECK(yield_until(
+        ctx, [&] { return s.window_size.x == 1366 && s.window_size.y == 768; }, 10));
+    ctx->Yield(8);
+    IM_CHECK_EQ(st.result->spec.m, 256);
+    const ui::HeatmapReport& a = st.heatmap_reports.at("heatmap A");
+    const double whole = a.x1 - a.x0;
+    IM_CHECK_GE(whole, 256.0);  // the whole matrix to start with
+    // The point under the cursor in element coordinates, from the plot's rectangle and limits.
+    auto under = [&](const ui::HeatmapReport& h) {
+      const ImVec2 m = ImGui::GetIO().MousePos;
+      return std::pair<double, double>{h.y0 + double(m.y - h.plot.y) / h.plot.h * (h.y1 - h.y0),
+                                       h.x0 + double(m.x - h.plot.x) / h.plot.w * (h.x1 - h.x0)};
+    };
+    // Off-centre on purpose: a zoom toward the plot's centre carries these elements away from the cursor.
+    for (const auto& rc : {std::pair<int64_t, int64_t>{200, 37}, {20, 230}}) {
+      ctx->MouseMoveToPos(element_centre(a, rc.first, rc.second));
+      IM_CHECK(yield_until(
+          ctx, [&] { return st.hover.ready && st.hover.map == "A"; }, 10));
+      const int64_t row = st.hover.row, col = st.hover.col;  // the element under the cursor (a pixel is ~2)
+      IM_CHECK_LE(std::abs(row - rc.first), 2);
+      IM_CHECK_LE(std::abs(col - rc.second), 2);
+      const auto at = under(a);
+      int clicks = 0;
+      while (px_per_element(a) < 4.0 && clicks < 12) {
+        ctx->MouseWheelY(1);
+        ctx->Yield(2);
+        ++clicks;
+        IM_CHECK(yield_until(
+            ctx, [&] { return st.hover.ready && st.hover.map == "A"; }, 10));
+        IM_CHECK_EQ(st.hover.row, row);
+        IM_CHECK_EQ(st.hover.col, col);
+        IM_CHECK_EQ(st.hover.value, float(row));
+        // The same point of the element stays under the cursor (to within a pixel at this zoom).
+        const auto now = under(a);
+        const double pixel = (a.x1 - a.x0) / a.plot.w;
+        IM_CHECK_LE(std::fabs(now.first - at.first), pixel);
+        IM_CHECK_LE(std::fabs(now.second - at.second), pixel);
+      }
+      ctx->LogInfo("%d clicks to %.1f px per element (%.0f elements across)", clicks, px_per_element(a),
+                   a.x1 - a.x0);
+      IM_CHECK_LE(clicks, 5);
+      IM_CHECK_GE(px_per_element(a), 4.0);
+      // Out again: the element stays until the view is the whole matrix, where zooming out stops.
+      for (int i = 0; i < clicks + 3; ++i) {
+        ctx->MouseWheelY(-1);
+        ctx->Yield(2);
+      }
+      IM_CHECK_EQ(a.x1 - a.x0, whole);
+    }
+    // C and the error map share one view: clicks over C zoom both, about the element under the cursor.
+    const ui::HeatmapReport& c = st.heatmap_reports.at("heatmap C = A B");
+    const ui::HeatmapReport& e = st.heatmap_reports.at("heatmap C - reference");
+    ctx->MouseMoveToPos(element_centre(c, 60, 180));
+    IM_CHECK(yield_until(
+        ctx, [&] { return st.hover.ready && st.hover.map == "C = A B"; }, 10));
+    const int64_t row = st.hover.row, col = st.hover.col;
+    ctx->MouseWheelY(2);
+    ctx->Yield(3);
+    IM_CHECK_LT(c.x1 - c.x0, whole / 2);
+    IM_CHECK_EQ(e.x0, c.x0);
+    IM_CHECK_EQ(e.x1, c.x1);
+    IM_CHECK_EQ(e.y0, c.y0);
+    IM_CHECK_EQ(e.y1, c.y1);
+    IM_CHECK_EQ(st.hover.row, row);
+    IM_CHECK_EQ(st.hover.col, col);
   };
   run_session(s);
   EXPECT_EQ(s.passed, 1);

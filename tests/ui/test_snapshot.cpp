@@ -74,10 +74,13 @@ bool have_display() {
 
 }  // namespace
 
-// The layout at a laptop's, a desktop's and a 4K screen's size (and a 4K screen at twice the scale): every
-// panel shown lies inside the window and apart from the others, none reports text cut off at its right edge,
-// every panel is shown or a tab of a shown dock node, and panels and heatmaps hold something (not flat
-// rectangles).
+// The layout at a small window's (900 x 560, under the window's minimum; 960 x 600, the minimum), a laptop's,
+// a desktop's and a 4K screen's size (and a 4K screen at twice the scale): every panel shown lies inside the
+// window and apart from the others, none reports text cut off at its right edge (from 1280 x 720 up), every
+// panel is shown or a tab of a shown dock node, and panels and heatmaps hold something (not flat rectangles).
+// Every heatmap is at least as large as its colour scale is wide and at least 5.5 em (5 em under the minimum
+// window), the plots of the Timings and Roofline panels fit their panel (nothing scrolled out of sight), and
+// on the CPU backend the empty Tile schedule is a tab, not a third of the bottom row.
 TEST(Snapshot, EveryPanelFitsAtEveryScreenSize) {
   if (!have_display()) GTEST_SKIP() << "no X display (install xvfb so ctest can start one)";
   struct Size {
@@ -86,9 +89,11 @@ TEST(Snapshot, EveryPanelFitsAtEveryScreenSize) {
   };
   // Each size twice: the default arrangement, and with the panels that start as tabs (Sweep behind Controls,
   // Roofline behind Timings, Occupancy behind Result on a laptop) brought to the front.
-  for (Size sz : {Size{1280, 720, "1"}, Size{1366, 768, "1"}, Size{1920, 1080, "1"}, Size{3840, 2160, "1"},
-                  Size{3840, 2160, "2"}})
+  for (Size sz : {Size{900, 560, "1"}, Size{960, 600, "1"}, Size{1280, 720, "1"}, Size{1366, 768, "1"},
+                  Size{1920, 1080, "1"}, Size{3840, 2160, "1"}, Size{3840, 2160, "2"}})
     for (const std::string front : {"", "Sweep,Roofline,Occupancy"}) {
+      const bool readable = sz.w >= 1280 && sz.h >= 720, usual = sz.w >= 960 && sz.h >= 600;
+      const double em = 16 * std::stod(sz.scale);
       SCOPED_TRACE(std::to_string(sz.w) + "x" + std::to_string(sz.h) + " at scale " + sz.scale +
                    (front.empty() ? "" : ", in front: " + front));
       test::TempDir dir;
@@ -124,7 +129,11 @@ TEST(Snapshot, EveryPanelFitsAtEveryScreenSize) {
         EXPECT_LE(x + w, im.w + 0.5) << panel;
         EXPECT_LE(y + h, im.h + 0.5) << panel;
         EXPECT_GT(w * h, 5000) << panel;
-        EXPECT_EQ(p["clipped_px"].get<double>(), 0.0) << panel << " cuts off text at its right edge";
+        if (readable)
+          EXPECT_EQ(p["clipped_px"].get<double>(), 0.0) << panel << " cuts off text at its right edge";
+        if (std::string(panel) == "Timings" || std::string(panel) == "Roofline" ||
+            std::string(panel) == "Matrices")
+          EXPECT_EQ(p["overflow_px"].get<double>(), 0.0) << panel << " has content scrolled out of sight";
         for (const Shown& o : shown)
           EXPECT_FALSE(x + 1 < o.x + o.w && o.x + 1 < x + w && y + 1 < o.y + o.h && o.y + 1 < y + h)
               << panel << " overlaps " << o.name;
@@ -134,23 +143,45 @@ TEST(Snapshot, EveryPanelFitsAtEveryScreenSize) {
         EXPECT_GE(st.distinct, 3u) << panel;
         EXPECT_GT(st.luma_stddev, 2.0) << panel;
       }
+      // In a low window the plots are tabs beside the heatmaps (the same dock node), the heatmaps in front.
+      const auto same_node = [&](const char* a, const char* b) {
+        return j["panels"][a]["docked"].get<bool>() && j["panels"][a]["rect"] == j["panels"][b]["rect"];
+      };
       for (const char* panel :
            front.empty() ? std::vector<const char*>{"Controls", "Matrices", "Result", "Status", "Timings"}
                          : std::vector<const char*>{"Sweep", "Roofline", "Occupancy"})
-        EXPECT_TRUE(j["panels"][panel]["visible"].get<bool>()) << panel << " must be in front";
+        EXPECT_TRUE(j["panels"][panel]["visible"].get<bool>() ||
+                    (std::string(panel) == "Timings" && same_node("Timings", "Matrices")))
+            << panel << " must be in front";
       // The CPU backend never shows a made-up schedule; its occupancy is the calculator's, labelled
       // theoretical.
       if (j["panels"]["Tile schedule"]["visible"].get<bool>())
         EXPECT_EQ(j["panels"]["Tile schedule"]["state"], "needs a GPU");
       if (j["panels"]["Occupancy"]["visible"].get<bool>())
         EXPECT_EQ(j["panels"]["Occupancy"]["state"].get<std::string>().rfind("theoretical: ", 0), 0u);
+      if (front.empty()) {
+        EXPECT_FALSE(j["panels"]["Tile schedule"]["visible"].get<bool>())
+            << "the CPU backend's empty tile schedule must be a tab, not a panel of its own";
+        EXPECT_TRUE(j["panels"]["Tile schedule"]["docked"].get<bool>());
+      }
+      // (Where the plots are tabs beside the heatmaps, the Roofline in front hides them.)
+      if (!j["panels"]["Matrices"]["visible"].get<bool>()) continue;
       for (const char* map : {"heatmap A", "heatmap B", "heatmap C = A B", "heatmap C - reference"}) {
         ASSERT_TRUE(j["heatmaps"].contains(map)) << map;
         const auto& rc = j["heatmaps"][map]["plot"];
+        // The map keeps its matrix's shape (150 x 90 is drawn tall and narrow): its longer side counts.
+        const double least = usual ? std::max(5.5 * em, j["heatmaps"][map]["scale_w"].get<double>()) : 5 * em;
+        EXPECT_GE(std::max(rc[2].get<double>(), rc[3].get<double>()), least)
+            << map << " is " << rc[2] << " x " << rc[3]
+            << ": smaller than its colour scale or too small to read";
         RegionStats s = region_stats(im, rc[0], rc[1], rc[2], rc[3]);
         EXPECT_GT(s.distinct, 50u) << map << ": the heatmap looks uniform";
         // The signed error map is mostly near the middle of a diverging map (light grey): less contrast.
-        EXPECT_GT(s.luma_stddev, std::string(map).find("reference") != std::string::npos ? 2.0 : 10.0) << map;
+        // Under the minimum window a pixel of C is the mean of about 2 x 2 elements: less spread.
+        EXPECT_GT(s.luma_stddev, std::string(map).find("reference") != std::string::npos ? 2.0
+                                 : usual                                                 ? 10.0
+                                                                                         : 8.0)
+            << map;
       }
     }
 }
@@ -449,4 +480,77 @@ TEST(Orientation, TheFloorKKernelsWrongRowsAreTheBottomBandOfTheErrorMap) {
     EXPECT_LE(off_mid(988, col), 2) << "row 988 is right: the band must not reach up here";
   }
   EXPECT_GE(coloured_bottom, 6) << "the wrong rows 992-999 must show at the bottom of the error map";
+}
+
+// The tile grid: none over a whole 256^2 matrix of 16-tiles at a laptop's or a desktop's size (a line every
+// 9 or 25 px striped A, B and C like data); zoomed in so a tile is many pixels wide, lines at the tile
+// boundaries, fainter than the data. Identity A: every element off the diagonal is 0, so any pixel there that
+// is not the colour of 0 is a grid line.
+TEST(Orientation, TheTileGridShowsOnlyWhereATileIsManyPixelsWideAndIsFainterThanTheData) {
+  test::TempDir dir;
+  const Colormap& viridis = *find_colormap("viridis");
+  auto luma = [](const uint8_t* p) { return 0.2126 * p[0] + 0.7152 * p[1] + 0.0722 * p[2]; };
+  auto luma_of = [](const std::array<uint8_t, 4>& c) {
+    return 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2];
+  };
+  for (const char* size : {"--width 1366 --height 768", "--width 1920 --height 1080"}) {
+    SCOPED_TRACE(size);
+    Snap s = snapshot(std::string("--size 256 --kernel tiled --tile 16 --input identity ") + size, dir);
+    if (s.code == 2 && s.output.find("EGL") != std::string::npos)
+      GTEST_SKIP() << "no EGL device: " << s.output;
+    ASSERT_EQ(s.code, 0) << s.output;
+    const Map a = map_of(s.layout, "heatmap A");
+    ASSERT_EQ(a.x1 - a.x0, 256.0) << "the whole matrix";
+    const auto zero = colormap_color(viridis, 0.0f, a.lo, a.hi);
+    int off = 0, checked = 0;
+    // Inside the plot, clear of the axes' tick marks (drawn inward from its edges).
+    for (int y = int(a.px_y0) + 12; y < int(a.px_y0 + a.px_h) - 12; ++y)
+      for (int x = int(a.px_x0) + 12; x < int(a.px_x0 + a.px_w) - 12; ++x) {
+        const double row = a.y0 + (y + 0.5 - a.px_y0) / a.px_h * (a.y1 - a.y0);
+        const double col = a.x0 + (x + 0.5 - a.px_x0) / a.px_w * (a.x1 - a.x0);
+        if (std::fabs(row - col) < 6) continue;  // the diagonal, with a few pixels' margin
+        const uint8_t* p = s.image.at(x, y);
+        int d = 0;
+        for (int c = 0; c < 3; ++c) d = std::max(d, std::abs(int(p[c]) - int(zero[size_t(c)])));
+        if (d > 2 && off++ < 5)
+          ADD_FAILURE() << "pixel " << x << "," << y << " (row " << row << ", col " << col << ") differs by "
+                        << d;
+        ++checked;
+      }
+    EXPECT_GT(checked, 5000);
+    EXPECT_EQ(off, 0)
+        << "pixels off the diagonal that are not the colour of 0: grid lines over the whole matrix";
+  }
+
+  // Rows and columns 0..47: 16 elements are about 45 px at this size.
+  Snap z = snapshot(
+      "--size 256 --kernel tiled --tile 16 --input identity --width 1366 --height 768 "
+      "--zoom 0,0,48,48",
+      dir);
+  ASSERT_EQ(z.code, 0) << z.output;
+  const Map a = map_of(z.layout, "heatmap A");
+  ASSERT_LE(a.x1 - a.x0, 49.0);
+  ASSERT_GE(a.px_w / (a.x1 - a.x0) * 16, 32.0) << "a tile must span many pixels here";
+  const auto zero = colormap_color(viridis, 0.0f, a.lo, a.hi),
+             one = colormap_color(viridis, 1.0f, a.lo, a.hi);
+  const double data_contrast = std::fabs(luma_of(one) - luma_of(zero));
+  // On A the grid marks the rows a block reads (every 16 rows): at column 45, rows 16 and 32 (off the
+  // diagonal) carry a line, the rows between them none; along row 8 the column boundaries carry none.
+  auto pixel_y = [&](double row) { return a.px_y0 + (row - a.y0) / (a.y1 - a.y0) * a.px_h; };
+  auto pixel_x = [&](double col) { return a.px_x0 + (col - a.x0) / (a.x1 - a.x0) * a.px_w; };
+  const int x = int(pixel_x(45.5));
+  for (double boundary : {16.0, 32.0}) {
+    SCOPED_TRACE(boundary);
+    double step = 0;  // the strongest change from the colour of 0 on the pixels around the boundary
+    for (int y = int(pixel_y(boundary)) - 1; y <= int(pixel_y(boundary)) + 1; ++y)
+      step = std::max(step, std::fabs(luma(z.image.at(x, y)) - luma_of(zero)));
+    EXPECT_GT(step, 10.0) << "no grid line at a tile boundary";
+    EXPECT_LT(step, data_contrast / 3) << "the grid line must be fainter than the data (0 against 1)";
+  }
+  for (double row : {8.5, 24.5})
+    EXPECT_LE(std::fabs(luma(z.image.at(x, int(pixel_y(row)))) - luma_of(zero)), 1.0) << "row " << row;
+  const int y = int(pixel_y(8.5));
+  for (double col : {16.0, 32.0})
+    for (int xx = int(pixel_x(col)) - 1; xx <= int(pixel_x(col)) + 1; ++xx)
+      EXPECT_LE(std::fabs(luma(z.image.at(xx, y)) - luma_of(zero)), 1.0) << "column " << col;
 }

@@ -455,15 +455,19 @@ TEST(HeatmapZoom, PixelsPerElement) {
 }
 
 TEST(HeatmapZoom, TileGridAppearsWhenATileSpansEnoughPixels) {
-  // 1000 columns in 250 px: 0.25 px per element, a 32-tile spans exactly 8 px.
-  EXPECT_TRUE(tile_grid_visible(PlotLimits{0, 1000, 0, 1000}, 250, 250, 32));
-  EXPECT_FALSE(tile_grid_visible(PlotLimits{0, 1001, 0, 1000}, 250, 250, 32));  // 7.99 px along x
-  EXPECT_FALSE(tile_grid_visible(PlotLimits{0, 1000, 0, 1001}, 250, 250, 32));  // 7.99 px along y
-  EXPECT_FALSE(tile_grid_visible(PlotLimits{0, 1000, 0, 1000}, 250, 250, 16));  // 4 px
-  EXPECT_TRUE(tile_grid_visible(PlotLimits{0, 1000, 0, 1000}, 250, 250, 16, 4.0));
-  EXPECT_TRUE(tile_grid_visible(PlotLimits{0, 1000, 0, 1000}, 500, 500, 16));
-  EXPECT_FALSE(tile_grid_visible(PlotLimits{0, 1000, 0, 1000}, 250, 250, 0));
-  EXPECT_FALSE(tile_grid_visible(PlotLimits{0, 0, 0, 1000}, 250, 250, 32));
+  // 250 columns in 250 px: 1 px per element, a 32-tile spans exactly 32 px.
+  EXPECT_TRUE(tile_grid_visible(PlotLimits{0, 250, 0, 250}, 250, 250, 32));
+  EXPECT_FALSE(tile_grid_visible(PlotLimits{0, 251, 0, 250}, 250, 250, 32));  // 31.9 px along x
+  EXPECT_FALSE(tile_grid_visible(PlotLimits{0, 250, 0, 251}, 250, 250, 32));  // 31.9 px along y
+  EXPECT_FALSE(tile_grid_visible(PlotLimits{0, 250, 0, 250}, 250, 250, 16));  // 16 px
+  EXPECT_TRUE(tile_grid_visible(PlotLimits{0, 250, 0, 250}, 250, 250, 16, 16.0));
+  EXPECT_TRUE(tile_grid_visible(PlotLimits{0, 250, 0, 250}, 500, 500, 16));
+  EXPECT_FALSE(tile_grid_visible(PlotLimits{0, 250, 0, 250}, 250, 250, 0));
+  EXPECT_FALSE(tile_grid_visible(PlotLimits{0, 0, 0, 250}, 250, 250, 32));
+  // A whole 256^2 matrix of 16-tiles in a laptop's 150-pixel map (9.4 px a tile), or a desktop's 400-pixel
+  // one (25 px): no grid, it would stripe the data.
+  EXPECT_FALSE(tile_grid_visible(PlotLimits{0, 256, 0, 256}, 150, 150, 16));
+  EXPECT_FALSE(tile_grid_visible(PlotLimits{0, 256, 0, 256}, 400, 400, 16));
 }
 
 // [SECTION] Colour maps
