@@ -131,13 +131,14 @@ void App::handle_files() {
     if (m_loading.valid())
       s.say(Severity::Warning, "still reading the last files");
     else
-      m_dialogs->ask_open_inputs();
+      m_dialogs->ask_open_inputs(s);
   }
   if (s.user.open_dialog) {
     s.user.open_dialog = false;
-    m_dialogs->ask_open_kernel();
+    m_dialogs->ask_open_kernel(s);
   }
-  if (auto path = m_dialogs->draw_open_kernel()) s.user.open_path = *path;
+  m_dialogs->frame(s);
+  if (auto path = m_dialogs->take_open_kernel()) s.user.open_path = *path;
   if (s.save_c_requested) {
     s.save_c_requested = false;
     if (!s.result || !s.result->store)
@@ -145,9 +146,9 @@ void App::handle_files() {
     else if (m_saving.valid())
       s.say(Severity::Warning, "still saving C");
     else
-      m_dialogs->ask_save_c();
+      m_dialogs->ask_save_c(s);
   }
-  if (auto opened = m_dialogs->draw_open()) {
+  if (auto opened = m_dialogs->take_open()) {
     const std::string a = opened->a, b = opened->b;
     const Capacity cap = s.capacity;
     m_loading = std::async(std::launch::async, [a, b, cap] {
@@ -176,7 +177,7 @@ void App::handle_files() {
       return l;
     });
   }
-  if (auto to = m_dialogs->draw_save()) {
+  if (auto to = m_dialogs->take_save()) {
     std::shared_ptr<const MatrixStore> store = s.result->store;
     const std::string p = to->path;
     // Replace a file only when the person said so (and then only a regular file); a file that appeared since
@@ -394,9 +395,9 @@ void App::handle_sessions() {
     if (m_opening.valid())
       s.say(Severity::Warning, "still reading the last session");
     else
-      m_dialogs->ask_open_session();
+      m_dialogs->ask_open_session(s);
   }
-  if (auto path = m_dialogs->draw_open_session()) {
+  if (auto path = m_dialogs->take_open_session()) {
     const std::string p = *path;
     m_opening = std::async(std::launch::async, [p] {
       OpenedSession o;
