@@ -29,12 +29,28 @@ App::App(std::shared_ptr<Backend> backend, const std::string& note, Settings set
     : m_queue(backend), m_panels(register_panels()) {
   m_state.settings = std::move(settings);
   m_state.kernels = backend->kernels();
-  // A kernel of a file that is not open now (the settings remember "yours: <name>"): back to the classic one.
+  // The kernel file that was open when the window last closed: read, built and run again, as if opened now.
+  bool reopening = false;
+  if (const std::string f = m_state.settings.kernel_file; !f.empty()) {
+    std::error_code ec;
+    const fs::file_status st = fs::status(f, ec);
+    if (fs::is_regular_file(st)) {
+      m_state.user.open_path = f;
+      reopening = true;
+    } else {
+      m_state.say(Severity::Warning, "the kernel file open last time, " + f + ", " +
+                                         (fs::exists(st) ? "is not a regular file" : "is gone") +
+                                         ": not opened again (File > Open kernel opens one)");
+      m_state.settings.kernel_file.clear();
+    }
+  }
+  // A kernel of a file that is not open now (the settings remember "yours: <name>"): back to the classic one
+  // (a reopened file's kernel is chosen again once it is built).
   if (!find_kernel(m_state.kernels, m_state.settings.spec.kernel)) {
     const std::string was = m_state.settings.spec.kernel;
     m_state.settings.spec.kernel = "tiled";
     m_state.settings.spec.tile = 16;
-    if (was.rfind("yours:", 0) == 0)
+    if (was.rfind("yours:", 0) == 0 && !reopening)
       m_state.say(Severity::Info,
                   was + " is not open in this session: showing tiled (File > Open kernel opens yours)");
   }

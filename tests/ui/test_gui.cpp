@@ -338,6 +338,101 @@ TEST_F(Gui, ARelaunchRestoresTheWindowSizeTheHiddenPanelsAndTheProblem) {
   EXPECT_EQ(second.passed, 1);
 }
 
+// Issue 25: the kernel file that was open is opened again (and said to be gone when it is), and the Sweep
+// panel comes back as it was left.
+TEST_F(Gui, ARelaunchReopensTheKernelFileAndRestoresTheSweepPanel) {
+  const std::string kfile = (m_dir.path() / "mine.cu").string();
+  std::ofstream(kfile) << "__global__ void my_mm(float* C, const float* A, const float* B, int N) {}\n";
+  SweepSettings left;
+  GuiRun first;
+  first.body = [&](ImGuiTestContext* ctx, App& app) {
+    ui::AppState& st = app.state();
+    IM_CHECK(wait_for_result(ctx, app, 0));
+    IM_CHECK(st.settings.kernel_file.empty());
+    st.user.open_path = kfile;  // what a drop on the window (or File > Open kernel) does
+    IM_CHECK(yield_until(
+        ctx, [&] { return st.user.active && st.user.path == kfile; }, 30));
+    IM_CHECK_EQ(st.settings.kernel_file, kfile);
+    ctx->WindowFocus("//Sweep");
+    ctx->Yield(3);
+    ctx->SetRef("//Sweep");
+    ctx->ItemClick("from/##v");
+    ctx->KeyCharsReplaceEnter("48");
+    ctx->ItemClick("to/##v");
+    ctx->KeyCharsReplaceEnter("480");
+    ctx->ItemClick("powers of two (x2)");
+    ctx->ItemClick("also + offset");
+    ctx->Yield(2);
+    ctx->ItemClick("##ragged");
+    ctx->KeyCharsReplaceEnter("3");
+    ctx->ItemClick("K fixed, M = N");
+    ctx->Yield(2);
+    ctx->ItemClick("K/##v");
+    ctx->KeyCharsReplaceEnter("96");
+    // One more configuration: a CPU kernel's tile that is not ticked yet.
+    std::string ticked;
+    for (const KernelInfo& k : st.kernels)
+      if (ticked.empty() && k.cpu && !k.teaching && k.tiles.size() > 1)
+        for (int t : k.tiles)
+          if (ticked.empty() && !(k.id == st.settings.spec.kernel && t == st.settings.spec.tile)) {
+            ticked = k.id + "/" + std::to_string(t) + "##t" + std::to_string(t);
+            left.configs.push_back({k.id, t});
+          }
+    IM_CHECK(!ticked.empty());
+    ctx->ItemClick(ticked.c_str());
+    ctx->ItemClick("quick");
+    ctx->Yield(2);
+    IM_CHECK(st.settings.sweep.has_value());
+    const SweepSettings& w = *st.settings.sweep;
+    IM_CHECK_EQ(w.from, 48);
+    IM_CHECK_EQ(w.to, 480);
+    IM_CHECK(w.powers_of_two && w.offset_on && w.quick);
+    IM_CHECK_EQ(w.offset, 3);
+    IM_CHECK(w.shape == SweepShape::FixedK);
+    IM_CHECK_EQ(w.fixed, 96);
+    IM_CHECK(std::find(w.configs.begin(), w.configs.end(), left.configs.front()) != w.configs.end());
+    IM_CHECK_EQ(w.configs.size(), size_t(2));
+    left = w;
+  };
+  run_session(first);
+  ASSERT_EQ(first.passed, 1);
+  const nlohmann::json saved = nlohmann::json::parse(read_text(config_file("settings.json")));
+  EXPECT_EQ(saved["kernel_file"], kfile);
+  EXPECT_EQ(saved["sweep"]["from"], 48);
+
+  GuiRun second;
+  second.body = [&](ImGuiTestContext* ctx, App& app) {
+    ui::AppState& st = app.state();
+    IM_CHECK(yield_until(
+        ctx, [&] { return st.user.active && st.user.path == kfile; }, 30));
+    IM_CHECK(logged(st, "opened " + kfile));
+    IM_CHECK(!logged(st, "is not open in this session"));
+    ctx->WindowFocus("//Sweep");
+    ctx->Yield(3);
+    IM_CHECK(st.panels.at("Sweep").visible);
+    // The panel took its fields from the settings (had it not, writing its fields back would have changed
+    // them).
+    IM_CHECK(st.settings.sweep.has_value() && *st.settings.sweep == left);
+    IM_CHECK(st.sweep_quick);
+  };
+  run_session(second);
+  ASSERT_EQ(second.passed, 1);
+
+  // Gone by the next launch: said so, nothing opened, and not looked for again.
+  std::filesystem::remove(kfile);
+  GuiRun third;
+  third.body = [&](ImGuiTestContext* ctx, App& app) {
+    ui::AppState& st = app.state();
+    IM_CHECK(wait_for_result(ctx, app, 0));
+    IM_CHECK(logged(st, "the kernel file open last time, " + kfile, "is gone"));
+    IM_CHECK(!st.user.active);
+    IM_CHECK(st.settings.kernel_file.empty());
+  };
+  run_session(third);
+  EXPECT_EQ(third.passed, 1);
+  EXPECT_EQ(nlohmann::json::parse(read_text(config_file("settings.json")))["kernel_file"], "");
+}
+
 TEST_F(Gui, HoveringAHeatmapReadsTheElementDrawnThere) {
   // Ramp input: A[i][j] = i and B[i][j] = j, so a value read back names the row (A) or column (B) under the
   // mouse: a flipped or shifted picture would read another.
