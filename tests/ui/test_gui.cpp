@@ -106,6 +106,14 @@ bool yield_until(ImGuiTestContext* ctx, const std::function<bool()>& done, doubl
   return done();
 }
 
+// A window (a dialog) lies wholly inside the main window.
+bool inside_main_window(const char* name) {
+  const ImGuiWindow* w = ImGui::FindWindowByName(name);
+  const ImGuiViewport* vp = ImGui::GetMainViewport();
+  return w && w->Pos.x >= vp->Pos.x && w->Pos.y >= vp->Pos.y &&
+         w->Pos.x + w->Size.x <= vp->Pos.x + vp->Size.x && w->Pos.y + w->Size.y <= vp->Pos.y + vp->Size.y;
+}
+
 // A message of the log holding both texts.
 bool logged(const ui::AppState& st, const std::string& a, const std::string& b = "") {
   for (const auto& m : st.log.messages())
@@ -508,6 +516,8 @@ TEST_F(Gui, FilesOpenThroughTheDialogBadPairsAreRefusedAndSavingAsksBeforeReplac
     pick(title_a, m_dir.path().string());
     const ui::FileDialogReport& d = st.file_dialog;
     IM_CHECK(d.open && !d.desktop);
+    IM_CHECK_EQ(s.window_size.x, 1366.0f);
+    IM_CHECK(inside_main_window(title_a));
     IM_CHECK_EQ(d.folder, m_dir.path().string());
     auto row = [&](const std::string& name) -> const ui::FileDialogReport::Row* {
       for (const auto& r : d.rows)
@@ -756,6 +766,7 @@ TEST_F(Gui, WithoutZenityOrKdialogTheWindowsOwnDialogOpens) {
   std::filesystem::create_directories(empty);
   const EnvFor path("PATH", empty.string());
   GuiRun s;
+  s.resize = ImVec2(1920, 1080);
   s.body = [&](ImGuiTestContext* ctx, App& app) {
     ui::AppState& st = app.state();
     IM_CHECK(wait_for_result(ctx, app, 0));
@@ -767,6 +778,8 @@ TEST_F(Gui, WithoutZenityOrKdialogTheWindowsOwnDialogOpens) {
         5));
     IM_CHECK(st.file_dialog.open && !st.file_dialog.desktop);
     IM_CHECK(logged(st, "no desktop file dialog here", "neither zenity nor kdialog is installed"));
+    IM_CHECK_EQ(s.window_size.x, 1920.0f);
+    IM_CHECK(inside_main_window("Open A (M x K) from a .npy file###ts-open-a"));
     ctx->KeyPress(ImGuiKey_Escape);
     IM_CHECK(yield_until(
         ctx, [&] { return !st.file_dialog.open; }, 5));
