@@ -57,6 +57,7 @@ void FileBrowser::open(const std::string& key, const std::string& title, Mode mo
   m_focus_name = true;
   std::error_code ec;
   if (m_started_in.empty()) m_started_in = fs::current_path(ec);
+  m_places = places(m_started_in);
   if (m_folder.empty() || !fs::is_directory(m_folder, ec))
     m_folder = m_started_in.empty() ? "/" : m_started_in;
   go(m_folder);
@@ -208,7 +209,7 @@ FileBrowser::Outcome FileBrowser::draw(fs::path* path, FileDialogReport* report)
     ImGui::TableNextRow();
     ImGui::TableNextColumn();
     ImGui::BeginChild("##places", ImVec2(0, body_h));
-    for (const Place& p : places(m_started_in)) {
+    for (const Place& p : m_places) {
       r.places.push_back(p.label);
       if (ImGui::Selectable(p.label.c_str(), p.path == m_folder)) go(p.path);
       if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", p.path.string().c_str());

@@ -45,6 +45,7 @@ class FileBrowser {
   int m_type = 0;
   std::filesystem::path m_folder;  // kept from one dialog to the next, as a desktop dialog does
   std::filesystem::path m_started_in;
+  std::vector<Place> m_places;  // read when a dialog opens
   FolderListing m_listing;
   std::vector<size_t> m_shown;  // indices into m_listing.entries that pass the type and hidden filters
   std::string m_selected;       // a name in m_folder

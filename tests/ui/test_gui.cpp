@@ -1007,13 +1007,15 @@ TEST_F(Gui, ASessionFromAnotherGpuOpensBesideTheCurrentOneAndIsOverlaid) {
   s.body = [&](ImGuiTestContext* ctx, App& app) {
     ui::AppState& st = app.state();
     IM_CHECK(wait_for_result(ctx, app, 0));
+    ctx->MenuClick("//##MainMenuBar/File/Desktop file dialog");  // the window's own dialog, typed into
+    IM_CHECK(st.settings.file_dialog == FileDialogChoice::Window);
     auto open = [&](const std::string& file) {
       ctx->MenuClick("//##MainMenuBar/File/Open session to overlay...");
       const char* title = "Open a session to overlay###ts-open-session";
       IM_CHECK(yield_until(
-          ctx, [&] { return ImGui::FindWindowByName(title) != nullptr; }, 5));
+          ctx, [&] { return ImGui::FindWindowByName(title) != nullptr && st.file_dialog.open; }, 5));
       ctx->SetRef(ImGui::FindWindowByName(title));
-      ctx->ItemClick("##file_input");
+      ctx->ItemClick("##name");
       ctx->KeyCharsReplaceEnter(file.c_str());
     };
     open(path.string());
