@@ -2,7 +2,8 @@
 # `imgui-bundle` source distribution at one pinned version, checked against its SHA-256, and unpacked
 # into an ignored folder. Only the files we compile are extracted. Debian ships ImGui 1.86 and no
 # ImPlot; imgui-bundle carries both at matching versions, which is why we take them from there.
-# From the same archive: the fonts (Roboto, Source Code Pro), ImFileDialog (the open/save dialog),
+# From the same archive: the fonts (Roboto, Source Code Pro), portable-file-dialogs (the desktop's own open
+# and save dialogs, through zenity or kdialog),
 # ImGuiColorTextEdit (the kernel source editor, with the header-only standalone Boost.Regex it highlights
 # with), and the Dear ImGui Test Engine, which only the UI tests link (it is free for open-source and educational use; see
 # its LICENSE.txt).
@@ -23,7 +24,7 @@ set(TILESCOPE_IMPLOT_DIR "" CACHE PATH "an existing ImPlot source folder")
 
 function(tilescope_fetch_imgui_bundle out_imgui out_implot)
   set(root "${TILESCOPE_THIRD_PARTY_DIR}/imgui_bundle-${TILESCOPE_IMGUI_BUNDLE_VERSION}")
-  set(stamp "${root}/.tilescope-extracted-3")  # bump when the list of extracted files changes
+  set(stamp "${root}/.tilescope-extracted-4")  # bump when the list of extracted files changes
   if(NOT EXISTS "${stamp}")
     set(archive "${TILESCOPE_THIRD_PARTY_DIR}/imgui_bundle-${TILESCOPE_IMGUI_BUNDLE_VERSION}.tar.gz")
     if(EXISTS "${archive}")
@@ -50,7 +51,7 @@ function(tilescope_fetch_imgui_bundle out_imgui out_implot)
          PATTERNS "${p}/imgui/imgui/*.h" "${p}/imgui/imgui/*.cpp" "${p}/imgui/imgui/LICENSE.txt"
                   "${p}/imgui/imgui/backends/imgui_impl_glfw.*" "${p}/imgui/imgui/backends/imgui_impl_opengl3*"
                   "${p}/implot/implot/*.h" "${p}/implot/implot/*.cpp" "${p}/implot/implot/LICENSE"
-                  "${p}/ImFileDialog/ImFileDialog/ImFileDialog.*" "${p}/ImFileDialog/ImFileDialog/LICENSE"
+                  "${p}/portable_file_dialogs/portable_file_dialogs/portable_file_dialogs.h"
                   "${p}/ImGuiColorTextEdit/ImGuiColorTextEdit/TextEditor.*"
                   "${p}/ImGuiColorTextEdit/ImGuiColorTextEdit/LanguageDefinitions.cpp"
                   "${p}/ImGuiColorTextEdit/ImGuiColorTextEdit/LICENSE"
@@ -65,7 +66,7 @@ function(tilescope_fetch_imgui_bundle out_imgui out_implot)
 endfunction()
 set(TILESCOPE_IMGUI_BUNDLE_ROOT "${TILESCOPE_THIRD_PARTY_DIR}/imgui_bundle-${TILESCOPE_IMGUI_BUNDLE_VERSION}")
 
-# Always fetched (the fonts, the file dialog and the test engine come from it); its ImGui and ImPlot are used
+# Always fetched (the fonts, the file dialogs and the test engine come from it); its ImGui and ImPlot are used
 # unless the person named their own copies.
 tilescope_fetch_imgui_bundle(_imgui _implot)
 if(TRUE)
@@ -117,13 +118,14 @@ target_compile_definitions(tilescope_imgui PUBLIC IMGUI_DEFINE_MATH_OPERATORS GL
 target_link_libraries(tilescope_imgui PUBLIC PkgConfig::EPOXY glfw)
 set_target_properties(tilescope_imgui PROPERTIES POSITION_INDEPENDENT_CODE ON)
 
-# [SECTION] Fonts, the file dialog and the test engine (from the same pinned archive).
+# [SECTION] Fonts, the file dialogs and the test engine (from the same pinned archive).
 set(TILESCOPE_FONT_UI "${TILESCOPE_IMGUI_BUNDLE_ROOT}/bindings/imgui_bundle/assets/fonts/Roboto/Roboto-Regular.ttf")
 set(TILESCOPE_FONT_MONO "${TILESCOPE_IMGUI_BUNDLE_ROOT}/external/imgui_md/assets/fonts/SourceCodePro-Regular.ttf")
-set(TILESCOPE_IMFILEDIALOG_DIR "${TILESCOPE_IMGUI_BUNDLE_ROOT}/external/ImFileDialog/ImFileDialog")
+# portable-file-dialogs (header only, WTFPL): runs zenity or kdialog as a child process.
+set(TILESCOPE_PFD_DIR "${TILESCOPE_IMGUI_BUNDLE_ROOT}/external/portable_file_dialogs/portable_file_dialogs")
 set(TILESCOPE_TEXT_EDITOR_DIR "${TILESCOPE_IMGUI_BUNDLE_ROOT}/external/ImGuiColorTextEdit/ImGuiColorTextEdit")
 set(TILESCOPE_TEST_ENGINE_DIR "${TILESCOPE_IMGUI_BUNDLE_ROOT}/external/imgui_test_engine/imgui_test_engine/imgui_test_engine")
-foreach(f "${TILESCOPE_FONT_UI}" "${TILESCOPE_FONT_MONO}" "${TILESCOPE_IMFILEDIALOG_DIR}/ImFileDialog.cpp"
+foreach(f "${TILESCOPE_FONT_UI}" "${TILESCOPE_FONT_MONO}" "${TILESCOPE_PFD_DIR}/portable_file_dialogs.h"
           "${TILESCOPE_TEXT_EDITOR_DIR}/TextEditor.cpp" "${TILESCOPE_TEXT_EDITOR_DIR}/vendor/regex/include/boost/regex.hpp"
           "${TILESCOPE_TEST_ENGINE_DIR}/imgui_te_engine.cpp")
   if(NOT EXISTS "${f}")

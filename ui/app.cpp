@@ -31,12 +31,30 @@ App::App(std::shared_ptr<Backend> backend, const std::string& note, Settings set
     : m_queue(backend), m_panels(register_panels()) {
   m_state.settings = std::move(settings);
   m_state.kernels = backend->kernels();
-  // A kernel of a file that is not open now (the settings remember "yours: <name>"): back to the classic one.
-  if (!find_kernel(m_state.kernels, m_state.settings.spec.kernel)) {
+  // The kernel file that was open when the window last closed: read, built and run again, as if opened now.
+  bool reopening = false;
+  if (const std::string f = m_state.settings.kernel_file; !f.empty()) {
+    std::error_code ec;
+    const fs::file_status st = fs::status(f, ec);
+    if (fs::is_regular_file(st)) {
+      m_state.user.open_path = f;
+      reopening = true;
+    } else {
+      m_state.say(Severity::Warning, "the kernel file open last time, " + f + ", " +
+                                         (fs::exists(st) ? "is not a regular file" : "is gone") +
+                                         ": not opened again (File > Open kernel opens one)");
+      m_state.settings.kernel_file.clear();
+    }
+  }
+  // A kernel of a file that is not open yet (the settings remember "yours: <name>"), or one unknown: back to the
+  // classic one (a reopened file's kernel is chosen again once it is built). A person's kernel is never taken
+  // from the registry here: it may hold one of another window of this process whose file is gone.
+  const std::string& kernel = m_state.settings.spec.kernel;
+  if (kernel.rfind("yours:", 0) == 0 || !find_kernel(m_state.kernels, kernel)) {
     const std::string was = m_state.settings.spec.kernel;
     m_state.settings.spec.kernel = "tiled";
     m_state.settings.spec.tile = 16;
-    if (was.rfind("yours:", 0) == 0)
+    if (was.rfind("yours:", 0) == 0 && !reopening)
       m_state.say(Severity::Info,
                   was + " is not open in this session: showing tiled (File > Open kernel opens yours)");
   }
@@ -214,13 +232,14 @@ void App::handle_files() {
     if (m_loading.valid())
       s.say(Severity::Warning, "still reading the last files");
     else
-      m_dialogs->ask_open_inputs();
+      m_dialogs->ask_open_inputs(s);
   }
   if (s.user.open_dialog) {
     s.user.open_dialog = false;
-    m_dialogs->ask_open_kernel();
+    m_dialogs->ask_open_kernel(s);
   }
-  if (auto path = m_dialogs->draw_open_kernel()) s.user.open_path = *path;
+  m_dialogs->frame(s);
+  if (auto path = m_dialogs->take_open_kernel()) s.user.open_path = *path;
   if (s.save_c_requested) {
     s.save_c_requested = false;
     if (!s.result || !s.result->store)
@@ -228,9 +247,9 @@ void App::handle_files() {
     else if (m_saving.valid())
       s.say(Severity::Warning, "still saving C");
     else
-      m_dialogs->ask_save_c();
+      m_dialogs->ask_save_c(s);
   }
-  if (auto opened = m_dialogs->draw_open()) {
+  if (auto opened = m_dialogs->take_open()) {
     const std::string a = opened->a, b = opened->b;
     const Capacity cap = s.capacity;
     m_loading = std::async(std::launch::async, [a, b, cap] {
@@ -259,7 +278,7 @@ void App::handle_files() {
       return l;
     });
   }
-  if (auto to = m_dialogs->draw_save()) {
+  if (auto to = m_dialogs->take_save()) {
     std::shared_ptr<const MatrixStore> store = s.result->store;
     const std::string p = to->path;
     // Replace a file only when the person said so (and then only a regular file); a file that appeared since
@@ -481,9 +500,9 @@ void App::handle_sessions() {
     if (m_opening.valid())
       s.say(Severity::Warning, "still reading the last session");
     else
-      m_dialogs->ask_open_session();
+      m_dialogs->ask_open_session(s);
   }
-  if (auto path = m_dialogs->draw_open_session()) {
+  if (auto path = m_dialogs->take_open_session()) {
     const std::string p = *path;
     m_opening = std::async(std::launch::async, [p] {
       OpenedSession o;

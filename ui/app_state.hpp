@@ -67,6 +67,22 @@ struct ZoomRequest {
   bool all_maps = true;  // false: C and the error map only (they share their axes)
 };
 
+// The open or save dialog as drawn last frame (UI tests read it): the text the window's own dialog drew, or
+// that the desktop's is open (a child process; the window keeps drawing meanwhile).
+struct FileDialogReport {
+  bool open = false;     // a dialog is in progress
+  bool desktop = false;  // it is the desktop's (zenity, kdialog), in a window of its own
+  std::string helper;    // the desktop's program
+  std::string title, folder, name, type, error;
+  struct Row {
+    std::string name, size, modified;
+    bool folder = false;
+  };
+  std::vector<Row> rows;  // the rows drawn (the visible part of the list)
+  std::vector<std::string> places, types;
+  uint64_t frames_while_desktop = 0;  // frames this window drew while a desktop dialog was open (all so far)
+};
+
 struct AppState {
   Settings settings;
   std::vector<KernelInfo> kernels;  // the backend's registry
@@ -201,6 +217,7 @@ struct AppState {
   std::map<std::string, PanelReport> panels;
   std::map<std::string, HeatmapReport> heatmap_reports;
   HoverReport hover;
+  FileDialogReport file_dialog;
 };
 
 const KernelInfo* current_kernel(const AppState& s);

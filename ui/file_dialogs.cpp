@@ -1,159 +1,228 @@
 #include "file_dialogs.hpp"
 
-#include <filesystem>
 #include <system_error>
+#include <utility>
 
-#include <ImFileDialog.h>
 #include <imgui.h>
-
-#include "gl.hpp"
 
 namespace ts::ui {
 
 namespace fs = std::filesystem;
 
 namespace {
-const char* const kNpyFilter = "NumPy arrays (*.npy){.npy},All files (*.*){.*}";
-const char* const kSessionFilter = "TileScope sessions (*.json){.json},All files (*.*){.*}";
-const char* const kKernelFilter =
-    "CUDA sources (*.cu, *.cuh){.cu,.cuh},KernelBench answers (*.py){.py},All files (*.*){.*}";
+
+const std::vector<FileType>& npy_types() {
+  static const std::vector<FileType> t{{"NumPy arrays (*.npy)", {".npy"}}, {"All files", {}}};
+  return t;
+}
+
 }  // namespace
 
-FileDialogs::FileDialogs() {
-  ifd::FileDialog& d = ifd::FileDialog::Instance();
-  d.CreateTexture = [](uint8_t* data, int w, int h, char fmt) -> ImTextureID {
-    GLuint tex = 0;
-    glGenTextures(1, &tex);
-    glBindTexture(GL_TEXTURE_2D, tex);
-    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_LINEAR);
-    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_LINEAR);
-    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
-    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
-    glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
-    glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, w, h, 0, fmt == 0 ? GL_BGRA : GL_RGBA, GL_UNSIGNED_BYTE, data);
-    glBindTexture(GL_TEXTURE_2D, 0);
-    return ImTextureID(intptr_t(tex));
-  };
-  d.DeleteTexture = [](ImTextureID id) {
-    GLuint tex = GLuint(intptr_t(id));
-    if (tex) glDeleteTextures(1, &tex);
-  };
-}
+struct FileDialogs::Spec {
+  const char* key;
+  const char* title;
+  bool save;
+  std::vector<FileType> types;
+  const char* name;  // suggested for a save
+};
 
-void FileDialogs::ask_open_inputs() {
-  if (busy()) return;
-  m_step = Step::PickA;
-  ifd::FileDialog::Instance().Open("ts-open-a", "Open A (M x K) from a .npy file", kNpyFilter);
-}
-
-void FileDialogs::ask_save_c() {
-  if (busy()) return;
-  m_step = Step::PickSave;
-  ifd::FileDialog::Instance().Save("ts-save-c", "Save C (M x N) as a .npy file", kNpyFilter);
-}
-
-void FileDialogs::ask_open_session() {
-  if (busy()) return;
-  m_step = Step::PickSession;
-  ifd::FileDialog::Instance().Open("ts-open-session", "Open a session to overlay", kSessionFilter);
-}
-
-std::optional<std::string> FileDialogs::draw_open_session() {
-  ifd::FileDialog& d = ifd::FileDialog::Instance();
-  if (m_step != Step::PickSession || !d.IsDone("ts-open-session")) return std::nullopt;
-  const bool picked = d.HasResult();
-  std::string path = picked ? d.GetResult().string() : "";
-  d.Close();
-  m_step = Step::Idle;
-  if (picked) return path;
-  return std::nullopt;
-}
-
-void FileDialogs::ask_open_kernel() {
-  if (busy()) return;
-  m_step = Step::PickKernel;
-  ifd::FileDialog::Instance().Open("ts-open-kernel", "Open your kernel (.cu, or a KernelBench answer .py)",
-                                   kKernelFilter);
-}
-
-std::optional<std::string> FileDialogs::draw_open_kernel() {
-  ifd::FileDialog& d = ifd::FileDialog::Instance();
-  if (m_step != Step::PickKernel || !d.IsDone("ts-open-kernel")) return std::nullopt;
-  const bool picked = d.HasResult();
-  std::string path = picked ? d.GetResult().string() : "";
-  d.Close();
-  m_step = Step::Idle;
-  if (picked) return path;
-  return std::nullopt;
-}
-
-std::optional<FileDialogs::Opened> FileDialogs::draw_open() {
-  ifd::FileDialog& d = ifd::FileDialog::Instance();
-  if (m_step == Step::PickA && d.IsDone("ts-open-a")) {
-    const bool picked = d.HasResult();
-    if (picked) m_a = d.GetResult().string();
-    d.Close();
-    m_step = picked ? Step::PickB : Step::Idle;
-    if (picked) d.Open("ts-open-b", "Open B (K x N) from a .npy file", kNpyFilter);
-  } else if (m_step == Step::PickB && d.IsDone("ts-open-b")) {
-    const bool picked = d.HasResult();
-    std::string b = picked ? d.GetResult().string() : "";
-    d.Close();
-    m_step = Step::Idle;
-    if (picked) return Opened{m_a, b};
+FileDialogs::Spec FileDialogs::spec_of(Step step) {
+  switch (step) {
+    case Step::PickA:
+      return {"ts-open-a", "Open A (M x K) from a .npy file", false, npy_types(), ""};
+    case Step::PickB:
+      return {"ts-open-b", "Open B (K x N) from a .npy file", false, npy_types(), ""};
+    case Step::PickSave:
+    case Step::ConfirmReplace:
+      return {"ts-save-c", "Save C (M x N) as a .npy file", true, npy_types(), "C.npy"};
+    case Step::PickSession:
+      return {"ts-open-session",
+              "Open a session to overlay",
+              false,
+              {{"TileScope sessions (*.json)", {".json"}}, {"All files", {}}},
+              ""};
+    default:
+      return {"ts-open-kernel",
+              "Open your kernel (.cu, or a KernelBench answer .py)",
+              false,
+              {{"Kernels (*.cu, *.cuh, *.py)", {".cu", ".cuh", ".py"}},
+               {"CUDA sources (*.cu, *.cuh)", {".cu", ".cuh"}},
+               {"KernelBench answers (*.py)", {".py"}},
+               {"All files", {}}},
+              ""};
   }
-  return std::nullopt;
 }
 
-std::optional<FileDialogs::SaveTo> FileDialogs::draw_save() {
-  ifd::FileDialog& d = ifd::FileDialog::Instance();
-  if (m_step == Step::PickSave && d.IsDone("ts-save-c")) {
-    const bool picked = d.HasResult();
-    if (picked) {
-      fs::path p = d.GetResult();
+void FileDialogs::ask_open_inputs(AppState& s) {
+  if (!busy()) show(s, Step::PickA);
+}
+void FileDialogs::ask_save_c(AppState& s) {
+  if (!busy()) show(s, Step::PickSave);
+}
+void FileDialogs::ask_open_session(AppState& s) {
+  if (!busy()) show(s, Step::PickSession);
+}
+void FileDialogs::ask_open_kernel(AppState& s) {
+  if (!busy()) show(s, Step::PickKernel);
+}
+
+void FileDialogs::show(AppState& s, Step step, bool in_window) {
+  m_step = step;
+  m_in_window = in_window;
+  const Spec d = spec_of(step);
+  std::string why, helper;
+  if (!in_window && s.settings.file_dialog == FileDialogChoice::Desktop) {
+    helper = desktop_dialog_helper(&why);
+    if (helper.empty() && !m_said_no_desktop) {
+      s.say(Severity::Info, "no desktop file dialog here (" + why + "): TileScope shows its own");
+      m_said_no_desktop = true;
+    }
+  }
+  if (helper.empty()) {
+    m_browser.open(d.key, d.title, d.save ? FileBrowser::Mode::Save : FileBrowser::Mode::Open, d.types,
+                   d.name);
+    return;
+  }
+  NativeDialogRequest r;
+  r.save = d.save;
+  r.title = d.title;
+  std::error_code ec;
+  if (m_last_folder.empty()) m_last_folder = fs::current_path(ec);
+  r.start = d.save ? (m_last_folder / d.name).string() : m_last_folder.string();
+  for (const FileType& t : d.types) {
+    std::string patterns;
+    for (const std::string& e : t.extensions) patterns += (patterns.empty() ? "*" : " *") + e;
+    r.filters.push_back(t.label);
+    r.filters.push_back(patterns.empty() ? "*" : patterns);
+  }
+  m_native.start(r, helper);
+  m_native_open = true;
+}
+
+void FileDialogs::chosen(AppState& s, const std::string& path) {
+  m_last_folder = fs::path(path).parent_path();
+  switch (m_step) {
+    case Step::PickA:
+      m_a = path;
+      show(s, Step::PickB, m_in_window);  // B in the same kind of dialog as A
+      return;
+    case Step::PickB:
+      m_opened = Opened{m_a, path};
+      break;
+    case Step::PickSave: {
+      fs::path p = path;
       if (p.extension() != ".npy") p += ".npy";
       m_save = p.string();
-    }
-    d.Close();
-    if (!picked) {
-      m_step = Step::Idle;
-      return std::nullopt;
-    }
-    std::error_code ec;
-    if (!fs::exists(m_save, ec)) {
-      m_step = Step::Idle;
-      return SaveTo{m_save, false};
-    }
-    m_step = Step::ConfirmReplace;
-    ImGui::OpenPopup("Replace file?");
-  }
-  if (m_step == Step::ConfirmReplace) {
-    if (!ImGui::IsPopupOpen("Replace file?")) ImGui::OpenPopup("Replace file?");
-    std::optional<SaveTo> out;
-    if (ImGui::BeginPopupModal("Replace file?", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
       std::error_code ec;
-      const bool regular = fs::is_regular_file(m_save, ec);
-      ImGui::Text("%s already exists.", m_save.c_str());
-      if (regular) {
-        ImGui::TextUnformatted("Replace it with C?");
-        if (ImGui::Button("Replace")) {
-          out = SaveTo{m_save, true};
+      if (!fs::exists(fs::symlink_status(m_save, ec))) {
+        m_saved = SaveTo{m_save, false};
+        break;
+      }
+      m_step = Step::ConfirmReplace;
+      ImGui::OpenPopup("Replace file?");
+      return;
+    }
+    case Step::PickSession:
+      m_session = path;
+      break;
+    case Step::PickKernel:
+      m_kernel = path;
+      break;
+    default:
+      break;
+  }
+  m_step = Step::Idle;
+}
+
+void FileDialogs::frame(AppState& s) {
+  FileDialogReport rep;
+  if (m_native_open) {
+    if (auto a = m_native.poll()) {
+      m_native_open = false;
+      if (a->failed) {
+        s.say(Severity::Warning,
+              m_native.helper() + " could not show its file dialog" +
+                  (a->exit_code ? " (exit status " + std::to_string(a->exit_code) + ")" : "") +
+                  ": TileScope shows its own");
+        show(s, m_step, true);
+      } else if (a->path.empty()) {
+        m_step = Step::Idle;  // cancelled
+      } else {
+        chosen(s, a->path);
+      }
+    }
+  }
+  // The desktop's dialog is a window of its own: this one keeps drawing and says where to look. Its Cancel
+  // closes the desktop's dialog too (when it went behind another window, say).
+  const char* const waiting = "###ts-desktop-dialog";
+  if (m_native_open || ImGui::IsPopupOpen(waiting)) {
+    const Spec d = spec_of(m_step);
+    if (m_native_open) {
+      ++m_frames_while_desktop;
+      rep.open = rep.desktop = true;
+      rep.helper = m_native.helper();
+      rep.title = d.title;
+      if (!ImGui::IsPopupOpen(waiting)) ImGui::OpenPopup(waiting);
+    }
+    const std::string win = std::string(d.title) + waiting;
+    if (ImGui::BeginPopupModal(win.c_str(), nullptr,
+                               ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoSavedSettings)) {
+      if (!m_native_open) {
+        ImGui::CloseCurrentPopup();  // answered: the window's input is its own again
+      } else {
+        ImGui::Text("Choose the file in the %s window.", m_native.helper().c_str());
+        ImGui::TextDisabled("File > Desktop file dialog switches to the one drawn in this window.");
+        if (ImGui::Button("Cancel")) {
+          m_native.cancel();
+          m_native_open = false;
           m_step = Step::Idle;
           ImGui::CloseCurrentPopup();
         }
-        ImGui::SameLine();
-      } else {
-        ImGui::TextUnformatted("It is not a regular file, so TileScope will not replace it.");
-      }
-      if (ImGui::Button("Cancel") || ImGui::IsKeyPressed(ImGuiKey_Escape)) {
-        m_step = Step::Idle;
-        ImGui::CloseCurrentPopup();
       }
       ImGui::EndPopup();
     }
-    return out;
   }
-  return std::nullopt;
+  if (m_browser.is_open()) {
+    fs::path p;
+    switch (m_browser.draw(&p, &rep)) {
+      case FileBrowser::Outcome::Chosen:
+        chosen(s, p.string());
+        break;
+      case FileBrowser::Outcome::Cancelled:
+        m_step = Step::Idle;
+        break;
+      case FileBrowser::Outcome::Showing:
+        break;
+    }
+  }
+  if (m_step == Step::ConfirmReplace) confirm_replace();
+  rep.frames_while_desktop = m_frames_while_desktop;
+  s.file_dialog = std::move(rep);
+}
+
+void FileDialogs::confirm_replace() {
+  if (!ImGui::IsPopupOpen("Replace file?")) ImGui::OpenPopup("Replace file?");
+  if (ImGui::BeginPopupModal("Replace file?", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
+    std::error_code ec;
+    const bool regular = fs::is_regular_file(fs::symlink_status(m_save, ec));
+    ImGui::Text("%s already exists.", m_save.c_str());
+    if (regular) {
+      ImGui::TextUnformatted("Replace it with C?");
+      if (ImGui::Button("Replace")) {
+        m_saved = SaveTo{m_save, true};
+        m_step = Step::Idle;
+        ImGui::CloseCurrentPopup();
+      }
+      ImGui::SameLine();
+    } else {
+      ImGui::TextUnformatted("It is not a regular file, so TileScope will not replace it.");
+    }
+    if (ImGui::Button("Cancel") || ImGui::IsKeyPressed(ImGuiKey_Escape)) {
+      m_step = Step::Idle;
+      ImGui::CloseCurrentPopup();
+    }
+    ImGui::EndPopup();
+  }
 }
 
 }  // namespace ts::ui

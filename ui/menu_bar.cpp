@@ -9,6 +9,7 @@
 #include <implot.h>
 
 #include "gl_health.hpp"
+#include "native_file_dialog.hpp"
 #include "panel.hpp"
 #include "shortcuts.hpp"
 #include "theme.hpp"
@@ -63,6 +64,18 @@ void draw_menu_bar(AppState& s, const std::vector<std::unique_ptr<Panel>>& panel
       ImGui::SetTooltip(
           "Your own matmul kernel: compiled, verified, timed, traced and drawn like the built-ins "
           "(you can also drop the file on the window)");
+    bool desktop = s.settings.file_dialog == FileDialogChoice::Desktop;
+    if (ImGui::MenuItem("Desktop file dialog", nullptr, &desktop))
+      s.settings.file_dialog = desktop ? FileDialogChoice::Desktop : FileDialogChoice::Window;
+    if (ImGui::IsItemHovered()) {
+      std::string why;
+      const std::string helper = desktop_dialog_helper(&why);
+      ImGui::SetTooltip(
+          "Open and save with the desktop's own file dialog (zenity or kdialog); off: the dialog "
+          "drawn in this window.\n%s",
+          helper.empty() ? ("None here (" + why + "): the window's own is used.").c_str()
+                         : ("Here: " + helper + ".").c_str());
+    }
     ImGui::Separator();
     if (ImGui::MenuItem("Save session", nullptr, false, !s.session_file.empty()))
       s.save_session_requested = true;

@@ -1,9 +1,10 @@
 // Sweep: many sizes x kernels x tiles in one go. N from, to and step (or powers of two), optionally every
 // size
 // + an offset (a partial tile at every size), square or with M or K fixed, the configurations from the
-// registry, the measuring policy; then a progress bar with the point in flight and the time left, and Cancel
-// (the finished points stay). The sweep runs on a thread of its own (SweepRunner, started by app.cpp); its
-// points land in the session and fill Timings and Roofline. Every field is checked before anything runs.
+// registry, the measuring policy (all remembered for the next launch: Settings::sweep); then a progress bar
+// with the point in flight and the time left, and Cancel (the finished points stay). The sweep runs on a
+// thread of its own (SweepRunner, started by app.cpp); its points land in the session and fill Timings and
+// Roofline. Every field is checked before anything runs.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -85,8 +86,7 @@ class SweepPanel final : public Panel {
 
     ImGui::SeparatorText("Kernels");
     for (const auto& k : s.kernels) {
-      const bool usable = s.backend_kind == "cuda" ? k.has_cuda : k.cpu != nullptr;
-      if (!usable || k.teaching) continue;
+      if (!sweepable(s, k)) continue;
       ImGui::PushID(k.id.c_str());
       if (k.tiles.empty()) {
         bool on = m_chosen.count({k.id, 0}) > 0;
@@ -148,11 +148,38 @@ class SweepPanel final : public Panel {
           "more wave (build-time registers, no GPU used).");
     }
     ImGui::EndDisabled();
+    remember(s);
   }
 
  private:
+  // A kernel the panel lists (and a sweep may take): one this backend runs, not a teaching variant.
+  static bool sweepable(const AppState& s, const KernelInfo& k) {
+    const bool usable = s.backend_kind == "cuda" ? k.has_cuda : k.cpu != nullptr;
+    return usable && !k.teaching;
+  }
+
   void init(AppState& s) {
     m_init = true;
+    if (s.settings.sweep) {  // as the panel was left at the last launch
+      const SweepSettings& w = *s.settings.sweep;
+      std::snprintf(m_from, sizeof m_from, "%lld", (long long)w.from);
+      std::snprintf(m_to, sizeof m_to, "%lld", (long long)w.to);
+      std::snprintf(m_step, sizeof m_step, "%lld", (long long)w.step);
+      std::snprintf(m_fixed, sizeof m_fixed, "%lld", (long long)w.fixed);
+      std::snprintf(m_ragged, sizeof m_ragged, "%d", w.offset);
+      m_spacing = w.powers_of_two ? 1 : 0;
+      m_ragged_on = w.offset_on;
+      m_shape = w.shape == SweepShape::Square ? 0 : w.shape == SweepShape::FixedM ? 1 : 2;
+      // Configurations this backend does not list (another machine's, a kernel file not built yet) stay
+      // remembered; a sweep takes only those the panel shows.
+      for (const KernelTile& c : w.configs) m_chosen.insert({c.kernel, c.tile});
+      s.sweep_quick = w.quick;
+      std::snprintf(m_min_s, sizeof m_min_s, "%g", w.min_s);
+      std::snprintf(m_max_s, sizeof m_max_s, "%g", w.max_s);
+      s.sweep_min_s = w.min_s;
+      s.sweep_max_s = w.max_s;
+      return;
+    }
     const bool cpu = s.backend_kind != "cuda";
     std::snprintf(m_from, sizeof m_from, "%s", cpu ? "32" : "256");
     std::snprintf(m_to, sizeof m_to, "%s", cpu ? "256" : "8192");
@@ -206,9 +233,10 @@ class SweepPanel final : public Panel {
         sp.shape = m_shape == 1 ? SweepShape::FixedM : SweepShape::FixedK;
         sp.fixed = parse_dim(m_fixed, m_shape == 1 ? "fixed M" : "fixed K");
       }
-      for (const auto& k : s.kernels)  // registry order
-        for (int t : k.tiles.empty() ? std::vector<int>{0} : k.tiles)
-          if (m_chosen.count({k.id, t})) sp.configs.push_back({k.id, t});
+      for (const auto& k : s.kernels)  // registry order, as listed
+        if (sweepable(s, k))
+          for (int t : k.tiles.empty() ? std::vector<int>{0} : k.tiles)
+            if (m_chosen.count({k.id, t})) sp.configs.push_back({k.id, t});
       if (sp.configs.empty()) throw ValidationError("choose at least one kernel x tile to sweep");
       const ProblemSpec& p = s.settings.spec;
       sp.input = p.input == InputKind::File ? InputKind::Random : p.input;
@@ -227,6 +255,36 @@ class SweepPanel final : public Panel {
       m_error = e.what();
       s.say(Severity::Warning, std::string("sweep refused: ") + e.what());
     }
+  }
+
+  // The fields into the settings (remembered for the next launch): each one as last valid.
+  void remember(AppState& s) {
+    SweepSettings w = s.settings.sweep.value_or(SweepSettings{});
+    auto dim = [](const char* text, int64_t* out) {
+      try {
+        *out = parse_dim(text, "");
+      } catch (const ValidationError&) {
+      }
+    };
+    dim(m_from, &w.from);
+    dim(m_to, &w.to);
+    dim(m_step, &w.step);
+    dim(m_fixed, &w.fixed);
+    int64_t offset = 0;
+    dim(m_ragged, &offset);
+    if (offset >= 1 && offset <= 1024) w.offset = int(offset);
+    w.powers_of_two = m_spacing == 1;
+    w.offset_on = m_ragged_on;
+    w.shape = m_shape == 0 ? SweepShape::Square : m_shape == 1 ? SweepShape::FixedM : SweepShape::FixedK;
+    w.configs.clear();
+    for (const auto& [kernel, tile] : m_chosen)
+      if (w.configs.size() < SweepSettings::kMaxSweepConfigs) w.configs.push_back({kernel, tile});
+    w.quick = s.sweep_quick;
+    for (auto [text, field] : {std::pair<const char*, double*>{m_min_s, &w.min_s}, {m_max_s, &w.max_s}}) try {
+        *field = seconds(text, "");
+      } catch (const ValidationError&) {
+      }
+    if (s.settings.sweep != w) s.settings.sweep = w;
   }
 
   // A positive number of seconds (up to an hour), or ValidationError naming the field.

@@ -148,7 +148,12 @@ void UserKernelController::take_read(AppState& s, Read r) {
                                  " changed on disk while the editor has unsaved edits: the build follows the "
                                  "file; Revert loads it into the editor");
   }
-  if (!same_file) s.say(Severity::Info, "opened " + r.path);
+  if (!same_file) {
+    s.say(Severity::Info, "opened " + r.path);
+    std::error_code ec;
+    const fs::path abs = fs::absolute(r.path, ec);
+    s.settings.kernel_file = ec ? r.path : abs.lexically_normal().string();  // reopened at the next launch
+  }
   // A save keeps the person's corrections; without any, the new file is understood afresh (a new tile value
   // in the file becomes the default, a renamed parameter gets its role again).
   understand(s, same_file && u.form_applied ? &u.form : nullptr);

@@ -60,6 +60,16 @@ const char* to_string(RangeMode r) {
   return "auto";
 }
 
+const char* to_string(FileDialogChoice c) {
+  return c == FileDialogChoice::Window ? "window" : "desktop";
+}
+
+bool SweepSettings::operator==(const SweepSettings& o) const {
+  return from == o.from && to == o.to && step == o.step && powers_of_two == o.powers_of_two &&
+         offset_on == o.offset_on && offset == o.offset && shape == o.shape && fixed == o.fixed &&
+         configs == o.configs && quick == o.quick && min_s == o.min_s && max_s == o.max_s;
+}
+
 namespace {
 nlohmann::json heatmap_json(const HeatmapSettings& h) {
   return {{"colormap", h.colormap},
@@ -149,6 +159,103 @@ void heatmap_from_json(const nlohmann::json& j, HeatmapSettings& h, const std::s
     }
 }
 
+nlohmann::json sweep_json(const SweepSettings& w) {
+  nlohmann::json configs = nlohmann::json::array();
+  for (const KernelTile& c : w.configs) configs.push_back({{"kernel", c.kernel}, {"tile", c.tile}});
+  return {{"from", w.from},
+          {"to", w.to},
+          {"step", w.step},
+          {"spacing", w.powers_of_two ? "x2" : "step"},
+          {"offset_on", w.offset_on},
+          {"offset", w.offset},
+          {"shape", to_string(w.shape)},
+          {"fixed", w.fixed},
+          {"configs", configs},
+          {"policy", w.quick ? "quick" : "bench"},
+          {"min_s", w.min_s},
+          {"max_s", w.max_s}};
+}
+
+// Each field that is there is checked; an invalid one keeps its default and is named ("sweep.step = 0 ...").
+void sweep_from_json(const nlohmann::json& j, SweepSettings& w, const Warn& warn) {
+  if (!j.is_object()) {
+    invalid(warn, "sweep", j, "an object");
+    return;
+  }
+  const std::string dims = "a whole number from 1 to " + std::to_string(kMaxDim);
+  for (auto [key, field] : {std::pair<const char*, int64_t*>{"from", &w.from},
+                            {"to", &w.to},
+                            {"step", &w.step},
+                            {"fixed", &w.fixed}}) {
+    if (!j.contains(key)) continue;
+    int64_t v = 0;
+    if (integer_in(j[key], 1, kMaxDim, &v))
+      *field = v;
+    else
+      invalid(warn, std::string("sweep.") + key, j[key], dims.c_str());
+  }
+  if (j.contains("spacing")) {
+    if (j["spacing"] == "step" || j["spacing"] == "x2")
+      w.powers_of_two = j["spacing"] == "x2";
+    else
+      invalid(warn, "sweep.spacing", j["spacing"], "step or x2");
+  }
+  if (j.contains("offset_on")) {
+    if (j["offset_on"].is_boolean())
+      w.offset_on = j["offset_on"].get<bool>();
+    else
+      invalid(warn, "sweep.offset_on", j["offset_on"], "true or false");
+  }
+  if (j.contains("offset")) {
+    int64_t v = 0;
+    if (integer_in(j["offset"], 1, 1024, &v))
+      w.offset = int(v);
+    else
+      invalid(warn, "sweep.offset", j["offset"], "a whole number from 1 to 1024");
+  }
+  if (j.contains("shape")) {
+    bool ok = false;
+    for (SweepShape sh : {SweepShape::Square, SweepShape::FixedM, SweepShape::FixedK})
+      if (j["shape"] == to_string(sh)) w.shape = sh, ok = true;
+    if (!ok) invalid(warn, "sweep.shape", j["shape"], "square, fixed-m or fixed-k");
+  }
+  if (j.contains("configs")) {
+    const auto& c = j["configs"];
+    std::vector<KernelTile> configs;
+    bool ok = c.is_array() && c.size() <= SweepSettings::kMaxSweepConfigs;
+    for (size_t i = 0; ok && i < c.size(); ++i) {
+      const auto& e = c[i];
+      int64_t tile = 0;
+      ok = e.is_object() && e.size() == 2 && e.contains("kernel") && e["kernel"].is_string() &&
+           !e["kernel"].get_ref<const std::string&>().empty() &&
+           e["kernel"].get_ref<const std::string&>().size() <= 200 && e.contains("tile") &&
+           integer_in(e["tile"], 0, 1024, &tile);
+      if (ok) configs.push_back({e["kernel"].get<std::string>(), int(tile)});
+    }
+    if (ok)
+      w.configs = std::move(configs);
+    else
+      invalid(warn, "sweep.configs", c,
+              ("a list of at most " + std::to_string(SweepSettings::kMaxSweepConfigs) +
+               " {\"kernel\": name, \"tile\": 0..1024}")
+                  .c_str());
+  }
+  if (j.contains("policy")) {
+    if (j["policy"] == "bench" || j["policy"] == "quick")
+      w.quick = j["policy"] == "quick";
+    else
+      invalid(warn, "sweep.policy", j["policy"], "bench or quick");
+  }
+  for (auto [key, field] : {std::pair<const char*, double*>{"min_s", &w.min_s}, {"max_s", &w.max_s}}) {
+    if (!j.contains(key)) continue;
+    const auto& v = j[key];
+    if (v.is_number() && v.get<double>() > 0 && v.get<double>() <= 3600)
+      *field = v.get<double>();
+    else
+      invalid(warn, std::string("sweep.") + key, v, "a number of seconds in (0, 3600]");
+  }
+}
+
 // The deepest nesting of arrays and objects in JSON text (strings skipped), without parsing it; stops
 // counting past `limit`.
 int json_depth(const std::string& text, int limit) {
@@ -189,7 +296,10 @@ nlohmann::json to_json(const Settings& s) {
           {"export_dir", s.export_dir},
           {"heatmaps", heatmap_json(s.matrices)},
           {"error_map", heatmap_json(s.error)},
-          {"view", to_json(s.view)}};
+          {"view", to_json(s.view)},
+          {"file_dialog", to_string(s.file_dialog)},
+          {"kernel_file", s.kernel_file},
+          {"sweep", s.sweep ? sweep_json(*s.sweep) : nlohmann::json(nullptr)}};
 }
 
 Settings settings_from_json(const nlohmann::json& j, std::string* warnings, const Settings& defaults) {
@@ -236,6 +346,18 @@ Settings settings_from_json(const nlohmann::json& j, std::string* warnings, cons
   if (j.contains("heatmaps")) heatmap_from_json(j["heatmaps"], s.matrices, "heatmaps", warn);
   if (j.contains("error_map")) heatmap_from_json(j["error_map"], s.error, "error_map", warn);
   if (j.contains("view")) s.view = view_settings_from_json(j["view"], warnings);
+  if (j.contains("file_dialog")) {
+    if (j["file_dialog"] == "desktop" || j["file_dialog"] == "window")
+      s.file_dialog = j["file_dialog"] == "window" ? FileDialogChoice::Window : FileDialogChoice::Desktop;
+    else
+      invalid(warn, "file_dialog", j["file_dialog"], "desktop or window");
+  }
+  string_entry(j, "kernel_file", "", s.kernel_file, warn);
+  if (j.contains("sweep") && !j["sweep"].is_null()) {
+    SweepSettings w = s.sweep.value_or(SweepSettings{});
+    sweep_from_json(j["sweep"], w, warn);
+    if (j["sweep"].is_object()) s.sweep = w;
+  }
   return s;
 }
 

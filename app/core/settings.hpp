@@ -1,12 +1,15 @@
 #pragma once
 // [SECTION] Where TileScope keeps things, what it remembers between sessions, and JSON forms of results.
 #include <filesystem>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "backend.hpp"
 #include "problem.hpp"
+#include "sweep.hpp"
 #include "view_settings.hpp"
 
 namespace ts {
@@ -30,6 +33,27 @@ struct HeatmapSettings {
 const char* to_string(Reduce r);     // "mean", "min", "max", "absmax"
 const char* to_string(RangeMode r);  // "auto", "symmetric", "manual"
 
+// Which open and save dialogs the window uses: the desktop's own (zenity or kdialog, where one is installed
+// and a display is there; else the one drawn in the window), or always the one drawn in the window.
+enum class FileDialogChoice { Desktop, Window };
+const char* to_string(FileDialogChoice c);  // "desktop", "window"
+
+// The Sweep panel's fields as last set (each one kept when it was valid).
+struct SweepSettings {
+  int64_t from = 256, to = 8192, step = 256;  // N from, to, step (1..kMaxDim)
+  bool powers_of_two = false;                 // x2 instead of the step
+  bool offset_on = false;                     // also every size + offset (a partial tile at every size)
+  int offset = 1;                             // 1..1024
+  SweepShape shape = SweepShape::Square;
+  int64_t fixed = 4096;             // M (FixedM) or K (FixedK), 1..kMaxDim
+  std::vector<KernelTile> configs;  // the kernels x tiles ticked (at most kMaxSweepConfigs)
+  bool quick = false;               // the quick policy instead of bench
+  double min_s = 0.5, max_s = 10;   // bench: seconds per point at least, at most, (0, 3600]
+  static constexpr size_t kMaxSweepConfigs = 256;
+  bool operator==(const SweepSettings& o) const;
+  bool operator!=(const SweepSettings& o) const { return !(*this == o); }
+};
+
 struct Settings {
   ProblemSpec spec;
   bool square = true;
@@ -39,11 +63,15 @@ struct Settings {
   HeatmapSettings matrices;         // A, B, C
   HeatmapSettings error{"", Reduce::AbsMax, RangeMode::Symmetric, -1, 1};  // C - reference: signed, diverging
   ViewSettings view;  // the window: size and place, font, theme, which panels are shown
+  FileDialogChoice file_dialog = FileDialogChoice::Desktop;
+  std::string kernel_file;  // a person's kernel file open when the window closed (reopened at launch)
+  std::optional<SweepSettings> sweep;  // absent until the Sweep panel was drawn: its defaults for the backend
 };
 
 nlohmann::json to_json(const Settings& s);
 // Lenient: entries of the wrong type or out of range fall back to `defaults` and are reported in `warnings`
-// (unknown keys are skipped quietly, for settings written by a newer version).
+// (unknown keys are skipped quietly, for settings written by a newer version). In "sweep", each invalid field
+// keeps its default and is named; "sweep" absent (or not an object): no sweep settings.
 Settings settings_from_json(const nlohmann::json& j, std::string* warnings, const Settings& defaults = {});
 // Reads `file`: a regular file of at most 1 MiB holding JSON nested at most 64 levels deep. Absent:
 // `defaults`, no warning. Anything that keeps the file from being used whole (not a regular file, unreadable,

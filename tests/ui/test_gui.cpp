@@ -26,6 +26,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app.hpp"
+#include "files.hpp"
 #include "measure.hpp"
 #include "gl_check.hpp"
 #include "gpu_catalog.hpp"
@@ -112,6 +113,26 @@ bool yield_until(ImGuiTestContext* ctx, const std::function<bool()>& done, doubl
   const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
   while (!done() && std::chrono::steady_clock::now() < end) ctx->Yield();
   return done();
+}
+
+// A window (a dialog) lies wholly inside the main window.
+bool inside_main_window(const char* name) {
+  const ImGuiWindow* w = ImGui::FindWindowByName(name);
+  const ImGuiViewport* vp = ImGui::GetMainViewport();
+  return w && w->Pos.x >= vp->Pos.x && w->Pos.y >= vp->Pos.y &&
+         w->Pos.x + w->Size.x <= vp->Pos.x + vp->Size.x && w->Pos.y + w->Size.y <= vp->Pos.y + vp->Size.y;
+}
+
+// A message of the log holding both texts.
+bool logged(const ui::AppState& st, const std::string& a, const std::string& b = "") {
+  for (const auto& m : st.log.messages())
+    if (m.text.find(a) != std::string::npos && m.text.find(b) != std::string::npos) return true;
+  return false;
+}
+
+std::string read_text(const std::filesystem::path& p) {
+  std::ifstream f(p);
+  return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
 }
 
 bool wait_for_result(ImGuiTestContext* ctx, App& app, uint64_t after_serial) {
@@ -476,6 +497,101 @@ TEST_F(Gui, TheTimingsAxesStayOnTheDataFrameAfterFrameAtLaptopAndDesktopSizes) {
   EXPECT_EQ(s.passed, 1);
 }
 
+// Issue 25: the kernel file that was open is opened again (and said to be gone when it is), and the Sweep
+// panel comes back as it was left.
+TEST_F(Gui, ARelaunchReopensTheKernelFileAndRestoresTheSweepPanel) {
+  const std::string kfile = (m_dir.path() / "mine.cu").string();
+  std::ofstream(kfile) << "__global__ void my_mm(float* C, const float* A, const float* B, int N) {}\n";
+  SweepSettings left;
+  GuiRun first;
+  first.body = [&](ImGuiTestContext* ctx, App& app) {
+    ui::AppState& st = app.state();
+    IM_CHECK(wait_for_result(ctx, app, 0));
+    IM_CHECK(st.settings.kernel_file.empty());
+    st.user.open_path = kfile;  // what a drop on the window (or File > Open kernel) does
+    IM_CHECK(yield_until(
+        ctx, [&] { return st.user.active && st.user.path == kfile; }, 30));
+    IM_CHECK_EQ(st.settings.kernel_file, kfile);
+    ctx->WindowFocus("//Sweep");
+    ctx->Yield(3);
+    ctx->SetRef("//Sweep");
+    ctx->ItemClick("from/##v");
+    ctx->KeyCharsReplaceEnter("48");
+    ctx->ItemClick("to/##v");
+    ctx->KeyCharsReplaceEnter("480");
+    ctx->ItemClick("powers of two (x2)");
+    ctx->ItemClick("also + offset");
+    ctx->Yield(2);
+    ctx->ItemClick("##ragged");
+    ctx->KeyCharsReplaceEnter("3");
+    ctx->ItemClick("K fixed, M = N");
+    ctx->Yield(2);
+    ctx->ItemClick("K/##v");
+    ctx->KeyCharsReplaceEnter("96");
+    // One more configuration: a CPU kernel's tile that is not ticked yet.
+    std::string ticked;
+    for (const KernelInfo& k : st.kernels)
+      if (ticked.empty() && k.cpu && !k.teaching && k.tiles.size() > 1)
+        for (int t : k.tiles)
+          if (ticked.empty() && !(k.id == st.settings.spec.kernel && t == st.settings.spec.tile)) {
+            ticked = k.id + "/" + std::to_string(t) + "##t" + std::to_string(t);
+            left.configs.push_back({k.id, t});
+          }
+    IM_CHECK(!ticked.empty());
+    ctx->ItemClick(ticked.c_str());
+    ctx->ItemClick("quick");
+    ctx->Yield(2);
+    IM_CHECK(st.settings.sweep.has_value());
+    const SweepSettings& w = *st.settings.sweep;
+    IM_CHECK_EQ(w.from, 48);
+    IM_CHECK_EQ(w.to, 480);
+    IM_CHECK(w.powers_of_two && w.offset_on && w.quick);
+    IM_CHECK_EQ(w.offset, 3);
+    IM_CHECK(w.shape == SweepShape::FixedK);
+    IM_CHECK_EQ(w.fixed, 96);
+    IM_CHECK(std::find(w.configs.begin(), w.configs.end(), left.configs.front()) != w.configs.end());
+    IM_CHECK_EQ(w.configs.size(), size_t(2));
+    left = w;
+  };
+  run_session(first);
+  ASSERT_EQ(first.passed, 1);
+  const nlohmann::json saved = nlohmann::json::parse(read_text(config_file("settings.json")));
+  EXPECT_EQ(saved["kernel_file"], kfile);
+  EXPECT_EQ(saved["sweep"]["from"], 48);
+
+  GuiRun second;
+  second.body = [&](ImGuiTestContext* ctx, App& app) {
+    ui::AppState& st = app.state();
+    IM_CHECK(yield_until(
+        ctx, [&] { return st.user.active && st.user.path == kfile; }, 30));
+    IM_CHECK(logged(st, "opened " + kfile));
+    IM_CHECK(!logged(st, "is not open in this session"));
+    ctx->WindowFocus("//Sweep");
+    ctx->Yield(3);
+    IM_CHECK(st.panels.at("Sweep").visible);
+    // The panel took its fields from the settings (had it not, writing its fields back would have changed
+    // them).
+    IM_CHECK(st.settings.sweep.has_value() && *st.settings.sweep == left);
+    IM_CHECK(st.sweep_quick);
+  };
+  run_session(second);
+  ASSERT_EQ(second.passed, 1);
+
+  // Gone by the next launch: said so, nothing opened, and not looked for again.
+  std::filesystem::remove(kfile);
+  GuiRun third;
+  third.body = [&](ImGuiTestContext* ctx, App& app) {
+    ui::AppState& st = app.state();
+    IM_CHECK(wait_for_result(ctx, app, 0));
+    IM_CHECK(logged(st, "the kernel file open last time, " + kfile, "is gone"));
+    IM_CHECK(!st.user.active);
+    IM_CHECK(st.settings.kernel_file.empty());
+  };
+  run_session(third);
+  EXPECT_EQ(third.passed, 1);
+  EXPECT_EQ(nlohmann::json::parse(read_text(config_file("settings.json")))["kernel_file"], "");
+}
+
 TEST_F(Gui, HoveringAHeatmapReadsTheElementDrawnThere) {
   // Ramp input: A[i][j] = i and B[i][j] = j, so a value read back names the row (A) or column (B) under the
   // mouse: a flipped or shifted picture would read another.
@@ -617,19 +733,85 @@ TEST_F(Gui, FilesOpenThroughTheDialogBadPairsAreRefusedAndSavingAsksBeforeReplac
   write_npy(pb, b);
   write_npy(pw, wrong);
   std::ofstream(keep) << "the person's own file";
+  std::ofstream(m_dir.path() / "notes.txt") << "not an array";
+  std::filesystem::create_directories(m_dir.path() / "sub");
   GuiRun s;
+  s.resize = ImVec2(1366, 768);
   s.body = [&](ImGuiTestContext* ctx, App& app) {
     ui::AppState& st = app.state();
     IM_CHECK(wait_for_result(ctx, app, 0));
+    // The window's own dialog (the desktop's, where zenity or kdialog is installed, is the default).
+    IM_CHECK(st.settings.file_dialog == FileDialogChoice::Desktop);
+    ctx->MenuClick("//##MainMenuBar/File/Desktop file dialog");
+    IM_CHECK(st.settings.file_dialog == FileDialogChoice::Window);
     // The dialog's window is named "<title>###<key>" (ui/file_dialogs.cpp's keys).
     auto pick = [&](const char* title, const std::string& path) {
       IM_CHECK(yield_until(
           ctx, [&] { return ImGui::FindWindowByName(title) != nullptr; }, 5));
       ctx->SetRef(ImGui::FindWindowByName(title));
-      ctx->ItemClick("##file_input");
+      ctx->ItemClick("##name");
       ctx->KeyCharsReplaceEnter(path.c_str());
       ctx->Yield(3);
     };
+    const char* const title_a = "Open A (M x K) from a .npy file###ts-open-a";
+    // [SECTION] What the dialog shows, as a Linux file dialog: the test's folder (typed, then Enter goes into
+    // it), its folders without a size, its files with one, the file types named right, Linux places only.
+    ctx->KeyPress(ImGuiMod_Ctrl | ImGuiKey_O);
+    ctx->Yield(2);
+    pick(title_a, m_dir.path().string());
+    const ui::FileDialogReport& d = st.file_dialog;
+    IM_CHECK(d.open && !d.desktop);
+    IM_CHECK_EQ(s.window_size.x, 1366.0f);
+    IM_CHECK(inside_main_window(title_a));
+    IM_CHECK_EQ(d.folder, m_dir.path().string());
+    auto row = [&](const std::string& name) -> const ui::FileDialogReport::Row* {
+      for (const auto& r : d.rows)
+        if (r.name == name) return &r;
+      return nullptr;
+    };
+    IM_CHECK(row("sub") && row("sub")->folder);
+    IM_CHECK(row("a.npy") && !row("a.npy")->folder);
+    IM_CHECK(row("notes.txt") == nullptr);  // not an array: hidden by the type "NumPy arrays"
+    for (const auto& r : d.rows) {
+      if (r.folder) {
+        IM_CHECK_EQ(r.size, std::string());  // never "18014398509481984.000 KiB"
+      } else {
+        IM_CHECK(!r.size.empty());
+        IM_CHECK(r.size.find("18014398509481984") == std::string::npos);
+      }
+      IM_CHECK(!r.modified.empty());
+    }
+    IM_CHECK_EQ(row("a.npy")->size, format_bytes(double(std::filesystem::file_size(pa))));
+    IM_CHECK_EQ(d.types.size(), size_t(2));
+    IM_CHECK_EQ(d.types[0], std::string("NumPy arrays (*.npy)"));
+    IM_CHECK_EQ(d.types[1], std::string("All files"));
+    IM_CHECK(!d.places.empty() && d.places.back() == "File system");
+    for (const auto& p : d.places) {
+      IM_CHECK(p.find("This PC") == std::string::npos);
+      IM_CHECK(p.find("Quick Access") == std::string::npos);
+    }
+    // Escape in the type list closes the list only; the dialog stays, and "All files" shows notes.txt.
+    ImGuiContext& g = *ImGui::GetCurrentContext();
+    const int popups = g.OpenPopupStack.Size;
+    ctx->SetRef(ImGui::FindWindowByName(title_a));
+    ctx->ItemClick("##type");
+    IM_CHECK_EQ(g.OpenPopupStack.Size, popups + 1);
+    ctx->KeyPress(ImGuiKey_Escape);
+    ctx->Yield(2);
+    IM_CHECK_EQ(g.OpenPopupStack.Size, popups);
+    IM_CHECK(st.file_dialog.open);
+    IM_CHECK(ImGui::FindWindowByName(title_a)->Active);
+    ctx->ComboClick("##type/All files");
+    ctx->Yield(2);
+    IM_CHECK_EQ(st.file_dialog.type, std::string("All files"));
+    IM_CHECK(row("notes.txt") != nullptr);
+    // Escape outside the list cancels the dialog: nothing is opened.
+    const uint64_t runs_before = st.runs_submitted;
+    ctx->KeyPress(ImGuiKey_Escape);
+    ctx->Yield(3);
+    IM_CHECK(!st.file_dialog.open);
+    IM_CHECK_EQ(g.OpenPopupStack.Size, popups - 1);
+    IM_CHECK_EQ(st.runs_submitted, runs_before);
     // Open: A then B, then one run on the files.
     uint64_t serial = st.result_serial;
     ctx->KeyPress(ImGuiMod_Ctrl | ImGuiKey_O);
@@ -689,12 +871,6 @@ TEST_F(Gui, FilesOpenThroughTheDialogBadPairsAreRefusedAndSavingAsksBeforeReplac
 // [SECTION] Issue #11: sweeps, sessions, the occupancy calculator and figures, through the window.
 namespace {
 
-bool logged(const ui::AppState& st, const std::string& a, const std::string& b = "") {
-  for (const auto& m : st.log.messages())
-    if (m.text.find(a) != std::string::npos && m.text.find(b) != std::string::npos) return true;
-  return false;
-}
-
 // Width and height from a PNG's IHDR chunk (0, 0 when it is not a PNG).
 std::pair<int, int> png_size(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
@@ -712,6 +888,150 @@ const TimingsCurve* curve(const TimingsData& d, const std::string& label) {
 }
 
 }  // namespace
+
+// [SECTION] Issue 25: the desktop's own file dialog (zenity, kdialog), run beside the frame loop.
+namespace {
+
+// $PATH (and the desktop session's name) for one test, put back afterwards.
+class EnvFor {
+ public:
+  EnvFor(const char* name, const std::string& value) : m_name(name) {
+    if (const char* v = std::getenv(name)) m_old = v;
+    ::setenv(name, value.c_str(), 1);
+  }
+  ~EnvFor() {
+    if (m_old)
+      ::setenv(m_name, m_old->c_str(), 1);
+    else
+      ::unsetenv(m_name);
+  }
+
+ private:
+  const char* m_name;
+  std::optional<std::string> m_old;
+};
+
+// A stand-in for zenity, first on $PATH: it writes its arguments to <dir>/args, then waits until the test
+// writes <dir>/go<n> (n: the how-many-th dialog), then prints <dir>/answer<n> as zenity prints the chosen
+// file (exit 0), or exits 1 as zenity does on Cancel when the answer is "CANCEL".
+std::string fake_zenity(const std::filesystem::path& dir) {
+  const std::filesystem::path bin = dir / "bin";
+  std::filesystem::create_directories(bin);
+  const std::string d = dir.string();
+  std::ofstream(bin / "zenity") << "#!/bin/sh\n"
+                                << "d='" << d << "'\n"
+                                << "printf '%s\\n' \"$@\" >> \"$d/args\"\n"
+                                << "n=$(( $(cat \"$d/count\" 2>/dev/null || echo 0) + 1 ))\n"
+                                << "echo $n > \"$d/count\"\n"
+                                << "while [ ! -e \"$d/go$n\" ]; do sleep 0.02; done\n"
+                                << "a=$(cat \"$d/answer$n\")\n"
+                                << "[ \"$a\" = CANCEL ] && exit 1\n"
+                                << "printf '%s\\n' \"$a\"\n";
+  std::filesystem::permissions(bin / "zenity", std::filesystem::perms::owner_all);
+  return bin.string();
+}
+
+}  // namespace
+
+TEST_F(Gui, TheDesktopsFileDialogRunsBesideTheFrameLoopAndWhatItChoosesIsOpened) {
+  HostMatrix a(3, 5), b(5, 4);
+  for (int64_t i = 0; i < 3; ++i)
+    for (int64_t j = 0; j < 5; ++j) a.at(i, j) = float(i + 1);
+  for (int64_t i = 0; i < 5; ++i)
+    for (int64_t j = 0; j < 4; ++j) b.at(i, j) = float(j);
+  const std::filesystem::path dir = m_dir.path();
+  write_npy((dir / "a.npy").string(), a);
+  write_npy((dir / "b.npy").string(), b);
+  const EnvFor path("PATH",
+                    fake_zenity(dir) + ":" + (std::getenv("PATH") ? std::getenv("PATH") : "/usr/bin:/bin"));
+  const EnvFor desktop("XDG_SESSION_DESKTOP", "test");
+  auto answer = [&](int n, const std::string& text) {
+    std::ofstream(dir / ("answer" + std::to_string(n))) << text;
+    std::ofstream(dir / ("go" + std::to_string(n))) << "";
+  };
+  GuiRun s;
+  s.body = [&](ImGuiTestContext* ctx, App& app) {
+    ui::AppState& st = app.state();
+    IM_CHECK(wait_for_result(ctx, app, 0));
+    IM_CHECK(st.settings.file_dialog == FileDialogChoice::Desktop);
+    const uint64_t serial = st.result_serial, runs = st.runs_submitted;
+    ctx->KeyPress(ImGuiMod_Ctrl | ImGuiKey_O);
+    IM_CHECK(yield_until(
+        ctx, [&] { return st.file_dialog.desktop && std::filesystem::exists(dir / "count"); }, 30));
+    IM_CHECK_EQ(st.file_dialog.helper, std::string("zenity"));
+    // The helper waits for the test: meanwhile the window draws frame after frame (counted, not timed), and
+    // the window's own dialog is not shown.
+    const uint64_t frames = st.file_dialog.frames_while_desktop;
+    for (int i = 0; i < 20; ++i) {
+      ctx->Yield();
+      IM_CHECK(st.file_dialog.desktop);
+    }
+    IM_CHECK_GE(st.file_dialog.frames_while_desktop, frames + 20);
+    IM_CHECK(ImGui::FindWindowByName("Open A (M x K) from a .npy file###ts-open-a") == nullptr);
+    IM_CHECK_EQ(st.runs_submitted, runs);
+    // A, then B from the same kind of dialog; then one run on the files.
+    answer(1, (dir / "a.npy").string());
+    IM_CHECK(yield_until(
+        ctx,
+        [&] { return read_text(dir / "count").find('2') != std::string::npos && st.file_dialog.desktop; },
+        30));
+    IM_CHECK_EQ(st.file_dialog.title, std::string("Open B (K x N) from a .npy file"));
+    answer(2, (dir / "b.npy").string());
+    IM_CHECK(yield_until(ctx, [&] {
+      return st.result_serial > serial && !st.busy && st.result->spec.input == InputKind::File;
+    }));
+    IM_CHECK(!st.file_dialog.open);
+    IM_CHECK_EQ(st.result->spec.m, 3);
+    IM_CHECK_EQ(st.result->spec.k, 5);
+    IM_CHECK_EQ(st.result->spec.n, 4);
+    const std::string args = read_text(dir / "args");
+    IM_CHECK(args.find("--file-selection") != std::string::npos);
+    IM_CHECK(args.find("Open A (M x K) from a .npy file") != std::string::npos);
+    IM_CHECK(args.find("NumPy arrays (*.npy)|*.npy") != std::string::npos);
+    IM_CHECK(args.find("All files|*") != std::string::npos);
+    // Cancel in the desktop's dialog: nothing is opened, the window goes on.
+    const uint64_t runs_after = st.runs_submitted;
+    ctx->KeyPress(ImGuiMod_Ctrl | ImGuiKey_O);
+    IM_CHECK(yield_until(
+        ctx,
+        [&] { return read_text(dir / "count").find('3') != std::string::npos && st.file_dialog.desktop; },
+        30));
+    answer(3, "CANCEL");
+    IM_CHECK(yield_until(
+        ctx, [&] { return !st.file_dialog.open; }, 30));
+    ctx->Yield(3);
+    IM_CHECK_EQ(st.runs_submitted, runs_after);
+  };
+  run_session(s);
+  EXPECT_EQ(s.passed, 1);
+}
+
+TEST_F(Gui, WithoutZenityOrKdialogTheWindowsOwnDialogOpens) {
+  const std::filesystem::path empty = m_dir.path() / "empty-bin";
+  std::filesystem::create_directories(empty);
+  const EnvFor path("PATH", empty.string());
+  GuiRun s;
+  s.resize = ImVec2(1920, 1080);
+  s.body = [&](ImGuiTestContext* ctx, App& app) {
+    ui::AppState& st = app.state();
+    IM_CHECK(wait_for_result(ctx, app, 0));
+    IM_CHECK(st.settings.file_dialog == FileDialogChoice::Desktop);
+    ctx->KeyPress(ImGuiMod_Ctrl | ImGuiKey_O);
+    IM_CHECK(yield_until(
+        ctx,
+        [&] { return ImGui::FindWindowByName("Open A (M x K) from a .npy file###ts-open-a") != nullptr; },
+        5));
+    IM_CHECK(st.file_dialog.open && !st.file_dialog.desktop);
+    IM_CHECK(logged(st, "no desktop file dialog here", "neither zenity nor kdialog is installed"));
+    IM_CHECK_EQ(s.window_size.x, 1920.0f);
+    IM_CHECK(inside_main_window("Open A (M x K) from a .npy file###ts-open-a"));
+    ctx->KeyPress(ImGuiKey_Escape);
+    IM_CHECK(yield_until(
+        ctx, [&] { return !st.file_dialog.open; }, 5));
+  };
+  run_session(s);
+  EXPECT_EQ(s.passed, 1);
+}
 
 // While a kernel is timed, a frame shares the GPU with it: the window draws 4 frames a second then, evenly,
 // and as fast as it can again once the timing ends.
@@ -932,13 +1252,15 @@ TEST_F(Gui, ASessionFromAnotherGpuOpensBesideTheCurrentOneAndIsOverlaid) {
   s.body = [&](ImGuiTestContext* ctx, App& app) {
     ui::AppState& st = app.state();
     IM_CHECK(wait_for_result(ctx, app, 0));
+    ctx->MenuClick("//##MainMenuBar/File/Desktop file dialog");  // the window's own dialog, typed into
+    IM_CHECK(st.settings.file_dialog == FileDialogChoice::Window);
     auto open = [&](const std::string& file) {
       ctx->MenuClick("//##MainMenuBar/File/Open session to overlay...");
       const char* title = "Open a session to overlay###ts-open-session";
       IM_CHECK(yield_until(
-          ctx, [&] { return ImGui::FindWindowByName(title) != nullptr; }, 5));
+          ctx, [&] { return ImGui::FindWindowByName(title) != nullptr && st.file_dialog.open; }, 5));
       ctx->SetRef(ImGui::FindWindowByName(title));
-      ctx->ItemClick("##file_input");
+      ctx->ItemClick("##name");
       ctx->KeyCharsReplaceEnter(file.c_str());
     };
     open(path.string());

@@ -203,3 +203,105 @@ TEST(Settings, SavingReplacesARegularFileOnlyAndAFailedSaveKeepsTheOldOne) {
     ++files;
   EXPECT_EQ(files, 2u) << "a temporary file was left behind";
 }
+
+// [SECTION] Issue 25: the file dialog's kind, the kernel file that was open and the Sweep panel's fields.
+TEST(Settings, TheFileDialogTheKernelFileAndTheSweepReadBackAsSaved) {
+  test::TempDir dir;
+  Settings s;
+  s.file_dialog = FileDialogChoice::Window;
+  s.kernel_file = "/home/someone/kernels/mine.cu";
+  SweepSettings w;
+  w.from = 64;
+  w.to = 2048;
+  w.step = 64;
+  w.powers_of_two = true;
+  w.offset_on = true;
+  w.offset = 3;
+  w.shape = SweepShape::FixedK;
+  w.fixed = 512;
+  w.configs = {{"tiled", 32}, {"cublas", 0}, {"yours:my_mm", 16}};
+  w.quick = true;
+  w.min_s = 0.25;
+  w.max_s = 4;
+  s.sweep = w;
+  save_settings(dir.file("s.json"), s);
+  std::string warnings;
+  bool keep = true;
+  const Settings r = load_settings(dir.file("s.json"), &warnings, &keep);
+  EXPECT_TRUE(warnings.empty()) << warnings;
+  EXPECT_FALSE(keep);
+  EXPECT_EQ(r.file_dialog, FileDialogChoice::Window);
+  EXPECT_EQ(r.kernel_file, "/home/someone/kernels/mine.cu");
+  ASSERT_TRUE(r.sweep.has_value());
+  EXPECT_TRUE(*r.sweep == w);
+  EXPECT_EQ(r.sweep->configs.size(), 3u);
+  EXPECT_EQ(r.sweep->configs[2].kernel, "yours:my_mm");
+  EXPECT_EQ(r.sweep->shape, SweepShape::FixedK);
+  // Never set: no sweep settings (the panel takes the backend's defaults), the desktop's dialog, no file.
+  save_settings(dir.file("d.json"), Settings{});
+  const Settings d = load_settings(dir.file("d.json"), &warnings, &keep);
+  EXPECT_FALSE(d.sweep.has_value());
+  EXPECT_EQ(d.file_dialog, FileDialogChoice::Desktop);
+  EXPECT_TRUE(d.kernel_file.empty());
+}
+
+TEST(Settings, BadSweepAndDialogValuesAreNamedKeepTheirDefaultsAndTheFileIsKept) {
+  test::TempDir dir;
+  {
+    std::ofstream(dir.file("s.json"))
+        << R"({"file_dialog": "gtk", "kernel_file": 7, "sweep": {"from": 0, "to": 2147483648, "step": "32",)"
+        << R"( "spacing": "x3", "offset_on": "yes", "offset": 1025, "shape": "cube", "fixed": -1,)"
+        << R"( "configs": [{"kernel": "tiled", "tile": 2000}], "policy": "slow", "min_s": 0, "max_s": 3601}})";
+  }
+  std::string w;
+  bool keep = false;
+  const Settings s = load_settings(dir.file("s.json"), &w, &keep);
+  EXPECT_TRUE(keep) << "a file with invalid entries must be kept as it is";
+  EXPECT_EQ(s.file_dialog, FileDialogChoice::Desktop);
+  EXPECT_TRUE(s.kernel_file.empty());
+  ASSERT_TRUE(s.sweep.has_value());  // an object: its valid fields (none here) over the defaults
+  EXPECT_TRUE(*s.sweep == SweepSettings{});
+  for (const char* named :
+       {"file_dialog = \"gtk\"", "kernel_file = 7", "sweep.from = 0", "sweep.to = 2147483648",
+        "sweep.step = \"32\"", "sweep.spacing = \"x3\"", "sweep.offset_on = \"yes\"", "sweep.offset = 1025",
+        "sweep.shape = \"cube\"", "sweep.fixed = -1", "sweep.configs = an array of 1 values",
+        "sweep.policy = \"slow\"", "sweep.min_s = 0", "sweep.max_s = 3601"})
+    EXPECT_NE(w.find(named), std::string::npos) << named << " missing from: " << w;
+  // Too many configurations, or one that is not {kernel, tile}: the list is refused whole.
+  nlohmann::json many = nlohmann::json::array();
+  for (int i = 0; i < 257; ++i) many.push_back({{"kernel", "tiled"}, {"tile", 16}});
+  for (const nlohmann::json& configs :
+       {many, nlohmann::json::array({{{"kernel", ""}, {"tile", 0}}}), nlohmann::json::array({"tiled"}),
+        nlohmann::json::array({{{"kernel", "tiled"}, {"tile", 16}, {"extra", 1}}})}) {
+    w.clear();
+    const Settings t = settings_from_json({{"sweep", {{"configs", configs}, {"from", 128}}}}, &w);
+    EXPECT_NE(w.find("sweep.configs"), std::string::npos) << configs.dump().substr(0, 80);
+    ASSERT_TRUE(t.sweep.has_value());
+    EXPECT_TRUE(t.sweep->configs.empty());
+    EXPECT_EQ(t.sweep->from, 128);  // the valid fields beside it are kept
+  }
+  // "sweep" of the wrong type: named, no sweep settings.
+  w.clear();
+  EXPECT_FALSE(settings_from_json({{"sweep", 5}}, &w).sweep.has_value());
+  EXPECT_NE(w.find("sweep = 5"), std::string::npos) << w;
+}
+
+TEST(Settings, MissingSweepFieldsTakeTheirDefaultsQuietly) {
+  std::string w;
+  const Settings s =
+      settings_from_json({{"sweep", {{"from", 32}, {"configs", {{{"kernel", "naive"}, {"tile", 0}}}}}}}, &w);
+  EXPECT_TRUE(w.empty()) << w;
+  ASSERT_TRUE(s.sweep.has_value());
+  EXPECT_EQ(s.sweep->from, 32);
+  EXPECT_EQ(s.sweep->to, SweepSettings{}.to);
+  EXPECT_EQ(s.sweep->step, SweepSettings{}.step);
+  EXPECT_EQ(s.sweep->max_s, SweepSettings{}.max_s);
+  ASSERT_EQ(s.sweep->configs.size(), 1u);
+  EXPECT_EQ(s.sweep->configs[0].kernel, "naive");
+  // A file from before these settings existed: none of them, no warning.
+  const Settings old = settings_from_json({{"m", 64}}, &w);
+  EXPECT_TRUE(w.empty()) << w;
+  EXPECT_FALSE(old.sweep.has_value());
+  EXPECT_EQ(old.file_dialog, FileDialogChoice::Desktop);
+  EXPECT_TRUE(old.kernel_file.empty());
+}
