@@ -46,9 +46,9 @@ App::App(std::shared_ptr<Backend> backend, const std::string& note, Settings set
       m_state.settings.kernel_file.clear();
     }
   }
-  // A kernel of a file that is not open yet (the settings remember "yours: <name>"), or one unknown: back to the
-  // classic one (a reopened file's kernel is chosen again once it is built). A person's kernel is never taken
-  // from the registry here: it may hold one of another window of this process whose file is gone.
+  // A kernel of a file that is not open yet (the settings remember "yours: <name>"), or one unknown: back to
+  // the classic one (a reopened file's kernel is chosen again once it is built). A person's kernel is never
+  // taken from the registry here: it may hold one of another window of this process whose file is gone.
   const std::string& kernel = m_state.settings.spec.kernel;
   if (kernel.rfind("yours:", 0) == 0 || !find_kernel(m_state.kernels, kernel)) {
     const std::string was = m_state.settings.spec.kernel;

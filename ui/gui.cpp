@@ -599,7 +599,8 @@ int run_snapshot(const SnapshotOptions& opt) {
   glFinish();
   std::vector<uint8_t> pixels = off.fbo->read_rgba();
   gfx::damage_readback(pixels);
-  gfx::write_png(opt.out_png, opt.width, opt.height, pixels, opt.overwrite ? Replace::RegularFile : Replace::Never);
+  gfx::write_png(opt.out_png, opt.width, opt.height, pixels,
+                 opt.overwrite ? Replace::RegularFile : Replace::Never);
   // --export-panels: every panel's "Export PNG + CSV", through the same code as the button (one per frame).
   int export_failures = 0;
   if (!opt.export_dir.empty()) {
