@@ -500,18 +500,7 @@ struct BenchArgs {
   bool cold = false, force = false;
 };
 
-double parse_positive(const std::string& s, const char* what) {
-  size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(s, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != s.size() || !(v > 0) || !std::isfinite(v))
-    throw ts::ValidationError(std::string(what) + " = '" + s + "' is not a positive number");
-  return v;
-}
+using ts::parse_positive;  // core/problem.hpp
 
 // The kernels x tiles to measure: a list of names or all (every kernel but the teaching ones) that this
 // backend can run, each at every tile it supports (or those of --tiles), cuBLAS of the same precision added

@@ -24,19 +24,6 @@ namespace {
 
 constexpr int kExitOk = 0, kExitFailed = 1, kExitUsage = 2;
 
-double positive(const std::string& s, const char* what) {
-  size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(s, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != s.size() || !(v > 0) || !std::isfinite(v))
-    throw ValidationError(std::string(what) + " = '" + s + "' is not a positive number");
-  return v;
-}
-
 std::vector<std::string> split(const std::string& text) {
   std::vector<std::string> out;
   std::stringstream ss(text);
@@ -196,8 +183,8 @@ int cmd_figure(FigureArgs& a, const CLI::App& cmd) {
   if (plot == PlotKind::Timings && a.sessions.empty() && !sweep)
     throw ValidationError("--plot timings needs points along a size: a sweep (--sizes) or --session FILE");
   MeasurePolicy policy = MeasurePolicy::bench();
-  policy.min_seconds = positive(a.min_time, "--min-time");
-  policy.max_seconds = positive(a.max_time, "--max-time");
+  policy.min_seconds = parse_positive(a.min_time, "--min-time");
+  policy.max_seconds = parse_positive(a.max_time, "--max-time");
   policy.max_samples = int(std::min<int64_t>(parse_dim(a.max_samples, "--max-samples"), 1000000));
   policy.min_samples = std::min(policy.min_samples, policy.max_samples);
   validate_policy(policy);

@@ -20,14 +20,12 @@ namespace ts::cli {
 namespace {
 
 double parse_seconds(const std::string& s, const char* what) {
-  size_t used = 0;
   double v = 0;
   try {
-    v = std::stod(s, &used);
-  } catch (const std::exception&) {
-    used = 0;
+    v = parse_positive(s, what, 600);
+  } catch (const ValidationError&) {
   }
-  if (used != s.size() || !(v >= 0.5 && v <= 600))
+  if (!(v >= 0.5))
     throw ValidationError(std::string(what) + " = '" + s + "' is not a number of seconds from 0.5 to 600");
   return v;
 }

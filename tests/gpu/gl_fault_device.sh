@@ -41,15 +41,17 @@ EOF
 # The known picture: identity A at 64^3 (tiled T=16), the whole window at 1366 x 768, its layout beside it.
 snapshot() {  # NAME EXTRA-ARGS...: a snapshot into $out/NAME.png (and its layout), timed
   local name=$1; shift
-  step "snapshot_$name" "$ts" snapshot --gl egl --size 64 --kernel tiled --tile 16 --input identity \
+  step "snapshot_$name" timeout 120 "$ts" snapshot --gl egl --size 64 --kernel tiled --tile 16 --input identity \
     --width 1366 --height 768 --out "$out/$name.png" --layout-json "$work/$name.json" "$@" >> "$log" 2>&1
 }
 
 echo "== 1. before" >> "$log"
 step gl_check_before "$ts" gl-check --gl egl >> "$log" 2>&1
 snapshot before
-# Its pixels: A's diagonal (identity) against its off-diagonal, in A's plot rectangle from the layout file.
-python3 - "$out/before.png" "$work/before.json" >> "$sum" 2>&1 <<'EOF' || echo "pixel check failed" >> "$sum"
+# A snapshot's pixels: A's diagonal (identity) against its off-diagonal, in A's plot rectangle from the layout.
+pixels() {  # NAME
+  [ -e "$out/$1.png" ] || { echo "$1.png: not written" >> "$sum"; return; }
+  python3 - "$out/$1.png" "$work/$1.json" >> "$sum" 2>&1 <<'PYEOF' || echo "$1.png: pixel check failed" >> "$sum"
 import json, sys, zlib, struct
 def png(path):
     d = open(path, 'rb').read(); i = 8; idat = b''; w = h = 0
@@ -68,18 +70,22 @@ def png(path):
         rows.append(line); prev = line
     return w, h, rows
 w, h, rows = png(sys.argv[1]); lay = json.load(open(sys.argv[2]))
-hm = lay['heatmaps']['A']; x, y, pw, ph = hm['plot']
+hm = lay['heatmaps']['heatmap A']; x, y, pw, ph = hm['plot']
 def at(r, c):  # the pixel at element (r, c) of A's plot
     px = int(x + (c + 0.5 - hm['x0']) / (hm['x1'] - hm['x0']) * pw); py = int(y + (r + 0.5 - hm['y0']) / (hm['y1'] - hm['y0']) * ph)
     return tuple(rows[py][px * 4:px * 4 + 3])
 diag = {at(i, i) for i in range(0, 64, 7)}; off = {at(i, (i + 32) % 64) for i in range(0, 64, 7)}
-print('before.png: diagonal', diag, 'off-diagonal', off, '->', 'identity seen' if len(diag) == 1 and len(off) == 1 and diag != off else 'WRONG PICTURE')
-EOF
+print(sys.argv[1].split('/')[-1] + ': diagonal', diag, 'off-diagonal', off, '->', 'identity seen' if len(diag) == 1 and len(off) == 1 and diag != off else 'WRONG PICTURE')
+PYEOF
+}
+pixels before
 
 echo "== 2. the guard" >> "$log"
 step guard_refuses env TILESCOPE_CACHE_DIR="$work/cache-guard" "$ts" run --kernel-file "$work/faulty.cu" --size 512 >> "$log" 2>&1
 grep -E "was not run on the GPU|Invalid __global__|faulty.cu:2" "$log" | head -3 >> "$sum"
-step gl_check_after_guard "$ts" gl-check --gl egl >> "$log" 2>&1
+step gl_check_after_guard timeout 60 "$ts" gl-check --gl egl --backend cuda >> "$log" 2>&1
+snapshot after_guard
+pixels after_guard
 for n in 1024 4096; do
   step "classic_${n}_noguard" env TILESCOPE_CACHE_DIR="$work/cache-a$n" "$ts" run --kernel-file "$examples/tiled_classic.cu" --size $n --tile 16 --no-guard >> "$log" 2>&1
   step "classic_${n}_guard_first" env TILESCOPE_CACHE_DIR="$work/cache-b$n" "$ts" run --kernel-file "$examples/tiled_classic.cu" --size $n --tile 16 >> "$log" 2>&1
@@ -88,31 +94,35 @@ done
 grep -E "checked under compute-sanitizer" "$log" >> "$sum"
 
 echo "== 3. the fault, a long-lived context watching" >> "$log"
-"$ts" gl-check --gl egl --watch 60 --every 0.5 --json > "$out/watch.jsonl" 2>> "$log" &
+"$ts" gl-check --gl egl --backend cpu --watch 40 --every 0.5 --json > "$out/watch.jsonl" 2>> "$log" &
 watcher=$!
+"$ts" gl-check --gl egl --backend cuda --watch 40 --every 0.5 --json > "$work/watch_cuda.jsonl" 2>> "$log" &
+watcher_cuda=$!
 sleep 4
 date +%s.%N > "$work/fault_time"
 step fault_no_guard "$ts" run --kernel-file "$work/faulty.cu" --size 512 --no-guard >> "$log" 2>&1
 grep -E "faulted|illegal" "$log" | tail -2 >> "$sum"
 sleep 4
-step gl_check_new_process "$ts" gl-check --gl egl >> "$log" 2>&1
+step gl_check_new_process_gl timeout 60 "$ts" gl-check --gl egl --backend cpu >> "$log" 2>&1
+step gl_check_new_process_cuda timeout 60 "$ts" gl-check --gl egl --backend cuda >> "$log" 2>&1
 snapshot after
-[ -e "$out/after.png" ] && echo "after.png WAS WRITTEN" >> "$sum" || echo "after.png not written" >> "$sum"
-grep -E "not written|self-check" "$log" | tail -2 >> "$sum"
+pixels after
+grep -E "not written|self-check|interop" "$log" | tail -4 | cut -c1-400 >> "$sum"
 
 echo "== 4. a snapshot whose own run faults" >> "$log"
-step snapshot_own_fault "$ts" snapshot --gl egl --kernel-file "$work/faulty.cu" --no-guard --size 256 \
+step snapshot_own_fault timeout 120 "$ts" snapshot --gl egl --kernel-file "$work/faulty.cu" --no-guard --size 256 \
   --width 1366 --height 768 --out "$out/own_fault.png" >> "$log" 2>&1
-wait $watcher
-echo "watcher: $(grep -c '"ok":true' "$out/watch.jsonl") passed, $(grep -c '"ok":false' "$out/watch.jsonl") failed; fault at $(cat "$work/fault_time")" >> "$sum"
+sleep 30; kill -9 $watcher $watcher_cuda 2>/dev/null  # a watcher stuck in a GL call never ends by itself
+cat "$work/watch_cuda.jsonl" >> "$out/watch.jsonl"
+echo "watchers: $(grep -c '"ok":true' "$out/watch.jsonl") passed, $(grep -c '"ok":false' "$out/watch.jsonl") failed; fault at $(cat "$work/fault_time")" >> "$sum"
 python3 - "$out/watch.jsonl" >> "$sum" 2>&1 <<'EOF'
 import json, sys
 last = None
 for line in open(sys.argv[1]):
     try: j = json.loads(line)
     except ValueError: continue
-    key = (j['ok'], j['reset_status'], j['verdict'])
-    if key != last: print('watch %.1f s: %s, reset: %s, %.0f ms: %s' % (j['t_s'], 'PASS' if j['ok'] else 'FAIL', j['reset_status'], j['ms'], j['detail'][:300]))
+    key = (j['heatmaps'], j['ok'], j['reset_status'], j['verdict'])
+    if key != last: print('watch (%s) %.1f s: %s, reset: %s, %.0f ms: %s' % (j['heatmaps'][:16], j['t_s'], 'PASS' if j['ok'] else 'FAIL', j['reset_status'], j['ms'], j['detail'][:300]))
     last = key
 EOF
 { echo "== kernel log"; dmesg 2>&1 | grep -iE "xid|nvrm" | tail -20; echo "== nvidia-smi -q"; nvidia-smi -q; } > "$out/nvidia.txt" 2>&1
