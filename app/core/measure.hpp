@@ -145,9 +145,16 @@ class TimingGate {
   double pace(double now_s) const;
   void frame_drawn(double now_s);  // the window drew (and submitted) a frame at now_s
   int64_t frames() const { return m_frames.load(); }
-  static double clock_s();  // the steady clock pace() and frame_drawn() expect, in seconds
+  double last_frame_s() const { return m_last_frame_s.load(); }  // clock_s() of the last frame_drawn()
+  // The clock pace() and frame_drawn() are given, in seconds: the steady clock, or the one a test installed
+  // with set_clock (nullptr: the steady clock again), so that pacing is checked against counted clock
+  // readings instead of the machine's speed.
+  static double clock_s();
+  using Clock = double (*)();
+  static void set_clock(Clock clock);
 
  private:
+  static std::atomic<Clock> s_clock;
   std::atomic<int> m_holds{0};
   std::atomic<int64_t> m_frames{0};
   std::atomic<double> m_last_frame_s{-1e9};
