@@ -134,6 +134,8 @@ struct AppState {
   static constexpr int kWindowSweepMaxSamples =
       2000;                                    // bench samples per point at most (sessions stay small)
   double sweep_min_s = 0.5, sweep_max_s = 10;  // bench: kernel time at least, wall time at most, per point
+  // The device's bench policy (Backend::bench_policy(); the seconds above start as its own).
+  MeasurePolicy bench_policy = MeasurePolicy::bench();
   bool sweep_cancel_requested = false;
   std::optional<SweepSpec> sweep;  // the sweep started last (its points fill Timings)
   SweepProgress sweep_progress;    // updated every frame

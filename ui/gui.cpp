@@ -672,10 +672,10 @@ FrameBenchResult run_frame_bench(const FrameBenchOptions& opt) {
     frame();
     r.sweep.ran = true;
     r.sweep.describe = opt.sweep->describe();
-    MeasurePolicy bench = MeasurePolicy::bench();
+    MeasurePolicy bench = opt.backend->bench_policy();  // as App::sweep_policy makes it
     bench.min_seconds = opt.sweep_min_s;
     bench.max_seconds = opt.sweep_max_s;
-    bench.max_samples = AppState::kWindowSweepMaxSamples;
+    bench.max_samples = std::min(bench.max_samples, int(AppState::kWindowSweepMaxSamples));
     r.sweep.policy = (opt.sweep_quick ? opt.backend->default_policy() : bench).describe();
     if (!st.sweeping) {
       r.sweep.state = to_string(st.sweep_progress.state);

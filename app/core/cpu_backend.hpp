@@ -23,6 +23,8 @@ class CpuBackend final : public Backend {
   DeviceInfo device_info() const override;
   // quick, with 3 samples after the verification launch (which doubles as the warm-up).
   MeasurePolicy default_policy() const override;
+  // MeasurePolicy::cpu_bench(): a noise target a CPU can reach and a cap counted in launches.
+  MeasurePolicy bench_policy() const override { return MeasurePolicy::cpu_bench(); }
   Capacity capacity() const override {
     return {double(kCpuMaxWork), 0, "the CPU backend runs up to M N K = 1024^3"};
   }

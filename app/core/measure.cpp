@@ -34,6 +34,21 @@ MeasurePolicy MeasurePolicy::bench() {
   return p;
 }
 
+MeasurePolicy MeasurePolicy::cpu_bench() {
+  MeasurePolicy p;
+  p.name = "bench";
+  p.warmup_launches = 1;  // after the verification launch
+  p.warmup_seconds = 0.02;
+  p.min_samples = kCpuBenchMinSamples;
+  p.min_seconds = 0.05;
+  p.max_noise = kCpuBenchNoise;
+  p.max_samples = kCpuBenchMaxSamples;
+  p.max_seconds = 10;
+  p.time_failed = false;
+  p.interleave_reference = true;  // the backend decides: the CPU has no cuBLAS to interleave
+  return p;
+}
+
 MeasurePolicy MeasurePolicy::fixed(int samples, int warmup) {
   MeasurePolicy p;
   p.name = "fixed";

@@ -8,6 +8,7 @@
 #include "cpu_gemm.hpp"
 #include "heatmap.hpp"
 #include "matrix.hpp"
+#include "measure.hpp"
 #include "problem.hpp"
 #include "registry.hpp"
 #include "run_queue.hpp"
@@ -194,6 +195,46 @@ TEST(RunQueue, ANewerRequestSupersedesTheOneInFlight) {
   EXPECT_LT(waited, 5.0);  // the slow run was cancelled, not finished
   EXPECT_FALSE(q.busy());
   EXPECT_FALSE(q.poll());  // nothing else (the cancelled run publishes nothing)
+}
+
+TEST(RunQueue, BadInputComesBackAsAnOutcomeNotACrash) {
+  RunQueue q(std::make_shared<CpuBackend>(kernel_infos()));
+  RunOutcome o = q.wait(q.submit(request(0, 4, 4)));
+  EXPECT_FALSE(o.result);
+  EXPECT_TRUE(o.bad_input);
+  EXPECT_NE(o.error.find("M = 0"), std::string::npos);
+}
+
+// A CPU never holds a kernel's time to 0.5 %: under the GPU's bench policy every CPU point ran to its 10 s
+// limit. The CPU backend's own stops at a noise target a quiet CPU reaches, and on a busy one after a number
+// of launches, so that a point's cost scales with its launch time.
+TEST(CpuBackend, BenchesUnderAPolicyACpuCanMeet) {
+  const CpuBackend b(kernel_infos());
+  const MeasurePolicy p = b.bench_policy();
+  EXPECT_EQ(p.name, "bench");
+  EXPECT_NO_THROW(validate_policy(p));
+  EXPECT_GE(p.min_samples, 20);  // a median and an IQR that hold still: each quartile 5 samples deep
+  EXPECT_EQ(p.max_noise, MeasurePolicy::kCpuBenchNoise);
+  EXPECT_FALSE(p.time_failed);
+  // A quiet CPU: 20 samples of 5 ms, 1.5 % noise: done (the GPU's policy would go on).
+  std::vector<double> quiet;
+  for (int i = 0; i < 20; ++i) quiet.push_back(i % 2 ? 4.925 : 5.075);
+  EXPECT_EQ(should_stop(quiet, 0.1, p), StopReason::Converged);
+  EXPECT_EQ(should_stop(quiet, 0.1, MeasurePolicy::bench()), StopReason::Continue);
+  // A busy CPU (10 % noise): max_samples launches, whether one takes 10 us or 50 ms; the GPU's policy would
+  // run on to its time limit.
+  for (const double ms : {0.01, 50.0}) {
+    SCOPED_TRACE(ms);
+    std::vector<double> noisy;
+    for (int i = 0; i + 1 < p.max_samples; ++i) noisy.push_back(i % 2 ? 0.9 * ms : 1.1 * ms);
+    const auto wall = [&] { return double(noisy.size()) * ms * 1e-3; };
+    EXPECT_EQ(should_stop(noisy, wall(), p), StopReason::Continue);
+    noisy.push_back(ms);
+    EXPECT_EQ(should_stop(noisy, wall(), p), StopReason::SampleLimit);
+    EXPECT_EQ(should_stop(noisy, wall(), MeasurePolicy::bench()), StopReason::Continue);
+  }
+  // The GPU backend keeps nvbench's.
+  EXPECT_EQ(MeasurePolicy::bench().max_noise, 0.005);
 }
 
 TEST(RunQueue, BadInputComesBackAsAnOutcomeNotACrash) {
