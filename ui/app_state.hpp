@@ -39,6 +39,7 @@ struct PanelReport {
   bool docked = false;   // in the dock space (else a floating window)
   float clipped_px = 0;  // how far its content runs past its right edge (0: nothing is cut off)
   std::string state;     // e.g. "needs a GPU", "interop", "host: <why>"
+  std::string text;      // the status bar: what it says this frame
 };
 
 // One heatmap's plot area and the element coordinates at its edges (x = column, y = row; y0 is the top edge):

@@ -264,9 +264,7 @@ class SweepPanel final : public Panel {
         line = "measuring " + KernelTile{p.in_flight->kernel, p.in_flight->tile}.label() + " at " +
                std::to_string(p.in_flight->m) + " x " + std::to_string(p.in_flight->n) + " x " +
                std::to_string(p.in_flight->k) + "; ";
-      line += duration(p.elapsed_s) + " so far, " +
-              (p.remaining_s >= 0 ? "about " + duration(p.remaining_s) + " left"
-                                  : std::string("time left after the first point")) +
+      line += duration(p.elapsed_s) + " so far, " + describe_time_left(p) +
               ". While a kernel is timed the window redraws 4 times a second, so that drawing does not "
               "slow the kernel it measures.";
     } else if (p.state == SweepProgress::State::Done) {
