@@ -37,7 +37,7 @@ MeasurePolicy MeasurePolicy::bench() {
 MeasurePolicy MeasurePolicy::cpu_bench() {
   MeasurePolicy p;
   p.name = "bench";
-  p.warmup_launches = 1;  // after the verification launch
+  p.warmup_launches = 1;  // the verification launch; warmup_seconds adds at least one more
   p.warmup_seconds = 0.02;
   p.min_samples = kCpuBenchMinSamples;
   p.min_seconds = 0.05;
