@@ -90,7 +90,7 @@ class OffscreenGui {
 struct FrameBenchOptions {
   std::shared_ptr<Backend> backend;
   ProblemSpec spec;
-  double seconds = 10;
+  double seconds = 10;  // of frames with Repeat on, and until Repeat has re-run twice (0: none)
   int width = 1600, height = 1000;
   gfx::GlChoice gl = gfx::GlChoice::Auto;
   int commits = 0;  // > 0: also time this many commits, alternating spec.n and spec.n - 24 (square)
