@@ -303,7 +303,11 @@ int run_gui(const GuiOptions& opt) {
     app.frame();
     int fb_w, fb_h;
     glfwGetFramebufferSize(win, &fb_w, &fb_h);
+    const bool discard =
+        opt.hooks.unseen && !app.state().screenshot_requested && !app.state().export_request.has_value();
+    if (discard) glEnable(GL_RASTERIZER_DISCARD);
     render(fb_w, fb_h);
+    if (discard) glDisable(GL_RASTERIZER_DISCARD);
     if (app.state().screenshot_requested) {
       app.state().screenshot_requested = false;
       save_screenshot(app.state(), fb_w, fb_h);
@@ -345,8 +349,10 @@ int run_gui(const GuiOptions& opt) {
 namespace {
 // One offscreen frame of the whole GUI into `fbo`.
 // phases (optional): the time spent building the UI and submitting its draw.
+// rasterize false: built and submitted, but no pixel drawn (a frame that only lets the layout settle:
+// software GL spends most of a snapshot's time on pixels).
 void offscreen_frame(App& app, const ImGuiSession& session, gfx::Framebuffer& fbo, float scale, float dt,
-                     FrameBenchResult::Phases* phases = nullptr) {
+                     FrameBenchResult::Phases* phases = nullptr, bool rasterize = true) {
   using clock = std::chrono::steady_clock;
   auto t = clock::now();
   if (session.glfw()) glfwPollEvents();
@@ -358,7 +364,9 @@ void offscreen_frame(App& app, const ImGuiSession& session, gfx::Framebuffer& fb
   if (phases) phases->ui_ms = std::chrono::duration<double, std::milli>(clock::now() - t).count();
   t = clock::now();
   fbo.bind();
+  if (!rasterize) glEnable(GL_RASTERIZER_DISCARD);
   render(fbo.width(), fbo.height());
+  if (!rasterize) glDisable(GL_RASTERIZER_DISCARD);
   gfx::Framebuffer::unbind();
   TimingGate::instance().frame_drawn(TimingGate::clock_s());
   if (phases) phases->render_ms = std::chrono::duration<double, std::milli>(clock::now() - t).count();
@@ -443,11 +451,12 @@ int run_snapshot(const SnapshotOptions& opt) {
   st.busy = false;
 
   // A few frames: the dock space is built on the first, and ImGui sizes windows and tables from the previous
-  // frame's measurements.
-  for (int frame = 0; frame < 6; ++frame) {
+  // frame's measurements. Only the last one, the picture written, is drawn in pixels.
+  constexpr int kSettleFrames = 6;
+  for (int frame = 0; frame < kSettleFrames; ++frame) {
     if (opt.zoom)
       st.zoom_request = ZoomRequest{(*opt.zoom)[0], (*opt.zoom)[1], (*opt.zoom)[2], (*opt.zoom)[3], true};
-    offscreen_frame(app, off.session, off.fbo, opt.scale, 1.0f / 60);
+    offscreen_frame(app, off.session, off.fbo, opt.scale, 1.0f / 60, nullptr, frame == kSettleFrames - 1);
   }
   glFinish();
   gfx::write_png(opt.out_png, opt.width, opt.height, off.fbo.read_rgba(), opt.overwrite);

@@ -28,6 +28,10 @@ struct GuiHooks {
   std::function<bool(App&)> keep_running;  // false: close as if the person quit
   std::function<void(App&)> before_exit;   // the last frame is done; settings are about to be saved
   bool poll_continuously = false;          // draw frames back to back even when idle (simulated input)
+  // Tests that read no pixels of the window (the Test Engine checks what the app did, not what it looks
+  // like): the frame is built and submitted to GL as always, but not rasterised into the window (software GL
+  // spends most of a test's time there), except in a frame that a screenshot or a panel export reads back.
+  bool unseen = false;
 };
 
 struct GuiOptions {

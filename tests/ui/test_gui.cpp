@@ -66,6 +66,7 @@ void run_session(GuiRun& s) {
   std::string note;
   go.backend = s.backend ? s.backend : make_backend(BackendChoice::Cpu, &note);
   go.hooks.poll_continuously = true;
+  go.hooks.unseen = true;  // no test here reads the window's pixels (exports and screenshots still draw)
   go.hooks.started = [&](App& app, GLFWwindow*) {
     engine = ImGuiTestEngine_CreateContext();
     ImGuiTestEngineIO& io = ImGuiTestEngine_GetIO(engine);
