@@ -23,8 +23,12 @@ class ForwardingBackend : public Backend {
   MeasurePolicy bench_policy() const override { return m_inner->bench_policy(); }
   std::string version_info() const override { return m_inner->version_info(); }
   Capacity capacity() const override { return m_inner->capacity(); }
-  void validate(RunRequest& req, bool tile_given = false) const override { m_inner->validate(req, tile_given); }
-  RunResult run(const RunRequest& req, const CancelToken& cancel) override { return m_inner->run(req, cancel); }
+  void validate(RunRequest& req, bool tile_given = false) const override {
+    m_inner->validate(req, tile_given);
+  }
+  RunResult run(const RunRequest& req, const CancelToken& cancel) override {
+    return m_inner->run(req, cancel);
+  }
   BandwidthResult measure_bandwidth(const CancelToken& cancel) override {
     return m_inner->measure_bandwidth(cancel);
   }
