@@ -86,13 +86,19 @@ void new_frame(bool glfw, ImVec2 offscreen_size = ImVec2(0, 0), float dt = 1.0f 
   ImGui::NewFrame();
 }
 
-void render(int fb_w, int fb_h) {
+// rasterize (optional), asked after ImGui::Render() (the Test Engine runs a test's step inside it, and the
+// step may ask for a screenshot): false submits the frame under GL_RASTERIZER_DISCARD, every call made and no
+// pixel drawn.
+void render(int fb_w, int fb_h, const std::function<bool()>& rasterize = {}) {
   ImGui::Render();
+  const bool discard = rasterize && !rasterize();
+  if (discard) glEnable(GL_RASTERIZER_DISCARD);
   glViewport(0, 0, fb_w, fb_h);
   const ImVec4 bg = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
   glClearColor(bg.x, bg.y, bg.z, 1.0f);
   glClear(GL_COLOR_BUFFER_BIT);
   ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+  if (discard) glDisable(GL_RASTERIZER_DISCARD);
 }
 
 // A panel's export: the window's rectangle cropped from the frame just rendered (PNG) and its data (CSV),
@@ -303,11 +309,9 @@ int run_gui(const GuiOptions& opt) {
     app.frame();
     int fb_w, fb_h;
     glfwGetFramebufferSize(win, &fb_w, &fb_h);
-    const bool discard =
-        opt.hooks.unseen && !app.state().screenshot_requested && !app.state().export_request.has_value();
-    if (discard) glEnable(GL_RASTERIZER_DISCARD);
-    render(fb_w, fb_h);
-    if (discard) glDisable(GL_RASTERIZER_DISCARD);
+    render(fb_w, fb_h, [&] {
+      return !opt.hooks.unseen || app.state().screenshot_requested || app.state().export_request.has_value();
+    });
     if (app.state().screenshot_requested) {
       app.state().screenshot_requested = false;
       save_screenshot(app.state(), fb_w, fb_h);
@@ -364,9 +368,7 @@ void offscreen_frame(App& app, const ImGuiSession& session, gfx::Framebuffer& fb
   if (phases) phases->ui_ms = std::chrono::duration<double, std::milli>(clock::now() - t).count();
   t = clock::now();
   fbo.bind();
-  if (!rasterize) glEnable(GL_RASTERIZER_DISCARD);
-  render(fbo.width(), fbo.height());
-  if (!rasterize) glDisable(GL_RASTERIZER_DISCARD);
+  render(fbo.width(), fbo.height(), [rasterize] { return rasterize; });
   gfx::Framebuffer::unbind();
   TimingGate::instance().frame_drawn(TimingGate::clock_s());
   if (phases) phases->render_ms = std::chrono::duration<double, std::milli>(clock::now() - t).count();

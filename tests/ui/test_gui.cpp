@@ -25,6 +25,7 @@
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <stb_image.h>
 
 #include "app.hpp"
 #include "forwarding_backend.hpp"
@@ -668,6 +669,55 @@ TEST_F(Gui, ASweepOnTheCpuBackendAdvancesCancelKeepsItsPointsAndFramesKeepComing
     }
     // The marks on the CPU backend are a catalog GPU's, labelled theoretical.
     IM_CHECK(td.marks.theoretical);
+  };
+  run_session(s);
+  EXPECT_EQ(s.passed, 1);
+}
+
+// The Test Engine's frames are not rasterised (GuiHooks::unseen), but a frame that a screenshot reads is: by
+// F12, and when a test's step asks for one itself (the step runs inside ImGui::Render(), after the frame was
+// built). Either way the PNG is the window as drawn: its size, and the menu bar's text over its background.
+TEST_F(Gui, AScreenshotIsTheWindowAsDrawnWhoeverAsksForIt) {
+  GuiRun s;
+  s.body = [&](ImGuiTestContext* ctx, App& app) {
+    ui::AppState& st = app.state();
+    IM_CHECK(wait_for_result(ctx, app, 0));
+    const std::filesystem::path dir = m_dir.path() / "pictures" / "TileScope";
+    auto shots = [&] {
+      std::vector<std::string> files;
+      std::error_code ec;
+      for (const auto& e : std::filesystem::directory_iterator(dir, ec)) files.push_back(e.path().string());
+      std::sort(files.begin(), files.end());
+      return files;
+    };
+    // First (no frame of this window has been rasterised yet), a step's own request; then F12.
+    st.screenshot_requested = true;  // as a test's step, inside ImGui::Render()
+    IM_CHECK(yield_until(
+        ctx, [&] { return shots().size() == 1; }, 10));
+    ctx->KeyPress(ImGuiKey_F12);
+    IM_CHECK(yield_until(
+        ctx, [&] { return shots().size() == 2; }, 10));
+    const ImVec2 window = s.window_size;
+    for (const std::string& file : shots()) {
+      int w = 0, h = 0, n = 0;
+      unsigned char* px = stbi_load(file.c_str(), &w, &h, &n, 3);
+      IM_CHECK_NO_RET(px != nullptr);
+      if (!px) continue;
+      IM_CHECK_EQ_NO_RET(w, int(window.x));
+      IM_CHECK_EQ_NO_RET(h, int(window.y));
+      // The menu bar's first 200 x 16 pixels: its background and the bright letters of "File", "View".
+      std::set<int> colours;
+      int bright = 0;
+      for (int y = 2; y < 18 && y < h; ++y)
+        for (int x = 0; x < 200 && x < w; ++x) {
+          const unsigned char* p = px + 3 * (size_t(y) * size_t(w) + size_t(x));
+          colours.insert(p[0] << 16 | p[1] << 8 | p[2]);
+          bright += p[0] > 150 && p[1] > 150 && p[2] > 150;
+        }
+      stbi_image_free(px);
+      IM_CHECK_GE_NO_RET(colours.size(), size_t(3));
+      IM_CHECK_GT_NO_RET(bright, 20);
+    }
   };
   run_session(s);
   EXPECT_EQ(s.passed, 1);
