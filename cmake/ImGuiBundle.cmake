@@ -96,26 +96,43 @@ if(_ver LESS 19000)
 endif()
 message(STATUS "Dear ImGui ${_ver} from ${TILESCOPE_IMGUI_DIR}; ImPlot from ${TILESCOPE_IMPLOT_DIR}")
 
-add_library(tilescope_imgui STATIC
-  ${TILESCOPE_IMGUI_DIR}/imgui.cpp ${TILESCOPE_IMGUI_DIR}/imgui_draw.cpp
-  ${TILESCOPE_IMGUI_DIR}/imgui_tables.cpp ${TILESCOPE_IMGUI_DIR}/imgui_widgets.cpp
+# Dear ImGui + ImPlot. Of their files only imgui.cpp and imgui_widgets.cpp call the Test Engine's hooks (and
+# ImGuiContext has the same layout either way), so everything else is compiled once, as objects that both
+# copies of the library below share (implot_items.cpp alone is minutes of a build on two cores).
+add_library(tilescope_imgui_shared OBJECT
+  ${TILESCOPE_IMGUI_DIR}/imgui_draw.cpp ${TILESCOPE_IMGUI_DIR}/imgui_tables.cpp
   ${TILESCOPE_IMGUI_DIR}/backends/imgui_impl_glfw.cpp ${TILESCOPE_IMGUI_DIR}/backends/imgui_impl_opengl3.cpp
   ${TILESCOPE_IMPLOT_DIR}/implot.cpp ${TILESCOPE_IMPLOT_DIR}/implot_items.cpp)
 # imgui-bundle's copy of ImGui carries its stack-layout extension, which imgui.cpp calls into; upstream copies
 # passed through TILESCOPE_IMGUI_DIR do not have it.
 if(EXISTS "${TILESCOPE_IMGUI_DIR}/imgui_stacklayout.cpp")
-  target_sources(tilescope_imgui PRIVATE "${TILESCOPE_IMGUI_DIR}/imgui_stacklayout.cpp")
+  target_sources(tilescope_imgui_shared PRIVATE "${TILESCOPE_IMGUI_DIR}/imgui_stacklayout.cpp")
 endif()
 # std::string text fields (the Your kernel panel's form), from ImGui's own misc folder.
-target_sources(tilescope_imgui PRIVATE "${TILESCOPE_IMGUI_DIR}/misc/cpp/imgui_stdlib.cpp")
-target_include_directories(tilescope_imgui SYSTEM PUBLIC ${TILESCOPE_IMGUI_DIR} ${TILESCOPE_IMGUI_DIR}/backends
+target_sources(tilescope_imgui_shared PRIVATE "${TILESCOPE_IMGUI_DIR}/misc/cpp/imgui_stdlib.cpp")
+# What compiling against ImGui needs (headers, defines, GL and GLFW), for the objects and both libraries; the
+# objects themselves reach a link only through $<TARGET_OBJECTS>.
+add_library(tilescope_imgui_headers INTERFACE)
+target_include_directories(tilescope_imgui_headers SYSTEM INTERFACE ${TILESCOPE_IMGUI_DIR} ${TILESCOPE_IMGUI_DIR}/backends
                            ${TILESCOPE_IMGUI_DIR}/misc/cpp ${TILESCOPE_IMPLOT_DIR})
+# GLFW must not pull in a GL header of its own: libepoxy provides GL.
+target_compile_definitions(tilescope_imgui_headers INTERFACE IMGUI_DEFINE_MATH_OPERATORS GLFW_INCLUDE_NONE)
+target_link_libraries(tilescope_imgui_headers INTERFACE PkgConfig::EPOXY glfw)
 # One GL loader for the whole program: the OpenGL3 backend uses libepoxy, like our own GL code.
 set_source_files_properties(${TILESCOPE_IMGUI_DIR}/backends/imgui_impl_opengl3.cpp PROPERTIES
   COMPILE_DEFINITIONS IMGUI_IMPL_OPENGL_LOADER_CUSTOM COMPILE_OPTIONS "-include;epoxy/gl.h")
-# GLFW must not pull in a GL header of its own: libepoxy provides GL.
-target_compile_definitions(tilescope_imgui PUBLIC IMGUI_DEFINE_MATH_OPERATORS GLFW_INCLUDE_NONE)
-target_link_libraries(tilescope_imgui PUBLIC PkgConfig::EPOXY glfw)
+# ImPlot's plotting functions are templates instantiated in implot_items.cpp for every numeric type it knows
+# (ten); TileScope plots doubles (and may plot floats), so only those two are instantiated, ImPlot's own way:
+# the file was a quarter of a build's compile time (a call with another type fails to link, it never
+# misbehaves).
+set_source_files_properties(${TILESCOPE_IMPLOT_DIR}/implot_items.cpp PROPERTIES
+  COMPILE_DEFINITIONS "IMPLOT_CUSTOM_NUMERIC_TYPES=(float)(double)")
+target_link_libraries(tilescope_imgui_shared PUBLIC tilescope_imgui_headers)
+set_target_properties(tilescope_imgui_shared PROPERTIES POSITION_INDEPENDENT_CODE ON)
+
+add_library(tilescope_imgui STATIC ${TILESCOPE_IMGUI_DIR}/imgui.cpp ${TILESCOPE_IMGUI_DIR}/imgui_widgets.cpp
+                                   $<TARGET_OBJECTS:tilescope_imgui_shared>)
+target_link_libraries(tilescope_imgui PUBLIC tilescope_imgui_headers)
 set_target_properties(tilescope_imgui PROPERTIES POSITION_INDEPENDENT_CODE ON)
 
 # [SECTION] Fonts, the file dialogs and the test engine (from the same pinned archive).
@@ -134,28 +151,18 @@ foreach(f "${TILESCOPE_FONT_UI}" "${TILESCOPE_FONT_MONO}" "${TILESCOPE_PFD_DIR}/
   endif()
 endforeach()
 
-# Dear ImGui + ImPlot once more, with the Test Engine's hooks compiled in: only the UI tests link this copy, so
-# the application itself carries no test code.
+# Dear ImGui once more, with the Test Engine's hooks compiled in (imgui.cpp and imgui_widgets.cpp; the rest is
+# the shared objects above): only the UI tests link this copy, so the application itself carries no test code.
 add_library(tilescope_imgui_te STATIC
-  ${TILESCOPE_IMGUI_DIR}/imgui.cpp ${TILESCOPE_IMGUI_DIR}/imgui_draw.cpp
-  ${TILESCOPE_IMGUI_DIR}/imgui_tables.cpp ${TILESCOPE_IMGUI_DIR}/imgui_widgets.cpp
-  ${TILESCOPE_IMGUI_DIR}/backends/imgui_impl_glfw.cpp ${TILESCOPE_IMGUI_DIR}/backends/imgui_impl_opengl3.cpp
-  ${TILESCOPE_IMPLOT_DIR}/implot.cpp ${TILESCOPE_IMPLOT_DIR}/implot_items.cpp
+  ${TILESCOPE_IMGUI_DIR}/imgui.cpp ${TILESCOPE_IMGUI_DIR}/imgui_widgets.cpp $<TARGET_OBJECTS:tilescope_imgui_shared>
   ${TILESCOPE_TEST_ENGINE_DIR}/imgui_te_context.cpp ${TILESCOPE_TEST_ENGINE_DIR}/imgui_te_coroutine.cpp
   ${TILESCOPE_TEST_ENGINE_DIR}/imgui_te_engine.cpp ${TILESCOPE_TEST_ENGINE_DIR}/imgui_te_exporters.cpp
   ${TILESCOPE_TEST_ENGINE_DIR}/imgui_te_perftool.cpp ${TILESCOPE_TEST_ENGINE_DIR}/imgui_te_ui.cpp
   ${TILESCOPE_TEST_ENGINE_DIR}/imgui_te_utils.cpp ${TILESCOPE_TEST_ENGINE_DIR}/imgui_capture_tool.cpp)
-if(EXISTS "${TILESCOPE_IMGUI_DIR}/imgui_stacklayout.cpp")
-  target_sources(tilescope_imgui_te PRIVATE "${TILESCOPE_IMGUI_DIR}/imgui_stacklayout.cpp")
-endif()
-target_sources(tilescope_imgui_te PRIVATE "${TILESCOPE_IMGUI_DIR}/misc/cpp/imgui_stdlib.cpp")
-target_include_directories(tilescope_imgui_te SYSTEM PUBLIC ${TILESCOPE_IMGUI_DIR} ${TILESCOPE_IMGUI_DIR}/backends
-                           ${TILESCOPE_IMGUI_DIR}/misc/cpp ${TILESCOPE_IMPLOT_DIR} ${TILESCOPE_TEST_ENGINE_DIR}
-                           ${TILESCOPE_TEST_ENGINE_DIR}/..)
-target_compile_definitions(tilescope_imgui_te PUBLIC IMGUI_DEFINE_MATH_OPERATORS GLFW_INCLUDE_NONE
+target_include_directories(tilescope_imgui_te SYSTEM PUBLIC ${TILESCOPE_TEST_ENGINE_DIR} ${TILESCOPE_TEST_ENGINE_DIR}/..)
+target_compile_definitions(tilescope_imgui_te PUBLIC
                            IMGUI_ENABLE_TEST_ENGINE IMGUI_TEST_ENGINE_ENABLE_COROUTINE_STDTHREAD_IMPL=1
                            IMGUI_TEST_ENGINE_ENABLE_IMPLOT=0 IMGUI_TEST_ENGINE_ENABLE_CAPTURE=0
                            IMGUI_TEST_ENGINE_ENABLE_STD_FUNCTION=1)
-target_link_libraries(tilescope_imgui_te PUBLIC PkgConfig::EPOXY glfw Threads::Threads)
+target_link_libraries(tilescope_imgui_te PUBLIC tilescope_imgui_headers Threads::Threads)
 set_target_properties(tilescope_imgui_te PROPERTIES POSITION_INDEPENDENT_CODE ON EXCLUDE_FROM_ALL ON)
-# (imgui_impl_opengl3.cpp's loader properties, set above, apply to this copy too: they belong to the file.)

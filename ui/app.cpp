@@ -62,6 +62,9 @@ App::App(std::shared_ptr<Backend> backend, const std::string& note, Settings set
   m_state.device_name = backend->device_name();
   m_state.backend_version = backend->version_info();
   m_state.backend_note = note;
+  m_state.bench_policy = backend->bench_policy();
+  m_state.sweep_min_s = m_state.bench_policy.min_seconds;
+  m_state.sweep_max_s = m_state.bench_policy.max_seconds;
   m_state.gl_renderer = std::move(renderer);
   try {
     m_state.capacity = backend->capacity();
@@ -540,15 +543,16 @@ void App::handle_sessions() {
 }
 
 // [SECTION] Sweeps: the Sweep panel's plan runs on the SweepRunner's thread; its points land in the session.
-// The policy of the window's sweeps and tile searches: bench with the Sweep panel's seconds per point, or the
-// quick one. Every sample goes into the session: 2000 per point keep a long sweep's file small (a fast
-// kernel's 0.5 s would otherwise be 50000 samples), and pin the median to well under its IQR.
+// The policy of the window's sweeps and tile searches: the device's bench policy (nvbench-style on a GPU, the
+// CPU's own on the CPU backend) with the Sweep panel's seconds per point, or the quick one. Every sample goes
+// into the session: 2000 per point keep a long sweep's file small (a fast kernel's 0.5 s would otherwise be
+// 50000 samples), and pin the median to well under its IQR.
 MeasurePolicy App::sweep_policy(bool quick) {
   if (quick) return m_queue.backend().default_policy();
-  MeasurePolicy policy = MeasurePolicy::bench();
+  MeasurePolicy policy = m_state.bench_policy;
   policy.min_seconds = m_state.sweep_min_s;
   policy.max_seconds = m_state.sweep_max_s;
-  policy.max_samples = AppState::kWindowSweepMaxSamples;
+  policy.max_samples = std::min(policy.max_samples, int(AppState::kWindowSweepMaxSamples));
   validate_policy(policy);
   return policy;
 }

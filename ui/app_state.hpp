@@ -42,6 +42,7 @@ struct PanelReport {
   float least_w = 0,
         least_h = 0;  // the least size its content is drawn well in (0: no say; the layout keeps it)
   std::string state;  // e.g. "needs a GPU", "interop", "host: <why>"
+  std::string text;   // the status bar: what it says this frame
 };
 
 // One heatmap's plot area and the element coordinates at its edges (x = column, y = row; y0 is the top edge):
@@ -171,6 +172,8 @@ struct AppState {
   static constexpr int kWindowSweepMaxSamples =
       2000;                                    // bench samples per point at most (sessions stay small)
   double sweep_min_s = 0.5, sweep_max_s = 10;  // bench: kernel time at least, wall time at most, per point
+  // The device's bench policy (Backend::bench_policy(); the seconds above start as its own).
+  MeasurePolicy bench_policy = MeasurePolicy::bench();
   bool sweep_cancel_requested = false;
   std::optional<SweepSpec> sweep;  // the sweep started last (its points fill Timings)
   SweepProgress sweep_progress;    // updated every frame

@@ -108,8 +108,10 @@ std::vector<uint8_t> render_figure(const FigureJob& job, PlotReport* report) {
   FigureContext ctx(job);
   gfx::Framebuffer fbo(sz.width, sz.height);
   PlotReport rep;
-  // A few frames: ImPlot and ImGui size legends, tables and wrapped text from the previous frame.
-  for (int frame = 0; frame < 4; ++frame) {
+  // A few frames: ImPlot and ImGui size legends, tables and wrapped text from the previous frame. Only the
+  // last one, the picture read back, is drawn in pixels (software GL spends most of a figure's time there).
+  constexpr int kSettleFrames = 4;
+  for (int frame = 0; frame < kSettleFrames; ++frame) {
     ImGui_ImplOpenGL3_NewFrame();
     ImGuiIO& io = ImGui::GetIO();
     io.DisplaySize = ImVec2(float(sz.width), float(sz.height));
@@ -121,8 +123,11 @@ std::vector<uint8_t> render_figure(const FigureJob& job, PlotReport* report) {
     fbo.bind();
     const ImVec4 bg = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
     glClearColor(bg.x, bg.y, bg.z, 1.0f);
+    const bool settle = frame < kSettleFrames - 1;
+    if (settle) glEnable(GL_RASTERIZER_DISCARD);
     glClear(GL_COLOR_BUFFER_BIT);
     ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+    if (settle) glDisable(GL_RASTERIZER_DISCARD);
     gfx::Framebuffer::unbind();
   }
   glFinish();

@@ -115,9 +115,15 @@ void draw(ImDrawData* data, int fb_w, int fb_h) {
   ImGui_ImplOpenGL3_RenderDrawData(data);
 }
 
-void render(int fb_w, int fb_h) {
+// rasterize (optional), asked after ImGui::Render() (the Test Engine runs a test's step inside it, and the
+// step may ask for a screenshot): false submits the frame under GL_RASTERIZER_DISCARD, every call made and no
+// pixel drawn.
+void render(int fb_w, int fb_h, const std::function<bool()>& rasterize = {}) {
   ImGui::Render();
+  const bool discard = rasterize && !rasterize();
+  if (discard) glEnable(GL_RASTERIZER_DISCARD);
   draw(ImGui::GetDrawData(), fb_w, fb_h);
+  if (discard) glDisable(GL_RASTERIZER_DISCARD);
 }
 
 // Draws the frame just rendered once more into `fbo` (0: the window's back buffer) without its tooltips,
@@ -384,7 +390,9 @@ int run_gui(const GuiOptions& opt) {
     }
     int fb_w, fb_h;
     glfwGetFramebufferSize(win, &fb_w, &fb_h);
-    render(fb_w, fb_h);
+    render(fb_w, fb_h, [&] {
+      return !opt.hooks.unseen || app.state().screenshot_requested || app.state().export_request.has_value();
+    });
     if (app.state().screenshot_requested) {
       app.state().screenshot_requested = false;
       save_screenshot(app.state(), fb_w, fb_h);
@@ -497,7 +505,10 @@ struct Offscreen {
 
 // One offscreen frame of the whole GUI into off.fbo.
 // phases (optional): the time spent building the UI and submitting its draw.
-void offscreen_frame(Offscreen& off, float scale, float dt, FrameBenchResult::Phases* phases = nullptr) {
+// rasterize false: built and submitted, but no pixel drawn (a frame that only lets the layout settle:
+// software GL spends most of a snapshot's time on pixels).
+void offscreen_frame(Offscreen& off, float scale, float dt, FrameBenchResult::Phases* phases = nullptr,
+                     bool rasterize = true) {
   using clock = std::chrono::steady_clock;
   App& app = off.app;
   gfx::Framebuffer& fbo = *off.fbo;
@@ -511,7 +522,7 @@ void offscreen_frame(Offscreen& off, float scale, float dt, FrameBenchResult::Ph
   if (phases) phases->ui_ms = std::chrono::duration<double, std::milli>(clock::now() - t).count();
   t = clock::now();
   fbo.bind();
-  render(fbo.width(), fbo.height());
+  render(fbo.width(), fbo.height(), [rasterize] { return rasterize; });
   gfx::Framebuffer::unbind();
   TimingGate::instance().frame_drawn(TimingGate::clock_s());
   if (phases) phases->render_ms = std::chrono::duration<double, std::milli>(clock::now() - t).count();
@@ -589,11 +600,12 @@ int run_snapshot(const SnapshotOptions& opt) {
   st.busy = false;
 
   // A few frames: the dock space is built on the first, and ImGui sizes windows and tables from the previous
-  // frame's measurements.
-  for (int frame = 0; frame < 6; ++frame) {
+  // frame's measurements. Only the last one, the picture written, is drawn in pixels.
+  constexpr int kSettleFrames = 6;
+  for (int frame = 0; frame < kSettleFrames; ++frame) {
     if (opt.zoom)
       st.zoom_request = ZoomRequest{(*opt.zoom)[0], (*opt.zoom)[1], (*opt.zoom)[2], (*opt.zoom)[3], true};
-    offscreen_frame(off, opt.scale, 1.0f / 60);
+    offscreen_frame(off, opt.scale, 1.0f / 60, nullptr, frame == kSettleFrames - 1);
   }
   require_gl_ok_offscreen(off, opt.scale, opt.out_png);
   glFinish();
@@ -826,10 +838,10 @@ FrameBenchResult run_frame_bench(const FrameBenchOptions& opt) {
     frame();
     r.sweep.ran = true;
     r.sweep.describe = opt.sweep->describe();
-    MeasurePolicy bench = MeasurePolicy::bench();
+    MeasurePolicy bench = opt.backend->bench_policy();  // as App::sweep_policy makes it
     bench.min_seconds = opt.sweep_min_s;
     bench.max_seconds = opt.sweep_max_s;
-    bench.max_samples = AppState::kWindowSweepMaxSamples;
+    bench.max_samples = std::min(bench.max_samples, int(AppState::kWindowSweepMaxSamples));
     r.sweep.policy = (opt.sweep_quick ? opt.backend->default_policy() : bench).describe();
     if (!st.sweeping) {
       r.sweep.state = to_string(st.sweep_progress.state);
@@ -868,12 +880,13 @@ FrameBenchResult run_frame_bench(const FrameBenchOptions& opt) {
     if (opt.seconds <= 0) return r;
   }
 
-  // Repeat: the kernel re-runs back to back on the engine's thread while frames are drawn here.
+  // Repeat: the kernel re-runs back to back on the engine's thread while frames are drawn here, for `seconds`
+  // and until it has re-run at least twice (on a slow or busy machine a few seconds may not hold two runs).
   st.repeat = true;
   const uint64_t serial0 = st.result_serial;
   const auto t_end = clock::now() + std::chrono::duration<double>(opt.seconds);
   auto last = clock::now();
-  while (opt.seconds > 0 && clock::now() < t_end) {
+  while (opt.seconds > 0 && (clock::now() < t_end || st.result_serial < serial0 + 2)) {
     frame();
     const auto now = clock::now();
     r.frame_ms.push_back(std::chrono::duration<double, std::milli>(now - last).count());

@@ -28,6 +28,10 @@ struct GuiHooks {
   std::function<bool(App&)> keep_running;  // false: close as if the person quit
   std::function<void(App&)> before_exit;   // the last frame is done; settings are about to be saved
   bool poll_continuously = false;          // draw frames back to back even when idle (simulated input)
+  // Tests that read no pixels of the window (the Test Engine checks what the app did, not what it looks
+  // like): the frame is built and submitted to GL as always, but not rasterised into the window (software GL
+  // spends most of a test's time there), except in a frame that a screenshot or a panel export reads back.
+  bool unseen = false;
 };
 
 struct GuiOptions {
@@ -90,7 +94,7 @@ class OffscreenGui {
 struct FrameBenchOptions {
   std::shared_ptr<Backend> backend;
   ProblemSpec spec;
-  double seconds = 10;
+  double seconds = 10;  // of frames with Repeat on, and until Repeat has re-run twice (0: none)
   int width = 1600, height = 1000;
   gfx::GlChoice gl = gfx::GlChoice::Auto;
   int commits = 0;  // > 0: also time this many commits, alternating spec.n and spec.n - 24 (square)

@@ -52,6 +52,16 @@ void draw_status_bar(AppState& s) {
       ImGui::PopStyleColor();
       if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", s.gl.verdict.c_str());
     }
+    // A sweep runs on its own thread while the window is otherwise idle: where it stands, always in sight.
+    std::string said;
+    if (s.sweeping) {
+      const SweepProgress& p = s.sweep_progress;
+      const std::string sweep =
+          "sweep " + std::to_string(p.done) + " / " + std::to_string(p.total) + ", " + describe_time_left(p);
+      ImGui::TextDisabled("|");
+      ImGui::TextUnformatted(sweep.c_str());
+      said = sweep + " | ";
+    }
     ImGui::TextDisabled("|");
     // The latest message in the room that is left: an error stays until the next success, other messages
     // fade after 8 seconds; a message that does not fit is elided, its full text in the tooltip.
@@ -66,9 +76,15 @@ void draw_status_bar(AppState& s) {
                : m->severity == Severity::Warning ? &pal.warn
                                                   : nullptr;
     } else {
-      text = s.busy ? "running..." : "ready";
+      text = s.busy ? "running..." : s.sweeping ? "sweeping" : "ready";
+      if (s.sweeping && s.sweep_progress.in_flight) {
+        const ProblemSpec& p = *s.sweep_progress.in_flight;
+        text = "measuring " + KernelTile{p.kernel, p.tile}.label() + " at " + std::to_string(p.m) + " x " +
+               std::to_string(p.n) + " x " + std::to_string(p.k);
+      }
       colour = &pal.muted;
     }
+    s.panels["Status"].text = said + text;
     const float room = ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ItemSpacing.x;
     text_fit(text, colour, std::max(room, ImGui::GetFontSize()));
     const ImVec2 pos = ImGui::GetWindowPos(), size = ImGui::GetWindowSize();

@@ -111,10 +111,15 @@ class SweepPanel final : public Panel {
     ImGui::SeparatorText("Measuring");
     int quick = s.sweep_quick ? 1 : 0;
     ImGui::RadioButton("bench", &quick, 0);
-    if (ImGui::IsItemHovered())
+    if (ImGui::IsItemHovered()) {
+      const MeasurePolicy& b = s.bench_policy;
+      // The device's own: nvbench-style on a GPU; on a CPU a noise target it reaches and a cap in launches.
       ImGui::SetTooltip(
-          "nvbench-style: warm-up, at least 10 samples and 0.5 s per point, until the noise is "
-          "under 0.5 %% (or 10 s)");
+          "%s: warm-up, at least %d samples and the seconds below per point, until the noise is under "
+          "%.3g %% (or %d samples, or the time below)",
+          s.backend_kind == "cuda" ? "nvbench-style" : "CPU benchmark", b.min_samples, 100 * b.max_noise,
+          std::min(b.max_samples, int(AppState::kWindowSweepMaxSamples)));
+    }
     same_line_if_fits(ImGui::GetFrameHeight() + ImGui::CalcTextSize("quick").x +
                       ImGui::GetStyle().ItemInnerSpacing.x);
     ImGui::RadioButton("quick", &quick, 1);
@@ -125,7 +130,8 @@ class SweepPanel final : public Panel {
       text_muted_wrapped("seconds per point:");
       field("at least", m_min_s, sizeof m_min_s);
       if (ImGui::IsItemHovered())
-        ImGui::SetTooltip("Seconds of kernel time per point (and at least 10 samples)");
+        ImGui::SetTooltip("Seconds of kernel time per point (and at least %d samples)",
+                          s.bench_policy.min_samples);
       field("at most", m_max_s, sizeof m_max_s);
       if (ImGui::IsItemHovered())
         ImGui::SetTooltip(
@@ -186,6 +192,8 @@ class SweepPanel final : public Panel {
     std::snprintf(m_step, sizeof m_step, "%s", cpu ? "32" : "256");
     std::snprintf(m_fixed, sizeof m_fixed, "%s", cpu ? "128" : "4096");
     std::snprintf(m_ragged, sizeof m_ragged, "1");
+    std::snprintf(m_min_s, sizeof m_min_s, "%g", s.sweep_min_s);  // the device's bench policy
+    std::snprintf(m_max_s, sizeof m_max_s, "%g", s.sweep_max_s);
     const ProblemSpec& p = s.settings.spec;
     m_chosen.insert({p.kernel, p.tile});
     if (!cpu) m_chosen.insert({"cublas", 0});
@@ -314,9 +322,7 @@ class SweepPanel final : public Panel {
         line = "measuring " + KernelTile{p.in_flight->kernel, p.in_flight->tile}.label() + " at " +
                std::to_string(p.in_flight->m) + " x " + std::to_string(p.in_flight->n) + " x " +
                std::to_string(p.in_flight->k) + "; ";
-      line += duration(p.elapsed_s) + " so far, " +
-              (p.remaining_s >= 0 ? "about " + duration(p.remaining_s) + " left"
-                                  : std::string("time left after the first point")) +
+      line += duration(p.elapsed_s) + " so far, " + describe_time_left(p) +
               ". While a kernel is timed the window redraws 4 times a second, so that drawing does not "
               "slow the kernel it measures.";
     } else if (p.state == SweepProgress::State::Done) {

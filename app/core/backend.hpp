@@ -181,6 +181,9 @@ class Backend {
   virtual DeviceInfo device_info() const = 0;
   // The policy of a request that names none: MeasurePolicy::quick() (the CPU backend: 3 samples).
   virtual MeasurePolicy default_policy() const { return MeasurePolicy::quick(); }
+  // The policy of this device's benchmarks (the window's sweeps and tile searches): MeasurePolicy::bench()
+  // (nvbench-style) on a GPU, MeasurePolicy::cpu_bench() on the CPU backend.
+  virtual MeasurePolicy bench_policy() const { return MeasurePolicy::bench(); }
   // Versions of what runs the kernels, for Help > About (e.g. "CUDA driver 13.0, runtime 13.0").
   virtual std::string version_info() const { return ""; }
   // What this backend can run now (the size sliders' range); validate() refuses what does not fit.

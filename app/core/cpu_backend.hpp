@@ -28,6 +28,8 @@ class CpuBackend final : public Backend {
   DeviceInfo device_info() const override;
   // quick, with 3 samples after the verification launch (which doubles as the warm-up).
   MeasurePolicy default_policy() const override;
+  // MeasurePolicy::cpu_bench(): a noise target a CPU can reach and a cap counted in launches.
+  MeasurePolicy bench_policy() const override { return MeasurePolicy::cpu_bench(); }
   // Up to M N K = 1024^3, with A, B, C, the reference and C - reference in the host memory available.
   Capacity capacity() const override;
   void validate(RunRequest& req, bool tile_given = false) const override;

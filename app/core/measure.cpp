@@ -34,6 +34,21 @@ MeasurePolicy MeasurePolicy::bench() {
   return p;
 }
 
+MeasurePolicy MeasurePolicy::cpu_bench() {
+  MeasurePolicy p;
+  p.name = "bench";
+  p.warmup_launches = 1;  // the verification launch; warmup_seconds adds at least one more
+  p.warmup_seconds = 0.02;
+  p.min_samples = kCpuBenchMinSamples;
+  p.min_seconds = 0.05;
+  p.max_noise = kCpuBenchNoise;
+  p.max_samples = kCpuBenchMaxSamples;
+  p.max_seconds = 10;
+  p.time_failed = false;
+  p.interleave_reference = true;  // the backend decides: the CPU has no cuBLAS to interleave
+  return p;
+}
+
 MeasurePolicy MeasurePolicy::fixed(int samples, int warmup) {
   MeasurePolicy p;
   p.name = "fixed";
@@ -223,8 +238,15 @@ TimingGate::Hold::~Hold() {
   --instance().m_holds;
 }
 
+std::atomic<TimingGate::Clock> TimingGate::s_clock{nullptr};
+
 double TimingGate::clock_s() {
+  if (const Clock c = s_clock.load()) return c();
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+void TimingGate::set_clock(Clock clock) {
+  s_clock.store(clock);
 }
 
 double TimingGate::pace(double now_s) const {

@@ -41,6 +41,16 @@ struct MeasurePolicy {
   static MeasurePolicy quick();  // 2 warm-ups, exactly 10 samples, 2 s cap (3x that with fewer than 10)
   static MeasurePolicy bench();  // nvbench-style, as described above; failed kernels are not timed;
                                  // interleave_reference on
+  // bench for a CPU (the CPU backend's Backend::bench_policy()): a CPU shared with the operating system and
+  // other programs never holds a kernel's time to 0.5 %, so under bench() every point runs to its sample or
+  // time limit. Instead, as benchmark tools do on a CPU (Google Benchmark, criterion, hyperfine): a short
+  // warm-up, at least kCpuBenchMinSamples samples (a median and an IQR that hold still: each quartile is 5
+  // samples deep) and 0.05 s of kernel time, a noise target that ends a point early when the CPU is quiet
+  // (kCpuBenchNoise), and a cap counted in launches (kCpuBenchMaxSamples), so that a point costs a number of
+  // its own launches; the time limit (10 s) only bounds the largest points.
+  static MeasurePolicy cpu_bench();
+  static constexpr int kCpuBenchMinSamples = 20, kCpuBenchMaxSamples = 100;
+  static constexpr double kCpuBenchNoise = 0.02;
   static MeasurePolicy fixed(int samples, int warmup = 0);  // exactly `samples` samples (tests, --samples)
   std::string describe() const;                             // one line for outputs and figure captions
 };
@@ -155,9 +165,16 @@ class TimingGate {
   double pace(double now_s) const;
   void frame_drawn(double now_s);  // the window drew (and submitted) a frame at now_s
   int64_t frames() const { return m_frames.load(); }
-  static double clock_s();  // the steady clock pace() and frame_drawn() expect, in seconds
+  double last_frame_s() const { return m_last_frame_s.load(); }  // clock_s() of the last frame_drawn()
+  // The clock pace() and frame_drawn() are given, in seconds: the steady clock, or the one a test installed
+  // with set_clock (nullptr: the steady clock again), so that pacing is checked against counted clock
+  // readings instead of the machine's speed.
+  static double clock_s();
+  using Clock = double (*)();
+  static void set_clock(Clock clock);
 
  private:
+  static std::atomic<Clock> s_clock;
   std::atomic<int> m_holds{0};
   std::atomic<int64_t> m_frames{0};
   std::atomic<double> m_last_frame_s{-1e9};

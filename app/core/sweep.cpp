@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <cstdio>
+#include <map>
 #include <sstream>
 
 namespace ts {
@@ -260,6 +262,91 @@ std::string cancelled_note(int kept) {
   return "cancelled: the " + std::to_string(kept) + " points finished are kept";
 }
 
+double point_work(const ProblemSpec& p) {
+  return double(p.m) * double(p.n) * double(p.k);
+}
+
+SweepTimeLeft estimate_time_left(const std::vector<ProblemSpec>& points,
+                                 const std::vector<SweepPointTime>& finished, bool in_flight,
+                                 double in_flight_s) {
+  struct Rate {
+    double seconds = 0, work = 0, quickest = 0;
+    bool any = false;
+    void add(double s, double w) {
+      quickest = any ? std::min(quickest, s) : s;
+      seconds += s;
+      work += w;
+      any = true;
+    }
+  };
+  Rate all;
+  std::map<std::pair<std::string, int>, Rate> by_config;  // kernel x tile
+  auto config_of = [&](const ProblemSpec& p) -> Rate& { return by_config[{p.kernel, p.tile}]; };
+  const size_t done = std::min(finished.size(), points.size());
+  for (size_t i = 0; i < done; ++i)
+    if (finished[i].measured && finished[i].seconds >= 0) {
+      all.add(finished[i].seconds, point_work(points[i]));
+      config_of(points[i]).add(finished[i].seconds, point_work(points[i]));
+    }
+  SweepTimeLeft left;
+  if (!all.any) return left;
+  // A configuration without a finished point is scaled like all the finished points.
+  auto estimate = [&](const ProblemSpec& p) {
+    const Rate& own = config_of(p);
+    const Rate& r = own.any ? own : all;
+    const double rate = r.work > 0 ? r.seconds / r.work : 0.0;
+    return std::max(rate * point_work(p), r.quickest);
+  };
+  left.seconds = 0;
+  size_t next = done;
+  if (in_flight && next < points.size()) {
+    const ProblemSpec& p = points[next];
+    const double expected = estimate(p);
+    if (in_flight_s < expected) {
+      left.seconds += expected - in_flight_s;
+    } else {
+      // Slower than its configuration's rate: the ones after it will not be quicker per unit of work, nor
+      // quicker than it (they are at least as large in a sweep).
+      left.overdue = true;
+      Rate& own = config_of(p);
+      if (!own.any) own = all;
+      const double w = point_work(p);
+      if (w > 0 && own.work > 0 && in_flight_s / w > own.seconds / own.work) {
+        own.seconds = in_flight_s;
+        own.work = w;
+      }
+      own.quickest = std::max(own.quickest, in_flight_s);
+    }
+    ++next;
+  }
+  for (size_t i = next; i < points.size(); ++i) left.seconds += estimate(points[i]);
+  return left;
+}
+
+std::string about_duration(double s) {
+  char b[64];
+  if (!(s >= 1))
+    return "less than a second";
+  else if (s < 60)
+    std::snprintf(b, sizeof b, "about %.0f s", s);
+  else if (s < 3600)
+    std::snprintf(b, sizeof b, "about %d min %02d s", int(s) / 60, int(s) % 60);
+  else
+    std::snprintf(b, sizeof b, "about %d h %02d min", int(s) / 3600, (int(s) / 60) % 60);
+  return b;
+}
+
+std::string describe_time_left(const SweepProgress& p) {
+  if (!p.running()) return "";
+  if (p.remaining_s < 0) return "time left after the first point";
+  const bool last = p.done + 1 >= p.total;
+  if (p.overdue && last) return "the last point is taking longer than expected";
+  if (p.overdue)
+    return about_duration(p.remaining_s) +
+           " left after the point in flight, which is taking longer than expected";
+  return about_duration(p.remaining_s) + " left";
+}
+
 SweepRunner::SweepRunner(std::shared_ptr<Backend> backend) : m_backend(std::move(backend)) {}
 
 SweepRunner::~SweepRunner() {
@@ -279,7 +366,8 @@ void SweepRunner::start(std::vector<ProblemSpec> points, MeasurePolicy policy) {
   m_progress = SweepProgress{};
   m_progress.state = SweepProgress::State::Running;
   m_progress.total = int(points.size());
-  m_point_seconds = 0;
+  m_points = points;
+  m_times.clear();
   m_started = m_point_started = now_s();
   m_token = CancelToken();
   m_thread = std::thread([this, pts = std::move(points), policy, token = m_token]() mutable {
@@ -298,7 +386,7 @@ void SweepRunner::loop(std::vector<ProblemSpec> points, MeasurePolicy policy, Ca
           m_progress.done = done;
           if (!p.result) ++m_progress.failed;
           m_progress.in_flight.reset();
-          m_point_seconds += p.wall_s;
+          m_times.push_back({p.wall_s, p.result.has_value()});
           m_finished.push_back(p);
         },
         [&](size_t i) {
@@ -318,6 +406,7 @@ void SweepRunner::loop(std::vector<ProblemSpec> points, MeasurePolicy policy, Ca
   m_progress.in_flight.reset();
   m_progress.elapsed_s = now_s() - m_started;
   m_progress.remaining_s = 0;
+  m_progress.overdue = false;
 }
 
 void SweepRunner::cancel() {
@@ -331,11 +420,10 @@ SweepProgress SweepRunner::progress() const {
   if (p.running()) {
     const double now = now_s();
     p.elapsed_s = now - m_started;
-    if (p.done > 0) {
-      const double per_point = m_point_seconds / p.done;
-      const double in_flight = p.in_flight ? now - m_point_started : 0.0;
-      p.remaining_s = std::max(0.0, per_point * (p.total - p.done) - in_flight);
-    }
+    const SweepTimeLeft left =
+        estimate_time_left(m_points, m_times, p.in_flight.has_value(), now - m_point_started);
+    p.remaining_s = left.seconds;
+    p.overdue = left.overdue;
   }
   return p;
 }

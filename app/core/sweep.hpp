@@ -98,6 +98,28 @@ int run_sweep(Backend& backend, const std::vector<ProblemSpec>& points, const Me
               const CancelToken& cancel, const SweepCallback& on_point,
               const std::function<void(size_t index)>& on_start = {});
 
+// [SECTION] Time left. A point's time grows with its work (M N K): the estimate scales the work of every
+// point still to come by the seconds per unit of work that the finished points of its configuration (kernel x
+// tile) took, or all finished points while none of its configuration has finished. No point is expected to be
+// quicker than the quickest finished one of its configuration (the policy's fixed costs: warm-up, minimum
+// samples). The point in flight counts with its estimate less the time it has run. Once it has run longer
+// than its estimate it is overdue: its own rest is unknown (never "0 s"), and the points after it are scaled
+// by at least the rate it has shown so far.
+struct SweepPointTime {
+  double seconds = 0;     // wall time, validation to result (SweepPointResult::wall_s)
+  bool measured = false;  // it has a result (a refused or failed point's time says nothing about the rest)
+};
+struct SweepTimeLeft {
+  double seconds = -1;   // -1: unknown (no point measured yet)
+  bool overdue = false;  // the point in flight ran past its estimate: `seconds` is for the points after it
+};
+double point_work(const ProblemSpec& p);  // M N K
+// `finished[i]` is points[i] (in order); the point in flight, if any, is points[finished.size()] and has run
+// for `in_flight_s`. Pure: no clock.
+SweepTimeLeft estimate_time_left(const std::vector<ProblemSpec>& points,
+                                 const std::vector<SweepPointTime>& finished, bool in_flight,
+                                 double in_flight_s);
+
 // Where a sweep stands, for a progress bar.
 struct SweepProgress {
   enum class State { Idle, Running, Done, Cancelled, Refused };
@@ -105,16 +127,23 @@ struct SweepProgress {
   int done = 0, total = 0, failed = 0;  // failed: finished points without a result (counted in done)
   std::optional<ProblemSpec> in_flight;
   double elapsed_s = 0;
-  // Estimate: points left x the mean time of the finished points, less the time the point in flight has run
-  // (-1: unknown until one point is done).
+  // estimate_time_left() while running (-1: unknown until a point is measured); 0 once the sweep ended.
   double remaining_s = -1;
-  std::string error;  // Refused: why the plan was refused before anything was measured
+  bool overdue = false;  // the point in flight ran past its estimate: remaining_s is for the points after it
+  std::string error;     // Refused: why the plan was refused before anything was measured
   bool running() const { return state == State::Running; }
   double fraction() const { return total > 0 ? double(done) / double(total) : 0.0; }
 };
 const char* to_string(SweepProgress::State s);
 // What a cancelled sweep leaves, in words that fit the count: "cancelled: the 1 point finished is kept".
 std::string cancelled_note(int kept);
+// A duration as a person reads it: "less than a second", "about 40 s", "about 2 min 05 s", "about 1 h 10
+// min".
+std::string about_duration(double seconds);
+// What is left of a running sweep, in words: "about 2 min 05 s left", "time left after the first point",
+// "the last point is taking longer than expected", "about 40 s left after the point in flight, which is
+// taking longer than expected". Empty when the sweep is not running.
+std::string describe_time_left(const SweepProgress& p);
 
 // A sweep on a thread of its own. The frame loop calls progress() and take_finished() every frame (neither
 // blocks on the measurement) and cancel() when asked; the window keeps drawing while the engine measures.
@@ -144,7 +173,8 @@ class SweepRunner {
   mutable std::mutex m_mu;
   SweepProgress m_progress;
   std::vector<SweepPointResult> m_finished;
-  double m_point_seconds = 0;  // sum over finished points
+  std::vector<ProblemSpec> m_points;    // the plan, for the time left
+  std::vector<SweepPointTime> m_times;  // of the finished points, in order
   double m_started = 0, m_point_started = 0;
   CancelToken m_token;
   std::thread m_thread;

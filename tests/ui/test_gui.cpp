@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -20,13 +21,18 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <thread>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <stb_image.h>
 #include <nlohmann/json.hpp>
+#include <stb_image.h>
 
 #include "app.hpp"
 #include "files.hpp"
+#include "forwarding_backend.hpp"
 #include "measure.hpp"
 #include "gl_check.hpp"
 #include "gpu_catalog.hpp"
@@ -54,6 +60,7 @@ bool have_display() {
 struct GuiRun {
   std::function<void(ImGuiTestContext*, App&)> body;
   std::function<void(App&, GLFWwindow*)> first_shown;  // right after the first frame the window shows
+  std::shared_ptr<Backend> backend;                    // the engine (empty: the CPU backend)
   std::optional<ImVec2> resize;
   ImVec2 window_size{0, 0};  // the OS window's size after the last frame
   ImGuiTestEngineResultSummary summary;
@@ -64,8 +71,9 @@ void run_session(GuiRun& s) {
   ImGuiTestEngine* engine = nullptr;
   ui::GuiOptions go;
   std::string note;
-  go.backend = make_backend(BackendChoice::Cpu, &note);
+  go.backend = s.backend ? s.backend : make_backend(BackendChoice::Cpu, &note);
   go.hooks.poll_continuously = true;
+  go.hooks.unseen = true;  // no test here reads the window's pixels (exports and screenshots still draw)
   go.hooks.started = [&](App& app, GLFWwindow*) {
     engine = ImGuiTestEngine_CreateContext();
     ImGuiTestEngineIO& io = ImGuiTestEngine_GetIO(engine);
@@ -1033,44 +1041,117 @@ TEST_F(Gui, WithoutZenityOrKdialogTheWindowsOwnDialogOpens) {
   EXPECT_EQ(s.passed, 1);
 }
 
-// While a kernel is timed, a frame shares the GPU with it: the window draws 4 frames a second then, evenly,
-// and as fast as it can again once the timing ends.
-TEST_F(Gui, WhileAKernelIsTimedTheWindowDrawsFourFramesASecond) {
+// [SECTION] Drawing while a kernel is timed (TimingGate), checked in clock readings and counted frames, never
+// against the machine's speed.
+namespace {
+
+// The TimingGate's clock for a test: one tick (1/16 s) further each time it is read. The window's frame loop
+// reads it once before a frame (pace) and once after it (frame_drawn), and again each time the gate makes it
+// wait: time on this clock counts the loop's turns, whatever the machine's speed. It starts at the steady
+// clock's time (rounded to a tick, so every reading is exact), so the gate's last frame is never in its
+// future.
+std::atomic<int64_t> g_ticks{0};
+constexpr double kTick = 1.0 / 16;
+double ticking_clock() {
+  return double(++g_ticks) * kTick;
+}
+struct TickingClock {
+  TickingClock() {
+    g_ticks = int64_t(std::ceil(TimingGate::clock_s() / kTick)) + 1;
+    TimingGate::set_clock(ticking_clock);
+  }
+  ~TickingClock() { TimingGate::set_clock(nullptr); }
+  TickingClock(const TickingClock&) = delete;
+  TickingClock& operator=(const TickingClock&) = delete;
+};
+
+// The gaps between the next `frames` frames the window draws, on the gate's clock. The first Yield finishes
+// the frame in progress (it passed the gate before the caller's change); the gaps are those after it.
+std::vector<double> frame_gaps(ImGuiTestContext* ctx, int frames) {
+  TimingGate& gate = TimingGate::instance();
+  ctx->Yield();
+  double last = gate.last_frame_s();
+  std::vector<double> gaps;
+  for (int i = 0; i < frames; ++i) {
+    const int64_t before = gate.frames();
+    ctx->Yield();
+    IM_CHECK_NO_RET(gate.frames() == before + 1);  // one frame drawn per turn, none skipped
+    gaps.push_back(gate.last_frame_s() - last);
+    last = gate.last_frame_s();
+  }
+  return gaps;
+}
+
+// The CPU backend, except that each run first waits, holding the TimingGate as measure() does, until the
+// window has drawn `frames` frames since the run began (or the run is cancelled): a point stays in flight for
+// a number of frames, not of seconds. A frame loop that waited for the engine's thread would draw none, and
+// the run gives up after a minute and says so (starved; later runs then wait no more) instead of hanging
+// the test.
+class FramesPerRunBackend final : public test::ForwardingBackend {
+ public:
+  FramesPerRunBackend(std::shared_ptr<Backend> inner, int frames)
+      : ForwardingBackend(std::move(inner)), m_frames(frames) {}
+  RunResult run(const RunRequest& req, const CancelToken& cancel) override {
+    {
+      TimingGate::Hold timing;
+      const int64_t f0 = TimingGate::instance().frames();
+      const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+      while (TimingGate::instance().frames() < f0 + m_frames && !cancel.cancelled() && m_starved == 0) {
+        if (std::chrono::steady_clock::now() > give_up) {
+          ++m_starved;
+          break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+    }
+    return ForwardingBackend::run(req, cancel);
+  }
+  int starved() const { return m_starved.load(); }
+
+ private:
+  int m_frames;
+  std::atomic<int> m_starved{0};
+};
+
+}  // namespace
+
+// While a kernel is timed, a frame shares the GPU with it: the gate lets the window draw one frame each
+// kTimingFrameInterval then, none in between and none later than the first turn after it is due; once the
+// timing ends the window draws again without waiting for the gate.
+TEST_F(Gui, WhileAKernelIsTimedTheGateLetsAFrameThroughEachIntervalAndNoneBetween) {
   GuiRun s;
   s.body = [](ImGuiTestContext* ctx, App& app) {
     IM_CHECK(wait_for_result(ctx, app, 0));
-    using clock = std::chrono::steady_clock;
-    auto seconds = [](clock::duration d) { return std::chrono::duration<double>(d).count(); };
-    int frames = 0;
-    double shortest = 1e9, longest = 0;
+    TimingGate& gate = TimingGate::instance();
+    IM_CHECK(yield_until(ctx, [&] { return !gate.timing(); }));  // no measurement of the window's own
+    const TickingClock clock;
+    ctx->Yield(2);  // the gate's last frame on the ticking clock
+    const double interval = TimingGate::kTimingFrameInterval;
+    std::vector<double> held, free;
     {
       TimingGate::Hold timing;  // what measure() holds while it samples
-      auto last = clock::now();
-      const auto end = last + std::chrono::milliseconds(1500);
-      while (clock::now() < end) {
-        ctx->Yield();
-        const auto now = clock::now();
-        shortest = std::min(shortest, seconds(now - last));
-        longest = std::max(longest, seconds(now - last));
-        last = now;
-        ++frames;
-      }
+      held = frame_gaps(ctx, 8);
     }
-    IM_CHECK_GE(shortest, 0.9 * TimingGate::kTimingFrameInterval);
-    IM_CHECK_LT(longest, 2 * TimingGate::kTimingFrameInterval);
-    IM_CHECK_GE(frames, 5);  // 1.5 s at 4 a second: 6 (one may straddle the end)
-    IM_CHECK_LE(frames, 7);
-    const auto t0 = clock::now();
-    ctx->Yield(10);
-    IM_CHECK_LT(seconds(clock::now() - t0), 10 * 0.8 * TimingGate::kTimingFrameInterval);
+    free = frame_gaps(ctx, 10);
+    IM_CHECK_EQ(held.size(), size_t(8));
+    IM_CHECK_EQ(free.size(), size_t(10));
+    for (const double gap : held) {
+      IM_CHECK_GE(gap, interval);  // the gate held every frame back for its interval ...
+      // ... and let it through at the first turn after: one reading to see it is due, one as it is drawn.
+      IM_CHECK_LE(gap, interval + 2 * kTick);
+    }
+    for (const double gap : free) IM_CHECK_LE(gap, 2 * kTick);  // no turn spent waiting for the gate
   };
   run_session(s);
   EXPECT_EQ(s.passed, 1);
 }
 
 TEST_F(Gui, ASweepOnTheCpuBackendAdvancesCancelKeepsItsPointsAndFramesKeepComing) {
+  // Every point stays in flight until the window has drawn 3 frames while it is timed.
+  auto engine = std::make_shared<FramesPerRunBackend>(make_backend(BackendChoice::Cpu, nullptr), 3);
   GuiRun s;
-  s.body = [](ImGuiTestContext* ctx, App& app) {
+  s.backend = engine;
+  s.body = [engine](ImGuiTestContext* ctx, App& app) {
     ui::AppState& st = app.state();
     IM_CHECK(wait_for_result(ctx, app, 0));
     const size_t before = st.sessions.current().records.size();
@@ -1101,46 +1182,45 @@ TEST_F(Gui, ASweepOnTheCpuBackendAdvancesCancelKeepsItsPointsAndFramesKeepComing
     ctx->ItemClick("##step");
     ctx->KeyCharsReplaceEnter("16");
     ctx->ItemClick("quick");
+    const TickingClock clock;  // the gate's interval in the loop's turns: 3 frames a point come quickly
+    const int64_t frames0 = TimingGate::instance().frames();
     ctx->ItemClick("Start sweep");
-    IM_CHECK(yield_until(
-        ctx, [&] { return st.sweeping; }, 5));
+    IM_CHECK(yield_until(ctx, [&] { return st.sweeping; }));
     IM_CHECK_EQ(st.sweep_progress.total, 64);
-    // Frames keep coming while the engine measures (the sweep has a thread of its own), and the progress
-    // advances: points done, the point in flight, the time left.
-    using clock = std::chrono::steady_clock;
-    double worst = 0;
-    int frames = 0;
+    // Frames keep coming while the engine measures on the sweep's thread (each point waits for 3 of them),
+    // and the progress advances point by point, each step seen: points done, the point in flight, the time
+    // left, and the status bar says so instead of "ready".
     std::set<int64_t> in_flight;
     std::set<int> done;
-    auto last = clock::now();
-    const auto start = last, end = last + std::chrono::seconds(90);
-    while ((st.sweep_progress.done < 4 || last - start < std::chrono::milliseconds(1500)) && st.sweeping &&
-           clock::now() < end) {
+    bool status_says_sweep = true, first = true;
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(120);  // bounds the test only
+    while (st.sweep_progress.done < 5 && st.sweeping && std::chrono::steady_clock::now() < end) {
       ctx->Yield();
-      const auto now = clock::now();
-      worst = std::max(worst, std::chrono::duration<double>(now - last).count());
-      last = now;
-      ++frames;
       if (st.sweep_progress.in_flight) in_flight.insert(st.sweep_progress.in_flight->n);
       done.insert(st.sweep_progress.done);
+      const std::string& status = st.panels["Status"].text;  // as the last frame drew it
+      if (!std::exchange(first, false))
+        status_says_sweep &= status.find("sweep ") == 0 && status.find(" / 64") != std::string::npos &&
+                             status.find("ready") == std::string::npos;
     }
-    IM_CHECK_GE(st.sweep_progress.done, 4);
+    IM_CHECK_EQ(engine->starved(), 0);  // no point waited in vain for a frame
+    IM_CHECK_GE(st.sweep_progress.done, 5);
     IM_CHECK(st.sweeping);
-    IM_CHECK_GE(done.size(), 3u);  // seen advancing, frame by frame
-    IM_CHECK(!in_flight.empty());
+    IM_CHECK(done == (std::set<int>{0, 1, 2, 3, 4, 5}));  // every step seen, frame by frame
+    for (const int64_t n : {16, 32, 48, 64, 80}) IM_CHECK(in_flight.count(n) == 1);
+    IM_CHECK_GE(TimingGate::instance().frames() - frames0, 3 * 5);  // 3 while each point was timed
     IM_CHECK_GE(st.sweep_progress.remaining_s, 0.0);
-    // While a kernel is timed the window draws 4 frames a second (TimingGate), never fewer.
-    IM_CHECK_GE(frames, 6);
-    IM_CHECK_LT(worst, 0.5);  // seconds between two frames
+    IM_CHECK(status_says_sweep);
     // Cancel: the sweep stops after the current sample and keeps every point finished.
     ctx->ItemClick("Cancel");
-    IM_CHECK(yield_until(
-        ctx, [&] { return !st.sweeping; }, 30));
+    IM_CHECK(yield_until(ctx, [&] { return !st.sweeping; }));
     IM_CHECK(st.sweep_progress.state == SweepProgress::State::Cancelled);
     const int kept = st.sweep_progress.done - st.sweep_progress.failed;
     IM_CHECK_LT(st.sweep_progress.done, st.sweep_progress.total);
-    IM_CHECK_GE(kept, 4);
+    IM_CHECK_GE(kept, 5);
     IM_CHECK_EQ(st.sessions.current().records.size(), before + size_t(kept));
+    ctx->Yield(2);
+    IM_CHECK(st.panels["Status"].text.find(" / 64, ") == std::string::npos);  // no progress once it ended
     // They fill the Timings plot: tiled T=16 along M = N = K, one point per size measured.
     const TimingsData& td = ui::timings_of(st);
     IM_CHECK(td.axis == ScaleAxis::Square);
@@ -1153,6 +1233,55 @@ TEST_F(Gui, ASweepOnTheCpuBackendAdvancesCancelKeepsItsPointsAndFramesKeepComing
     }
     // The marks on the CPU backend are a catalog GPU's, labelled theoretical.
     IM_CHECK(td.marks.theoretical);
+  };
+  run_session(s);
+  EXPECT_EQ(s.passed, 1);
+}
+
+// The Test Engine's frames are not rasterised (GuiHooks::unseen), but a frame that a screenshot reads is: by
+// F12, and when a test's step asks for one itself (the step runs inside ImGui::Render(), after the frame was
+// built). Either way the PNG is the window as drawn: its size, and the menu bar's text over its background.
+TEST_F(Gui, AScreenshotIsTheWindowAsDrawnWhoeverAsksForIt) {
+  GuiRun s;
+  s.body = [&](ImGuiTestContext* ctx, App& app) {
+    ui::AppState& st = app.state();
+    IM_CHECK(wait_for_result(ctx, app, 0));
+    const std::filesystem::path dir = m_dir.path() / "pictures" / "TileScope";
+    auto shots = [&] {
+      std::vector<std::string> files;
+      std::error_code ec;
+      for (const auto& e : std::filesystem::directory_iterator(dir, ec)) files.push_back(e.path().string());
+      std::sort(files.begin(), files.end());
+      return files;
+    };
+    // First (no frame of this window has been rasterised yet), a step's own request; then F12.
+    st.screenshot_requested = true;  // as a test's step, inside ImGui::Render()
+    IM_CHECK(yield_until(
+        ctx, [&] { return shots().size() == 1; }, 10));
+    ctx->KeyPress(ImGuiKey_F12);
+    IM_CHECK(yield_until(
+        ctx, [&] { return shots().size() == 2; }, 10));
+    const ImVec2 window = s.window_size;
+    for (const std::string& file : shots()) {
+      int w = 0, h = 0, n = 0;
+      unsigned char* px = stbi_load(file.c_str(), &w, &h, &n, 3);
+      IM_CHECK_NO_RET(px != nullptr);
+      if (!px) continue;
+      IM_CHECK_EQ_NO_RET(w, int(window.x));
+      IM_CHECK_EQ_NO_RET(h, int(window.y));
+      // The menu bar's first 200 x 16 pixels: its background and the bright letters of "File", "View".
+      std::set<int> colours;
+      int bright = 0;
+      for (int y = 2; y < 18 && y < h; ++y)
+        for (int x = 0; x < 200 && x < w; ++x) {
+          const unsigned char* p = px + 3 * (size_t(y) * size_t(w) + size_t(x));
+          colours.insert(p[0] << 16 | p[1] << 8 | p[2]);
+          bright += p[0] > 150 && p[1] > 150 && p[2] > 150;
+        }
+      stbi_image_free(px);
+      IM_CHECK_GE_NO_RET(colours.size(), size_t(3));
+      IM_CHECK_GT_NO_RET(bright, 20);
+    }
   };
   run_session(s);
   EXPECT_EQ(s.passed, 1);

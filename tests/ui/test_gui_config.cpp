@@ -30,9 +30,10 @@ std::string content(const std::string& path) {
 }
 
 // Starts the window with XDG_CONFIG_HOME = `config_home`; once it handles SIGTERM (the window's first step,
-// read from /proc), lets it run for two seconds, closes it with SIGTERM and returns its output and exit code.
-// A window that never gets to its frame loop (stuck reading a FIFO, say) does not react to SIGTERM and is
-// killed after 20 s.
+// read from /proc), closes it with SIGTERM and returns its output and exit code. The window reads its
+// settings, draws a frame and saves them at exit whenever the signal comes (it only sets a flag the frame
+// loop reads); a window that never gets to its frame loop (stuck reading a FIFO, say) does not react to
+// SIGTERM and is killed after 20 s.
 test::CmdResult start_and_close(const std::string& config_home) {
   const test::TempDir dir;
   const std::string script = dir.file("start_and_close.sh");
@@ -44,7 +45,6 @@ for i in $(seq 300); do
   [ -n "$mask" ] && (( 0x$mask & 0x4000 )) && break
   sleep 0.1
 done
-sleep 2
 kill -TERM $pid
 for i in $(seq 200); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done
 if kill -0 $pid 2>/dev/null; then kill -KILL $pid; echo "still running 20 s after SIGTERM"; fi

@@ -8,6 +8,7 @@
 #include "cpu_gemm.hpp"
 #include "heatmap.hpp"
 #include "matrix.hpp"
+#include "measure.hpp"
 #include "problem.hpp"
 #include "registry.hpp"
 #include "run_queue.hpp"
@@ -190,20 +191,61 @@ TEST(MakeBackend, CpuOnRequestAndAutoFallsBackWithAReason) {
 TEST(RunQueue, ANewerRequestSupersedesTheOneInFlight) {
   auto backend = std::make_shared<CpuBackend>(kernel_infos());
   RunQueue q(backend);
-  const uint64_t slow = q.submit(request(1024, 1024, 1024, "naive"));  // seconds of work on a CPU
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  // A run that would not end by itself before the test's timeout: a day of kernel time, a million samples.
+  RunRequest endless = request(256, 256, 256);
+  MeasurePolicy forever = MeasurePolicy::fixed(10);
+  forever.max_samples = 1000000;
+  forever.min_seconds = forever.max_seconds = 86400;
+  endless.policy = forever;
+  const uint64_t slow = q.submit(endless);
+  // In flight once it samples (measure() holds the TimingGate then); the wait only bounds the test.
+  const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (!TimingGate::instance().timing() && std::chrono::steady_clock::now() < limit)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_TRUE(TimingGate::instance().timing()) << "the endless run never started sampling";
   EXPECT_TRUE(q.busy());
+  // The newer request cancels it: were it not cancelled, wait() would not return before the test's timeout.
   const uint64_t fast = q.submit(request(32, 32, 32));
-  const auto t0 = std::chrono::steady_clock::now();
   RunOutcome o = q.wait(fast);
-  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   EXPECT_EQ(o.id, fast);
   EXPECT_GT(fast, slow);
   ASSERT_TRUE(o.result) << o.error;
   EXPECT_EQ(o.result->spec.m, 32);
-  EXPECT_LT(waited, 5.0);  // the slow run was cancelled, not finished
   EXPECT_FALSE(q.busy());
-  EXPECT_FALSE(q.poll());  // nothing else (the cancelled run publishes nothing)
+  EXPECT_FALSE(TimingGate::instance().timing());  // the endless run let go of the gate: it stopped
+  EXPECT_FALSE(q.poll());                         // nothing else (the cancelled run publishes nothing)
+}
+
+// A CPU never holds a kernel's time to 0.5 %: under the GPU's bench policy every CPU point ran to its 10 s
+// limit. The CPU backend's own stops at a noise target a quiet CPU reaches, and on a busy one after a number
+// of launches, so that a point's cost scales with its launch time.
+TEST(CpuBackend, BenchesUnderAPolicyACpuCanMeet) {
+  const CpuBackend b(kernel_infos());
+  const MeasurePolicy p = b.bench_policy();
+  EXPECT_EQ(p.name, "bench");
+  EXPECT_NO_THROW(validate_policy(p));
+  EXPECT_GE(p.min_samples, 20);  // a median and an IQR that hold still: each quartile 5 samples deep
+  EXPECT_EQ(p.max_noise, MeasurePolicy::kCpuBenchNoise);
+  EXPECT_FALSE(p.time_failed);
+  // A quiet CPU: 20 samples of 5 ms, 1.5 % noise: done (the GPU's policy would go on).
+  std::vector<double> quiet;
+  for (int i = 0; i < 20; ++i) quiet.push_back(i % 2 ? 4.925 : 5.075);
+  EXPECT_EQ(should_stop(quiet, 0.1, p), StopReason::Converged);
+  EXPECT_EQ(should_stop(quiet, 0.1, MeasurePolicy::bench()), StopReason::Continue);
+  // A busy CPU (10 % noise): max_samples launches, whether one takes 10 us or 50 ms; the GPU's policy would
+  // run on to its time limit.
+  for (const double ms : {0.01, 50.0}) {
+    SCOPED_TRACE(ms);
+    std::vector<double> noisy;
+    for (int i = 0; i + 1 < p.max_samples; ++i) noisy.push_back(i % 2 ? 0.9 * ms : 1.1 * ms);
+    const auto wall = [&] { return double(noisy.size()) * ms * 1e-3; };
+    EXPECT_EQ(should_stop(noisy, wall(), p), StopReason::Continue);
+    noisy.push_back(ms);
+    EXPECT_EQ(should_stop(noisy, wall(), p), StopReason::SampleLimit);
+    EXPECT_EQ(should_stop(noisy, wall(), MeasurePolicy::bench()), StopReason::Continue);
+  }
+  // The GPU backend keeps nvbench's.
+  EXPECT_EQ(MeasurePolicy::bench().max_noise, 0.005);
 }
 
 TEST(RunQueue, BadInputComesBackAsAnOutcomeNotACrash) {

@@ -1,11 +1,15 @@
 // Sweeps: the sizes syntax and its refusals, expansion into points, the runner a frame loop polls (on the CPU
 // backend: progress advances, cancel keeps the finished points), and the wave-quantisation marks.
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <set>
 #include <thread>
 
 #include <gtest/gtest.h>
 
 #include "cpu_backend.hpp"
+#include "forwarding_backend.hpp"
 #include "registry.hpp"
 #include "sweep.hpp"
 
@@ -123,52 +127,103 @@ TEST(SweepRun, RefusesTheWholePlanBeforeMeasuringAnything) {
   EXPECT_EQ(measured, 0);
 }
 
+namespace {
+
+// The CPU backend, except that a run at N = `hold_n` waits before it measures until the test lets it go or
+// cancels it: that point stays in flight for as long as the test looks at the runner, whatever the machine's
+// speed. A run held for a minute gives up (and says so): a runner whose progress() waited for the measurement
+// then fails the test instead of hanging it.
+class HoldingBackend final : public test::ForwardingBackend {
+ public:
+  explicit HoldingBackend(int64_t hold_n)
+      : ForwardingBackend(std::make_shared<CpuBackend>(kernel_infos())), m_hold_n(hold_n) {}
+  RunResult run(const RunRequest& req, const CancelToken& cancel) override {
+    if (req.spec.n == m_hold_n) {
+      std::unique_lock<std::mutex> lock(m_mu);
+      ++m_held;
+      m_cv.notify_all();
+      const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+      while (!m_released && !cancel.cancelled()) {
+        if (std::chrono::steady_clock::now() > give_up) {
+          m_gave_up = true;
+          break;
+        }
+        m_cv.wait_for(lock, std::chrono::milliseconds(2));
+      }
+    }
+    return ForwardingBackend::run(req, cancel);
+  }
+  int held() {
+    std::lock_guard<std::mutex> lock(m_mu);
+    return m_held;
+  }
+  bool gave_up() {
+    std::lock_guard<std::mutex> lock(m_mu);
+    return m_gave_up;
+  }
+
+ private:
+  int64_t m_hold_n;
+  std::mutex m_mu;
+  std::condition_variable m_cv;
+  int m_held = 0;
+  bool m_released = false, m_gave_up = false;
+};
+
+}  // namespace
+
 TEST(SweepRunner, ProgressAdvancesWithoutBlockingAndCancelKeepsFinishedPoints) {
-  auto backend = std::make_shared<CpuBackend>(kernel_infos());
+  auto backend = std::make_shared<HoldingBackend>(512);
   SweepRunner runner(backend);
   SweepSpec s;
-  s.sizes = parse_sizes("64:192:64,512");  // the last point takes a while on a CPU
+  s.sizes = parse_sizes("64:192:64,512");  // the 512 points are held in flight
   s.configs = {{"tiled", 16}, {"naive", 16}};
   MeasurePolicy p = MeasurePolicy::fixed(20);
   runner.start(expand_sweep(s), p);
   EXPECT_THROW(runner.start(expand_sweep(s), p), ValidationError);  // one sweep at a time
-  // Poll as a frame loop would: each call returns at once while the engine measures.
-  using clock = std::chrono::steady_clock;
-  double worst_poll_ms = 0;
+  // Poll as a frame loop would, until the first 512 point is in flight (the wait only bounds the test).
   SweepProgress pr;
   std::vector<SweepPointResult> got;
-  const auto t_end = clock::now() + std::chrono::seconds(60);
-  int last_done = 0;
-  bool advanced = false;
-  while (clock::now() < t_end) {
-    const auto t0 = clock::now();
+  std::set<int> done_seen;
+  const auto t_end = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (std::chrono::steady_clock::now() < t_end) {
     pr = runner.progress();
     for (auto& f : runner.take_finished()) got.push_back(std::move(f));
-    worst_poll_ms =
-        std::max(worst_poll_ms, std::chrono::duration<double, std::milli>(clock::now() - t0).count());
-    advanced |= pr.done > last_done;
-    last_done = pr.done;
-    if (pr.done >= 6) break;  // the 512 points are next: cancel while one is in flight
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    done_seen.insert(pr.done);
+    if (backend->held() > 0 && pr.in_flight) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
-  EXPECT_TRUE(advanced);
-  ASSERT_GE(pr.done, 6);
+  ASSERT_EQ(backend->held(), 1);
+  // The engine is inside run() and stays there: progress() and take_finished() answered meanwhile (a runner
+  // that made them wait for the measurement would have the held run give up).
+  pr = runner.progress();
+  for (auto& f : runner.take_finished()) got.push_back(std::move(f));
+  EXPECT_FALSE(backend->gave_up());
+  EXPECT_EQ(pr.state, SweepProgress::State::Running);
+  EXPECT_EQ(pr.done, 6);
   EXPECT_EQ(pr.total, 8);
-  EXPECT_GE(pr.remaining_s, 0.0);
+  ASSERT_TRUE(pr.in_flight);
+  EXPECT_EQ(pr.in_flight->n, 512);
+  EXPECT_EQ(pr.in_flight->kernel, "tiled");
+  EXPECT_EQ(got.size(), 6u);        // every finished point handed over while the next one is measured
+  EXPECT_GT(done_seen.size(), 1u);  // seen advancing
+  EXPECT_GE(pr.remaining_s, 0.0);   // an estimate from the points measured
+  // Cancel while the point is in flight: it is dropped, the 6 finished are kept.
   runner.cancel();
   runner.wait();
+  EXPECT_FALSE(backend->gave_up());
   for (auto& f : runner.take_finished()) got.push_back(std::move(f));
   pr = runner.progress();
   EXPECT_EQ(pr.state, SweepProgress::State::Cancelled);
-  EXPECT_LT(pr.done, 8);
+  EXPECT_EQ(pr.done, 6);
   EXPECT_FALSE(pr.in_flight);
+  EXPECT_EQ(pr.remaining_s, 0.0);
   ASSERT_EQ(int(got.size()), pr.done);  // every finished point is kept, in order
   for (size_t i = 0; i < got.size(); ++i) {
     EXPECT_EQ(got[i].index, i);
     ASSERT_TRUE(got[i].result) << got[i].error;
     EXPECT_EQ(got[i].result->times_ms.size(), 20u);
   }
-  EXPECT_LT(worst_poll_ms, 50.0);
   // A finished runner starts again.
   s.sizes = {32};
   runner.start(expand_sweep(s), p);
@@ -182,6 +237,78 @@ TEST(SweepRunner, TheCancelledNoteFitsTheCount) {
   EXPECT_EQ(cancelled_note(0), "cancelled before any point finished: nothing to keep");
   EXPECT_EQ(cancelled_note(1), "cancelled: the 1 point finished is kept");
   EXPECT_EQ(cancelled_note(5), "cancelled: the 5 points finished are kept");
+}
+
+// [SECTION] The time left, from the points' work (M N K) and what the finished points took: fixed inputs, no
+// clock.
+namespace {
+ProblemSpec point(const std::string& kernel, int64_t n) {
+  ProblemSpec p;
+  p.kernel = kernel;
+  p.tile = 16;
+  p.m = p.n = p.k = n;
+  return p;
+}
+}  // namespace
+
+TEST(SweepTimeLeft, TheWorkStillToComeScaledByTheRateOfTheFinishedPoints) {
+  // 100^3 took 1 s: 200^3 is 8 times the work, 400^3 64 times.
+  const std::vector<ProblemSpec> pts = {point("tiled", 100), point("tiled", 200), point("tiled", 400)};
+  SweepTimeLeft t = estimate_time_left(pts, {{1.0, true}}, false, 0);
+  EXPECT_DOUBLE_EQ(t.seconds, 8 + 64);
+  EXPECT_FALSE(t.overdue);
+  // The point in flight counts with what it has left.
+  t = estimate_time_left(pts, {{1.0, true}}, true, 3.0);
+  EXPECT_DOUBLE_EQ(t.seconds, (8 - 3) + 64);
+  EXPECT_FALSE(t.overdue);
+  // Nothing measured yet (or only points without a result): unknown, not 0.
+  EXPECT_EQ(estimate_time_left(pts, {}, true, 5.0).seconds, -1);
+  EXPECT_EQ(estimate_time_left(pts, {{0.001, false}}, true, 5.0).seconds, -1);
+  // A point without a result says nothing about the rate, and is not waited for.
+  t = estimate_time_left(pts, {{1.0, true}, {0.001, false}}, false, 0);
+  EXPECT_DOUBLE_EQ(t.seconds, 64);
+}
+
+TEST(SweepTimeLeft, EachConfigurationAtItsOwnRateAndNoPointQuickerThanItsQuickestFinishedOne) {
+  // Size-major: tiled and naive at 100, then both at 200. naive is 4 times slower.
+  std::vector<ProblemSpec> pts = {point("tiled", 100), point("naive", 100), point("tiled", 200),
+                                  point("naive", 200)};
+  EXPECT_DOUBLE_EQ(estimate_time_left(pts, {{1.0, true}, {4.0, true}}, false, 0).seconds, 8 + 32);
+  // naive has no finished point yet: scaled like every finished point.
+  EXPECT_DOUBLE_EQ(estimate_time_left(pts, {{1.0, true}}, false, 0).seconds, 1 + 8 + 8);
+  // A smaller point after a larger one: not quicker than the quickest finished (the policy's fixed costs).
+  pts = {point("tiled", 200), point("tiled", 100)};
+  EXPECT_DOUBLE_EQ(estimate_time_left(pts, {{8.0, true}}, false, 0).seconds, 8);
+}
+
+TEST(SweepTimeLeft, APointInFlightPastItsEstimateIsOverdueNeverZeroSecondsLeft) {
+  const std::vector<ProblemSpec> pts = {point("tiled", 100), point("tiled", 200), point("tiled", 400)};
+  // 200^3 was expected to take 8 s and has run 20: the rest is at least its rate, 20 s per 8e6.
+  SweepTimeLeft t = estimate_time_left(pts, {{1.0, true}}, true, 20.0);
+  EXPECT_TRUE(t.overdue);
+  EXPECT_DOUBLE_EQ(t.seconds, 20.0 / 8e6 * 64e6);
+  // The last point overdue: nothing after it, and the words say so.
+  t = estimate_time_left(pts, {{1.0, true}, {8.0, true}}, true, 100.0);
+  EXPECT_TRUE(t.overdue);
+  SweepProgress p;
+  p.state = SweepProgress::State::Running;
+  p.done = 2;
+  p.total = 3;
+  p.remaining_s = t.seconds;
+  p.overdue = t.overdue;
+  EXPECT_EQ(describe_time_left(p), "the last point is taking longer than expected");
+  p.done = 1;
+  p.remaining_s = 160;
+  EXPECT_EQ(describe_time_left(p),
+            "about 2 min 40 s left after the point in flight, which is taking longer than expected");
+  p.overdue = false;
+  EXPECT_EQ(describe_time_left(p), "about 2 min 40 s left");
+  p.remaining_s = 0.4;
+  EXPECT_EQ(describe_time_left(p), "less than a second left");
+  p.remaining_s = -1;
+  EXPECT_EQ(describe_time_left(p), "time left after the first point");
+  p.state = SweepProgress::State::Done;
+  EXPECT_EQ(describe_time_left(p), "");
 }
 
 TEST(SweepRunner, ARefusedPlanSaysWhy) {

@@ -1,7 +1,6 @@
 // Bring your own kernel, without a GPU: the launch formulas, the source reader (files, text checks, the
 // KernelBench Python format), the scanner on a corpus of real-world signatures, the parameter mapping and its
 // refusals, the sources NVRTC gets (plain and traced), and reading the compiler's log.
-#include <chrono>
 #include <random>
 #include <fstream>
 
@@ -169,14 +168,13 @@ TEST(KernelFile, ASourceOfSeveralMegabytesIsReadQuicklyAndOneOverTheLimitIsRefus
         std::to_string(big.size()) + "(int x) { return x * 2; }\n";
   big += "#define TILE 16\n__global__ void last(const float* A, const float* B, float* C, int N) { }\n";
   write_file(dir.file("big.cu"), big);
-  const auto t0 = std::chrono::steady_clock::now();
+  // Read and scanned in one pass: a scanner that went back over the text for every kernel or bracket would
+  // take hours on 3 MiB and run into the test's timeout (no stopwatch here: a busy machine is no failure).
   const KernelSource src = read_kernel_source(dir.file("big.cu"));
   const SourceScan scan = scan_cuda_source(src.text);
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ASSERT_EQ(scan.kernels.size(), 1u);
   EXPECT_EQ(scan.kernels[0].name, "last");
   EXPECT_EQ(scan.kernels[0].line, scan.lines - 1);
-  EXPECT_LT(s, 5.0) << "scanning 3 MiB took " << s << " s";
   big.append(size_t(2) << 20, ' ');
   write_file(dir.file("huge.cu"), big);
   const std::string e = error_of([&] { read_kernel_source(dir.file("huge.cu")); });
@@ -351,7 +349,6 @@ TEST(SourceScanner, SurvivesGarbageAndPathologicalNestingQuickly) {
                                            "N",
                                            " "};
   std::mt19937 rng(12);
-  const auto t0 = std::chrono::steady_clock::now();
   for (int round = 0; round < 300; ++round) {
     std::string text;
     const int n = 50 + int(rng() % 3000);
@@ -366,13 +363,12 @@ TEST(SourceScanner, SurvivesGarbageAndPathologicalNestingQuickly) {
     const std::string dev = blank_spans(text, s.host_code);
     EXPECT_EQ(dev.size(), text.size());
   }
-  // A million unclosed brackets of each kind.
+  // A million unclosed brackets of each kind (a scanner quadratic in them would run into the test's timeout).
   for (const char* c : {"{", "(", "[", "<"}) {
     std::string deep;
     for (int i = 0; i < 1000000; ++i) deep += c;
     EXPECT_TRUE(scan_cuda_source("__global__ void k(" + deep).kernels.empty());
   }
-  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 20.0);
 }
 
 TEST(SourceScanner, NamesWhatItCannotFindOrChoose) {
