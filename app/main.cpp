@@ -731,7 +731,9 @@ int cmd_bench(const BenchArgs& a) {
           done, total, p.kernel.c_str(), p.tile, (long long)p.m, (long long)p.n, (long long)p.k,
           p.max_abs_err, p.tolerance);
   };
-  const int done = ts::run_sweep(*backend, points, policy, stop, progress);
+  ts::RunRequest base;
+  base.memcheck_new_builds = !a.file.no_guard;
+  const int done = ts::run_sweep(*backend, points, policy, stop, progress, {}, base);
   meta.interrupted = stop.cancelled() && done < int(points.size());
   meta.wall_seconds = std::chrono::duration<double>(clock::now() - t0).count();
   ts::relate_to_cublas(table);

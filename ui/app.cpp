@@ -559,7 +559,9 @@ MeasurePolicy App::sweep_policy(bool quick) {
 
 // Measures the points on the sweep thread; its progress shows in the Sweep panel and the status bar.
 void App::start_points(std::vector<ProblemSpec> points, const MeasurePolicy& policy) {
-  m_sweep->start(std::move(points), policy);
+  RunRequest base;
+  base.memcheck_new_builds = m_state.settings.memcheck_new_builds;
+  m_sweep->start(std::move(points), policy, base);
   m_state.sweeping = true;
   m_sweep_state = SweepProgress::State::Running;
   m_state.sweep_progress = m_sweep->progress();

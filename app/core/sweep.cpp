@@ -189,9 +189,9 @@ std::string point_label(const ProblemSpec& p) {
 
 namespace {
 std::vector<RunRequest> sweep_requests(const Backend& backend, const std::vector<ProblemSpec>& points,
-                                       const MeasurePolicy& policy) {
+                                       const MeasurePolicy& policy, const RunRequest& base = {}) {
   validate_policy(policy);
-  std::vector<RunRequest> reqs(points.size());
+  std::vector<RunRequest> reqs(points.size(), base);
   for (size_t i = 0; i < points.size(); ++i) {
     reqs[i].spec = points[i];
     reqs[i].policy = policy;
@@ -213,8 +213,8 @@ void validate_sweep(const Backend& backend, const std::vector<ProblemSpec>& poin
 
 int run_sweep(Backend& backend, const std::vector<ProblemSpec>& points, const MeasurePolicy& policy,
               const CancelToken& cancel, const SweepCallback& on_point,
-              const std::function<void(size_t)>& on_start) {
-  const std::vector<RunRequest> reqs = sweep_requests(backend, points, policy);
+              const std::function<void(size_t)>& on_start, const RunRequest& base) {
+  const std::vector<RunRequest> reqs = sweep_requests(backend, points, policy, base);
   int done = 0;
   for (size_t i = 0; i < reqs.size(); ++i) {
     if (cancel.cancelled()) break;
@@ -354,7 +354,7 @@ SweepRunner::~SweepRunner() {
   wait();
 }
 
-void SweepRunner::start(std::vector<ProblemSpec> points, MeasurePolicy policy) {
+void SweepRunner::start(std::vector<ProblemSpec> points, MeasurePolicy policy, RunRequest base) {
   if (points.empty()) throw ValidationError("the sweep has no points");
   if (points.size() > size_t(kMaxSweepPoints))
     throw ValidationError("the sweep has " + std::to_string(points.size()) +
@@ -370,12 +370,14 @@ void SweepRunner::start(std::vector<ProblemSpec> points, MeasurePolicy policy) {
   m_times.clear();
   m_started = m_point_started = now_s();
   m_token = CancelToken();
-  m_thread = std::thread([this, pts = std::move(points), policy, token = m_token]() mutable {
-    loop(std::move(pts), std::move(policy), token);
-  });
+  m_thread =
+      std::thread([this, pts = std::move(points), policy, base = std::move(base), token = m_token]() mutable {
+        loop(std::move(pts), std::move(policy), std::move(base), token);
+      });
 }
 
-void SweepRunner::loop(std::vector<ProblemSpec> points, MeasurePolicy policy, CancelToken token) {
+void SweepRunner::loop(std::vector<ProblemSpec> points, MeasurePolicy policy, RunRequest base,
+                       CancelToken token) {
   SweepProgress::State end = SweepProgress::State::Done;
   std::string error;
   try {
@@ -393,7 +395,8 @@ void SweepRunner::loop(std::vector<ProblemSpec> points, MeasurePolicy policy, Ca
           std::lock_guard<std::mutex> lock(m_mu);
           m_progress.in_flight = points[i];
           m_point_started = now_s();
-        });
+        },
+        base);
     std::lock_guard<std::mutex> lock(m_mu);
     if (token.cancelled() && m_progress.done < m_progress.total) end = SweepProgress::State::Cancelled;
   } catch (const std::exception& e) {  // a refusal before anything was measured

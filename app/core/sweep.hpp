@@ -93,10 +93,11 @@ void validate_sweep(const Backend& backend, const std::vector<ProblemSpec>& poin
 // before anything is measured: throws ValidationError naming the first bad point). A point that fails on the
 // device is reported with its error and the sweep goes on. Cancelling `cancel` stops after the current
 // sample: the point in flight is dropped, the finished ones were reported. on_start(index) is called before a
-// point is measured. Returns the number of points finished.
+// point is measured. `base`: what every point's request carries besides its problem and the policy (e.g.
+// RunRequest::memcheck_new_builds). Returns the number of points finished.
 int run_sweep(Backend& backend, const std::vector<ProblemSpec>& points, const MeasurePolicy& policy,
               const CancelToken& cancel, const SweepCallback& on_point,
-              const std::function<void(size_t index)>& on_start = {});
+              const std::function<void(size_t index)>& on_start = {}, const RunRequest& base = {});
 
 // [SECTION] Time left. A point's time grows with its work (M N K): the estimate scales the work of every
 // point still to come by the seconds per unit of work that the finished points of its configuration (kernel x
@@ -158,7 +159,7 @@ class SweepRunner {
   // Starts measuring `points` under `policy`. Throws ValidationError when a sweep is already running, or the
   // plan is empty or longer than kMaxSweepPoints. Refusals of single points (a size that does not fit) come
   // back through progress(): state Refused with the reason.
-  void start(std::vector<ProblemSpec> points, MeasurePolicy policy);
+  void start(std::vector<ProblemSpec> points, MeasurePolicy policy, RunRequest base = {});
   void cancel();  // stops after the current sample; the points finished stay in take_finished()
   SweepProgress progress() const;
   // The points finished since the last call, in order.
@@ -167,7 +168,7 @@ class SweepRunner {
   void wait();  // until the sweep's thread has finished (headless use, tests)
 
  private:
-  void loop(std::vector<ProblemSpec> points, MeasurePolicy policy, CancelToken token);
+  void loop(std::vector<ProblemSpec> points, MeasurePolicy policy, RunRequest base, CancelToken token);
 
   std::shared_ptr<Backend> m_backend;
   mutable std::mutex m_mu;

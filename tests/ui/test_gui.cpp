@@ -520,6 +520,11 @@ TEST_F(Gui, ARelaunchReopensTheKernelFileAndRestoresTheSweepPanel) {
     IM_CHECK(yield_until(
         ctx, [&] { return st.user.active && st.user.path == kfile; }, 30));
     IM_CHECK_EQ(st.settings.kernel_file, kfile);
+    // Its build done (a new build brings the Your kernel panel to the front, which would take the keys typed
+    // into the Sweep panel below).
+    IM_CHECK(yield_until(
+        ctx, [&] { return !st.user.working; }, 60));
+    ctx->Yield(3);
     ctx->WindowFocus("//Sweep");
     ctx->Yield(3);
     ctx->SetRef("//Sweep");
