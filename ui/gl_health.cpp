@@ -12,6 +12,7 @@
 #include "heatmap_set.hpp"
 #include "texture.hpp"
 #include "theme.hpp"
+#include "window.hpp"
 
 namespace ts::ui {
 
@@ -121,6 +122,7 @@ GlSelfCheck run_gl_self_check(gfx::HeatmapSet* heatmaps, const MatrixStore* prob
   glGetIntegerv(GL_FRAMEBUFFER_BINDING, &prev_fbo);
   glGetIntegerv(GL_VIEWPORT, prev_viewport);
   auto restore = [&] {
+    if (!gfx::gl_usable()) return;
     glBindFramebuffer(GL_FRAMEBUFFER, GLuint(prev_fbo));
     glViewport(prev_viewport[0], prev_viewport[1], prev_viewport[2], prev_viewport[3]);
   };
@@ -132,6 +134,7 @@ GlSelfCheck run_gl_self_check(gfx::HeatmapSet* heatmaps, const MatrixStore* prob
     std::string why_pattern;
     r.pattern_ok = pattern.run(&why_pattern, &lost);
     r.detail += "; heatmap path through host memory: " + (r.pattern_ok ? std::string("right") : why_pattern);
+    if (lost) throw std::runtime_error("the context was lost while it drew");  // no further GL call on it
     if (heatmaps && heatmaps->interop().on) {
       r.interop_checked = true;
       if (!probe) {
@@ -140,6 +143,7 @@ GlSelfCheck run_gl_self_check(gfx::HeatmapSet* heatmaps, const MatrixStore* prob
         gfx::HeatmapPatternCheck via;
         std::string why_interop;
         r.interop_ok = via.run(&why_interop, &lost, &heatmaps->context(), probe) && via.interop();
+        if (lost) throw std::runtime_error("the context was lost while it drew through interop");
         r.detail += "; through CUDA-GL interop: " +
                     (r.interop_ok     ? std::string("right")
                      : !via.interop() ? "interop failed and is off now (" + heatmaps->interop().why + ")"

@@ -148,6 +148,7 @@ EglContext::EglContext(int cuda_device, bool hardware_only) {
       eglTerminate(dpy);
       continue;
     }
+    current_context_is_new();
     m_display = dpy;
     m_context = ctx;
     m_surface = surf;
@@ -158,6 +159,11 @@ EglContext::EglContext(int cuda_device, bool hardware_only) {
     return;
   }
   throw DisplayError("EGL: no device gave an OpenGL context: " + tried);
+}
+
+const void* current_egl_context() {
+  const EGLContext c = eglGetCurrentContext();
+  return c == EGL_NO_CONTEXT ? nullptr : c;
 }
 
 EglContext::~EglContext() {

@@ -12,6 +12,7 @@
 #include "heatmap_gl.hpp"
 #include "matrix.hpp"
 #include "matrix_store.hpp"
+#include "window.hpp"
 
 namespace ts::gfx {
 
@@ -78,6 +79,10 @@ ResetFn reset_fn() {
 }  // namespace
 
 GLenum take_gl_errors(bool* lost) {
+  if (!gl_usable()) {
+    if (lost) *lost = true;
+    return GL_CONTEXT_LOST;
+  }
   GLenum first = GL_NO_ERROR;
   for (int i = 0; i < 64; ++i) {
     const GLenum e = glGetError();
@@ -85,6 +90,7 @@ GLenum take_gl_errors(bool* lost) {
     if (first == GL_NO_ERROR) first = e;
     if (e == GL_CONTEXT_LOST) {
       if (lost) *lost = true;
+      mark_current_context_lost();
       break;  // it would say so again at every call
     }
   }
@@ -93,6 +99,7 @@ GLenum take_gl_errors(bool* lost) {
 
 ContextRobustness context_robustness() {
   ContextRobustness r;
+  if (!gl_usable()) return r;
   r.available = reset_fn() != nullptr;
   if (r.available) {
     GLint strategy = 0;
@@ -108,9 +115,12 @@ ResetStatus reset_status() {
     simulate_gl_damage(GlDamage::None);
     return ResetStatus::Guilty;
   }
+  if (!gl_usable()) return ResetStatus::Unknown;  // no context current, or one found lost
   const ResetFn f = reset_fn();
   if (!f) return ResetStatus::NotAvailable;
-  switch (f()) {
+  const GLenum status = f();
+  if (status != GL_NO_ERROR) mark_current_context_lost();
+  switch (status) {
     case GL_NO_ERROR:
       return ResetStatus::None;
     case GL_GUILTY_CONTEXT_RESET:
@@ -200,6 +210,11 @@ std::shared_ptr<HostMatrix> HeatmapPatternCheck::pattern() {
 }
 
 bool HeatmapPatternCheck::run(std::string* why, bool* lost, HeatmapContext* ctx, const MatrixStore* store) {
+  if (!gl_usable()) {
+    if (lost) *lost = true;
+    if (why) *why = "no usable OpenGL context (lost)";
+    return false;
+  }
   try {
     take_gl_errors(lost);
     std::shared_ptr<const MatrixStore> host;

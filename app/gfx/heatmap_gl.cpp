@@ -1,4 +1,5 @@
 #include "heatmap_gl.hpp"
+#include "window.hpp"  // gl_usable
 
 #include <stdexcept>
 #include <string>
@@ -10,7 +11,7 @@ namespace ts::gfx {
 
 // [SECTION] ValueTexture
 ValueTexture::~ValueTexture() {
-  if (m_tex) glDeleteTextures(1, &m_tex);
+  if (m_tex && gl_usable()) glDeleteTextures(1, &m_tex);
 }
 
 bool ValueTexture::resize(int w, int h) {
@@ -49,7 +50,7 @@ std::vector<float> ValueTexture::read_back() const {
 
 // [SECTION] LutTexture
 LutTexture::~LutTexture() {
-  if (m_tex) glDeleteTextures(1, &m_tex);
+  if (m_tex && gl_usable()) glDeleteTextures(1, &m_tex);
 }
 
 void LutTexture::upload(const std::array<std::array<uint8_t, 4>, 256>& rgba) {
@@ -107,7 +108,7 @@ ShaderProgram::ShaderProgram(const char* vs, const char* fs) {
 }
 
 ShaderProgram::~ShaderProgram() {
-  if (m_prog) glDeleteProgram(m_prog);
+  if (m_prog && gl_usable()) glDeleteProgram(m_prog);
 }
 
 GLint ShaderProgram::uniform(const char* name) const {
@@ -120,7 +121,7 @@ HeatmapPainter::HeatmapPainter() : m_prog(shaders::kHeatmapVert, shaders::kHeatm
 }
 
 HeatmapPainter::~HeatmapPainter() {
-  if (m_vao) glDeleteVertexArrays(1, &m_vao);
+  if (m_vao && gl_usable()) glDeleteVertexArrays(1, &m_vao);
 }
 
 namespace {

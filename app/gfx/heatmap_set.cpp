@@ -1,4 +1,5 @@
 #include "heatmap_set.hpp"
+#include "window.hpp"  // gl_usable
 
 #include <algorithm>
 #include <chrono>
@@ -104,6 +105,11 @@ void HeatmapSet::refresh_batch(const HeatmapRequest& current) {
 
 const HeatmapPicture& HeatmapSet::picture(const HeatmapRequest& req) {
   Map& m = m_maps[size_t(req.id)];
+  if (!gl_usable()) {  // the context was lost: nothing can be drawn (the GL self-check makes a new one)
+    m.pic = HeatmapPicture{};
+    m.pic.error = "the OpenGL context is lost";
+    return m.pic;
+  }
   if (!m_store) {
     m.pic = HeatmapPicture{};
     m.pic.error = "no matrices yet";

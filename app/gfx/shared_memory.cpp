@@ -1,4 +1,5 @@
 #include "shared_memory.hpp"
+#include "window.hpp"  // gl_usable
 
 #include <cstring>
 #include <map>
@@ -122,8 +123,10 @@ struct SharedContext::Impl {
 
   ~Impl() {
     RestoreGl restore{gl_current};
-    if (gl_done) glDeleteSync(gl_done);
-    if (gl_written) glDeleteSemaphoresEXT(1, &gl_written);
+    if (gl_usable()) {  // else gone with a lost context
+      if (gl_done) glDeleteSync(gl_done);
+      if (gl_written) glDeleteSemaphoresEXT(1, &gl_written);
+    }
     if (cu_written) cudaDestroyExternalSemaphore(cu_written);
     if (device && vk_written) vkDestroySemaphore(device, vk_written, nullptr);
     // The Vulkan instance and device are the process's (vulkan_exporter()): never destroyed here.
@@ -365,9 +368,11 @@ SharedBuffer::~SharedBuffer() {
   // GL's last reads and CUDA's last writes are done before the memory goes: the caller synchronises its
   // stream after every batch, and glFinish here covers GL.
   glFinish();
-  if (m_gl_texture) glDeleteTextures(1, &m_gl_texture);
-  if (m_gl_buffer) glDeleteBuffers(1, &m_gl_buffer);
-  if (m_gl_memory) glDeleteMemoryObjectsEXT(1, &m_gl_memory);
+  if (gl_usable()) {  // else gone with a lost context
+    if (m_gl_texture) glDeleteTextures(1, &m_gl_texture);
+    if (m_gl_buffer) glDeleteBuffers(1, &m_gl_buffer);
+    if (m_gl_memory) glDeleteMemoryObjectsEXT(1, &m_gl_memory);
+  }
   if (m_ptr) cudaFree(m_ptr);  // a pointer from cudaExternalMemoryGetMappedBuffer is freed like any other
   if (m_cuda_memory) cudaDestroyExternalMemory(static_cast<cudaExternalMemory_t>(m_cuda_memory));
   if (m_ctx && m_ctx->device) {

@@ -1,4 +1,5 @@
 #include "texture.hpp"
+#include "window.hpp"  // gl_usable
 
 #include <cstring>
 #include <stdexcept>
@@ -25,13 +26,13 @@ GLuint make_nearest_texture() {
 }
 
 Texture2D::~Texture2D() {
-  if (m_id) glDeleteTextures(1, &m_id);
+  if (m_id && gl_usable()) glDeleteTextures(1, &m_id);
 }
 Texture2D::Texture2D(Texture2D&& o) noexcept
     : m_id(std::exchange(o.m_id, 0)), m_w(std::exchange(o.m_w, 0)), m_h(std::exchange(o.m_h, 0)) {}
 Texture2D& Texture2D::operator=(Texture2D&& o) noexcept {
   if (this != &o) {
-    if (m_id) glDeleteTextures(1, &m_id);
+    if (m_id && gl_usable()) glDeleteTextures(1, &m_id);
     m_id = std::exchange(o.m_id, 0);
     m_w = std::exchange(o.m_w, 0);
     m_h = std::exchange(o.m_h, 0);
@@ -40,6 +41,7 @@ Texture2D& Texture2D::operator=(Texture2D&& o) noexcept {
 }
 
 void Texture2D::upload_rgba(int w, int h, const uint8_t* rgba) {
+  if (!gl_usable()) return;  // a lost context: nothing to upload to
   if (!m_id) m_id = make_nearest_texture();
   glBindTexture(GL_TEXTURE_2D, m_id);
   glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
@@ -71,6 +73,7 @@ Framebuffer::Framebuffer(int w, int h) : m_w(w), m_h(h) {
 }
 
 Framebuffer::~Framebuffer() {
+  if (!gl_usable()) return;  // gone with a lost context
   glDeleteFramebuffers(1, &m_fbo);
   glDeleteTextures(1, &m_color);
 }

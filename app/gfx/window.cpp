@@ -1,7 +1,9 @@
 #include "window.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <mutex>
+#include <vector>
 
 #include <GLFW/glfw3.h>
 
@@ -62,6 +64,7 @@ GlfwWindow::GlfwWindow(int width, int height, const std::string& title, bool vis
   }
   if (!m_window) throw DisplayError("cannot create an OpenGL 3.3 core window (" + g_glfw_error + ")");
   glfwMakeContextCurrent(m_window);
+  current_context_is_new();
   glfwSwapInterval(visible ? 1 : 0);
 }
 
@@ -80,7 +83,38 @@ std::string GlfwWindow::gl_renderer() const {
   return current_gl_renderer();
 }
 
+namespace {
+std::mutex g_lost_mutex;
+std::vector<const void*> g_lost;  // contexts found lost (EGLContext or GLFWwindow*)
+
+const void* current_context() {
+  if (const void* e = current_egl_context()) return e;
+  return glfwGetCurrentContext();  // nullptr before glfwInit too
+}
+}  // namespace
+
+bool gl_usable() {
+  const void* c = current_context();
+  if (!c) return false;
+  std::lock_guard<std::mutex> lock(g_lost_mutex);
+  return std::find(g_lost.begin(), g_lost.end(), c) == g_lost.end();
+}
+
+void mark_current_context_lost() {
+  const void* c = current_context();
+  if (!c) return;
+  std::lock_guard<std::mutex> lock(g_lost_mutex);
+  if (std::find(g_lost.begin(), g_lost.end(), c) == g_lost.end()) g_lost.push_back(c);
+}
+
+void current_context_is_new() {
+  const void* c = current_context();
+  std::lock_guard<std::mutex> lock(g_lost_mutex);
+  g_lost.erase(std::remove(g_lost.begin(), g_lost.end(), c), g_lost.end());
+}
+
 std::string current_gl_renderer() {
+  if (!gl_usable()) return "(no usable OpenGL context)";
   const char* r = reinterpret_cast<const char*>(glGetString(GL_RENDERER));
   const char* v = reinterpret_cast<const char*>(glGetString(GL_VERSION));
   return std::string(r ? r : "?") + ", OpenGL " + (v ? v : "?");

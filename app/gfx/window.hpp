@@ -18,6 +18,16 @@ class DisplayError : public std::runtime_error {
 // GL_RENDERER, OpenGL GL_VERSION of the context current on this thread.
 std::string current_gl_renderer();
 
+// [SECTION] Whether GL may be called now. After a GPU fault the NVIDIA driver lost GL contexts
+// (GL_CONTEXT_LOST) and let go of them, and the first call of a GL function that libepoxy had not resolved
+// yet then aborted the program ("Couldn't find current GLX or EGL context"). So: a context must be current
+// (EGL or GLFW) and not marked lost; GL objects' destructors skip their deletes otherwise (the objects went
+// with the context).
+bool gl_usable();
+void mark_current_context_lost();   // after GL_CONTEXT_LOST or a reset reported for the current context
+void current_context_is_new();      // a context just made (it may reuse a lost one's address)
+const void* current_egl_context();  // eglGetCurrentContext() (nullptr: none; egl_context.cpp)
+
 // True when DISPLAY or WAYLAND_DISPLAY is set; `why` says what is missing otherwise.
 bool display_available(std::string* why);
 

@@ -107,11 +107,17 @@ step gl_check_new_process_gl timeout 60 "$ts" gl-check --gl egl --backend cpu >>
 step gl_check_new_process_cuda timeout 60 "$ts" gl-check --gl egl --backend cuda >> "$log" 2>&1
 snapshot after
 pixels after
+# The CUDA backend with the heatmaps through host memory from the start (no CUDA-GL interop in the process).
+step snapshot_after_nointerop env TILESCOPE_INTEROP=off timeout 120 "$ts" snapshot --gl egl --size 64 --kernel tiled \
+  --tile 16 --input identity --width 1366 --height 768 --out "$out/after_nointerop.png" \
+  --layout-json "$work/after_nointerop.json" >> "$log" 2>&1
+pixels after_nointerop
 grep -E "not written|self-check|interop" "$log" | tail -4 | cut -c1-400 >> "$sum"
 
 echo "== 4. a snapshot whose own run faults" >> "$log"
 step snapshot_own_fault timeout 120 "$ts" snapshot --gl egl --kernel-file "$work/faulty.cu" --no-guard --size 256 \
-  --width 1366 --height 768 --out "$out/own_fault.png" >> "$log" 2>&1
+  --width 1366 --height 768 --out "$work/own_fault.png" >> "$log" 2>&1
+[ -e "$work/own_fault.png" ] && echo "own_fault.png written" >> "$sum" || echo "own_fault.png not written" >> "$sum"
 sleep 30; kill -9 $watcher $watcher_cuda 2>/dev/null  # a watcher stuck in a GL call never ends by itself
 cat "$work/watch_cuda.jsonl" >> "$out/watch.jsonl"
 echo "watchers: $(grep -c '"ok":true' "$out/watch.jsonl") passed, $(grep -c '"ok":false' "$out/watch.jsonl") failed; fault at $(cat "$work/fault_time")" >> "$sum"

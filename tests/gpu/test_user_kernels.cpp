@@ -313,11 +313,11 @@ TEST_F(UserKernels, TheFirstLaunchOfANewBuildRunsUnderMemcheckAndAnOutOfBoundsWr
   EXPECT_EQ(backend->incidents().count, incidents);
   EXPECT_EQ(worker_children(), workers);  // the same worker (or none): nothing faulted
   // A correct kernel passes the guard once per build, and says so on that run only.
-  RunRequest good = request(example("tiled_classic.cu"), 300, 200, 100, 16);
+  RunRequest good = request(example("tiled_classic.cu"), 300, 300, 300, 16);  // square: told one size
   good.memcheck_new_builds = true;  // the first guarded run of this build in this test's cache
   const RunResult first = backend->run(good, CancelToken());
   EXPECT_TRUE(first.error.passed);
-  EXPECT_NE(first.note.find("checked under compute-sanitizer memcheck at 300 x 200 x 100: no errors"),
+  EXPECT_NE(first.note.find("checked under compute-sanitizer memcheck at 300 x 300 x 300: no errors"),
             std::string::npos)
       << first.note;
   const RunResult second = backend->run(good, CancelToken());
