@@ -224,8 +224,11 @@ class MatricesPanel final : public Panel {
       ++n;
     }
     if (n == 0) return;
-    if (vertical) {  // a tick far outside any view, labelled as wide as the widest row number: never drawn
-      v[size_t(n)] = hi + 1e6 * span + 1e12;
+    // A tick beyond the view, labelled as wide as the widest row number: never drawn (ImPlot draws no label
+    // outside the plot), yet it keeps the row axis as wide as the matrix needs. Eight views past the end,
+    // not "very far": ImPlot rounds every tick's pixel position to an int.
+    if (vertical) {
+      v[size_t(n)] = hi + 8 * span + 1;
       const std::string eights(std::to_string(std::max<int64_t>(extent, 1)).size(), '8');
       std::snprintf(text[size_t(n)].data(), 24, "%s", eights.c_str());
       ++n;
