@@ -495,8 +495,9 @@ struct BenchArgs {
   std::string kernel;            // its __global__ function, when the file has several
   std::string kernels = "all", shapes, sizes, tiles, format = "md", out, backend = "cuda";
   std::string fix_m, fix_k, ragged, session_out;
-  std::string min_samples = "10", max_samples = "100000", min_time = "0.5", max_noise = "0.5",
-              max_time = "10";
+  // The measuring policy: empty takes the backend's bench policy (Backend::bench_policy: a GPU's
+  // nvbench-style one, or the CPU's, which a shared CPU can meet).
+  std::string min_samples, max_samples, min_time, max_noise, max_time;
   bool cold = false, force = false;
 };
 
@@ -582,14 +583,20 @@ int cmd_bench(const BenchArgs& a) {
   } else {
     shapes = ts::parse_shapes(a.shapes.empty() ? "1024,4096,2048x4096x8192,4099" : a.shapes);
   }
-  ts::MeasurePolicy policy = ts::MeasurePolicy::bench();
-  policy.min_samples = int(ts::parse_dim(a.min_samples, "--min-samples"));
-  policy.max_samples = int(std::min<int64_t>(ts::parse_dim(a.max_samples, "--max-samples"), 1000000));
-  policy.min_seconds = parse_positive(a.min_time, "--min-time");
-  policy.max_noise = parse_positive(a.max_noise, "--max-noise") / 100.0;
-  policy.max_seconds = parse_positive(a.max_time, "--max-time");
-  policy.cold_l2 = a.cold;
-  ts::validate_policy(policy);
+  // The backend's bench policy with what was given over it (checked here, before any device is opened).
+  auto policy_for = [&a](ts::MeasurePolicy p) {
+    if (!a.min_samples.empty()) p.min_samples = int(ts::parse_dim(a.min_samples, "--min-samples"));
+    if (!a.max_samples.empty())
+      p.max_samples = int(std::min<int64_t>(ts::parse_dim(a.max_samples, "--max-samples"), 1000000));
+    if (!a.min_time.empty()) p.min_seconds = parse_positive(a.min_time, "--min-time");
+    if (!a.max_noise.empty()) p.max_noise = parse_positive(a.max_noise, "--max-noise") / 100.0;
+    if (!a.max_time.empty()) p.max_seconds = parse_positive(a.max_time, "--max-time");
+    if (a.min_samples.empty()) p.min_samples = std::min(p.min_samples, p.max_samples);  // a cap given alone
+    p.cold_l2 = a.cold;
+    ts::validate_policy(p);
+    return p;
+  };
+  policy_for(a.backend == "cpu" ? ts::MeasurePolicy::cpu_bench() : ts::MeasurePolicy::bench());
   if (a.format != "md" && a.format != "csv" && a.format != "json")
     throw ts::ValidationError("--format '" + a.format + "' is not one of md, csv, json");
   ts::check_output_path(a.out, replace_if(a.force), "--out");
@@ -614,6 +621,7 @@ int cmd_bench(const BenchArgs& a) {
   if (choice == ts::BackendChoice::Cuda && ts::cuda_device_count(&why) == 0)
     throw std::runtime_error("tilescope bench needs a CUDA device (or --backend cpu): " + why);
   const auto backend = ts::make_backend(choice, nullptr);
+  const ts::MeasurePolicy policy = policy_for(backend->bench_policy());
   BenchArgs with_file = a;
   if (!a.file.file.empty()) {
     // Your kernel, beside cuBLAS (and beside the kernels named with --kernels, when there are any).
@@ -867,20 +875,17 @@ int main(int argc, char** argv) {
   bench->add_flag("--force", bench_args.force,
                   "replace an existing --out / --session-out file (a regular file only)");
   bench->add_flag("--cold", bench_args.cold, "flush the L2 cache before every sample");
-  bench->add_option("--min-samples", bench_args.min_samples, "at least this many samples per point")
-      ->capture_default_str();
-  bench->add_option("--max-samples", bench_args.max_samples, "at most this many samples per point")
-      ->capture_default_str();
-  bench->add_option("--min-time", bench_args.min_time, "and at least this many seconds of kernel time")
-      ->capture_default_str();
-  bench
-      ->add_option("--max-noise", bench_args.max_noise,
-                   "stop when the relative std. deviation is below this %")
-      ->capture_default_str();
-  bench
-      ->add_option("--max-time", bench_args.max_time,
-                   "seconds per point before giving up on the noise target")
-      ->capture_default_str();
+  bench->add_option("--min-samples", bench_args.min_samples,
+                    "at least this many samples per point (default: 10 on a GPU, 20 on the CPU)");
+  bench->add_option("--max-samples", bench_args.max_samples,
+                    "at most this many samples per point (default: 100000 on a GPU, 100 on the CPU)");
+  bench->add_option("--min-time", bench_args.min_time,
+                    "and at least this many seconds of kernel time (default: 0.5 on a GPU, 0.05 on the CPU)");
+  bench->add_option(
+      "--max-noise", bench_args.max_noise,
+      "stop when the relative std. deviation is below this % (default: 0.5 on a GPU, 2 on the CPU)");
+  bench->add_option("--max-time", bench_args.max_time,
+                    "seconds per point before giving up on the noise target (default: 10)");
 
   auto* fig = app.add_subcommand(
       "figure",

@@ -126,11 +126,11 @@ void add_figure_options(CLI::App* cmd, FigureArgs& a) {
                   "kernels to measure, comma-separated or all (default: the problem's for a sweep, all for "
                   "the ladder and the roofline)");
   cmd->add_option("--tiles", a.tiles, "only these tile values");
-  cmd->add_option("--min-time", a.min_time, "bench policy: seconds of kernel time per point")
-      ->capture_default_str();
-  cmd->add_option("--max-time", a.max_time, "bench policy: seconds per point at most")->capture_default_str();
-  cmd->add_option("--max-samples", a.max_samples, "bench policy: samples per point at most")
-      ->capture_default_str();
+  cmd->add_option("--min-time", a.min_time,
+                  "bench policy: seconds of kernel time per point (default: 0.5 on a GPU, 0.05 on the CPU)");
+  cmd->add_option("--max-time", a.max_time, "bench policy: seconds per point at most (default: 10)");
+  cmd->add_option("--max-samples", a.max_samples,
+                  "bench policy: samples per point at most (default: 100000 on a GPU, 100 on the CPU)");
   cmd->add_flag("--quick", a.quick, "measure with the window's quick policy instead of bench");
   cmd->add_option("--backend", a.backend, "auto (CUDA if a GPU is present), cuda or cpu")
       ->capture_default_str();
@@ -182,12 +182,18 @@ int cmd_figure(FigureArgs& a, const CLI::App& cmd) {
                           "problem options instead)");
   if (plot == PlotKind::Timings && a.sessions.empty() && !sweep)
     throw ValidationError("--plot timings needs points along a size: a sweep (--sizes) or --session FILE");
-  MeasurePolicy policy = MeasurePolicy::bench();
-  policy.min_seconds = parse_positive(a.min_time, "--min-time");
-  policy.max_seconds = parse_positive(a.max_time, "--max-time");
-  policy.max_samples = int(std::min<int64_t>(parse_dim(a.max_samples, "--max-samples"), 1000000));
-  policy.min_samples = std::min(policy.min_samples, policy.max_samples);
-  validate_policy(policy);
+  // The backend's bench policy (a GPU's, or the CPU's, which a shared CPU can meet) with what was given over
+  // it; checked here, before any device is opened.
+  auto policy_for = [&a](MeasurePolicy p) {
+    if (!a.min_time.empty()) p.min_seconds = parse_positive(a.min_time, "--min-time");
+    if (!a.max_time.empty()) p.max_seconds = parse_positive(a.max_time, "--max-time");
+    if (!a.max_samples.empty())
+      p.max_samples = int(std::min<int64_t>(parse_dim(a.max_samples, "--max-samples"), 1000000));
+    p.min_samples = std::min(p.min_samples, p.max_samples);
+    validate_policy(p);
+    return p;
+  };
+  MeasurePolicy policy = policy_for(a.backend == "cpu" ? MeasurePolicy::cpu_bench() : MeasurePolicy::bench());
   const std::vector<KernelInfo> registry = kernel_infos();
 
   // [SECTION] The points: a saved session, or measured now.
@@ -271,7 +277,7 @@ int cmd_figure(FigureArgs& a, const CLI::App& cmd) {
         points.push_back(p);
       }
     }
-    if (a.quick) policy = backend->default_policy();
+    policy = a.quick ? backend->default_policy() : policy_for(backend->bench_policy());
     if (!points.empty()) {
       validate_sweep(*backend, points, policy);  // every refusal before anything is measured
       CancelToken none;

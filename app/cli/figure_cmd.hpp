@@ -18,7 +18,7 @@ struct FigureArgs {
   std::string session_out;  // also write the measured points as a session
   // Sweep (as for bench).
   std::string sizes, fix_m, fix_k, ragged, kernels, tiles;
-  std::string min_time = "0.5", max_time = "10", max_samples = "100000";
+  std::string min_time, max_time, max_samples;  // empty: the backend's bench policy
   bool quick = false;
   // The problem (as for run): the configuration highlighted, the shape of the ladder.
   std::string backend = "auto", kernel = "tiled", tile, size, m, n, k, input = "random", seed = "1";

@@ -98,6 +98,22 @@ TEST(Cli, RunAndBenchOnTheCpuSpeakInUnitsThatFitAndSayWhySamplingStopped) {
   EXPECT_NE(b.output.find("\"tflops\""), std::string::npos) << b.output;
 }
 
+// On the CPU, bench and figure measure with the CPU's bench policy (a noise target a shared CPU reaches, a
+// cap counted in launches) unless told otherwise; what is given goes over it.
+TEST(Cli, OnTheCpuBenchTakesTheCpusBenchPolicyAndWhatIsGivenGoesOverIt) {
+  auto b = run_cmd(kBin + " bench --backend cpu --kernels tiled --tiles 16 --shapes 32 --format json");
+  ASSERT_EQ(b.code, 0) << b.output;
+  EXPECT_NE(b.output.find(">= 20 samples and 0.05 s, noise < 2 %, limit 10 s"), std::string::npos)
+      << b.output;
+  auto given =
+      run_cmd(kBin +
+              " bench --backend cpu --kernels tiled --tiles 16 --shapes 32 --min-samples 7 --max-samples 9 "
+              "--max-noise 5 --format json");
+  ASSERT_EQ(given.code, 0) << given.output;
+  EXPECT_NE(given.output.find(">= 7 samples and 0.05 s, noise < 5 %, limit 10 s"), std::string::npos)
+      << given.output;
+}
+
 TEST(Cli, BadInputExitsWithTwoAndSaysWhy) {
   struct Case {
     std::string args, message;
