@@ -96,11 +96,24 @@ void App::check_gl() {
   const Backend::Incidents inc = m_queue.backend().incidents();
   if (inc.count != m_incidents) {  // a person's kernel faulted or hung: the GPU's OpenGL may be broken now
     m_incidents = inc.count;
+    if (s.gl.state == AppState::GlHealth::State::Ok) m_gl_attempt = 0;  // a new cause: a new episode
     s.gl_check_requested = true;
     s.gl_check_trigger = "after a fault of your kernel (" + inc.latest.substr(0, 160) + ")";
   }
-  if (!s.gl_check_requested || m_gl_rebuild != GlRebuild::None) return;
+  if (m_gl_rebuild != GlRebuild::None) return;
+  // A reset the driver reports for this window's context, at any time (one cheap GL call a frame): the
+  // pictures drawn since may be black or garbage, so the check runs now.
+  if (!s.gl_check_requested && s.gl.state == AppState::GlHealth::State::Ok) {
+    gfx::reset_status();  // marks the current context lost when a reset is reported
+    if (gfx::current_context_lost()) {
+      s.gl_check_requested = true;
+      s.gl_check_trigger = "after the driver reset the window's OpenGL context";
+    }
+  }
+  if (!s.gl_check_requested) return;
   s.gl_check_requested = false;
+  if (s.gl_check_trigger == AppState::kGlCheckOnRequest)
+    m_gl_attempt = 0;  // the person may have reset the GPU
   // The known picture on the heatmaps' device, for the check's interop half (made once).
   if (s.heatmaps && s.heatmaps->interop().on && !m_probe) {
     try {
@@ -121,12 +134,12 @@ void App::check_gl() {
   g.ms = r.ms;
   if (r.ok) {
     g.state = AppState::GlHealth::State::Ok;
-    if (was_damaged || m_gl_attempt > 0)
+    if (was_damaged || m_gl_rebuilt)
       s.say(Severity::Info, "OpenGL self-check " + g.trigger + ": passed" +
-                                (m_gl_attempt > 0 ? " after its resources were made anew" : "") +
+                                (m_gl_rebuilt ? " after its resources were made anew" : "") +
                                 (m_interop_off_why.empty() ? "" : ", with heatmaps through host memory") +
                                 ": the pictures can be trusted again");
-    m_gl_attempt = 0;
+    m_gl_rebuilt = false;
     return;
   }
   // A failed check: first the GL resources (the context, after a reset) made anew; then the same without
@@ -143,7 +156,6 @@ void App::check_gl() {
                                  " and checking again");
     return;
   }
-  m_gl_attempt = 0;
   g.state = AppState::GlHealth::State::Damaged;
   g.popup = !was_damaged;
   s.say(Severity::Error, what +
@@ -164,6 +176,7 @@ void App::restore_gl(const std::string& renderer) {
   ++s.gl_generation;
   ++s.gl.rebuilds;
   m_gl_rebuild = GlRebuild::None;
+  m_gl_rebuilt = true;
   s.gl_check_requested = true;  // and look again (s.gl_check_trigger stays: the same cause)
 }
 

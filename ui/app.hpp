@@ -103,7 +103,12 @@ class App {
   bool m_session_capped = false;
   // The GL self-check: faults seen so far, and whether this failure was already met by a rebuild.
   uint64_t m_incidents = 0;
-  int m_gl_attempt = 0;  // rebuilds since the last passed check: 1 as it was, 2 without interop
+  // Rebuilds in this episode: 1 as it was, 2 without interop; then the window says the pictures are wrong.
+  // A check that passes does not end the episode (on an H100 after a fault, a new context passed its check
+  // and was lost again as soon as it drew): the person's "Check again" does, or a fault while the pictures
+  // were right.
+  int m_gl_attempt = 0;
+  bool m_gl_rebuilt = false;  // resources or context made anew since the last passed check
   GlRebuild m_gl_rebuild = GlRebuild::None;
   std::string m_interop_off_why;               // set when interop is turned off for the session
   std::shared_ptr<const MatrixStore> m_probe;  // the check's known picture on the heatmaps' device

@@ -144,7 +144,8 @@ struct AppState {
     double ms = 0;                // the last check's time
     bool popup = false;           // the explanation is open
   } gl;
-  bool gl_check_requested = false;  // "Check again" (and App itself)
+  bool gl_check_requested = false;                                // "Check again" (and App itself)
+  static constexpr const char* kGlCheckOnRequest = "on request";  // the trigger of the person's "Check again"
   std::string gl_check_trigger;
   uint64_t gl_generation = 0;  // increments when the GL resources are made anew (panels drop their textures)
   bool pictures_trusted() const { return gl.state != GlHealth::State::Damaged; }

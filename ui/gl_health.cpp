@@ -87,11 +87,15 @@ std::string gl_damage_advice() {
          "the heatmaps, the plots, the tile schedule, screenshots and exported PNGs; text may lose letters. "
          "The numbers do not go through OpenGL and stay right: PASS or FAIL, the errors, the times, the CSV "
          "and JSON exports and the saved session. On NVIDIA GPUs this follows a kernel that faulted (an "
-         "illegal memory access): the driver's graphics side stays broken for every program on that GPU. "
-         "To get the pictures back, close the programs that use the GPU and reset it (as root: nvidia-smi "
-         "--gpu-reset -i <gpu>), or reboot; on a shared server, ask its administrator. To keep it from "
-         "happening, leave 'Check each new build under compute-sanitizer first' on (Your kernel panel, or "
-         "--no-guard left off on the command line).";
+         "illegal memory access): the driver loses the OpenGL contexts open at that moment, and from then on "
+         "those of every program that also uses CUDA on that GPU, as TileScope's GPU backend does (a new "
+         "program that uses OpenGL alone still draws right). To get the pictures back, close the programs "
+         "that use the GPU and reset it (as root: "
+         "nvidia-smi --gpu-reset -i <gpu>), or reboot; on a shared server, ask its administrator. To keep it "
+         "from happening, let each new build of your kernel run under compute-sanitizer first: 'Check each "
+         "new "
+         "build under compute-sanitizer first' in the Your kernel panel, on unless you turned it off (on the "
+         "command line: unless you pass --no-guard).";
 }
 
 GlSelfCheck run_gl_self_check(gfx::HeatmapSet* heatmaps, const MatrixStore* probe) {
@@ -104,17 +108,20 @@ GlSelfCheck run_gl_self_check(gfx::HeatmapSet* heatmaps, const MatrixStore* prob
   r.robustness = gfx::context_robustness();
   r.reset = gfx::reset_status();
   r.detail = "context: " +
-             std::string(r.robustness.reset_notification ? "reset notification on"
-                         : r.robustness.available        ? "robust, without reset notification"
-                                                         : "not robust") +
+             std::string(!r.robustness.known               ? "already lost"
+                         : r.robustness.reset_notification ? "reset notification on"
+                         : r.robustness.available          ? "robust, without reset notification"
+                                                           : "not robust") +
              "; reset status: " + gfx::to_string(r.reset);
   bool lost_before = false;
   gfx::take_gl_errors(&lost_before);  // a context lost earlier says GL_CONTEXT_LOST at every call
   if (lost_before || (r.reset != gfx::ResetStatus::None && r.reset != gfx::ResetStatus::NotAvailable)) {
     r.context_lost = true;
-    r.verdict = lost_before ? std::string("the OpenGL context is lost (GL_CONTEXT_LOST): the driver reset it")
-                            : std::string("the driver reset the OpenGL context (") + gfx::to_string(r.reset) +
-                                  "): everything it held is gone";
+    // Unknown also stands for a context found lost earlier: then GL_CONTEXT_LOST says it better.
+    const bool reported = r.reset == gfx::ResetStatus::Guilty || r.reset == gfx::ResetStatus::Innocent;
+    r.verdict = reported ? std::string("the driver reset the OpenGL context (") + gfx::to_string(r.reset) +
+                               "): everything it held is gone"
+                         : std::string("the OpenGL context is lost (GL_CONTEXT_LOST): the driver reset it");
     return done();
   }
 

@@ -152,6 +152,20 @@ bool draw_without_tooltips(int fb_w, int fb_h, GLuint fbo) {
   return true;
 }
 
+// A picture read back from the window is written only when OpenGL passes its self-check right after: a
+// context lost while the frame was drawn leaves a black or garbled picture behind (seen on an H100 after a
+// fault). When it fails, the App's check runs next frame (and makes the context anew where it can).
+bool read_back_right(AppState& s, const std::string& what) {
+  const GlSelfCheck r = run_gl_self_check(nullptr, nullptr);
+  if (r.ok) return true;
+  s.say(Severity::Error,
+        what + " not written: OpenGL failed its self-check right after the picture was read back (" +
+            r.verdict + ")");
+  s.gl_check_requested = true;
+  s.gl_check_trigger = "after " + what + " was read back wrong";
+  return false;
+}
+
 // A panel's export: the window's rectangle cropped from the frame just rendered (PNG) and its data (CSV),
 // under one timestamped stem that does not exist yet. read_fbo: the framebuffer the frame was rendered into
 // (0: the window's back buffer). False when the export failed (the status message says why).
@@ -186,6 +200,7 @@ bool save_panel_export(AppState& s, int fb_w, int fb_h, GLuint read_fbo = 0) {
     const std::vector<uint8_t> pixels = gfx::read_pixels_rgba(x0, fb_h - y1, x1 - x0, y1 - y0);
     if (redrawn) draw(ImGui::GetDrawData(), fb_w, fb_h);
     glBindFramebuffer(GL_FRAMEBUFFER, 0);
+    if (!read_back_right(s, "the export of " + req.panel)) return false;
     gfx::write_png(png.string(), x1 - x0, y1 - y0, pixels, Replace::Reserved);
     write_file(csv, req.csv, Replace::Reserved);
     s.say(Severity::Info, "exported " + png.string() + " and " + csv.filename().string());
@@ -210,7 +225,9 @@ void save_screenshot(AppState& s, int fb_w, int fb_h) {
     const NewNames names(dir, "tilescope", {"png"});
     const fs::path& file = names[0];
     glReadBuffer(GL_BACK);
-    gfx::write_png(file.string(), fb_w, fb_h, gfx::read_pixels_rgba(0, 0, fb_w, fb_h), Replace::Reserved);
+    const std::vector<uint8_t> pixels = gfx::read_pixels_rgba(0, 0, fb_w, fb_h);
+    if (!read_back_right(s, "the screenshot")) return;
+    gfx::write_png(file.string(), fb_w, fb_h, pixels, Replace::Reserved);
     s.say(Severity::Info, "screenshot saved: " + file.string());
   } catch (const std::exception& e) {
     s.say(Severity::Error, std::string("screenshot failed: ") + e.what());
@@ -601,16 +618,35 @@ int run_snapshot(const SnapshotOptions& opt) {
 
   // A few frames: the dock space is built on the first, and ImGui sizes windows and tables from the previous
   // frame's measurements. Only the last one, the picture written, is drawn in pixels.
-  constexpr int kSettleFrames = 6;
-  for (int frame = 0; frame < kSettleFrames; ++frame) {
-    if (opt.zoom)
-      st.zoom_request = ZoomRequest{(*opt.zoom)[0], (*opt.zoom)[1], (*opt.zoom)[2], (*opt.zoom)[3], true};
-    offscreen_frame(off, opt.scale, 1.0f / 60, nullptr, frame == kSettleFrames - 1);
+  auto settle = [&] {
+    constexpr int kSettleFrames = 6;
+    for (int frame = 0; frame < kSettleFrames; ++frame) {
+      if (opt.zoom)
+        st.zoom_request = ZoomRequest{(*opt.zoom)[0], (*opt.zoom)[1], (*opt.zoom)[2], (*opt.zoom)[3], true};
+      offscreen_frame(off, opt.scale, 1.0f / 60, nullptr, frame == kSettleFrames - 1);
+    }
+  };
+  settle();
+  // The picture: OpenGL checked before it is drawn and again right after it is read back. On an H100 after
+  // a fault, a new context passed its check, then drew black and was lost: a loss while the picture was drawn
+  // or read shows in the second check, and the picture is drawn again on a context made anew (at most three
+  // times; the App's rebuilds end with the pictures declared wrong, and then nothing is written).
+  std::vector<uint8_t> pixels;
+  for (int attempt = 1;; ++attempt) {
+    const int rebuilds = st.gl.rebuilds;
+    require_gl_ok_offscreen(off, opt.scale, opt.out_png);
+    if (st.gl.rebuilds != rebuilds) settle();
+    glFinish();
+    pixels = off.fbo->read_rgba();
+    gfx::damage_readback(pixels);
+    const GlSelfCheck after = run_gl_self_check(nullptr, nullptr);
+    if (after.ok) break;
+    const std::string why =
+        "OpenGL failed its self-check right after the picture was read back: " + after.verdict + " (" +
+        after.detail + ")";
+    if (attempt == 3) throw GlDamagedError(opt.out_png + " not written: " + why + ". " + gl_damage_advice());
+    std::fprintf(stderr, "tilescope: %s; drawing it again\n", why.c_str());
   }
-  require_gl_ok_offscreen(off, opt.scale, opt.out_png);
-  glFinish();
-  std::vector<uint8_t> pixels = off.fbo->read_rgba();
-  gfx::damage_readback(pixels);
   gfx::write_png(opt.out_png, opt.width, opt.height, pixels,
                  opt.overwrite ? Replace::RegularFile : Replace::Never);
   // --export-panels: every panel's "Export PNG + CSV", through the same code as the button (one per frame).

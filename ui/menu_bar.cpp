@@ -198,7 +198,7 @@ void draw_help_windows(AppState& s) {
       ImGui::PopTextWrapPos();
       if (ImGui::Button("Check again")) {
         s.gl_check_requested = true;
-        s.gl_check_trigger = "on request";
+        s.gl_check_trigger = AppState::kGlCheckOnRequest;
       }
     }
     ImGui::End();

@@ -95,7 +95,7 @@ bool gl_damage_notice(AppState& s, const char* what) {
   ImGui::PopTextWrapPos();
   if (ImGui::Button("Check again")) {
     s.gl_check_requested = true;
-    s.gl_check_trigger = "on request";
+    s.gl_check_trigger = AppState::kGlCheckOnRequest;
   }
   return true;
 }

@@ -54,21 +54,23 @@ int cmd_gl_check(const GlCheckArgs& a) {
     failed += !r.ok;
     const double t = std::chrono::duration<double>(clock::now() - t0).count();
     if (a.json) {
-      nlohmann::json j = {{"t_s", t},
-                          {"ok", r.ok},
-                          {"verdict", r.verdict},
-                          {"detail", r.detail},
-                          {"reset_status", gfx::to_string(r.reset)},
-                          {"context_lost", r.context_lost},
-                          {"reset_notification", r.robustness.reset_notification},
-                          {"pattern_ok", r.pattern_ok},
-                          {"glyphs_ok", r.glyphs_ok},
-                          {"interop_checked", r.interop_checked},
-                          {"interop_ok", r.interop_ok},
-                          {"heatmaps", host.heatmap_path()},
-                          {"ms", r.ms},
-                          {"gl", host.gl_note()},
-                          {"renderer", host.gl_renderer()}};
+      nlohmann::json j = {
+          {"t_s", t},
+          {"ok", r.ok},
+          {"verdict", r.verdict},
+          {"detail", r.detail},
+          {"reset_status", gfx::to_string(r.reset)},
+          {"context_lost", r.context_lost},
+          {"reset_notification",
+           r.robustness.known ? nlohmann::json(r.robustness.reset_notification) : nlohmann::json(nullptr)},
+          {"pattern_ok", r.pattern_ok},
+          {"glyphs_ok", r.glyphs_ok},
+          {"interop_checked", r.interop_checked},
+          {"interop_ok", r.interop_ok},
+          {"heatmaps", host.heatmap_path()},
+          {"ms", r.ms},
+          {"gl", host.gl_note()},
+          {"renderer", host.gl_renderer()}};
       std::printf("%s\n", j.dump().c_str());
     } else {
       std::printf("%8.2f s  %s  %s (%.0f ms; %s)\n", t, r.ok ? "PASS" : "FAIL", r.verdict.c_str(), r.ms,

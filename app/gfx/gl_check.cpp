@@ -100,6 +100,7 @@ GLenum take_gl_errors(bool* lost) {
 ContextRobustness context_robustness() {
   ContextRobustness r;
   if (!gl_usable()) return r;
+  r.known = true;
   r.available = reset_fn() != nullptr;
   if (r.available) {
     GLint strategy = 0;
@@ -113,6 +114,7 @@ ContextRobustness context_robustness() {
 ResetStatus reset_status() {
   if (simulated_gl_damage() == GlDamage::Lost) {  // reported once, as a driver reports a reset
     simulate_gl_damage(GlDamage::None);
+    mark_current_context_lost();
     return ResetStatus::Guilty;
   }
   if (!gl_usable()) return ResetStatus::Unknown;  // no context current, or one found lost

@@ -29,6 +29,7 @@ enum class ResetStatus {
 const char* to_string(ResetStatus s);
 
 struct ContextRobustness {
+  bool known = false;               // a usable context was current to ask (not one found lost)
   bool available = false;           // glGetGraphicsResetStatus can be asked
   bool reset_notification = false;  // created with LOSE_CONTEXT_ON_RESET: a reset is reported, not hidden
 };

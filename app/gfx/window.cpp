@@ -100,6 +100,13 @@ bool gl_usable() {
   return std::find(g_lost.begin(), g_lost.end(), c) == g_lost.end();
 }
 
+bool current_context_lost() {
+  const void* c = current_context();
+  if (!c) return false;
+  std::lock_guard<std::mutex> lock(g_lost_mutex);
+  return std::find(g_lost.begin(), g_lost.end(), c) != g_lost.end();
+}
+
 void mark_current_context_lost() {
   const void* c = current_context();
   if (!c) return;

@@ -24,6 +24,7 @@ std::string current_gl_renderer();
 // (EGL or GLFW) and not marked lost; GL objects' destructors skip their deletes otherwise (the objects went
 // with the context).
 bool gl_usable();
+bool current_context_lost();        // a context is current and was found lost (gl_usable() is false for it)
 void mark_current_context_lost();   // after GL_CONTEXT_LOST or a reset reported for the current context
 void current_context_is_new();      // a context just made (it may reuse a lost one's address)
 const void* current_egl_context();  // eglGetCurrentContext() (nullptr: none; egl_context.cpp)

@@ -41,7 +41,7 @@ EOF
 # The known picture: identity A at 64^3 (tiled T=16), the whole window at 1366 x 768, its layout beside it.
 snapshot() {  # NAME EXTRA-ARGS...: a snapshot into $out/NAME.png (and its layout), timed
   local name=$1; shift
-  step "snapshot_$name" timeout 120 "$ts" snapshot --gl egl --size 64 --kernel tiled --tile 16 --input identity \
+  step "snapshot_$name" timeout 240 "$ts" snapshot --gl egl --size 64 --kernel tiled --tile 16 --input identity \
     --width 1366 --height 768 --out "$out/$name.png" --layout-json "$work/$name.json" "$@" >> "$log" 2>&1
 }
 
@@ -108,14 +108,14 @@ step gl_check_new_process_cuda timeout 60 "$ts" gl-check --gl egl --backend cuda
 snapshot after
 pixels after
 # The CUDA backend with the heatmaps through host memory from the start (no CUDA-GL interop in the process).
-step snapshot_after_nointerop env TILESCOPE_INTEROP=off timeout 120 "$ts" snapshot --gl egl --size 64 --kernel tiled \
+step snapshot_after_nointerop env TILESCOPE_INTEROP=off timeout 240 "$ts" snapshot --gl egl --size 64 --kernel tiled \
   --tile 16 --input identity --width 1366 --height 768 --out "$out/after_nointerop.png" \
   --layout-json "$work/after_nointerop.json" >> "$log" 2>&1
 pixels after_nointerop
 grep -E "not written|self-check|interop" "$log" | tail -4 | cut -c1-400 >> "$sum"
 
 echo "== 4. a snapshot whose own run faults" >> "$log"
-step snapshot_own_fault timeout 120 "$ts" snapshot --gl egl --kernel-file "$work/faulty.cu" --no-guard --size 256 \
+step snapshot_own_fault timeout 240 "$ts" snapshot --gl egl --kernel-file "$work/faulty.cu" --no-guard --size 256 \
   --width 1366 --height 768 --out "$work/own_fault.png" >> "$log" 2>&1
 [ -e "$work/own_fault.png" ] && echo "own_fault.png written" >> "$sum" || echo "own_fault.png not written" >> "$sum"
 sleep 30; kill -9 $watcher $watcher_cuda 2>/dev/null  # a watcher stuck in a GL call never ends by itself

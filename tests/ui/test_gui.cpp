@@ -476,7 +476,9 @@ TEST_F(Gui, TheTimingsAxesStayOnTheDataFrameAfterFrameAtLaptopAndDesktopSizes) {
       IM_CHECK_EQ(td.x_hi, 736.0);
       bool mark_between = false;
       for (const auto& w : td.marks.marks) mark_between |= w.size > 256 && w.size < 736;
-      IM_CHECK(mark_between);
+      // The mark comes from the build-time resource table, which a build without CUDA (the sanitizer build)
+      // does not have: there the axes are checked without the label.
+      IM_CHECK(mark_between || build_resources().empty());
       double lo = 1e300, hi = 0;  // the plotted values, in the axis' unit
       for (const auto& c : td.curves)
         for (const auto& p : c.series.points) {
@@ -1858,4 +1860,114 @@ TEST_F(Gui, AfterTheDriverResetsTheContextTheWindowIsMadeAnewAndGoesOn) {
   EXPECT_TRUE(logged_reset);
   EXPECT_TRUE(have_heatmaps);
   EXPECT_EQ(matrices.rfind("host", 0), 0u) << matrices;  // drawn, through the host path on Mesa
+}
+
+// On an H100 after a fault, a context made anew passed its check and was lost again once it drew: a reset the
+// driver reports at any time is noticed at the next frame (no fault, no request), the context is made anew
+// once, and a second loss ends in the window saying its pictures are wrong, until the person checks again.
+TEST_F(Gui, AResetReportedAnyTimeIsNoticedAtTheNextFrameAndASecondOneEndsInWrongPicturesUntilCheckedAgain) {
+  ui::GuiOptions go;
+  std::string note;
+  go.backend = make_backend(BackendChoice::Cpu, &note);
+  go.hooks.poll_continuously = true;
+  using State = ui::AppState::GlHealth::State;
+  int frames = 0, phase = 0, rebuilds_when_damaged = -1;
+  bool noticed = false, refused_shot = false;
+  ui::AppState::GlHealth health;
+  go.hooks.after_swap = [&](App& app, GLFWwindow*) {
+    ui::AppState& st = app.state();
+    ++frames;
+    const bool settled =
+        st.gl.state == State::Ok && !st.gl_check_requested && app.gl_rebuild_wanted() == App::GlRebuild::None;
+    if (phase == 0 && settled && st.gl.checks >= 1) {  // the check at start passed: a reset, some time later
+      gfx::simulate_gl_damage(gfx::GlDamage::Lost);
+      phase = 1;
+    } else if (phase == 1 && settled && st.gl.rebuilds == 1) {  // made anew and checked: lost again
+      noticed = logged(st, "after the driver reset the window's OpenGL context");
+      gfx::simulate_gl_damage(gfx::GlDamage::Lost);
+      phase = 2;
+    } else if (phase == 2 && st.gl.state == State::Damaged) {
+      rebuilds_when_damaged = st.gl.rebuilds;
+      st.screenshot_requested = true;  // refused: the pictures cannot be trusted
+      phase = 3;
+    } else if (phase == 3) {
+      refused_shot = logged(st, "screenshot not written: OpenGL failed its self-check");
+      st.gl_check_requested = true;  // the person's "Check again"
+      st.gl_check_trigger = ui::AppState::kGlCheckOnRequest;
+      phase = 4;
+    } else if (phase == 4 && settled && st.gl.rebuilds == 2) {
+      phase = 5;
+    }
+    health = st.gl;
+  };
+  go.hooks.keep_running = [&](App&) { return phase < 5 && frames < 3000; };
+  ui::run_gui(go);
+  gfx::simulate_gl_damage(gfx::GlDamage::None);
+  EXPECT_EQ(phase, 5) << "stopped after " << frames << " frames: " << health.verdict << " (" << health.detail
+                      << ")";
+  EXPECT_TRUE(noticed);
+  EXPECT_EQ(rebuilds_when_damaged, 1);  // the second loss was not met by another rebuild
+  EXPECT_TRUE(refused_shot);
+  EXPECT_EQ(int(health.state), int(State::Ok)) << health.verdict;
+  EXPECT_EQ(health.rebuilds, 2);
+  std::error_code ec;
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(m_dir.path() / "pictures" / "TileScope", ec),
+                          std::filesystem::directory_iterator()),
+            0);  // the refused screenshot left nothing behind
+}
+
+// A screenshot whose pixels came back wrong after the check had passed is not written: the check right
+// after the read notices, and the window checks (and says) what is wrong; once OpenGL draws right again, the
+// next screenshot is written.
+TEST_F(Gui, AScreenshotReadBackWrongIsNotWrittenAndTheWindowChecksItsPicturesAgain) {
+  ui::GuiOptions go;
+  std::string note;
+  go.backend = make_backend(BackendChoice::Cpu, &note);
+  go.hooks.poll_continuously = true;
+  using State = ui::AppState::GlHealth::State;
+  const std::filesystem::path dir = m_dir.path() / "shots";
+  auto shots = [&] {
+    size_t n = 0;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(dir, ec)) n += e.is_regular_file();
+    return n;
+  };
+  int frames = 0, phase = 0;
+  size_t shots_while_damaged = 99;
+  bool said = false;
+  ui::AppState::GlHealth health;
+  go.hooks.after_swap = [&](App& app, GLFWwindow*) {
+    ui::AppState& st = app.state();
+    ++frames;
+    const bool settled =
+        st.gl.state == State::Ok && !st.gl_check_requested && app.gl_rebuild_wanted() == App::GlRebuild::None;
+    if (phase == 0 && settled && st.gl.checks >= 1) {
+      st.settings.export_dir = dir.string();
+      gfx::simulate_gl_damage(gfx::GlDamage::Readback);  // from now on, pixels come back wrong
+      st.screenshot_requested = true;
+      phase = 1;
+    } else if (phase == 1 && st.gl.state == State::Damaged) {
+      shots_while_damaged = shots();
+      said = logged(st,
+                    "the screenshot not written: OpenGL failed its self-check right after the picture was "
+                    "read back");
+      gfx::simulate_gl_damage(gfx::GlDamage::None);
+      st.gl_check_requested = true;
+      st.gl_check_trigger = ui::AppState::kGlCheckOnRequest;
+      phase = 2;
+    } else if (phase == 2 && settled) {
+      st.screenshot_requested = true;
+      phase = 3;
+    } else if (phase == 3 && shots() == 1) {
+      phase = 4;
+    }
+    health = st.gl;
+  };
+  go.hooks.keep_running = [&](App&) { return phase < 4 && frames < 3000; };
+  ui::run_gui(go);
+  gfx::simulate_gl_damage(gfx::GlDamage::None);
+  EXPECT_EQ(phase, 4) << "stopped after " << frames << " frames: " << health.verdict;
+  EXPECT_EQ(shots_while_damaged, 0u);  // not even an empty reservation is left behind
+  EXPECT_TRUE(said);
+  EXPECT_EQ(shots(), 1u);
 }
