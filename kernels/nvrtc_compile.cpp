@@ -84,8 +84,14 @@ std::string cuda_include_dir() {
 }
 
 std::vector<std::string> all_options(const CompileJob& job) {
-  std::vector<std::string> o = {"--gpu-architecture=sm_" + std::to_string(job.arch), "-std=c++17",
-                                "-lineinfo", "-Xptxas=-v", "-DTILESCOPE=1"};
+  // --no-source-include: NVRTC does not look in the source's folder (or the working one) for a quoted
+  // #include; the headers of the kernel's folder come in memory (job.headers), the rest from the toolkit.
+  std::vector<std::string> o = {"--gpu-architecture=sm_" + std::to_string(job.arch),
+                                "-std=c++17",
+                                "-lineinfo",
+                                "-Xptxas=-v",
+                                "-DTILESCOPE=1",
+                                "--no-source-include"};
   const std::string inc = cuda_include_dir();
   if (!inc.empty()) o.push_back("--include-path=" + inc);
   for (const auto& x : job.options) o.push_back(x);
@@ -101,6 +107,11 @@ std::string key_of(const CompileJob& job, const std::vector<std::string>& option
   h.field(job.name_expression);
   h.field(job.label);
   h.field(job.source);
+  h.field(std::to_string(job.headers.size()));
+  for (const auto& [name, content] : job.headers) {
+    h.field(name);
+    h.field(content);
+  }
   return h.hex();
 }
 
@@ -246,7 +257,13 @@ std::shared_ptr<const CompiledModule> compile_module(const CompileJob& job) {
   m->options = options;
   const auto t0 = std::chrono::steady_clock::now();
   nvrtcProgram prog = nullptr;
-  nvrtcResult rc = nvrtcCreateProgram(&prog, job.source.c_str(), job.label.c_str(), 0, nullptr, nullptr);
+  std::vector<const char*> header_text, header_names;
+  for (const auto& [name, content] : job.headers) {
+    header_names.push_back(name.c_str());
+    header_text.push_back(content.c_str());
+  }
+  nvrtcResult rc = nvrtcCreateProgram(&prog, job.source.c_str(), job.label.c_str(), int(job.headers.size()),
+                                      header_text.data(), header_names.data());
   if (rc != NVRTC_SUCCESS) {
     m->log = std::string("NVRTC could not create the program: ") + nvrtcGetErrorString(rc);
     return m;

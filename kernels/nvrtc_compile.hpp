@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "nvrtc_log.hpp"
@@ -25,6 +26,9 @@ struct CompileJob {
   std::vector<std::string> options;  // extra options (-DTILE=16, --include-path=...)
   std::string name_expression;       // "&matmul_kernel" or "&k<16>"
   int arch = 90;                     // compute capability major * 10 + minor
+  // The headers of the kernel file's folder it includes (app/core/include_resolver.hpp), handed to NVRTC in
+  // memory: {name as the #include writes it, content}. NVRTC reads no other file of that folder.
+  std::vector<std::pair<std::string, std::string>> headers;
 };
 
 struct CompiledModule {

@@ -74,6 +74,9 @@ std::shared_ptr<const UserKernel> UserKernel::make(KernelSource src, const std::
   const std::string label = k->m_source.path.empty() ? k->m_source.label : k->m_source.path;
   const KernelDecl& d = choose_kernel(k->m_scan, kernel, label);
   k->m_kernel = size_t(&d - k->m_scan.kernels.data());
+  // What it includes, before anything is built: a header of its folder is read here, anything else that is
+  // not the toolkit's is refused with its line.
+  k->m_headers = resolve_includes(k->m_source.text, k->m_source.path, label, k->m_source.first_line);
   KernelUnderstanding u = understand_kernel(k->m_scan, d);
   k->m_notes = u.notes;
   if (spec) {
@@ -180,10 +183,7 @@ CompileJob UserKernel::plain_job(int tile, int arch, const ExprVars& sizes) cons
   j.source = b.source;
   j.label = m_source.path.empty() ? m_source.label : fs::path(m_source.path).filename().string();
   j.options = b.defines;
-  if (!m_source.path.empty()) {
-    const fs::path dir = fs::path(m_source.path).parent_path();
-    j.options.push_back("--include-path=" + (dir.empty() ? std::string(".") : dir.string()));
-  }
+  for (const IncludedHeader& h : m_headers) j.headers.emplace_back(h.name, h.content);
   j.name_expression = b.name_expression;
   j.arch = arch;
   return j;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "backend.hpp"
+#include "include_resolver.hpp"
 #include "kernel_source.hpp"
 #include "nvrtc_compile.hpp"
 #include "user_kernel.hpp"
@@ -60,6 +61,8 @@ class UserKernel {
   const std::vector<std::string>& notes() const { return m_notes; }
   bool square_only() const { return is_square_only(m_spec); }
   uint64_t version() const { return m_version; }  // increases with every UserKernel made in this process
+  // The headers of its folder it includes, as read when it was made.
+  const std::vector<IncludedHeader>& headers() const { return m_headers; }
 
   // The NVRTC jobs of one build: the plain kernel, and the traced one (nullopt with the reason).
   CompileJob plain_job(int tile, int arch, const ExprVars& sizes) const;
@@ -81,6 +84,8 @@ class UserKernel {
   UserKernelSpec m_spec;
   std::vector<std::string> m_notes;
   uint64_t m_version = 0;
+  // The headers of its folder it includes, read when it was made (a new save reads them again).
+  std::vector<IncludedHeader> m_headers;
 };
 
 // "sm_90" / "90" / "9.0" -> 90. Throws ValidationError naming the accepted forms.

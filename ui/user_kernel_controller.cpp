@@ -177,6 +177,19 @@ void UserKernelController::understand(AppState& s, const UserKernelSpec* spec) {
   u.notes = scan.notes;
   try {
     auto k = UserKernel::make(*m_source, u.kernel, spec);
+    // Its headers are watched with the file: an edited header builds the kernel again.
+    m_header_stamps.clear();
+    for (const IncludedHeader& h : k->headers()) {
+      HeaderStamp st{h.path, -1, 0};
+      stat_file(h.path, &st.size, &st.mtime);
+      m_header_stamps.push_back(st);
+    }
+    u.watch = "watching " + u.label +
+              (m_header_stamps.empty()
+                   ? std::string()
+                   : " and the " + std::to_string(m_header_stamps.size()) +
+                         (m_header_stamps.size() == 1 ? " header" : " headers") + " it includes") +
+              " for changes (checked every second)";
     u.form = k->spec();
     u.square_only = k->square_only();
     u.problem.clear();
@@ -354,6 +367,19 @@ void UserKernelController::watch(AppState& s) {
     if (u.file_missing) s.say(Severity::Info, u.path + " is back");
     u.saved_at = s.now;
     start_read(s, u.path, true);
+    return;
+  }
+  for (HeaderStamp& h : m_header_stamps) {
+    int64_t hs = -1, hm = 0;
+    stat_file(h.path, &hs, &hm);
+    if (hs != h.size || hm != h.mtime) {
+      h.size = hs;  // once: a header that is gone is said once, when the kernel is read again
+      h.mtime = hm;
+      s.say(Severity::Info, h.path + (hs < 0 ? " is gone" : " changed") + ": reading " + u.label + " again");
+      u.saved_at = s.now;
+      start_read(s, u.path, true);
+      return;
+    }
   }
 }
 

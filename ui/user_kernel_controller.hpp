@@ -77,6 +77,12 @@ class UserKernelController {
   int64_t m_size = -1;
   int64_t m_mtime = 0;
   double m_next_poll = 0;
+  // The headers of the kernel last understood (its folder's, include_resolver.hpp), watched with the file.
+  struct HeaderStamp {
+    std::string path;
+    int64_t size = -1, mtime = 0;
+  };
+  std::vector<HeaderStamp> m_header_stamps;
 };
 
 }  // namespace ts::ui

@@ -1627,6 +1627,40 @@ TEST_F(Gui, TheSeedIsEnabledForIdentityWhoseBStillDependsOnIt) {
 // the error at its line and keeps the last good build; a save from another editor is noticed by the watcher
 // and rebuilt; a deleted file is reported and its build kept; a file that is not text is refused with a
 // message.
+// Issue 26: a header of the kernel's folder is part of the kernel: an edit of the header alone is noticed by
+// the watcher and builds the kernel again (a compile error in it shows; fixed, a new version is registered).
+TEST_F(Gui, AnEditedHeaderOfTheKernelsFolderBuildsTheKernelAgain) {
+  std::string why;
+  if (!nvrtc_available(&why)) GTEST_SKIP() << why;
+  const std::string dir = m_dir.path().string();
+  ::setenv("TILESCOPE_CACHE_DIR", (dir + "/cache").c_str(), 1);
+  const std::string path = dir + "/mine.cu", header = dir + "/scale.h";
+  std::ofstream(header) << "#define SCALE 1.0f\n";
+  std::ofstream(path) << "#include \"scale.h\"\n#define TILE_WIDTH 16\n"
+                         "__global__ void my_mm(float* C, float* A, float* B, int N) {\n"
+                         "  C[threadIdx.x] = A[threadIdx.x] * SCALE + B[0] * N;\n}\n";
+  GuiRun s;
+  s.body = [&](ImGuiTestContext* ctx, App& app) {
+    ui::AppState& st = app.state();
+    IM_CHECK(wait_for_result(ctx, app, 0));
+    using Build = ui::UserKernelUi::Build;
+    st.user.open_path = path;
+    IM_CHECK(yield_until(ctx, [&] { return st.user.build == Build::Ok; }));
+    IM_CHECK(st.user.watch.find("and the 1 header it includes") != std::string::npos);
+    const uint64_t v1 = st.user.version;
+    std::ofstream(header, std::ios::trunc) << "#define SCALE undefined_scale\n";
+    IM_CHECK(yield_until(
+        ctx, [&] { return st.user.build == Build::Failed; }, 30));
+    IM_CHECK(!st.user.errors.empty());
+    IM_CHECK(st.user.errors[0].message.find("undefined_scale") != std::string::npos);
+    std::ofstream(header, std::ios::trunc) << "#define SCALE 2.0f\n";
+    IM_CHECK(yield_until(
+        ctx, [&] { return st.user.build == Build::Ok && st.user.version > v1; }, 30));
+  };
+  run_session(s);
+  EXPECT_EQ(s.passed, 1);
+}
+
 TEST_F(Gui, AKernelFileIsBuiltListedAndRebuiltOnEverySaveAndErrorsKeepTheLastGoodBuild) {
   std::string why;
   if (!nvrtc_available(&why)) GTEST_SKIP() << why;

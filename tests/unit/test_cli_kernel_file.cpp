@@ -104,6 +104,14 @@ TEST_F(CliKernelFile, EveryBadInputIsRefusedWithExitCodeTwoAndTheReason) {
       {"list --arch sm_90", "--arch and --gpu go with --kernel-file"},
       {"run --kernel-file " + good + " --size 64",
        "needs a GPU to run"},  // the CPU backend, with the way out
+      // What a kernel file may include (issue 26): refused before anything is compiled, with its line.
+      {"list --kernel-file " + write("abs.cu", "#include \"/etc/passwd\"\n" + std::string(kGood)),
+       "abs.cu:1: #include \"/etc/passwd\" is refused: an absolute path; a kernel file may include files in "
+       "its "
+       "own folder and below"},
+      {"run --kernel-file " + write("up.cu", std::string(kGood) + "#include <../../etc/shadow>\n") +
+           " --size 64",
+       "#include <../../etc/shadow> is refused: a name with a '..' part"},
   };
   const bool nvrtc = nvrtc_available(nullptr);
   for (const Case& c : cases) {

@@ -249,3 +249,49 @@ TEST_F(NvrtcTest, AKernelInsideANamespaceIsFoundByItsQualifiedName) {
   ASSERT_TRUE(job) << why;
   EXPECT_TRUE(compile_module(*job)->ok);
 }
+
+// Issue 26, item 4: a header of the kernel's folder (and one of a subfolder it includes) reaches NVRTC in
+// memory, under the name the #include writes; NVRTC reads nothing of the folder itself (--no-source-include);
+// a changed header is another build; and what leaves the folder is refused before NVRTC runs, without quoting
+// the file.
+TEST_F(NvrtcTest, HeadersOfTheKernelsFolderAreCompiledInAndTheirContentIsPartOfTheBuildsKey) {
+  REQUIRE_NVRTC();
+  std::filesystem::create_directories(m_dir.path() / "inc");
+  write("inc/scale.cuh",
+        "#pragma once\n#include \"factor.h\"\n__device__ float scale(float v) { return v * kFactor; }\n");
+  write("inc/factor.h", "constexpr float kFactor = 2.0f;\n");
+  const std::string kernel =
+      "#include \"inc/scale.cuh\"\n__global__ void k(const float* A, const float* B, float* C, int M, int N, "
+      "int K) {\n  C[threadIdx.x] = scale(A[threadIdx.x]) + B[0] + M + N + K;\n}\n";
+  const auto k = UserKernel::open_file(write("k.cu", kernel), {});
+  const auto first = k->build(16, 90, {});
+  ASSERT_TRUE(first->ok) << first->log;
+  EXPECT_NE(std::find(first->options.begin(), first->options.end(), "--no-source-include"),
+            first->options.end());
+  write("inc/factor.h", "constexpr float kFactor = 3.0f;\n");
+  const auto again = UserKernel::open_file(m_dir.file("k.cu"), {})->build(16, 90, {});
+  ASSERT_TRUE(again->ok) << again->log;
+  EXPECT_NE(again->key, first->key) << "a changed header must not reuse the old build";
+  // NVRTC itself reads nothing next to the source: a job whose header was not handed over does not find it in
+  // the working folder (where NVRTC looked before --no-source-include).
+  write("near.h", "constexpr int kNear = 1;\n");
+  const std::filesystem::path cwd = std::filesystem::current_path();
+  std::filesystem::current_path(m_dir.path());
+  CompileJob bare;
+  bare.source = "#include \"near.h\"\n__global__ void n(int* x) { *x = kNear; }\n";
+  bare.label = "n.cu";
+  bare.name_expression = "&n";
+  const auto unseen = compile_module(bare);
+  std::filesystem::current_path(cwd);
+  EXPECT_FALSE(unseen->ok);
+  EXPECT_NE(unseen->log.find("near.h"), std::string::npos) << unseen->log;
+  // A computed name is refused before NVRTC runs, and nothing of the file it names is quoted.
+  write("secret.h", "hunter2_topsecret\n");
+  try {
+    UserKernel::open_file(write("bad.cu", "#define H \"secret.h\"\n#include H\n" + kernel), {});
+    ADD_FAILURE() << "a computed #include was not refused";
+  } catch (const ValidationError& e) {
+    EXPECT_NE(std::string(e.what()).find("bad.cu:2: #include H is refused"), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()).find("hunter2"), std::string::npos) << e.what();
+  }
+}
