@@ -680,12 +680,13 @@ fs::path follow_links(const fs::path& path) {
   throw SessionError(path.string() + ": a loop of symbolic links");
 }
 
-// An exclusive lock on "<file>.lock" beside `file`, held while it lives (flock: also between two writers
-// of one process, each with its own descriptor).
+// An exclusive lock on ".<file>.lock" beside `file` (hidden, empty, left there), held while it lives (flock:
+// also between two writers of one process, each with its own descriptor).
 class FileLock {
  public:
   explicit FileLock(const fs::path& file) {
-    const fs::path lock = file.string() + ".lock";
+    const fs::path lock = (file.has_parent_path() ? file.parent_path() : fs::path(".")) /
+                          ("." + file.filename().string() + ".lock");
     m_fd = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
     if (m_fd < 0)
       throw SessionError(lock.string() + ": the lock file cannot be opened (" + std::strerror(errno) + ")");

@@ -108,9 +108,9 @@ struct SessionSave {
   std::vector<MeasurementRecord> left_out;  // the oldest points that did not fit in the file's limits
 };
 // Saves `s` to `path` without losing what another writer saved there meanwhile: under an exclusive lock
-// (flock on "<file>.lock" beside the file), the file is read again and its points that `s` lacks are merged
-// into `s` (a point is the same point when every field is equal), ordered by date, then written atomically.
-// A symbolic link is followed to the file it names (written there, the link stays). Points past
+// (flock on ".<file>.lock", hidden beside the file), the file is read again and its points that `s` lacks are
+// merged into `s` (a point is the same point when every field is equal), ordered by date, then written
+// atomically. A symbolic link is followed to the file it names (written there, the link stays). Points past
 // kMaxSessionRecords or kMaxSessionBytes (compact) are taken out of `s`, oldest first, into left_out: the
 // caller keeps them elsewhere (save_session_beside). Throws SessionError when the file there cannot be read
 // as a session of the same device, or is not a regular file (nothing written), std::runtime_error when

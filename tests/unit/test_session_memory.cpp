@@ -35,12 +35,24 @@ void uncounted(void* q) noexcept {
 }
 }  // namespace
 
-void* operator new(size_t n) { return counted(n); }
-void* operator new[](size_t n) { return counted(n); }
-void operator delete(void* p) noexcept { uncounted(p); }
-void operator delete[](void* p) noexcept { uncounted(p); }
-void operator delete(void* p, size_t) noexcept { uncounted(p); }
-void operator delete[](void* p, size_t) noexcept { uncounted(p); }
+void* operator new(size_t n) {
+  return counted(n);
+}
+void* operator new[](size_t n) {
+  return counted(n);
+}
+void operator delete(void* p) noexcept {
+  uncounted(p);
+}
+void operator delete[](void* p) noexcept {
+  uncounted(p);
+}
+void operator delete(void* p, size_t) noexcept {
+  uncounted(p);
+}
+void operator delete[](void* p, size_t) noexcept {
+  uncounted(p);
+}
 
 using namespace ts;
 
