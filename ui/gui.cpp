@@ -77,22 +77,30 @@ class ImGuiSession {
   bool glfw() const { return m_glfw; }
 
   // The saved layout, before the first frame: a regular file of at most 1 MiB (InputFile: a FIFO is refused,
-  // never waited on). Returns why it was not read ("" when read, or when there is none yet).
+  // never waited on). Returns why it was not read ("" when read, or when there is none yet); a file not read
+  // is kept as it is (the layout is then not saved either).
   std::string load_ini() {
     if (m_ini.empty()) return "";
     std::error_code ec;
     if (!fs::exists(fs::symlink_status(m_ini, ec))) return "";
+    std::string why;
     try {
       const InputFile f(m_ini);
-      if (f.size() > (1u << 20)) return m_ini + " is larger than 1 MiB: the window layout was not read";
-      std::string text(size_t(f.size()), '\0');
-      if (!f.read_at(0, text.data(), text.size())) return m_ini + " changed while read: not read";
-      ImGui::LoadIniSettingsFromMemory(text.data(), text.size());
-      m_saved = text;
+      std::string text(size_t(std::min<uint64_t>(f.size(), 1u << 20)), '\0');
+      if (f.size() > (1u << 20))
+        why = m_ini + " is larger than 1 MiB";
+      else if (!f.read_at(0, text.data(), text.size()))
+        why = m_ini + " changed while it was read";
+      if (why.empty()) {
+        ImGui::LoadIniSettingsFromMemory(text.data(), text.size());
+        m_saved = text;
+        return "";
+      }
     } catch (const std::exception& e) {
-      return std::string(e.what()) + ": the window layout was not read";
+      why = e.what();
     }
-    return "";
+    m_ini.clear();
+    return why + ": the window layout is neither read nor saved (the file is kept)";
   }
   // Writes the layout when ImGui asks (its settings changed a few seconds ago) or `now`, and it changed: an
   // exclusive temporary file, fsync, rename; a link, FIFO or anything but a regular file there is refused at
