@@ -412,11 +412,14 @@ void App::add_to_session(const RunResult& r) {
   AppState& s = m_state;
   Session& cur = s.sessions.current();
   if (cur.records.size() >= size_t(kMaxSessionRecords)) {
-    // A session file holds at most kMaxSessionRecords points: the oldest make room (said once).
+    // A session file holds at most kMaxSessionRecords points: the oldest make room, and are saved beside the
+    // session file at the next save (said once now, and where they went then).
+    m_overflow.push_back(std::move(cur.records.front()));
     cur.records.erase(cur.records.begin());
     if (!m_session_capped)
       s.say(Severity::Warning, "the session holds " + std::to_string(kMaxSessionRecords) +
-                                   " points, the most a session file keeps: the oldest points make room");
+                                   " points, the most a session file keeps: the oldest points make room "
+                                   "(they are saved beside the session file when it is saved)");
     m_session_capped = true;
   }
   cur.add(r);
@@ -465,37 +468,72 @@ void App::open_session_file(const std::string& path) {
   }
 }
 
-void App::save_session_file() {
+std::string App::save_session_file() {
   AppState& s = m_state;
-  if (s.session_file.empty()) return;
+  if (s.session_file.empty()) return "";
   Session& cur = s.sessions.current();
-  // A session file larger than load_session accepts would be refused at the next launch: the oldest points
-  // make room first, and the window says so.
-  size_t dropped = 0;
-  while (!cur.records.empty()) {
-    const size_t bytes = to_json(cur).dump(1).size();
-    if (bytes < size_t(kMaxSessionBytes) * 9 / 10) break;
-    const size_t n = std::max<size_t>(1, cur.records.size() / 10);
-    cur.records.erase(cur.records.begin(), cur.records.begin() + std::ptrdiff_t(n));
-    dropped += n;
-    ++s.sessions_serial;
-  }
-  if (dropped)
-    s.say(Severity::Warning, "the session file would pass " + std::to_string(kMaxSessionBytes >> 20) +
-                                 " MiB: its " + std::to_string(dropped) + " oldest points were left out");
+  const fs::path file = s.session_file;
+  const fs::path dir = file.has_parent_path() ? file.parent_path() : fs::path(".");
+  std::string warnings;
+  auto warn = [&](const std::string& m) {
+    s.say(Severity::Warning, m);
+    warnings += (warnings.empty() ? "" : "\n") + m;
+  };
+  auto points = [](size_t n) { return std::to_string(n) + (n == 1 ? " point" : " points"); };
   std::error_code ec;
-  if (cur.records.empty() && !fs::exists(s.session_file, ec)) return;
-  if (!s.session_refused.empty()) {
-    if (cur.records.empty()) return;
-    // The refused file stays untouched: this window's session gets a name of its own next to it.
-    NewNames names(fs::path(s.session_file).parent_path(), "session", {"json"});
-    names.keep();  // saved just below, replacing its empty reservation
-    s.session_file = names[0].string();
-    s.session_refused.clear();
+  const bool present = fs::exists(fs::symlink_status(file, ec));
+  if (!s.session_refused.empty() || (cur.records.empty() && !present)) {
+    // The refused file stays untouched: this window's points get a name of their own next to it, taken
+    // exclusively (two windows closing in the same second get -2, -3...).
+    if (!cur.records.empty()) {
+      const fs::path beside = save_session_beside(dir, "session", cur);
+      s.session_file = beside.string();
+      s.session_refused.clear();
+      s.say(Severity::Info, "session saved: " + points(cur.records.size()) + " to " + s.session_file + " (" +
+                                file.string() + " was refused and is left as it is)");
+    }
+  } else {
+    try {
+      const SessionSave r = save_session_merged(file, cur);
+      if (r.merged) {
+        ++s.sessions_serial;
+        s.say(Severity::Info, points(r.merged) + " saved by another window were merged into this session");
+      }
+      m_overflow.insert(m_overflow.end(), r.left_out.begin(), r.left_out.end());
+      if (!r.left_out.empty()) ++s.sessions_serial;
+      s.say(Severity::Info, "session saved: " + points(r.points) + " to " + r.written.string() +
+                                (r.written != file ? " (the file " + file.string() + " links to)" : ""));
+    } catch (const SessionError& e) {
+      // Not writable there (a link to something that is not a regular file, a file another window damaged):
+      // the points are kept beside it, and the window says where.
+      const fs::path beside = save_session_beside(dir, "session", cur);
+      warn(std::string("the session could not be saved: ") + e.what() + "; its " +
+           points(cur.records.size()) + " were saved to " + beside.string() + " instead");
+      s.session_file = beside.string();
+    }
   }
-  save_session(s.session_file, cur, true);
-  s.say(Severity::Info,
-        "session saved: " + std::to_string(cur.records.size()) + " points to " + s.session_file);
+  if (!m_overflow.empty()) {
+    Session aside;
+    aside.label = cur.label + " (oldest points)";
+    aside.created = cur.created;
+    aside.program_version = cur.program_version;
+    aside.commit = cur.commit;
+    aside.device = cur.device;
+    aside.dram_gbs = cur.dram_gbs;
+    aside.records = std::move(m_overflow);
+    m_overflow.clear();
+    const size_t n = aside.records.size();
+    try {
+      const fs::path beside = save_session_beside(dir, "session-oldest", aside);
+      warn("the session file keeps at most " + std::to_string(kMaxSessionRecords) + " points and " +
+           std::to_string(kMaxSessionBytes >> 20) + " MiB: its " + points(n) + " oldest were saved to " +
+           beside.string() + " (File > Open session to overlay shows them)");
+    } catch (...) {
+      m_overflow = std::move(aside.records);  // kept for the next save
+      throw;
+    }
+  }
+  return warnings;
 }
 
 void App::handle_sessions() {
@@ -506,7 +544,7 @@ void App::handle_sessions() {
       s.say(Severity::Warning, "this window keeps no session file");
     else
       try {
-        save_session_file();
+        (void)save_session_file();
       } catch (const std::exception& e) {
         s.say(Severity::Error, std::string("could not save the session: ") + e.what());
       }

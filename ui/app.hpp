@@ -54,9 +54,12 @@ class App {
 
   // [SECTION] The window's session file: read at launch (a file measured on another device is opened beside
   // the current session instead; a damaged one is refused with its reason and never overwritten), written
-  // when the window closes and on File > Save session.
+  // when the window closes and on File > Save session, merged with what other windows saved there meanwhile
+  // (save_session_merged). Points that cannot go there (the file refused, not writable, or past the limits)
+  // are saved beside it under a new name, and the window says so. Returns those warnings ("" when none), for
+  // standard error at exit.
   void open_session_file(const std::string& path);
-  void save_session_file();
+  std::string save_session_file();
 
  private:
   void handle_shortcuts();
@@ -101,6 +104,9 @@ class App {
   std::future<BandwidthResult> m_bandwidth;
   CancelToken m_bandwidth_cancel;
   bool m_session_capped = false;
+  // The oldest points that made room in a session holding kMaxSessionRecords: saved beside the session file
+  // at the next save, never dropped.
+  std::vector<MeasurementRecord> m_overflow;
   // The GL self-check: faults seen so far, and whether this failure was already met by a rebuild.
   uint64_t m_incidents = 0;
   // Rebuilds in this episode: 1 as it was, 2 without interop; then the window says the pictures are wrong.

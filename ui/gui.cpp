@@ -54,8 +54,10 @@ class ImGuiSession {
     ImGui::CreateContext();
     ImPlot::CreateContext();
     ImGuiIO& io = ImGui::GetIO();
+    // ImGui never touches imgui.ini itself (its fopen writes through a link, in place): the layout is read
+    // and written here, as every other file (load_ini, save_ini).
+    io.IniFilename = nullptr;
     if (ini_file) m_ini = ini_file;
-    io.IniFilename = m_ini.empty() ? nullptr : m_ini.c_str();
     // Docking on; keyboard navigation off, so Space runs the problem instead of pressing a focused button
     // (Tab still moves between text fields).
     io.ConfigFlags |= ImGuiConfigFlags_DockingEnable;
@@ -73,6 +75,52 @@ class ImGuiSession {
   ImGuiSession(const ImGuiSession&) = delete;
   ImGuiSession& operator=(const ImGuiSession&) = delete;
   bool glfw() const { return m_glfw; }
+
+  // The saved layout, before the first frame: a regular file of at most 1 MiB (InputFile: a FIFO is refused,
+  // never waited on). Returns why it was not read ("" when read, or when there is none yet); a file not read
+  // is kept as it is (the layout is then not saved either).
+  std::string load_ini() {
+    if (m_ini.empty()) return "";
+    std::error_code ec;
+    if (!fs::exists(fs::symlink_status(m_ini, ec))) return "";
+    std::string why;
+    try {
+      const InputFile f(m_ini);
+      std::string text(size_t(std::min<uint64_t>(f.size(), 1u << 20)), '\0');
+      if (f.size() > (1u << 20))
+        why = m_ini + " is larger than 1 MiB";
+      else if (!f.read_at(0, text.data(), text.size()))
+        why = m_ini + " changed while it was read";
+      if (why.empty()) {
+        ImGui::LoadIniSettingsFromMemory(text.data(), text.size());
+        m_saved = text;
+        return "";
+      }
+    } catch (const std::exception& e) {
+      why = e.what();
+    }
+    m_ini.clear();
+    return why + ": the window layout is neither read nor saved (the file is kept)";
+  }
+  // Writes the layout when ImGui asks (its settings changed a few seconds ago) or `now`, and it changed: an
+  // exclusive temporary file, fsync, rename; a link, FIFO or anything but a regular file there is refused at
+  // every save (never written through). Returns why it was not written ("" when written or unchanged).
+  std::string save_ini(bool now) {
+    ImGuiIO& io = ImGui::GetIO();
+    if (m_ini.empty() || !(io.WantSaveIniSettings || now)) return "";
+    io.WantSaveIniSettings = false;
+    size_t n = 0;
+    const char* data = ImGui::SaveIniSettingsToMemory(&n);
+    std::string text(data, n);
+    if (text == m_saved) return "";
+    try {
+      write_file(m_ini, text, Replace::RegularFile);
+      m_saved = std::move(text);
+    } catch (const std::exception& e) {
+      return std::string("the window layout was not saved: ") + e.what();
+    }
+    return "";
+  }
 
   // The renderer's GL objects made anew on the current context (the font atlas is uploaded again at the next
   // frame): after a failed GL self-check.
@@ -93,6 +141,7 @@ class ImGuiSession {
  private:
   bool m_glfw;
   std::string m_ini;
+  std::string m_saved;  // the layout as last read or written
 };
 
 void new_frame(bool glfw, ImVec2 offscreen_size = ImVec2(0, 0), float dt = 1.0f / 60) {
@@ -300,8 +349,9 @@ extern "C" void on_close_signal(int) {
   g_close_requested = true;
 }
 
-// ImGui reads and writes imgui.ini itself (fopen): let it only where that is a regular file or nothing yet,
-// so a FIFO cannot block the start and a link or device is never replaced.
+// imgui.ini is used only where it is a regular file or nothing yet at start (a link or device there is kept
+// as it is, and the layout neither read nor saved); every save checks the name again
+// (ImGuiSession::save_ini).
 bool ini_usable(const fs::path& ini, std::string* warnings) {
   std::error_code ec;
   const fs::file_status st = fs::symlink_status(ini, ec);
@@ -369,8 +419,13 @@ int run_gui(const GuiOptions& opt) {
   GLFWwindow* win = window->get();
 
   ImGuiSession session(win, use_ini ? ini.c_str() : nullptr);
+  if (const std::string why = session.load_ini(); !why.empty()) {
+    std::fprintf(stderr, "tilescope: settings: %s\n", why.c_str());
+    warnings += (warnings.empty() ? "" : "; ") + why;
+  }
   App app(opt.backend, opt.backend_note, settings, window->gl_renderer());
   if (!warnings.empty()) app.state().say(Severity::Warning, "settings: " + warnings);
+  std::string ini_refused;  // the last reason imgui.ini was not written (said once per reason)
   app.open_session_file(default_session_path().string());  // the measurements of earlier launches
   g_drop_target = &app.state();
   if (!opt.kernel_file.empty()) app.state().user.open_path = opt.kernel_file;
@@ -400,6 +455,8 @@ int run_gui(const GuiOptions& opt) {
     app.prepare_frame(content_scale(win));
     new_frame(true);
     app.frame();
+    if (const std::string why = session.save_ini(false); !why.empty() && why != ini_refused)
+      app.state().say(Severity::Warning, ini_refused = why);
     if (layout_frames > 0) {
       --layout_frames;
       ImGui::Render();
@@ -452,8 +509,11 @@ int run_gui(const GuiOptions& opt) {
   if (opt.hooks.before_exit) opt.hooks.before_exit(app);
   std::signal(SIGINT, old_int);
   std::signal(SIGTERM, old_term);
+  if (const std::string why = session.save_ini(true); !why.empty())
+    std::fprintf(stderr, "tilescope: %s\n", why.c_str());
   try {  // the measurements, for the next launch (a file refused at start is never overwritten)
-    app.save_session_file();
+    const std::string warnings = app.save_session_file();
+    if (!warnings.empty()) std::fprintf(stderr, "tilescope: %s\n", warnings.c_str());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "tilescope: could not save the session: %s\n", e.what());
   }

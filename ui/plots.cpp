@@ -545,7 +545,10 @@ PlotReport draw_bars(const BarsData& d, ImVec2 size, const PlotStyle& st, int* c
   double hi = 0;
   for (const auto& row : d.bars)
     for (const auto& b : row)
-      if (b) hi = std::max(hi, b->p25_ms > 0 ? b->tflops * b->median_ms / b->p25_ms : b->tflops);
+      if (b) {
+        const double top = b->p25_ms > 0 ? b->tflops * b->median_ms / b->p25_ms : b->tflops;
+        if (std::isfinite(top)) hi = std::max(hi, top);  // sessions are checked on read; this never trusts it
+      }
   // Without a bar no unit and no numbers: an empty ladder showed "0 .. 1e-09 MFLOP/s".
   const ImPlotAxisFlags none =
       n > 0 ? ImPlotAxisFlags_None : ImPlotAxisFlags_NoTickLabels | ImPlotAxisFlags_NoTickMarks;
@@ -577,8 +580,11 @@ PlotReport draw_bars(const BarsData& d, ImVec2 size, const PlotStyle& st, int* c
       if (!b) continue;
       const double y = r - 0.4 + h * (double(k) + 0.5);
       const double v = b->tflops * scale;
-      const double v_lo = b->p75_ms > 0 ? b->tflops * b->median_ms / b->p75_ms * scale : v;
-      const double v_hi = b->p25_ms > 0 ? b->tflops * b->median_ms / b->p25_ms * scale : v;
+      if (!std::isfinite(v) || v < 0) continue;  // no pixel can be computed from it
+      double v_lo = b->p75_ms > 0 ? b->tflops * b->median_ms / b->p75_ms * scale : v;
+      double v_hi = b->p25_ms > 0 ? b->tflops * b->median_ms / b->p25_ms * scale : v;
+      if (!std::isfinite(v_lo) || v_lo > v) v_lo = v;
+      if (!std::isfinite(v_hi) || v_hi < v) v_hi = v;
       const ImVec4 col = series_colour(d.colours[size_t(r)], is_reference(b->config.kernel));
       ImPlot::SetNextFillStyle(col, alpha);
       ImPlot::SetNextLineStyle(col);
@@ -599,7 +605,7 @@ PlotReport draw_bars(const BarsData& d, ImVec2 size, const PlotStyle& st, int* c
   if (d.baseline >= 0 && !d.bars.empty() && d.bars[0][size_t(d.baseline)]) {
     const double bv = d.bars[0][size_t(d.baseline)]->tflops * scale;
     ImPlot::SetNextLineStyle(with_alpha(palette().muted, 0.8f), 1.0f * em / 16);
-    ImPlot::PlotInfLines("##baseline", &bv, 1, ImPlotItemFlags_NoLegend);
+    if (std::isfinite(bv)) ImPlot::PlotInfLines("##baseline", &bv, 1, ImPlotItemFlags_NoLegend);
   }
   // The current configuration's row, outlined.
   if (d.current >= 0) {
@@ -612,7 +618,8 @@ PlotReport draw_bars(const BarsData& d, ImVec2 size, const PlotStyle& st, int* c
   }
   rep.area = plot_area();
   if (st.interactive && ImPlot::IsPlotHovered() && n > 0) {
-    const int r = int(std::lround(ImPlot::GetPlotMousePos().y));
+    const double my = ImPlot::GetPlotMousePos().y;
+    const int r = std::isfinite(my) && my > -1 && my < n ? int(std::lround(my)) : -1;
     if (r >= 0 && r < n && !d.bars.empty()) {
       std::string tip = d.labels[size_t(r)];
       for (size_t si : drawn) {

@@ -2,17 +2,24 @@
 
 #include "files.hpp"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
+#include <iterator>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <limits>
 #include <map>
 #include <sstream>
+#include <unordered_set>
 
 #include "csv.hpp"
 #include "tilescope/version.hpp"
@@ -191,6 +198,21 @@ class Reader {
     return v.get<bool>();
   }
   double number(const char* key) const { return to_double(at(key), key); }
+  // A number in lo..hi, or null (read as NaN: a value that was never measured) when `null_ok`.
+  double number(const char* key, double lo, double hi, bool null_ok = true) const {
+    return checked(at(key), key, lo, hi, null_ok);
+  }
+  double checked(const json& v, const std::string& key, double lo, double hi, bool null_ok) const {
+    if (v.is_null()) {
+      if (!null_ok) bad(key, "is null, not a number");
+      return std::numeric_limits<double>::quiet_NaN();
+    }
+    const double x = to_double(v, key);
+    if (!(x >= lo && x <= hi))
+      throw SessionError(m_where + ": '" + key + "' = " + v.dump() + " is outside " + fmt(lo) + ".." +
+                         fmt(hi));
+    return x;
+  }
   int64_t integer(const char* key, int64_t lo, int64_t hi) const {
     const json& v = at(key);
     if (!v.is_number_integer()) bad(key, "is not a whole number");
@@ -214,6 +236,11 @@ class Reader {
     return v.get<double>();
   }
   const std::string& where() const { return m_where; }
+  static std::string fmt(double x) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%g", x);
+    return b;
+  }
 
  private:
   [[noreturn]] void bad(const std::string& key, const char* what) const {
@@ -223,13 +250,19 @@ class Reader {
   std::string m_where;
 };
 
+// What a value read from a session may be (a plot computes pixels from them: an infinite or negative time,
+// or a quartile on the wrong side of the median, is refused when the file is read, never drawn).
+constexpr double kMaxTimeMs = 1e9;     // a launch of 11 days
+constexpr double kMaxMhz = 1e6;        // clocks
+constexpr double kMaxQuantity = 1e15;  // TFLOP/s, GB/s, waves, errors, noise
+
 ClockRecord clock_from(const Reader& c) {
   ClockRecord k;
   k.available = c.flag("available");
-  k.min_mhz = c.number("min_mhz");
-  k.median_mhz = c.number("median_mhz");
-  k.max_mhz = c.number("max_mhz");
-  k.device_max_mhz = c.number("device_max_mhz");
+  k.min_mhz = c.number("min_mhz", 0, kMaxMhz);
+  k.median_mhz = c.number("median_mhz", 0, kMaxMhz);
+  k.max_mhz = c.number("max_mhz", 0, kMaxMhz);
+  k.device_max_mhz = c.number("device_max_mhz", 0, kMaxMhz);
   k.throttled = c.flag("throttled");
   k.throttle_reasons = c.str("throttle_reasons");
   k.note = c.str("note");
@@ -243,20 +276,43 @@ std::vector<double> samples_from(const Reader& r, const char* key) {
     throw SessionError(r.where() + ": " + std::to_string(samples.size()) +
                        " samples, more than the limit of " + std::to_string(kMaxRecordSamples));
   std::vector<double> v;
-  for (const json& x : samples) v.push_back(r.to_double(x, std::string(key) + "[]"));
+  v.reserve(samples.size());
+  for (size_t i = 0; i < samples.size(); ++i) {
+    const json& x = samples[i];
+    if (x.is_number() && x.get<double>() >= 0 && x.get<double>() <= kMaxTimeMs)
+      v.push_back(x.get<double>());
+    else  // the reason, with the sample's place
+      r.checked(x, std::string(key) + "[" + std::to_string(i) + "]", 0, kMaxTimeMs, false);
+  }
   return v;
 }
 
+// Statistics of the samples, in ms: with samples, every figure a time (no null), the median above zero and
+// min <= p25 <= median <= p75 <= max.
 SampleStats stats_from(const Reader& r) {
   SampleStats s;
   s.count = int(r.integer("count", 0, kMaxRecordSamples));
-  s.median = r.number("median");
-  s.p25 = r.number("p25");
-  s.p75 = r.number("p75");
-  s.min = r.number("min");
-  s.max = r.number("max");
-  s.mean = r.number("mean");
-  s.stddev = r.number("stddev");
+  const bool timed = s.count > 0;
+  s.median = r.number("median", 0, kMaxTimeMs, !timed);
+  s.p25 = r.number("p25", 0, kMaxTimeMs, !timed);
+  s.p75 = r.number("p75", 0, kMaxTimeMs, !timed);
+  s.min = r.number("min", 0, kMaxTimeMs, !timed);
+  s.max = r.number("max", 0, kMaxTimeMs, !timed);
+  s.mean = r.number("mean", 0, kMaxTimeMs, !timed);
+  s.stddev = r.number("stddev", 0, kMaxTimeMs);
+  if (timed) {
+    if (!(s.median > 0))
+      throw SessionError(r.where() + ": 'median' = " + Reader::fmt(s.median) + " is not above 0");
+    auto order = [&](const char* a, double x, const char* b, double y) {
+      if (x > y * (1 + 1e-12))
+        throw SessionError(r.where() + ": '" + a + "' = " + Reader::fmt(x) + " is above '" + b +
+                           "' = " + Reader::fmt(y));
+    };
+    order("min", s.min, "p25", s.p25);
+    order("p25", s.p25, "median", s.median);
+    order("median", s.median, "p75", s.p75);
+    order("p75", s.p75, "max", s.max);
+  }
   return s;
 }
 
@@ -267,14 +323,14 @@ DeviceInfo device_from(const Reader& r) {
   d.label = r.str("label");
   d.sm = int(r.integer("compute_capability", 0, 1000));
   d.sm_count = int(r.integer("sm_count", 0, 100000));
-  d.max_sm_clock_mhz = r.number("max_sm_clock_mhz");
+  d.max_sm_clock_mhz = r.number("max_sm_clock_mhz", 0, kMaxMhz);
   d.driver = r.str("driver");
   d.cuda_runtime = r.str("cuda_runtime");
   d.l2_bytes = r.integer("l2_bytes", 0, INT64_MAX);
   d.memory_bytes = r.integer("memory_bytes", 0, INT64_MAX);
-  d.datasheet_bandwidth_gbs = r.number("datasheet_bandwidth_gbs");
-  d.peak_fp32_tflops = r.number("peak_fp32_tflops");
-  d.peak_tf32_tflops = r.number("peak_tf32_tflops");
+  d.datasheet_bandwidth_gbs = r.number("datasheet_bandwidth_gbs", 0, kMaxQuantity);
+  d.peak_fp32_tflops = r.number("peak_fp32_tflops", 0, kMaxQuantity);
+  d.peak_tf32_tflops = r.number("peak_tf32_tflops", 0, kMaxQuantity);
   const Reader l = r.object("limits");
   DeviceLimits& x = d.limits;
   x.sm_count = d.sm_count;
@@ -319,20 +375,20 @@ MeasurementRecord record_from(const Reader& r) {
   if (m.stats.count != int(m.samples_ms.size()))
     throw SessionError(r.where() + ": stats_ms.count = " + std::to_string(m.stats.count) + " but " +
                        std::to_string(m.samples_ms.size()) + " samples");
-  m.tflops = r.number("tflops");
-  m.noise = r.number("noise");
+  m.tflops = r.number("tflops", 0, kMaxQuantity, m.stats.count == 0);
+  m.noise = r.number("noise", 0, kMaxQuantity);
   m.stop = r.str("stop");
   m.passed = r.flag("passed");
-  m.max_abs_err = r.number("max_abs_err");
-  m.tolerance = r.number("tolerance");
+  m.max_abs_err = r.number("max_abs_err", 0, std::numeric_limits<double>::max());
+  m.tolerance = r.number("tolerance", 0, std::numeric_limits<double>::max());
   m.clock = clock_from(r.object("clock"));
   if (r.has("frames_drawn")) m.frames_drawn = r.integer("frames_drawn", 0, INT64_MAX);
   m.tile_m = int(r.integer("tile_m", 0, 1 << 20));
   m.tile_n = int(r.integer("tile_n", 0, 1 << 20));
   m.blocks_per_sm = int(r.integer("blocks_per_sm", 0, 1 << 20));
   if (r.has("blocks_per_tile")) m.blocks_per_tile = int(r.integer("blocks_per_tile", 1, 1 << 20));
-  m.waves = r.number("waves");
-  m.reference_ms = r.number("reference_ms");
+  m.waves = r.number("waves", 0, kMaxQuantity);
+  m.reference_ms = r.number("reference_ms", 0, kMaxTimeMs);
   if (r.has("interleaved_reference")) {  // older files have none
     const Reader ir = r.object("interleaved_reference");
     InterleavedReference& x = m.interleaved;
@@ -342,7 +398,7 @@ MeasurementRecord record_from(const Reader& r) {
     if (x.stats.count != int(x.times_ms.size()))
       throw SessionError(ir.where() + ": stats_ms.count = " + std::to_string(x.stats.count) + " but " +
                          std::to_string(x.times_ms.size()) + " samples");
-    x.noise = ir.number("noise");
+    x.noise = ir.number("noise", 0, kMaxQuantity);
     x.clock = clock_from(ir.object("clock"));
     m.interleaved_note = ir.str("note");
   }
@@ -368,7 +424,9 @@ json to_json(const Session& s) {
           {"records", records}};
 }
 
-Session session_from_json(const json& j) {
+namespace {
+// The session's fields but its records.
+Session header_from_json(const json& j) {
   if (!j.is_object() || !j.contains("format") || j["format"] != "tilescope-session")
     throw SessionError("not a TileScope session (no \"format\": \"tilescope-session\")");
   const Reader r(j, "session");
@@ -382,16 +440,38 @@ Session session_from_json(const json& j) {
   s.program_version = r.str("tilescope");
   s.commit = r.str("commit");
   s.device = device_from(r.object("device"));
-  s.dram_gbs = r.number("dram_gbs");
-  const json& recs = r.at("records");
-  if (!recs.is_array()) throw SessionError("session: 'records' is not a list");
-  if (recs.size() > size_t(kMaxSessionRecords))
-    throw SessionError("session has " + std::to_string(recs.size()) + " records, more than the limit of " +
-                       std::to_string(kMaxSessionRecords));
+  s.dram_gbs = r.number("dram_gbs", 0, kMaxQuantity);
+  if (!r.at("records").is_array()) throw SessionError("session: 'records' is not a list");
+  return s;
+}
+
+std::string too_many_records(size_t n) {
+  return "session has " + std::to_string(n) + " records, more than the limit of " +
+         std::to_string(kMaxSessionRecords);
+}
+
+// The text of a nlohmann exception without its "[json.exception.out_of_range.406] " tag.
+std::string json_reason(const json::exception& e) {
+  std::string w = e.what();
+  const size_t close = w.find("] ");
+  return w.rfind("[json.exception.", 0) == 0 && close != std::string::npos ? w.substr(close + 2) : w;
+}
+}  // namespace
+
+Session session_from_json(const json& j) {
+  Session s = header_from_json(j);
+  const json& recs = j["records"];
+  if (recs.size() > size_t(kMaxSessionRecords)) throw SessionError(too_many_records(recs.size()));
   s.records.reserve(recs.size());
   for (size_t i = 0; i < recs.size(); ++i)
     s.records.push_back(record_from(Reader(recs[i], "record " + std::to_string(i + 1))));
   return s;
+}
+
+std::string session_text(const Session& s) {
+  // Compact (what is counted against the limit is what is written); text that is not UTF-8 (a kernel's
+  // name) is written with U+FFFD in its place instead of failing the save.
+  return to_json(s).dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
 void save_session(const fs::path& path, const Session& s, bool replace) {
@@ -400,39 +480,305 @@ void save_session(const fs::path& path, const Session& s, bool replace) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   try {
-    write_file(path, to_json(s).dump(1) + "\n", replace ? Replace::RegularFile : Replace::Never);
+    write_file(path, session_text(s), replace ? Replace::RegularFile : Replace::Never);
   } catch (const ValidationError& e) {
     throw SessionError(e.what());
   }
 }
 
+namespace {
+
+// The bytes of an open file, for nlohmann's parser (an input iterator): read in blocks, never more than
+// kMaxSessionBytes (a file that grows while it is read is refused as too large).
+class FileBytes {
+ public:
+  explicit FileBytes(int fd) : m_fd(fd) {}
+  int next() {
+    if (m_pos == m_len) {
+      if (m_total > uint64_t(kMaxSessionBytes)) return -1;
+      ssize_t n;
+      do n = ::read(m_fd, m_buf, sizeof m_buf);
+      while (n < 0 && (errno == EINTR || errno == EAGAIN));
+      if (n < 0) {
+        m_error = errno;
+        return -1;
+      }
+      if (n == 0) return -1;
+      m_pos = 0;
+      m_len = size_t(n);
+      m_total += uint64_t(n);
+    }
+    return static_cast<unsigned char>(m_buf[m_pos++]);
+  }
+  uint64_t total() const { return m_total; }
+  int error() const { return m_error; }
+
+ private:
+  int m_fd;
+  char m_buf[1 << 16];
+  size_t m_pos = 0, m_len = 0;
+  uint64_t m_total = 0;
+  int m_error = 0;
+};
+
+class ByteIterator {
+ public:
+  using iterator_category = std::input_iterator_tag;
+  using value_type = char;
+  using difference_type = std::ptrdiff_t;
+  using pointer = const char*;
+  using reference = char;
+  ByteIterator() = default;  // the end
+  explicit ByteIterator(FileBytes* f) : m_f(f) { m_c = m_f->next(); }
+  char operator*() const { return char(m_c); }
+  ByteIterator& operator++() {
+    m_c = m_f->next();
+    return *this;
+  }
+  ByteIterator operator++(int) {
+    ByteIterator was = *this;
+    ++*this;
+    return was;
+  }
+  bool operator==(const ByteIterator& o) const { return at_end() == o.at_end(); }
+  bool operator!=(const ByteIterator& o) const { return !(*this == o); }
+
+ private:
+  bool at_end() const { return !m_f || m_c < 0; }
+  FileBytes* m_f = nullptr;
+  int m_c = -1;
+};
+
+// Builds the session while the text is parsed, so that what is held stays bounded: each record is read into
+// its Measurement record as soon as it ends and its JSON dropped; containers nest at most
+// kMaxSessionDepth deep; a record holds at most kMaxRecordValues values, the rest of the file
+// kMaxHeaderValues. Past a limit the file is refused at once, before anything more is built.
+class StreamingReader {
+ public:
+  bool event(int depth, json::parse_event_t ev, json& parsed) {
+    using E = json::parse_event_t;
+    if (ev == E::object_start || ev == E::array_start) {
+      if (depth >= kMaxSessionDepth)
+        throw SessionError("nested more than " + std::to_string(kMaxSessionDepth) +
+                           " levels deep (a session nests 5)");
+    }
+    if (ev == E::key && depth == 1) m_root_key = parsed.get<std::string>();
+    if (ev == E::array_start && depth == 1) m_in_records = m_root_key == "records";
+    if (ev == E::array_end && depth == 1) m_in_records = false;
+    const bool in_record = m_in_records && depth >= 2;
+    if (ev != E::object_end && ev != E::array_end) {
+      if (in_record) {
+        if (++m_record_values > kMaxRecordValues)
+          throw SessionError("record " + std::to_string(m_records + 1) + " holds more than " +
+                             std::to_string(kMaxRecordValues) + " values");
+      } else if (++m_header_values > kMaxHeaderValues) {
+        throw SessionError("the session's fields outside its records hold more than " +
+                           std::to_string(kMaxHeaderValues) + " values");
+      }
+    }
+    // A record (an element of "records") is complete: read it, keep the record, drop its JSON.
+    const bool element_done =
+        m_in_records && depth == 2 && (ev == E::object_end || ev == E::array_end || ev == E::value);
+    if (!element_done) return true;
+    ++m_records;
+    m_record_values = 0;
+    if (m_records > size_t(kMaxSessionRecords)) throw SessionError(too_many_records(m_records));
+    if (m_first_error.empty()) {
+      try {
+        records.push_back(record_from(Reader(parsed, "record " + std::to_string(m_records))));
+      } catch (const SessionError& e) {
+        m_first_error = e.what();  // said after the header's checks (a file that is no session says so)
+        records.clear();
+        records.shrink_to_fit();
+      }
+    }
+    return false;
+  }
+  const std::string& first_error() const { return m_first_error; }
+  std::vector<MeasurementRecord> records;
+
+ private:
+  std::string m_root_key, m_first_error;
+  bool m_in_records = false;
+  size_t m_records = 0;
+  int64_t m_record_values = 0, m_header_values = 0;
+};
+
+}  // namespace
+
 Session load_session(const fs::path& path) {
   const std::string p = path.string();
-  std::error_code ec;
-  const auto st = fs::status(path, ec);
-  if (ec || !fs::exists(st)) throw SessionError(p + ": no such file");
-  if (!fs::is_regular_file(st)) throw SessionError(p + ": not a regular file");
-  const auto size = fs::file_size(path, ec);
-  if (ec) throw SessionError(p + ": cannot read its size (" + ec.message() + ")");
-  if (size > uint64_t(kMaxSessionBytes))
-    throw SessionError(p + ": " + std::to_string(size >> 20) + " MiB is larger than the limit of " +
-                       std::to_string(kMaxSessionBytes >> 20) + " MiB for a session");
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw SessionError(p + ": cannot be opened");
-  std::string text(size_t(size), '\0');
-  f.read(text.data(), std::streamsize(size));
-  if (size_t(f.gcount()) != size_t(size)) throw SessionError(p + ": could not read the whole file");
+  // Opened without blocking (a FIFO is refused, never waited on), then checked on the descriptor.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) {
+    const int err = errno;
+    if (err == ENOENT) {
+      std::error_code ec;
+      throw SessionError(p + (fs::is_symlink(fs::symlink_status(path, ec))
+                                  ? ": a symbolic link to a file that does not exist"
+                                  : ": no such file"));
+    }
+    throw SessionError(p + ": cannot be opened (" + std::strerror(err) + ")");
+  }
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) throw SessionError(p + ": cannot be looked at (" + std::strerror(errno) + ")");
+  if (!S_ISREG(st.st_mode))
+    throw SessionError(p + ": not a regular file (" + describe_file_type(unsigned(st.st_mode)) + ")");
+  const uint64_t size = uint64_t(st.st_size);
+  auto too_large = [&](uint64_t bytes) {
+    return SessionError(p + ": " + format_bytes(double(bytes)) + " is larger than the limit of " +
+                        std::to_string(kMaxSessionBytes >> 20) + " MiB for a session");
+  };
+  if (size > uint64_t(kMaxSessionBytes)) throw too_large(size);
+  FileBytes bytes(fd);
+  StreamingReader reader;
   json j;
   try {
-    j = json::parse(text);
+    j = json::parse(ByteIterator(&bytes), ByteIterator(),
+                    [&reader](int depth, json::parse_event_t ev, json& parsed) {
+                      return reader.event(depth, ev, parsed);
+                    });
   } catch (const json::parse_error& e) {
+    if (bytes.error()) throw SessionError(p + ": read error (" + std::strerror(bytes.error()) + ")");
+    if (bytes.total() > uint64_t(kMaxSessionBytes)) throw too_large(bytes.total());
     throw SessionError(p + ": not JSON (byte " + std::to_string(e.byte) + ")");
-  }
-  try {
-    return session_from_json(j);
+  } catch (const json::exception& e) {  // a number too large for a double (1e309), and the like
+    throw SessionError(p + ": not usable JSON: " + json_reason(e));
   } catch (const SessionError& e) {
     throw SessionError(p + ": " + e.what());
   }
+  if (bytes.error()) throw SessionError(p + ": read error (" + std::strerror(bytes.error()) + ")");
+  if (bytes.total() > uint64_t(kMaxSessionBytes)) throw too_large(bytes.total());
+  try {
+    Session s = header_from_json(j);
+    if (!reader.first_error().empty()) throw SessionError(reader.first_error());
+    s.records = std::move(reader.records);
+    return s;
+  } catch (const SessionError& e) {
+    throw SessionError(p + ": " + e.what());
+  }
+}
+
+namespace {
+
+// Where a write of `path` lands: a symbolic link followed (hop by hop, relative links from their folder) to
+// what it names; an absent name is itself.
+fs::path follow_links(const fs::path& path) {
+  fs::path p = path;
+  for (int hops = 0; hops < 40; ++hops) {
+    struct stat st {};
+    if (::lstat(p.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return p;
+    std::error_code ec;
+    const fs::path to = fs::read_symlink(p, ec);
+    if (ec) throw SessionError(p.string() + ": the symbolic link cannot be read (" + ec.message() + ")");
+    p = to.is_absolute() ? to : (p.has_parent_path() ? p.parent_path() : fs::path(".")) / to;
+  }
+  throw SessionError(path.string() + ": a loop of symbolic links");
+}
+
+// An exclusive lock on ".<file>.lock" beside `file` (hidden, empty, left there), held while it lives (flock:
+// also between two writers of one process, each with its own descriptor).
+class FileLock {
+ public:
+  explicit FileLock(const fs::path& file) {
+    const fs::path lock = (file.has_parent_path() ? file.parent_path() : fs::path(".")) /
+                          ("." + file.filename().string() + ".lock");
+    m_fd = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
+    if (m_fd < 0)
+      throw SessionError(lock.string() + ": the lock file cannot be opened (" + std::strerror(errno) + ")");
+    struct stat st {};
+    if (::fstat(m_fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+      ::close(m_fd);
+      throw SessionError(lock.string() + ": the lock file is not a regular file");
+    }
+    while (::flock(m_fd, LOCK_EX) != 0) {
+      if (errno == EINTR) continue;
+      const int err = errno;
+      ::close(m_fd);
+      throw SessionError(lock.string() + ": cannot be locked (" + std::strerror(err) + ")");
+    }
+  }
+  ~FileLock() { ::close(m_fd); }  // closing releases the lock
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+
+ private:
+  int m_fd = -1;
+};
+
+std::string record_text(const MeasurementRecord& r) {
+  return record_json(r).dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+}  // namespace
+
+SessionSave save_session_merged(const fs::path& path, Session& s) {
+  SessionSave out;
+  const fs::path target = follow_links(path);
+  out.written = target;
+  if (target == path) {
+    std::error_code ec;
+    fs::create_directories(path.has_parent_path() ? path.parent_path() : fs::path("."), ec);
+  }
+  const FileLock lock(target);
+  // What another window saved since this one read the file: merged in, never replaced.
+  struct stat st {};
+  if (::lstat(target.c_str(), &st) == 0) {
+    Session disk = load_session(target);
+    if (disk.device.backend != s.device.backend || disk.device.name != s.device.name)
+      throw SessionError(target.string() + " now holds the session of another device (" + disk.device.name +
+                         "); it is not replaced");
+    std::unordered_set<std::string> mine;
+    mine.reserve(s.records.size());
+    for (const auto& r : s.records) mine.insert(record_text(r));
+    for (auto& r : disk.records)
+      if (mine.insert(record_text(r)).second) {
+        s.records.push_back(std::move(r));
+        ++out.merged;
+      }
+    if (!(s.dram_gbs > 0) && disk.dram_gbs > 0) s.dram_gbs = disk.dram_gbs;
+    if (out.merged)
+      std::stable_sort(
+          s.records.begin(), s.records.end(),
+          [](const MeasurementRecord& a, const MeasurementRecord& b) { return a.date < b.date; });
+  }
+  // Within the file's limits, counted on the text written: the oldest points make room.
+  size_t drop = s.records.size() > size_t(kMaxSessionRecords) ? s.records.size() - kMaxSessionRecords : 0;
+  std::string text;
+  for (;;) {
+    if (drop) {
+      out.left_out.insert(out.left_out.end(), std::make_move_iterator(s.records.begin()),
+                          std::make_move_iterator(s.records.begin() + std::ptrdiff_t(drop)));
+      s.records.erase(s.records.begin(), s.records.begin() + std::ptrdiff_t(drop));
+    }
+    text = session_text(s);
+    if (text.size() <= size_t(kMaxSessionBytes)) break;
+    // Records until the excess is covered (each with its comma).
+    size_t excess = text.size() - size_t(kMaxSessionBytes), freed = 0;
+    drop = 0;
+    while (freed < excess && drop < s.records.size()) freed += record_text(s.records[drop++]).size() + 1;
+  }
+  try {
+    write_file(target, text, Replace::RegularFile);
+  } catch (const ValidationError& e) {
+    throw SessionError(e.what());
+  }
+  out.points = s.records.size();
+  return out;
+}
+
+fs::path save_session_beside(const fs::path& dir, const std::string& prefix, const Session& s) {
+  NewNames names(dir, prefix, {"json"});
+  try {
+    write_file(names[0], session_text(s), Replace::Reserved);
+  } catch (const ValidationError& e) {
+    throw SessionError(e.what());
+  }
+  return names[0];
 }
 
 fs::path default_session_path() {

@@ -30,6 +30,11 @@ inline constexpr int kSessionFormat = 1;
 inline constexpr int64_t kMaxSessionBytes = int64_t(64) << 20;  // a session file larger than this is refused
 inline constexpr int kMaxSessionRecords = 100000;
 inline constexpr int kMaxRecordSamples = 100000;
+// Reading is bounded by these too (a session nests 5 levels; a record holds about 80 values besides its
+// samples): past them a file is refused while it is parsed, before more of it is held in memory.
+inline constexpr int kMaxSessionDepth = 16;
+inline constexpr int64_t kMaxRecordValues = 2 * int64_t(kMaxRecordSamples) + 1000;
+inline constexpr int64_t kMaxHeaderValues = 10000;
 
 // One measured point.
 struct MeasurementRecord {
@@ -79,15 +84,42 @@ nlohmann::json to_json(const Session& s);
 // Strict: throws SessionError naming the first problem ("record 3: 'median_ms' is not a number").
 Session session_from_json(const nlohmann::json& j);
 
+// The file's text: compact JSON (what is written is what counts against kMaxSessionBytes).
+std::string session_text(const Session& s);
+
 // Writes the session as JSON to a temporary file in the target folder (the project's writer: flushed and
 // checked), then renames it over `path`. replace = false refuses an existing file (SessionError); a path that
 // exists and is not a regular file is always refused.
 void save_session(const std::filesystem::path& path, const Session& s, bool replace);
 // Reads a session written by save_session. Refuses (SessionError, with the path and the reason): a missing
 // file, anything but a regular file, a file over kMaxSessionBytes (before reading it), text that is not JSON
-// (with the byte offset), another format or version, a missing or mistyped field, more than
-// kMaxSessionRecords records or kMaxRecordSamples samples in one.
+// (with the byte offset) or a number no double holds (1e309), nesting deeper than kMaxSessionDepth, another
+// format or version, a missing or mistyped field, a value out of its range (a time that is null, negative or
+// above 1e9 ms; a median not above 0; quartiles out of order), more than kMaxSessionRecords records or
+// kMaxRecordSamples samples in one. Records are read one at a time as the text is parsed: the memory held is
+// the records read plus one record's JSON, whatever the file holds.
 Session load_session(const std::filesystem::path& path);
+
+// [SECTION] The window's session file, shared by every window on one data folder.
+struct SessionSave {
+  std::filesystem::path written;            // the regular file written (a symbolic link's target)
+  size_t points = 0;                        // points in the file now
+  size_t merged = 0;                        // points another window had saved there, now in `s` too
+  std::vector<MeasurementRecord> left_out;  // the oldest points that did not fit in the file's limits
+};
+// Saves `s` to `path` without losing what another writer saved there meanwhile: under an exclusive lock
+// (flock on ".<file>.lock", hidden beside the file), the file is read again and its points that `s` lacks are
+// merged into `s` (a point is the same point when every field is equal), ordered by date, then written
+// atomically. A symbolic link is followed to the file it names (written there, the link stays). Points past
+// kMaxSessionRecords or kMaxSessionBytes (compact) are taken out of `s`, oldest first, into left_out: the
+// caller keeps them elsewhere (save_session_beside). Throws SessionError when the file there cannot be read
+// as a session of the same device, or is not a regular file (nothing written), std::runtime_error when
+// writing fails.
+SessionSave save_session_merged(const std::filesystem::path& path, Session& s);
+// Writes `s` under a new name <prefix>-<date>-<time>[-2, -3...].json in `dir`, taken exclusively (NewNames)
+// and never replacing anything; returns the name.
+std::filesystem::path save_session_beside(const std::filesystem::path& dir, const std::string& prefix,
+                                          const Session& s);
 
 // Where the window keeps its session between launches: $XDG_DATA_HOME/tilescope/session.json, else
 // $HOME/.local/share/tilescope/session.json.

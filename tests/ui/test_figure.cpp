@@ -439,3 +439,41 @@ TEST(Figure, MeasuresOnTheCpuBackendAndLabelsTheoreticalFiguresAsSuch) {
   }
   EXPECT_EQ(found, 2);
 }
+
+// Issue 26: a session that cannot be drawn (a number no double holds, a negative median, deep nesting) is
+// refused with exit code 2, its path and the reason, by figure and by snapshot, before anything is drawn.
+TEST(Figure, ADamagedSessionIsRefusedWithExitCode2ItsPathAndTheReason) {
+  test::TempDir dir;
+  const std::string good = session_text(h100_sweep());
+  const std::string median = "\"median\":";
+  auto damaged = [&](const std::string& name, const std::string& value) {
+    std::string text = good;
+    // The median of a point's samples (the interleaved reference before it has none: null is its median).
+    const size_t at = text.find(median, text.find("\"stats_ms\":{\"count\":4")) + median.size();
+    text.replace(at, text.find(',', at) - at, value);
+    std::ofstream(dir.file(name), std::ios::binary) << text;
+    return dir.file(name);
+  };
+  const std::string nested = dir.file("nested.json");
+  std::ofstream(nested, std::ios::binary) << std::string(100000, '[');
+  const std::pair<std::string, std::string> cases[] = {
+      {damaged("overflow.json", "1e309"), "number overflow parsing '1e309'"},
+      {damaged("negative.json", "-2"), "'median' = -2 is outside 0..1e+09"},
+      {damaged("null.json", "null"), "'median' is null, not a number"},
+      {nested, "nested more than 16 levels deep"},
+  };
+  for (const auto& [file, reason] : cases) {
+    const Outcome f = figure("--plot timings --session " + file +
+                             " --kernel tiled --tile 32 --size 1024 --out-dir " + dir.file("out"));
+    EXPECT_EQ(f.code, 2) << f.output;
+    EXPECT_NE(f.output.find(file + ": "), std::string::npos) << f.output;
+    EXPECT_NE(f.output.find(reason), std::string::npos) << f.output;
+    EXPECT_EQ(f.output.find("json.exception"), std::string::npos) << f.output;
+    const auto s = test::run_cmd(kBin + " snapshot --backend cpu --size 64 --session " + file + " --out " +
+                                 dir.file("s.png"));
+    EXPECT_EQ(s.code, 2) << s.output;
+    EXPECT_NE(s.output.find(file + ": "), std::string::npos) << s.output;
+    EXPECT_NE(s.output.find(reason), std::string::npos) << s.output;
+    EXPECT_FALSE(std::filesystem::exists(dir.file("s.png")));
+  }
+}

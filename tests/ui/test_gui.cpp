@@ -1363,6 +1363,113 @@ TEST_F(Gui, ACorruptSessionFileIsRefusedWithItsReasonAndNeverOverwritten) {
   EXPECT_EQ(others, 1);
 }
 
+// Issue 26: two windows on one data folder. While this window runs, another (a writer of its own on the same
+// file) saves its points there; this window's save merges them in instead of replacing them.
+TEST_F(Gui, AnotherWindowsPointsSavedMeanwhileAreMergedNotReplaced) {
+  const auto file = m_dir.path() / "data" / "tilescope" / "session.json";
+  GuiRun first;  // a session of this device to start from
+  first.body = [&](ImGuiTestContext* ctx, App& app) { IM_CHECK(wait_for_result(ctx, app, 0)); };
+  run_session(first);
+  ASSERT_EQ(first.passed, 1);
+  ASSERT_EQ(load_session(file).records.size(), 1u);
+  GuiRun s;
+  s.body = [&](ImGuiTestContext* ctx, App& app) {
+    ui::AppState& st = app.state();
+    IM_CHECK(wait_for_result(ctx, app, 0));  // this window's point: 2 in its session
+    IM_CHECK_EQ(st.sessions.current().records.size(), 2u);
+    // The other window read the file at its start, measured two points and saved.
+    Session other = load_session(file);
+    for (int i = 0; i < 2; ++i) {
+      MeasurementRecord r = other.records[0];
+      r.spec.seed = 1000 + uint64_t(i);
+      other.records.push_back(r);
+    }
+    save_session_merged(file, other);
+    ctx->MenuClick("//##MainMenuBar/File/Save session");
+    ctx->Yield(2);
+    IM_CHECK(logged(st, "2 points saved by another window were merged into this session"));
+    IM_CHECK_EQ(st.sessions.current().records.size(), 4u);
+    IM_CHECK_EQ(load_session(file).records.size(), 4u);
+  };
+  run_session(s);
+  EXPECT_EQ(s.passed, 1);
+  EXPECT_EQ(load_session(file).records.size(), 4u);  // and again at exit: nothing lost
+}
+
+// Issue 26: a session.json that is a symbolic link (dotfiles) is written to the file it names; the link
+// stays.
+TEST_F(Gui, ASymlinkedSessionFileIsSavedToTheFileItNames) {
+  const auto dir = m_dir.path() / "data" / "tilescope";
+  const auto file = dir / "session.json";
+  GuiRun first;
+  first.body = [&](ImGuiTestContext* ctx, App& app) { IM_CHECK(wait_for_result(ctx, app, 0)); };
+  run_session(first);
+  ASSERT_EQ(first.passed, 1);
+  std::filesystem::create_directories(m_dir.path() / "dotfiles");
+  const auto target = m_dir.path() / "dotfiles" / "session.json";
+  std::filesystem::rename(file, target);
+  std::filesystem::create_symlink("../../dotfiles/session.json", file);
+  GuiRun s;
+  s.body = [&](ImGuiTestContext* ctx, App& app) {
+    ui::AppState& st = app.state();
+    IM_CHECK(logged(st, "session: 1 point from"));
+    IM_CHECK(wait_for_result(ctx, app, 0));
+    IM_CHECK_EQ(st.sessions.current().records.size(), 2u);
+  };
+  run_session(s);
+  EXPECT_EQ(s.passed, 1);
+  EXPECT_TRUE(std::filesystem::is_symlink(file));
+  EXPECT_EQ(load_session(target).records.size(), 2u);
+  // A link to what cannot be written (a folder): the points go beside it, and the window says where.
+  std::filesystem::remove(file);
+  std::filesystem::create_symlink(m_dir.path() / "dotfiles", file);
+  GuiRun t;
+  t.body = [&](ImGuiTestContext* ctx, App& app) {
+    ui::AppState& st = app.state();
+    IM_CHECK(logged(st, "session refused"));
+    IM_CHECK(wait_for_result(ctx, app, 0));
+    ctx->MenuClick("//##MainMenuBar/File/Save session");
+    ctx->Yield(2);
+    IM_CHECK(logged(st, "session saved: 1 point to " + dir.string() + "/session-"));
+  };
+  run_session(t);
+  EXPECT_EQ(t.passed, 1);
+  EXPECT_TRUE(std::filesystem::is_symlink(file));
+  int beside = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    if (e.path().filename().string().rfind("session-", 0) == 0 && e.path().extension() == ".json") {
+      ++beside;
+      EXPECT_EQ(load_session(e.path()).records.size(), 1u) << e.path();
+    }
+  EXPECT_EQ(beside, 1);
+}
+
+// Issue 26: imgui.ini replaced by a link while the window runs is never written through: every save checks
+// it, refuses with a message, and the link's target keeps its bytes.
+TEST_F(Gui, ImguiIniReplacedByALinkWhileRunningIsNeverWrittenThrough) {
+  const auto ini = config_file("imgui.ini");
+  const auto victim = m_dir.path() / "victim.txt";
+  std::ofstream(victim) << "precious";
+  GuiRun s;
+  s.body = [&](ImGuiTestContext* ctx, App& app) {
+    ui::AppState& st = app.state();
+    ImGui::GetIO().IniSavingRate = 0.05f;
+    ImGui::MarkIniSettingsDirty();
+    IM_CHECK(yield_until(
+        ctx, [&] { return std::filesystem::is_regular_file(ini); }, 30));  // written by us
+    std::filesystem::remove(ini);
+    std::filesystem::create_symlink(victim, ini);
+    ImGui::SetWindowPos("Debug##Default", ImVec2(77, 88));  // ImGui's own window: the layout changes
+    ImGui::MarkIniSettingsDirty();
+    IM_CHECK(yield_until(
+        ctx, [&] { return logged(st, "the window layout was not saved", "imgui.ini"); }, 30));
+  };
+  run_session(s);
+  EXPECT_EQ(s.passed, 1);
+  EXPECT_TRUE(std::filesystem::is_symlink(ini));
+  EXPECT_EQ(read_text(victim), "precious");
+}
+
 TEST_F(Gui, ASessionFromAnotherGpuOpensBesideTheCurrentOneAndIsOverlaid) {
   // A session as `tilescope bench --session-out` writes it on another machine.
   DeviceInfo d;

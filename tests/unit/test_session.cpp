@@ -1,7 +1,11 @@
 // Sessions: a round trip keeps every field and every number exactly, damaged or foreign files are refused
 // with their reason, saving is atomic and never replaces unless asked, overlays get distinct labels, and the
 // plot series and ladder bars come out of the records as the panels need them.
+#include <ctime>
 #include <fstream>
+#include <random>
+#include <set>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -345,4 +349,274 @@ TEST(Session, BlocksPerTileRoundTripAndOlderFilesReadOne) {
   j["records"][0]["blocks_per_tile"] = 0;  // out of range
   { std::ofstream(dir.file("bad.json"), std::ios::binary) << j.dump(1); }
   EXPECT_THROW(load_session(dir.path() / "bad.json"), SessionError);
+}
+
+// [SECTION] Issue 26: values checked on read, memory bounded, compact saving, two writers, links,
+// beside-names.
+namespace {
+
+std::string refusal(const std::filesystem::path& p) {
+  try {
+    load_session(p);
+  } catch (const SessionError& e) {
+    return e.what();
+  }
+  return "accepted";
+}
+
+// The sample session's text with the first `from` replaced by `to`.
+std::filesystem::path edited(test::TempDir& dir, const std::string& name, const std::string& from,
+                             const std::string& to) {
+  std::string text = session_text(sample_session());
+  const size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at != std::string::npos) text.replace(at, from.size(), to);
+  std::ofstream(dir.file(name), std::ios::binary) << text;
+  return dir.path() / name;
+}
+
+RunResult numbered(int i) {
+  RunResult r = fake_result("tiled", 16, 256, 0.01 + i * 1e-4, "2025-02-01T00:00:00Z");
+  r.spec.seed = uint64_t(i);  // two windows' points are never equal in every field
+  return r;
+}
+
+}  // namespace
+
+TEST(Session, ValuesAPlotCannotDrawAreRefusedOnReadWithTheFileAndTheReason) {
+  test::TempDir dir;
+  const std::string median = "\"median\":" + nlohmann::json(sample_session().records[0].stats.median).dump();
+  const std::string p25 = "\"p25\":" + nlohmann::json(sample_session().records[0].stats.p25).dump();
+  const std::string sample =
+      "\"samples_ms\":[" + nlohmann::json(sample_session().records[0].samples_ms[0]).dump();
+  struct Case {
+    const char* name;
+    std::string from, to, reason;
+  } cases[] = {
+      {"overflow.json", median, "\"median\":1e309", "not usable JSON: number overflow parsing '1e309'"},
+      {"null.json", median, "\"median\":null", "record 1.stats_ms: 'median' is null, not a number"},
+      {"negative.json", sample, "\"samples_ms\":[-1", "record 1: 'samples_ms[0]' = -1 is outside 0..1e+09"},
+      {"huge.json", sample, "\"samples_ms\":[1e308", "'samples_ms[0]' = 1e+308 is outside 0..1e+09"},
+      {"nullsample.json", sample, "\"samples_ms\":[null", "'samples_ms[0]' is null, not a number"},
+      {"zero.json", median, "\"median\":0", "record 1.stats_ms: 'median' = 0 is not above 0"},
+      {"negmedian.json", median, "\"median\":-0.5", "'median' = -0.5 is outside 0..1e+09"},
+      {"quartiles.json", p25, "\"p25\":5", "record 1.stats_ms: 'p25' = 5 is above 'median'"},
+      {"tflops.json", "\"tflops\":", "\"tflops\":-1,\"x\":", "record 1: 'tflops' = -1 is outside 0..1e+15"},
+  };
+  for (const Case& c : cases) {
+    const auto path = edited(dir, c.name, c.from, c.to);
+    const std::string why = refusal(path);
+    EXPECT_NE(why.find(c.reason), std::string::npos) << c.name << ": " << why;
+    EXPECT_EQ(why.rfind(path.string() + ": ", 0), 0u) << why;  // the file, then the reason
+  }
+}
+
+TEST(Session, ADeeplyNestedOrSwollenFileIsRefusedWhileParsedWithoutBuildingIt) {
+  test::TempDir dir;
+  // 64 MiB of '[': refused at the 17th level, its reason named.
+  const auto nested = dir.path() / "nested.json";
+  {
+    std::ofstream f(nested, std::ios::binary);
+    const std::string block(1 << 20, '[');
+    for (int i = 0; i < 64; ++i) f << block;
+  }
+  ASSERT_EQ(std::filesystem::file_size(nested), uint64_t(kMaxSessionBytes));
+  EXPECT_NE(refusal(nested).find("nested.json: nested more than 16 levels deep"), std::string::npos)
+      << refusal(nested);
+  // A record of a million values, and a million values outside the records: refused as they are parsed.
+  const auto wide = dir.path() / "wide.json";
+  {
+    std::ofstream f(wide, std::ios::binary);
+    f << "{\"format\":\"tilescope-session\",\"records\":[{\"samples_ms\":[";
+    for (int i = 0; i < 1000000; ++i) f << "0,";
+    f << "0]}]}";
+  }
+  EXPECT_NE(refusal(wide).find("record 1 holds more than 201000 values"), std::string::npos) << refusal(wide);
+  const auto junk = dir.path() / "junk.json";
+  {
+    std::ofstream f(junk, std::ios::binary);
+    f << "{\"format\":\"tilescope-session\",\"junk\":[";
+    for (int i = 0; i < 1000000; ++i) f << "{},";
+    f << "{}]}";
+  }
+  EXPECT_NE(refusal(junk).find("outside its records hold more than 10000 values"), std::string::npos)
+      << refusal(junk);
+  // Records are read one at a time: 200000 records that are not records are refused with the first one's
+  // reason (the count limit is said first when there are more than 100000).
+  const auto many = dir.path() / "many.json";
+  {
+    std::ofstream f(many, std::ios::binary);
+    f << "{\"format\":\"tilescope-session\",\"records\":[";
+    for (int i = 0; i < 200000; ++i) f << "{},";
+    f << "{}]}";
+  }
+  EXPECT_NE(refusal(many).find("more than the limit of 100000"), std::string::npos) << refusal(many);
+  const auto few = edited(dir, "few.json", "\"records\":[", "\"records\":[{},");
+  EXPECT_NE(refusal(few).find("record 1: 'kernel' is missing"), std::string::npos) << refusal(few);
+  // A file that grows past the limit while it is read is refused too: the size is checked before reading.
+  const auto big = dir.path() / "big.json";
+  { std::ofstream(big, std::ios::binary) << "x"; }
+  std::filesystem::resize_file(big, uint64_t(kMaxSessionBytes) + 1);
+  EXPECT_NE(refusal(big).find("big.json: 64.0 MiB is larger than the limit of 64 MiB"), std::string::npos)
+      << refusal(big);
+}
+
+TEST(Session, AFileThatLoadedWithinTheLimitsIsSavedWhole) {
+  // Compact text just under 64 MiB that, indented as the window saved it before, would pass the limit.
+  test::TempDir dir;
+  Session s = sample_session();
+  MeasurementRecord proto = s.records[0];
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> u(0.1, 0.2);
+  proto.samples_ms.resize(90000);
+  for (double& x : proto.samples_ms) x = u(rng);
+  proto.stats = summarize(proto.samples_ms);
+  // Records of one length (they differ in their date only): the text's size follows from two of them.
+  auto dated = [&](size_t i) {
+    MeasurementRecord r = proto;
+    char d[32];
+    std::snprintf(d, sizeof d, "2025-03-01T%02zu:%02zu:00Z", i / 60, i % 60);
+    r.date = d;
+    return r;
+  };
+  s.records = {dated(0)};
+  const size_t one = session_text(s).size();
+  s.records.push_back(dated(1));
+  const size_t each = session_text(s).size() - one;
+  while (one + each * s.records.size() < size_t(kMaxSessionBytes) - (1u << 20))
+    s.records.push_back(dated(s.records.size()));
+  const size_t n = s.records.size();
+  ASSERT_GT(to_json(s).dump(1).size(), size_t(kMaxSessionBytes));  // the old, indented text would not fit
+  const auto path = dir.path() / "session.json";
+  save_session(path, s, false);
+  Session loaded = load_session(path);
+  ASSERT_EQ(loaded.records.size(), n);
+  const SessionSave r = save_session_merged(path, loaded);
+  EXPECT_TRUE(r.left_out.empty());
+  EXPECT_EQ(r.points, n);
+  EXPECT_EQ(load_session(path).records.size(), n);
+  EXPECT_LE(std::filesystem::file_size(path), uint64_t(kMaxSessionBytes));
+  // Past the limit: the oldest points are taken out (for the caller to keep elsewhere), and the file is
+  // within the limit as written.
+  loaded.records.push_back(loaded.records.back());
+  loaded.records.back().date = "2025-03-02T00:00:00Z";
+  loaded.records.push_back(loaded.records.back());
+  loaded.records.back().date = "2025-03-03T00:00:00Z";
+  const SessionSave over = save_session_merged(path, loaded);
+  EXPECT_FALSE(over.left_out.empty());
+  EXPECT_EQ(over.left_out.size() + over.points, n + 2);
+  EXPECT_EQ(over.left_out[0].date, s.records[0].date);  // the oldest first
+  EXPECT_GE(over.left_out.size(), 2u);                  // two points over, counted on the text written
+  EXPECT_LE(std::filesystem::file_size(path), uint64_t(kMaxSessionBytes));
+  EXPECT_EQ(load_session(path).records.size(), over.points);
+}
+
+TEST(Session, TwoWindowsOnOneFileMergeInsteadOfReplacingEachOther) {
+  test::TempDir dir;
+  const auto path = dir.path() / "data" / "session.json";
+  Session base = sample_session();
+  SessionSave first = save_session_merged(path, base);
+  EXPECT_EQ(first.points, base.records.size());
+  const size_t n0 = base.records.size();
+  // Both windows read the file at start; A saves, then B: A's points stay.
+  Session a = load_session(path), b = load_session(path);
+  a.add(numbered(1));
+  b.add(numbered(2));
+  b.add(numbered(3));
+  EXPECT_EQ(save_session_merged(path, a).merged, 0u);
+  const SessionSave rb = save_session_merged(path, b);
+  EXPECT_EQ(rb.merged, 1u);  // A's point, now in B's session too
+  EXPECT_EQ(load_session(path).records.size(), n0 + 3);
+  a.add(numbered(4));
+  EXPECT_EQ(save_session_merged(path, a).merged, 2u);
+  EXPECT_EQ(load_session(path).records.size(), n0 + 4);
+  // Interleaved for real: two writers on two threads, each adding and saving 20 times.
+  Session w1 = load_session(path), w2 = load_session(path);
+  auto writer = [&](Session* w, int from) {
+    for (int i = 0; i < 20; ++i) {
+      w->add(numbered(from + i));
+      save_session_merged(path, *w);
+    }
+  };
+  std::thread t1(writer, &w1, 100), t2(writer, &w2, 200);
+  t1.join();
+  t2.join();
+  const Session end = load_session(path);
+  EXPECT_EQ(end.records.size(), n0 + 4 + 40);
+  std::set<uint64_t> seeds;
+  for (const auto& r : end.records) seeds.insert(r.spec.seed);
+  for (int i = 0; i < 20; ++i) {
+    EXPECT_TRUE(seeds.count(uint64_t(100 + i))) << i;
+    EXPECT_TRUE(seeds.count(uint64_t(200 + i))) << i;
+  }
+  // The file of another device is never replaced.
+  Session other = sample_session();
+  other.device.name = "Another GPU";
+  EXPECT_THROW(save_session_merged(path, other), SessionError);
+  EXPECT_EQ(load_session(path).records.size(), n0 + 44);
+}
+
+TEST(Session, ASymlinkedSessionFileIsWrittenToTheFileItNamesAndStaysALink) {
+  test::TempDir dir;
+  std::filesystem::create_directories(dir.path() / "dotfiles");
+  std::filesystem::create_directories(dir.path() / "data");
+  const auto target = dir.path() / "dotfiles" / "session.json";
+  const auto link = dir.path() / "data" / "session.json";
+  std::filesystem::create_symlink("../dotfiles/session.json", link);  // relative, as dotfile managers make
+  Session s = sample_session();
+  SessionSave r = save_session_merged(link, s);  // a dangling link: its target is created
+  EXPECT_EQ(r.written, dir.path() / "data" / ".." / "dotfiles" / "session.json");
+  EXPECT_TRUE(std::filesystem::is_symlink(link));
+  EXPECT_EQ(load_session(target).records.size(), s.records.size());
+  s.add(numbered(1));
+  r = save_session_merged(link, s);
+  EXPECT_TRUE(std::filesystem::is_symlink(link));
+  EXPECT_EQ(load_session(target).records.size(), s.records.size());
+  EXPECT_EQ(load_session(link).records.size(), s.records.size());
+  // A link to something that is not a regular file: refused, nothing written there.
+  const auto to_dir = dir.path() / "data" / "to-folder.json";
+  std::filesystem::create_symlink(dir.path() / "dotfiles", to_dir);
+  EXPECT_THROW(save_session_merged(to_dir, s), SessionError);
+  // A loop is said as a loop.
+  const auto loop = dir.path() / "data" / "loop.json";
+  std::filesystem::create_symlink("loop.json", loop);
+  EXPECT_NE(refusal(loop).find("loop.json"), std::string::npos);
+  try {
+    save_session_merged(loop, s);
+    ADD_FAILURE() << "a loop of links was written";
+  } catch (const SessionError& e) {
+    EXPECT_NE(std::string(e.what()).find("a loop of symbolic links"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Session, NamesBesideARefusedFileAreTakenExclusivelyAndNeverReplaceAFile) {
+  test::TempDir dir;
+  // Files already named for this second and the next two: left as they are.
+  const std::time_t now = std::time(nullptr);
+  std::vector<std::filesystem::path> theirs;
+  for (int d = 0; d < 3; ++d) {
+    std::tm tm{};
+    const std::time_t t = now + d;
+    localtime_r(&t, &tm);
+    char stamp[32];
+    std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+    theirs.push_back(dir.path() / ("session-" + std::string(stamp) + ".json"));
+    std::ofstream(theirs.back()) << "theirs";
+  }
+  const Session s = sample_session();
+  // Eight windows closing at once: eight names, none replacing another or a file that was there.
+  std::vector<std::filesystem::path> names(8);
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < names.size(); ++i)
+    threads.emplace_back([&, i] { names[i] = save_session_beside(dir.path(), "session", s); });
+  for (auto& t : threads) t.join();
+  std::set<std::filesystem::path> distinct(names.begin(), names.end());
+  EXPECT_EQ(distinct.size(), names.size());
+  for (const auto& p : names) EXPECT_EQ(load_session(p).records.size(), s.records.size()) << p;
+  for (const auto& p : theirs) {
+    std::ifstream f(p);
+    std::string text;
+    f >> text;
+    EXPECT_EQ(text, "theirs") << p;
+  }
 }
