@@ -99,7 +99,10 @@ constexpr char kBom[] = "\xEF\xBB\xBF";
 
 int line_of(const std::string& text, size_t offset) {
   offset = std::min(offset, text.size());
-  return 1 + int(std::count(text.begin(), text.begin() + std::ptrdiff_t(offset), '\n'));
+  int line = 1;
+  for (size_t i = 0; i < offset; ++i)  // LF, or a CR that no LF follows
+    if (text[i] == '\n' || (text[i] == '\r' && (i + 1 == text.size() || text[i + 1] != '\n'))) ++line;
+  return line;
 }
 
 std::string blank_spans(const std::string& text, const std::vector<Span>& spans) {

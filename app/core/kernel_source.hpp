@@ -114,7 +114,7 @@ SourceScan scan_cuda_source(const std::string& text);
 // The source with every span replaced by spaces (newlines kept, so line numbers stay where they were).
 std::string blank_spans(const std::string& text, const std::vector<Span>& spans);
 
-// 1-based line of a byte offset.
+// 1-based line of a byte offset (lines end at LF, CRLF or a lone CR).
 int line_of(const std::string& text, size_t offset);
 
 }  // namespace ts

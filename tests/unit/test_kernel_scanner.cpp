@@ -247,6 +247,14 @@ TEST(KernelScannerSpelling, CROnlyAndCRLFLineEndsAreLineEnds) {
   EXPECT_EQ(src.text, "#define TILE 16\n__global__ void k(float* A) {}\n");
   EXPECT_TRUE(src.normalised);
   EXPECT_FALSE(kernel_source_from_text("a\r\nb\n", "crlf.cu", false).normalised);
+  EXPECT_EQ(line_of("a\rb\r\nc\nd", 7), 4);
+  // A refusal names the line as the person's editor shows it.
+  EXPECT_THROW(
+      try { kernel_source_from_text("a\rb\rc\xff\r", "bad.cu", false); } catch (const ValidationError& e) {
+        EXPECT_NE(std::string(e.what()).find("(line 3)"), std::string::npos) << e.what();
+        throw;
+      },
+      ValidationError);
   // A CR-only .py.
   const KernelSource py = kernel_source_from_text(
       "# a comment\rsrc = '''\r__global__ void k(float* A) {}\r'''\rmod = load_inline(cuda_sources=src)\r",
