@@ -76,7 +76,7 @@ void UserKernelController::start_read(AppState& s, const std::string& path, bool
     try {
       stat_file(path, &r.size, &r.mtime);
       r.source = std::make_shared<KernelSource>(read_kernel_source(path));
-      if (r.source->from_python) {
+      if (r.source->from_python || r.source->normalised) {  // the editor keeps the file's own bytes
         const InputFile f(path);
         r.raw.assign(size_t(f.size()), '\0');
         if (!f.read_at(0, r.raw.data(), r.raw.size()))

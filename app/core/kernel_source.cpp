@@ -7,7 +7,9 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <string_view>
 #include <system_error>
+#include <unordered_map>
 
 #include "files.hpp"
 #include "problem.hpp"
@@ -82,25 +84,32 @@ bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+// Identifiers may hold UTF-8 letters (C++ and Python both allow them, and nvcc and NVRTC compile them): every
+// byte of a multi-byte character counts as an identifier character. (The text is valid UTF-8 by then.)
 bool is_ident_start(char c) {
-  return std::isalpha(static_cast<unsigned char>(c)) || c == '_';
+  return std::isalpha(static_cast<unsigned char>(c)) || c == '_' || static_cast<unsigned char>(c) >= 0x80;
 }
 bool is_ident_char(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || static_cast<unsigned char>(c) >= 0x80;
 }
+
+constexpr char kBom[] = "\xEF\xBB\xBF";
 
 }  // namespace
 
 int line_of(const std::string& text, size_t offset) {
   offset = std::min(offset, text.size());
-  return 1 + int(std::count(text.begin(), text.begin() + std::ptrdiff_t(offset), '\n'));
+  int line = 1;
+  for (size_t i = 0; i < offset; ++i)  // LF, or a CR that no LF follows
+    if (text[i] == '\n' || (text[i] == '\r' && (i + 1 == text.size() || text[i + 1] != '\n'))) ++line;
+  return line;
 }
 
 std::string blank_spans(const std::string& text, const std::vector<Span>& spans) {
   std::string out = text;
   for (const Span& s : spans)
     for (size_t i = s.begin; i < s.end && i < out.size(); ++i)
-      if (out[i] != '\n') out[i] = ' ';
+      if (out[i] != '\n' && out[i] != '\r') out[i] = ' ';
   return out;
 }
 
@@ -127,10 +136,26 @@ const char* to_string(ParamType t) {
 }
 
 // [SECTION] Reading files.
+bool normalise_source_text(std::string* text) {
+  std::string& t = *text;
+  bool changed = false;
+  if (t.compare(0, 3, kBom) == 0) {
+    t.erase(0, 3);
+    changed = true;
+  }
+  for (size_t i = 0; i < t.size(); ++i)
+    if (t[i] == '\r' && (i + 1 == t.size() || t[i + 1] != '\n')) {
+      t[i] = '\n';
+      changed = true;
+    }
+  return changed;
+}
+
 KernelSource kernel_source_from_text(std::string text, const std::string& label, bool python) {
   check_text(text, label);
   KernelSource s;
   s.label = label;
+  s.normalised = normalise_source_text(&text);
   if (python) {
     int first = 1;
     s.text = extract_load_inline_source(text, label, &first);
@@ -181,11 +206,18 @@ struct PyString {
   size_t content = 0;         // offset of the first character after the opening quotes
 };
 
-// Reads a Python string literal starting at `i` (at its prefix or quote). Returns false if it is not one.
-bool read_py_string(const std::string& s, size_t i, PyString* out) {
+bool py_line_end(const std::string& s, size_t i) {
+  return s[i] == '\n' || (s[i] == '\r' && (i + 1 == s.size() || s[i + 1] != '\n'));
+}
+
+// Reads a Python string literal starting at `i` (at its prefix or quote). Returns false if it is not one;
+// `*stop` then receives where an unterminated literal ends (its line's end, or the end of the text for a
+// triple-quoted one), so that nothing in it is read twice; or `i` when there is no quote at all.
+bool read_py_string(const std::string& s, size_t i, PyString* out, size_t* stop, uint64_t* work) {
   size_t p = i;
   bool raw = false;
-  while (p < s.size() && p < i + 2 && std::strchr("rRbBuUfF", s[p])) {
+  *stop = i;
+  while (p < s.size() && p < i + 2 && s[p] != '\0' && std::strchr("rRbBuUfF", s[p])) {
     if (s[p] == 'r' || s[p] == 'R') raw = true;
     ++p;
   }
@@ -197,7 +229,11 @@ bool read_py_string(const std::string& s, size_t i, PyString* out) {
   out->content = j;
   std::string v;
   for (;;) {
-    if (j >= s.size()) return false;  // unterminated
+    ++*work;
+    if (j >= s.size()) {  // unterminated
+      *stop = s.size();
+      return false;
+    }
     const char c = s[j];
     if (c == '\\' && j + 1 < s.size()) {
       const char e = s[j + 1];
@@ -208,8 +244,9 @@ bool read_py_string(const std::string& s, size_t i, PyString* out) {
         v += '\n';
       } else if (e == 't') {
         v += '\t';
-      } else if (e == '\n') {
-        // a continued line: nothing
+      } else if (e == '\n' || e == '\r') {
+        // a continued line: nothing (CRLF: the LF goes as well)
+        if (e == '\r' && j + 2 < s.size() && s[j + 2] == '\n') ++j;
       } else if (e == '\\' || e == '\'' || e == '"') {
         v += e;
       } else {
@@ -219,7 +256,10 @@ bool read_py_string(const std::string& s, size_t i, PyString* out) {
       j += 2;
       continue;
     }
-    if (!triple && c == '\n') return false;
+    if (!triple && py_line_end(s, j)) {
+      *stop = j;
+      return false;
+    }
     if (c == q && (!triple || (j + 2 < s.size() && s[j + 1] == q && s[j + 2] == q))) {
       out->begin = i;
       out->end = j + open;
@@ -231,7 +271,8 @@ bool read_py_string(const std::string& s, size_t i, PyString* out) {
   }
 }
 
-// Python tokens we need: identifiers, string literals, and single punctuation; comments skipped.
+// Python tokens we need: identifiers, string literals, and single punctuation; comments skipped. One pass:
+// every byte is read once by the tokenizer and at most once more by a string literal that starts before it.
 struct PyTok {
   enum Kind { Ident, Str, Punct } kind;
   size_t pos;
@@ -239,13 +280,17 @@ struct PyTok {
   PyString str;
 };
 
-std::vector<PyTok> py_tokens(const std::string& s) {
+std::vector<PyTok> py_tokens(const std::string& s, uint64_t* work) {
   std::vector<PyTok> t;
   size_t i = 0;
   while (i < s.size()) {
+    ++*work;
     const char c = s[i];
     if (c == '#') {
-      while (i < s.size() && s[i] != '\n') ++i;
+      while (i < s.size() && !py_line_end(s, i)) {
+        ++*work;
+        ++i;
+      }
       continue;
     }
     if (std::isspace(static_cast<unsigned char>(c))) {
@@ -253,20 +298,23 @@ std::vector<PyTok> py_tokens(const std::string& s) {
       continue;
     }
     PyString ps;
-    if ((c == '"' || c == '\'' || std::strchr("rRbBuUfF", c)) && read_py_string(s, i, &ps)) {
+    size_t stop = i;
+    if ((c == '"' || c == '\'' || (c != '\0' && std::strchr("rRbBuUfF", c))) &&
+        read_py_string(s, i, &ps, &stop, work)) {
       t.push_back({PyTok::Str, i, "", ps});
       i = ps.end;
+      continue;
+    }
+    if (stop > i) {  // an unterminated string: Python reads the rest of its line (or file) as its text
+      i = stop;
       continue;
     }
     if (is_ident_start(c)) {
       size_t j = i;
       while (j < s.size() && is_ident_char(s[j])) ++j;
+      *work += j - i;
       t.push_back({PyTok::Ident, i, s.substr(i, j - i), {}});
       i = j;
-      continue;
-    }
-    if (c == '"' || c == '\'') {  // an unterminated string: skip the quote
-      ++i;
       continue;
     }
     t.push_back({PyTok::Punct, i, std::string(1, c), {}});
@@ -275,50 +323,78 @@ std::vector<PyTok> py_tokens(const std::string& s) {
   return t;
 }
 
+bool py_punct(const PyTok& t, char c) {
+  return t.kind == PyTok::Punct && t.text[0] == c;
+}
+
 }  // namespace
 
-std::string extract_load_inline_source(const std::string& py, const std::string& label, int* first_line) {
-  const std::vector<PyTok> t = py_tokens(py);
+std::string extract_load_inline_source(const std::string& py, const std::string& label, int* first_line,
+                                       uint64_t* work) {
+  uint64_t local_work = 0;
+  if (!work) work = &local_work;
+  const std::vector<PyTok> t = py_tokens(py, work);
   auto take = [&](const PyString& ps) {
+    *work += ps.content;  // line_of counts the lines before it
     *first_line = line_of(py, ps.content);
     return ps.value;
   };
-  // The name bound to the source: cuda_sources=NAME, cuda_sources=[NAME], or the literal itself.
+  // The name bound to the source: cuda_sources=NAME, cuda_sources=[NAME], or the literal itself; the first
+  // `cuda_sources=` (in the file's order) inside the parentheses of a load_inline call. One pass, a stack of
+  // the open brackets: which of them are load_inline's.
   std::string name;
   bool saw_call = false;
-  for (size_t i = 0; i + 1 < t.size(); ++i) {
-    if (t[i].kind != PyTok::Ident || t[i].text != "load_inline" || t[i + 1].text != "(") continue;
-    saw_call = true;
-    int depth = 0;
-    for (size_t j = i + 1; j < t.size(); ++j) {
-      if (t[j].kind == PyTok::Punct && (t[j].text == "(" || t[j].text == "[" || t[j].text == "{")) ++depth;
-      if (t[j].kind == PyTok::Punct && (t[j].text == ")" || t[j].text == "]" || t[j].text == "}"))
-        if (--depth == 0) break;
-      if (t[j].kind == PyTok::Ident && t[j].text == "cuda_sources" && j + 2 < t.size() &&
-          t[j + 1].text == "=") {
-        size_t v = j + 2;
-        if (t[v].text == "[" && v + 1 < t.size()) ++v;
-        if (t[v].kind == PyTok::Str) return take(t[v].str);
-        if (t[v].kind == PyTok::Ident) name = t[v].text;
+  std::vector<bool> open_brackets;  // true: the '(' of a load_inline call
+  size_t open_calls = 0;
+  for (size_t j = 0; j < t.size(); ++j) {
+    ++*work;
+    const PyTok& x = t[j];
+    if (py_punct(x, '(') || py_punct(x, '[') || py_punct(x, '{')) {
+      const bool call =
+          py_punct(x, '(') && j > 0 && t[j - 1].kind == PyTok::Ident && t[j - 1].text == "load_inline";
+      saw_call = saw_call || call;
+      open_brackets.push_back(call);
+      open_calls += call ? 1 : 0;
+      continue;
+    }
+    if (py_punct(x, ')') || py_punct(x, ']') || py_punct(x, '}')) {
+      if (!open_brackets.empty()) {
+        open_calls -= open_brackets.back() ? 1 : 0;
+        open_brackets.pop_back();
+      }
+      continue;
+    }
+    if (open_calls > 0 && x.kind == PyTok::Ident && x.text == "cuda_sources" && j + 2 < t.size() &&
+        py_punct(t[j + 1], '=')) {
+      size_t v = j + 2;
+      if (py_punct(t[v], '[') && v + 1 < t.size()) ++v;
+      if (t[v].kind == PyTok::Str) return take(t[v].str);
+      if (t[v].kind == PyTok::Ident) {
+        name = t[v].text;
         break;
       }
     }
-    if (!name.empty()) break;
   }
   if (!name.empty()) {
     // The last assignment NAME = "..." before the call wins; take the last one in the file.
     const PyString* found = nullptr;
-    for (size_t i = 0; i + 2 < t.size(); ++i)
-      if (t[i].kind == PyTok::Ident && t[i].text == name && t[i + 1].text == "=" &&
+    for (size_t i = 0; i + 2 < t.size(); ++i) {
+      ++*work;
+      if (t[i].kind == PyTok::Ident && t[i].text == name && py_punct(t[i + 1], '=') &&
           t[i + 2].kind == PyTok::Str)
         found = &t[i + 2].str;
+    }
     if (found) return take(*found);
     throw ValidationError(label + ": load_inline(cuda_sources=" + name + ") names '" + name +
                           "', but no string is assigned to it in the file");
   }
   // No load_inline: the first string literal that holds a __global__ function.
-  for (const auto& tok : t)
-    if (tok.kind == PyTok::Str && tok.str.value.find("__global__") != std::string::npos) return take(tok.str);
+  for (const auto& tok : t) {
+    ++*work;
+    if (tok.kind != PyTok::Str) continue;
+    *work += tok.str.value.size();
+    if (tok.str.value.find("__global__") != std::string::npos) return take(tok.str);
+  }
   throw ValidationError(label +
                         (saw_call ? ": load_inline(...) has no cuda_sources argument"
                                   : ": a Python file, but it holds no load_inline(cuda_sources=...) "
@@ -330,7 +406,7 @@ std::string extract_load_inline_source(const std::string& py, const std::string&
 namespace {
 
 struct Tok {
-  enum Kind : uint8_t { Ident, Number, Punct, String, Char, Directive } kind;
+  enum Kind : uint8_t { Ident, Number, Punct, String, Char, Directive, End } kind;
   uint32_t len;
   size_t pos;
   int line;
@@ -338,27 +414,26 @@ struct Tok {
 
 class Lexer {
  public:
-  explicit Lexer(const std::string& s) : m_s(s) {}
+  Lexer(const std::string& s, uint64_t* work) : m_s(s), m_work(work) {}
 
   std::vector<Tok> run() {
     std::vector<Tok> out;
     out.reserve(m_s.size() / 4);
     bool line_start = true;
+    if (m_s.compare(0, 3, kBom) == 0) m_i = 3;  // a byte order mark: not a token
     while (m_i < m_s.size()) {
-      const char c = m_s[m_i];
-      if (c == '\n') {
+      const char c = at(m_i);
+      if (line_end(m_i)) {
         ++m_line;
         ++m_i;
         line_start = true;
         continue;
       }
-      if (c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v') {
+      if (c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v') {  // '\r' here: the CR of a CRLF
         ++m_i;
         continue;
       }
-      if (c == '\\' && m_i + 1 < m_s.size() && (m_s[m_i + 1] == '\n' || m_s[m_i + 1] == '\r')) {
-        m_i += m_s[m_i + 1] == '\r' && m_i + 2 < m_s.size() && m_s[m_i + 2] == '\n' ? 3 : 2;
-        ++m_line;
+      if (c == '\\' && continuation(m_i)) {
         continue;
       }
       if (c == '/' && peek(1) == '/') {
@@ -381,7 +456,7 @@ class Lexer {
           (c == '.' && std::isdigit(static_cast<unsigned char>(peek(1))))) {
         ++m_i;
         while (m_i < m_s.size()) {
-          const char d = m_s[m_i];
+          const char d = at(m_i);
           if ((d == '+' || d == '-') && std::strchr("eEpP", m_s[m_i - 1])) {
             ++m_i;
           } else if (is_ident_char(d) || d == '.' || (d == '\'' && is_ident_char(peek(1)))) {
@@ -394,9 +469,9 @@ class Lexer {
         continue;
       }
       if (is_ident_start(c)) {
-        while (m_i < m_s.size() && is_ident_char(m_s[m_i])) ++m_i;
+        while (m_i < m_s.size() && is_ident_char(at(m_i))) ++m_i;
         // String and character literal prefixes: u8"", L'', R"(...)".
-        if (m_i < m_s.size() && (m_s[m_i] == '"' || m_s[m_i] == '\'')) {
+        if (m_i < m_s.size() && (m_s[m_i] == '"' || m_s[m_i] == '\'') && m_i - start <= 3) {
           const std::string prefix = m_s.substr(start, m_i - start);
           static const std::set<std::string> kPrefixes = {"u8", "u", "U", "L", "R", "u8R", "uR", "UR", "LR"};
           if (kPrefixes.count(prefix)) {
@@ -427,42 +502,59 @@ class Lexer {
   int lines() const { return m_lines; }
 
  private:
-  char peek(size_t ahead) const { return m_i + ahead < m_s.size() ? m_s[m_i + ahead] : '\0'; }
+  // Every byte the lexer looks at goes through at(): the work counter sees a rescan at once.
+  char at(size_t i) const {
+    ++*m_work;
+    return m_s[i];
+  }
+  char peek(size_t ahead) const { return m_i + ahead < m_s.size() ? at(m_i + ahead) : '\0'; }
+  // A line ends at LF, or at a CR that no LF follows (CR-only files); the CR of a CRLF is a space.
+  bool line_end(size_t i) const {
+    const char c = at(i);
+    return c == '\n' || (c == '\r' && (i + 1 == m_s.size() || at(i + 1) != '\n'));
+  }
+  // A backslash at `i` that ends its line (LF, CRLF or CR): steps over it and counts the line.
+  bool continuation(size_t i) {
+    if (i + 1 >= m_s.size()) return false;
+    const char n = at(i + 1);
+    if (n == '\n' || n == '\r') {
+      m_i = i + (n == '\r' && i + 2 < m_s.size() && at(i + 2) == '\n' ? 3 : 2);
+      ++m_line;
+      return true;
+    }
+    return false;
+  }
 
   void skip_line_comment() {
-    while (m_i < m_s.size() && m_s[m_i] != '\n') {
-      if (m_s[m_i] == '\\' && peek(1) == '\n') {  // a comment continued by a backslash
-        m_i += 2;
-        ++m_line;
-        continue;
-      }
+    while (m_i < m_s.size() && !line_end(m_i)) {
+      if (at(m_i) == '\\' && continuation(m_i)) continue;  // a comment continued by a backslash
       ++m_i;
     }
   }
   void skip_block_comment() {
     m_i += 2;
-    while (m_i < m_s.size() && !(m_s[m_i] == '*' && peek(1) == '/')) {
-      if (m_s[m_i] == '\n') ++m_line;
+    while (m_i < m_s.size() && !(at(m_i) == '*' && peek(1) == '/')) {
+      if (line_end(m_i)) ++m_line;
       ++m_i;
     }
     m_i = std::min(m_i + 2, m_s.size());
   }
-  // A quoted literal; stops at an unescaped newline (an unterminated literal ends with its line).
+  // A quoted literal; stops at an unescaped line end (an unterminated literal ends with its line).
   void skip_quoted(char q) {
     ++m_i;
-    while (m_i < m_s.size() && m_s[m_i] != q && m_s[m_i] != '\n') {
-      if (m_s[m_i] == '\\' && m_i + 1 < m_s.size()) {
-        if (m_s[m_i + 1] == '\n') ++m_line;
+    while (m_i < m_s.size() && at(m_i) != q && !line_end(m_i)) {
+      if (at(m_i) == '\\' && m_i + 1 < m_s.size()) {
+        if (continuation(m_i)) continue;
         ++m_i;
       }
       ++m_i;
     }
-    if (m_i < m_s.size() && m_s[m_i] == q) ++m_i;
+    if (m_i < m_s.size() && at(m_i) == q) ++m_i;
   }
   void skip_raw_string() {  // R"delim( ... )delim"
     const size_t open = m_i;
     size_t p = m_i + 1;
-    while (p < m_s.size() && p - open <= 17 && m_s[p] != '(') ++p;
+    while (p < m_s.size() && p - open <= 17 && at(p) != '(') ++p;
     if (p >= m_s.size() || m_s[p] != '(') {
       skip_quoted('"');
       return;
@@ -470,24 +562,23 @@ class Lexer {
     const std::string end = ")" + m_s.substr(open + 1, p - open - 1) + "\"";
     const size_t close = m_s.find(end, p + 1);
     const size_t stop = close == std::string::npos ? m_s.size() : close + end.size();
-    m_line += int(std::count(m_s.begin() + std::ptrdiff_t(m_i), m_s.begin() + std::ptrdiff_t(stop), '\n'));
+    for (size_t k = m_i; k < stop; ++k)
+      if (line_end(k)) ++m_line;
+    *m_work += (stop - m_i) * end.size();  // the search, at worst
     m_i = stop;
   }
   // A preprocessor line, with its continuations; comments inside it end it where they start (a // comment) or
   // are skipped over (a /* */ comment).
   void skip_directive() {
-    while (m_i < m_s.size() && m_s[m_i] != '\n') {
-      if (m_s[m_i] == '\\' && (peek(1) == '\n' || (peek(1) == '\r' && peek(2) == '\n'))) {
-        m_i += peek(1) == '\r' ? 3 : 2;
-        ++m_line;
-        continue;
-      }
-      if (m_s[m_i] == '/' && peek(1) == '*') {
+    while (m_i < m_s.size() && !line_end(m_i)) {
+      if (at(m_i) == '\\' && continuation(m_i)) continue;
+      if (at(m_i) == '\r' && peek(1) == '\n') break;  // the CR of a CRLF ends the directive too
+      if (at(m_i) == '/' && peek(1) == '*') {
         skip_block_comment();
         continue;
       }
-      if (m_s[m_i] == '/' && peek(1) == '/') {
-        while (m_i < m_s.size() && m_s[m_i] != '\n') ++m_i;
+      if (at(m_i) == '/' && peek(1) == '/') {
+        while (m_i < m_s.size() && !line_end(m_i) && !(at(m_i) == '\r' && peek(1) == '\n')) ++m_i;
         return;
       }
       ++m_i;
@@ -495,6 +586,7 @@ class Lexer {
   }
 
   const std::string& m_s;
+  uint64_t* m_work;
   size_t m_i = 0;
   int m_line = 1;
   int m_lines = 1;
@@ -541,27 +633,68 @@ bool tile_like(const std::string& name) {
          name == "TS" || name == "TW";
 }
 
+// CUDA's declaration specifiers, as bits: what an item's head says about it (written out, or through an
+// object-like macro of the file that expands to them).
+enum : unsigned {
+  kGlobal = 1,
+  kDevice = 2,
+  kConstantMem = 4,
+  kShared = 8,
+  kManaged = 16,
+};
+
+unsigned cuda_keyword_bits(std::string_view w) {
+  if (w == "__global__") return kGlobal;
+  if (w == "__device__") return kDevice;
+  if (w == "__constant__") return kConstantMem;
+  if (w == "__shared__") return kShared;
+  if (w == "__managed__") return kManaged;
+  return 0;
+}
+
 class Scanner {
  public:
   explicit Scanner(const std::string& s) : m_s(s) {}
 
   SourceScan run() {
-    Lexer lx(m_s);
+    Lexer lx(m_s, &m_work);
     m_t = lx.run();
     m_scan.lines = lx.lines();
     top_level();
     find_undefined_tile_names();
+    m_scan.work = m_work;
     return std::move(m_scan);
   }
 
+  // Object-like macros whose expansion may hold a CUDA specifier are followed this far at most (macros
+  // naming macros), each use: a bound on the work, not on what a plain file does (one or two levels).
+  static constexpr int kMacroDepth = 16;
+  static constexpr int kMacroVisits = 256;
+  static constexpr size_t kMacroWords = 64;  // identifiers of a macro's replacement that are followed
+
  private:
-  std::string text(size_t i) const { return m_s.substr(m_t[i].pos, m_t[i].len); }
+  // Every read of a token goes through these (each counts in SourceScan::work, a copy by its length).
+  const Tok& tok(size_t i) const {
+    static const Tok kEnd{Tok::End, 0, 0, 0};  // past the last token: a kind nothing asks for
+    ++m_work;
+    return i < m_t.size() ? m_t[i] : kEnd;
+  }
+  std::string text(size_t i) const {
+    m_work += 1 + m_t[i].len;
+    return m_s.substr(m_t[i].pos, m_t[i].len);
+  }
+  std::string_view view(size_t i) const {
+    ++m_work;
+    return std::string_view(m_s).substr(m_t[i].pos, m_t[i].len);
+  }
   bool is(size_t i, const char* w) const {
+    ++m_work;
     const size_t n = std::strlen(w);
     return i < m_t.size() && m_t[i].len == n && m_s.compare(m_t[i].pos, n, w) == 0;
   }
   bool punct(size_t i, char c) const {
-    return i < m_t.size() && m_t[i].kind == Tok::Punct && m_s[m_t[i].pos] == c;
+    ++m_work;
+    return i < m_t.size() && tok(i).kind == Tok::Punct && m_s[m_t[i].pos] == c;
   }
   size_t end_of(size_t i) const { return m_t[i].pos + m_t[i].len; }
   int line(size_t i) const { return m_t[i].line; }
@@ -582,25 +715,23 @@ class Scanner {
     m_scan.host_code.push_back(Span{m_t[from_tok].pos, end_of(to_tok_inclusive)});
   }
 
-  // [SECTION] File scope, and namespace / extern "C" blocks scanned as if they were file scope.
+  // [SECTION] File scope, and namespace / extern "C" blocks scanned as if they were file scope. Any depth:
+  // an open block costs one entry on a stack, and a kernel names its namespace by index (SourceScan::scopes).
   void top_level() {
-    int open_scopes = 0;
-    std::vector<std::string> names;  // one per open scope: a namespace's name, "" for extern "C" { }
+    std::vector<int> enclosing;  // one per open block: the namespace that was current when it opened
+    int current = -1;
     size_t i = 0;
     while (i < m_t.size()) {
-      const Tok& t = m_t[i];
+      const Tok& t = tok(i);
       if (t.kind == Tok::Directive) {
         directive(i);
         ++i;
         continue;
       }
       if (punct(i, '}')) {  // closes a namespace or extern "C" block (or stray)
-        if (open_scopes > 0) {
-          --open_scopes;
-          names.pop_back();
-          m_scope.clear();
-          for (const auto& n : names)
-            if (!n.empty()) m_scope += n + "::";
+        if (!enclosing.empty()) {
+          current = enclosing.back();
+          enclosing.pop_back();
         }
         ++i;
         continue;
@@ -609,28 +740,27 @@ class Scanner {
         ++i;
         continue;
       }
-      if (is(i, "namespace")) {
-        size_t j = i + 1;
-        while (j < m_t.size() && (m_t[j].kind == Tok::Ident || punct(j, ':'))) ++j;
-        if (punct(j, '{') && open_scopes < 64) {
-          ++open_scopes;
+      const size_t ns = is(i, "inline") && is(i + 1, "namespace") ? i + 1 : i;
+      if (is(ns, "namespace")) {
+        size_t j = ns + 1;
+        while (j < m_t.size() && (tok(j).kind == Tok::Ident || punct(j, ':'))) ++j;
+        if (punct(j, '{')) {
           std::string n;
-          for (size_t t = i + 1; t < j; ++t) n += text(t);
-          names.push_back(n.empty() ? "" : n);  // an anonymous namespace is reachable without a name
-          m_scope.clear();
-          for (const auto& x : names)
-            if (!x.empty()) m_scope += x + "::";
+          for (size_t k = ns + 1; k < j; ++k) n += text(k);
+          enclosing.push_back(current);
+          m_scan.scopes.push_back({current, std::move(n)});  // an anonymous one is reachable without a name
+          current = int(m_scan.scopes.size()) - 1;
+          m_scope = current;
           i = j + 1;
           continue;
         }
       }
-      if (is(i, "extern") && i + 2 < m_t.size() && m_t[i + 1].kind == Tok::String && punct(i + 2, '{') &&
-          open_scopes < 64) {
-        ++open_scopes;
-        names.push_back("");
+      if (is(i, "extern") && i + 2 < m_t.size() && tok(i + 1).kind == Tok::String && punct(i + 2, '{')) {
+        enclosing.push_back(current);
         i += 3;
         continue;
       }
+      m_scope = current;
       i = item(i);
     }
   }
@@ -640,15 +770,17 @@ class Scanner {
     const size_t start = i;
     int paren = 0, angle = 0;
     bool saw_assign = false, saw_paren = false;
+    bool type_kw = is(start, "union") || is(start, "enum");  // struct and class: below, at this level
     size_t j = i;
     for (; j < m_t.size(); ++j) {
-      if (m_t[j].kind == Tok::Directive) break;  // a directive inside a declaration: end the item before it
+      if (tok(j).kind == Tok::Directive) break;  // a directive inside a declaration: end the item before it
+      if (paren == 0 && (is(j, "struct") || is(j, "class"))) type_kw = true;
       if (punct(j, '(') || punct(j, '[')) {
         ++paren;
         saw_paren = saw_paren || (punct(j, '(') && !saw_assign);
       } else if (punct(j, ')') || punct(j, ']')) {
         paren = std::max(0, paren - 1);
-      } else if (paren == 0 && punct(j, '<') && j > start && m_t[j - 1].kind == Tok::Ident &&
+      } else if (paren == 0 && punct(j, '<') && j > start && tok(j - 1).kind == Tok::Ident &&
                  (is(j - 1, "template") || angle > 0)) {
         ++angle;
       } else if (paren == 0 && angle > 0 && punct(j, '>')) {
@@ -660,10 +792,7 @@ class Scanner {
         return j + 1;
       } else if (paren == 0 && punct(j, '{')) {
         const size_t close = skip_group(j) - 1;
-        const bool type_def = is(start, "struct") || is(start, "class") || is(start, "union") ||
-                              is(start, "enum") || has_kw_before(start, j, "struct") ||
-                              has_kw_before(start, j, "class");
-        if (saw_paren && !saw_assign && !type_def) {  // a function definition
+        if (saw_paren && !saw_assign && !type_kw) {  // a function definition
           classify(start, close, true, j);
           return close + 1;
         }
@@ -684,13 +813,97 @@ class Scanner {
     return false;
   }
 
+  // [SECTION] Object-like macros that stand for CUDA specifiers: `#define KERNEL __global__`.
+  struct Macro {
+    unsigned bits = 0;                    // specifiers written in the replacement itself
+    std::vector<std::string_view> words;  // its other identifiers (the first kMacroWords), maybe macros
+  };
+
+  // The specifiers token `i` stands for: its own, or those its macro expands to (followed through other
+  // macros of the file, at most kMacroDepth deep and kMacroVisits macros a use; remembered until the
+  // next #define or #undef).
+  unsigned spec_bits(size_t i) {
+    if (tok(i).kind != Tok::Ident) return 0;
+    const std::string_view w = view(i);
+    if (const unsigned b = cuda_keyword_bits(w)) return b;
+    if (m_macros.empty()) return 0;
+    const auto m = m_macros.find(w);
+    if (m == m_macros.end()) return 0;
+    auto& memo = m_macro_memo[w];
+    if (memo.first == m_macro_generation) return memo.second;
+    unsigned bits = 0;
+    std::vector<std::pair<std::string_view, int>> todo = {{w, 0}};
+    std::set<std::string_view> seen = {w};
+    for (int visits = 0; !todo.empty() && visits < kMacroVisits; ++visits) {
+      ++m_work;
+      const auto [name, depth] = todo.back();
+      todo.pop_back();
+      const auto it = m_macros.find(name);
+      if (it == m_macros.end()) continue;
+      bits |= it->second.bits;
+      if (depth + 1 >= kMacroDepth) continue;
+      for (const std::string_view x : it->second.words) {
+        m_work += 1;
+        if (seen.insert(x).second) todo.push_back({x, depth + 1});
+      }
+    }
+    memo = {m_macro_generation, bits};
+    return bits;
+  }
+
+  // Records `#define NAME replacement` (object-like) for spec_bits; `d` is the directive's text, `p` where
+  // the replacement starts. Strings and comments in it are skipped.
+  void record_macro(const std::string& d, std::string_view name, size_t p) {
+    Macro m;
+    while (p < d.size()) {
+      const char c = d[p];
+      if (c == '/' && p + 1 < d.size() && d[p + 1] == '/') break;
+      if (c == '/' && p + 1 < d.size() && d[p + 1] == '*') {
+        const size_t e = d.find("*/", p + 2);
+        p = e == std::string::npos ? d.size() : e + 2;
+        continue;
+      }
+      if (c == '"' || c == '\'') {
+        ++p;
+        while (p < d.size() && d[p] != c) p += d[p] == '\\' ? 2 : 1;
+        ++p;
+        continue;
+      }
+      if (is_ident_start(c)) {
+        const size_t w = p;
+        while (p < d.size() && is_ident_char(d[p])) ++p;
+        const std::string_view word = std::string_view(d).substr(w, p - w);
+        const unsigned b = cuda_keyword_bits(word);
+        m.bits |= b;
+        // Views into the file, not into `d` (a copy): the directive starts at the same offset.
+        if (!b && m.words.size() < kMacroWords)
+          m.words.push_back(std::string_view(m_s).substr(m_dir_pos + w, p - w));
+        continue;
+      }
+      ++p;
+    }
+    ++m_macro_generation;
+    if (m.bits == 0 && m.words.empty()) {
+      m_macros.erase(name);
+      return;
+    }
+    m_macros[name] = std::move(m);
+  }
+
   void classify(size_t s, size_t e, bool function_def, size_t body_open) {
-    auto has = [&](const char* w) { return has_kw_before(s, e + 1, w); };
-    if (has("__global__")) {
+    // What the head says (for a definition, what comes before its body): one pass over its tokens.
+    const size_t head_end = function_def ? body_open : e + 1;
+    unsigned bits = 0;
+    bool is_const = false;
+    for (size_t k = s; k < head_end; ++k) {
+      bits |= spec_bits(k);
+      is_const = is_const || is(k, "const") || is(k, "constexpr");
+    }
+    if (bits & kGlobal) {
       if (function_def) kernel(s, body_open, e);
       return;
     }
-    if (has("__device__") || has("__constant__") || has("__shared__") || has("__managed__")) {
+    if (bits & (kDevice | kConstantMem | kShared | kManaged)) {
       if (function_def) local_constants(body_open, e);
       return;
     }
@@ -717,7 +930,7 @@ class Scanner {
                              "): NVRTC compiles device code only");
       return;
     }
-    if (has("const") || has("constexpr")) {
+    if (is_const) {
       constant(s, e);
       return;
     }
@@ -732,7 +945,7 @@ class Scanner {
   void constant(size_t s, size_t e) {
     size_t k = s;
     bool is_const = false, int_type = false;
-    while (k < e && m_t[k].kind == Tok::Ident) {
+    while (k < e && tok(k).kind == Tok::Ident) {
       const std::string w = text(k);
       if (w == "const" || w == "constexpr") {
         is_const = true;
@@ -745,11 +958,11 @@ class Scanner {
       }
       ++k;
     }
-    if (!is_const || !int_type || k + 3 > e || m_t[k].kind != Tok::Ident || !punct(k + 1, '=')) return;
+    if (!is_const || !int_type || k + 3 > e || tok(k).kind != Tok::Ident || !punct(k + 1, '=')) return;
     size_t v = k + 2;
     const bool paren = punct(v, '(');
     if (paren) ++v;
-    if (v >= e || m_t[v].kind != Tok::Number) return;
+    if (v >= e || tok(v).kind != Tok::Number) return;
     const size_t after = v + 1 + (paren ? 1 : 0);
     if (after != e || (paren && !punct(v + 1, ')'))) return;
     add_number(text(k), v, false);
@@ -781,7 +994,7 @@ class Scanner {
       while (j < body_close && (is(j, "static") || is(j, "const") || is(j, "constexpr"))) ++j;
       if (!(is(j, "int") || is(j, "unsigned") || is(j, "size_t") || is(j, "long"))) continue;
       while (j < body_close && (is(j, "int") || is(j, "unsigned") || is(j, "long"))) ++j;
-      if (m_t[j].kind != Tok::Ident || !punct(j + 1, '=') || m_t[j + 2].kind != Tok::Number ||
+      if (tok(j).kind != Tok::Ident || !punct(j + 1, '=') || tok(j + 2).kind != Tok::Number ||
           !punct(j + 3, ';'))
         continue;
       add_number(text(j), j + 2, false);
@@ -792,6 +1005,7 @@ class Scanner {
   // [SECTION] Preprocessor lines: #define NAME <number>, and the #includes NVRTC cannot follow.
   void directive(size_t i) {
     const std::string d = text(i);
+    m_dir_pos = m_t[i].pos;
     size_t p = 1;
     auto skip_ws = [&] {
       while (p < d.size() && (d[p] == ' ' || d[p] == '\t')) ++p;
@@ -813,12 +1027,26 @@ class Scanner {
       }
       return;
     }
+    if (word == "undef") {
+      skip_ws();
+      w = p;
+      while (p < d.size() && is_ident_char(d[p])) ++p;
+      if (m_macros.erase(std::string_view(m_s).substr(m_dir_pos + w, p - w))) ++m_macro_generation;
+      return;
+    }
     if (word != "define") return;
     skip_ws();
     w = p;
     while (p < d.size() && is_ident_char(d[p])) ++p;
     const std::string name = d.substr(w, p - w);
-    if (name.empty() || (p < d.size() && d[p] == '(')) return;  // a function-like macro
+    const std::string_view name_in_file = std::string_view(m_s).substr(m_dir_pos + w, p - w);
+    if (name.empty()) return;
+    if (p < d.size() &&
+        d[p] == '(') {  // a function-like macro (not followed): it replaces an object-like one
+      if (m_macros.erase(name_in_file)) ++m_macro_generation;
+      return;
+    }
+    record_macro(d, name_in_file, p);
     skip_ws();
     const bool paren = p < d.size() && d[p] == '(';
     if (paren) {
@@ -847,7 +1075,11 @@ class Scanner {
     sym.name = name;
     sym.value = std::stoll(num.substr(0, digits));
     sym.value_span = Span{m_t[i].pos + v, m_t[i].pos + v + digits};
-    sym.line = line_of(m_s, sym.value_span.begin);
+    // The directive's line plus the lines it continues over before the number (not line_of: counting from the
+    // start of the file for every #define made 80,000 of them quadratic).
+    sym.line = line(i);
+    for (size_t k = 0; k < v; ++k)
+      if (d[k] == '\n' || (d[k] == '\r' && (k + 1 == d.size() || d[k + 1] != '\n'))) ++sym.line;
     sym.is_macro = true;
     m_scan.symbols.push_back(sym);
   }
@@ -870,8 +1102,11 @@ class Scanner {
     static const std::set<std::string> kAttributes = {"__launch_bounds__", "__maxnreg__", "__cluster_dims__",
                                                       "__attribute__",     "__declspec",  "__block_size__"};
     for (; i < open; ++i) {
-      if (is(i, "__global__")) k.global_kw = Span{m_t[i].pos, end_of(i)};
-      if (m_t[i].kind == Tok::Ident && kAttributes.count(text(i)) && punct(i + 1, '(')) {
+      if (k.global_kw.end == 0 && (spec_bits(i) & kGlobal)) {
+        k.global_kw = Span{m_t[i].pos, end_of(i)};
+        k.line = line(i);
+      }
+      if (tok(i).kind == Tok::Ident && kAttributes.count(text(i)) && punct(i + 1, '(')) {
         const size_t after = skip_group(i + 1);
         k.attributes.push_back(Span{m_t[i].pos, end_of(after - 1)});
         i = after - 1;
@@ -882,13 +1117,11 @@ class Scanner {
         break;
       }
     }
-    if (params_open == 0 || params_open <= s || m_t[params_open - 1].kind != Tok::Ident) return;
+    if (params_open == 0 || params_open <= s || tok(params_open - 1).kind != Tok::Ident) return;
     k.name = text(params_open - 1);
     k.scope = m_scope;
     k.name_span = Span{m_t[params_open - 1].pos, end_of(params_open - 1)};
-    k.line = line(s);
-    for (size_t t = s; t < open; ++t)
-      if (is(t, "__global__")) k.line = line(t);
+    if (k.global_kw.end == 0) k.line = line(s);
     const size_t params_close = skip_group(params_open) - 1;
     k.params_span = Span{end_of(params_open), m_t[params_close].pos};
     // Parameters: split at commas outside brackets.
@@ -946,7 +1179,7 @@ class Scanner {
         t = skip_group(t) - 1;
         continue;
       }
-      if (m_t[t].kind != Tok::Ident) continue;
+      if (tok(t).kind != Tok::Ident) continue;
       const std::string w = text(t);
       if (w == "const" && stars == 0) const_before_star = true;
       if (is_qualifier(w)) continue;
@@ -1011,11 +1244,11 @@ class Scanner {
     std::set<std::string> seen;
     for (const auto& [open, close] : m_body_ranges)
       for (size_t t = open; t < close; ++t) {
-        if (m_t[t].kind != Tok::Ident) continue;
+        if (tok(t).kind != Tok::Ident) continue;
         const std::string w = text(t);
         if (!tile_like(w) || defined.count(w) || m_local_names.count(w) || seen.count(w)) continue;
         // Declared right here (`int TILE = ...`): a local variable, not a macro.
-        if (t > open && m_t[t - 1].kind == Tok::Ident && is_type_word(text(t - 1))) continue;
+        if (t > open && tok(t - 1).kind == Tok::Ident && is_type_word(text(t - 1))) continue;
         seen.insert(w);
         m_scan.identifiers_used.push_back(w);
       }
@@ -1024,13 +1257,27 @@ class Scanner {
   const std::string& m_s;
   std::vector<Tok> m_t;
   SourceScan m_scan;
+  mutable uint64_t m_work = 0;
   bool m_noted_host_decl = false;
   std::vector<std::pair<size_t, size_t>> m_body_ranges;
-  std::string m_scope;  // "ns::" while inside namespace ns { }
+  int m_scope = -1;  // the namespace block around the current item (SourceScan::scopes), -1: file scope
   std::set<std::string> m_local_names;
+  size_t m_dir_pos = 0;  // where the directive being read starts
+  std::unordered_map<std::string_view, Macro> m_macros;
+  std::unordered_map<std::string_view, std::pair<uint64_t, unsigned>> m_macro_memo;  // generation, bits
+  uint64_t m_macro_generation = 1;
 };
 
 }  // namespace
+
+std::string SourceScan::scope_of(const KernelDecl& k) const {
+  std::vector<const std::string*> names;
+  for (int s = k.scope; s >= 0 && size_t(s) < scopes.size(); s = scopes[size_t(s)].parent)
+    if (!scopes[size_t(s)].name.empty()) names.push_back(&scopes[size_t(s)].name);
+  std::string out;
+  for (auto it = names.rbegin(); it != names.rend(); ++it) out += **it + "::";
+  return out;
+}
 
 SourceScan scan_cuda_source(const std::string& text) {
   if (int64_t(text.size()) > kMaxKernelSourceBytes)

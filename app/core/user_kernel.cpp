@@ -642,14 +642,26 @@ struct Edit {
 };
 
 std::string apply_edits(std::string text, std::vector<Edit> edits) {
-  std::sort(edits.begin(), edits.end(), [](const Edit& a, const Edit& b) { return a.begin > b.begin; });
+  // One pass from the end, into a new string: replacing in place moved the rest of the text for every edit,
+  // quadratic for a file with tens of thousands of `#define N 1` lines.
+  std::stable_sort(edits.begin(), edits.end(),
+                   [](const Edit& a, const Edit& b) { return a.begin > b.begin; });
+  std::vector<const Edit*> kept;  // from the end of the text to its start
   size_t limit = text.size();
   for (const Edit& e : edits) {
     if (e.end > limit || e.begin > e.end) continue;  // overlapping edits: the later one wins
-    text.replace(e.begin, e.end - e.begin, e.with);
+    kept.push_back(&e);
     limit = e.begin;
   }
-  return text;
+  std::string out;
+  size_t at = 0;
+  for (auto it = kept.rbegin(); it != kept.rend(); ++it) {
+    out.append(text, at, (*it)->begin - at);
+    out += (*it)->with;
+    at = (*it)->end;
+  }
+  out.append(text, at, std::string::npos);
+  return out;
 }
 
 std::vector<Edit> symbol_edits(const SourceScan& scan, const UserKernelSpec& spec, int tile,
@@ -673,11 +685,11 @@ bool tile_symbol_defined(const SourceScan& scan, const std::string& name) {
   return false;
 }
 
-std::string name_expression(const KernelDecl& decl, const UserKernelSpec& spec, int tile,
-                            const std::string& name) {
+std::string name_expression(const SourceScan& scan, const KernelDecl& decl, const UserKernelSpec& spec,
+                            int tile, const std::string& name) {
   if (!decl.template_params.empty() && !spec.tile_symbol.empty())
-    return "&" + decl.scope + name + "<" + std::to_string(tile) + ">";
-  return "&" + decl.scope + name;
+    return "&" + scan.scope_of(decl) + name + "<" + std::to_string(tile) + ">";
+  return "&" + scan.scope_of(decl) + name;
 }
 
 }  // namespace
@@ -700,7 +712,7 @@ BuildSource plain_build(const KernelSource& src, const SourceScan& scan, const K
   if (!spec.tile_symbol.empty() && decl.template_params.empty() &&
       !tile_symbol_defined(scan, spec.tile_symbol))
     b.defines.push_back("-D" + spec.tile_symbol + "=" + std::to_string(tile));
-  b.name_expression = name_expression(decl, spec, tile, decl.name);
+  b.name_expression = name_expression(scan, decl, spec, tile, decl.name);
   return b;
 }
 
@@ -775,7 +787,7 @@ std::optional<BuildSource> traced_build(const KernelSource& src, const SourceSca
     << "    reinterpret_cast<unsigned int*>(tilescope_r_ + 2)[0] = tilescope_sm_;\n"
     << "    tilescope_r_[0] = tilescope_t_;\n"
     << "  }\n"
-    << "  " << decl.scope << body_name << (templ ? "<" + std::to_string(tile) + ">" : "") << "("
+    << "  " << scan.scope_of(decl) << body_name << (templ ? "<" + std::to_string(tile) + ">" : "") << "("
     << join(names, ", ") << ");\n"
     << "  __syncwarp();\n"
     << "  if (((threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x) % 32 == 0) {\n"

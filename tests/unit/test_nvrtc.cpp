@@ -240,7 +240,7 @@ TEST_F(NvrtcTest, AKernelInsideANamespaceIsFoundByItsQualifiedName) {
             "namespace mine {\nnamespace inner {\n__global__ void mm(const float* A, const float* B, "
             "float* C, int N) { C[0] = A[0] + B[0] + N; }\n}\n}\n"),
       {});
-  EXPECT_EQ(k->decl().scope, "mine::inner::");
+  EXPECT_EQ(k->scan().scope_of(k->decl()), "mine::inner::");
   const auto m = k->build(16, 90, {});
   ASSERT_TRUE(m->ok) << m->log;
   EXPECT_NE(m->lowered_name.find("mine5inner2mm"), std::string::npos) << m->lowered_name;
