@@ -484,10 +484,14 @@ ts::gfx::GlChoice parse_gl_choice_or_usage(const std::string& s) {
 }
 
 // [SECTION] tilescope bench
-std::atomic<bool> g_interrupted{false};
-extern "C" void on_sigint(int) {
-  g_interrupted = true;
-  std::signal(SIGINT, SIG_DFL);  // a second Ctrl-C ends the program at once
+// Ctrl+C (SIGINT) and SIGTERM (kill, a batch system's time limit) alike: the point being measured is
+// cancelled after its current sample, the finished points are written, and bench exits with 128 + the
+// signal's number (130, 143). A second signal of the same kind ends the program at once.
+std::atomic<int> g_interrupted{0};  // the signal that asked to stop, 0: none
+extern "C" void on_stop_signal(int sig) {
+  int none = 0;
+  g_interrupted.compare_exchange_strong(none, sig);
+  std::signal(sig, SIG_DFL);
 }
 
 struct BenchArgs {
@@ -666,12 +670,13 @@ int cmd_bench(const BenchArgs& a) {
         meta.wave_marks.push_back({c.kernel, c.tile, w.size, w.waves});
     }
   }
-  std::signal(SIGINT, on_sigint);
+  std::signal(SIGINT, on_stop_signal);
+  std::signal(SIGTERM, on_stop_signal);
   ts::CancelToken stop;
   std::atomic<bool> watching{true};
-  std::thread watcher([&] {  // Ctrl-C: cancel after the current sample
+  std::thread watcher([&] {  // Ctrl-C or SIGTERM: cancel after the current sample
     while (watching.load()) {
-      if (g_interrupted.load()) {
+      if (g_interrupted.load() != 0) {
         stop.cancel();
         return;
       }
@@ -752,8 +757,10 @@ int cmd_bench(const BenchArgs& a) {
   }
   std::fprintf(stderr, "tilescope bench: %d points in %.1f s\n", done, meta.wall_seconds);
   if (meta.interrupted) {
-    std::fprintf(stderr, "tilescope bench: interrupted; %zu points kept\n", table.size());
-    return 130;
+    const int sig = g_interrupted.load();
+    std::fprintf(stderr, "tilescope bench: interrupted (%s); %zu points kept\n",
+                 sig == SIGTERM ? "SIGTERM" : "Ctrl+C", table.size());
+    return 128 + (sig ? sig : SIGINT);
   }
   return kExitOk;
 }

@@ -1,6 +1,10 @@
 // The command line end to end: exit codes 0 / 1 / 2 and messages that name the value and the limit.
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <csignal>
 
 #include <algorithm>
 #include <cmath>
@@ -522,4 +526,59 @@ TEST(Cli, SuggestTileTimesEveryTileAndNamesTheFastestFromThem) {
   auto one = run_cmd(kBin + " run --backend cpu --size 64 --kernel blocktile1d --suggest-tile 2>&1");
   EXPECT_EQ(one.code, 2) << one.output;
   EXPECT_NE(one.output.find("nothing to choose"), std::string::npos) << one.output;
+}
+
+// SIGTERM (kill, a batch system's time limit) stops bench as Ctrl+C does: the points finished are written,
+// then the exit code says which signal (128 + its number). The signal is sent once the first point's
+// progress line is read, and each point takes at least --min-time, so points are still to come.
+TEST(Cli, BenchOnSigtermOrCtrlCWritesTheFinishedPoints) {
+  for (const int sig : {SIGTERM, SIGINT}) {
+    test::TempDir dir;
+    const std::string out = dir.file("bench.json"), session = dir.file("session.json");
+    int err[2];
+    ASSERT_EQ(::pipe(err), 0);
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      ::dup2(err[1], 2);
+      ::close(err[0]);
+      ::close(err[1]);
+      const int null = ::open("/dev/null", O_WRONLY);
+      ::dup2(null, 1);
+      ::execl(kBin.c_str(), kBin.c_str(), "bench", "--backend", "cpu", "--kernels", "tiled", "--tiles", "8",
+              "--sizes", "16:320:16", "--min-time", "0.2", "--max-time", "0.4", "--max-samples", "1000000",
+              "--format", "json", "--out", out.c_str(), "--session-out", session.c_str(), (char*)nullptr);
+      ::_exit(127);
+    }
+    ::close(err[1]);
+    std::string text, line;
+    bool signalled = false;
+    char buf[4096];
+    for (ssize_t n; (n = ::read(err[0], buf, sizeof buf)) != 0;) {
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        break;
+      }
+      text.append(buf, size_t(n));
+      if (!signalled && text.find("[1/20]") != std::string::npos) {  // one point finished
+        ::kill(pid, sig);
+        signalled = true;
+      }
+    }
+    ::close(err[0]);
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(signalled) << text;
+    ASSERT_TRUE(WIFEXITED(status)) << "ended by the signal itself: " << text;
+    EXPECT_EQ(WEXITSTATUS(status), 128 + sig) << text;
+    EXPECT_NE(text.find(sig == SIGTERM ? "interrupted (SIGTERM)" : "interrupted (Ctrl+C)"), std::string::npos)
+        << text;
+    ASSERT_TRUE(std::filesystem::exists(out)) << text;
+    const auto j = nlohmann::json::parse(content(out));
+    EXPECT_EQ(j["meta"]["interrupted"], true);
+    EXPECT_GE(j["points"].size(), 1u);
+    EXPECT_LT(j["points"].size(), 20u);
+    EXPECT_EQ(j["points"][0]["n"], 16);
+    EXPECT_EQ(load_session(session).records.size(), j["points"].size()) << text;
+  }
 }
