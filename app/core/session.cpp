@@ -410,13 +410,17 @@ Session load_session(const fs::path& path) {
   const std::string p = path.string();
   std::error_code ec;
   const auto st = fs::status(path, ec);
+  // The reason as the system gives it: a loop of symbolic links is not a missing file.
+  if (ec == std::errc::too_many_symbolic_link_levels)
+    throw SessionError(p + ": a loop of symbolic links (" + ec.message() + ")");
+  if (ec && ec != std::errc::no_such_file_or_directory) throw SessionError(p + ": " + ec.message());
   if (ec || !fs::exists(st)) throw SessionError(p + ": no such file");
   if (!fs::is_regular_file(st)) throw SessionError(p + ": not a regular file");
   const auto size = fs::file_size(path, ec);
   if (ec) throw SessionError(p + ": cannot read its size (" + ec.message() + ")");
   if (size > uint64_t(kMaxSessionBytes))
-    throw SessionError(p + ": " + std::to_string(size >> 20) + " MiB is larger than the limit of " +
-                       std::to_string(kMaxSessionBytes >> 20) + " MiB for a session");
+    throw SessionError(p + ": " + format_bytes_exact(size) + " is larger than the limit of " +
+                       format_bytes_exact(uint64_t(kMaxSessionBytes)) + " for a session");
   std::ifstream f(path, std::ios::binary);
   if (!f) throw SessionError(p + ": cannot be opened");
   std::string text(size_t(size), '\0');
@@ -444,7 +448,9 @@ fs::path default_session_path() {
 }
 
 size_t SessionSet::open(Session s) {
-  if (m_sessions.size() > 8) throw ValidationError("at most 8 sessions can be overlaid; close one first");
+  if (m_sessions.size() > kMaxOverlays)
+    throw ValidationError("at most " + std::to_string(kMaxOverlays) +
+                          " sessions can be overlaid; close one first");
   const std::string base = s.label;
   for (int i = 2;; ++i) {
     bool taken = false;

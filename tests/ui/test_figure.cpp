@@ -517,3 +517,36 @@ TEST(Figure, NamesThatLookLikeFormulasAreDefusedInTheCsv) {
   const nlohmann::json j = nlohmann::json::parse(read_file(files.at(".json")[0]));
   EXPECT_EQ(j["meta"]["overlays"][0], formula);
 }
+
+// A figure whose third file cannot be written (the file size limit, as a full disk) leaves none of its three
+// files, and says so; sizes from a first, unlimited run of the same figure, so the limit falls between the
+// PNG and CSV and the JSON on any machine.
+TEST(Figure, AWriteThatFailsMidwayLeavesNoneOfTheSet) {
+  test::TempDir dir;
+  Session s = h100_sweep();
+  s.records.clear();
+  for (int64_t n = 64; n <= 64 * 250; n += 64)  // a speed that varies (a flat one hangs the plot: see report)
+    s.add(point("tiled", 32, n,
+                2.0 * double(n) * double(n) * double(n) / 8.9e9 * (1 + 0.1 * double((n / 64) % 3))));
+  save_session(dir.path() / "many.json", s, false);
+  const std::string args = "--plot timings --figure-size 400x320 --session " + dir.file("many.json");
+  const fs::path first = dir.path() / "first";
+  const Outcome whole = figure(args + " --out-dir " + first.string());
+  if (no_gl(whole)) GTEST_SKIP() << whole.output;
+  ASSERT_EQ(whole.code, 0) << whole.output;
+  const auto files = figure_files(first);
+  const auto png = fs::file_size(files.at(".png")[0]), csv = fs::file_size(files.at(".csv")[0]),
+             json = fs::file_size(files.at(".json")[0]);
+  ASSERT_GT(json, std::max(png, csv) + 4096) << png << " " << csv << " " << json;
+  const uintmax_t limit_kib = (std::max(png, csv) + json) / 2 / 1024;
+  const fs::path out = dir.path() / "second";
+  fs::create_directories(out);
+  const auto r = test::run_cmd("bash -c \"trap '' XFSZ; ulimit -f " + std::to_string(limit_kib) + "; exec " +
+                               kBin + " figure " + args + " --out-dir " + out.string() + "\"");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("write failed"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("the figure's files written before it were removed"), std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("wrote "), std::string::npos) << r.output;
+  EXPECT_TRUE(figure_files(out).empty()) << "files of a figure that failed were left behind";
+}
