@@ -525,7 +525,8 @@ TEST(Figure, AWriteThatFailsMidwayLeavesNoneOfTheSet) {
   test::TempDir dir;
   Session s = h100_sweep();
   s.records.clear();
-  for (int64_t n = 64; n <= 64 * 250; n += 64)  // a speed that varies (a flat one hangs the plot: see report)
+  for (int64_t n = 64; n <= 64 * 250; n += 64)  // a speed that varies: with one FLOP/s for every point the
+                                                // timings plot took minutes (its y ticks)
     s.add(point("tiled", 32, n,
                 2.0 * double(n) * double(n) * double(n) / 8.9e9 * (1 + 0.1 * double((n / 64) % 3))));
   save_session(dir.path() / "many.json", s, false);
