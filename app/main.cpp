@@ -475,6 +475,19 @@ void refuse_empty_values(CLI::App* cmd) {
         throw ts::ValidationError(opt->get_name() + " is empty; give it a value or leave it out");
 }
 
+// Every value given must be UTF-8: titles, names and paths go into JSON, CSV and messages (a value that is
+// not is refused here, before any work, instead of failing in the JSON writer after it).
+void refuse_invalid_utf8(CLI::App* cmd) {
+  for (const CLI::Option* opt : cmd->get_options())
+    for (const std::string& v : opt->results()) ts::require_utf8(v, opt->get_name());
+}
+
+// "0" or "00": the documented "none" of an option that takes 0 (--frame-seconds 0 skips), however many zeros;
+// false for anything else, which the option's own parser then checks.
+bool means_zero(const std::string& text) {
+  return !text.empty() && text.find_first_not_of('0') == std::string::npos;
+}
+
 ts::gfx::GlChoice parse_gl_choice_or_usage(const std::string& s) {
   try {
     return ts::gfx::parse_gl_choice(s);
@@ -484,10 +497,14 @@ ts::gfx::GlChoice parse_gl_choice_or_usage(const std::string& s) {
 }
 
 // [SECTION] tilescope bench
-std::atomic<bool> g_interrupted{false};
-extern "C" void on_sigint(int) {
-  g_interrupted = true;
-  std::signal(SIGINT, SIG_DFL);  // a second Ctrl-C ends the program at once
+// Ctrl+C (SIGINT) and SIGTERM (kill, a batch system's time limit) alike: the point being measured is
+// cancelled after its current sample, the finished points are written, and bench exits with 128 + the
+// signal's number (130, 143). A second signal of the same kind ends the program at once.
+std::atomic<int> g_interrupted{0};  // the signal that asked to stop, 0: none
+extern "C" void on_stop_signal(int sig) {
+  int none = 0;
+  g_interrupted.compare_exchange_strong(none, sig);
+  std::signal(sig, SIG_DFL);
 }
 
 struct BenchArgs {
@@ -666,12 +683,13 @@ int cmd_bench(const BenchArgs& a) {
         meta.wave_marks.push_back({c.kernel, c.tile, w.size, w.waves});
     }
   }
-  std::signal(SIGINT, on_sigint);
+  std::signal(SIGINT, on_stop_signal);
+  std::signal(SIGTERM, on_stop_signal);
   ts::CancelToken stop;
   std::atomic<bool> watching{true};
-  std::thread watcher([&] {  // Ctrl-C: cancel after the current sample
+  std::thread watcher([&] {  // Ctrl-C or SIGTERM: cancel after the current sample
     while (watching.load()) {
-      if (g_interrupted.load()) {
+      if (g_interrupted.load() != 0) {
         stop.cancel();
         return;
       }
@@ -752,8 +770,10 @@ int cmd_bench(const BenchArgs& a) {
   }
   std::fprintf(stderr, "tilescope bench: %d points in %.1f s\n", done, meta.wall_seconds);
   if (meta.interrupted) {
-    std::fprintf(stderr, "tilescope bench: interrupted; %zu points kept\n", table.size());
-    return 130;
+    const int sig = g_interrupted.load();
+    std::fprintf(stderr, "tilescope bench: interrupted (%s); %zu points kept\n",
+                 sig == SIGTERM ? "SIGTERM" : "Ctrl+C", table.size());
+    return 128 + (sig ? sig : SIGINT);
   }
   return kExitOk;
 }
@@ -779,8 +799,9 @@ int main(int argc, char** argv) {
   ts::cli::add_kernel_file_options(list, list_file);
   list->add_option(
       "--arch", list_arch,
-      "with --kernel-file: compile for this architecture (sm_75 .. sm_120, or device; default: this "
-      "machine's GPU, else sm_90)");
+      "with --kernel-file: compile for this architecture (one NVRTC compiles for, e.g. sm_90 or 8.9: NVRTC "
+      "13.0 takes sm_75, 80, 86, 87, 88, 89, 90, 100, 103, 110, 120, 121; or device; default: this machine's "
+      "GPU, else sm_90)");
   list->add_option(
       "--gpu", list_gpu,
       "with --kernel-file: the GPU the occupancy is for: t4, a100, l4, rtx4090, h100 (default: this "
@@ -796,9 +817,9 @@ int main(int argc, char** argv) {
   add_problem_options(run, run_args);
   std::string out_npy;
   bool run_json = false, run_force = false;
-  std::string samples = "0";
+  std::string samples;  // empty: the backend's default
   run->add_option("--out", out_npy, "write C to this .npy file");
-  run->add_option("--samples", samples, "timed launches (default: 10 on CUDA, 3 on the CPU)");
+  run->add_option("--samples", samples, "timed launches, 1 to 100000 (default: 10 on CUDA, 3 on the CPU)");
   run->add_flag("--json", run_json, "print a JSON object instead of text");
   run->add_flag("--force", run_force, "replace existing --out and --trace-csv files (regular files only)");
   bool run_profile = false, run_suggest = false;
@@ -962,8 +983,11 @@ int main(int argc, char** argv) {
   }
 
   try {
-    for (CLI::App* cmd : {&app, list, run, snap, bench, bench_heat, gl_check})
-      if (cmd == &app || cmd->parsed()) refuse_empty_values(cmd);
+    for (CLI::App* cmd : {&app, list, run, snap, bench, bench_heat, fig, gl_check})
+      if (cmd == &app || cmd->parsed()) {
+        refuse_empty_values(cmd);
+        refuse_invalid_utf8(cmd);
+      }
     if (*worker) return ts::cli::worker(worker_args);
     if (*gl_check) return ts::cli::cmd_gl_check(gl_check_args);
     if (*list) {
@@ -978,6 +1002,10 @@ int main(int argc, char** argv) {
     if (*bench_heat) {
       ts::ui::HeatmapBenchOptions ho;
       ho.gl = parse_gl_choice_or_usage(heat_gl);
+      // The outputs before a backend is opened or a kernel file built.
+      ts::check_output_path(heat_out, replace_if(heat_force), "--out");
+      if (!heat_sweep.empty())
+        ts::check_output_path(heat_sweep_session, ts::Replace::Never, "--sweep-session-out", false);
       std::string note;
       if (heat_args.size.empty() && heat_args.m.empty()) heat_args.size = "4096";
       if ((heat_args.kernel.empty() || heat_args.kernel == "tiled") && heat_args.file.file.empty() &&
@@ -989,15 +1017,14 @@ int main(int argc, char** argv) {
       ho.view = int(ts::parse_dim(heat_view, "--view"));
       if (ho.view > 8192) throw ts::ValidationError("--view = " + heat_view + " is above 8192");
       ho.repeats = int(ts::parse_dim(heat_repeats, "--repeats"));
-      ho.frame_seconds = heat_seconds == "0" ? 0.0 : parse_positive(heat_seconds, "--frame-seconds");
-      ho.commits = heat_commits == "0" ? 0 : int(ts::parse_dim(heat_commits, "--commits"));
+      ho.frame_seconds = means_zero(heat_seconds) ? 0.0 : parse_positive(heat_seconds, "--frame-seconds");
+      ho.commits = means_zero(heat_commits) ? 0 : int(ts::parse_dim(heat_commits, "--commits"));
       if (ho.commits > 1000) throw ts::ValidationError("--commits = " + heat_commits + " is above 1000");
-      ho.saves = heat_saves == "0" ? 0 : int(ts::parse_dim(heat_saves, "--saves"));
+      ho.saves = means_zero(heat_saves) ? 0 : int(ts::parse_dim(heat_saves, "--saves"));
       if (ho.saves > 100) throw ts::ValidationError("--saves = " + heat_saves + " is above 100");
       if (ho.saves > 0 && heat_args.file.file.empty())
         throw ts::ValidationError("--saves needs --kernel-file");
       ho.kernel_file = heat_args.file.file;
-      ts::check_output_path(heat_out, replace_if(heat_force), "--out");
       if (!heat_sweep.empty()) {
         ts::SweepSpec sw;
         sw.sizes = ts::parse_sizes(heat_sweep);
@@ -1014,7 +1041,6 @@ int main(int argc, char** argv) {
         ho.sweep_limit_s = parse_positive(heat_sweep_limit, "--sweep-limit");
         ho.sweep_min_s = parse_positive(heat_sweep_min, "--sweep-min-time");
         ho.sweep_max_s = parse_positive(heat_sweep_max, "--sweep-max-time");
-        ts::check_output_path(heat_sweep_session, ts::Replace::Never, "--sweep-session-out");
         ho.sweep_session_out = heat_sweep_session;
       }
       if (heat_format != "md" && heat_format != "json")
@@ -1028,6 +1054,15 @@ int main(int argc, char** argv) {
     if (*fig) return ts::cli::cmd_figure(fig_args, *fig);
 
     if (*run) {
+      // Every option and output before a backend is opened (or a kernel file compiled, or .npy files read).
+      int fixed_samples = 0;
+      if (!samples.empty()) {  // 0 (or 00) is no number of launches: refused, as every other count is
+        fixed_samples = int(ts::parse_dim(samples, "--samples"));
+        if (fixed_samples > 100000) throw ts::ValidationError("--samples = " + samples + " is above 100000");
+      }
+      ts::check_output_path(out_npy, replace_if(run_force), "--out");
+      if (!trace_csv.empty() && !run_profile) throw ts::ValidationError("--trace-csv needs --profile");
+      ts::check_output_path(trace_csv, replace_if(run_force), "--trace-csv");
       std::string note;
       auto backend = open_backend(run_args.backend, &note);
       if (!note.empty()) std::fprintf(stderr, "tilescope: %s\n", note.c_str());
@@ -1043,20 +1078,15 @@ int main(int argc, char** argv) {
       }
       ts::RunRequest req = build_request(run_args, *backend);
       if (run_sanitize) return ts::cli::sanitize(req, *backend, run_json);
-      if (run_suggest && samples == "0") req.policy = ts::MeasurePolicy::bench();
-      if (samples != "0") {
-        const int n = int(ts::parse_dim(samples, "--samples"));
-        if (n > 100000) throw ts::ValidationError("--samples = " + samples + " is above 100000");
+      if (run_suggest && samples.empty()) req.policy = ts::MeasurePolicy::bench();
+      if (fixed_samples > 0) {
         ts::MeasurePolicy p = backend->default_policy();
         p.name = "fixed";
-        p.min_samples = p.max_samples = n;
+        p.min_samples = p.max_samples = fixed_samples;
         p.max_seconds = 60;
         req.policy = p;
       }
-      ts::check_output_path(out_npy, replace_if(run_force), "--out");
       req.keep_output = !out_npy.empty();
-      if (!trace_csv.empty() && !run_profile) throw ts::ValidationError("--trace-csv needs --profile");
-      ts::check_output_path(trace_csv, replace_if(run_force), "--trace-csv");
       req.profile = run_profile;
       ts::RunQueue queue(backend);  // the same path as the GUI, waited for
       ts::RunOutcome o = queue.wait(queue.submit(req));
@@ -1161,6 +1191,7 @@ int main(int argc, char** argv) {
         throw ts::ValidationError("--scale = " + snap_scale + " is outside 0.5..4");
       ts::check_output_path(snap_out, replace_if(snap_force), "--out");
       ts::check_output_path(layout_json, replace_if(snap_force), "--layout-json");
+      if (!snap_export.empty()) ts::check_output_folder(snap_export, "--export-panels", false);
       so.out_png = snap_out;
       so.overwrite = snap_force;
       so.layout_json = layout_json;
@@ -1175,7 +1206,7 @@ int main(int argc, char** argv) {
         if (!p.empty()) so.front.push_back(p);
       }
       if (!snap_export.empty()) {
-        ts::check_output_folder(snap_export, "--export-panels");  // made if missing; files can be created
+        ts::check_output_folder(snap_export, "--export-panels");  // made now if missing
         so.export_dir = snap_export;
       }
       const int rc = ts::ui::run_snapshot(so);

@@ -9,6 +9,10 @@
 
 #include "registry.hpp"
 
+#if defined(TILESCOPE_HAVE_NVRTC)
+#include <nvrtc.h>
+#endif
+
 namespace ts {
 
 namespace fs = std::filesystem;
@@ -49,6 +53,19 @@ void set_axes(std::array<std::string, 3>& axes, const std::string& text, const c
 
 }  // namespace
 
+std::vector<int> nvrtc_architectures() {
+#if defined(TILESCOPE_HAVE_NVRTC)
+  int n = 0;
+  if (nvrtcGetNumSupportedArchs(&n) == NVRTC_SUCCESS && n > 0) {
+    std::vector<int> archs(size_t(n), 0);
+    if (nvrtcGetSupportedArchs(archs.data()) == NVRTC_SUCCESS) return archs;
+  }
+#endif
+  // A build without NVRTC (nothing can be compiled in it, but a kernel file is still checked as far as it
+  // can be): what nvrtcGetSupportedArchs says for NVRTC 13.0, the toolkit TileScope is built with.
+  return {75, 80, 86, 87, 88, 89, 90, 100, 103, 110, 120, 121};
+}
+
 int parse_arch(const std::string& text) {
   std::string t = text;
   for (char& c : t) c = char(std::tolower(static_cast<unsigned char>(c)));
@@ -59,10 +76,18 @@ int parse_arch(const std::string& text) {
     return std::isdigit(static_cast<unsigned char>(c));
   });
   const int v = digits ? std::stoi(t) : 0;
-  if (v < 75 || v > 129)
-    throw ValidationError("--arch '" + text +
-                          "' is not an architecture NVRTC 13 compiles for (sm_75 .. sm_120, "
-                          "e.g. sm_90 or 8.9)");
+  const std::vector<int> archs = nvrtc_architectures();
+  if (std::find(archs.begin(), archs.end(), v) == archs.end()) {
+    std::string list;
+    for (int a : archs) list += (list.empty() ? "sm_" : ", sm_") + std::to_string(a);
+#if defined(TILESCOPE_HAVE_NVRTC)
+    const std::string nvrtc = "NVRTC " + nvrtc_version();
+#else
+    const std::string nvrtc = "NVRTC 13.0";
+#endif
+    throw ValidationError("--arch '" + text + "' is not an architecture " + nvrtc + " compiles for (" + list +
+                          "; e.g. sm_90 or 8.9)");
+  }
   return v;
 }
 

@@ -88,7 +88,11 @@ class UserKernel {
   std::vector<IncludedHeader> m_headers;
 };
 
-// "sm_90" / "90" / "9.0" -> 90. Throws ValidationError naming the accepted forms.
+// The architectures the run-time compiler accepts (compute capability major * 10 + minor): NVRTC's own list
+// (nvrtcGetSupportedArchs) where this build has NVRTC, else NVRTC 13.0's.
+std::vector<int> nvrtc_architectures();
+// "sm_90" / "90" / "9.0" -> 90. Throws ValidationError naming the accepted forms and every architecture of
+// nvrtc_architectures() when it is not one of them (sm_76, sm_122).
 int parse_arch(const std::string& text);
 
 }  // namespace ts

@@ -144,20 +144,40 @@ FigureWritten write_figure(const FigureJob& job, const fs::path& dir) {
   FigureWritten w;
   const std::vector<uint8_t> rgba = render_figure(job, &w.report);
   const FigureMeta& m = job.data.meta;
-  const NewNames names = figure_names(dir, m.plot);  // taken exclusively: another export gets -2
-  w.paths = figure_paths(names);
-  gfx::write_png(w.paths.png.string(), m.size.width, m.size.height, rgba, Replace::Reserved);
-  write_file(w.paths.csv, figure_csv(job.data), Replace::Reserved);
-  nlohmann::json j = figure_sidecar(job.data);
-  nlohmann::json colours = nlohmann::json::object();
-  for (const auto& [label, c] : w.report.colours) colours[label] = colour_json(c);
-  const Rect& a = w.report.area;
-  j["render"] = {{"plot_area", {a.x, a.y, a.w, a.h}},
-                 {"series_colours", colours},
-                 {"scale", job.scale},
-                 {"subtitle", job.subtitle},
-                 {"png", w.paths.png.filename().string()}};
-  write_file(w.paths.json, j.dump(2) + "\n", Replace::Reserved);
+  // The three files are a set, written whole or not at all: a write that fails (a full disk) removes those of
+  // the set written before it (NewNames::written), so no PNG is left without its data.
+  bool removed = false;
+  try {
+    NewNames names = figure_names(dir, m.plot);  // taken exclusively: another export gets -2
+    w.paths = figure_paths(names);
+    try {
+      gfx::write_png(w.paths.png.string(), m.size.width, m.size.height, rgba, Replace::Reserved);
+      names.written(0);
+      write_file(w.paths.csv, figure_csv(job.data), Replace::Reserved);
+      names.written(1);
+      nlohmann::json j = figure_sidecar(job.data);
+      nlohmann::json colours = nlohmann::json::object();
+      for (const auto& [label, c] : w.report.colours) colours[label] = colour_json(c);
+      const Rect& a = w.report.area;
+      j["render"] = {{"plot_area", {a.x, a.y, a.w, a.h}},
+                     {"series_colours", colours},
+                     {"scale", job.scale},
+                     {"subtitle", job.subtitle},
+                     {"png", w.paths.png.filename().string()}};
+      write_file(w.paths.json, j.dump(2) + "\n", Replace::Reserved);
+      names.written(2);
+      names.complete();
+    } catch (...) {
+      removed = names.any_written();
+      throw;
+    }
+  } catch (const ValidationError& e) {
+    if (!removed) throw;
+    throw ValidationError(std::string(e.what()) + "; the figure's files written before it were removed");
+  } catch (const std::exception& e) {
+    if (!removed) throw;
+    throw std::runtime_error(std::string(e.what()) + "; the figure's files written before it were removed");
+  }
   return w;
 }
 

@@ -240,7 +240,7 @@ bool save_panel_export(AppState& s, int fb_w, int fb_h, GLuint read_fbo = 0) {
     fs::path dir = s.settings.export_dir.empty() ? default_export_dir() : fs::path(s.settings.export_dir);
     fs::create_directories(dir);
     // A name of its own kind (Export figure writes tilescope-<plot>-<date>), the pair taken exclusively.
-    const NewNames names(dir, "tilescope-panel-" + req.stem, {"png", "csv"});
+    NewNames names(dir, "tilescope-panel-" + req.stem, {"png", "csv"});
     const fs::path &png = names[0], &csv = names[1];
     // The panel as drawn, without the tooltips over it; then the whole frame again, as the window shows it.
     const bool redrawn = draw_without_tooltips(fb_w, fb_h, read_fbo);
@@ -250,8 +250,12 @@ bool save_panel_export(AppState& s, int fb_w, int fb_h, GLuint read_fbo = 0) {
     if (redrawn) draw(ImGui::GetDrawData(), fb_w, fb_h);
     glBindFramebuffer(GL_FRAMEBUFFER, 0);
     if (!read_back_right(s, "the export of " + req.panel)) return false;
+    // A pair, written whole or not at all: a CSV that cannot be written takes the PNG with it.
     gfx::write_png(png.string(), x1 - x0, y1 - y0, pixels, Replace::Reserved);
+    names.written(0);
     write_file(csv, req.csv, Replace::Reserved);
+    names.written(1);
+    names.complete();
     s.say(Severity::Info, "exported " + png.string() + " and " + csv.filename().string());
   } catch (const std::exception& e) {
     glBindFramebuffer(GL_FRAMEBUFFER, 0);

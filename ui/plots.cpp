@@ -89,7 +89,9 @@ ImPlotRange padded(double lo, double hi, float px, float margin, bool log) {
     const ImPlotRange r = padded(std::log10(lo), std::log10(hi), px, margin, false);
     return ImPlotRange(std::pow(10.0, r.Min), std::pow(10.0, r.Max));
   }
-  if (!(hi > lo)) {  // one value: room around it
+  // One value, or values that differ only in their last digits (speeds of a flat curve computed from
+  // different sizes): room around it, as for one value.
+  if (!(hi - lo > std::max(std::abs(lo), std::abs(hi)) * 1e-9)) {
     const double room = lo != 0 ? std::abs(lo) * 0.1 : 1.0;
     lo -= room;
     hi += room;
@@ -115,7 +117,11 @@ void locator_readable(ImPlotTicker& ticker, const ImPlotRange& range, float pixe
     return vertical ? ImGui::GetTextLineHeight() : ImGui::CalcTextSize(buf).x;
   });
   if (!(step > 0)) return;
-  for (double v = std::floor(range.Min / step) * step; v <= range.Max + step * 1e-9; v += step) {
+  // Counted (at most a few hundred labels, readable_tick_step says), never `v += step` until past the end.
+  const double first = std::floor(range.Min / step) * step;
+  const int count = int(std::min(1000.0, std::floor((range.Max - first) / step + 1e-9) + 1));
+  for (int t = 0; t < count; ++t) {
+    const double v = first + t * step;
     const double major = std::abs(v) < step * 1e-9 ? 0.0 : v;
     if (range.Contains(major)) ticker.AddTick(major, true, 0, true, formatter, data);
     for (int m = 1; m < 5; ++m)

@@ -165,11 +165,17 @@ int cmd_figure(FigureArgs& a, const CLI::App& cmd) {
       throw ValidationError(e.what());
     }
   }();
-  std::error_code ec;
-  if (fs::exists(a.out_dir, ec) && !fs::is_directory(a.out_dir, ec))
-    throw ValidationError("--out-dir " + a.out_dir + " is a file, not a folder");
-  if (!a.session_out.empty() && fs::exists(a.session_out, ec))
-    throw ValidationError("--session-out " + a.session_out + " already exists; choose another name");
+  // The outputs, as every command checks them (files.hpp): the folder (made only when the figure is written,
+  // so a refusal below leaves nothing behind) and the session file, before anything is measured.
+  check_output_folder(a.out_dir, "--out-dir", false);
+  check_output_path(a.session_out, Replace::Never, "--session-out", false);  // figure has no --force
+  if (a.sessions.size() > 1 + SessionSet::kMaxOverlays) {
+    std::string given;
+    for (const auto& f : a.sessions) given += "\n  " + f;
+    throw ValidationError("figure takes at most " + std::to_string(1 + SessionSet::kMaxOverlays) +
+                          " --session files (the first plotted, " + std::to_string(SessionSet::kMaxOverlays) +
+                          " overlaid on it); " + std::to_string(a.sessions.size()) + " were given:" + given);
+  }
   const bool sweep = !a.sizes.empty();
   if (!a.fix_m.empty() && !a.fix_k.empty()) throw ValidationError("give at most one of --fix-m and --fix-k");
   if (!sweep && (!a.fix_m.empty() || !a.fix_k.empty() || !a.ragged.empty()))

@@ -15,14 +15,21 @@ template <class LabelPx>
 double readable_tick_step(double lo, double hi, float pixels, float gap, LabelPx label_px) {
   const double range = hi - lo;
   if (!(range > 0) || !std::isfinite(range) || !(pixels > 0)) return 0;
+  // A range below the doubles' resolution at its values (points whose speeds differ in the 15th digit): no
+  // step between ticks could be added to a tick's value and change it.
+  if (range <= std::max(std::abs(lo), std::abs(hi)) * 1e-12) return 0;
   const double px_per_unit = double(pixels) / range;
   double step = std::pow(10.0, std::floor(std::log10(range / 1000.0)));
   for (int i = 0; i < 64; ++i) {
     const double first = std::ceil(lo / step) * step;
     if ((hi - first) / step <= 200) {
       float widest = 0;
-      for (double v = first; v <= hi + step * 1e-9; v += step)
+      // Counted, not `v += step` until past hi: a value that a step does not change would never get there.
+      const int count = int(std::floor((hi - first) / step + 1e-9)) + 1;
+      for (int t = 0; t < count; ++t) {
+        const double v = first + t * step;
         widest = std::max(widest, float(label_px(std::abs(v) < step * 1e-9 ? 0.0 : v)));
+      }
       if (step * px_per_unit >= double(widest + gap)) return step;
     }
     step *= (i % 3 == 1) ? 2.5 : 2.0;  // 1, 2, 5, 10, 20, 50, ...

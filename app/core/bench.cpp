@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "csv.hpp"
 #include "figure.hpp"
 #include "problem.hpp"
 #include "roofline.hpp"
@@ -151,11 +152,10 @@ std::string shape_str(const BenchPoint& p) {
   return std::to_string(p.m) + "x" + std::to_string(p.n) + "x" + std::to_string(p.k);
 }
 
+// Every text cell through the one CSV quoting of the program (quoted, and defused where a spreadsheet would
+// take it for a formula).
 std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return q + "\"";
+  return CsvWriter::quote(s);
 }
 
 }  // namespace
@@ -163,17 +163,18 @@ std::string csv_field(const std::string& s) {
 std::string format_csv(const BenchMeta& m, const std::vector<BenchPoint>& pts) {
   std::ostringstream os;
   os << "# device," << csv_field(m.device) << "\n# compute_capability," << m.sm / 10 << "." << m.sm % 10
-     << "\n# driver," << m.driver << "\n# cuda_runtime," << m.cuda_runtime << "\n# tilescope,"
-     << m.program_version << "\n# commit," << m.commit << "\n# date," << m.date << "\n# cold_l2,"
-     << (m.cold ? "yes" : "no") << "\n# peak_fp32_tflops," << fmt("%.2f", m.peak_fp32_tflops)
-     << "\n# peak_tf32_tflops," << fmt("%.2f", m.peak_tf32_tflops) << "\n# backend," << m.backend
-     << "\n# policy," << csv_field(m.policy) << "\n# dram_gbs_measured," << fmt("%.1f", m.dram_gbs)
+     << "\n# driver," << csv_field(m.driver) << "\n# cuda_runtime," << csv_field(m.cuda_runtime)
+     << "\n# tilescope," << csv_field(m.program_version) << "\n# commit," << csv_field(m.commit)
+     << "\n# date," << csv_field(m.date) << "\n# cold_l2," << (m.cold ? "yes" : "no")
+     << "\n# peak_fp32_tflops," << fmt("%.2f", m.peak_fp32_tflops) << "\n# peak_tf32_tflops,"
+     << fmt("%.2f", m.peak_tf32_tflops) << "\n# backend," << csv_field(m.backend) << "\n# policy,"
+     << csv_field(m.policy) << "\n# dram_gbs_measured," << fmt("%.1f", m.dram_gbs)
      << "\n# dram_gbs_datasheet," << fmt("%.1f", m.dram_gbs_datasheet) << "\n# wall_seconds,"
      << fmt("%.2f", m.wall_seconds) << "\n# interleave_reference," << (m.interleave_reference ? "yes" : "no")
      << (m.sweep.empty() ? "" : "\n# sweep,") << csv_field(m.sweep)
      << (m.interrupted ? "\n# interrupted,yes" : "") << "\n";
   for (const auto& w : m.wave_marks)
-    os << "# wave_mark," << w.kernel << "," << w.tile << "," << w.size << "," << w.waves << "\n";
+    os << "# wave_mark," << csv_field(w.kernel) << "," << w.tile << "," << w.size << "," << w.waves << "\n";
   os << "kernel,tile,precision,m,n,k,verified,max_abs_err,tolerance,samples,median_ms,p25_ms,p75_ms,iqr_ms,"
         "min_ms,mean_ms,stddev_ms,noise,stop,tflops,pct_peak,pct_cublas,pct_cublas_from,cublas_kernel,"
         "cublas_samples,cublas_median_ms,cublas_iqr_ms,sm_clock_min_mhz,sm_clock_median_mhz,sm_clock_max_mhz,"
@@ -183,15 +184,15 @@ std::string format_csv(const BenchMeta& m, const std::vector<BenchPoint>& pts) {
   for (const auto& p : pts) {
     const bool ref = p.reference_samples > 0;
     auto if_ref = [&](const char* f, double v) { return ref ? fmt(f, v) : std::string(); };
-    os << p.kernel << "," << p.tile << "," << (p.tf32 ? "tf32" : "fp32") << "," << p.m << "," << p.n << ","
-       << p.k << "," << (p.verified ? "yes" : "no") << "," << fmt("%.3e", p.max_abs_err) << ","
+    os << csv_field(p.kernel) << "," << p.tile << "," << (p.tf32 ? "tf32" : "fp32") << "," << p.m << ","
+       << p.n << "," << p.k << "," << (p.verified ? "yes" : "no") << "," << fmt("%.3e", p.max_abs_err) << ","
        << fmt("%.3e", p.tolerance) << "," << p.stats.count << "," << fmt("%.6f", p.stats.median) << ","
        << fmt("%.6f", p.stats.p25) << "," << fmt("%.6f", p.stats.p75) << ","
        << fmt("%.6f", p.stats.p75 - p.stats.p25) << "," << fmt("%.6f", p.stats.min) << ","
        << fmt("%.6f", p.stats.mean) << "," << fmt("%.6f", p.stats.stddev) << "," << fmt("%.5f", p.noise)
        << "," << csv_field(p.stop) << "," << fmt("%.3f", p.tflops) << "," << fmt("%.2f", p.pct_peak) << ","
-       << (p.pct_cublas >= 0 ? fmt("%.2f", p.pct_cublas) : "") << "," << p.pct_cublas_from << ","
-       << p.reference_kernel << "," << (ref ? std::to_string(p.reference_samples) : "") << ","
+       << (p.pct_cublas >= 0 ? fmt("%.2f", p.pct_cublas) : "") << "," << csv_field(p.pct_cublas_from) << ","
+       << csv_field(p.reference_kernel) << "," << (ref ? std::to_string(p.reference_samples) : "") << ","
        << if_ref("%.6f", p.reference_median_ms) << "," << if_ref("%.6f", p.reference_iqr_ms) << ","
        << fmt("%.0f", p.sm_clock_min_mhz) << "," << fmt("%.0f", p.sm_clock_median_mhz) << ","
        << fmt("%.0f", p.sm_clock_max_mhz) << "," << if_ref("%.0f", p.reference_clock_min_mhz) << ","
@@ -200,7 +201,7 @@ std::string format_csv(const BenchMeta& m, const std::vector<BenchPoint>& pts) {
        << csv_field(p.throttle_reasons) << "," << (ref ? (p.reference_throttled ? "yes" : "no") : "") << ","
        << csv_field(p.reference_throttle_reasons) << "," << csv_field(p.reference_note) << ","
        << csv_field(p.error) << "," << p.blocks_per_sm << "," << fmt("%.4f", p.waves) << ","
-       << fmt("%.4g", p.intensity) << "," << p.date << "\n";
+       << fmt("%.4g", p.intensity) << "," << csv_field(p.date) << "\n";
   }
   return os.str();
 }

@@ -3,14 +3,44 @@
 #include "files.hpp"
 
 #include <cstdio>
+#include <string_view>
 #include <stdexcept>
 
 namespace ts {
 
+bool CsvWriter::is_number(const std::string& f) {
+  size_t i = 0;
+  auto digits = [&] {
+    const size_t from = i;
+    while (i < f.size() && f[i] >= '0' && f[i] <= '9') ++i;
+    return i > from;
+  };
+  if (i < f.size() && (f[i] == '+' || f[i] == '-')) ++i;
+  const std::string rest = f.substr(i);
+  if (rest == "inf" || rest == "nan") return true;  // what printf writes for them
+  const bool whole = digits();
+  bool fraction = false;
+  if (i < f.size() && f[i] == '.') {
+    ++i;
+    fraction = digits();
+  }
+  if (!whole && !fraction) return false;
+  if (i < f.size() && (f[i] == 'e' || f[i] == 'E')) {
+    ++i;
+    if (i < f.size() && (f[i] == '+' || f[i] == '-')) ++i;
+    if (!digits()) return false;
+  }
+  return i == f.size();
+}
+
 std::string CsvWriter::quote(const std::string& f) {
-  if (f.find_first_of(",\"\n\r") == std::string::npos) return f;
+  // Formula injection: what a spreadsheet would evaluate starts with one of these (OWASP's list).
+  const bool formula =
+      !f.empty() && std::string_view("=+-@\t\r").find(f[0]) != std::string_view::npos && !is_number(f);
+  const std::string cell = formula ? "'" + f : f;
+  if (!formula && cell.find_first_of(",\"\n\r") == std::string::npos) return cell;
   std::string q = "\"";
-  for (char c : f) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  for (char c : cell) q += c == '"' ? std::string("\"\"") : std::string(1, c);
   return q + "\"";
 }
 

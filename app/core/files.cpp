@@ -49,19 +49,36 @@ int create_temp(const fs::path& target, fs::path* tmp) {
 unsigned target_mode(const fs::path& p, const std::string& what) {
   struct stat st {};
   if (::lstat(p.c_str(), &st) == 0) return unsigned(st.st_mode);
-  if (errno == ENOENT) return 0;
+  if (errno == ENOENT || errno == ENOTDIR) return 0;  // absent (under a file: the folder check says so)
   throw ValidationError(what + p.string() + ": cannot be looked at (" + why(errno) + ")");
 }
 
+// "a symbolic link to X, which does not exist" / "... to X: a loop of symbolic links" / "... to X".
+std::string describe_link(const fs::path& p) {
+  std::error_code ec;
+  const fs::path to = fs::read_symlink(p, ec);
+  std::string text = "a symbolic link" + (ec ? std::string() : " to " + to.string());
+  struct stat st {};
+  if (::stat(p.c_str(), &st) != 0)
+    text += errno == ELOOP ? ": a loop of symbolic links" : errno == ENOENT ? ", which does not exist" : "";
+  return text;
+}
+
 // The refusals common to the check before a run and the writer itself.
-void refuse_target(const fs::path& p, unsigned mode, Replace replace, const std::string& what) {
+// `has_force`: the command has a --force to name in the message.
+void refuse_target(const fs::path& p, unsigned mode, Replace replace, const std::string& what,
+                   bool has_force = true) {
   if (mode == 0) return;
   if (S_ISDIR(mode)) throw ValidationError(what + p.string() + " is a folder");
   if (!S_ISREG(mode))
-    throw ValidationError(what + p.string() + " is " + describe_file_type(mode) +
-                          ", not a regular file; it is never replaced (--force replaces regular files only)");
+    throw ValidationError(
+        what + p.string() + " is " +
+        (S_ISLNK(mode) ? describe_link(p) + "; " : describe_file_type(mode) + ", not a regular file; ") +
+        "it is never replaced" +
+        (replace == Replace::RegularFile ? " (--force replaces regular files only)" : ""));
   if (replace == Replace::Never)
-    throw ValidationError(what + p.string() + " already exists; choose another name or pass --force");
+    throw ValidationError(what + p.string() + " already exists; choose another name" +
+                          (has_force ? " or pass --force" : ""));
   if (replace == Replace::Reserved) {
     struct stat st {};
     if (::lstat(p.c_str(), &st) == 0 && st.st_size != 0)
@@ -89,29 +106,70 @@ std::string describe_file_type(unsigned mode) {
   return "not a regular file";
 }
 
-void check_output_folder(const std::string& dir, const std::string& what) {
+void check_output_folder(const std::string& dir, const std::string& what, bool create) {
   const std::string w = what.empty() ? "" : what + " ";
-  std::error_code ec;
+  if (dir.empty()) throw ValidationError(w + "is empty; give a folder");
   const fs::path d(dir);
-  if (!fs::is_directory(d, ec)) {
-    if (fs::exists(d, ec)) throw ValidationError(w + dir + " is not a folder");
-    fs::create_directories(d, ec);
-    if (ec) throw ValidationError(w + dir + ": the folder cannot be created (" + ec.message() + ")");
+  fs::path probe = d;  // the folder a file is created in to see that it can be
+  struct stat st {};
+  if (::stat(d.c_str(), &st) == 0) {
+    if (!S_ISDIR(st.st_mode))
+      throw ValidationError(w + dir + " is not a folder (" + describe_file_type(st.st_mode) + ")");
+  } else {
+    // Missing: the nearest part of the path that exists must be a folder (not "afile" of afile/sub, not a
+    // dangling or looping link).
+    fs::path at = d;
+    for (int depth = 0;; ++depth) {
+      if (::stat(at.c_str(), &st) == 0) {
+        if (!S_ISDIR(st.st_mode))
+          throw ValidationError(w + dir + ": " + at.string() + " is not a folder (" +
+                                describe_file_type(st.st_mode) + ")");
+        break;
+      }
+      const int err = errno;
+      if (err != ENOENT && err != ENOTDIR) {  // a loop of symbolic links, no permission to look: name where
+        fs::path culprit = at;
+        for (fs::path up = at.parent_path();
+             !up.empty() && up != culprit && ::stat(up.c_str(), &st) != 0 && errno == err;
+             up = up.parent_path())
+          culprit = up;
+        throw ValidationError(w + dir + ": " + culprit.string() +
+                              (err == ELOOP ? " is a loop of symbolic links" : " cannot be reached") + " (" +
+                              why(err) + ")");
+      }
+      if (::lstat(at.c_str(), &st) == 0)  // there, but a symbolic link to nothing
+        throw ValidationError(w + dir + ": " + at.string() + " is " + describe_link(at));
+      const fs::path up = at.has_relative_path() && at.has_parent_path() ? at.parent_path() : fs::path(".");
+      if (up == at || depth > 4096) throw ValidationError(w + dir + ": no part of the path exists");
+      at = up;
+    }
+    probe = at;
+    if (create) {
+      std::error_code ec;
+      fs::create_directories(d, ec);
+      if (ec) throw ValidationError(w + dir + ": the folder cannot be created (" + ec.message() + ")");
+      probe = d;
+    }
   }
   fs::path tmp;
-  const int fd = create_temp(d / "probe", &tmp);
-  if (fd < 0) throw ValidationError(w + dir + ": cannot create files in this folder (" + why(errno) + ")");
+  const int fd = create_temp(probe / "probe", &tmp);
+  if (fd < 0) {
+    const int err = errno;
+    throw ValidationError(w + dir + ": cannot create " +
+                          (probe == d ? "files in this folder" : "it in " + probe.string()) + " (" +
+                          why(err) + ")");
+  }
   ::close(fd);
   ::unlink(tmp.c_str());
 }
 
-void check_output_path(const std::string& path, Replace replace, const std::string& what) {
+void check_output_path(const std::string& path, Replace replace, const std::string& what, bool has_force) {
   if (path.empty()) return;
   const std::string w = what.empty() ? "" : what + " ";
   const fs::path p(path);
   if (!p.has_filename() || p.filename() == "." || p.filename() == "..")
     throw ValidationError(w + path + " names a folder, not a file");
-  refuse_target(p, target_mode(p, w), replace, w);
+  refuse_target(p, target_mode(p, w), replace, w, has_force);
   const fs::path dir = folder_of(p);
   struct stat st {};
   if (::stat(dir.c_str(), &st) != 0)
@@ -246,7 +304,7 @@ NewNames::NewNames(const fs::path& dir, const std::string& prefix, const std::ve
       const int fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0666);
       if (fd < 0) {
         const int err = errno;
-        release(taken);
+        release(taken, false);
         if (err == EEXIST) {  // this stem is someone's: the next suffix, for the whole set
           free = false;
           break;
@@ -265,20 +323,37 @@ NewNames::NewNames(const fs::path& dir, const std::string& prefix, const std::ve
 }
 
 NewNames::NewNames(NewNames&& o) noexcept
-    : m_paths(std::move(o.m_paths)), m_stem(std::move(o.m_stem)), m_keep(o.m_keep) {
+    : m_paths(std::move(o.m_paths)), m_stem(std::move(o.m_stem)), m_keep(o.m_keep), m_complete(o.m_complete) {
   o.m_paths.clear();
 }
 
 NewNames::~NewNames() {
-  if (!m_keep) release(m_paths);
+  if (!m_keep) release(m_paths, !m_complete);
 }
 
-void NewNames::release(const std::vector<Taken>& taken) noexcept {
+void NewNames::written(size_t i) {
+  Taken& t = m_paths.at(i);
+  struct stat st {};
+  if (::lstat(t.path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return;
+  t.dev = st.st_dev;
+  t.ino = st.st_ino;
+  t.written = true;
+}
+
+bool NewNames::any_written() const {
+  for (const Taken& t : m_paths)
+    if (t.written) return true;
+  return false;
+}
+
+void NewNames::release(const std::vector<Taken>& taken, bool written) noexcept {
   for (const Taken& t : taken) {
+    if (t.written && !written) continue;
     struct stat st {};
-    // Only the empty file made here: a file written under the name since (a new inode) stays.
+    // Only the file made here (the empty reservation, or the one written through written()): a file written
+    // under the name by someone else since (another inode) stays.
     if (::lstat(t.path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_dev == t.dev &&
-        st.st_ino == t.ino && st.st_size == 0)
+        st.st_ino == t.ino && (t.written || st.st_size == 0))
       ::unlink(t.path.c_str());
   }
 }
@@ -336,6 +411,23 @@ std::string format_bytes(double bytes) {
   char b[48];
   std::snprintf(b, sizeof b, u == 0 ? "%.0f %s" : "%.1f %s", bytes, units[u]);
   return b;
+}
+
+std::string format_bytes_exact(uint64_t bytes) {
+  const std::string text = format_bytes(double(bytes));
+  // What the text says, read back: "4.0 MiB" is 4194304 bytes.
+  double value = 0;
+  char unit[8] = {};
+  if (std::sscanf(text.c_str(), "%lf %7s", &value, unit) == 2) {
+    const std::string u = unit;
+    const double scale = u == "B"     ? 1.0
+                         : u == "KiB" ? 1024.0
+                         : u == "MiB" ? 1024.0 * 1024
+                         : u == "GiB" ? 1024.0 * 1024 * 1024
+                                      : 1024.0 * 1024 * 1024 * 1024;
+    if (value * scale == double(bytes)) return text;
+  }
+  return text + " (" + std::to_string(bytes) + " bytes)";
 }
 
 void check_host_memory(uint64_t bytes, const std::string& what) {

@@ -36,11 +36,16 @@ enum class Replace { Never, RegularFile, Reserved };
 // Before any work is spent: checks that `path` could be written under `replace` (the folder exists and a new
 // file can be created in it, the target is absent, or a regular file that may be replaced). Throws
 // ValidationError naming `what` (e.g. "--out"), the path and the reason. An empty path is accepted.
-void check_output_path(const std::string& path, Replace replace, const std::string& what);
+// `has_force`: the command has a --force, which the message for an existing file then names.
+void check_output_path(const std::string& path, Replace replace, const std::string& what,
+                       bool has_force = true);
 
-// A folder files will be created in (made with its parents when missing): throws ValidationError when it is
-// not a folder or a new file cannot be created in it.
-void check_output_folder(const std::string& dir, const std::string& what);
+// A folder files will be created in: throws ValidationError naming `what`, the path and the reason when it is
+// empty, not a folder (a file, a dangling or looping symbolic link, under a file: "afile/sub"), cannot be
+// reached, or a new file cannot be created in it. A missing folder is made with its parents when `create`;
+// otherwise only checked: its nearest existing parent must be a folder new entries can be created in (the
+// folder is made when the files are written, so a command refused later leaves nothing behind).
+void check_output_folder(const std::string& dir, const std::string& what, bool create = true);
 
 class AtomicWriter {
  public:
@@ -76,6 +81,9 @@ void write_file(const std::filesystem::path& path, std::string_view bytes, Repla
 // two, never get the same name, and no name of a set is a file someone else made. Write each with
 // Replace::Reserved (AtomicWriter replaces the empty reservation in one rename). A name never written is
 // removed when the NewNames goes (an export that failed leaves nothing behind), unless keep() was called.
+// A set written whole or not at all (a figure's PNG, CSV and JSON): call written(i) after each file, then
+// complete(); a NewNames that goes before complete() also removes the files written under it (each only while
+// it is still the file written here), so a write that fails midway (a full disk) leaves none of the set.
 // Throws std::runtime_error when a name cannot be created for another reason than that it exists (a
 // read-only folder). `when`: the time in the name (local time).
 class NewNames {
@@ -91,17 +99,22 @@ class NewNames {
   const std::filesystem::path& operator[](size_t i) const { return m_paths.at(i).path; }
   const std::string& stem() const { return m_stem; }  // "tilescope-bars-20250131-120000-2"
   void keep() { m_keep = true; }  // the caller writes the files later: the empty reservations stay
+  void written(size_t i);         // the file of index i was written (see above)
+  void complete() { m_complete = true; }
+  bool any_written() const;
 
  private:
   struct Taken {
     std::filesystem::path path;
     dev_t dev = 0;
     ino_t ino = 0;
+    bool written = false;  // dev and ino are then the written file's
   };
-  static void release(const std::vector<Taken>& taken) noexcept;  // removes those still empty and ours
+  // Removes those still empty and ours, and (with `written`) the files written here.
+  static void release(const std::vector<Taken>& taken, bool written) noexcept;
   std::vector<Taken> m_paths;
   std::string m_stem;
-  bool m_keep = false;
+  bool m_keep = false, m_complete = false;
 };
 
 // A regular file opened for reading. Throws ValidationError "<path>: cannot open (reason)" or "<path> is not
@@ -132,5 +145,8 @@ uint64_t available_host_memory();
 // ...").
 void check_host_memory(uint64_t bytes, const std::string& what);
 std::string format_bytes(double bytes);  // "512 B", "3.5 MiB", "64.0 GiB"
+// For a size beside a limit: format_bytes, and the exact count where that rounds ("4.0 MiB (4194305 bytes)"
+// beside a limit of "4.0 MiB"), so a size just over a limit never reads as the limit itself.
+std::string format_bytes_exact(uint64_t bytes);
 
 }  // namespace ts

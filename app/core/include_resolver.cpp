@@ -89,7 +89,8 @@ class DirectiveScanner {
         has_include(i, &out);
       }
       if (!is_blank(c)) blank_line = false;
-      if (i + 1 < n && ((c == '/' && m_s[i + 1] == '*') || (c == '*' && m_s[i + 1] == '/'))) comment_mark = true;
+      if (i + 1 < n && ((c == '/' && m_s[i + 1] == '*') || (c == '*' && m_s[i + 1] == '/')))
+        comment_mark = true;
     }
     return out;
   }
@@ -243,8 +244,8 @@ struct Resolver {
       const fs::path real = fs::canonical(candidate, ec);
       if (ec) throw ValidationError(where + "it cannot be resolved (" + ec.message() + ")");
       if (!inside(root, real))
-        throw ValidationError(where + "it leads out of the kernel file's folder (to " + real.string() + "); " +
-                              kWhatMayBeIncluded);
+        throw ValidationError(where + "it leads out of the kernel file's folder (to " + real.string() +
+                              "); " + kWhatMayBeIncluded);
       if (fs::is_directory(real, ec)) throw ValidationError(where + "it is a folder");
       const auto known = by_name.find(d.name);
       if (known != by_name.end() && known->second != real.string())
@@ -262,15 +263,16 @@ struct Resolver {
           throw ValidationError("it is " + format_bytes(double(f.size())) + "; a header may be at most " +
                                 format_bytes(double(kMaxKernelSourceBytes)));
         if (bytes + int64_t(f.size()) > kMaxIncludedBytes)
-          throw ValidationError("the headers of one kernel may be " + format_bytes(double(kMaxIncludedBytes)) +
-                                " in all");
+          throw ValidationError("the headers of one kernel may be " +
+                                format_bytes(double(kMaxIncludedBytes)) + " in all");
         content.assign(size_t(f.size()), '\0');
         if (!f.read_at(0, content.data(), content.size()))
           throw ValidationError("it changed while it was read; try again");
       } catch (const ValidationError& e) {
         throw ValidationError(where + e.what());
       }
-      if (content.find('\0') != std::string::npos) throw ValidationError(where + "it holds a NUL byte (not text)");
+      if (content.find('\0') != std::string::npos)
+        throw ValidationError(where + "it holds a NUL byte (not text)");
       bytes += int64_t(content.size());
       by_name[d.name] = real.string();
       headers.push_back({d.name, real.string(), content});

@@ -2,12 +2,15 @@
 // [SECTION] What a person's kernel file may include. NVRTC would open any path an #include names (absolute,
 // "../", /proc/self/environ) and wait forever on a FIFO; its errors then quote tokens of whatever it read. So
 // TileScope resolves the includes itself, before NVRTC sees the source:
-//   - `#include "name"` of a file in the kernel file's folder or below (symbolic links followed, but never out
+//   - `#include "name"` of a file in the kernel file's folder or below (symbolic links followed, but never
+//   out
 //     of that folder): read here (a regular file, opened without blocking, at most kMaxKernelSourceBytes, all
 //     headers together at most kMaxIncludedBytes) and handed to NVRTC in memory under that name, with the
 //     headers it includes in turn;
-//   - `#include "name"` found nowhere there, and `#include <name>`: left to NVRTC, which then looks only in the
-//     CUDA toolkit's include folder (--no-source-include: not in the source's folder, not in the working one);
+//   - `#include "name"` found nowhere there, and `#include <name>`: left to NVRTC, which then looks only in
+//   the
+//     CUDA toolkit's include folder (--no-source-include: not in the source's folder, not in the working
+//     one);
 //   - refused, with the line in the file where it stands: an absolute name, a name with a ".." part, a name
 //     computed by a macro, a name that is a folder, a FIFO or a device, or a link out of the folder; the same
 //     for __has_include.
@@ -31,10 +34,10 @@ struct IncludedHeader {
 
 // An #include or __has_include found in a text.
 struct IncludeDirective {
-  int line = 0;              // 1-based, in the text given
+  int line = 0;  // 1-based, in the text given
   enum class Kind { Quoted, Angled, Computed } kind = Kind::Quoted;
-  std::string name;          // between the quotes or brackets; for Computed, what follows the keyword
-  std::string keyword;       // "include", "include_next", "import", "embed" or "__has_include"
+  std::string name;     // between the quotes or brackets; for Computed, what follows the keyword
+  std::string keyword;  // "include", "include_next", "import", "embed" or "__has_include"
 };
 // Every include directive of `text` (see above: comments and literals are not understood). Linear: `steps`
 // (optional) receives how many characters its searches looked at beyond the one pass (for the tests).

@@ -21,10 +21,7 @@ namespace fs = std::filesystem;
 namespace {
 
 std::string mib_text(double bytes) {
-  std::ostringstream os;
-  os.precision(1);
-  os << std::fixed << bytes / (1024.0 * 1024.0) << " MiB";
-  return os.str();
+  return format_bytes_exact(uint64_t(bytes));  // "4.0 MiB (4194305 bytes)" beside the limit's "4.0 MiB"
 }
 
 // Where the first byte that is not valid UTF-8 is, or npos.

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdint>
+#include <cstdio>
 #include <sstream>
 
 namespace ts {
@@ -72,6 +74,39 @@ double parse_positive(const std::string& text, const char* what, double max) {
     throw ValidationError(os.str());
   }
   return v;
+}
+
+size_t first_invalid_utf8(const std::string& text) {
+  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+  const size_t n = text.size();
+  for (size_t i = 0; i < n;) {
+    const unsigned char c = p[i];
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    const int len = (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
+    if (len == 0 || i + size_t(len) > n) return i;
+    uint32_t cp = c & (len == 2 ? 0x1f : len == 3 ? 0x0f : 0x07);
+    for (int j = 1; j < len; ++j) {
+      if ((p[i + size_t(j)] & 0xc0) != 0x80) return i;
+      cp = (cp << 6) | (p[i + size_t(j)] & 0x3f);
+    }
+    if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) ||
+        (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) || (cp >= 0xd800 && cp <= 0xdfff))
+      return i;
+    i += size_t(len);
+  }
+  return std::string::npos;
+}
+
+void require_utf8(const std::string& text, const std::string& what) {
+  const size_t at = first_invalid_utf8(text);
+  if (at == std::string::npos) return;
+  char b[96];
+  std::snprintf(b, sizeof b, " is not valid UTF-8 (byte 0x%02X at offset %zu); give it in UTF-8",
+                unsigned(static_cast<unsigned char>(text[at])), at);
+  throw ValidationError(what + b);
 }
 
 int64_t small_dim_like(int64_t d) {

@@ -55,6 +55,13 @@ int64_t parse_dim(const std::string& text, const char* what);
 // "-1", "abc", "1x", "inf", "nan" or anything above `max`.
 double parse_positive(const std::string& text, const char* what, double max = 1e300);
 
+// Where the first byte of `text` that is not valid UTF-8 is (an invalid lead or continuation byte, an
+// overlong form, a surrogate, past U+10FFFF, cut short), or std::string::npos when it is valid.
+size_t first_invalid_utf8(const std::string& text);
+// Text a person gives that goes into JSON (a title, a name) must be UTF-8: throws ValidationError "<what> is
+// not valid UTF-8 (byte 0xFF at offset 3); give it in UTF-8" otherwise.
+void require_utf8(const std::string& text, const std::string& what);
+
 // A dimension for a quick check under a slow tool (compute-sanitizer, a hundred times slower): d itself up to
 // 511, else 256 + d mod 256, so the check sees the same partial tile as d for every power-of-two tile up to
 // 256 (4099 -> 259, 4096 -> 256, 1000 -> 488) at a few hundredths of the work.

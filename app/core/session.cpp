@@ -618,6 +618,8 @@ Session load_session(const fs::path& path) {
                                   ? ": a symbolic link to a file that does not exist"
                                   : ": no such file"));
     }
+    // The reason as the system gives it: a loop of symbolic links is not a missing file.
+    if (err == ELOOP) throw SessionError(p + ": a loop of symbolic links (" + std::strerror(err) + ")");
     throw SessionError(p + ": cannot be opened (" + std::strerror(err) + ")");
   }
   struct Closer {
@@ -630,8 +632,8 @@ Session load_session(const fs::path& path) {
     throw SessionError(p + ": not a regular file (" + describe_file_type(unsigned(st.st_mode)) + ")");
   const uint64_t size = uint64_t(st.st_size);
   auto too_large = [&](uint64_t bytes) {
-    return SessionError(p + ": " + format_bytes(double(bytes)) + " is larger than the limit of " +
-                        std::to_string(kMaxSessionBytes >> 20) + " MiB for a session");
+    return SessionError(p + ": " + format_bytes_exact(bytes) + " is larger than the limit of " +
+                        format_bytes_exact(uint64_t(kMaxSessionBytes)) + " for a session");
   };
   if (size > uint64_t(kMaxSessionBytes)) throw too_large(size);
   FileBytes bytes(fd);
@@ -790,7 +792,9 @@ fs::path default_session_path() {
 }
 
 size_t SessionSet::open(Session s) {
-  if (m_sessions.size() > 8) throw ValidationError("at most 8 sessions can be overlaid; close one first");
+  if (m_sessions.size() > kMaxOverlays)
+    throw ValidationError("at most " + std::to_string(kMaxOverlays) +
+                          " sessions can be overlaid; close one first");
   const std::string base = s.label;
   for (int i = 2;; ++i) {
     bool taken = false;

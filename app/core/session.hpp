@@ -132,8 +132,9 @@ class SessionSet {
   Session& current() { return m_sessions[0]; }
   const Session& current() const { return m_sessions[0]; }
   const std::vector<Session>& all() const { return m_sessions; }
+  static constexpr size_t kMaxOverlays = 8;  // sessions drawn beside the current one
   // Adds a session to overlay; its label gets " (2)", " (3)"... when another one already has it. Returns
-  // its index (>= 1). Throws ValidationError past 8 overlays.
+  // its index (>= 1). Throws ValidationError past kMaxOverlays overlays.
   size_t open(Session s);
   void close(size_t index);  // index >= 1; out of range: no-op
   size_t size() const { return m_sessions.size(); }

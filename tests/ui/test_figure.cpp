@@ -477,3 +477,113 @@ TEST(Figure, ADamagedSessionIsRefusedWithExitCode2ItsPathAndTheReason) {
     EXPECT_FALSE(std::filesystem::exists(dir.file("s.png")));
   }
 }
+
+namespace {
+// The cells of a CSV text (RFC 4180: quoted cells may hold commas, quotes and line breaks), '#' lines left
+// out.
+std::vector<std::vector<std::string>> csv_cells(const std::string& text) {
+  std::vector<std::vector<std::string>> rows(1);
+  std::string cell;
+  bool quoted = false, at_start = true, comment = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (at_start && c == '#') comment = true;
+    at_start = false;
+    if (comment) {
+      if (c == '\n') comment = false, at_start = true;
+      continue;
+    }
+    if (quoted) {
+      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"')
+        cell += '"', ++i;
+      else if (c == '"')
+        quoted = false;
+      else
+        cell += c;
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      rows.back().push_back(cell), cell.clear();
+    } else if (c == '\n') {
+      rows.back().push_back(cell), cell.clear();
+      rows.emplace_back();
+      at_start = true;
+    } else {
+      cell += c;
+    }
+  }
+  if (rows.back().empty()) rows.pop_back();
+  return rows;
+}
+}  // namespace
+
+// Formula injection through the real export: a session labelled and a kernel named =HYPERLINK(...) give
+// cells with a ' in front in the figure's CSV, every cell that starts with = + - @ is so defused, and the
+// numbers stay numbers.
+TEST(Figure, NamesThatLookLikeFormulasAreDefusedInTheCsv) {
+  test::TempDir dir;
+  const std::string formula = "=HYPERLINK(\"http://x\",\"y\")";
+  Session overlay = h100_sweep();
+  overlay.label = formula;
+  for (auto& r : overlay.records)
+    if (r.spec.kernel == "tiled") r.spec.kernel = "@SUM(1+1)";
+  save_session(dir.path() / "h100.json", h100_sweep(), false);
+  save_session(dir.path() / "formula.json", overlay, false);
+  const fs::path out = dir.path() / "figures";
+  const Outcome r = figure("--plot timings --figure-size 640x480 --session " + dir.file("h100.json") +
+                           " --session " + dir.file("formula.json") + " --out-dir " + out.string());
+  if (no_gl(r)) GTEST_SKIP() << r.output;
+  ASSERT_EQ(r.code, 0) << r.output;
+  const auto files = figure_files(out);
+  ASSERT_EQ(files.at(".csv").size(), 1u);
+  const std::string csv = read_file(files.at(".csv")[0]);
+  EXPECT_NE(csv.find("# overlays,\"[\"\"=HYPERLINK("), std::string::npos) << csv.substr(0, 2000);
+  int defused = 0, numbers = 0;
+  for (const auto& row : csv_cells(csv))
+    for (const std::string& cell : row) {
+      if (cell.empty()) continue;
+      const bool number = cell.find_first_not_of("0123456789.e+-") == std::string::npos &&
+                          cell.find_first_of("0123456789") != std::string::npos;
+      numbers += number;
+      if (!number)
+        EXPECT_EQ(std::string("=+-@\t\r").find(cell[0]), std::string::npos) << "a live formula: " << cell;
+      defused += cell.rfind("'" + formula, 0) == 0 || cell.rfind("'@SUM(1+1)", 0) == 0;
+    }
+  EXPECT_GT(defused, 0) << csv.substr(0, 3000);
+  EXPECT_GT(numbers, 100);
+  // The JSON sidecar keeps the names as they are (JSON is not run by spreadsheets).
+  const nlohmann::json j = nlohmann::json::parse(read_file(files.at(".json")[0]));
+  EXPECT_EQ(j["meta"]["overlays"][0], formula);
+}
+
+// A figure whose third file cannot be written (the file size limit, as a full disk) leaves none of its three
+// files, and says so; sizes from a first, unlimited run of the same figure, so the limit falls between the
+// PNG and CSV and the JSON on any machine.
+TEST(Figure, AWriteThatFailsMidwayLeavesNoneOfTheSet) {
+  test::TempDir dir;
+  Session s = h100_sweep();
+  s.records.clear();
+  for (int64_t n = 64; n <= 64 * 250; n += 64)  // one speed for every point (its plot once hung: AxisTicks)
+    s.add(point("tiled", 32, n, 2.0 * double(n) * double(n) * double(n) / 8.9e9));
+  save_session(dir.path() / "many.json", s, false);
+  const std::string args = "--plot timings --figure-size 400x320 --session " + dir.file("many.json");
+  const fs::path first = dir.path() / "first";
+  const Outcome whole = figure(args + " --out-dir " + first.string());
+  if (no_gl(whole)) GTEST_SKIP() << whole.output;
+  ASSERT_EQ(whole.code, 0) << whole.output;
+  const auto files = figure_files(first);
+  const auto png = fs::file_size(files.at(".png")[0]), csv = fs::file_size(files.at(".csv")[0]),
+             json = fs::file_size(files.at(".json")[0]);
+  ASSERT_GT(json, std::max(png, csv) + 4096) << png << " " << csv << " " << json;
+  const uintmax_t limit_kib = (std::max(png, csv) + json) / 2 / 1024;
+  const fs::path out = dir.path() / "second";
+  fs::create_directories(out);
+  const auto r = test::run_cmd("bash -c \"trap '' XFSZ; ulimit -f " + std::to_string(limit_kib) + "; exec " +
+                               kBin + " figure " + args + " --out-dir " + out.string() + "\"");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("write failed"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("the figure's files written before it were removed"), std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("wrote "), std::string::npos) << r.output;
+  EXPECT_TRUE(figure_files(out).empty()) << "files of a figure that failed were left behind";
+}

@@ -108,6 +108,24 @@ TEST(BenchFormats, CsvJsonAndMarkdownCarryMetaAndEveryPoint) {
   EXPECT_THROW(format_bench("xml", m, pts), ValidationError);
 }
 
+// A kernel named like a formula goes into the CSV defused (its own cell, quoted, a ' in front); numbers keep
+// their form.
+TEST(BenchFormats, TheCsvDefusesCellsThatWouldRunAsFormulas) {
+  auto pts = sample_points();
+  pts[0].kernel = "=HYPERLINK(\"http://x\",\"y\")";
+  pts[0].error = "@bad";
+  BenchMeta m = sample_meta();
+  m.device = "+device";
+  const std::string csv = format_csv(m, pts);
+  EXPECT_NE(csv.find("\n\"'=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\",32,"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",\"'@bad\","), std::string::npos) << csv;
+  EXPECT_NE(csv.find("# device,\"'+device\""), std::string::npos) << csv;
+  std::istringstream lines(csv);
+  for (std::string line; std::getline(lines, line);)
+    for (const char c : {'=', '@', '+'})
+      EXPECT_EQ(line.find(std::string(",") + c), std::string::npos) << line;
+}
+
 // [SECTION] The interleaved reference in the tables.
 namespace {
 // A kernel's result as the CUDA backend records it with cuBLAS timed between its samples.

@@ -1,6 +1,10 @@
 // The command line end to end: exit codes 0 / 1 / 2 and messages that name the value and the limit.
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <csignal>
 
 #include <algorithm>
 #include <cmath>
@@ -17,6 +21,7 @@
 #include "registry.hpp"
 #include "session.hpp"
 #include "test_util.hpp"
+#include "your_kernel.hpp"
 
 using namespace ts;
 using test::run_cmd;
@@ -522,4 +527,219 @@ TEST(Cli, SuggestTileTimesEveryTileAndNamesTheFastestFromThem) {
   auto one = run_cmd(kBin + " run --backend cpu --size 64 --kernel blocktile1d --suggest-tile 2>&1");
   EXPECT_EQ(one.code, 2) << one.output;
   EXPECT_NE(one.output.find("nothing to choose"), std::string::npos) << one.output;
+}
+
+// [SECTION] issue 26: outputs checked before any work, text that is not UTF-8, SIGTERM in bench, small
+// messages.
+
+// Every output of every command is checked before anything is measured: a path under a file (afile/sub), an
+// empty one, a dangling or looping symbolic link, a folder that cannot be written; exit 2 with the path and
+// the reason, and nothing measured, made or written.
+TEST(Cli, EveryOutputIsCheckedBeforeAnythingIsMeasured) {
+  test::TempDir dir;
+  { std::ofstream(dir.file("afile")) << "mine"; }
+  std::filesystem::create_symlink(dir.file("nowhere.json"), dir.file("dangling.json"));
+  std::filesystem::create_symlink(dir.file("loop.json"), dir.file("loop.json"));
+  std::filesystem::create_symlink(dir.file("no-folder"), dir.file("dangling-dir"));
+  std::filesystem::create_symlink(dir.file("loop-dir"), dir.file("loop-dir"));
+  const std::vector<std::string> before = names_in(dir.path().string());
+  const std::string ro = ::geteuid() == 0 ? "/proc" : dir.file("ro");
+  if (::geteuid() != 0) {
+    std::filesystem::create_directories(ro);
+    std::filesystem::permissions(ro, std::filesystem::perms::owner_read | std::filesystem::perms::owner_exec);
+  }
+  const std::string afile = dir.file("afile"), out = " --out-dir " + dir.file("figures");
+  const std::string fig = "figure --plot timings --backend cpu --sizes 16:32:16 --kernels tiled --quick";
+  const std::string bench = "bench --backend cpu --kernels tiled --tiles 8 --shapes 16 --min-time 0.001";
+  const std::string snap = "snapshot --backend cpu --size 16 --out " + dir.file("s.png");
+  struct Case {
+    std::string args, path, reason;
+  };
+  for (const Case& c : std::vector<Case>{
+           {fig + " --out-dir " + afile + "/sub", afile, "is not a folder (a regular file)"},
+           {fig + " --out-dir ''", "--out-dir", "is empty"},
+           {fig + " --out-dir " + dir.file("dangling-dir"), dir.file("no-folder"), "which does not exist"},
+           {fig + " --out-dir " + dir.file("loop-dir") + "/sub", dir.file("loop-dir"), "symbolic links"},
+           {fig + " --out-dir " + ro + "/figures", ro, "cannot create"},
+           {fig + out + " --session-out " + dir.file("dangling.json"), dir.file("nowhere.json"),
+            "which does not exist"},
+           {fig + out + " --session-out " + dir.file("loop.json"), dir.file("loop.json"),
+            "a loop of symbolic links"},
+           {fig + out + " --session-out " + afile + "/s.json", afile, "is not a folder"},
+           {bench + " --out " + dir.file("dangling.json"), dir.file("nowhere.json"), "which does not exist"},
+           {bench + " --session-out " + dir.file("loop.json"), dir.file("loop.json"),
+            "a loop of symbolic links"},
+           {bench + " --out " + afile + "/b.md", afile, "is not a folder"},
+           {bench + " --out " + ro + "/b.md", ro, "cannot create"},
+           {"run --backend cpu --size 16 --out " + afile + "/c.npy", afile, "is not a folder"},
+           {"run --backend cpu --size 16 --out " + dir.file("loop.json"), dir.file("loop.json"), "loop"},
+           {snap + " --export-panels " + afile + "/sub", afile, "is not a folder (a regular file)"},
+           {snap + " --export-panels " + dir.file("dangling-dir"), dir.file("no-folder"), "does not exist"},
+           {snap + " --layout-json " + dir.file("dangling.json"), dir.file("nowhere.json"), "does not exist"},
+           {"bench heatmap --backend cpu --size 16 --out " + dir.file("loop.json"), dir.file("loop.json"),
+            "loop"},
+       }) {
+    auto r = ts_run(c.args);
+    EXPECT_EQ(r.code, 2) << c.args << "\n" << r.output;
+    EXPECT_NE(r.output.find(c.path), std::string::npos) << c.args << "\n" << r.output;
+    EXPECT_NE(r.output.find(c.reason), std::string::npos) << c.args << "\n" << r.output;
+    for (const char* work : {"[1/", "points measured", "kernel ", "json.exception", "filesystem error"})
+      EXPECT_EQ(r.output.find(work), std::string::npos) << "work done before the refusal: " << c.args << "\n"
+                                                        << r.output;
+  }
+  // figure has no --force: its message does not offer one.
+  auto exists = ts_run(fig + out + " --session-out " + afile);
+  EXPECT_EQ(exists.code, 2) << exists.output;
+  EXPECT_NE(exists.output.find(afile + " already exists; choose another name\n"), std::string::npos)
+      << exists.output;
+  if (::geteuid() != 0) std::filesystem::permissions(ro, std::filesystem::perms::owner_all);
+  EXPECT_EQ(names_in(dir.path().string()), before) << "a refused command made or wrote something";
+  EXPECT_EQ(content(afile), "mine");
+}
+
+// A value that is not UTF-8 (a --title typed in Latin-1) would end in the JSON writer after the work, as
+// "[json.exception.type_error.316]" with a PNG and a CSV and no sidecar: it is refused first, naming the
+// option and the byte.
+TEST(Cli, TextThatIsNotUtf8IsRefusedBeforeAnyWork) {
+  test::TempDir dir;
+  auto r = ts_run("figure --plot bars --backend cpu --size 16 --kernels tiled --quick --out-dir " +
+                  dir.file("figures") + " --title \"$(printf 'caf\\351 au lait')\"");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("--title is not valid UTF-8 (byte 0xE9 at offset 3)"), std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("points measured"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("json.exception"), std::string::npos) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("figures")));
+  auto b = ts_run("bench --backend cpu --kernels \"$(printf 'tiled\\377')\" --shapes 16");
+  EXPECT_EQ(b.code, 2) << b.output;
+  EXPECT_NE(b.output.find("--kernels is not valid UTF-8 (byte 0xFF at offset 5)"), std::string::npos)
+      << b.output;
+  // Valid UTF-8 passes (the check is on the bytes, not on ASCII).
+  auto ok = ts_run("run --backend cpu --size 8 --kernel \"$(printf 'caf\\303\\251')\"");
+  EXPECT_EQ(ok.code, 2) << ok.output;
+  EXPECT_NE(ok.output.find("unknown kernel"), std::string::npos) << ok.output;
+}
+
+// SIGTERM (kill, a batch system's time limit) stops bench as Ctrl+C does: the points finished are written,
+// then the exit code says which signal (128 + its number). The signal is sent once the first point's
+// progress line is read, and each point takes at least --min-time, so points are still to come.
+TEST(Cli, BenchOnSigtermOrCtrlCWritesTheFinishedPoints) {
+  for (const int sig : {SIGTERM, SIGINT}) {
+    test::TempDir dir;
+    const std::string out = dir.file("bench.json"), session = dir.file("session.json");
+    int err[2];
+    ASSERT_EQ(::pipe(err), 0);
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      ::dup2(err[1], 2);
+      ::close(err[0]);
+      ::close(err[1]);
+      const int null = ::open("/dev/null", O_WRONLY);
+      ::dup2(null, 1);
+      ::execl(kBin.c_str(), kBin.c_str(), "bench", "--backend", "cpu", "--kernels", "tiled", "--tiles", "8",
+              "--sizes", "16:320:16", "--min-time", "0.2", "--max-time", "0.4", "--max-samples", "1000000",
+              "--format", "json", "--out", out.c_str(), "--session-out", session.c_str(), (char*)nullptr);
+      ::_exit(127);
+    }
+    ::close(err[1]);
+    std::string text, line;
+    bool signalled = false;
+    char buf[4096];
+    for (ssize_t n; (n = ::read(err[0], buf, sizeof buf)) != 0;) {
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        break;
+      }
+      text.append(buf, size_t(n));
+      if (!signalled && text.find("[1/20]") != std::string::npos) {  // one point finished
+        ::kill(pid, sig);
+        signalled = true;
+      }
+    }
+    ::close(err[0]);
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(signalled) << text;
+    ASSERT_TRUE(WIFEXITED(status)) << "ended by the signal itself: " << text;
+    EXPECT_EQ(WEXITSTATUS(status), 128 + sig) << text;
+    EXPECT_NE(text.find(sig == SIGTERM ? "interrupted (SIGTERM)" : "interrupted (Ctrl+C)"), std::string::npos)
+        << text;
+    ASSERT_TRUE(std::filesystem::exists(out)) << text;
+    const auto j = nlohmann::json::parse(content(out));
+    EXPECT_EQ(j["meta"]["interrupted"], true);
+    EXPECT_GE(j["points"].size(), 1u);
+    EXPECT_LT(j["points"].size(), 20u);
+    EXPECT_EQ(j["points"][0]["n"], 16);
+    EXPECT_EQ(load_session(session).records.size(), j["points"].size()) << text;
+  }
+}
+
+// Item 18's small ones: --samples 0 is no default in disguise; a size just over a limit does not read as the
+// limit; --arch names what NVRTC takes; a session symlink loop is a loop; too many sessions for figure.
+TEST(Cli, SmallRefusalsSayWhatIsWrong) {
+  test::TempDir dir;
+  for (const std::string s : {"0", "00"}) {
+    auto r = ts_run("run --backend cpu --size 8 --samples " + s);
+    EXPECT_EQ(r.code, 2) << s << "\n" << r.output;
+    EXPECT_NE(r.output.find("--samples = " + s + " must be at least 1"), std::string::npos) << r.output;
+  }
+  EXPECT_EQ(ts_run("run --backend cpu --size 8 --samples 2").code, 0);
+
+  // Sizes beside their limits, one byte over: sparse files, never read.
+  { std::ofstream(dir.file("big.cu")) << "__global__ void k(float* A) {}\n"; }
+  std::filesystem::resize_file(dir.file("big.cu"), (4u << 20) + 1);
+  auto big = ts_run("list --kernel-file " + dir.file("big.cu"));
+  EXPECT_EQ(big.code, 2) << big.output;
+  EXPECT_NE(big.output.find("is 4.0 MiB (4194305 bytes); TileScope reads kernel sources of at most 4.0 MiB"),
+            std::string::npos)
+      << big.output;
+  { std::ofstream(dir.file("big.json")) << "{}"; }
+  std::filesystem::resize_file(dir.file("big.json"), (64u << 20) + 1);
+  auto bigs = ts_run("figure --plot timings --session " + dir.file("big.json"));
+  EXPECT_EQ(bigs.code, 2) << bigs.output;
+  EXPECT_NE(bigs.output.find("64.0 MiB (67108865 bytes) is larger than the limit of 64.0 MiB"),
+            std::string::npos)
+      << bigs.output;
+
+  // --arch: what NVRTC compiles for, listed; anything else refused before a compile.
+  std::string list;
+  for (int a : nvrtc_architectures()) list += (list.empty() ? "sm_" : ", sm_") + std::to_string(a);
+  { std::ofstream(dir.file("k.cu")) << "__global__ void k(float* C, float* A, float* B, int N) {}\n"; }
+  for (const char* arch : {"sm_76", "sm_99", "sm_121a", "sm_122", "sm_129", "13.0"}) {
+    auto r = ts_run("list --kernel-file " + dir.file("k.cu") + " --arch " + arch);
+    EXPECT_EQ(r.code, 2) << arch << "\n" << r.output;
+    EXPECT_NE(r.output.find(std::string("--arch '") + arch + "' is not an architecture NVRTC"),
+              std::string::npos)
+        << r.output;
+    EXPECT_NE(r.output.find("(" + list + "; e.g. sm_90 or 8.9)"), std::string::npos) << r.output;
+  }
+  EXPECT_EQ(list.find("sm_122"), std::string::npos) << list;
+
+  // A session that is a loop of symbolic links is not "no such file".
+  std::filesystem::create_symlink(dir.file("loop.json"), dir.file("loop.json"));
+  auto loop = ts_run("figure --plot timings --session " + dir.file("loop.json"));
+  EXPECT_EQ(loop.code, 2) << loop.output;
+  EXPECT_NE(loop.output.find(dir.file("loop.json") + ": a loop of symbolic links"), std::string::npos)
+      << loop.output;
+  EXPECT_EQ(loop.output.find("no such file"), std::string::npos) << loop.output;
+
+  // Ten sessions for figure: one plotted and eight overlaid at most; nothing can be "closed" here.
+  DeviceInfo d;
+  d.backend = "cpu";
+  d.name = d.label = "CPU";
+  std::string sessions;
+  for (int i = 0; i < 10; ++i) {
+    save_session(dir.file("s" + std::to_string(i) + ".json"), Session::for_device(d), false);
+    sessions += " --session " + dir.file("s" + std::to_string(i) + ".json");
+  }
+  auto many = ts_run("figure --plot bars" + sessions);
+  EXPECT_EQ(many.code, 2) << many.output;
+  EXPECT_NE(
+      many.output.find("figure takes at most 9 --session files (the first plotted, 8 overlaid on it); 10 "
+                       "were given:"),
+      std::string::npos)
+      << many.output;
+  EXPECT_NE(many.output.find(dir.file("s9.json")), std::string::npos) << many.output;
+  EXPECT_EQ(many.output.find("close one first"), std::string::npos) << many.output;
 }

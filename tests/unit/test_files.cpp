@@ -217,6 +217,59 @@ TEST(NewNames, WritesReplaceTheReservationOnlyAndUnwrittenNamesGoAway) {
   EXPECT_THROW(NewNames(ro, "shot", {"png"}, noon()), std::runtime_error);
 }
 
+// A set (a figure's PNG, CSV and JSON) is written whole or not at all: the third write fails as on a full
+// disk (the file size limit), and the two files written before it go with the reservation; a file put under
+// one of the names by someone else stays. A completed set stays whole.
+TEST(NewNames, ASetThatFailsMidwayLeavesNoneOfItsFiles) {
+  test::TempDir dir;
+  rlimit old{};
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &old), 0);
+  auto* old_handler = ::signal(SIGXFSZ, SIG_IGN);
+  std::string error;
+  {
+    NewNames n(dir.path(), "tilescope-bars", {"png", "csv", "json"}, noon());
+    try {
+      write_file(n[0], "picture", Replace::Reserved);
+      n.written(0);
+      write_file(n[1], "data", Replace::Reserved);
+      n.written(1);
+      rlimit small = old;
+      small.rlim_cur = 64 * 1024;
+      ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+      write_file(n[2], std::string(1 << 20, 'x'), Replace::Reserved);
+      n.written(2);
+      n.complete();
+    } catch (const std::runtime_error& e) {
+      error = e.what();
+    }
+    ::setrlimit(RLIMIT_FSIZE, &old);
+    EXPECT_TRUE(n.any_written());
+  }
+  ::signal(SIGXFSZ, old_handler);
+  EXPECT_NE(error.find("write failed"), std::string::npos) << error;
+  EXPECT_TRUE(names_in(dir.path()).empty()) << names_in(dir.path()).size() << " files left";
+  {
+    NewNames n(dir.path(), "tilescope-bars", {"png", "csv"}, noon());
+    write_file(n[0], "picture", Replace::Reserved);
+    n.written(0);
+    // Someone else's file under the second name (after the reservation was taken from under us).
+    fs::remove(n[1]);
+    std::ofstream(n[1]) << "theirs";
+  }
+  EXPECT_EQ(names_in(dir.path()), std::vector<std::string>{"tilescope-bars-20250131-120000.csv"});
+  EXPECT_EQ(content(dir.file("tilescope-bars-20250131-120000.csv")), "theirs");
+  fs::remove(dir.file("tilescope-bars-20250131-120000.csv"));
+  {
+    NewNames n(dir.path(), "tilescope-bars", {"png", "csv"}, noon());
+    for (size_t i = 0; i < 2; ++i) {
+      write_file(n[i], "whole", Replace::Reserved);
+      n.written(i);
+    }
+    n.complete();
+  }
+  EXPECT_EQ(names_in(dir.path()).size(), 2u);
+}
+
 TEST(NewNames, ManyExportsAtOnceInOneSecondAllGetNamesOfTheirOwn) {
   test::TempDir dir;
   constexpr int kThreads = 8, kEach = 25;
@@ -259,6 +312,26 @@ TEST(OutputCheck, FindsWhatWouldFailBeforeAnyWorkIsDone) {
   EXPECT_NE(
       refusal([&] { check_output_folder(dir.file("file"), "--export-panels"); }).find("is not a folder"),
       std::string::npos);
+  // A folder checked without being made (figure's --out-dir): under a file, a dangling or looping link, a
+  // folder where nothing can be created, each with its reason; a missing folder under a good one passes and
+  // is not made.
+  fs::create_symlink(dir.file("nowhere"), dir.file("dangling"));
+  fs::create_symlink(dir.file("loop"), dir.file("loop"));
+  for (const auto& [folder, says] : std::vector<std::pair<std::string, std::string>>{
+           {dir.file("file") + "/sub", dir.file("file") + " is not a folder (a regular file)"},
+           {dir.file("file") + "/sub/deeper", dir.file("file") + " is not a folder (a regular file)"},
+           {dir.file("dangling"), dir.file("dangling") + " is a symbolic link to " + dir.file("nowhere") +
+                                      ", which does not exist"},
+           {dir.file("loop") + "/sub", dir.file("loop") + " is a loop of symbolic links"},
+           {ro + "/figures", "cannot create it in " + ro},
+           {"", "--out-dir is empty"},
+       })
+    EXPECT_NE(refusal([&] { check_output_folder(folder, "--out-dir", false); }).find(says), std::string::npos)
+        << folder << ": " << refusal([&] { check_output_folder(folder, "--out-dir", false); });
+  EXPECT_NO_THROW(check_output_folder(dir.file("new/deeper"), "--out-dir", false));
+  EXPECT_FALSE(fs::exists(dir.file("new")));
+  fs::remove(dir.file("dangling"));
+  fs::remove(dir.file("loop"));
   if (::geteuid() != 0) fs::permissions(ro, fs::perms::owner_all);
   // The checks leave nothing behind.
   const std::vector<std::string> left =

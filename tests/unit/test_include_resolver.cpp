@@ -38,16 +38,16 @@ std::string refusal(const std::string& text, const std::string& kernel) {
 
 TEST(IncludeDirectives, AreFoundHoweverTheyAreSpelled) {
   const std::string text =
-      "#include \"a.h\"\n"                          // 1
-      "  #  include <cuda_fp16.h>\n"                // 2
-      "/* c */ # /* c */ include \"b.h\"\n"         // 3
-      "%:include \"c.h\"\n"                         // 4: a digraph
-      "#inc\\\nlude \"d.h\"\n"                      // 5-6: spliced
-      "#include_next <e.h>\r\n"                     // 7: CRLF
-      "#include MACRO\r"                            // 8: CR only
-      "#if __has_include(\"f.h\")\n"                // 9
-      "// see the #include lines above\n"           // 10: prose, not a directive
-      "int x; #include \"g.h\"\n";                  // 11: not a directive, but its name is checked
+      "#include \"a.h\"\n"                   // 1
+      "  #  include <cuda_fp16.h>\n"         // 2
+      "/* c */ # /* c */ include \"b.h\"\n"  // 3
+      "%:include \"c.h\"\n"                  // 4: a digraph
+      "#inc\\\nlude \"d.h\"\n"               // 5-6: spliced
+      "#include_next <e.h>\r\n"              // 7: CRLF
+      "#include MACRO\r"                     // 8: CR only
+      "#if __has_include(\"f.h\")\n"         // 9
+      "// see the #include lines above\n"    // 10: prose, not a directive
+      "int x; #include \"g.h\"\n";           // 11: not a directive, but its name is checked
   const auto d = find_include_directives(text);
   ASSERT_EQ(d.size(), 9u);
   EXPECT_EQ(d[0].name, "a.h");
@@ -142,11 +142,14 @@ TEST(IncludeResolver, WhatLeavesTheFolderIsRefusedWithItsLineAndNothingOfItIsRea
     std::string text, expect;
   };
   for (const Case& c : {
-           Case{"\n#include \"/etc/passwd\"\n", "k.cu:2: #include \"/etc/passwd\" is refused: an absolute path"},
-           Case{"#include \"../secret.h\"\n", "k.cu:1: #include \"../secret.h\" is refused: a name with a '..' part"},
+           Case{"\n#include \"/etc/passwd\"\n",
+                "k.cu:2: #include \"/etc/passwd\" is refused: an absolute path"},
+           Case{"#include \"../secret.h\"\n",
+                "k.cu:1: #include \"../secret.h\" is refused: a name with a '..' part"},
            Case{"#include <../../../etc/shadow>\n", "'..' part"},
            Case{"#include </proc/self/environ>\n", "an absolute path"},
-           Case{"#define P \"/etc/passwd\"\n#include P\n", "k.cu:2: #include P is refused: the file's name must"},
+           Case{"#define P \"/etc/passwd\"\n#include P\n",
+                "k.cu:2: #include P is refused: the file's name must"},
            Case{"#if __has_include(\"/etc/shadow\")\n#endif\n", "#has_include \"/etc/shadow\" is refused"},
            Case{"#include \"link.h\"\n", "leads out of the kernel file's folder"},
            Case{"#include \"fifo.h\"\n", "a FIFO"},

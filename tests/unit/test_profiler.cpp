@@ -45,6 +45,27 @@ TEST(Csv, QuotesWhatNeedsQuotingAndNeverReplacesAFile) {
   EXPECT_EQ(first, "a,b");
 }
 
+// Formula injection: a text cell a spreadsheet would evaluate (= + - @, a tab or a carriage return first)
+// gets a ' in front and quotes; numbers, negative ones included, stay numbers.
+TEST(Csv, CellsThatWouldRunAsFormulasAreDefusedAndNumbersStayNumbers) {
+  EXPECT_EQ(CsvWriter::quote("=HYPERLINK(\"http://x\",\"y\")"),
+            "\"'=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\"");
+  EXPECT_EQ(CsvWriter::quote("+1+2"), "\"'+1+2\"");
+  EXPECT_EQ(CsvWriter::quote("-A1"), "\"'-A1\"");
+  EXPECT_EQ(CsvWriter::quote("@SUM(A1)"), "\"'@SUM(A1)\"");
+  EXPECT_EQ(CsvWriter::quote("\t=1"), "\"'\t=1\"");
+  EXPECT_EQ(CsvWriter::quote("\r=1"), "\"'\r=1\"");
+  EXPECT_EQ(CsvWriter::quote("-1e5-A1"), "\"'-1e5-A1\"");
+  for (const char* n : {"-1.5", "+3", "-0", "1e-05", "-2.5E+10", ".5", "-.5", "7.", "-inf", "nan", "42"})
+    EXPECT_EQ(CsvWriter::quote(n), n) << n;
+  EXPECT_EQ(CsvWriter::quote(CsvWriter::num(-1.5)), "-1.5");
+  EXPECT_EQ(CsvWriter::quote("tiled"), "tiled");
+  EXPECT_EQ(CsvWriter::quote("a=b"), "a=b");  // only the first character starts a formula
+  CsvWriter w({"kernel", "value"});
+  w.row({"=1+1", CsvWriter::num(-0.25)});
+  EXPECT_EQ(w.str(), "kernel,value\n\"'=1+1\",-0.25\n");
+}
+
 namespace {
 DeviceLimits h100() {
   DeviceLimits d;

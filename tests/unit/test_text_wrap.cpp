@@ -92,3 +92,19 @@ TEST(AxisTicks, LabelsKeepAGapBetweenNeighboursOnANarrowPlot) {
     }
   EXPECT_EQ(readable_tick_step(1, 1, 100, 16, label_px), 0);  // an empty range: no ticks
 }
+
+// Issue 26: a timings plot whose points all had one speed (computed from different sizes, so they differed in
+// their 15th digit) spent minutes in its y ticks: a step no tick's value could change was added until past
+// the end. Such a range gets no ticks, and a range at large values is measured in a bounded number of labels.
+TEST(AxisTicks, ARangeBelowTheResolutionOfItsValuesGetsNoTicksAndNoEndlessLoop) {
+  int labels = 0;
+  auto counted = [&](double v) {
+    ++labels;
+    return label_px(v);
+  };
+  EXPECT_EQ(readable_tick_step(8.9, 8.9 + 4e-15, 500, 16, counted), 0);
+  EXPECT_EQ(readable_tick_step(8.9e12, 8.9e12 + 1e-3, 500, 16, counted), 0);
+  EXPECT_EQ(labels, 0);
+  EXPECT_GT(readable_tick_step(8.9e12, 8.9e12 + 1e3, 500, 16, counted), 0);
+  EXPECT_LE(labels, 64 * 201);
+}
