@@ -4,7 +4,8 @@
 #      X server), and the format check;
 #   2. build-asan/: the CPU side again under AddressSanitizer + UndefinedBehaviorSanitizer (clang-14),
 #      unit, UI and GL tests (scripts/test-sanitizers.sh);
-#   3. the fuzz targets (the .npy reader; the kernel scanner and .py extraction), sharing
+#   3. the fuzz targets (the .npy reader; the kernel scanner, .py extraction and #include finder; the session
+#      reader), sharing
 #      TILESCOPE_FUZZ_SECONDS (default 60; 0 skips them) (scripts/fuzz.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
