@@ -99,6 +99,13 @@ std::shared_ptr<const UserKernel> UserKernel::make(KernelSource src, const std::
   const std::string label = k->m_source.path.empty() ? k->m_source.label : k->m_source.path;
   const KernelDecl& d = choose_kernel(k->m_scan, kernel, label);
   k->m_kernel = size_t(&d - k->m_scan.kernels.data());
+  // Found however it is spelled, but CUDA compiles no kernel whose name leaves ASCII (nvcc: "Universal
+  // character is not allowed in device entity name"; NVRTC: "unrecognized token"): said here, in words.
+  if (std::any_of(d.name.begin(), d.name.end(), [](char c) { return static_cast<unsigned char>(c) >= 0x80; }))
+    throw ValidationError(
+        label + ":" + std::to_string(d.line + k->m_source.first_line - 1) + ": the kernel's name '" + d.name +
+        "' has characters outside ASCII, which CUDA does not allow in a __global__ function's "
+        "name (nvcc and NVRTC refuse it): rename it");
   // What it includes, before anything is built: a header of its folder is read here, anything else that is
   // not the toolkit's is refused with its line.
   k->m_headers = resolve_includes(k->m_source.text, k->m_source.path, label, k->m_source.first_line);

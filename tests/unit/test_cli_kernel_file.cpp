@@ -113,6 +113,12 @@ TEST_F(CliKernelFile, EveryBadInputIsRefusedWithExitCodeTwoAndTheReason) {
       {"run --kernel-file " + write("up.cu", std::string(kGood) + "#include <../../etc/shadow>\n") +
            " --size 64",
        "#include <../../etc/shadow> is refused: a name with a '..' part"},
+      // A UTF-8 kernel name is found (issue 26), and said to be one CUDA cannot compile, not garbled errors.
+      {"list --kernel-file " +
+           write("utf8.cu",
+                 "\xEF\xBB\xBF#define TILE 16\r\n__global__ void m\xC3\xA4trix(float* C, float* A, "
+                 "float* B, int N) {}\r\n"),
+       "utf8.cu:2: the kernel's name 'm\xC3\xA4trix' has characters outside ASCII"},
   };
   const bool nvrtc = nvrtc_available(nullptr);
   for (const Case& c : cases) {
