@@ -317,7 +317,7 @@ TEST(OutputCheck, FindsWhatWouldFailBeforeAnyWorkIsDone) {
   // is not made.
   fs::create_symlink(dir.file("nowhere"), dir.file("dangling"));
   fs::create_symlink(dir.file("loop"), dir.file("loop"));
-  for (const auto& [folder, says] : std::vector<std::pair<std::string, std::string>>{
+  for (const auto& c : std::vector<std::pair<std::string, std::string>>{
            {dir.file("file") + "/sub", dir.file("file") + " is not a folder (a regular file)"},
            {dir.file("file") + "/sub/deeper", dir.file("file") + " is not a folder (a regular file)"},
            {dir.file("dangling"), dir.file("dangling") + " is a symbolic link to " + dir.file("nowhere") +
@@ -325,9 +325,12 @@ TEST(OutputCheck, FindsWhatWouldFailBeforeAnyWorkIsDone) {
            {dir.file("loop") + "/sub", dir.file("loop") + " is a loop of symbolic links"},
            {ro + "/figures", "cannot create it in " + ro},
            {"", "--out-dir is empty"},
-       })
-    EXPECT_NE(refusal([&] { check_output_folder(folder, "--out-dir", false); }).find(says), std::string::npos)
-        << folder << ": " << refusal([&] { check_output_folder(folder, "--out-dir", false); });
+       }) {
+    // Named copies, not structured bindings: a lambda may not capture those in C++17 (clang refuses it).
+    const std::string& folder = c.first;
+    const std::string why = refusal([&] { check_output_folder(folder, "--out-dir", false); });
+    EXPECT_NE(why.find(c.second), std::string::npos) << folder << ": " << why;
+  }
   EXPECT_NO_THROW(check_output_folder(dir.file("new/deeper"), "--out-dir", false));
   EXPECT_FALSE(fs::exists(dir.file("new")));
   fs::remove(dir.file("dangling"));
