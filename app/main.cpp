@@ -86,10 +86,11 @@ ts::RunRequest build_request(const ProblemArgs& p, ts::Backend& backend) {
   if (!p.file.file.empty())
     s.kernel = ts::cli::load_kernel_file(p.file, p.kernel, p.tile);  // registered as "yours:<name>"
   else if (!p.file.params.empty() || !p.file.grid.empty() || !p.file.block.empty() || !p.file.smem.empty() ||
-           !p.file.tile_macro.empty() || !p.file.hang_limit.empty() || p.file.tf32 || p.file.no_guard)
+           !p.file.tile_macro.empty() || !p.file.hang_limit.empty() || !p.file.compile_limit.empty() ||
+           p.file.tf32 || p.file.no_guard)
     throw ts::ValidationError(
-        "--param, --grid, --block, --smem, --tile-macro, --hang-limit, --tf32 and --no-guard go with "
-        "--kernel-file");
+        "--param, --grid, --block, --smem, --tile-macro, --hang-limit, --compile-limit, --tf32 and "
+        "--no-guard go with --kernel-file");
   else
     s.kernel = p.kernel.empty() ? "tiled" : p.kernel;
   const bool tile_given = !p.tile.empty();
@@ -922,6 +923,10 @@ int main(int argc, char** argv) {
   ts::cli::WorkerArgs worker_args;
   ts::cli::add_worker_options(worker, worker_args);
   worker->group("");  // not listed in --help: TileScope starts it itself
+  auto* compiler = app.add_subcommand("compiler", "(internal) compile a person's kernel for TileScope");
+  ts::cli::CompilerArgs compiler_args;
+  ts::cli::add_compiler_options(compiler, compiler_args);
+  compiler->group("");
 
   auto* bench_heat = bench->add_subcommand(
       "heatmap", "time heatmap refreshes (CUDA-GL interop vs host) and GUI frames while the kernel re-runs");
@@ -989,6 +994,7 @@ int main(int argc, char** argv) {
         refuse_invalid_utf8(cmd);
       }
     if (*worker) return ts::cli::worker(worker_args);
+    if (*compiler) return ts::cli::compiler(compiler_args);
     if (*gl_check) return ts::cli::cmd_gl_check(gl_check_args);
     if (*list) {
       if (!list_file.file.empty()) {

@@ -2,14 +2,25 @@
 
 #include "cubin_info.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <list>
 #include <map>
 #include <mutex>
 #include <system_error>
 
+#include <pthread.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "compiler_process.hpp"
 #include "files.hpp"
 #include "sha256.hpp"
 #include "worker_protocol.hpp"
@@ -210,6 +221,17 @@ std::string module_cache_dir() {
   return disk_dir();
 }
 
+uint64_t compiler_stack_bytes() {
+  return uint64_t(1) << 30;  // reserved, not used: pages are taken as the recursion reaches them
+}
+
+uint64_t compiler_memory_limit() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  const uint64_t half = pages > 0 && page > 0 ? uint64_t(pages) * uint64_t(page) / 2 : 0;
+  const uint64_t cap = uint64_t(16) << 30;
+  return half > 0 ? std::min(half, cap) : cap;
+}
+
 ModuleCacheStats module_cache_stats() {
   std::lock_guard<std::mutex> lock(cache().mu);
   return cache().stats;
@@ -248,13 +270,11 @@ std::shared_ptr<const CompiledModule> cached_module(const CompileJob& job) {
   return nullptr;
 }
 
-std::shared_ptr<const CompiledModule> compile_module(const CompileJob& job) {
-  if (auto m = cached_module(job)) return m;
-  const std::vector<std::string> options = all_options(job);
-  auto m = std::make_shared<CompiledModule>();
-  m->key = key_of(job, options);
-  m->arch = job.arch;
-  m->options = options;
+namespace {
+
+// [SECTION] NVRTC itself: what the compiler process runs (never the window or the command line).
+wire::CompiledMsg nvrtc_compile_here(const wire::CompileMsg& job) {
+  wire::CompiledMsg out;
   const auto t0 = std::chrono::steady_clock::now();
   nvrtcProgram prog = nullptr;
   std::vector<const char*> header_text, header_names;
@@ -265,8 +285,9 @@ std::shared_ptr<const CompiledModule> compile_module(const CompileJob& job) {
   nvrtcResult rc = nvrtcCreateProgram(&prog, job.source.c_str(), job.label.c_str(), int(job.headers.size()),
                                       header_text.data(), header_names.data());
   if (rc != NVRTC_SUCCESS) {
-    m->log = std::string("NVRTC could not create the program: ") + nvrtcGetErrorString(rc);
-    return m;
+    out.result = nvrtcGetErrorString(rc);
+    out.log = std::string("NVRTC could not create the program: ") + out.result;
+    return out;
   }
   struct Destroy {
     nvrtcProgram* p;
@@ -274,46 +295,85 @@ std::shared_ptr<const CompiledModule> compile_module(const CompileJob& job) {
   } destroy{&prog};
   if (!job.name_expression.empty()) nvrtcAddNameExpression(prog, job.name_expression.c_str());
   std::vector<const char*> argv;
-  for (const auto& o : options) argv.push_back(o.c_str());
+  for (const auto& o : job.options) argv.push_back(o.c_str());
   rc = nvrtcCompileProgram(prog, int(argv.size()), argv.data());
+  out.result = nvrtcGetErrorString(rc);
   size_t log_size = 0;
   nvrtcGetProgramLogSize(prog, &log_size);
   std::string log(log_size, '\0');
   if (log_size > 0) nvrtcGetProgramLog(prog, log.data());
   while (!log.empty() && log.back() == '\0') log.pop_back();
-  m->log = log;
-  m->diagnostics = parse_nvrtc_log(log);
-  m->compile_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  out.log = log;
+  out.compile_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (rc != NVRTC_SUCCESS) return out;
+  const char* lowered = nullptr;
+  if (!job.name_expression.empty() &&
+      nvrtcGetLoweredName(prog, job.name_expression.c_str(), &lowered) == NVRTC_SUCCESS && lowered)
+    out.lowered_name = lowered;
+  size_t cubin_size = 0;
+  if (nvrtcGetCUBINSize(prog, &cubin_size) == NVRTC_SUCCESS && cubin_size > 0) {
+    out.cubin.assign(cubin_size, '\0');
+    nvrtcGetCUBIN(prog, out.cubin.data());
+  }
+  size_t ptx_size = 0;
+  if (nvrtcGetPTXSize(prog, &ptx_size) == NVRTC_SUCCESS && ptx_size > 0) {
+    out.ptx.assign(ptx_size, '\0');
+    nvrtcGetPTX(prog, out.ptx.data());
+    while (!out.ptx.empty() && out.ptx.back() == '\0') out.ptx.pop_back();
+  }
+  out.ok = true;
+  return out;
+}
+
+}  // namespace
+
+std::shared_ptr<const CompiledModule> compile_module(const CompileJob& job, const CancelToken* cancel) {
+  if (auto m = cached_module(job)) return m;
+  const std::vector<std::string> options = all_options(job);
+  auto m = std::make_shared<CompiledModule>();
+  m->key = key_of(job, options);
+  m->arch = job.arch;
+  m->options = options;
+  wire::CompileMsg req;
+  req.source = job.source;
+  req.label = job.label;
+  req.name_expression = job.name_expression;
+  req.arch = job.arch;
+  req.options = options;
+  req.headers = job.headers;
+  req.time_limit_s = job.time_limit_s;
+  req.memory_limit = job.memory_limit > 0 ? job.memory_limit : compiler_memory_limit();
+  req.stack_bytes = compiler_stack_bytes();
+  const CompilerOutcome c = compile_in_child(req, cancel);  // throws Cancelled
   {
     std::lock_guard<std::mutex> lock(cache().mu);
     ++cache().stats.compiles;
   }
-  if (rc != NVRTC_SUCCESS) {
-    if (m->log.empty()) m->log = std::string("NVRTC: ") + nvrtcGetErrorString(rc);
+  m->compile_s = c.wall_s;
+  if (!c.failure.empty()) {
+    m->compiler_failure = c.failure;
+    m->log = c.failure + (c.output.empty() ? "" : "\nWhat the compiler printed:\n" + c.output);
     return m;
   }
-  const char* lowered = nullptr;
-  if (!job.name_expression.empty() &&
-      nvrtcGetLoweredName(prog, job.name_expression.c_str(), &lowered) == NVRTC_SUCCESS && lowered)
-    m->lowered_name = lowered;
-  size_t cubin_size = 0;
-  if (nvrtcGetCUBINSize(prog, &cubin_size) != NVRTC_SUCCESS || cubin_size == 0) {
+  const wire::CompiledMsg& r = c.reply;
+  m->log = r.log;
+  m->diagnostics = parse_nvrtc_log(r.log);
+  if (!r.ok) {
+    if (m->log.empty()) m->log = "NVRTC: " + r.result;
+    return m;
+  }
+  m->lowered_name = r.lowered_name;
+  if (r.cubin.empty()) {
     m->log += "\nNVRTC produced no CUBIN for sm_" + std::to_string(job.arch);
     return m;
   }
-  m->cubin.assign(cubin_size, '\0');
-  nvrtcGetCUBIN(prog, m->cubin.data());
-  size_t ptx_size = 0;
-  if (nvrtcGetPTXSize(prog, &ptx_size) == NVRTC_SUCCESS && ptx_size > 0) {
-    m->ptx.assign(ptx_size, '\0');
-    nvrtcGetPTX(prog, m->ptx.data());
-    while (!m->ptx.empty() && m->ptx.back() == '\0') m->ptx.pop_back();
-  }
-  m->resources = parse_ptxas_info(log, m->lowered_name);
+  m->cubin = r.cubin;
+  m->ptx = r.ptx;
+  m->resources = parse_ptxas_info(m->log, m->lowered_name);
   if (!m->resources.found) {
     // A log without ptxas's report (seen on a GPU machine with the same NVRTC): the cubin says it too.
-    if (auto r = read_cubin_resources(m->cubin, m->lowered_name)) {
-      m->resources = *r;
+    if (auto res = read_cubin_resources(m->cubin, m->lowered_name)) {
+      m->resources = *res;
       m->log +=
           "\n(ptxas printed no resource report: registers, shared memory and stack read from the cubin)";
     }
@@ -322,6 +382,72 @@ std::shared_ptr<const CompiledModule> compile_module(const CompileJob& job) {
   remember(m);
   save_to_disk(*m);
   return m;
+}
+
+// [SECTION] The compiler process.
+int run_compiler(int fd, int parent_pid) {
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (parent_pid > 0 && getppid() != parent_pid) return 0;  // the app is gone already
+  const rlimit no_core{0, 0};
+  setrlimit(RLIMIT_CORE, &no_core);  // a crash of NVRTC is reported in words, not left as a core file
+  wire::Message m;
+  wire::CompileMsg req;
+  try {
+    if (wire::read_message(fd, &m, 30000) != wire::ReadStatus::Ok) return 2;
+    req = wire::decode_compile(m);
+  } catch (const wire::ProtocolError& e) {
+    wire::write_message(fd, wire::encode(wire::ErrorMsg{wire::ErrorKind::Protocol, 0, "", e.what()}));
+    return 2;
+  }
+  // Its own deadline, should the app not be there to kill it: SIGALRM ends the process.
+  alarm(unsigned(std::ceil(req.time_limit_s)) + 2);
+  uint64_t cap = 0;
+  if (req.memory_limit > 0) {
+    // Beyond what the process maps already (the program and its libraries). A sanitizer build reserves
+    // terabytes of shadow address space: no limit there.
+    const uint64_t now = address_space_bytes();
+    if (now > 0 && now < (uint64_t(1) << 40)) {
+      cap = now + req.stack_bytes + req.memory_limit;
+      const rlimit as{rlim_t(cap), rlim_t(cap)};
+      setrlimit(RLIMIT_AS, &as);
+    }
+  }
+  wire::CompiledMsg out;
+  struct Work {
+    const wire::CompileMsg* req;
+    wire::CompiledMsg* out;
+  } work{&req, &out};
+  auto body = [](void* p) -> void* {
+    auto* w = static_cast<Work*>(p);
+    try {
+      *w->out = nvrtc_compile_here(*w->req);
+    } catch (const std::bad_alloc&) {
+      w->out->ok = false;
+      w->out->result = "out of memory";
+      w->out->log = "NVRTC ran out of memory";
+    }
+    return nullptr;
+  };
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  if (req.stack_bytes > 0) pthread_attr_setstacksize(&attr, size_t(req.stack_bytes));
+  pthread_t t;
+  const int rc = pthread_create(&t, &attr, body, &work);
+  pthread_attr_destroy(&attr);
+  if (rc != 0) {
+    wire::write_message(fd, wire::encode(wire::ErrorMsg{
+                                wire::ErrorKind::Other, 0, "",
+                                std::string("cannot start the compiling thread: ") + std::strerror(rc)}));
+    return 1;
+  }
+  pthread_join(t, nullptr);
+  // A failure near the memory limit is likely the limit's doing (a library or a buffer NVRTC could not map):
+  // said beside NVRTC's own words, which seldom name memory.
+  if (!out.ok && cap > 0 &&
+      address_space_bytes("VmPeak:") + std::min<uint64_t>(req.memory_limit, 256u << 20) >= cap)
+    out.log += "\n(The compiler reached the memory it may use, " + format_bytes(double(req.memory_limit)) +
+               " beyond its start: the failure above is likely from that.)";
+  return wire::write_message(fd, wire::encode(out)) ? 0 : 1;
 }
 
 #else  // built without the CUDA toolkit
@@ -336,9 +462,14 @@ std::string nvrtc_version() {
 std::shared_ptr<const CompiledModule> cached_module(const CompileJob&) {
   return nullptr;
 }
-std::shared_ptr<const CompiledModule> compile_module(const CompileJob&) {
+std::shared_ptr<const CompiledModule> compile_module(const CompileJob&, const CancelToken*) {
   throw std::runtime_error(
       "cannot compile kernels: this build has no NVRTC (it was built without the CUDA toolkit)");
+}
+int run_compiler(int, int) {
+  std::fprintf(stderr,
+               "tilescope compiler: this build has no NVRTC (it was built without the CUDA toolkit)\n");
+  return 2;
 }
 
 #endif

@@ -5,14 +5,20 @@
 // program log), the PTX kept for the window, and every build cached by the SHA-256 of all that went into it
 // (NVRTC's version, the architecture, the options, the kernel's name expression and the source): in memory,
 // and on disk under $XDG_CACHE_HOME/tilescope/kernels (TILESCOPE_CACHE_DIR overrides; "off" disables).
-// NVRTC is a library of the CUDA toolkit: it needs no GPU and no driver. Plain C++ header.
+// NVRTC is a library of the CUDA toolkit: it needs no GPU and no driver. It runs in a process of its own
+// (`tilescope compiler`, started per compile; a cached module starts none), with a time limit, a stack of
+// its own and a memory limit, in a process group of its own: NVRTC may crash (it does on some inputs),
+// recurse past any stack, run for minutes or install its own signal handlers without touching the window or
+// the command line, and a compile can be cancelled at once. Plain C++ header.
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "cancel.hpp"
 #include "nvrtc_log.hpp"
+#include "user_kernel.hpp"
 
 namespace ts {
 
@@ -29,6 +35,9 @@ struct CompileJob {
   // The headers of the kernel file's folder it includes (app/core/include_resolver.hpp), handed to NVRTC in
   // memory: {name as the #include writes it, content}. NVRTC reads no other file of that folder.
   std::vector<std::pair<std::string, std::string>> headers;
+  // NVRTC is stopped when it has not finished by then (not part of the cache key).
+  double time_limit_s = kDefaultCompileLimitS;
+  uint64_t memory_limit = 0;  // bytes NVRTC may take (0: compiler_memory_limit())
 };
 
 struct CompiledModule {
@@ -43,11 +52,17 @@ struct CompiledModule {
   bool from_cache = false;           // memory or disk
   std::string key;                   // SHA-256 of the inputs
   std::vector<std::string> options;  // every option NVRTC got
+  // Not "": the compiler process did not finish (it crashed, ran out of time or memory, or could not start),
+  // in words; `log` begins with the same words, and NVRTC's own output when it printed any.
+  std::string compiler_failure;
 };
 
-// Compiles `job`, or returns the cached module of the same inputs. A compile error is a module with ok ==
-// false (its log and diagnostics say why); throws std::runtime_error only when NVRTC itself is missing.
-std::shared_ptr<const CompiledModule> compile_module(const CompileJob& job);
+// Compiles `job` in a compiler process, or returns the cached module of the same inputs. A compile error, a
+// crash of NVRTC, a compile over its time limit or out of memory is a module with ok == false (its log and
+// diagnostics, or compiler_failure, say why); `cancel` stops the compile within ~20 ms and throws Cancelled.
+// Throws std::runtime_error only when this build has no NVRTC.
+std::shared_ptr<const CompiledModule> compile_module(const CompileJob& job,
+                                                     const CancelToken* cancel = nullptr);
 // The cached module of `job` (memory, then disk), without compiling; nullptr when there is none.
 std::shared_ptr<const CompiledModule> cached_module(const CompileJob& job);
 
@@ -60,5 +75,16 @@ ModuleCacheStats module_cache_stats();
 void reset_module_cache();
 // The disk cache folder ("" when disabled).
 std::string module_cache_dir();
+
+// The limits the compiler process sets itself: the stack of the thread that runs NVRTC (the main thread's is
+// the system's 8 MiB, which a source of nested macros overflows), and how much memory NVRTC may take beyond
+// what the process has when it starts (the smaller of 16 GiB and half of this machine's memory).
+uint64_t compiler_stack_bytes();
+uint64_t compiler_memory_limit();
+
+// `tilescope compiler --fd N --parent P`: the compiler process's side. Reads one Compile message from `fd`,
+// sets its limits, compiles on a thread with the stack asked for, answers Compiled and returns 0 (2 for a
+// request that makes no sense). Exits with the app (PR_SET_PDEATHSIG) and by itself after the time limit.
+int run_compiler(int fd, int parent_pid);
 
 }  // namespace ts

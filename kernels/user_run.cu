@@ -177,7 +177,7 @@ RunResult UserRunner::run(const RunRequest& req, const UserKernel& k, void* stre
   // [SECTION] Build and check everything before the worker or the device is asked for anything.
   const LaunchGeometry g = launch_geometry(k.spec(), v);
   const std::vector<KernelArg> args = kernel_args(k.decl(), k.spec(), v);
-  const auto mod = k.build(s.tile, m_dev.sm, v);
+  const auto mod = k.build(s.tile, m_dev.sm, v, &cancel);
   check_fits(m_dev, g, mod->resources, name);
   const std::string memcheck_note =
       req.memcheck_new_builds ? check_new_build(k, s, mod->key, cancel) : std::string();
@@ -192,7 +192,7 @@ RunResult UserRunner::run(const RunRequest& req, const UserKernel& k, void* stre
       if (!job) {
         trace_note = "cannot trace this kernel without changing it: " + why;
       } else {
-        traced = compile_module(*job);
+        traced = compile_module(*job, &cancel);
         if (!traced->ok) {
           const auto errs = describe_errors(traced->diagnostics, 0, 1);
           trace_note =
@@ -386,7 +386,7 @@ RunResult UserRunner::run(const RunRequest& req, const UserKernel& k, void* stre
           r.occupancy_by_tile.emplace_back(t, *r.occupancy);
           continue;
         }
-        const auto mt = k.build(t, m_dev.sm, vt);
+        const auto mt = k.build(t, m_dev.sm, vt, &cancel);
         const KernelResources res{int(gt.threads()), mt->resources.regs, mt->resources.static_smem,
                                   int(gt.smem)};
         r.occupancy_by_tile.emplace_back(t, compute_occupancy(m_dev.limits, res, gt.blocks()));

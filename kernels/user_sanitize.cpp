@@ -14,16 +14,14 @@
 
 #include <fcntl.h>
 #include <poll.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "child_process.hpp"
 #include "files.hpp"
 #include "user_worker.hpp"
 #include "worker_client.hpp"
 #include "your_kernel.hpp"
-
-extern char** environ;
 
 namespace ts {
 
@@ -184,26 +182,22 @@ std::vector<SanitizerReport> sanitize_user_kernel(const UserKernel& k, const Pro
       out.push_back(r);
       continue;
     }
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, pipefd[1], 1);
-    posix_spawn_file_actions_adddup2(&fa, pipefd[1], 2);
-    std::vector<std::string> args = {
-        tool_path, "--tool",      tool,       "--print-limit",       "20", exe, "worker",
-        "--job",   file.string(), "--device", std::to_string(device)};
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
+    SpawnSpec spec;
+    spec.argv = {tool_path, "--tool",      tool,       "--print-limit",       "20", exe, "worker",
+                 "--job",   file.string(), "--device", std::to_string(device)};
+    spec.moves = {{pipefd[1], 1}, {pipefd[1], 2}};
+    spec.own_process_group = true;  // stopped by TileScope (cancel, time limit), not by the terminal
     pid_t pid = -1;
-    const int rc = posix_spawn(&pid, tool_path.c_str(), &fa, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&fa);
-    close(pipefd[1]);
-    if (rc != 0) {
+    try {
+      pid = spawn_process(spec);
+    } catch (const std::exception& e) {
+      close(pipefd[1]);
       close(pipefd[0]);
-      r.problem = "cannot run " + tool_path + ": " + std::strerror(rc);
+      r.problem = e.what();
       out.push_back(r);
       continue;
     }
+    close(pipefd[1]);
     bool timed_out = false, cancelled = false;
     char buf[4096];
     for (;;) {

@@ -482,35 +482,6 @@ int run_worker(int fd, int device, int parent_pid) {
   }
 }
 
-// [SECTION] Job files (compute-sanitizer runs the worker on one of these).
-std::string encode_worker_job(const WorkerJob& j) {
-  Writer w;
-  w.str("TSJOB1");
-  w.str(encode(j.load).payload);
-  w.str(encode(LaunchMsg{j.launch}).payload);
-  w.i64(j.m);
-  w.i64(j.n);
-  w.i64(j.k);
-  w.u64(j.seed);
-  return w.take();
-}
-
-WorkerJob decode_worker_job(const std::string& bytes) {
-  Reader r(bytes);
-  if (r.str(16) != "TSJOB1") throw ProtocolError("not a TileScope worker job");
-  WorkerJob j;
-  j.load = decode_load(Message{Type::Load, r.str()});
-  j.launch = decode_launch(Message{Type::Launch, r.str()}).launch;
-  j.m = r.i64();
-  j.n = r.i64();
-  j.k = r.i64();
-  j.seed = r.u64();
-  r.done();
-  if (j.m < 1 || j.n < 1 || j.k < 1 || j.m > 65536 || j.n > 65536 || j.k > 65536)
-    throw ProtocolError("a job with a shape out of range");
-  return j;
-}
-
 int run_worker_job(const std::string& job_file, int device) {
   WorkerJob job;
   try {

@@ -20,14 +20,6 @@ int run_worker(int fd, int device, int parent_pid);
 // the kernel failed (compute-sanitizer reports what it saw), 2 for a bad job file.
 int run_worker_job(const std::string& job_file, int device);
 
-// A job: the module, the launch and the shape (compute-sanitizer's run of "Check with compute-sanitizer").
-struct WorkerJob {
-  wire::LoadMsg load;
-  wire::LaunchSpec launch;
-  int64_t m = 0, n = 0, k = 0;
-  uint64_t seed = 1;
-};
-std::string encode_worker_job(const WorkerJob& j);
-WorkerJob decode_worker_job(const std::string& bytes);  // throws wire::ProtocolError
+// WorkerJob and its file format: worker_protocol.hpp.
 
 }  // namespace ts

@@ -1,5 +1,7 @@
 #include "worker_client.hpp"
 
+#include "child_process.hpp"
+
 #include <cerrno>
 #include <chrono>
 #include <climits>
@@ -11,12 +13,9 @@
 #include <vector>
 
 #include <fcntl.h>
-#include <spawn.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-extern char** environ;
 
 namespace ts {
 
@@ -65,24 +64,23 @@ void WorkerClient::start() {
     child = fcntl(sv[1], F_DUPFD_CLOEXEC, 10);
     close(sv[1]);
   }
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, child, 3);
-  posix_spawn_file_actions_adddup2(&fa, 2, 1);  // the worker's stdout (device printf) goes to our stderr
-  const std::string dev = std::to_string(m_device), parent = std::to_string(getpid());
-  std::vector<std::string> args = {exe, "worker", "--fd", "3", "--device", dev, "--parent", parent};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
+  // The worker's stdout (device printf) goes to our stderr. A process group of its own: the terminal's
+  // Ctrl+C reaches the app, which decides (a bench keeps its finished points), never the worker directly.
+  SpawnSpec spec;
+  spec.argv = {
+      exe, "worker", "--fd", "3", "--device", std::to_string(m_device), "--parent", std::to_string(getpid())};
+  spec.moves = {{child, 3}, {2, 1}};
+  spec.own_process_group = true;
   pid_t pid = -1;
-  const int rc = posix_spawn(&pid, exe.c_str(), &fa, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  close(child);
-  if (rc != 0) {
+  try {
+    pid = spawn_process(spec);
+  } catch (const std::exception& e) {
+    close(child);
     close(sv[0]);
     throw WorkerFailure(WorkerFailure::Kind::Start,
-                        "cannot start the kernel worker " + exe + ": " + std::strerror(rc), 0, -1);
+                        std::string("cannot start the kernel worker: ") + e.what(), 0, -1);
   }
+  close(child);
   m_fd = sv[0];
   m_pid = pid;
   // Its Hello: the CUDA context is made and the device named.
@@ -137,15 +135,6 @@ void WorkerClient::stop(bool polite) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   m_pid = -1;
-}
-
-std::string WorkerClient::exit_status_words(int status) const {
-  if (WIFSIGNALED(status)) {
-    const int sig = WTERMSIG(status);
-    return "it was killed by signal " + std::to_string(sig) + " (" + strsignal(sig) + ")";
-  }
-  if (WIFEXITED(status)) return "it exited with code " + std::to_string(WEXITSTATUS(status));
-  return "it stopped";
 }
 
 double WorkerClient::restart(const std::string& why) {

@@ -64,7 +64,6 @@ class WorkerClient {
  private:
   void start();
   void stop(bool polite);
-  std::string exit_status_words(int status) const;
   [[noreturn]] void fail(WorkerFailure::Kind kind, const std::string& what, double t0);
 
   int m_device;

@@ -99,6 +99,13 @@ std::shared_ptr<const UserKernel> UserKernel::make(KernelSource src, const std::
   const std::string label = k->m_source.path.empty() ? k->m_source.label : k->m_source.path;
   const KernelDecl& d = choose_kernel(k->m_scan, kernel, label);
   k->m_kernel = size_t(&d - k->m_scan.kernels.data());
+  // NVRTC 13.0 corrupts its own heap on a name of ~100,000 characters (and every table would print it): a
+  // name has at most kMaxKernelName characters.
+  if (d.name.size() > kMaxKernelName)
+    throw ValidationError(label + ":" + std::to_string(d.line + k->m_source.first_line - 1) +
+                          ": the kernel's name is " + std::to_string(d.name.size()) +
+                          " characters long; TileScope takes names of at most " +
+                          std::to_string(kMaxKernelName) + " characters: rename it");
   // Found however it is spelled, but CUDA compiles no kernel whose name leaves ASCII (nvcc: "Universal
   // character is not allowed in device entity name"; NVRTC: "unrecognized token"): said here, in words.
   if (std::any_of(d.name.begin(), d.name.end(), [](char c) { return static_cast<unsigned char>(c) >= 0x80; }))
@@ -123,6 +130,7 @@ std::shared_ptr<const UserKernel> UserKernel::make(KernelSource src, const std::
       s.x_covers_rows = spec->x_covers_rows;
       s.tf32 = spec->tf32;
       s.hang_limit_s = spec->hang_limit_s;
+      s.compile_limit_s = spec->compile_limit_s;
       k->m_spec = s;
       k->m_notes.push_back("the kernel's parameters changed: their roles were guessed again");
     } else {
@@ -169,6 +177,7 @@ std::shared_ptr<const UserKernel> UserKernel::open_file(const std::string& path,
     spec.default_tile = o.tile;
   }
   if (o.hang_limit_s > 0) spec.hang_limit_s = o.hang_limit_s;
+  if (o.compile_limit_s > 0) spec.compile_limit_s = o.compile_limit_s;
   spec.tf32 = o.tf32;
   return make(std::move(src), d.name, &spec);
 }
@@ -218,6 +227,7 @@ CompileJob UserKernel::plain_job(int tile, int arch, const ExprVars& sizes) cons
   for (const IncludedHeader& h : m_headers) j.headers.emplace_back(h.name, h.content);
   j.name_expression = b.name_expression;
   j.arch = arch;
+  j.time_limit_s = m_spec.compile_limit_s;
   return j;
 }
 
@@ -236,15 +246,20 @@ std::optional<CompileJob> UserKernel::traced_job(int tile, int arch, const ExprV
   return j;
 }
 
-std::shared_ptr<const CompiledModule> UserKernel::build(int tile, int arch, const ExprVars& sizes) const {
-  auto m = compile_module(plain_job(tile, arch, sizes));
+std::shared_ptr<const CompiledModule> UserKernel::build(int tile, int arch, const ExprVars& sizes,
+                                                        const CancelToken* cancel) const {
+  auto m = compile_module(plain_job(tile, arch, sizes), cancel);
   if (m->ok) return m;
+  const std::string file = m_source.path.empty() ? m_source.label : m_source.path;
+  const std::string where = " (" + file + ", " + (m_spec.tile_symbol.empty() ? "TILE" : m_spec.tile_symbol) +
+                            " = " + std::to_string(tile) + ", sm_" + std::to_string(arch) + "):\n";
+  if (!m->compiler_failure.empty())
+    throw CompileError("yours: " + decl().name + " was not built" + where + m->log +
+                           "\nThe last good build, if any, stays in use.",
+                       m, m_source.first_line);
   std::string errors = describe_errors(m->diagnostics, m_source.first_line - 1);
   if (errors.empty()) errors = m->log + "\n";
-  const std::string file = m_source.path.empty() ? m_source.label : m_source.path;
-  throw CompileError("yours: " + decl().name + " does not compile (" + file + ", " +
-                         (m_spec.tile_symbol.empty() ? "TILE" : m_spec.tile_symbol) + " = " +
-                         std::to_string(tile) + ", sm_" + std::to_string(arch) + "):\n" + errors +
+  throw CompileError("yours: " + decl().name + " does not compile" + where + errors +
                          (m_source.from_python ? "(lines are those of the .py file)\n" : "") +
                          "The last good build, if any, stays in use.",
                      m, m_source.first_line);

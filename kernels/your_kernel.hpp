@@ -31,6 +31,9 @@ class CompileError : public ValidationError {
   int m_first_line;
 };
 
+// The longest kernel name TileScope takes (characters).
+inline constexpr size_t kMaxKernelName = 1024;
+
 // Corrections from the command line (the window edits the UserKernelSpec directly).
 struct UserKernelOptions {
   std::string kernel;               // which __global__ function ("" when there is one)
@@ -40,6 +43,7 @@ struct UserKernelOptions {
   std::string tile_macro;           // the symbol bound to the Tile control ("none": none)
   int tile = 0;                     // a tile the person asked for (added to the Tile control's values)
   double hang_limit_s = 0;          // 0: the default
+  double compile_limit_s = 0;       // 0: the default
   bool tf32 = false;
 };
 
@@ -69,7 +73,9 @@ class UserKernel {
   std::optional<CompileJob> traced_job(int tile, int arch, const ExprVars& sizes, int max_regs,
                                        std::string* why_not) const;
   // The plain build, compiled or from the cache. Throws CompileError with the errors at their lines.
-  std::shared_ptr<const CompiledModule> build(int tile, int arch, const ExprVars& sizes) const;
+  // `cancel` stops a compile in flight (Cancelled).
+  std::shared_ptr<const CompiledModule> build(int tile, int arch, const ExprVars& sizes,
+                                              const CancelToken* cancel = nullptr) const;
   // The plain build if it is cached already (never compiles).
   std::shared_ptr<const CompiledModule> cached_build(int tile, int arch, const ExprVars& sizes) const;
 

@@ -9,6 +9,10 @@
 #include <gtest/gtest.h>
 
 int main(int argc, char** argv) {
+#if defined(TILESCOPE_HELPER_BIN)
+  // A person's kernel compiles in `tilescope compiler` and runs in `tilescope worker`: this build's binary.
+  setenv("TILESCOPE_WORKER", TILESCOPE_HELPER_BIN, 0);
+#endif
   testing::InitGoogleTest(&argc, argv);
   const int rc = RUN_ALL_TESTS();
   const testing::UnitTest& u = *testing::UnitTest::GetInstance();

@@ -303,6 +303,16 @@ class KernelPanel final : public Panel {
     help_marker(
         "The watchdog stops the worker when a launch runs this long beyond its expected time (then the "
         "worker is restarted and the window says what happened).");
+    float compile = float(f.compile_limit_s);
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
+    if (ImGui::SliderFloat("compile limit", &compile, float(kMinCompileLimitS), float(kMaxCompileLimitS),
+                           "%.0f s", ImGuiSliderFlags_Logarithmic)) {
+      f.compile_limit_s = compile;
+      changed = true;
+    }
+    help_marker(
+        "NVRTC compiles in a process of its own: a build that takes longer than this is stopped, and the "
+        "window says so. A crash of NVRTC (a source nested too deeply, say) ends only that process.");
     ImGui::SameLine();
     if (ImGui::Checkbox("TF32", &f.tf32)) changed = true;
     if (ImGui::IsItemHovered())

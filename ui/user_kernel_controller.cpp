@@ -59,8 +59,12 @@ UserKernelController::UserKernelController(Backend& backend) : m_backend(backend
   }
 }
 
-// The futures' destructors wait for background work; it holds only shared pointers and copies.
-UserKernelController::~UserKernelController() = default;
+// The futures' destructors wait for background work; it holds only shared pointers and copies. A compile in
+// flight is stopped first (its compiler process is killed), so closing never waits for NVRTC.
+UserKernelController::~UserKernelController() {
+  m_stop.cancel();
+  m_build_cancel.cancel();
+}
 
 void UserKernelController::start_read(AppState& s, const std::string& path, bool reload) {
   if (m_reading.valid()) {  // one read at a time; the newest request is read when it is done
@@ -224,13 +228,18 @@ void UserKernelController::start_build(AppState& s, std::shared_ptr<const UserKe
   u.arch = arch;
   const ProblemSpec& p = s.settings.spec;
   const ExprVars sizes{p.m, p.n, p.k, tile};
-  if (m_building.valid()) m_building.wait();  // the newest build is the one that counts
-  m_building = std::async(std::launch::async, [k, tile, arch, sizes] {
+  // The newest build is the one that counts: the one in flight is stopped (its compiler killed), not waited
+  // for.
+  m_build_cancel.cancel();
+  if (m_building.valid()) m_building.wait();
+  m_build_cancel = CancelToken();
+  m_building = std::async(std::launch::async, [k, tile, arch, sizes, cancel = m_build_cancel, stop = m_stop] {
     Built b;
     b.kernel = k;
     b.tile = tile;
     try {
-      b.module = k->build(tile, arch, sizes);
+      if (stop.cancelled()) throw Cancelled();
+      b.module = k->build(tile, arch, sizes, &cancel);
     } catch (const CompileError& e) {
       b.error = e.what();
       b.module = e.module();
@@ -312,7 +321,7 @@ void UserKernelController::start_tiles(AppState& s) {
   const auto k = m_good;
   const GpuModel model = m_model;
   const ProblemSpec p = s.settings.spec;
-  m_tiles = std::async(std::launch::async, [k, model, p] {
+  m_tiles = std::async(std::launch::async, [k, model, p, stop = m_stop] {
     std::vector<TileBuild> out;
     for (int t : k->spec().tiles) {
       TileBuild tb;
@@ -322,7 +331,7 @@ void UserKernelController::start_tiles(AppState& s) {
         const LaunchGeometry g = launch_geometry(k->spec(), v);
         tb.threads = int(g.threads());
         tb.dynamic_smem = g.smem;
-        const auto m = k->build(t, model.sm, v);
+        const auto m = k->build(t, model.sm, v, &stop);
         tb.res = m->resources;
         tb.ok = true;
         OccupancyInputs in;
@@ -338,6 +347,8 @@ void UserKernelController::start_tiles(AppState& s) {
         } catch (const ValidationError& e) {
           tb.error = e.what();
         }
+      } catch (const Cancelled&) {
+        break;  // the window is closing
       } catch (const std::exception& e) {
         tb.error = first_line(e.what());
       }

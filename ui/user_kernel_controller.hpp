@@ -10,6 +10,7 @@
 #include <string>
 
 #include "app_state.hpp"
+#include "cancel.hpp"
 #include "gpu_catalog.hpp"
 
 namespace ts {
@@ -69,6 +70,8 @@ class UserKernelController {
   std::shared_ptr<const UserKernel> m_good;       // registered
   std::future<Read> m_reading;
   std::future<Built> m_building;
+  CancelToken m_build_cancel;  // the build in flight: a newer one cancels it (its compiler is killed)
+  CancelToken m_stop;          // every compile of this controller: set when the window closes
   std::future<std::vector<TileBuild>> m_tiles;
   std::future<std::vector<SanitizerView>> m_sanitizing;
   std::string m_queued_path;  // asked for while another read was in flight

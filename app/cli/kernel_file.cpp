@@ -19,14 +19,17 @@ namespace ts::cli {
 
 namespace {
 
-double parse_seconds(const std::string& s, const char* what) {
+double parse_seconds(const std::string& s, const char* what, double lo, double hi) {
   double v = 0;
   try {
-    v = parse_positive(s, what, 600);
+    v = parse_positive(s, what, hi);
   } catch (const ValidationError&) {
   }
-  if (!(v >= 0.5))
-    throw ValidationError(std::string(what) + " = '" + s + "' is not a number of seconds from 0.5 to 600");
+  if (!(v >= lo)) {
+    char range[64];
+    std::snprintf(range, sizeof range, "%g to %g", lo, hi);
+    throw ValidationError(std::string(what) + " = '" + s + "' is not a number of seconds from " + range);
+  }
   return v;
 }
 
@@ -39,7 +42,10 @@ UserKernelOptions options_of(const KernelFileArgs& a, const std::string& name, c
   o.smem = a.smem;
   o.tile_macro = a.tile_macro;
   o.tf32 = a.tf32;
-  if (!a.hang_limit.empty()) o.hang_limit_s = parse_seconds(a.hang_limit, "--hang-limit");
+  if (!a.hang_limit.empty()) o.hang_limit_s = parse_seconds(a.hang_limit, "--hang-limit", 0.5, 600);
+  if (!a.compile_limit.empty())
+    o.compile_limit_s =
+        parse_seconds(a.compile_limit, "--compile-limit", kMinCompileLimitS, kMaxCompileLimitS);
   if (!tile.empty()) {
     const int64_t t = parse_dim(tile, "--tile");
     if (t > 1024) throw ValidationError("--tile = " + tile + " is above 1024");
@@ -72,6 +78,9 @@ void add_kernel_file_options(CLI::App* cmd, KernelFileArgs& a) {
   cmd->add_option("--hang-limit", a.hang_limit,
                   "with --kernel-file: seconds beyond a launch's expected time before the worker is stopped "
                   "(default 5)");
+  cmd->add_option("--compile-limit", a.compile_limit,
+                  "with --kernel-file: seconds NVRTC may take for one build before it is stopped (default "
+                  "120, at most 3600)");
   cmd->add_flag("--tf32", a.tf32, "with --kernel-file: check with the TF32 tolerance (a tensor-core kernel)");
   cmd->add_flag("--no-guard", a.no_guard,
                 "with --kernel-file: run a new build on the GPU without first running it once under "
@@ -175,9 +184,17 @@ int list_kernel_file(const KernelFileArgs& a, const std::string& arch_text, cons
                   "regs", "smem st+dyn", "spill", "stack", "threads", "blocks/SM",
                   gpu ? "limited by, occupancy, waves" : "");
     nlohmann::json tiles = nlohmann::json::array();
+    std::string stopped;  // a build the compiler did not finish (crash, time limit): the others are not tried
     for (int t : k->spec().tiles) {
       const int64_t n = 4096;
       nlohmann::json jt = {{"tile", t}};
+      if (!stopped.empty()) {
+        ++bad;
+        jt["error"] = "not tried: " + stopped;
+        if (!json) std::printf("  %5d not tried: %s\n", t, stopped.c_str());
+        tiles.push_back(jt);
+        continue;
+      }
       try {
         const ExprVars v{n, n, n, t};
         const auto m = k->build(t, arch, v);
@@ -226,6 +243,9 @@ int list_kernel_file(const KernelFileArgs& a, const std::string& arch_text, cons
         ++bad;
         jt["error"] = e.what();
         if (!json) std::printf("  %5d %s\n", t, e.what());
+        if (const auto* ce = dynamic_cast<const CompileError*>(&e);
+            ce && ce->module() && !ce->module()->compiler_failure.empty())
+          stopped = "the compiler did not finish the build for tile " + std::to_string(t);
       }
       tiles.push_back(jt);
     }

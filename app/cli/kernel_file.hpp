@@ -15,7 +15,7 @@ namespace ts::cli {
 struct KernelFileArgs {
   std::string file;                 // --kernel-file
   std::vector<std::string> params;  // --param NAME=ROLE
-  std::string grid, block, smem, tile_macro, hang_limit;
+  std::string grid, block, smem, tile_macro, hang_limit, compile_limit;
   bool tf32 = false;
   bool no_guard = false;  // --no-guard: no memcheck before a new build's first launch (RunRequest)
 };
@@ -40,5 +40,12 @@ struct WorkerArgs {
 };
 void add_worker_options(CLI::App* cmd, WorkerArgs& a);
 int worker(const WorkerArgs& a);
+
+// `tilescope compiler --fd N --parent P`: NVRTC for TileScope in a process of its own (nvrtc_compile.hpp).
+struct CompilerArgs {
+  int fd = -1, parent = 0;
+};
+void add_compiler_options(CLI::App* cmd, CompilerArgs& a);
+int compiler(const CompilerArgs& a);
 
 }  // namespace ts::cli

@@ -1,10 +1,12 @@
-// `tilescope worker`: the process that runs a person's kernel for the app (kernels/user_worker.hpp). Started
-// by TileScope itself, not by people: `--fd N` is the socket to the app, `--job FILE` one launch for
+// `tilescope worker`: the process that runs a person's kernel for the app (kernels/user_worker.hpp), and
+// `tilescope compiler`: the process that compiles one with NVRTC (kernels/nvrtc_compile.hpp). Started by
+// TileScope itself, not by people: `--fd N` is the socket to the app, `--job FILE` one launch for
 // compute-sanitizer.
 #include <cstdio>
 #include <cstdlib>
 
 #include "kernel_file.hpp"
+#include "nvrtc_compile.hpp"
 #include "registry.hpp"
 
 #if defined(TILESCOPE_HAVE_CUDA)
@@ -38,6 +40,22 @@ int worker(const WorkerArgs& a) {
   std::fprintf(stderr, "tilescope worker: this build has no CUDA backend (built without nvcc)\n");
   return 2;
 #endif
+}
+
+void add_compiler_options(CLI::App* cmd, CompilerArgs& a) {
+  cmd->add_option("--fd", a.fd, "the socket to the app (started by TileScope)");
+  cmd->add_option("--parent", a.parent, "the app's process id (the compiler exits with it)");
+}
+
+int compiler(const CompilerArgs& a) {
+  if (a.fd < 0) {
+    std::fprintf(stderr, "tilescope compiler: TileScope starts this itself (--fd N)\n");
+    return 2;
+  }
+  const int rc = run_compiler(a.fd, a.parent);
+  // Straight out: NVRTC's state needs no tearing down, and the process held nothing else.
+  std::fflush(nullptr);
+  std::_Exit(rc);
 }
 
 }  // namespace ts::cli

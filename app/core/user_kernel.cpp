@@ -556,6 +556,8 @@ void validate_spec(const KernelDecl& decl, const UserKernelSpec& spec) {
     if (t < 1 || t > 1024) problems.push_back("tile " + std::to_string(t) + " is outside 1..1024");
   if (!(spec.hang_limit_s >= 0.5 && spec.hang_limit_s <= 600))
     problems.push_back("the hang limit must be 0.5 to 600 seconds");
+  if (!(spec.compile_limit_s >= kMinCompileLimitS && spec.compile_limit_s <= kMaxCompileLimitS))
+    problems.push_back("the compile limit must be 1 to 3600 seconds");
   if (problems.empty()) return;
   std::string understood = describe_params(decl, spec);
   throw ValidationError(

@@ -27,6 +27,10 @@ struct ParamBinding {
   std::string why;    // how it was decided, or why it could not be
 };
 
+// The compile limit when the kernel's form or --compile-limit says nothing, and its range (seconds).
+inline constexpr double kDefaultCompileLimitS = 120;
+inline constexpr double kMinCompileLimitS = 1, kMaxCompileLimitS = 3600;
+
 struct UserKernelSpec {
   std::string kernel;                // the __global__ function's name in the source
   std::vector<ParamBinding> params;  // one per parameter, in order
@@ -39,6 +43,7 @@ struct UserKernelSpec {
   bool x_covers_rows = false;  // blockIdx.x walks down the rows of C (M) instead of along N
   bool tf32 = false;           // checked with the TF32 tolerance (a kernel on TF32 tensor cores)
   double hang_limit_s = 5;     // the watchdog's patience beyond the expected time of a launch
+  double compile_limit_s = kDefaultCompileLimitS;  // NVRTC is stopped when a build takes longer
   // Size symbols: a macro or constant that fixes a dimension (#define N 1024), bound to "M", "N" or "K" and
   // substituted per run.
   std::vector<std::pair<std::string, std::string>> size_symbols;

@@ -47,6 +47,10 @@ const char* to_string(Type t) {
       return "Error";
     case Type::Shutdown:
       return "Shutdown";
+    case Type::Compile:
+      return "Compile";
+    case Type::Compiled:
+      return "Compiled";
   }
   return "?";
 }
@@ -503,6 +507,80 @@ ErrorMsg decode_error(const Message& msg) {
   return m;
 }
 
+Message encode(const CompileMsg& m) {
+  Writer w;
+  w.str(m.source);
+  w.str(m.label);
+  w.str(m.name_expression);
+  w.i32(m.arch);
+  w.u32(uint32_t(m.options.size()));
+  for (const auto& o : m.options) w.str(o);
+  w.u32(uint32_t(m.headers.size()));
+  for (const auto& [name, content] : m.headers) {
+    w.str(name);
+    w.str(content);
+  }
+  w.f64(m.time_limit_s);
+  w.u64(m.memory_limit);
+  w.u64(m.stack_bytes);
+  return msg(Type::Compile, w);
+}
+CompileMsg decode_compile(const Message& msg) {
+  expect(msg, Type::Compile);
+  Reader r(msg.payload);
+  CompileMsg m;
+  m.source = r.str();
+  m.label = r.str(4096);
+  m.name_expression = r.str();
+  m.arch = r.i32();
+  const uint32_t n_options = r.count(4);
+  if (n_options > 4096) throw ProtocolError("a Compile message with too many options");
+  for (uint32_t i = 0; i < n_options; ++i) m.options.push_back(r.str(1 << 16));
+  const uint32_t n_headers = r.count(8);
+  if (n_headers > 4096) throw ProtocolError("a Compile message with too many headers");
+  for (uint32_t i = 0; i < n_headers; ++i) {
+    std::string name = r.str(4096);
+    m.headers.emplace_back(std::move(name), r.str());
+  }
+  m.time_limit_s = r.f64();
+  m.memory_limit = r.u64();
+  m.stack_bytes = r.u64();
+  r.done();
+  if (m.arch < 10 || m.arch > 1000) throw ProtocolError("a Compile message for an impossible architecture");
+  if (!(m.time_limit_s > 0 && m.time_limit_s <= 86400))
+    throw ProtocolError("a Compile message with a time limit out of range");
+  if (m.stack_bytes > (uint64_t(1) << 36)) throw ProtocolError("a Compile message with a stack out of range");
+  return m;
+}
+
+Message encode(const CompiledMsg& m) {
+  Writer w;
+  w.u8(m.ok ? 1 : 0);
+  w.str(m.result);
+  w.str(m.log);
+  w.str(m.lowered_name);
+  w.str(m.cubin);
+  w.str(m.ptx);
+  w.f64(m.compile_s);
+  return msg(Type::Compiled, w);
+}
+CompiledMsg decode_compiled(const Message& msg) {
+  expect(msg, Type::Compiled);
+  Reader r(msg.payload);
+  CompiledMsg m;
+  m.ok = r.u8() != 0;
+  m.result = r.str(4096);
+  m.log = r.str();
+  m.lowered_name = r.str();
+  m.cubin = r.str();
+  m.ptx = r.str();
+  m.compile_s = r.f64();
+  r.done();
+  if (!(m.compile_s >= 0 && m.compile_s <= 86400))
+    throw ProtocolError("a Compiled message with an impossible time");
+  return m;
+}
+
 // [SECTION] Frames.
 std::string frame(const Message& m) {
   if (m.payload.size() > kMaxPayload)
@@ -621,3 +699,38 @@ ReadStatus read_message(int fd, Message* out, int timeout_ms) {
 }
 
 }  // namespace ts::wire
+
+namespace ts {
+
+using namespace wire;
+
+// [SECTION] Job files (compute-sanitizer runs the worker on one of these).
+std::string encode_worker_job(const WorkerJob& j) {
+  Writer w;
+  w.str("TSJOB1");
+  w.str(encode(j.load).payload);
+  w.str(encode(LaunchMsg{j.launch}).payload);
+  w.i64(j.m);
+  w.i64(j.n);
+  w.i64(j.k);
+  w.u64(j.seed);
+  return w.take();
+}
+
+WorkerJob decode_worker_job(const std::string& bytes) {
+  Reader r(bytes);
+  if (r.str(16) != "TSJOB1") throw ProtocolError("not a TileScope worker job");
+  WorkerJob j;
+  j.load = decode_load(Message{Type::Load, r.str()});
+  j.launch = decode_launch(Message{Type::Launch, r.str()}).launch;
+  j.m = r.i64();
+  j.n = r.i64();
+  j.k = r.i64();
+  j.seed = r.u64();
+  r.done();
+  if (j.m < 1 || j.n < 1 || j.k < 1 || j.m > 65536 || j.n > 65536 || j.k > 65536)
+    throw ProtocolError("a job with a shape out of range");
+  return j;
+}
+
+}  // namespace ts

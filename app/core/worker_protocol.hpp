@@ -1,5 +1,6 @@
 #pragma once
-// [SECTION] The messages between TileScope and its kernel worker (`tilescope worker`), over a socket pair.
+// [SECTION] The messages between TileScope and its kernel worker (`tilescope worker`) or its compiler
+// (`tilescope compiler`, NVRTC in a process of its own), over a socket pair.
 // Every message is a frame: a 12-byte header (magic "TSWK", protocol version, type, payload length) and a
 // payload of little-endian fields (integers, doubles, length-prefixed strings). Both sides check every frame:
 // a wrong magic or version, an unknown type, a payload over kMaxPayload, a truncated or over-long field is a
@@ -9,6 +10,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "measure.hpp"
@@ -43,7 +45,9 @@ enum class Type : uint16_t {
   Cancel,          // app -> worker, any time: stop the measurement in flight (it answers Error{Cancelled})
   Error,           // ErrorMsg
   Shutdown,        // app -> worker: exit
-  Last = Shutdown
+  Compile,         // app -> compiler, once: CompileMsg   -> Compiled | Error
+  Compiled,        // CompiledMsg
+  Last = Compiled
 };
 const char* to_string(Type t);
 
@@ -174,6 +178,24 @@ struct ErrorMsg {
   std::string message;    // in words, including what was being done
 };
 
+// The compiler's one request: what NVRTC gets (the options complete, as the app made them) and the limits
+// the compiler process applies to itself.
+struct CompileMsg {
+  std::string source, label, name_expression;
+  int32_t arch = 0;
+  std::vector<std::string> options;
+  std::vector<std::pair<std::string, std::string>> headers;  // {name as #include writes it, content}
+  double time_limit_s = 0;    // the compiler exits when it is not done by then (the app kills it too)
+  uint64_t memory_limit = 0;  // bytes of address space (0: none)
+  uint64_t stack_bytes = 0;   // the stack of the thread that runs NVRTC
+};
+struct CompiledMsg {
+  bool ok = false;     // nvrtcCompileProgram succeeded
+  std::string result;  // NVRTC's result in words (nvrtcGetErrorString)
+  std::string log, lowered_name, cubin, ptx;
+  double compile_s = 0;
+};
+
 // Encoders and decoders (decoders throw ProtocolError on any malformed payload).
 Message encode(const HelloMsg& m);
 Message encode(const LoadMsg& m);
@@ -187,6 +209,8 @@ Message encode(const MeasuredMsg& m);
 Message encode(const OccupancyMsg& m);
 Message encode(const OccupancyReplyMsg& m);
 Message encode(const ErrorMsg& m);
+Message encode(const CompileMsg& m);
+Message encode(const CompiledMsg& m);
 Message empty(Type t);
 
 HelloMsg decode_hello(const Message& m);
@@ -201,6 +225,8 @@ MeasuredMsg decode_measured(const Message& m);
 OccupancyMsg decode_occupancy(const Message& m);
 OccupancyReplyMsg decode_occupancy_reply(const Message& m);
 ErrorMsg decode_error(const Message& m);
+CompileMsg decode_compile(const Message& m);
+CompiledMsg decode_compiled(const Message& m);
 
 // [SECTION] Frames on a file descriptor (a socket or a pipe).
 std::string frame(const Message& m);
@@ -216,3 +242,18 @@ enum class ReadStatus { Ok, Eof, Timeout };
 ReadStatus read_message(int fd, Message* out, int timeout_ms);
 
 }  // namespace ts::wire
+
+namespace ts {
+
+// [SECTION] A job file (`tilescope worker --job FILE`): the module, the launch and the shape of one launch
+// (what compute-sanitizer runs for "Check with compute-sanitizer").
+struct WorkerJob {
+  wire::LoadMsg load;
+  wire::LaunchSpec launch;
+  int64_t m = 0, n = 0, k = 0;
+  uint64_t seed = 1;
+};
+std::string encode_worker_job(const WorkerJob& j);
+WorkerJob decode_worker_job(const std::string& bytes);  // throws wire::ProtocolError
+
+}  // namespace ts

@@ -152,3 +152,23 @@ TEST(GuiConfig, AConfigFolderThatCannotBeSearchedStartsWithDefaults) {
   ASSERT_EQ(exit_of(r), 0) << r.output;
   EXPECT_NE(r.output.find("settings.json cannot be looked at"), std::string::npos) << r.output;
 }
+
+// Issue 26, item 3: NVRTC installs its own SIGINT/SIGTERM handlers while it compiles; in the window's process
+// that made Ctrl+C end the window at once with exit 4, saving nothing. NVRTC runs in a compiler process of
+// its own now, in a process group of its own: Ctrl+C reaches the window alone, which closes as its close
+// button does (settings saved, exit 0) without waiting for the compile, and its compiler does not outlive it.
+TEST(GuiConfig, CtrlCWhileAKernelCompilesClosesTheWindowAtOnceAndSavesItsSettings) {
+  REQUIRE_DISPLAY();
+  test::TempDir dir;
+  { std::ofstream(dir.file("bomb.cu")) << test::macro_bomb(20); }
+  const auto r = test::run_cmd("XDG_CONFIG_HOME='" + dir.path().string() + "' TILESCOPE_CACHE_DIR=off " +
+                               TILESCOPE_SOURCE_DIR "/tests/ctrl_c_while_compiling.sh '" + kBin +
+                               "' --backend cpu --kernel-file '" + dir.file("bomb.cu") + "'");
+  EXPECT_EQ(r.output.find("compiler=none"), std::string::npos) << "no compiler process was seen\n"
+                                                               << r.output;
+  EXPECT_EQ(exit_of(r), 0) << r.output;
+  EXPECT_EQ(r.output.find("still running"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("outlived"), std::string::npos) << r.output;
+  EXPECT_TRUE(fs::is_regular_file(dir.file("tilescope/settings.json"))) << r.output;
+  EXPECT_TRUE(fs::is_regular_file(dir.file("tilescope/imgui.ini"))) << r.output;
+}

@@ -145,7 +145,6 @@ TEST_F(CliKernelFile, TheWorkerIsNotForPeopleAndRefusesAJobFileThatIsNotOne) {
 // on a machine without a GPU it cannot make a CUDA context and says why, and TileScope reports that instead
 // of hanging or crashing.
 TEST_F(CliKernelFile, TheWorkerIsSpawnedAndAWorkerThatCannotStartSaysWhy) {
-  setenv("TILESCOPE_WORKER", TILESCOPE_BIN, 1);
   WorkerClient w(0);
   std::string why;
   const bool gpu = cuda_device_count(&why) > 0;
@@ -161,5 +160,4 @@ TEST_F(CliKernelFile, TheWorkerIsSpawnedAndAWorkerThatCannotStartSaysWhy) {
     if (cuda_compiled())  // the worker's own words: why the CUDA context could not be made
       EXPECT_NE(std::string(e.what()).find("while selecting the device"), std::string::npos) << e.what();
   }
-  unsetenv("TILESCOPE_WORKER");
 }

@@ -31,6 +31,18 @@ class TempDir {
   std::filesystem::path m_path;
 };
 
+// A kernel file of a few hundred bytes that keeps NVRTC busy for minutes: 2^levels copies of A[0] summed,
+// from `levels` nested macros (16 levels: 60 s on the CI machine, 228 s on a laptop; each level doubles it).
+inline std::string macro_bomb(int levels) {
+  std::string s = "#define X0(a) a\n";
+  for (int i = 1; i <= levels; ++i)
+    s += "#define X" + std::to_string(i) + "(a) X" + std::to_string(i - 1) + "(a)+X" + std::to_string(i - 1) +
+         "(a)\n";
+  s += "__global__ void bomb(const float* A, const float* B, float* C, int N) { C[0] = X" +
+       std::to_string(levels) + "(A[0]); }\n";
+  return s;
+}
+
 struct CmdResult {
   int code = -1;
   std::string output;  // stdout and stderr together

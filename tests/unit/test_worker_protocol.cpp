@@ -2,6 +2,7 @@
 // another version, an unknown type, an oversized or truncated payload, trailing bytes, out-of-range values)
 // is refused with a ProtocolError instead of being trusted. Frames on a real socket pair: timeouts and a
 // closed peer are told apart.
+#include <cmath>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -104,6 +105,32 @@ TEST(WorkerProtocol, EveryMessageSurvivesARoundTrip) {
   EXPECT_EQ(decode_launched(encode(LaunchedMsg{0.25})).ms, 0.25);
   EXPECT_TRUE(decode_loaded(encode(LoadedMsg{{}, true, {}})).has_traced);
   EXPECT_EQ(decode_occupancy(encode(OccupancyMsg{false, 256, 0})).threads, 256);
+
+  // The compiler process's request and answer (issue 26).
+  CompileMsg c;
+  c.source = "__global__ void k() {}";
+  c.label = "k.cu";
+  c.name_expression = "&" + std::string(100000, 'k');  // a name NVRTC crashes on travels whole
+  c.arch = 90;
+  c.options = {"--gpu-architecture=sm_90", "-DTILE=16"};
+  c.headers = {{"inc/a.h", "#define A 1\n"}, {"b.h", ""}};
+  c.time_limit_s = 120;
+  c.memory_limit = uint64_t(16) << 30;
+  c.stack_bytes = uint64_t(1) << 30;
+  const CompileMsg c2 = decode_compile(encode(c));
+  EXPECT_EQ(c2.source, c.source);
+  EXPECT_EQ(c2.name_expression, c.name_expression);
+  EXPECT_EQ(c2.options, c.options);
+  EXPECT_EQ(c2.headers, c.headers);
+  EXPECT_EQ(c2.time_limit_s, 120);
+  EXPECT_EQ(c2.memory_limit, c.memory_limit);
+  EXPECT_EQ(c2.stack_bytes, c.stack_bytes);
+  CompiledMsg d{true, "NVRTC_SUCCESS", "ptxas info", "_Z1kv", std::string(5000, '\x7f'), ".entry", 0.25};
+  const CompiledMsg d2 = decode_compiled(encode(d));
+  EXPECT_TRUE(d2.ok);
+  EXPECT_EQ(d2.cubin, d.cubin);
+  EXPECT_EQ(d2.lowered_name, "_Z1kv");
+  EXPECT_EQ(d2.compile_s, 0.25);
 }
 
 TEST(WorkerProtocol, MalformedFramesAndPayloadsAreRefused) {
@@ -155,6 +182,22 @@ TEST(WorkerProtocol, MalformedFramesAndPayloadsAreRefused) {
   w.u32(1u << 30);
   EXPECT_THROW(decode_measured(Message{Type::Measured, w.take()}), ProtocolError);
   EXPECT_THROW(decode_load(encode(LoadMsg{"", "", "", ""})), ProtocolError);
+  // A compile without a time limit, for no architecture, or with a stack of terabytes; an impossible time.
+  CompileMsg c;
+  c.arch = 90;
+  c.time_limit_s = 0;
+  EXPECT_THROW(decode_compile(encode(c)), ProtocolError);
+  c.time_limit_s = 10;
+  c.arch = 0;
+  EXPECT_THROW(decode_compile(encode(c)), ProtocolError);
+  c.arch = 90;
+  c.stack_bytes = uint64_t(1) << 40;
+  EXPECT_THROW(decode_compile(encode(c)), ProtocolError);
+  CompiledMsg d;
+  d.compile_s = -1;
+  EXPECT_THROW(decode_compiled(encode(d)), ProtocolError);
+  d.compile_s = std::nan("");
+  EXPECT_THROW(decode_compiled(encode(d)), ProtocolError);
 }
 
 TEST(WorkerProtocol, FramesOnASocketPairTellATimeoutFromAClosedPeer) {
