@@ -6,7 +6,11 @@
 #   - tilescope_fuzz_kernel_source: the kernel scanner, the .py (KernelBench) extraction and the #include
 #     finder, from the example kernels and a dictionary of the tokens they look for;
 #   - tilescope_fuzz_session: the session reader, from two valid sessions the target writes itself and a
-#     dictionary of a session's keys, under a 1 GiB RSS limit (reading a session holds bounded memory).
+#     dictionary of a session's keys, under a 1 GiB RSS limit (reading a session holds bounded memory);
+#   - tilescope_fuzz_worker_protocol: the frames and messages between TileScope and its worker and compiler
+#     processes, and the compute-sanitizer job file, from every message the target writes itself;
+#   - tilescope_fuzz_launch_expr: the launch formulas and the launch they give, from the example rules the
+#     target writes itself.
 # Builds build-asan/ with clang-14 when a target is missing. A finding (crash, sanitizer report, an exception
 # other than the reader's refusal, an input slower than the -timeout below, work beyond the scanner's linear
 # bound) stops it with a nonzero exit status and leaves the input in build-asan/fuzz-findings/.
@@ -14,7 +18,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-600}
-targets=(tilescope_fuzz_npy tilescope_fuzz_kernel_source tilescope_fuzz_session)
+targets=(tilescope_fuzz_npy tilescope_fuzz_kernel_source tilescope_fuzz_session tilescope_fuzz_worker_protocol
+  tilescope_fuzz_launch_expr)
 missing=0
 for t in "${targets[@]}"; do [ -x "build-asan/tests/fuzz/$t" ] || missing=1; done
 if [ "$missing" = 1 ]; then
@@ -52,3 +57,16 @@ mkdir -p "$session_corpus"
 TILESCOPE_FUZZ_SEEDS="$session_corpus" build-asan/tests/fuzz/tilescope_fuzz_session -max_total_time="$share" \
   -timeout=10 -rss_limit_mb=1024 -max_len=200000 -print_final_stats=1 -dict=tests/fuzz/session.dict \
   -artifact_prefix=build-asan/fuzz-findings/session- "$session_corpus"
+
+protocol_corpus=build-asan/fuzz-corpus-worker-protocol
+mkdir -p "$protocol_corpus"
+TILESCOPE_FUZZ_SEEDS="$protocol_corpus" build-asan/tests/fuzz/tilescope_fuzz_worker_protocol \
+  -max_total_time="$share" -timeout=10 -rss_limit_mb=2048 -max_len=100000 -print_final_stats=1 \
+  -artifact_prefix=build-asan/fuzz-findings/worker-protocol- "$protocol_corpus"
+
+expr_corpus=build-asan/fuzz-corpus-launch-expr
+mkdir -p "$expr_corpus"
+# -timeout: a formula is at most 256 characters and 24 levels deep; a second is a hang.
+TILESCOPE_FUZZ_SEEDS="$expr_corpus" build-asan/tests/fuzz/tilescope_fuzz_launch_expr -max_total_time="$share" \
+  -timeout=5 -rss_limit_mb=2048 -max_len=4096 -print_final_stats=1 -dict=tests/fuzz/launch_expr.dict \
+  -artifact_prefix=build-asan/fuzz-findings/launch-expr- "$expr_corpus"

@@ -1,0 +1,157 @@
+// libFuzzer target: the messages between TileScope and its worker and compiler processes (app/core/
+// worker_protocol.hpp), and the compute-sanitizer job file, on arbitrary bytes (issue 26). The first byte picks
+// what the rest is: a frame stream (unframed one frame after another, each decoded by the decoder of its type),
+// a payload for one decoder, or a job file. Every input must be refused with a ProtocolError or decoded; a
+// decoded message must encode to a message that decodes again to the same bytes (nothing the decoder accepts
+// is lost or changed by a round trip). Any other exception, a crash, a sanitizer report or a hang is a finding.
+// Seeds: TILESCOPE_FUZZ_SEEDS=DIR writes a stream of every message, each payload alone and a job file into DIR
+// at start (scripts/fuzz.sh does).
+#include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "worker_protocol.hpp"
+
+namespace {
+
+using namespace ts::wire;
+
+// Decodes `m` by its type; when it decodes, re-encodes it and checks the round trip is exact.
+template <class Msg>
+void round_trip(const Message& m, Msg (*decode)(const Message&)) {
+  const Msg d = decode(m);
+  const Message again = encode(d);
+  if (again.type != m.type) std::abort();
+  const Message third = encode(decode(again));
+  if (third.payload != again.payload) std::abort();
+}
+
+void decode_any(const Message& m) {
+  switch (m.type) {
+    case Type::Hello:
+      return round_trip(m, decode_hello);
+    case Type::Load:
+      return round_trip(m, decode_load);
+    case Type::Loaded:
+      return round_trip(m, decode_loaded);
+    case Type::Begin:
+      return round_trip(m, decode_begin);
+    case Type::Launch:
+      return round_trip(m, decode_launch);
+    case Type::Launched:
+      return round_trip(m, decode_launched);
+    case Type::Measure:
+      return round_trip(m, decode_measure);
+    case Type::Progress:
+      return round_trip(m, decode_progress);
+    case Type::Measured:
+      return round_trip(m, decode_measured);
+    case Type::Occupancy:
+      return round_trip(m, decode_occupancy);
+    case Type::OccupancyReply:
+      return round_trip(m, decode_occupancy_reply);
+    case Type::Error:
+      return round_trip(m, decode_error);
+    case Type::Compile:
+      return round_trip(m, decode_compile);
+    case Type::Compiled:
+      return round_trip(m, decode_compiled);
+    case Type::End:
+    case Type::Ok:
+    case Type::Cancel:
+    case Type::Shutdown:
+      return;
+  }
+  std::abort();  // unframe let an unknown type through
+}
+
+std::vector<Message> every_message() {
+  LaunchSpec l;
+  l.grid = {64, 32, 1};
+  l.block = {16, 16, 1};
+  l.args = {{ts::ParamType::F32Ptr, ts::ParamRole::C, 0}, {ts::ParamType::I32, ts::ParamRole::Value, 4096}};
+  MeasureMsg mm;
+  mm.launch = l;
+  mm.policy = ts::MeasurePolicy::bench();
+  ts::Measurement m;
+  m.samples_ms = {1.5, 1.25};
+  CompileMsg c;
+  c.source = "__global__ void k(float* c) { c[0] = 1; }";
+  c.label = "k.cu";
+  c.name_expression = "&k";
+  c.arch = 90;
+  c.options = {"-DTILE=16"};
+  c.headers = {{"a.h", "#define A 1"}};
+  c.time_limit_s = 120;
+  return {encode(HelloMsg{kVersion, 1, 0, "H100"}),
+          encode(LoadMsg{"cubin", "_Z1kPf", "", ""}),
+          encode(LoadedMsg{}),
+          encode(BeginMsg{64, 64, 64, {}, {}, {}}),
+          encode(LaunchMsg{l}),
+          encode(LaunchedMsg{0.5}),
+          encode(mm),
+          encode(ProgressMsg{3, 0.5}),
+          encode(MeasuredMsg{m}),
+          encode(OccupancyMsg{false, 256, 0}),
+          encode(OccupancyReplyMsg{{32, 0, 0, 1024, 0, 0, 90}, 8}),
+          encode(ErrorMsg{ErrorKind::Fault, 700, "cudaErrorIllegalAddress", "boom"}),
+          encode(c),
+          encode(CompiledMsg{true, "NVRTC_SUCCESS", "log", "_Z1kPf", "cubin", "ptx", 0.25}),
+          empty(Type::Shutdown)};
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  const char* dir = std::getenv("TILESCOPE_FUZZ_SEEDS");
+  if (!dir) return 0;
+  std::string stream = "\x01";
+  int i = 0;
+  for (const Message& m : every_message()) {
+    stream += frame(m);
+    std::ofstream(std::string(dir) + "/payload-" + std::to_string(i++), std::ios::binary)
+        << char(0x80 + (uint16_t(m.type) - 1)) << m.payload;
+  }
+  std::ofstream(std::string(dir) + "/stream", std::ios::binary) << stream;
+  ts::WorkerJob j;
+  j.load = LoadMsg{"cubin", "_Z1kPf", "", ""};
+  j.launch.args = {{ts::ParamType::F32Ptr, ts::ParamRole::A, 0}};
+  j.m = j.n = j.k = 64;
+  std::ofstream(std::string(dir) + "/job", std::ios::binary) << char(0xf0) << ts::encode_worker_job(j);
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size == 0) return 0;
+  const uint8_t mode = data[0];
+  const std::string rest(reinterpret_cast<const char*>(data + 1), size - 1);
+  try {
+    if (mode < 0x80) {
+      // A stream of frames, as a socket delivers them.
+      std::string bytes = rest;
+      for (int i = 0; i < 64; ++i) {
+        Message m;
+        const size_t took = unframe(bytes, &m);
+        if (took == 0) break;
+        if (took > bytes.size() || took != kHeaderBytes + m.payload.size()) std::abort();
+        try {
+          decode_any(m);
+        } catch (const ProtocolError&) {
+        }
+        bytes.erase(0, took);
+      }
+    } else if (mode < 0xf0) {
+      // One payload for the decoder of a type chosen by the first byte.
+      const uint16_t type = uint16_t(uint16_t(Type::Hello) + (mode - 0x80) % uint16_t(Type::Last));
+      decode_any(Message{Type(type), rest});
+    } else {
+      const ts::WorkerJob j = ts::decode_worker_job(rest);
+      if (ts::decode_worker_job(ts::encode_worker_job(j)).launch.args.size() != j.launch.args.size())
+        std::abort();
+    }
+  } catch (const ProtocolError&) {
+  }
+  return 0;
+}
