@@ -791,6 +791,11 @@ int main(int argc, char** argv) {
   std::string gui_kernel_file;
   app.add_option("--kernel-file", gui_kernel_file,
                  "open the window with your own kernel (a .cu file or a KernelBench answer, .py)");
+  bool gui_log = false;
+  app.add_flag(
+      "--log", gui_log,
+      "the window also prints its messages (View > Messages) and every point it measures to standard "
+      "error");
 
   auto* list = app.add_subcommand("list", "print the kernels and their metadata");
   bool list_json = false;
@@ -1238,6 +1243,7 @@ int main(int argc, char** argv) {
           gui_kernel_file);  // a file that cannot be read is refused before the window opens
       go.kernel_file = gui_kernel_file;
     }
+    go.log = gui_log;
     go.backend = open_backend(gui_backend, &go.backend_note);
     if (!go.backend_note.empty()) std::fprintf(stderr, "tilescope: %s\n", go.backend_note.c_str());
     return ts::ui::run_gui(go);

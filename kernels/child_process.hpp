@@ -1,7 +1,7 @@
 #pragma once
-// [SECTION] Starting TileScope's helper processes (the kernel worker, the compiler, compute-sanitizer) the one
-// way: posix_spawn with the descriptors the child needs moved to fixed numbers, every signal at its default
-// and none blocked (a thread of the window may block some), and, for a child that must not hear the
+// [SECTION] Starting TileScope's helper processes (the kernel worker, the compiler, compute-sanitizer) the
+// one way: posix_spawn with the descriptors the child needs moved to fixed numbers, every signal at its
+// default and none blocked (a thread of the window may block some), and, for a child that must not hear the
 // terminal's Ctrl+C, a process group of its own. Plain C++ and POSIX.
 #include <string>
 #include <utility>

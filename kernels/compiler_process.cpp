@@ -67,8 +67,7 @@ std::string why_it_stopped(int status, const std::string& printed, const wire::C
              "deep template recursion (it had " +
              stack + " of stack). Only the compiler process ended; TileScope goes on";
     if (sig == SIGABRT)
-      return "NVRTC aborted while compiling (" + which +
-             "): an error inside NVRTC itself" +
+      return "NVRTC aborted while compiling (" + which + "): an error inside NVRTC itself" +
              (printed.find("bad_alloc") != std::string::npos
                   ? ", out of the memory it may use (" + memory + ")"
                   : std::string(" (see what it printed below)")) +

@@ -424,6 +424,13 @@ void App::add_to_session(const RunResult& r) {
   }
   cur.add(r);
   ++s.sessions_serial;
+  if (std::FILE* f = s.log.echo()) {  // tilescope --log: every point, as the session keeps it
+    const MeasurementRecord& p = cur.records.back();
+    std::fprintf(f, "point: %s tile %d, %lld x %lld x %lld, median %.6g ms (%zu in this session)\n",
+                 p.spec.kernel.c_str(), p.spec.tile, (long long)p.spec.m, (long long)p.spec.n,
+                 (long long)p.spec.k, p.stats.median, cur.records.size());
+    std::fflush(f);
+  }
 }
 
 namespace {
@@ -497,7 +504,8 @@ std::string App::save_session_file() {
       const SessionSave r = save_session_merged(file, cur);
       if (r.merged) {
         ++s.sessions_serial;
-        s.say(Severity::Info, points(r.merged) + " saved by another window were merged into this session");
+        s.say(Severity::Info, points(r.merged) + " saved by another window " +
+                                  (r.merged == 1 ? "was" : "were") + " merged into this session");
       }
       m_overflow.insert(m_overflow.end(), r.left_out.begin(), r.left_out.end());
       if (!r.left_out.empty()) ++s.sessions_serial;

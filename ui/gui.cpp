@@ -433,6 +433,7 @@ int run_gui(const GuiOptions& opt) {
   app.open_session_file(default_session_path().string());  // the measurements of earlier launches
   g_drop_target = &app.state();
   if (!opt.kernel_file.empty()) app.state().user.open_path = opt.kernel_file;
+  if (opt.log) app.state().log.echo_to(stderr);
   if (opt.hooks.started) opt.hooks.started(app, win);
   bool trusted_title =
       true;  // the title says when OpenGL failed its self-check (the title is not drawn by GL)

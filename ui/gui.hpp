@@ -39,6 +39,7 @@ struct GuiOptions {
   std::string backend_note;
   GuiHooks hooks;
   std::string kernel_file;  // a person's own kernel to open at start (tilescope --kernel-file)
+  bool log = false;         // the window's messages and every measured point also on stderr (tilescope --log)
 };
 
 // Opens the window and runs until it is closed. Returns the process exit code. Throws gfx::DisplayError

@@ -16,6 +16,11 @@ void MessageLog::add(Severity s, std::string text, double time) {
     m_items.back().serial = ++m_serial;
     return;
   }
+  if (m_echo) {
+    const char* level = s == Severity::Error ? "error" : s == Severity::Warning ? "warning" : "info";
+    std::fprintf(m_echo, "%s %s: %s\n", stamp, level, text.c_str());
+    std::fflush(m_echo);
+  }
   m_items.push_back(Message{s, std::move(text), time, stamp, ++m_serial});
   while (m_items.size() > m_capacity) m_items.pop_front();
 }

@@ -3,6 +3,7 @@
 // can be read again in full (View > Messages). A bounded ring: the oldest message goes first.
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <deque>
 #include <string>
 
@@ -26,11 +27,15 @@ class MessageLog {
   const std::deque<Message>& messages() const { return m_items; }
   const Message* latest() const { return m_items.empty() ? nullptr : &m_items.back(); }
   void clear() { m_items.clear(); }
+  // Every new message is also written to `f` ("HH:MM:SS info: text"), for `tilescope --log`; nullptr: none.
+  void echo_to(std::FILE* f) { m_echo = f; }
+  std::FILE* echo() const { return m_echo; }
 
  private:
   size_t m_capacity;
   std::deque<Message> m_items;
   uint64_t m_serial = 0;
+  std::FILE* m_echo = nullptr;
 };
 
 }  // namespace ts

@@ -1,11 +1,11 @@
 // libFuzzer target: the messages between TileScope and its worker and compiler processes (app/core/
-// worker_protocol.hpp), and the compute-sanitizer job file, on arbitrary bytes (issue 26). The first byte picks
-// what the rest is: a frame stream (unframed one frame after another, each decoded by the decoder of its type),
-// a payload for one decoder, or a job file. Every input must be refused with a ProtocolError or decoded; a
-// decoded message must encode to a message that decodes again to the same bytes (nothing the decoder accepts
-// is lost or changed by a round trip). Any other exception, a crash, a sanitizer report or a hang is a finding.
-// Seeds: TILESCOPE_FUZZ_SEEDS=DIR writes a stream of every message, each payload alone and a job file into DIR
-// at start (scripts/fuzz.sh does).
+// worker_protocol.hpp), and the compute-sanitizer job file, on arbitrary bytes (issue 26). The first byte
+// picks what the rest is: a frame stream (unframed one frame after another, each decoded by the decoder of
+// its type), a payload for one decoder, or a job file. Every input must be refused with a ProtocolError or
+// decoded; a decoded message must encode to a message that decodes again to the same bytes (nothing the
+// decoder accepts is lost or changed by a round trip). Any other exception, a crash, a sanitizer report or a
+// hang is a finding. Seeds: TILESCOPE_FUZZ_SEEDS=DIR writes a stream of every message, each payload alone and
+// a job file into DIR at start (scripts/fuzz.sh does).
 #include <cstdint>
 #include <cstdlib>
 #include <fstream>

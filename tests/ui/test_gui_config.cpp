@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <tuple>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -171,4 +173,85 @@ TEST(GuiConfig, CtrlCWhileAKernelCompilesClosesTheWindowAtOnceAndSavesItsSetting
   EXPECT_EQ(r.output.find("outlived"), std::string::npos) << r.output;
   EXPECT_TRUE(fs::is_regular_file(dir.file("tilescope/settings.json"))) << r.output;
   EXPECT_TRUE(fs::is_regular_file(dir.file("tilescope/imgui.ini"))) << r.output;
+}
+
+namespace {
+
+// Runs tests/two_windows.sh: window A measures naive at tile 8, window B tiled at tile 16, both on the data
+// folder `data`.
+test::CmdResult two_windows(const test::TempDir& dir, const std::string& order) {
+  for (const auto& [who, kernel, tile] : {std::tuple{"a", "naive", 8}, std::tuple{"b", "tiled", 16}}) {
+    fs::create_directories(dir.path() / who / "tilescope");
+    std::ofstream(dir.path() / who / "tilescope" / "settings.json")
+        << "{\"kernel\": \"" << kernel << "\", \"tile\": " << tile << ", \"m\": 64, \"n\": 64, \"k\": 64}";
+  }
+  return test::run_cmd(std::string(TILESCOPE_SOURCE_DIR) + "/tests/two_windows.sh '" + kBin + "' '" +
+                       dir.file("data") + "' '" + dir.file("a") + "' '" + dir.file("b") + "' " + order);
+}
+
+size_t points_of(const std::string& session_text, const std::string& kernel) {
+  size_t n = 0;
+  for (size_t at = 0; (at = session_text.find("\"kernel\":\"" + kernel + "\"", at)) != std::string::npos;
+       ++at)
+    ++n;
+  return n;
+}
+
+}  // namespace
+
+// Issue 26, item 8: two windows on one data folder, both started on a session of one point. A closes (saves),
+// then B closes: B's save merges A's point in instead of replacing the file, and says so. Before, A's point
+// was gone.
+TEST(GuiConfig, TwoWindowsOnOneDataFolderKeepEachOthersPoints) {
+  REQUIRE_DISPLAY();
+  test::TempDir dir;
+  // The session both start from: one point, saved by a first window.
+  {
+    fs::create_directories(dir.file("seed/tilescope"));
+    std::ofstream(dir.file("seed/tilescope/settings.json"))
+        << R"({"kernel": "coalesced", "tile": 16, "m": 64, "n": 64, "k": 64})";
+  }
+  const auto seed =
+      test::run_cmd(std::string(TILESCOPE_SOURCE_DIR) + "/tests/two_windows.sh '" + kBin + "' '" +
+                    dir.file("data") + "' '" + dir.file("seed") + "' '" + dir.file("seed") + "' a-then-b");
+  ASSERT_NE(seed.output.find("a=0"), std::string::npos) << seed.output;
+  const std::string file = dir.file("data/tilescope/session.json");
+  const size_t seeded = points_of(content(file), "coalesced");
+  ASSERT_GE(seeded, 1u) << content(file);
+
+  const auto r = two_windows(dir, "a-then-b");
+  EXPECT_NE(r.output.find("a=0"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("b=0"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("measured no point"), std::string::npos) << r.output;
+  const std::string saved = content(file);
+  EXPECT_EQ(points_of(saved, "coalesced"), seeded) << saved;
+  EXPECT_GE(points_of(saved, "naive"), 1u) << "window A's point was lost\n" << r.output;
+  EXPECT_GE(points_of(saved, "tiled"), 1u) << "window B's point was lost\n" << r.output;
+  EXPECT_NE(r.output.find("B| "), std::string::npos);
+  EXPECT_NE(r.output.find("saved by another window"), std::string::npos) << r.output;
+}
+
+// Issue 26, item 8: both windows refuse a damaged session.json and close in the same second: each keeps its
+// points under a name of its own beside it (taken exclusively: -2 for the second), and the damaged file is
+// left as it is. Before, the second replaced the first (2 of 5 tries).
+TEST(GuiConfig, TwoWindowsClosingTogetherBesideADamagedSessionKeepBothSetsOfPoints) {
+  REQUIRE_DISPLAY();
+  test::TempDir dir;
+  fs::create_directories(dir.file("data/tilescope"));
+  { std::ofstream(dir.file("data/tilescope/session.json")) << "{ damaged"; }
+  const auto r = two_windows(dir, "together");
+  EXPECT_NE(r.output.find("a=0"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("b=0"), std::string::npos) << r.output;
+  EXPECT_EQ(content(dir.file("data/tilescope/session.json")), "{ damaged");
+  std::vector<std::string> beside;
+  for (const auto& e : fs::directory_iterator(dir.file("data/tilescope")))
+    if (e.path().filename().string().rfind("session-", 0) == 0) beside.push_back(content(e.path().string()));
+  ASSERT_EQ(beside.size(), 2u) << r.output;
+  size_t naive = 0, tiled = 0;
+  for (const auto& text : beside) {
+    naive += points_of(text, "naive");
+    tiled += points_of(text, "tiled");
+  }
+  EXPECT_GE(naive, 1u) << r.output;
+  EXPECT_GE(tiled, 1u) << r.output;
 }

@@ -75,8 +75,8 @@ extern "C" void count_sigint(int) {
 TEST_F(CompilerProcess, ACrashOfNvrtcEndsOnlyTheCompilerProcessAndIsSaidInWords) {
   REQUIRE_NVRTC();
   const std::string name(100000, 'k');
-  const auto m = compile_module(job_of("__global__ void " + name + "(float* A, float* B, float* C, int N) {}\n",
-                                       name));
+  const auto m =
+      compile_module(job_of("__global__ void " + name + "(float* A, float* B, float* C, int N) {}\n", name));
   EXPECT_FALSE(m->ok);
   EXPECT_NE(m->compiler_failure.find("NVRTC aborted while compiling (signal 6"), std::string::npos)
       << m->compiler_failure;
@@ -106,8 +106,8 @@ TEST_F(CompilerProcess, AKernelNameLongerThanTileScopeTakesIsRefusedBeforeNvrtc)
         << w.substr(0, 400);
   }
   // At the limit it is taken.
-  std::ofstream(path, std::ios::trunc)
-      << ("__global__ void " + std::string(kMaxKernelName, 'k') + "(float* A, float* B, float* C, int N) {}\n");
+  std::ofstream(path, std::ios::trunc) << ("__global__ void " + std::string(kMaxKernelName, 'k') +
+                                           "(float* A, float* B, float* C, int N) {}\n");
   EXPECT_NO_THROW(UserKernel::open_file(path, {}));
 }
 
@@ -167,7 +167,8 @@ TEST_F(CompilerProcess, ACompileInFlightIsCancelledAndItsProcessIsGone) {
 // Ctrl+C) goes on until it is cancelled.
 TEST_F(CompilerProcess, ASigintDuringACompileReachesTileScopesOwnHandler) {
   REQUIRE_NVRTC();
-  struct sigaction ours {}, before {};
+  struct sigaction ours {
+  }, before{};
   ours.sa_handler = count_sigint;
   sigemptyset(&ours.sa_mask);
   ASSERT_EQ(sigaction(SIGINT, &ours, &before), 0);
@@ -193,8 +194,9 @@ TEST_F(CompilerProcess, CtrlCWhileTheCommandLineCompilesEndsItWithTheUsualCodeAn
   REQUIRE_NVRTC();
   test::TempDir dir;
   std::ofstream(dir.file("bomb.cu")) << test::macro_bomb(20);
-  const auto r = test::run_cmd("TILESCOPE_CACHE_DIR=off " TILESCOPE_SOURCE_DIR "/tests/ctrl_c_while_compiling.sh '" +
-                               std::string(TILESCOPE_BIN) + "' list --kernel-file '" + dir.file("bomb.cu") + "'");
+  const auto r =
+      test::run_cmd("TILESCOPE_CACHE_DIR=off " TILESCOPE_SOURCE_DIR "/tests/ctrl_c_while_compiling.sh '" +
+                    std::string(TILESCOPE_BIN) + "' list --kernel-file '" + dir.file("bomb.cu") + "'");
   EXPECT_EQ(r.output.find("compiler=none"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("exit=130"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("still running"), std::string::npos) << r.output;
