@@ -1,6 +1,9 @@
 // Sizes a person can pick (capacity, largest size that fits, slider snapping, presets), the window's view
 // settings and the message log.
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
 
 #include <gtest/gtest.h>
 
@@ -162,4 +165,30 @@ TEST(MessageLog, KeepsTheLastMessagesAndFoldsRepeats) {
   EXPECT_EQ(log.messages().front().text, "b");
   EXPECT_EQ(log.latest()->text, "d");
   EXPECT_GT(log.latest()->serial, log.messages().front().serial);
+}
+
+// `tilescope --log`: each new message also goes to the stream, with its time and severity; a repeat that
+// only refreshes the last one is not written again.
+TEST(MessageLog, EchoesEachNewMessageToTheStreamItIsGiven) {
+  char* buf = nullptr;
+  size_t len = 0;
+  FILE* f = open_memstream(&buf, &len);
+  ASSERT_NE(f, nullptr);
+  MessageLog log;
+  log.add(Severity::Info, "before", 0);
+  log.echo_to(f);
+  log.add(Severity::Warning, "careful", 1);
+  log.add(Severity::Warning, "careful", 2);
+  log.add(Severity::Error, "broken", 3);
+  std::fclose(f);
+  const std::string out(buf, len);
+  std::free(buf);
+  // "HH:MM:SS warning: careful\nHH:MM:SS error: broken\n"
+  const size_t nl = out.find('\n');
+  ASSERT_NE(nl, std::string::npos) << out;
+  const std::string first = out.substr(0, nl), second = out.substr(nl + 1);
+  EXPECT_EQ(first.substr(8), " warning: careful") << out;
+  EXPECT_EQ(second.substr(8), " error: broken\n") << out;
+  for (const std::string& line : {first, second})
+    EXPECT_TRUE(line.size() > 8 && line[2] == ':' && line[5] == ':') << out;
 }
