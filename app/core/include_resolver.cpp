@@ -214,6 +214,9 @@ std::string shown(const IncludeDirective& d) {
   return name;
 }
 
+// The first line of a header that stands for another name of a file handed over already.
+constexpr const char* kAliasMark = "// TileScope: the same file as";
+
 const char* kWhatMayBeIncluded =
     "a kernel file may include files in its own folder and below (in quotes) and the CUDA toolkit's headers";
 
@@ -252,7 +255,27 @@ struct Resolver {
         throw ValidationError(where + "another file (" + known->second +
                               ") is included under the same name; NVRTC takes headers by the name the "
                               "#include writes, so give the two different names");
-      if (!visited.insert(real.string()).second) continue;
+      if (!visited.insert(real.string()).second) {
+        // Read already under another name (included as "inc/a.h" by the kernel, as "a.h" by a neighbour in
+        // inc/). NVRTC takes headers by the name the #include writes, and its #pragma once by that name too:
+        // this name gets a header that includes the first one, so the file is one file to NVRTC (guarded
+        // mutual includes compile; an unguarded cycle is NVRTC's to report).
+        if (known == by_name.end()) {
+          for (const IncludedHeader& h : headers)
+            if (h.path == real.string() && h.content.rfind(kAliasMark, 0) != 0) {
+              if (int(headers.size()) >= kMaxIncludedFiles)
+                throw ValidationError(where + "a kernel may include at most " +
+                                      std::to_string(kMaxIncludedFiles) + " files of its folder");
+              by_name[d.name] = real.string();
+              const IncludedHeader alias{
+                  d.name, h.path,
+                  std::string(kAliasMark) + " \"" + h.name + "\"\n#include \"" + h.name + "\"\n"};
+              headers.push_back(alias);
+              break;
+            }
+        }
+        continue;
+      }
       if (int(headers.size()) >= kMaxIncludedFiles)
         throw ValidationError(where + "a kernel may include at most " + std::to_string(kMaxIncludedFiles) +
                               " files of its folder");

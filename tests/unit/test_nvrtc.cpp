@@ -295,3 +295,25 @@ TEST_F(NvrtcTest, HeadersOfTheKernelsFolderAreCompiledInAndTheirContentIsPartOfT
     EXPECT_EQ(std::string(e.what()).find("hunter2"), std::string::npos) << e.what();
   }
 }
+
+// Headers that include each other under #pragma once, by names relative to their own folder: the file
+// included as "inc/a.h" by the kernel and as "a.h" by its neighbour reaches NVRTC under both names, the
+// second a header that includes the first, so #pragma once (which NVRTC keys by name) sees one file. Before,
+// the second name was missing ("cannot open source file \"a.h\"").
+TEST_F(NvrtcTest, GuardedHeadersThatIncludeEachOtherCompile) {
+  REQUIRE_NVRTC();
+  std::filesystem::create_directories(m_dir.path() / "inc");
+  write("inc/a.h", "#pragma once\n#include \"b.h\"\nconstexpr float kA = 1.0f + kB;\n");
+  write("inc/b.h", "#pragma once\n#include \"a.h\"\nconstexpr float kB = 2.0f;\n");
+  const auto k = UserKernel::open_file(
+      write("k.cu",
+            "#include \"inc/a.h\"\n__global__ void k(const float* A, const float* B, float* C, int N) {\n"
+            "  C[threadIdx.x] = A[0] * kA + B[0] + N;\n}\n"),
+      {});
+  ASSERT_EQ(k->headers().size(), 3u);  // inc/a.h, b.h, and a.h (b.h's name for inc/a.h)
+  EXPECT_EQ(k->headers()[2].name, "a.h");
+  EXPECT_NE(k->headers()[2].content.find("#include \"inc/a.h\""), std::string::npos)
+      << k->headers()[2].content;
+  const auto m = k->build(16, 90, {});
+  EXPECT_TRUE(m->ok) << m->log;
+}
