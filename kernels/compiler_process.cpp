@@ -176,7 +176,15 @@ CompilerOutcome compile_in_child(const wire::CompileMsg& job, const CancelToken*
     return status;
   };
 
-  if (!wire::write_message(sock.fd, wire::encode(job))) {
+  bool sent = false;
+  try {
+    sent = wire::write_message(sock.fd, wire::encode(job));
+  } catch (const wire::ProtocolError& e) {  // a job over the frame limit (the sources are bounded below it)
+    kill(pid, SIGKILL);
+    finish(std::string("cannot hand the job to the compiler: ") + e.what(), 0);
+    return out;
+  }
+  if (!sent) {
     const int status = finish("", 2);
     out.failure = why_it_stopped(status, out.output, job);
     return out;
