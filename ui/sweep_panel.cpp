@@ -23,17 +23,6 @@ namespace ts::ui {
 
 namespace {
 
-std::string duration(double s) {
-  char b[48];
-  if (s < 60)
-    std::snprintf(b, sizeof b, "%.0f s", s);
-  else if (s < 3600)
-    std::snprintf(b, sizeof b, "%d min %02d s", int(s) / 60, int(s) % 60);
-  else
-    std::snprintf(b, sizeof b, "%d h %02d min", int(s) / 3600, (int(s) / 60) % 60);
-  return b;
-}
-
 class SweepPanel final : public Panel {
  public:
   const char* name() const override { return "Sweep"; }
@@ -322,11 +311,11 @@ class SweepPanel final : public Panel {
         line = "measuring " + KernelTile{p.in_flight->kernel, p.in_flight->tile}.label() + " at " +
                std::to_string(p.in_flight->m) + " x " + std::to_string(p.in_flight->n) + " x " +
                std::to_string(p.in_flight->k) + "; ";
-      line += duration(p.elapsed_s) + " so far, " + describe_time_left(p) +
+      line += format_duration(p.elapsed_s) + " so far, " + describe_time_left(p) +
               ". While a kernel is timed the window redraws 4 times a second, so that drawing does not "
               "slow the kernel it measures.";
     } else if (p.state == SweepProgress::State::Done) {
-      line = "done: " + std::to_string(p.done) + " points in " + duration(p.elapsed_s);
+      line = "done: " + std::to_string(p.done) + " points in " + format_duration(p.elapsed_s);
     } else if (p.state == SweepProgress::State::Cancelled) {
       line = cancelled_note(p.done - p.failed);
     }

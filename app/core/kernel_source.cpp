@@ -20,58 +20,20 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string mib_text(double bytes) {
-  return format_bytes_exact(uint64_t(bytes));  // "4.0 MiB (4194305 bytes)" beside the limit's "4.0 MiB"
-}
-
-// Where the first byte that is not valid UTF-8 is, or npos.
-size_t invalid_utf8_at(const std::string& s) {
-  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
-  const size_t n = s.size();
-  size_t i = 0;
-  while (i < n) {
-    const unsigned char c = p[i];
-    if (c < 0x80) {
-      ++i;
-      continue;
-    }
-    int len = 0;
-    uint32_t cp = 0;
-    if ((c & 0xe0) == 0xc0) {
-      len = 2;
-      cp = c & 0x1f;
-    } else if ((c & 0xf0) == 0xe0) {
-      len = 3;
-      cp = c & 0x0f;
-    } else if ((c & 0xf8) == 0xf0) {
-      len = 4;
-      cp = c & 0x07;
-    } else {
-      return i;
-    }
-    if (i + size_t(len) > n) return i;
-    for (int j = 1; j < len; ++j) {
-      if ((p[i + j] & 0xc0) != 0x80) return i;
-      cp = (cp << 6) | (p[i + j] & 0x3f);
-    }
-    if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) ||
-        (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) || (cp >= 0xd800 && cp <= 0xdfff))
-      return i;
-    i += size_t(len);
-  }
-  return std::string::npos;
+// "<what> is 4.0 MiB (4194305 bytes); TileScope reads kernel sources of at most 4.0 MiB"
+ValidationError too_large(const std::string& what, uint64_t bytes) {
+  return ValidationError(what + " is " + format_bytes_exact(bytes) +
+                         "; TileScope reads kernel sources of at most " +
+                         format_bytes_exact(uint64_t(kMaxKernelSourceBytes)));
 }
 
 void check_text(const std::string& text, const std::string& label) {
-  if (int64_t(text.size()) > kMaxKernelSourceBytes)
-    throw ValidationError(label + " is " + mib_text(double(text.size())) +
-                          "; TileScope reads kernel sources of at most " +
-                          mib_text(double(kMaxKernelSourceBytes)));
+  if (int64_t(text.size()) > kMaxKernelSourceBytes) throw too_large(label, text.size());
   if (const void* z = std::memchr(text.data(), 0, text.size()))
     throw ValidationError(label + " is not text: it holds a NUL byte at offset " +
                           std::to_string(static_cast<const char*>(z) - text.data()) +
                           " (a compiled file or an archive?)");
-  const size_t bad = invalid_utf8_at(text);
+  const size_t bad = first_invalid_utf8(text);
   if (bad != std::string::npos)
     throw ValidationError(label + " is not text: the byte at offset " + std::to_string(bad) + " (line " +
                           std::to_string(line_of(text, bad)) + ") is not valid UTF-8");
@@ -173,17 +135,11 @@ KernelSource read_kernel_source(const std::string& path) {
     throw ValidationError("kernel file " + path + " is not a regular file (a device, pipe or socket?)");
   const uintmax_t size = fs::file_size(path, ec);
   if (ec) throw ValidationError("kernel file " + path + ": cannot read its size (" + ec.message() + ")");
-  if (int64_t(size) > kMaxKernelSourceBytes)
-    throw ValidationError("kernel file " + path + " is " + mib_text(double(size)) +
-                          "; TileScope reads kernel sources of at most " +
-                          mib_text(double(kMaxKernelSourceBytes)));
+  if (int64_t(size) > kMaxKernelSourceBytes) throw too_large("kernel file " + path, size);
   // Opened non-blocking and checked again once open (files.hpp): a path swapped for a FIFO meanwhile cannot
   // block the read.
   const InputFile f(path);
-  if (int64_t(f.size()) > kMaxKernelSourceBytes)
-    throw ValidationError("kernel file " + path + " is " + mib_text(double(f.size())) +
-                          "; TileScope reads kernel sources of at most " +
-                          mib_text(double(kMaxKernelSourceBytes)));
+  if (int64_t(f.size()) > kMaxKernelSourceBytes) throw too_large("kernel file " + path, f.size());
   std::string text(size_t(f.size()), '\0');
   if (!f.read_at(0, text.data(), text.size()))
     throw ValidationError("kernel file " + path + " changed while it was read; try again");

@@ -323,17 +323,20 @@ SweepTimeLeft estimate_time_left(const std::vector<ProblemSpec>& points,
   return left;
 }
 
-std::string about_duration(double s) {
-  char b[64];
-  if (!(s >= 1))
-    return "less than a second";
-  else if (s < 60)
-    std::snprintf(b, sizeof b, "about %.0f s", s);
+std::string format_duration(double s) {
+  char b[48];
+  if (!(s >= 0)) s = 0;
+  if (s < 60)
+    std::snprintf(b, sizeof b, "%.0f s", s);
   else if (s < 3600)
-    std::snprintf(b, sizeof b, "about %d min %02d s", int(s) / 60, int(s) % 60);
+    std::snprintf(b, sizeof b, "%d min %02d s", int(s) / 60, int(s) % 60);
   else
-    std::snprintf(b, sizeof b, "about %d h %02d min", int(s) / 3600, (int(s) / 60) % 60);
+    std::snprintf(b, sizeof b, "%d h %02d min", int(s) / 3600, (int(s) / 60) % 60);
   return b;
+}
+
+std::string about_duration(double s) {
+  return s >= 1 ? "about " + format_duration(s) : "less than a second";
 }
 
 std::string describe_time_left(const SweepProgress& p) {

@@ -141,6 +141,8 @@ std::string cancelled_note(int kept);
 // A duration as a person reads it: "less than a second", "about 40 s", "about 2 min 05 s", "about 1 h 10
 // min".
 std::string about_duration(double seconds);
+// "12 s", "3 min 05 s", "1 h 02 min": an elapsed or estimated time.
+std::string format_duration(double seconds);
 // What is left of a running sweep, in words: "about 2 min 05 s left", "time left after the first point",
 // "the last point is taking longer than expected", "about 40 s left after the point in flight, which is
 // taking longer than expected". Empty when the sweep is not running.

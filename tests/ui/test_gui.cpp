@@ -2003,23 +2003,45 @@ TEST_F(Gui, AfterTheDriverResetsTheContextTheWindowIsMadeAnewAndGoesOn) {
   EXPECT_EQ(matrices.rfind("host", 0), 0u) << matrices;  // drawn, through the host path on Mesa
 }
 
-// On an H100 after a fault, a context made anew passed its check and was lost again once it drew: a reset the
-// driver reports at any time is noticed at the next frame (no fault, no request), the context is made anew
-// once, and a second loss ends in the window saying its pictures are wrong, until the person checks again.
-TEST_F(Gui, AResetReportedAnyTimeIsNoticedAtTheNextFrameAndASecondOneEndsInWrongPicturesUntilCheckedAgain) {
+// A window on the CPU backend driven frame by frame: after every swap, `step` gets the app and whether
+// OpenGL is settled (its last check passed, nothing requested or being rebuilt) and advances its own phases;
+// it returns true when the last one is reached. At most `max_frames` frames; the simulated damage is undone
+// at the end. Returns the frames drawn and the GL health as the last frame left it.
+namespace {
+struct PhasedRun {
+  int frames = 0;
+  bool finished = false;
+  ui::AppState::GlHealth health;
+};
+PhasedRun run_phases(int max_frames, const std::function<bool(App&, ui::AppState&, bool settled)>& step) {
   ui::GuiOptions go;
   std::string note;
   go.backend = make_backend(BackendChoice::Cpu, &note);
   go.hooks.poll_continuously = true;
-  using State = ui::AppState::GlHealth::State;
-  int frames = 0, phase = 0, rebuilds_when_damaged = -1;
-  bool noticed = false, refused_shot = false;
-  ui::AppState::GlHealth health;
+  PhasedRun r;
   go.hooks.after_swap = [&](App& app, GLFWwindow*) {
     ui::AppState& st = app.state();
-    ++frames;
-    const bool settled =
-        st.gl.state == State::Ok && !st.gl_check_requested && app.gl_rebuild_wanted() == App::GlRebuild::None;
+    ++r.frames;
+    const bool settled = st.gl.state == ui::AppState::GlHealth::State::Ok && !st.gl_check_requested &&
+                         app.gl_rebuild_wanted() == App::GlRebuild::None;
+    r.finished = r.finished || step(app, st, settled);
+    r.health = st.gl;
+  };
+  go.hooks.keep_running = [&](App&) { return !r.finished && r.frames < max_frames; };
+  ui::run_gui(go);
+  gfx::simulate_gl_damage(gfx::GlDamage::None);
+  return r;
+}
+}  // namespace
+
+// On an H100 after a fault, a context made anew passed its check and was lost again once it drew: a reset the
+// driver reports at any time is noticed at the next frame (no fault, no request), the context is made anew
+// once, and a second loss ends in the window saying its pictures are wrong, until the person checks again.
+TEST_F(Gui, AResetReportedAnyTimeIsNoticedAtTheNextFrameAndASecondOneEndsInWrongPicturesUntilCheckedAgain) {
+  using State = ui::AppState::GlHealth::State;
+  int phase = 0, rebuilds_when_damaged = -1;
+  bool noticed = false, refused_shot = false;
+  const PhasedRun r = run_phases(3000, [&](App&, ui::AppState& st, bool settled) {
     if (phase == 0 && settled && st.gl.checks >= 1) {  // the check at start passed: a reset, some time later
       gfx::simulate_gl_damage(gfx::GlDamage::Lost);
       phase = 1;
@@ -2039,18 +2061,15 @@ TEST_F(Gui, AResetReportedAnyTimeIsNoticedAtTheNextFrameAndASecondOneEndsInWrong
     } else if (phase == 4 && settled && st.gl.rebuilds == 2) {
       phase = 5;
     }
-    health = st.gl;
-  };
-  go.hooks.keep_running = [&](App&) { return phase < 5 && frames < 3000; };
-  ui::run_gui(go);
-  gfx::simulate_gl_damage(gfx::GlDamage::None);
-  EXPECT_EQ(phase, 5) << "stopped after " << frames << " frames: " << health.verdict << " (" << health.detail
-                      << ")";
+    return phase == 5;
+  });
+  EXPECT_EQ(phase, 5) << "stopped after " << r.frames << " frames: " << r.health.verdict << " ("
+                      << r.health.detail << ")";
   EXPECT_TRUE(noticed);
   EXPECT_EQ(rebuilds_when_damaged, 1);  // the second loss was not met by another rebuild
   EXPECT_TRUE(refused_shot);
-  EXPECT_EQ(int(health.state), int(State::Ok)) << health.verdict;
-  EXPECT_EQ(health.rebuilds, 2);
+  EXPECT_EQ(int(r.health.state), int(State::Ok)) << r.health.verdict;
+  EXPECT_EQ(r.health.rebuilds, 2);
   std::error_code ec;
   EXPECT_EQ(std::distance(std::filesystem::directory_iterator(m_dir.path() / "pictures" / "TileScope", ec),
                           std::filesystem::directory_iterator()),
@@ -2061,10 +2080,6 @@ TEST_F(Gui, AResetReportedAnyTimeIsNoticedAtTheNextFrameAndASecondOneEndsInWrong
 // after the read notices, and the window checks (and says) what is wrong; once OpenGL draws right again, the
 // next screenshot is written.
 TEST_F(Gui, AScreenshotReadBackWrongIsNotWrittenAndTheWindowChecksItsPicturesAgain) {
-  ui::GuiOptions go;
-  std::string note;
-  go.backend = make_backend(BackendChoice::Cpu, &note);
-  go.hooks.poll_continuously = true;
   using State = ui::AppState::GlHealth::State;
   const std::filesystem::path dir = m_dir.path() / "shots";
   auto shots = [&] {
@@ -2073,15 +2088,10 @@ TEST_F(Gui, AScreenshotReadBackWrongIsNotWrittenAndTheWindowChecksItsPicturesAga
     for (const auto& e : std::filesystem::directory_iterator(dir, ec)) n += e.is_regular_file();
     return n;
   };
-  int frames = 0, phase = 0;
+  int phase = 0;
   size_t shots_while_damaged = 99;
   bool said = false;
-  ui::AppState::GlHealth health;
-  go.hooks.after_swap = [&](App& app, GLFWwindow*) {
-    ui::AppState& st = app.state();
-    ++frames;
-    const bool settled =
-        st.gl.state == State::Ok && !st.gl_check_requested && app.gl_rebuild_wanted() == App::GlRebuild::None;
+  const PhasedRun r = run_phases(3000, [&](App&, ui::AppState& st, bool settled) {
     if (phase == 0 && settled && st.gl.checks >= 1) {
       st.settings.export_dir = dir.string();
       gfx::simulate_gl_damage(gfx::GlDamage::Readback);  // from now on, pixels come back wrong
@@ -2102,12 +2112,9 @@ TEST_F(Gui, AScreenshotReadBackWrongIsNotWrittenAndTheWindowChecksItsPicturesAga
     } else if (phase == 3 && shots() == 1) {
       phase = 4;
     }
-    health = st.gl;
-  };
-  go.hooks.keep_running = [&](App&) { return phase < 4 && frames < 3000; };
-  ui::run_gui(go);
-  gfx::simulate_gl_damage(gfx::GlDamage::None);
-  EXPECT_EQ(phase, 4) << "stopped after " << frames << " frames: " << health.verdict;
+    return phase == 4;
+  });
+  EXPECT_EQ(phase, 4) << "stopped after " << r.frames << " frames: " << r.health.verdict;
   EXPECT_EQ(shots_while_damaged, 0u);  // not even an empty reservation is left behind
   EXPECT_TRUE(said);
   EXPECT_EQ(shots(), 1u);

@@ -687,20 +687,25 @@ TEST(Cli, SmallRefusalsSayWhatIsWrong) {
   EXPECT_EQ(ts_run("run --backend cpu --size 8 --samples 2").code, 0);
 
   // Sizes beside their limits, one byte over: sparse files, never read.
-  { std::ofstream(dir.file("big.cu")) << "__global__ void k(float* A) {}\n"; }
-  std::filesystem::resize_file(dir.file("big.cu"), (4u << 20) + 1);
-  auto big = ts_run("list --kernel-file " + dir.file("big.cu"));
-  EXPECT_EQ(big.code, 2) << big.output;
-  EXPECT_NE(big.output.find("is 4.0 MiB (4194305 bytes); TileScope reads kernel sources of at most 4.0 MiB"),
-            std::string::npos)
-      << big.output;
-  { std::ofstream(dir.file("big.json")) << "{}"; }
-  std::filesystem::resize_file(dir.file("big.json"), (64u << 20) + 1);
-  auto bigs = ts_run("figure --plot timings --session " + dir.file("big.json"));
-  EXPECT_EQ(bigs.code, 2) << bigs.output;
-  EXPECT_NE(bigs.output.find("64.0 MiB (67108865 bytes) is larger than the limit of 64.0 MiB"),
-            std::string::npos)
-      << bigs.output;
+  struct OverLimit {
+    const char* file;
+    const char* start;  // what the file begins with
+    uint64_t size;
+    const char* command;
+    const char* words;
+  };
+  for (const OverLimit& c :
+       {OverLimit{"big.cu", "__global__ void k(float* A) {}\n", (4u << 20) + 1, "list --kernel-file ",
+                  "is 4.0 MiB (4194305 bytes); TileScope reads kernel sources of at most 4.0 MiB"},
+        OverLimit{"big.json", "{}", (64u << 20) + 1, "figure --plot timings --session ",
+                  "64.0 MiB (67108865 bytes) is larger than the limit of 64.0 MiB"}}) {
+    SCOPED_TRACE(c.file);
+    { std::ofstream(dir.file(c.file)) << c.start; }
+    std::filesystem::resize_file(dir.file(c.file), c.size);
+    const auto r = ts_run(c.command + dir.file(c.file));
+    EXPECT_EQ(r.code, 2) << r.output;
+    EXPECT_NE(r.output.find(c.words), std::string::npos) << r.output;
+  }
 
   // --arch: what NVRTC compiles for, listed; anything else refused before a compile.
   std::string list;

@@ -12,18 +12,13 @@
 
 #include "compiler_process.hpp"
 #include "nvrtc_compile.hpp"
+#include "require_nvrtc.hpp"
 #include "test_util.hpp"
 #include "your_kernel.hpp"
 
 using namespace ts;
 
 namespace {
-
-#define REQUIRE_NVRTC()                                \
-  do {                                                 \
-    std::string why_;                                  \
-    if (!nvrtc_available(&why_)) GTEST_SKIP() << why_; \
-  } while (0)
 
 CompileJob job_of(const std::string& source, const std::string& name) {
   CompileJob j;

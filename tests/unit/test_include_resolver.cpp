@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -49,26 +50,22 @@ TEST(IncludeDirectives, AreFoundHoweverTheyAreSpelled) {
       "// see the #include lines above\n"    // 10: prose, not a directive
       "int x; #include \"g.h\"\n";           // 11: not a directive, but its name is checked
   const auto d = find_include_directives(text);
-  ASSERT_EQ(d.size(), 9u);
-  EXPECT_EQ(d[0].name, "a.h");
-  EXPECT_EQ(d[0].line, 1);
-  EXPECT_EQ(int(d[0].kind), int(IncludeDirective::Kind::Quoted));
-  EXPECT_EQ(d[1].name, "cuda_fp16.h");
-  EXPECT_EQ(int(d[1].kind), int(IncludeDirective::Kind::Angled));
-  EXPECT_EQ(d[2].name, "b.h");
-  EXPECT_EQ(d[2].line, 3);
-  EXPECT_EQ(d[3].name, "c.h");
-  EXPECT_EQ(d[4].name, "d.h");
-  EXPECT_EQ(d[4].line, 5);
-  EXPECT_EQ(d[5].keyword, "include_next");
-  EXPECT_EQ(d[5].line, 7);
-  EXPECT_EQ(int(d[6].kind), int(IncludeDirective::Kind::Computed));
-  EXPECT_EQ(d[6].line, 8);
-  EXPECT_EQ(d[7].keyword, "__has_include");
-  EXPECT_EQ(d[7].name, "f.h");
-  EXPECT_EQ(d[7].line, 9);
-  EXPECT_EQ(d[8].name, "g.h");
-  EXPECT_EQ(d[8].line, 11);
+  using K = IncludeDirective::Kind;
+  const IncludeDirective expected[] = {
+      {1, K::Quoted, "a.h", "include"},     {2, K::Angled, "cuda_fp16.h", "include"},
+      {3, K::Quoted, "b.h", "include"},     {4, K::Quoted, "c.h", "include"},
+      {5, K::Quoted, "d.h", "include"},     {7, K::Angled, "e.h", "include_next"},
+      {8, K::Computed, "MACRO", "include"}, {9, K::Quoted, "f.h", "__has_include"},
+      {11, K::Quoted, "g.h", "include"},
+  };
+  ASSERT_EQ(d.size(), std::size(expected));
+  for (size_t i = 0; i < d.size(); ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_EQ(d[i].line, expected[i].line);
+    EXPECT_EQ(int(d[i].kind), int(expected[i].kind));
+    EXPECT_EQ(d[i].name, expected[i].name);
+    EXPECT_EQ(d[i].keyword, expected[i].keyword);
+  }
 }
 
 TEST(IncludeDirectives, TheSearchesLookAtEachCharacterABoundedNumberOfTimes) {

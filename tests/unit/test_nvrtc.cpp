@@ -10,18 +10,13 @@
 #include "cubin_info.hpp"
 
 #include "nvrtc_compile.hpp"
+#include "require_nvrtc.hpp"
 #include "test_util.hpp"
 #include "your_kernel.hpp"
 
 using namespace ts;
 
 namespace {
-
-#define REQUIRE_NVRTC()                                \
-  do {                                                 \
-    std::string why_;                                  \
-    if (!nvrtc_available(&why_)) GTEST_SKIP() << why_; \
-  } while (0)
 
 const char* kClassic = R"CU(#include <stdio.h>
 #define TILE_WIDTH 16

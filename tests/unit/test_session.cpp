@@ -423,34 +423,34 @@ TEST(Session, ADeeplyNestedOrSwollenFileIsRefusedWhileParsedWithoutBuildingIt) {
   ASSERT_EQ(std::filesystem::file_size(nested), uint64_t(kMaxSessionBytes));
   EXPECT_NE(refusal(nested).find("nested.json: nested more than 16 levels deep"), std::string::npos)
       << refusal(nested);
-  // A record of a million values, and a million values outside the records: refused as they are parsed.
-  const auto wide = dir.path() / "wide.json";
-  {
-    std::ofstream f(wide, std::ios::binary);
-    f << "{\"format\":\"tilescope-session\",\"records\":[{\"samples_ms\":[";
-    for (int i = 0; i < 1000000; ++i) f << "0,";
-    f << "0]}]}";
+  // A record of a million values, a million values outside the records, and 200000 records that are not
+  // records: refused as they are parsed (records are read one at a time; the count limit is said first when
+  // there are more than 100000).
+  struct Repeated {
+    const char* file;
+    const char* open;
+    const char* element;
+    int times;
+    const char* close;
+    const char* words;
+  };
+  for (const Repeated& c : {
+           Repeated{"wide.json", "{\"format\":\"tilescope-session\",\"records\":[{\"samples_ms\":[", "0,",
+                    1000000, "0]}]}", "record 1 holds more than 201000 values"},
+           Repeated{"junk.json", "{\"format\":\"tilescope-session\",\"junk\":[", "{},", 1000000, "{}]}",
+                    "outside its records hold more than 10000 values"},
+           Repeated{"many.json", "{\"format\":\"tilescope-session\",\"records\":[", "{},", 200000, "{}]}",
+                    "more than the limit of 100000"},
+       }) {
+    const auto path = dir.path() / c.file;
+    {
+      std::ofstream f(path, std::ios::binary);
+      f << c.open;
+      for (int i = 0; i < c.times; ++i) f << c.element;
+      f << c.close;
+    }
+    EXPECT_NE(refusal(path).find(c.words), std::string::npos) << c.file << ": " << refusal(path);
   }
-  EXPECT_NE(refusal(wide).find("record 1 holds more than 201000 values"), std::string::npos) << refusal(wide);
-  const auto junk = dir.path() / "junk.json";
-  {
-    std::ofstream f(junk, std::ios::binary);
-    f << "{\"format\":\"tilescope-session\",\"junk\":[";
-    for (int i = 0; i < 1000000; ++i) f << "{},";
-    f << "{}]}";
-  }
-  EXPECT_NE(refusal(junk).find("outside its records hold more than 10000 values"), std::string::npos)
-      << refusal(junk);
-  // Records are read one at a time: 200000 records that are not records are refused with the first one's
-  // reason (the count limit is said first when there are more than 100000).
-  const auto many = dir.path() / "many.json";
-  {
-    std::ofstream f(many, std::ios::binary);
-    f << "{\"format\":\"tilescope-session\",\"records\":[";
-    for (int i = 0; i < 200000; ++i) f << "{},";
-    f << "{}]}";
-  }
-  EXPECT_NE(refusal(many).find("more than the limit of 100000"), std::string::npos) << refusal(many);
   const auto few = edited(dir, "few.json", "\"records\":[", "\"records\":[{},");
   EXPECT_NE(refusal(few).find("record 1: 'kernel' is missing"), std::string::npos) << refusal(few);
   // A file that grows past the limit while it is read is refused too: the size is checked before reading.
