@@ -202,6 +202,7 @@ struct AppState {
   struct OccupancyCalc {
     std::string gpu, kernel;
     int tile = 0;
+    bool chosen = false;  // kernel and tile picked in the panel; until then they follow the problem's
     OccupancyInputs inputs;
     std::optional<OccupancyReport> report;
     std::string error;

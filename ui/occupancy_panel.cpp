@@ -160,10 +160,11 @@ class OccupancyPanel final : public Panel {
                     gpu.limits.smem_per_sm / 1024);
       text_muted_wrapped(spec);
     }
-    // Kernel and tile: the problem's, unless chosen here.
-    if (c.kernel.empty() || !find_kernel(s.kernels, c.kernel)) {
+    // Kernel and tile: the problem's (followed as it changes), unless chosen here.
+    if (!c.chosen || c.kernel.empty() || !find_kernel(s.kernels, c.kernel)) {
       c.kernel = s.settings.spec.kernel;
       c.tile = s.settings.spec.tile;
+      c.chosen = false;
     }
     const KernelInfo* k = find_kernel(s.kernels, c.kernel);
     ImGui::AlignTextToFramePadding();
@@ -175,6 +176,7 @@ class OccupancyPanel final : public Panel {
         if (ImGui::Selectable(kk.id.c_str(), kk.id == c.kernel)) {
           c.kernel = kk.id;
           c.tile = kk.default_tile;
+          c.chosen = true;
         }
       ImGui::EndCombo();
     }
@@ -186,7 +188,10 @@ class OccupancyPanel final : public Panel {
       const std::string t = "T=" + std::to_string(c.tile);
       if (ImGui::BeginCombo("##tile", t.c_str())) {
         for (int tile : k->tiles)
-          if (ImGui::Selectable(("T=" + std::to_string(tile)).c_str(), tile == c.tile)) c.tile = tile;
+          if (ImGui::Selectable(("T=" + std::to_string(tile)).c_str(), tile == c.tile)) {
+            c.tile = tile;
+            c.chosen = true;
+          }
         ImGui::EndCombo();
       }
     } else {
@@ -194,14 +199,29 @@ class OccupancyPanel final : public Panel {
     }
     // The build's figures for this kernel x tile on this GPU's architecture: what the what-if starts from.
     const ResourceLookup lk = lookup_resources(build_resources(), c.kernel, c.tile, true, gpu.sm);
-    const std::string base_key = gpu.id + "/" + c.kernel + "/" + std::to_string(c.tile);
+    // A person's kernel is in no build-time table: its figures are those of its NVRTC build at this tile.
+    const TileBuild* yours = nullptr;
+    if (!lk.row && !s.user.id.empty() && c.kernel == s.user.id)
+      for (const TileBuild& t : s.user.tiles)
+        if (t.tile == c.tile && t.ok) yours = &t;
+    const std::string base_key = gpu.id + "/" + c.kernel + "/" + std::to_string(c.tile) +
+                                 (yours ? "/v" + std::to_string(s.user.version) : "");
     if (base_key != m_base_key) {
       m_base_key = base_key;
-      m_base = lk.row ? inputs_from(*lk.row) : OccupancyInputs{};
+      m_base = lk.row ? inputs_from(*lk.row) : yours ? yours->inputs : OccupancyInputs{};
       m_in = m_base;
     }
     c.gpu = gpu.id;
-    if (!lk.row) {
+    if (yours) {
+      text_muted_wrapped(("Your kernel's registers and shared memory from its NVRTC build (ptxas, sm_" +
+                          std::to_string(s.user.arch) + ").")
+                             .c_str());
+    } else if (!lk.row && c.kernel == s.user.id) {
+      text_muted_wrapped(s.user.tiles_busy ? "Your kernel's tiles are being built: their figures follow."
+                                           : ("Your kernel has no build at tile " + std::to_string(c.tile) +
+                                              ": type what-if figures below.")
+                                                 .c_str());
+    } else if (!lk.row) {
       text_muted_wrapped((c.kernel == "cublas" || c.kernel == "cublas_tf32"
                               ? std::string("cuBLAS's kernels are closed: type what-if figures below.")
                               : "Not in this build's resource table (" + build_resources_note() +
@@ -221,7 +241,7 @@ class OccupancyPanel final : public Panel {
     const bool changed = m_in.threads_per_block != m_base.threads_per_block ||
                          m_in.regs_per_thread != m_base.regs_per_thread ||
                          m_in.static_smem + m_in.dynamic_smem != m_base.static_smem + m_base.dynamic_smem;
-    ImGui::BeginDisabled(!changed || !lk.row);
+    ImGui::BeginDisabled(!changed || (!lk.row && !yours));
     if (ImGui::SmallButton("Back to the build's figures")) m_in = m_base;
     ImGui::EndDisabled();
     // The block's output tile stays the kernel's (the grid), whatever the what-if.

@@ -341,6 +341,7 @@ void UserKernelController::start_tiles(AppState& s) {
         in.dynamic_smem = int(g.smem);
         in.tile_n = int((p.n + g.grid[0] - 1) / g.grid[0]);
         in.tile_m = int((p.m + g.grid[1] - 1) / g.grid[1]);
+        tb.inputs = in;
         try {
           tb.occupancy = theoretical_occupancy(model, in, p.m, p.n);
           tb.occupancy_ok = true;

@@ -24,6 +24,7 @@ struct TileBuild {
   int64_t dynamic_smem = 0;
   bool occupancy_ok = false;
   OccupancyReport occupancy;  // theoretical, on the GPU the panel shows
+  OccupancyInputs inputs;     // what that arithmetic took (the Occupancy panel's calculator starts from it)
 };
 
 struct SanitizerView {

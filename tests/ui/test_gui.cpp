@@ -1768,6 +1768,51 @@ TEST_F(Gui, AnEditedHeaderOfTheKernelsFolderBuildsTheKernelAgain) {
   EXPECT_EQ(s.passed, 1);
 }
 
+// The Occupancy panel's calculator follows the problem's kernel until the person picks one there, and for a
+// person's kernel starts from its NVRTC build's figures (before: the kernel it showed first stayed, and a
+// person's kernel, in no build-time table, came up with zeros and "refused: threads per block = 0").
+TEST_F(Gui, TheOccupancyCalculatorFollowsTheKernelAndStartsFromYourKernelsBuild) {
+  std::string why;
+  if (!nvrtc_available(&why)) GTEST_SKIP() << why;
+  const std::string dir = m_dir.path().string();
+  ::setenv("TILESCOPE_CACHE_DIR", (dir + "/cache").c_str(), 1);
+  const std::string path = dir + "/mine.cu";
+  std::ofstream(path) << "#define TILE_WIDTH 16\n__global__ void my_mm(float* C, float* A, float* B, int N) {\n"
+                         "  __shared__ float s[TILE_WIDTH][TILE_WIDTH];\n  s[threadIdx.y][threadIdx.x] = "
+                         "A[threadIdx.x];\n  __syncthreads();\n  C[threadIdx.x] = s[threadIdx.x][threadIdx.y] + "
+                         "B[0] * N;\n}\n";
+  GuiRun s;
+  s.body = [&](ImGuiTestContext* ctx, App& app) {
+    ui::AppState& st = app.state();
+    IM_CHECK(wait_for_result(ctx, app, 0));
+    IM_CHECK(yield_until(ctx, [&] { return st.occupancy_calc.kernel == st.settings.spec.kernel; }));
+    st.user.open_path = path;
+    IM_CHECK(yield_until(ctx, [&] {
+      return st.user.build == ui::UserKernelUi::Build::Ok && !st.user.tiles_busy && !st.user.tiles.empty();
+    }));
+    const ui::TileBuild* t16 = nullptr;
+    for (const auto& t : st.user.tiles)
+      if (t.tile == 16 && t.ok) t16 = &t;
+    IM_CHECK(t16 != nullptr);
+    const OccupancyInputs want = t16->inputs;
+    IM_CHECK_EQ(want.threads_per_block, 256);
+    IM_CHECK_EQ(want.static_smem, 16 * 16 * 4);
+    const auto& c = st.occupancy_calc;
+    IM_CHECK(yield_until(ctx, [&] {
+      return c.kernel == "yours:my_mm" && c.tile == 16 && c.inputs.regs_per_thread == want.regs_per_thread &&
+             c.inputs.threads_per_block == 256 && c.inputs.static_smem == want.static_smem;
+    }));
+    IM_CHECK(c.error.empty());
+    IM_CHECK(c.report.has_value());
+    // The problem's kernel changes: the calculator follows.
+    st.settings.spec.kernel = "naive";
+    st.settings.spec.tile = 8;
+    IM_CHECK(yield_until(ctx, [&] { return c.kernel == "naive" && c.tile == 8; }));
+  };
+  run_session(s);
+  EXPECT_EQ(s.passed, 1);
+}
+
 TEST_F(Gui, AKernelFileIsBuiltListedAndRebuiltOnEverySaveAndErrorsKeepTheLastGoodBuild) {
   std::string why;
   if (!nvrtc_available(&why)) GTEST_SKIP() << why;
