@@ -209,6 +209,8 @@ struct AppState {
     std::map<std::string, std::string> facts;  // key -> the text shown
   } occupancy_calc;
   std::map<std::string, Rect> plot_areas;  // each plot's area on screen last frame ("timings", "bars"...)
+  // An axis label a plot chose to fit its room, and its length in pixels ("launches": the launch strip's).
+  std::map<std::string, std::pair<std::string, float>> plot_labels;
   std::map<std::string, std::vector<std::array<double, 4>>> plot_limits;  // and its axes' limits (plots.hpp)
   // Cached plot data (plots.cpp: timings_of, bars_of, roofline_of).
   struct PlotCache {

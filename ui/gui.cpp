@@ -768,6 +768,8 @@ int run_snapshot(const SnapshotOptions& opt) {
       j["rects"]["plot " + name] = rect_json(r);
       j["plots"][name] = rect_json(r);
     }
+    for (const auto& [name, label] : st.plot_labels)
+      j["plot_labels"][name] = {{"text", label.first}, {"px", label.second}};
     if (st.result)
       j["result"] = {{"passed", st.result->error.passed},
                      {"worst_row", st.result->error.worst_row},

@@ -222,7 +222,10 @@ namespace {
 
 // The distribution of the current point's launches: a box (IQR, median, whiskers to min and max) and every
 // launch as a dot.
-void draw_distribution(const TimingsData& d, TimingsY q, const ImVec4& colour, const PlotStyle& st, int row) {
+// `label_room`: the height of the plot area beside it in its row (the subplots align their plot areas), which
+// the axis label runs along.
+void draw_distribution(const TimingsData& d, TimingsY q, const ImVec4& colour, const PlotStyle& st, int row,
+                       float label_room, PlotReport* rep) {
   char id[32];
   std::snprintf(id, sizeof id, "##launches%d", row);
   if (!ImPlot::BeginPlot(id, ImVec2(-1, -1), plot_flags(st) | ImPlotFlags_NoLegend)) return;
@@ -242,8 +245,17 @@ void draw_distribution(const TimingsData& d, TimingsY q, const ImVec4& colour, c
   // Its values on the right (next to the legend), so the plots' left edges stay aligned with the curves'.
   // Its own unit on its own axis: the values beside it are not read against the curves' axis (none without
   // launches: there is nothing to read).
-  const std::string unit =
+  // The label runs up the axis: the longest form that fits the plot's height (at 1366 x 768 "launches
+  // (GFLOP/s)" stood out above the frame), else the unit alone, else none.
+  std::string unit =
       v.empty() ? "launches" : "launches (" + (flops ? d.launch_flops.name : d.launch_time.name) + ")";
+  if (ImGui::CalcTextSize(unit.c_str()).x > label_room)
+    unit = v.empty() ? "" : (flops ? d.launch_flops.name : d.launch_time.name);
+  if (ImGui::CalcTextSize(unit.c_str()).x > label_room) unit.clear();
+  if (row == 0) {
+    rep->launches_label = unit;
+    rep->launches_label_px = ImGui::CalcTextSize(unit.c_str()).x;
+  }
   ImPlot::SetupAxes(
       nullptr, unit.c_str(), ImPlotAxisFlags_NoTickLabels | ImPlotAxisFlags_NoTickMarks,
       ImPlotAxisFlags_Opposite | (v.empty() ? ImPlotAxisFlags_NoTickLabels : ImPlotAxisFlags_None));
@@ -251,6 +263,7 @@ void draw_distribution(const TimingsData& d, TimingsY q, const ImVec4& colour, c
   if (v.empty()) {
     ImPlot::SetupAxisLimits(ImAxis_Y1, 0, 1, ImPlotCond_Always);
     plot_note("none yet", 0, 0.5);
+    if (row == 0) rep->launches_area = plot_area();
     ImPlot::EndPlot();
     return;
   }
@@ -292,6 +305,7 @@ void draw_distribution(const TimingsData& d, TimingsY q, const ImVec4& colour, c
                       num(stats.p25).c_str(), num(stats.p75).c_str(), num(stats.min).c_str(),
                       num(stats.max).c_str());
   }
+  if (row == 0) rep->launches_area = plot_area();
   ImPlot::EndPlot();
 }
 
@@ -387,6 +401,7 @@ PlotReport draw_timings(const TimingsData& d, TimingsY y, ImVec2 size, const Plo
     };
     char id[32];
     std::snprintf(id, sizeof id, "##scaling%d", row);
+    float row_plot_height = 1e9f;  // the plot area's height, once drawn (the launch strip's label fits it)
     if (ImPlot::BeginPlot(id, ImVec2(-1, -1), plot_flags(st))) {
       // No unit without data: there is nothing to read on an empty plot.
       const std::string ylabel = d.empty() ? (flops ? "FLOP/s" : "time")
@@ -512,9 +527,10 @@ PlotReport draw_timings(const TimingsData& d, TimingsY y, ImVec2 size, const Plo
           }
         if (bp) ImGui::SetTooltip("%s", point_tooltip(*bc, *bp, d).c_str());
       }
+      row_plot_height = ImPlot::GetPlotSize().y;
       ImPlot::EndPlot();
     }
-    draw_distribution(d, q, current_colour, st, row);
+    draw_distribution(d, q, current_colour, st, row, row_plot_height, &rep);
   }
   ImPlot::EndSubplots();
   if (below) {  // a square of each colour and its label, in rows that wrap

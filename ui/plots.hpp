@@ -28,6 +28,11 @@ struct PlotStyle {
 // them, so a test can look for a series' pixels inside the area).
 struct PlotReport {
   Rect area;
+  // The Timings plot's launch strip (first row): its plot area and the axis label it drew, with that label's
+  // length in pixels (the label runs up the axis: it must fit the area's height).
+  Rect launches_area;
+  std::string launches_label;
+  float launches_label_px = 0;
   std::vector<std::pair<std::string, ImVec4>> colours;
   // Each plot's axis limits as drawn this frame (x_lo, x_hi, y_lo, y_hi; the rows of a grid in order): the UI
   // tests check that they stay on the data over many frames.

@@ -129,6 +129,8 @@ class TimingsPanel final : public Panel {
     m_scaling_size = ImVec2(std::max(1.0f, ImGui::GetItemRectMax().x - before.x),
                             std::max(1.0f, ImGui::GetItemRectMax().y - before.y));
     s.plot_areas["timings"] = rep.area;
+    s.plot_areas["launches"] = rep.launches_area;
+    s.plot_labels["launches"] = {rep.launches_label, rep.launches_label_px};
     s.plot_limits["timings"] = rep.limits;
   }
 

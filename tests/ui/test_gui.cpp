@@ -1777,10 +1777,11 @@ TEST_F(Gui, TheOccupancyCalculatorFollowsTheKernelAndStartsFromYourKernelsBuild)
   const std::string dir = m_dir.path().string();
   ::setenv("TILESCOPE_CACHE_DIR", (dir + "/cache").c_str(), 1);
   const std::string path = dir + "/mine.cu";
-  std::ofstream(path) << "#define TILE_WIDTH 16\n__global__ void my_mm(float* C, float* A, float* B, int N) {\n"
-                         "  __shared__ float s[TILE_WIDTH][TILE_WIDTH];\n  s[threadIdx.y][threadIdx.x] = "
-                         "A[threadIdx.x];\n  __syncthreads();\n  C[threadIdx.x] = s[threadIdx.x][threadIdx.y] + "
-                         "B[0] * N;\n}\n";
+  std::ofstream(path)
+      << "#define TILE_WIDTH 16\n__global__ void my_mm(float* C, float* A, float* B, int N) {\n"
+         "  __shared__ float s[TILE_WIDTH][TILE_WIDTH];\n  s[threadIdx.y][threadIdx.x] = "
+         "A[threadIdx.x];\n  __syncthreads();\n  C[threadIdx.x] = s[threadIdx.x][threadIdx.y] + "
+         "B[0] * N;\n}\n";
   GuiRun s;
   s.body = [&](ImGuiTestContext* ctx, App& app) {
     ui::AppState& st = app.state();

@@ -186,6 +186,49 @@ TEST(Snapshot, EveryPanelFitsAtEveryScreenSize) {
     }
 }
 
+// The launch strip beside the Timings plot labels its axis along the plot's height: at 1366 x 768 the whole
+// "launches (GFLOP/s)" is longer than the strip is tall and stood out above its frame; there it says the
+// unit alone. Checked in the layout (the label fits its plot's height; the whole label where there is room)
+// and in the pixels: the band just above the strip's plot area, right of it where the label runs, holds no
+// text.
+TEST(Snapshot, TheLaunchStripsAxisLabelStaysInsideItsPlot) {
+  if (!have_display()) GTEST_SKIP() << "no X display (install xvfb so ctest can start one)";
+  struct Size {
+    int w, h;
+    const char* scale;
+    bool whole;  // room for the whole label
+  };
+  for (Size sz : {Size{1366, 768, "1", false}, Size{1920, 1080, "1", true}, Size{3840, 2160, "2", true}}) {
+    SCOPED_TRACE(std::to_string(sz.w) + "x" + std::to_string(sz.h));
+    const double em = 16 * std::stod(sz.scale);
+    test::TempDir dir;
+    const std::string png = dir.file("snap.png"), layout = dir.file("layout.json");
+    const auto r = test::run_cmd(kBin + " snapshot --backend cpu --size 256 --width " + std::to_string(sz.w) +
+                                 " --height " + std::to_string(sz.h) + " --scale " + sz.scale +
+                                 " --front Timings --out " + png + " --layout-json " + layout);
+    ASSERT_EQ(r.code, 0) << r.output;
+    const Image im = load_png(png);
+    std::ifstream f(layout);
+    const nlohmann::json j = nlohmann::json::parse(f);
+    ASSERT_TRUE(j["plots"].contains("launches")) << j["plots"].dump();
+    const auto& a = j["plots"]["launches"];
+    const double x = a[0], y = a[1], w = a[2], h = a[3];
+    const std::string label = j["plot_labels"]["launches"]["text"];
+    const double label_px = j["plot_labels"]["launches"]["px"];
+    EXPECT_FALSE(label.empty());
+    EXPECT_LE(label_px, h) << label;
+    if (sz.whole) EXPECT_EQ(label, "launches (GFLOP/s)");
+    // Above the plot area, past the tick labels' half line, in the margin where the label runs.
+    int text_pixels = 0;
+    for (int yy = int(y - 1.25 * em); yy < int(y - 0.65 * em); ++yy)
+      for (int xx = int(x + w); xx < int(x + w + 3.5 * em) && xx < im.w; ++xx) {
+        const uint8_t* p = im.at(xx, yy);
+        text_pixels += 0.2126 * p[0] + 0.7152 * p[1] + 0.0722 * p[2] > 140;
+      }
+    EXPECT_EQ(text_pixels, 0) << "the label stands out above the strip (" << label << ")";
+  }
+}
+
 TEST(Snapshot, EglDeviceNeedsNoXServer) {
   test::TempDir dir;
   const std::string png = dir.file("egl.png"), layout = dir.file("layout.json");
