@@ -343,7 +343,7 @@ std::shared_ptr<const CompiledModule> compile_module(const CompileJob& job, cons
   req.headers = job.headers;
   req.time_limit_s = job.time_limit_s;
   req.memory_limit = job.memory_limit > 0 ? job.memory_limit : compiler_memory_limit();
-  req.stack_bytes = compiler_stack_bytes();
+  req.stack_bytes = job.stack_bytes > 0 ? job.stack_bytes : compiler_stack_bytes();
   const CompilerOutcome c = compile_in_child(req, cancel);  // throws Cancelled
   {
     std::lock_guard<std::mutex> lock(cache().mu);

@@ -38,6 +38,7 @@ struct CompileJob {
   // NVRTC is stopped when it has not finished by then (not part of the cache key).
   double time_limit_s = kDefaultCompileLimitS;
   uint64_t memory_limit = 0;  // bytes NVRTC may take (0: compiler_memory_limit())
+  uint64_t stack_bytes = 0;   // the stack of the thread that runs NVRTC (0: compiler_stack_bytes())
 };
 
 struct CompiledModule {

@@ -48,6 +48,10 @@ kernel("macro_bomb_17.cu", macro_bomb(17), 2,
        ["NVRTC did not finish within the compile limit of 2 s and was stopped", "not tried: the compiler did not finish"],
        args=["--compile-limit", "2"], nvrtc=True)
 
+# 20,000 nested parentheses: past an 8 MiB stack in NVRTC's parser, well within the compiler's 1 GiB.
+kernel("deep_parens.cu", "__global__ void deep(const float* A, const float* B, float* C, int N) { C[0] = " +
+       "(" * 20000 + "A[0]" + ")" * 20000 + "; }\n", 0, ["regs"], nvrtc=True)
+
 # [SECTION] Includes (issue 26, item 4): only regular files of the kernel's folder.
 write(os.path.join(OUT, "kernels", "inc", "ok.h"), "#define SCALE 2.0f\n")
 kernel("include_ok.cu", '#include "inc/ok.h"\n' + KERNEL.replace("A[0] +", "A[0] * SCALE +"), 0, ["yours:mm"])

@@ -84,6 +84,28 @@ TEST_F(CompilerProcess, ACrashOfNvrtcEndsOnlyTheCompilerProcessAndIsSaidInWords)
   EXPECT_FALSE(next->cubin.empty());
 }
 
+// NVRTC recurses once per nested parenthesis: 20,000 of them overflow the 8 MiB stack a thread has by default
+// (the window's build thread crashed with SIGSEGV on a file of nested macros). The compiler's thread has 1
+// GiB: the same source compiles (in ~0.1 s); given 8 MiB, it crashes the compiler process only, and says so.
+TEST_F(CompilerProcess, DeeplyNestedCodeCompilesOnTheCompilersOwnStack) {
+  REQUIRE_NVRTC();
+  const std::string deep = "__global__ void deep(float* c) { c[0] = " + std::string(20000, '(') + "c[1]" +
+                           std::string(20000, ')') + "; }\n";
+  CompileJob small_stack = job_of(deep, "deep");
+  small_stack.stack_bytes = 8 << 20;
+  const auto crashed =
+      compile_module(small_stack);  // first: a build that works is cached (the key has no stack)
+  EXPECT_FALSE(crashed->ok);
+  EXPECT_NE(crashed->compiler_failure.find("NVRTC crashed while compiling (signal 11"), std::string::npos)
+      << crashed->compiler_failure;
+  EXPECT_NE(crashed->compiler_failure.find("it had 8.0 MiB of stack"), std::string::npos)
+      << crashed->compiler_failure;
+  const auto m = compile_module(job_of(deep, "deep"));
+  EXPECT_TRUE(m->ok) << m->log.substr(0, 2000);
+  EXPECT_FALSE(m->from_cache);
+  EXPECT_EQ(compilers_running(), 0);
+}
+
 // A person's file never reaches NVRTC with such a name: refused first, in words, with its line.
 TEST_F(CompilerProcess, AKernelNameLongerThanTileScopeTakesIsRefusedBeforeNvrtc) {
   const std::string name(kMaxKernelName + 1, 'k');
