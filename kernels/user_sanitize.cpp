@@ -186,7 +186,8 @@ std::vector<SanitizerReport> sanitize_user_kernel(const UserKernel& k, const Pro
     spec.argv = {tool_path, "--tool",      tool,       "--print-limit",       "20", exe, "worker",
                  "--job",   file.string(), "--device", std::to_string(device)};
     spec.moves = {{pipefd[1], 1}, {pipefd[1], 2}};
-    spec.own_process_group = true;  // stopped by TileScope (cancel, time limit), not by the terminal
+    // In TileScope's process group: a third-party program cannot be told to end with TileScope
+    // (PR_SET_PDEATHSIG), so the terminal's Ctrl+C must still reach it.
     pid_t pid = -1;
     try {
       pid = spawn_process(spec);
