@@ -155,15 +155,17 @@ CompilerOutcome compile_in_child(const wire::CompileMsg& job, const CancelToken*
   child_printed.fd = -1;
   fcntl(printed.fd, F_SETFL, fcntl(printed.fd, F_GETFL) | O_NONBLOCK);
 
+  bool printed_open = true;  // until the compiler closes its output (then it is polled no more)
   auto drain = [&] {
     char buf[4096];
-    for (;;) {
+    while (printed_open) {
       const ssize_t n = read(printed.fd, buf, sizeof buf);
       if (n > 0) {
         keep_tail(out.output, buf, size_t(n));
         continue;
       }
       if (n < 0 && errno == EINTR) continue;
+      if (n == 0) printed_open = false;
       return;
     }
   };
@@ -191,7 +193,7 @@ CompilerOutcome compile_in_child(const wire::CompileMsg& job, const CancelToken*
   }
   const double deadline = t0 + job.time_limit_s;
   for (;;) {
-    pollfd p[2] = {{sock.fd, POLLIN, 0}, {printed.fd, POLLIN, 0}};
+    pollfd p[2] = {{sock.fd, POLLIN, 0}, {printed_open ? printed.fd : -1, POLLIN, 0}};
     const int pr = poll(p, 2, 20);
     if (pr < 0 && errno != EINTR) {
       kill(pid, SIGKILL);
