@@ -447,7 +447,12 @@ int run_compiler(int fd, int parent_pid) {
       address_space_bytes("VmPeak:") + std::min<uint64_t>(req.memory_limit, 256u << 20) >= cap)
     out.log += "\n(The compiler reached the memory it may use, " + format_bytes(double(req.memory_limit)) +
                " beyond its start: the failure above is likely from that.)";
-  return wire::write_message(fd, wire::encode(out)) ? 0 : 1;
+  try {
+    return wire::write_message(fd, wire::encode(out)) ? 0 : 1;
+  } catch (const wire::ProtocolError& e) {  // a build too large for one message (over 64 MiB)
+    wire::write_message(fd, wire::encode(wire::ErrorMsg{wire::ErrorKind::Other, 0, "", e.what()}));
+    return 1;
+  }
 }
 
 #else  // built without the CUDA toolkit
