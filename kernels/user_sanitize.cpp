@@ -139,7 +139,7 @@ std::vector<SanitizerReport> sanitize_user_kernel(const UserKernel& k, const Pro
   WorkerJob job;
   try {
     const ExprVars v{s.m, s.n, s.k, s.tile};
-    const auto mod = k.build(s.tile, arch, v);
+    const auto mod = k.build(s.tile, arch, v, cancel);
     const LaunchGeometry g = launch_geometry(k.spec(), v);
     job.load.cubin = mod->cubin;
     job.load.name = mod->lowered_name;

@@ -434,9 +434,10 @@ void UserKernelController::start_sanitize(AppState& s) {
                             " in a worker (each side at most 511, with the partial tiles of the shape)");
   const auto k = m_good;
   const int arch = m_device_model.sm, device = m_device;
-  m_sanitizing = std::async(std::launch::async, [k, p, arch, device] {
+  m_sanitizing = std::async(std::launch::async, [k, p, arch, device, stop = m_stop] {
     std::vector<SanitizerView> out;
-    for (const auto& r : sanitize_user_kernel(*k, p, arch, device, {"memcheck", "racecheck"}, 300)) {
+    // Stopped when the window closes (compute-sanitizer is killed), as a compile is.
+    for (const auto& r : sanitize_user_kernel(*k, p, arch, device, {"memcheck", "racecheck"}, 300, &stop)) {
       SanitizerView v;
       v.tool = r.tool;
       v.summary = r.summary;
