@@ -32,7 +32,7 @@ BandwidthResult measure_copy_bandwidth(cudaStream_t st, int64_t l2_bytes, const 
   DeviceBuffer<float4> src(bytes / 16), dst(bytes / 16);
   CUDA_CHECK(cudaMemsetAsync(src.get(), 0, src.bytes(), st));
   const int threads = 256, blocks = sms * 8;
-  CudaEvent start, stop;
+  StreamTimer timer(st);
   auto launch = [&] {
     copy_kernel<<<blocks, threads, 0, st>>>(src.get(), dst.get(), int64_t(src.size()));
     CUDA_CHECK_LAUNCH();
@@ -47,15 +47,7 @@ BandwidthResult measure_copy_bandwidth(cudaStream_t st, int64_t l2_bytes, const 
     launch();
     CUDA_CHECK(cudaStreamSynchronize(st));
   };
-  h.timed = [&] {
-    CUDA_CHECK(cudaEventRecord(start.get(), st));
-    launch();
-    CUDA_CHECK(cudaEventRecord(stop.get(), st));
-    CUDA_CHECK(cudaEventSynchronize(stop.get()));
-    float ms = 0;
-    CUDA_CHECK(cudaEventElapsedTime(&ms, start.get(), stop.get()));
-    return double(ms);
-  };
+  h.timed = [&] { return timer.ms(launch); };
   const Measurement m = measure(p, h, cancel);
   BandwidthResult r;
   r.bytes = int64_t(bytes);

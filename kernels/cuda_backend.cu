@@ -13,6 +13,8 @@
 #include "cuda_backend.hpp"
 #include "cuda_check.cuh"
 #include "cuda_raii.cuh"
+#include "device_run.cuh"
+#include "engine.hpp"
 #include "heatmap_lod.cuh"
 #include "matrix_ops.cuh"
 #include "nvml.hpp"
@@ -237,124 +239,101 @@ class CudaBackend final : public Backend {
       return r;
     }
 
-    PoolBuffer<float> A(size_t(s.m * s.k), st), B(size_t(s.k * s.n), st), C(size_t(s.m * s.n), st),
-        R(size_t(s.m * s.n), st);
-    if (s.input == InputKind::File) {
-      CUDA_CHECK(cudaMemcpyAsync(A.get(), req.a->data.data(), A.bytes(), cudaMemcpyHostToDevice, st));
-      CUDA_CHECK(cudaMemcpyAsync(B.get(), req.b->data.data(), B.bytes(), cudaMemcpyHostToDevice, st));
-    } else {
-      device_generate(A.get(), s.m, s.k, gen_kind(s.input), s.seed, 0, st);
-      device_generate(B.get(), s.k, s.n, gen_kind(s.input), s.seed, 1, st);
-    }
-    GemmArgs ref_args{A.get(), B.get(), R.get(), s.m, s.n, s.k};
-    GemmArgs args{A.get(), B.get(), C.get(), s.m, s.n, s.k};
-    // What the kernel needs beside A, B and C (split-K: partial tiles and a count per tile), zeroed once.
-    std::optional<PoolBuffer<char>> workspace;
-    if (const size_t ws = workspace_bytes(*entry, s); ws > 0) {
-      workspace.emplace(ws, st);
-      CUDA_CHECK(cudaMemsetAsync(workspace->get(), 0, ws, st));
-      args.workspace = workspace->get();
-      args.workspace_bytes = ws;
-    }
-    launch_cublas(ref_args, 0, st);
-    // Poison C so that a kernel which skips elements cannot pass on stale data.
-    CUDA_CHECK(cudaMemsetAsync(C.get(), 0xff, C.bytes(), st));
-    entry->cuda(args, s.tile, st, nullptr);  // the verification launch
-    CUDA_CHECK(cudaStreamSynchronize(st));
-    cancel.throw_if_cancelled();
+    DeviceRunMatrices mats(m_device, s, st, false);
+    BuiltinLauncher launcher(*this, *entry, s, mats, st);
+    RunFacts facts;
+    facts.backend = kind();
+    facts.device = m_name;
+    facts.reference = "cuBLAS SGEMM (FP32)";
+    facts.tf32 = entry->info.tf32;
+    facts.peak_tflops = entry->info.tf32 ? m_info.peak_tf32_tflops : m_info.peak_fp32_tflops;
+    facts.clock_mhz = m_clock_mhz;
+    if (const KernelEntry* ref = reference_entry(*entry)) facts.reference_kernel = ref->info.id;
+    return run_pipeline(req, policy, facts, mats, launcher, cancel);
+  }
 
-    RunResult r;
-    r.spec = s;
-    r.backend = kind();
-    r.device = m_name;
-    r.reference = "cuBLAS SGEMM (FP32)";
-    r.tf32 = entry->info.tf32;
-    const Tolerance tol = tolerance_for(s.k, device_max_abs(A.get(), A.size(), st),
-                                        device_max_abs(B.get(), B.size(), st), entry->info.tf32);
-    r.error = device_compare(C.get(), R.get(), s.m, s.n, tol, st);
-    if (req.keep_output) {
-      auto c = std::make_shared<HostMatrix>(s.m, s.n);
-      CUDA_CHECK(cudaMemcpyAsync(c->data.data(), C.get(), C.bytes(), cudaMemcpyDeviceToHost, st));
-      CUDA_CHECK(cudaStreamSynchronize(st));
-      r.c = std::move(c);
+  // [SECTION] A built-in kernel in this process (engine.hpp's RunLauncher): launched on the engine's stream,
+  // each sample timed by a cudaEvent pair with the SM clock read through NVML after it; with
+  // interleave_reference, cuBLAS of the kernel's precision timed right after every sample the same way.
+  class BuiltinLauncher final : public RunLauncher {
+   public:
+    BuiltinLauncher(CudaBackend& be, const KernelEntry& e, const ProblemSpec& s, DeviceRunMatrices& mats,
+                    cudaStream_t st)
+        : m_be(be), m_e(e), m_s(s), m_mats(mats), m_st(st) {}
+
+    void verify_launch(const CancelToken& cancel) override {
+      (void)cancel;
+      m_args = GemmArgs{m_mats.a(), m_mats.b(), m_mats.c(), m_s.m, m_s.n, m_s.k};
+      // What the kernel needs beside A, B and C (split-K: partial tiles and a count per tile), zeroed once.
+      if (const size_t ws = workspace_bytes(m_e, m_s); ws > 0) {
+        m_workspace.emplace(ws, m_st);
+        CUDA_CHECK(cudaMemsetAsync(m_workspace->get(), 0, ws, m_st));
+        m_args.workspace = m_workspace->get();
+        m_args.workspace_bytes = ws;
+      }
+      m_e.cuda(m_args, m_s.tile, m_st, nullptr);
+      CUDA_CHECK(cudaStreamSynchronize(m_st));
     }
 
-    // Timing: one cudaEvent pair per launch on our stream, the SM clock read through NVML after each. With
-    // interleave_reference, cuBLAS of the kernel's precision is timed right after every sample the same
-    // way, into a scratch buffer (C keeps the kernel's output; R the FP32 reference for C - reference).
-    if (r.error.passed || policy.time_failed) {
-      CudaEvent start, stop;
-      auto time_launch = [&](auto&& launch) {
-        CUDA_CHECK(cudaEventRecord(start.get(), st));
-        launch();
-        CUDA_CHECK(cudaEventRecord(stop.get(), st));
-        CUDA_CHECK(cudaEventSynchronize(stop.get()));
-        float ms = 0;
-        CUDA_CHECK(cudaEventElapsedTime(&ms, start.get(), stop.get()));
-        return double(ms);
-      };
-      DeviceBuffer<char> flush(policy.cold_l2 ? size_t(2 * m_info.l2_bytes) : 0);
+    Measurement measure(const MeasurePolicy& policy, const CancelToken& cancel) override {
+      StreamTimer timer(m_st);
+      DeviceBuffer<char> flush(policy.cold_l2 ? size_t(2 * m_be.m_info.l2_bytes) : 0);
       MeasureHooks h;
       h.untimed = [&] {
-        entry->cuda(args, s.tile, st, nullptr);
-        CUDA_CHECK(cudaStreamSynchronize(st));
+        m_e.cuda(m_args, m_s.tile, m_st, nullptr);
+        CUDA_CHECK(cudaStreamSynchronize(m_st));
       };
-      h.timed = [&] { return time_launch([&] { entry->cuda(args, s.tile, st, nullptr); }); };
+      h.timed = [&] { return timer.ms([&] { m_e.cuda(m_args, m_s.tile, m_st, nullptr); }); };
       int flushes = 0;
       h.flush = [&] {  // a buffer of twice the L2 size, written outside the timing
-        CUDA_CHECK(cudaMemsetAsync(flush.get(), ++flushes & 0xff, flush.bytes(), st));
+        CUDA_CHECK(cudaMemsetAsync(flush.get(), ++flushes & 0xff, flush.bytes(), m_st));
       };
-      h.clock = [&] { return m_nvml.read(m_nvml_dev); };
+      h.clock = [&] { return m_be.m_nvml.read(m_be.m_nvml_dev); };
       // The interleaved reference. Its scratch buffer takes the room of C - reference, which is made only
       // after the timing (run_bytes counts A, B, C, the reference and C - reference).
-      const KernelEntry* ref = reference_entry(*entry);
+      const KernelEntry* ref = reference_entry(m_e);
       std::optional<PoolBuffer<float>> scratch;
-      GemmArgs ref_args{A.get(), B.get(), nullptr, s.m, s.n, s.k};
+      GemmArgs ref_args{m_mats.a(), m_mats.b(), nullptr, m_s.m, m_s.n, m_s.k};
       if (policy.interleave_reference && ref) {
-        scratch.emplace(size_t(s.m * s.n), st);
+        scratch.emplace(size_t(m_s.m * m_s.n), m_st);
         ref_args.C = scratch->get();
-        h.reference_timed = [&] { return time_launch([&] { ref->cuda(ref_args, 0, st, nullptr); }); };
+        h.reference_timed = [&] { return timer.ms([&] { ref->cuda(ref_args, 0, m_st, nullptr); }); };
         h.reference_clock = h.clock;
       }
-      record_measurement(r, measure(policy, h, cancel, 1), policy, m_clock_mhz, ref ? ref->info.id : "");
-      scratch.reset();
-      if (policy.interleave_reference && !ref)
-        r.interleaved_note = entry->info.id + " is the reference itself";
-      if (!m_nvml_dev) {
+      return ts::measure(policy, h, cancel, 1);
+    }
+
+    void after_timing(RunResult& r, const MeasurePolicy& policy) override {
+      if (policy.interleave_reference && !reference_entry(m_e))
+        r.interleaved_note = m_e.info.id + " is the reference itself";
+      if (!m_be.m_nvml_dev) {
         r.clock.note = "NVML unavailable: SM clock not recorded";
         if (r.cublas_interleaved()) r.interleaved.clock.note = r.clock.note;
       }
-    } else {
-      r.policy = policy.describe();
-      r.timed = false;
-      r.stop = "not timed";
-      r.date = utc_now();
     }
-    r.peak_tflops = entry->info.tf32 ? m_info.peak_tf32_tflops : m_info.peak_fp32_tflops;
-    if (const auto li = launch_info_locked(*entry, s)) {
-      r.tile_m = li->tile_m;
-      r.tile_n = li->tile_n;
-      r.blocks_per_tile = li->blocks_per_tile;
-      if (li->occupancy.res.threads_per_block > 0) r.occupancy = li->occupancy;
+
+    void describe_launch(RunResult& r) override {
+      if (const auto li = m_be.launch_info_locked(m_e, m_s)) {
+        r.tile_m = li->tile_m;
+        r.tile_n = li->tile_n;
+        r.blocks_per_tile = li->blocks_per_tile;
+        if (li->occupancy.res.threads_per_block > 0) r.occupancy = li->occupancy;
+      }
     }
-    if (req.keep_store) {
-      // C - reference from the last timed launch (what the C heatmap shows), before profile() reuses R.
-      PoolBuffer<float> E(size_t(s.m * s.n), st);
-      device_subtract(E.get(), C.get(), R.get(), s.m * s.n, st);
-      CUDA_CHECK(cudaStreamSynchronize(st));
-      DeviceMatrices dm;
-      dm.m = s.m;
-      dm.n = s.n;
-      dm.k = s.k;
-      dm.a = std::move(A);
-      dm.b = std::move(B);
-      dm.c = std::move(C);
-      dm.err = std::move(E);
-      r.store = make_device_store(m_device, std::move(dm));
+
+    void profile(RunResult& r, const CancelToken& cancel) override {
+      m_be.profile(r, m_e, m_args, m_mats.r(), cancel);
     }
-    if (req.profile) profile(r, *entry, args, R.get(), cancel);
-    return r;
-  }
+
+   private:
+    CudaBackend& m_be;
+    const KernelEntry& m_e;
+    const ProblemSpec& m_s;
+    DeviceRunMatrices& m_mats;
+    cudaStream_t m_st;
+    GemmArgs m_args{};
+    std::optional<PoolBuffer<char>> m_workspace;
+  };
 
   BandwidthResult measure_bandwidth(const CancelToken& cancel) override {
     std::lock_guard<std::mutex> lock(m_run);
@@ -439,16 +418,7 @@ class CudaBackend final : public Backend {
                const CancelToken& cancel) {
     cudaStream_t st = m_stream->get();
     const ProblemSpec& s = r.spec;
-    CudaEvent start, stop;
-    auto time_once = [&](const std::function<void()>& launch) {
-      CUDA_CHECK(cudaEventRecord(start.get(), st));
-      launch();
-      CUDA_CHECK(cudaEventRecord(stop.get(), st));
-      CUDA_CHECK(cudaEventSynchronize(stop.get()));
-      float ms = 0;
-      CUDA_CHECK(cudaEventElapsedTime(&ms, start.get(), stop.get()));
-      return double(ms);
-    };
+    StreamTimer timer(st);
     // The reference line of the Timings panel, where cuBLAS was not timed between the samples already:
     // cuBLAS of the same precision, into scratch (the reference buffer, no longer needed).
     if (!r.cublas_interleaved()) {
@@ -456,7 +426,7 @@ class CudaBackend final : public Backend {
       const CudaLaunchFn ref = entry.info.tf32 ? &launch_cublas_tf32 : &launch_cublas;
       ref(ref_args, 0, st, nullptr);
       std::vector<double> ref_ms;
-      for (int i = 0; i < 5; ++i) ref_ms.push_back(time_once([&] { ref(ref_args, 0, st, nullptr); }));
+      for (int i = 0; i < 5; ++i) ref_ms.push_back(timer.ms([&] { ref(ref_args, 0, st, nullptr); }));
       r.reference_ms = quantile(ref_ms, 0.5);
       cancel.throw_if_cancelled();
     }
@@ -480,9 +450,9 @@ class CudaBackend final : public Backend {
     traced.trace = rec.get();
     std::vector<double> plain_ms, traced_ms;
     for (int i = 0; i < 3; ++i) {
-      plain_ms.push_back(time_once([&] { entry.cuda(args, s.tile, st, nullptr); }));
+      plain_ms.push_back(timer.ms([&] { entry.cuda(args, s.tile, st, nullptr); }));
       CUDA_CHECK(cudaMemsetAsync(rec.get(), 0, rec.bytes(), st));
-      traced_ms.push_back(time_once([&] { entry.cuda(traced, s.tile, st, nullptr); }));
+      traced_ms.push_back(timer.ms([&] { entry.cuda(traced, s.tile, st, nullptr); }));
     }
     auto t = std::make_shared<TileTrace>();
     t->sm_count = m_limits.sm_count;

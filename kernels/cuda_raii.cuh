@@ -117,6 +117,27 @@ class CudaEvent {
   std::unique_ptr<CUevent_st, Destroy> m_e;
 };
 
+// The time of what `work` enqueues on `stream`, by a cudaEvent pair around it (waits for it to finish):
+// every launch the engine times, the worker's excepted (it reports its CUDA errors as its own messages).
+class StreamTimer {
+ public:
+  explicit StreamTimer(cudaStream_t stream) : m_stream(stream) {}
+  template <class Work>
+  double ms(Work&& work) {
+    CUDA_CHECK(cudaEventRecord(m_start.get(), m_stream));
+    work();
+    CUDA_CHECK(cudaEventRecord(m_stop.get(), m_stream));
+    CUDA_CHECK(cudaEventSynchronize(m_stop.get()));
+    float t = 0;
+    CUDA_CHECK(cudaEventElapsedTime(&t, m_start.get(), m_stop.get()));
+    return double(t);
+  }
+
+ private:
+  cudaStream_t m_stream;
+  CudaEvent m_start, m_stop;
+};
+
 class CublasHandle {
  public:
   CublasHandle() {

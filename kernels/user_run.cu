@@ -10,6 +10,7 @@
 
 #include "cuda_check.cuh"
 #include "cuda_raii.cuh"
+#include "device_run.cuh"
 #include "heatmap_lod.cuh"
 #include "launch.hpp"
 #include "matrix_ops.cuh"
@@ -168,6 +169,35 @@ std::string UserRunner::check_new_build(const UserKernel& k, const ProblemSpec& 
          secs + ")";
 }
 
+class UserRunner::WorkerLauncher final : public RunLauncher {
+ public:
+  WorkerLauncher(UserRunner& runner, const UserKernel& k, const ProblemSpec& s, const LaunchGeometry& g,
+                 const std::vector<KernelArg>& args, std::shared_ptr<const CompiledModule> mod,
+                 std::shared_ptr<const CompiledModule> traced, std::string trace_note,
+                 DeviceRunMatrices& mats, void* stream);
+  ~WorkerLauncher() override;
+  void verify_launch(const CancelToken& cancel) override;
+  Measurement measure(const MeasurePolicy& policy, const CancelToken& cancel) override;
+  void after_timing(RunResult& r, const MeasurePolicy& policy) override;
+  void describe_launch(RunResult& r) override;
+  void profile(RunResult& r, const CancelToken& cancel) override;
+
+ private:
+  UserRunner& m_runner;
+  const UserKernel& m_k;
+  const ProblemSpec& m_s;
+  const LaunchGeometry m_g;
+  std::shared_ptr<const CompiledModule> m_mod, m_traced;
+  std::string m_trace_note;
+  DeviceRunMatrices& m_mats;
+  void* m_st;
+  std::string m_name;
+  double m_hang;
+  LaunchSpec m_launch;
+  bool m_begun = false;  // A, B and C are mapped in the worker (End lets go of them)
+  double m_first_ms = 0;
+};
+
 RunResult UserRunner::run(const RunRequest& req, const UserKernel& k, void* stream_ptr,
                           const MeasurePolicy& policy, const CancelToken& cancel) {
   const ProblemSpec& s = req.spec;
@@ -205,246 +235,212 @@ RunResult UserRunner::run(const RunRequest& req, const UserKernel& k, void* stre
   }
   cancel.throw_if_cancelled();
 
-  // [SECTION] The app's matrices: A and B (generated or copied), C for the worker to write, the reference.
-  PoolBuffer<float> A = PoolBuffer<float>::shareable(size_t(s.m * s.k));
-  PoolBuffer<float> B = PoolBuffer<float>::shareable(size_t(s.k * s.n));
-  PoolBuffer<float> C = PoolBuffer<float>::shareable(size_t(s.m * s.n));
-  PoolBuffer<float> R(size_t(s.m * s.n), st);
-  if (s.input == InputKind::File) {
-    CUDA_CHECK(cudaMemcpyAsync(A.get(), req.a->data.data(), A.bytes(), cudaMemcpyHostToDevice, st));
-    CUDA_CHECK(cudaMemcpyAsync(B.get(), req.b->data.data(), B.bytes(), cudaMemcpyHostToDevice, st));
-  } else {
-    device_generate(A.get(), s.m, s.k, gen_kind(s.input), s.seed, 0, st);
-    device_generate(B.get(), s.k, s.n, gen_kind(s.input), s.seed, 1, st);
-  }
-  const GemmArgs ref_args{A.get(), B.get(), R.get(), s.m, s.n, s.k};
-  launch_cublas(ref_args, 0, st);
-  CUDA_CHECK(cudaStreamSynchronize(st));  // A and B are complete before the worker copies them
+  // [SECTION] The run, through the engine's phases: the app's matrices (A, B and C shareable with the worker,
+  // the reference), the kernel in the worker.
+  DeviceRunMatrices mats(m_dev.device, s, st, true);
+  WorkerLauncher launcher(*this, k, s, g, args, mod, traced, trace_note, mats, st);
+  RunFacts facts;
+  facts.backend = "cuda";
+  facts.device = m_dev.label;
+  facts.reference = "cuBLAS SGEMM (FP32)";
+  facts.tf32 = k.spec().tf32;
+  facts.peak_tflops = k.spec().tf32 ? m_dev.peak_tf32_tflops : m_dev.peak_fp32_tflops;
+  facts.clock_mhz = m_dev.clock_mhz;
+  facts.note = memcheck_note;
+  return run_pipeline(req, policy, facts, mats, launcher, cancel);
+}
 
-  // [SECTION] The worker: load, map, verify.
-  WorkerClient& w = *m_worker;
-  LoadMsg load{mod->cubin, mod->lowered_name, traced ? traced->cubin : "",
-               traced ? traced->lowered_name : ""};
-  const double hang = k.spec().hang_limit_s;
+// [SECTION] A person's kernel in the worker process (engine.hpp's RunLauncher): loaded there, A, B and C
+// mapped through CUDA IPC, every launch and the whole measurement asked of the worker under the watchdog.
+UserRunner::WorkerLauncher::WorkerLauncher(UserRunner& runner, const UserKernel& k, const ProblemSpec& s,
+                                           const LaunchGeometry& g, const std::vector<KernelArg>& args,
+                                           std::shared_ptr<const CompiledModule> mod,
+                                           std::shared_ptr<const CompiledModule> traced,
+                                           std::string trace_note, DeviceRunMatrices& mats, void* stream)
+    : m_runner(runner),
+      m_k(k),
+      m_s(s),
+      m_g(g),
+      m_mod(std::move(mod)),
+      m_traced(std::move(traced)),
+      m_trace_note(std::move(trace_note)),
+      m_mats(mats),
+      m_st(stream),
+      m_name(who(k, s)),
+      m_hang(k.spec().hang_limit_s) {
+  m_launch.grid = g.grid;
+  m_launch.block = g.block;
+  m_launch.smem = g.smem;
+  m_launch.args = args;
+  m_launch.poison_c = false;  // C is poisoned by the app (RunMatrices::poison_c) before the first launch
+}
+
+UserRunner::WorkerLauncher::~WorkerLauncher() {
+  // The worker lets go of C whatever happened.
+  WorkerClient& w = *m_runner.m_worker;
+  if (!m_begun || !w.running()) return;
+  try {
+    w.call(empty(Type::End), 10);
+  } catch (const std::exception&) {
+  }
+}
+
+void UserRunner::WorkerLauncher::verify_launch(const CancelToken& cancel) {
+  WorkerClient& w = *m_runner.m_worker;
+  LoadMsg load{m_mod->cubin, m_mod->lowered_name, m_traced ? m_traced->cubin : "",
+               m_traced ? m_traced->lowered_name : ""};
   const Message loaded =
       expect(w.call(encode(load), 60, &cancel, {}, "loading the kernel"), Type::Loaded, "loading the kernel");
   (void)decode_loaded(loaded);
-  struct EndRun {  // the worker lets go of C whatever happens next
-    WorkerClient& w;
-    bool begun = false;
-    ~EndRun() {
-      if (!begun || !w.running()) return;
-      try {
-        w.call(empty(Type::End), 10);
-      } catch (const std::exception&) {
-      }
-    }
-  } end_run{w};
-  expect(
-      w.call(encode(BeginMsg{s.m, s.n, s.k, ipc_handle(A.get()), ipc_handle(B.get()), ipc_handle(C.get())}),
-             30, &cancel, {}, "mapping A, B and C"),
-      Type::Ok, "mapping A, B and C");
-  end_run.begun = true;
-  LaunchSpec launch;
-  launch.grid = g.grid;
-  launch.block = g.block;
-  launch.smem = g.smem;
-  launch.args = args;
-  launch.poison_c = true;  // elements the kernel never writes stay NaN, and show
+  const ProblemSpec& s = m_s;
+  expect(w.call(encode(BeginMsg{s.m, s.n, s.k, ipc_handle(m_mats.a()), ipc_handle(m_mats.b()),
+                                ipc_handle(m_mats.c())}),
+                30, &cancel, {}, "mapping A, B and C"),
+         Type::Ok, "mapping A, B and C");
+  m_begun = true;
   // The first launch may take long for a slow kernel: allow its time at 0.5 % of the device's peak, plus the
   // hang limit.
-  const double peak = (k.spec().tf32 ? m_dev.peak_tf32_tflops : m_dev.peak_fp32_tflops) * 1e12;
+  const UserRunDevice& d = m_runner.m_dev;
+  const double peak = (m_k.spec().tf32 ? d.peak_tf32_tflops : d.peak_fp32_tflops) * 1e12;
   const double expected_s = peak > 0 ? s.flops() / (0.005 * peak) : 10.0;
-  const std::string running = "running " + name + " once to verify it (expected well under " +
+  const std::string running = "running " + m_name + " once to verify it (expected well under " +
                               std::to_string(int(std::ceil(expected_s))) + " s; hang limit " +
-                              std::to_string(int(std::round(hang))) + " s beyond that)";
-  const LaunchedMsg first =
-      decode_launched(expect(w.call(encode(LaunchMsg{launch}), hang + expected_s, &cancel, {}, running),
-                             Type::Launched, "verifying the kernel"));
-  cancel.throw_if_cancelled();
+                              std::to_string(int(std::round(m_hang))) + " s beyond that)";
+  m_first_ms =
+      decode_launched(expect(w.call(encode(LaunchMsg{m_launch}), m_hang + expected_s, &cancel, {}, running),
+                             Type::Launched, "verifying the kernel"))
+          .ms;
+}
 
-  RunResult r;
-  r.spec = s;
-  r.backend = "cuda";
-  r.device = m_dev.label;
-  r.reference = "cuBLAS SGEMM (FP32)";
-  r.note = memcheck_note;
-  r.tf32 = k.spec().tf32;
-  const Tolerance tol = tolerance_for(s.k, device_max_abs(A.get(), A.size(), st),
-                                      device_max_abs(B.get(), B.size(), st), k.spec().tf32);
-  r.error = device_compare(C.get(), R.get(), s.m, s.n, tol, st);
-  const int64_t unwritten = device_count_bits(C.get(), C.size(), 0xffffffffu, st);
-  const std::string checked = r.note.empty() ? std::string() : "; " + r.note;
-  if (unwritten == s.m * s.n)
-    r.note =
-        "C was left untouched: every element still holds the NaN it was filled with before the launch. Does "
-        "the kernel write C, and is the right parameter mapped to C?";
-  else if (unwritten > 0)
-    r.note =
-        std::to_string(unwritten) + " of " + std::to_string(s.m * s.n) +
-        " elements of C were never written (they still hold the NaN C was filled with before the launch)";
-  if (unwritten > 0) r.note += checked;
-  if (req.keep_output) {
-    auto c = std::make_shared<HostMatrix>(s.m, s.n);
-    CUDA_CHECK(cudaMemcpyAsync(c->data.data(), C.get(), C.bytes(), cudaMemcpyDeviceToHost, st));
-    CUDA_CHECK(cudaStreamSynchronize(st));
-    r.c = std::move(c);
-  }
+Measurement UserRunner::WorkerLauncher::measure(const MeasurePolicy& policy, const CancelToken& cancel) {
+  // The same policy and sampling loop, in the worker: a Progress message after every launch.
+  WorkerClient& w = *m_runner.m_worker;
+  MeasureMsg mm;
+  mm.launch = m_launch;
+  mm.policy = policy;
+  mm.already_warm = 1;
+  mm.l2_bytes = m_runner.m_dev.l2_bytes;
+  double longest_ms = m_first_ms;
+  auto next_wait = [&](const ProgressMsg& p) {
+    longest_ms = std::max(longest_ms, p.last_ms);
+    return m_hang + 4 * longest_ms / 1000.0;
+  };
+  // The worker samples in its own process; the window that pauses its drawing is in this one.
+  TimingGate::Hold hold;
+  const int64_t frames0 = TimingGate::instance().frames();
+  const Message measured =
+      expect(w.call(encode(mm), m_hang + 4 * m_first_ms / 1000.0 + 30, &cancel, next_wait,
+                    "timing " + m_name + " (hang limit " + std::to_string(int(m_hang)) + " s)"),
+             Type::Measured, "timing the kernel");
+  Measurement m = decode_measured(measured).m;
+  m.frames_drawn = TimingGate::instance().frames() - frames0;
+  return m;
+}
 
-  // [SECTION] Timing in the worker: the same policy and sampling loop, a Progress after every launch.
-  if (r.error.passed || policy.time_failed) {
-    MeasureMsg mm;
-    mm.launch = launch;
-    mm.launch.poison_c = false;
-    mm.policy = policy;
-    mm.already_warm = 1;
-    mm.l2_bytes = m_dev.l2_bytes;
-    double longest_ms = first.ms;
-    auto next_wait = [&](const ProgressMsg& p) {
-      longest_ms = std::max(longest_ms, p.last_ms);
-      return hang + 4 * longest_ms / 1000.0;
-    };
-    // The worker samples in its own process; the window that pauses its drawing is in this one.
-    TimingGate::Hold hold;
-    const int64_t frames0 = TimingGate::instance().frames();
-    const Message measured =
-        expect(w.call(encode(mm), hang + 4 * first.ms / 1000.0 + 30, &cancel, next_wait,
-                      "timing " + name + " (hang limit " + std::to_string(int(hang)) + " s)"),
-               Type::Measured, "timing the kernel");
-    Measurement m = decode_measured(measured).m;
-    m.frames_drawn = TimingGate::instance().frames() - frames0;
-    record_measurement(r, m, policy, m_dev.clock_mhz);
-    if (r.clock.available == false) r.clock.note = "NVML unavailable in the worker: SM clock not recorded";
-  } else {
-    r.policy = policy.describe();
-    r.timed = false;
-    r.stop = "not timed";
-    r.date = utc_now();
-  }
-  r.peak_tflops = k.spec().tf32 ? m_dev.peak_tf32_tflops : m_dev.peak_fp32_tflops;
+void UserRunner::WorkerLauncher::after_timing(RunResult& r, const MeasurePolicy& policy) {
+  (void)policy;
+  if (r.clock.available == false) r.clock.note = "NVML unavailable in the worker: SM clock not recorded";
+}
 
-  // [SECTION] Occupancy: the loaded function's attributes and the occupancy API, in the worker.
-  const bool rows_x = k.spec().x_covers_rows;
-  const int64_t gx = rows_x ? g.grid[1] : g.grid[0], gy = rows_x ? g.grid[0] : g.grid[1];
+void UserRunner::WorkerLauncher::describe_launch(RunResult& r) {
+  // The tile of C per block from the grid; occupancy from the loaded function's attributes and the occupancy
+  // API, in the worker.
+  const ProblemSpec& s = m_s;
+  const bool rows_x = m_k.spec().x_covers_rows;
+  const int64_t gx = rows_x ? m_g.grid[1] : m_g.grid[0], gy = rows_x ? m_g.grid[0] : m_g.grid[1];
   r.tile_n = int((s.n + gx - 1) / gx);
   r.tile_m = int((s.m + gy - 1) / gy);
-  {
-    const Message occ = expect(w.call(encode(OccupancyMsg{false, int32_t(g.threads()), g.smem}), 30, &cancel),
-                               Type::OccupancyReply, "asking the occupancy API");
-    const OccupancyReplyMsg o = decode_occupancy_reply(occ);
-    const KernelResources res{int(g.threads()), o.attrs.regs, o.attrs.static_smem, int(g.smem)};
-    OccupancyReport rep = compute_occupancy(m_dev.limits, res, g.blocks());
-    rep.api_blocks_per_sm = o.blocks_per_sm;
-    r.occupancy = rep;
-  }
+  WorkerClient& w = *m_runner.m_worker;
+  const Message occ = expect(w.call(encode(OccupancyMsg{false, int32_t(m_g.threads()), m_g.smem}), 30),
+                             Type::OccupancyReply, "asking the occupancy API");
+  const OccupancyReplyMsg o = decode_occupancy_reply(occ);
+  const KernelResources res{int(m_g.threads()), o.attrs.regs, o.attrs.static_smem, int(m_g.smem)};
+  OccupancyReport rep = compute_occupancy(m_runner.m_dev.limits, res, m_g.blocks());
+  rep.api_blocks_per_sm = o.blocks_per_sm;
+  r.occupancy = rep;
+}
 
-  const float* pa = A.get();
-  const float* pb = B.get();
-  if (req.keep_store) {
-    PoolBuffer<float> E(size_t(s.m * s.n), st);
-    device_subtract(E.get(), C.get(), R.get(), s.m * s.n, st);
+void UserRunner::WorkerLauncher::profile(RunResult& r, const CancelToken& cancel) {
+  // cuBLAS at the same shape, occupancy per tile, one traced launch.
+  const ProblemSpec& s = m_s;
+  const UserRunDevice& d = m_runner.m_dev;
+  WorkerClient& w = *m_runner.m_worker;
+  cudaStream_t st = static_cast<cudaStream_t>(m_st);
+  StreamTimer timer(st);
+  // cuBLAS of the same precision at the same shape, into the reference buffer (no longer needed). A and B
+  // may have moved into the store: their memory is the same.
+  const CudaLaunchFn ref = m_k.spec().tf32 ? &launch_cublas_tf32 : &launch_cublas;
+  const GemmArgs ra{m_mats.a(), m_mats.b(), m_mats.r(), s.m, s.n, s.k};
+  ref(ra, 0, st, nullptr);
+  std::vector<double> ref_ms;
+  for (int i = 0; i < 5; ++i) ref_ms.push_back(timer.ms([&] { ref(ra, 0, st, nullptr); }));
+  r.reference_ms = quantile(ref_ms, 0.5);
+  cancel.throw_if_cancelled();
+  // Occupancy at every tile value from ptxas's report of each tile's build (theoretical; the tile being run
+  // has the occupancy API's answer too).
+  for (int t : m_k.spec().tiles) {
+    try {
+      const ExprVars vt{s.m, s.n, s.k, t};
+      const LaunchGeometry gt = launch_geometry(m_k.spec(), vt);
+      if (t == s.tile) {
+        r.occupancy_by_tile.emplace_back(t, *r.occupancy);
+        continue;
+      }
+      const auto mt = m_k.build(t, d.sm, vt, &cancel);
+      const KernelResources res{int(gt.threads()), mt->resources.regs, mt->resources.static_smem,
+                                int(gt.smem)};
+      r.occupancy_by_tile.emplace_back(t, compute_occupancy(d.limits, res, gt.blocks()));
+    } catch (const ValidationError&) {
+      // a tile whose block does not fit or whose build fails: no bar for it
+    }
+  }
+  if (!m_traced) {
+    r.trace_note = m_trace_note;
+    return;
+  }
+  // C may have moved into the store: the worker still has it mapped (the store holds the same memory).
+  const size_t tiles = size_t(m_g.grid[0] * m_g.grid[1]);
+  PoolBuffer<TileRecord> rec = PoolBuffer<TileRecord>::shareable(tiles);
+  std::vector<double> plain_ms, traced_ms;
+  LaunchSpec tl = m_launch;
+  tl.traced = true;
+  tl.trace = ipc_handle(rec.get());
+  const LaunchSpec& pl = m_launch;
+  for (int i = 0; i < 3; ++i) {
+    plain_ms.push_back(
+        decode_launched(expect(w.call(encode(LaunchMsg{pl}), m_hang + 4 * m_first_ms / 1000.0, &cancel),
+                               Type::Launched, "timing a plain launch"))
+            .ms);
+    CUDA_CHECK(cudaMemsetAsync(rec.get(), 0, rec.bytes(), st));
     CUDA_CHECK(cudaStreamSynchronize(st));
-    DeviceMatrices dm;
-    dm.m = s.m;
-    dm.n = s.n;
-    dm.k = s.k;
-    dm.a = std::move(A);
-    dm.b = std::move(B);
-    dm.c = std::move(C);
-    dm.err = std::move(E);
-    r.store = make_device_store(m_dev.device, std::move(dm));
+    traced_ms.push_back(decode_launched(expect(w.call(encode(LaunchMsg{tl}), m_hang + 8 * m_first_ms / 1000.0,
+                                                      &cancel, {}, "running the traced build of " + m_name),
+                                               Type::Launched, "running the traced build"))
+                            .ms);
   }
-
-  // [SECTION] Profile: cuBLAS at the same shape, occupancy per tile, one traced launch.
-  if (req.profile) {
-    CudaEvent start, stop;
-    auto time_once = [&](const std::function<void()>& f) {
-      CUDA_CHECK(cudaEventRecord(start.get(), st));
-      f();
-      CUDA_CHECK(cudaEventRecord(stop.get(), st));
-      CUDA_CHECK(cudaEventSynchronize(stop.get()));
-      float ms = 0;
-      CUDA_CHECK(cudaEventElapsedTime(&ms, start.get(), stop.get()));
-      return double(ms);
-    };
-    // cuBLAS of the same precision at the same shape, into the reference buffer (no longer needed). A and B
-    // may have moved into the store: their memory is the same.
-    const CudaLaunchFn ref = k.spec().tf32 ? &launch_cublas_tf32 : &launch_cublas;
-    const GemmArgs ra{pa, pb, R.get(), s.m, s.n, s.k};
-    ref(ra, 0, st, nullptr);
-    std::vector<double> ref_ms;
-    for (int i = 0; i < 5; ++i) ref_ms.push_back(time_once([&] { ref(ra, 0, st, nullptr); }));
-    r.reference_ms = quantile(ref_ms, 0.5);
-    cancel.throw_if_cancelled();
-    // Occupancy at every tile value from ptxas's report of each tile's build (theoretical; the tile being run
-    // has the occupancy API's answer too).
-    for (int t : k.spec().tiles) {
-      try {
-        const ExprVars vt{s.m, s.n, s.k, t};
-        const LaunchGeometry gt = launch_geometry(k.spec(), vt);
-        if (t == s.tile) {
-          r.occupancy_by_tile.emplace_back(t, *r.occupancy);
-          continue;
-        }
-        const auto mt = k.build(t, m_dev.sm, vt, &cancel);
-        const KernelResources res{int(gt.threads()), mt->resources.regs, mt->resources.static_smem,
-                                  int(gt.smem)};
-        r.occupancy_by_tile.emplace_back(t, compute_occupancy(m_dev.limits, res, gt.blocks()));
-      } catch (const ValidationError&) {
-        // a tile whose block does not fit or whose build fails: no bar for it
-      }
-    }
-    if (!traced) {
-      r.trace_note = trace_note;
-    } else {
-      // C may have moved into the store: the worker still has it mapped (the store holds the same memory).
-      const size_t tiles = size_t(g.grid[0] * g.grid[1]);
-      PoolBuffer<TileRecord> rec = PoolBuffer<TileRecord>::shareable(tiles);
-      std::vector<double> plain_ms, traced_ms;
-      LaunchSpec tl = launch;
-      tl.poison_c = false;
-      tl.traced = true;
-      tl.trace = ipc_handle(rec.get());
-      LaunchSpec pl = launch;
-      pl.poison_c = false;
-      for (int i = 0; i < 3; ++i) {
-        plain_ms.push_back(
-            decode_launched(expect(w.call(encode(LaunchMsg{pl}), hang + 4 * first.ms / 1000.0, &cancel),
-                                   Type::Launched, "timing a plain launch"))
-                .ms);
-        CUDA_CHECK(cudaMemsetAsync(rec.get(), 0, rec.bytes(), st));
-        CUDA_CHECK(cudaStreamSynchronize(st));
-        traced_ms.push_back(decode_launched(expect(w.call(encode(LaunchMsg{tl}), hang + 8 * first.ms / 1000.0,
-                                                          &cancel, {}, "running the traced build of " + name),
-                                                   Type::Launched, "running the traced build"))
-                                .ms);
-      }
-      auto t = std::make_shared<TileTrace>();
-      t->sm_count = m_dev.limits.sm_count;
-      t->tile_m = r.tile_m;
-      t->tile_n = r.tile_n;
-      std::vector<TileRecord> raw(tiles);
-      CUDA_CHECK(cudaMemcpyAsync(raw.data(), rec.get(), rec.bytes(), cudaMemcpyDeviceToHost, st));
-      CUDA_CHECK(cudaStreamSynchronize(st));
-      if (rows_x) {
-        t->grid_y = int(g.grid[0]);
-        t->grid_x = int(g.grid[1]);
-        t->records.resize(tiles);
-        for (int64_t by = 0; by < g.grid[1]; ++by)
-          for (int64_t bx = 0; bx < g.grid[0]; ++bx)
-            t->records[size_t(bx * g.grid[1] + by)] = raw[size_t(by * g.grid[0] + bx)];
-      } else {
-        t->grid_x = int(g.grid[0]);
-        t->grid_y = int(g.grid[1]);
-        t->records = std::move(raw);
-      }
-      t->plain_ms = quantile(plain_ms, 0.5);
-      t->traced_ms = quantile(traced_ms, 0.5);
-      t->timer_resolution_ns = timer_resolution(*t);
-      r.trace = std::move(t);
-    }
+  auto t = std::make_shared<TileTrace>();
+  t->sm_count = d.limits.sm_count;
+  t->tile_m = r.tile_m;
+  t->tile_n = r.tile_n;
+  std::vector<TileRecord> raw(tiles);
+  CUDA_CHECK(cudaMemcpyAsync(raw.data(), rec.get(), rec.bytes(), cudaMemcpyDeviceToHost, st));
+  CUDA_CHECK(cudaStreamSynchronize(st));
+  if (m_k.spec().x_covers_rows) {
+    t->grid_y = int(m_g.grid[0]);
+    t->grid_x = int(m_g.grid[1]);
+    t->records.resize(tiles);
+    for (int64_t by = 0; by < m_g.grid[1]; ++by)
+      for (int64_t bx = 0; bx < m_g.grid[0]; ++bx)
+        t->records[size_t(bx * m_g.grid[1] + by)] = raw[size_t(by * m_g.grid[0] + bx)];
+  } else {
+    t->grid_x = int(m_g.grid[0]);
+    t->grid_y = int(m_g.grid[1]);
+    t->records = std::move(raw);
   }
-  return r;
+  t->plain_ms = quantile(plain_ms, 0.5);
+  t->traced_ms = quantile(traced_ms, 0.5);
+  t->timer_resolution_ns = timer_resolution(*t);
+  r.trace = std::move(t);
 }
 
 }  // namespace ts

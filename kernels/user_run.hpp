@@ -66,6 +66,8 @@ class UserRunner {
   std::string check_new_build(const UserKernel& k, const ProblemSpec& s, const std::string& build_key,
                               const CancelToken& cancel);
 
+  class WorkerLauncher;  // the kernel in the worker, as the engine's RunLauncher (user_run.cu)
+
   UserRunDevice m_dev;
   std::unique_ptr<WorkerClient> m_worker;
   std::set<std::string> m_checked;  // builds (CompiledModule::key) whose first launch memcheck passed

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "cpu_gemm.hpp"
+#include "engine.hpp"
 #include "dims.hpp"
 #include "files.hpp"
 #include "parallel.hpp"
@@ -81,6 +82,85 @@ MeasurePolicy CpuBackend::default_policy() const {
   return p;
 }
 
+namespace {
+
+// [SECTION] A run on the CPU: the matrices in host memory, a CPU twin as the kernel (engine.hpp).
+class HostRun final : public RunMatrices, public RunLauncher {
+ public:
+  HostRun(const KernelInfo& k, const ProblemSpec& s) : m_k(k), m_s(s), m_tile(s.tile ? s.tile : 16) {}
+
+  void make_inputs(const RunRequest& req) override {
+    const ProblemSpec& s = m_s;
+    if (req.a && req.b) {
+      m_a = req.a;
+      m_b = req.b;
+    } else {
+      m_a = std::make_shared<const HostMatrix>(generate_input(s.input, s.seed, 0, s.m, s.k));
+      m_b = std::make_shared<const HostMatrix>(generate_input(s.input, s.seed, 1, s.k, s.n));
+    }
+  }
+  void make_reference(const CancelToken& cancel) override {
+    m_ref = HostMatrix(m_s.m, m_s.n);
+    cpu_gemm_reference(m_a->data.data(), m_b->data.data(), m_ref.data.data(), m_s.m, m_s.n, m_s.k, &cancel);
+    m_c = std::make_shared<HostMatrix>(m_s.m, m_s.n);
+  }
+  void poison_c() override { std::memset(m_c->data.data(), 0xff, m_c->data.size() * sizeof(float)); }
+  double max_abs_a() override { return max_abs(m_a->data.data(), m_a->size()); }
+  double max_abs_b() override { return max_abs(m_b->data.data(), m_b->size()); }
+  ErrorStats compare(const Tolerance& t) override {
+    return ts::compare(m_c->data.data(), m_ref.data.data(), m_s.m, m_s.n, t);
+  }
+  int64_t unwritten() override {
+    int64_t n = 0;
+    for (float v : m_c->data) {
+      uint32_t bits;
+      std::memcpy(&bits, &v, sizeof bits);
+      n += bits == 0xffffffffu;
+    }
+    return n;
+  }
+  std::shared_ptr<const HostMatrix> copy_c() override { return m_c; }
+  std::shared_ptr<const MatrixStore> keep_store() override {
+    auto err = std::make_shared<HostMatrix>(m_s.m, m_s.n);
+    for (size_t i = 0; i < err->data.size(); ++i) err->data[i] = m_c->data[i] - m_ref.data[i];
+    return make_host_store(m_a, m_b, m_c, std::move(err));
+  }
+
+  void verify_launch(const CancelToken& cancel) override { launch(cancel); }
+  Measurement measure(const MeasurePolicy& policy, const CancelToken& cancel) override {
+    MeasureHooks h;
+    h.untimed = [&] { launch(cancel); };
+    h.timed = [&] {
+      const auto t0 = std::chrono::steady_clock::now();
+      launch(cancel);
+      return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    };
+    return ts::measure(policy, h, cancel, 1);
+  }
+  void after_timing(RunResult& r, const MeasurePolicy& policy) override {
+    if (policy.interleave_reference) r.interleaved_note = "CPU backend: no cuBLAS to time beside the kernel";
+  }
+  void describe_launch(RunResult& r) override {
+    r.clock.note = "CPU backend: no SM clock";
+    const std::string& id = m_k.id;
+    if (id == "tiled" || id == "naive" || id == "coalesced" || id == "tiled_nosync" || id == "tiled_floork")
+      r.tile_m = r.tile_n = m_tile;  // the CPU versions block the output like the CUDA classic kernels
+  }
+
+ private:
+  void launch(const CancelToken& cancel) {
+    m_k.cpu(m_a->data.data(), m_b->data.data(), m_c->data.data(), m_s.m, m_s.n, m_s.k, m_tile, &cancel);
+  }
+  const KernelInfo& m_k;
+  const ProblemSpec& m_s;
+  const int m_tile;
+  std::shared_ptr<const HostMatrix> m_a, m_b;
+  HostMatrix m_ref;
+  std::shared_ptr<HostMatrix> m_c;
+};
+
+}  // namespace
+
 RunResult CpuBackend::run(const RunRequest& in, const CancelToken& cancel) {
   std::lock_guard<std::mutex> lock(m_run);
   cancel.throw_if_cancelled();  // superseded while another measurement held the backend
@@ -88,69 +168,14 @@ RunResult CpuBackend::run(const RunRequest& in, const CancelToken& cancel) {
   validate(req);
   const MeasurePolicy policy = req.policy ? *req.policy : default_policy();
   validate_policy(policy);
-  const ProblemSpec& s = req.spec;
-  const KernelInfo* k = find_kernel(m_registry, s.kernel);
-
-  HostMatrix a_gen, b_gen;
-  if (s.input != InputKind::File) {
-    a_gen = generate_input(s.input, s.seed, 0, s.m, s.k);
-    b_gen = generate_input(s.input, s.seed, 1, s.k, s.n);
-  }
-  const HostMatrix& a = req.a ? *req.a : a_gen;
-  const HostMatrix& b = req.b ? *req.b : b_gen;
-  cancel.throw_if_cancelled();
-
-  HostMatrix ref(s.m, s.n), c(s.m, s.n);
-  cpu_gemm_reference(a.data.data(), b.data.data(), ref.data.data(), s.m, s.n, s.k, &cancel);
-
-  RunResult r;
-  r.spec = s;
-  r.backend = kind();
-  r.device = device_name();
-  r.reference = "CPU reference (float64 accumulation)";
-  r.tf32 = k->tf32;
-  const int tile = s.tile ? s.tile : 16;
-  auto launch = [&] { k->cpu(a.data.data(), b.data.data(), c.data.data(), s.m, s.n, s.k, tile, &cancel); };
-  // Verify before timing: C is poisoned first, so a kernel that skips elements cannot pass on stale data.
-  std::fill(c.data.begin(), c.data.end(), std::numeric_limits<float>::quiet_NaN());
-  launch();
-  cancel.throw_if_cancelled();
-  const Tolerance tol =
-      tolerance_for(s.k, max_abs(a.data.data(), a.size()), max_abs(b.data.data(), b.size()), k->tf32);
-  r.error = compare(c.data.data(), ref.data.data(), s.m, s.n, tol);
-  if (r.error.passed || policy.time_failed) {
-    MeasureHooks h;
-    h.untimed = launch;
-    h.timed = [&] {
-      const auto t0 = std::chrono::steady_clock::now();
-      launch();
-      return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    };
-    record_measurement(r, measure(policy, h, cancel, 1), policy, 0);
-    if (policy.interleave_reference) r.interleaved_note = "CPU backend: no cuBLAS to time beside the kernel";
-  } else {
-    r.policy = policy.describe();
-    r.timed = false;
-    r.stop = "not timed";
-    r.date = utc_now();
-  }
-  r.clock.note = "CPU backend: no SM clock";
-  if (k->id == "tiled" || k->id == "naive" || k->id == "coalesced" || k->id == "tiled_nosync" ||
-      k->id == "tiled_floork")
-    r.tile_m = r.tile_n = tile;  // the CPU versions block the output like the CUDA classic kernels
-  if (req.keep_store) {
-    auto err = std::make_shared<HostMatrix>(s.m, s.n);
-    for (size_t i = 0; i < err->data.size(); ++i) err->data[i] = c.data[i] - ref.data[i];
-    auto share = [](const std::shared_ptr<const HostMatrix>& given, HostMatrix& generated) {
-      return given ? given : std::make_shared<const HostMatrix>(std::move(generated));
-    };
-    auto cs = std::make_shared<const HostMatrix>(c);
-    r.store = make_host_store(share(req.a, a_gen), share(req.b, b_gen), cs, std::move(err));
-    if (req.keep_output) r.c = cs;
-  } else if (req.keep_output) {
-    r.c = std::make_shared<HostMatrix>(std::move(c));
-  }
-  return r;
+  const KernelInfo* k = find_kernel(m_registry, req.spec.kernel);
+  RunFacts facts;
+  facts.backend = kind();
+  facts.device = device_name();
+  facts.reference = "CPU reference (float64 accumulation)";
+  facts.tf32 = k->tf32;
+  HostRun run(*k, req.spec);
+  return run_pipeline(req, policy, facts, run, run, cancel);
 }
 
 BandwidthResult CpuBackend::measure_bandwidth(const CancelToken& cancel) {

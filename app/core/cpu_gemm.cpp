@@ -1,6 +1,7 @@
 #include "cpu_gemm.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -125,8 +126,11 @@ void cpu_gemm_tiled_floork(const float* A, const float* B, float* C, int64_t m, 
 void cpu_gemm_tiled_mirror(const float* A, const float* B, float* C, int64_t m, int64_t n, int64_t k,
                            int tile, const CancelToken* cancel) {
   tiled_impl(A, B, C, m, n, k, tile, cancel, true);
-  // Below the diagonal, the mirror of the upper triangle: C[i][j] = C[j][i] where (j, i) is inside C.
-  const float unwritten = std::numeric_limits<float>::quiet_NaN();
+  // Below the diagonal, the mirror of the upper triangle: C[i][j] = C[j][i] where (j, i) is inside C; the
+  // rest keeps the bytes of a poisoned C (0xff), as on the GPU, where the kernel never writes them.
+  float unwritten;
+  const uint32_t poison = 0xffffffffu;
+  std::memcpy(&unwritten, &poison, sizeof unwritten);
   parallel_for(m, 64, [&](int64_t r0, int64_t r1) {
     for (int64_t i = r0; i < r1; ++i)
       for (int64_t j = 0; j < std::min(i, n); ++j)

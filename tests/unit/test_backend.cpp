@@ -6,6 +6,7 @@
 
 #include "cpu_backend.hpp"
 #include "cpu_gemm.hpp"
+#include "engine.hpp"
 #include "heatmap.hpp"
 #include "matrix.hpp"
 #include "measure.hpp"
@@ -49,6 +50,26 @@ TEST(CpuBackend, VerifiesThenTimesUnderTheQuickPolicy) {
   ASSERT_TRUE(r.c);
   EXPECT_EQ(r.c->rows, 70);
   EXPECT_EQ(r.c->cols, 45);
+}
+
+// One pipeline for every backend (engine.hpp): elements of C a kernel never writes are counted and said on
+// the CPU as they were only for a person's kernel on the GPU. tiled_mirror on a 64 x 32 C copies its lower
+// triangle from the upper one where the mirror lies inside C; rows 32-63 have no mirror and stay as poisoned:
+// 1024 of 2048 elements. A kernel that writes everything has no note.
+TEST(CpuBackend, ElementsAKernelNeverWritesAreCountedAndSaid) {
+  CpuBackend b(kernel_infos());
+  RunRequest req = request(64, 32, 32, "tiled_mirror", 16);
+  req.keep_output = true;
+  const RunResult r = b.run(req, CancelToken());
+  EXPECT_FALSE(r.error.passed);
+  EXPECT_EQ(r.note,
+            "1024 of 2048 elements of C were never written (they still hold the NaN C was filled "
+            "with before the launch)");
+  ASSERT_TRUE(r.c);
+  EXPECT_TRUE(std::isnan(r.c->at(40, 3)));
+  EXPECT_FALSE(std::isnan(r.c->at(3, 40 - 32)));
+  EXPECT_EQ(b.run(request(64, 32, 32, "tiled", 16), CancelToken()).note, "");
+  EXPECT_EQ(unwritten_note(2048, 2048).rfind("C was left untouched", 0), 0u);
 }
 
 // Help > About shows the backend's version line; on the CPU backend it had none although the README promises
