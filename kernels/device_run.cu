@@ -60,7 +60,8 @@ int64_t DeviceRunMatrices::unwritten() {
 
 std::shared_ptr<const HostMatrix> DeviceRunMatrices::copy_c() {
   auto c = std::make_shared<HostMatrix>(m_s.m, m_s.n);
-  CUDA_CHECK(cudaMemcpyAsync(c->data.data(), m_c, c->data.size() * sizeof(float), cudaMemcpyDeviceToHost, m_st));
+  CUDA_CHECK(
+      cudaMemcpyAsync(c->data.data(), m_c, c->data.size() * sizeof(float), cudaMemcpyDeviceToHost, m_st));
   CUDA_CHECK(cudaStreamSynchronize(m_st));
   return c;
 }

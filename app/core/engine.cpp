@@ -5,7 +5,8 @@ namespace ts {
 std::string unwritten_note(int64_t unwritten, int64_t elements) {
   if (unwritten <= 0) return "";
   if (unwritten == elements)
-    return "C was left untouched: every element still holds the NaN it was filled with before the launch. Does "
+    return "C was left untouched: every element still holds the NaN it was filled with before the launch. "
+           "Does "
            "the kernel write C, and is the right parameter mapped to C?";
   return std::to_string(unwritten) + " of " + std::to_string(elements) +
          " elements of C were never written (they still hold the NaN C was filled with before the launch)";

@@ -1,8 +1,8 @@
 #pragma once
 // [SECTION] One run, written once: the phases every measurement goes through, whatever runs the kernel and
-// wherever its matrices live (issue 27). make the inputs, make the reference, poison C, launch once to verify,
-// compare with the reference's tolerance, count what the kernel never wrote, time under the policy (or say
-// why not), describe the launch, keep the store, profile. What differs is behind two interfaces:
+// wherever its matrices live (issue 27). make the inputs, make the reference, poison C, launch once to
+// verify, compare with the reference's tolerance, count what the kernel never wrote, time under the policy
+// (or say why not), describe the launch, keep the store, profile. What differs is behind two interfaces:
 // - RunMatrices: where A, B, C and the reference R live (device memory through CUDA, or host memory);
 // - RunLauncher: what runs the kernel (a built-in kernel in this process, a person's kernel in the worker
 //   process, a CPU twin).
