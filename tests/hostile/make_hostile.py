@@ -101,7 +101,7 @@ kernel("empty.cu", "", 2, ["has no __global__ function"])
 kernel("binary.cu", b"\x7fELF\x02\x01\x01\x00" + bytes(range(256)), 2, ["not text"])
 kernel("invalid_utf8.cu", b"__global__ void mm(float* A) {}\n// \xff\xfe\n", 2, ["UTF-8"])
 kernel("huge.cu", "// " + "x" * (5 * 1024 * 1024) + "\n" + KERNEL, 2, ["MiB"])
-kernel("unterminated_comment.cu", KERNEL + "/* never closed\n", 2, [])
+kernel("unterminated_comment.cu", KERNEL + "/* never closed\n", 2, ["does not compile"], nvrtc=True)
 kernel("python_no_inline.py", "import torch\nprint('hello')\n", 2, ["load_inline"])
 
 # [SECTION] Sessions (issue 26, items 7, 12, 13, 15, 16, 18).
