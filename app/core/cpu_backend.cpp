@@ -98,11 +98,11 @@ class HostRun final : public RunMatrices, public RunLauncher {
       m_a = std::make_shared<const HostMatrix>(generate_input(s.input, s.seed, 0, s.m, s.k));
       m_b = std::make_shared<const HostMatrix>(generate_input(s.input, s.seed, 1, s.k, s.n));
     }
+    m_c = std::make_shared<HostMatrix>(s.m, s.n);
   }
   void make_reference(const CancelToken& cancel) override {
     m_ref = HostMatrix(m_s.m, m_s.n);
     cpu_gemm_reference(m_a->data.data(), m_b->data.data(), m_ref.data.data(), m_s.m, m_s.n, m_s.k, &cancel);
-    m_c = std::make_shared<HostMatrix>(m_s.m, m_s.n);
   }
   void poison_c() override { std::memset(m_c->data.data(), 0xff, m_c->data.size() * sizeof(float)); }
   double max_abs_a() override { return max_abs(m_a->data.data(), m_a->size()); }

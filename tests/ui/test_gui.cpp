@@ -1768,6 +1768,12 @@ TEST_F(Gui, AnEditedHeaderOfTheKernelsFolderBuildsTheKernelAgain) {
   EXPECT_EQ(s.passed, 1);
 }
 
+// A person's classic kernel, square-only, tile symbol TILE_WIDTH (16 x 16 x 4 bytes of shared memory).
+const char* const kMyKernel =
+    "#define TILE_WIDTH 16\n__global__ void my_mm(float* C, float* A, float* B, int N) {\n"
+    "  __shared__ float s[TILE_WIDTH][TILE_WIDTH];\n  s[threadIdx.y][threadIdx.x] = A[threadIdx.x];\n"
+    "  __syncthreads();\n  C[threadIdx.x] = s[threadIdx.x][threadIdx.y] + B[0] * N;\n}\n";
+
 // The Occupancy panel's calculator follows the problem's kernel until the person picks one there, and for a
 // person's kernel starts from its NVRTC build's figures (before: the kernel it showed first stayed, and a
 // person's kernel, in no build-time table, came up with zeros and "refused: threads per block = 0").
@@ -1777,11 +1783,7 @@ TEST_F(Gui, TheOccupancyCalculatorFollowsTheKernelAndStartsFromYourKernelsBuild)
   const std::string dir = m_dir.path().string();
   ::setenv("TILESCOPE_CACHE_DIR", (dir + "/cache").c_str(), 1);
   const std::string path = dir + "/mine.cu";
-  std::ofstream(path)
-      << "#define TILE_WIDTH 16\n__global__ void my_mm(float* C, float* A, float* B, int N) {\n"
-         "  __shared__ float s[TILE_WIDTH][TILE_WIDTH];\n  s[threadIdx.y][threadIdx.x] = "
-         "A[threadIdx.x];\n  __syncthreads();\n  C[threadIdx.x] = s[threadIdx.x][threadIdx.y] + "
-         "B[0] * N;\n}\n";
+  std::ofstream(path) << kMyKernel;
   GuiRun s;
   s.body = [&](ImGuiTestContext* ctx, App& app) {
     ui::AppState& st = app.state();
@@ -1820,10 +1822,7 @@ TEST_F(Gui, AKernelFileIsBuiltListedAndRebuiltOnEverySaveAndErrorsKeepTheLastGoo
   const std::string dir = m_dir.path().string();
   ::setenv("TILESCOPE_CACHE_DIR", (dir + "/cache").c_str(), 1);
   const std::string path = dir + "/mine.cu";
-  const std::string good =
-      "#define TILE_WIDTH 16\n__global__ void my_mm(float* C, float* A, float* B, int N) {\n"
-      "  __shared__ float s[TILE_WIDTH][TILE_WIDTH];\n  s[threadIdx.y][threadIdx.x] = A[threadIdx.x];\n"
-      "  __syncthreads();\n  C[threadIdx.x] = s[threadIdx.x][threadIdx.y] + B[0] * N;\n}\n";
+  const std::string good = kMyKernel;
   std::ofstream(path) << good;
   std::ofstream(dir + "/binary.cu", std::ios::binary) << std::string(
       "\x7f"
