@@ -31,7 +31,7 @@
 #include "tile_suggest.hpp"
 #include "npy.hpp"
 #include "kernel_source.hpp"
-#include "your_kernel.hpp"
+#include "kernel_workshop.hpp"
 #include "registry.hpp"
 #include "run_queue.hpp"
 #include "settings.hpp"
@@ -84,7 +84,7 @@ ts::RunRequest build_request(const ProblemArgs& p, ts::Backend& backend) {
   ts::ProblemSpec& s = req.spec;
   req.memcheck_new_builds = !p.file.no_guard;
   if (!p.file.file.empty())
-    s.kernel = ts::cli::load_kernel_file(p.file, p.kernel, p.tile);  // registered as "yours:<name>"
+    s.kernel = ts::cli::load_kernel_file(p.file, p.kernel, p.tile, backend);  // "yours:<name>"
   else if (!p.file.params.empty() || !p.file.grid.empty() || !p.file.block.empty() || !p.file.smem.empty() ||
            !p.file.tile_macro.empty() || !p.file.hang_limit.empty() || !p.file.compile_limit.empty() ||
            p.file.tf32 || p.file.no_guard)
@@ -158,12 +158,13 @@ ts::RunRequest build_request(const ProblemArgs& p, ts::Backend& backend) {
     // Without a GPU the kernel cannot run, but what can be checked here still is: the launch (the limits
     // every device shares) and the build (for sm_90), so a compile error or an impossible block is reported
     // as such.
-    if (const auto user = ts::find_user_kernel(s.kernel)) {
+    const ts::KernelWorkshop* workshop = backend.workshop();
+    if (const auto user = workshop ? workshop->find(s.kernel) : nullptr) {
       ts::ProblemSpec probe = s;
       ts::validate_kernel(probe, backend.kernels(), tile_given);  // tile and square-only first
       const ts::ExprVars v{s.m, s.n, s.k, s.tile};
       ts::launch_geometry(user->spec(), v);
-      if (ts::nvrtc_available(nullptr)) user->build(s.tile, 90, v);
+      if (workshop->can_build(nullptr)) workshop->build(*user, s.tile, 90, v);
     }
   }
   backend.validate(req, tile_given);
@@ -289,7 +290,7 @@ int cmd_list_occupancy(const std::string& gpu_id, bool as_json) {
                 "smem st+dyn", "blocks/SM", "limited by", "occ.", "waves",
                 on_device ? "  driver: regs, smem, blocks/SM" : "");
   }
-  for (const auto& k : ts::kernel_infos()) {
+  for (const auto& k : ts::builtin_kernel_infos()) {
     for (int tile : k.tiles.empty() ? std::vector<int>{0} : k.tiles) {
       const ts::ResourceLookup lk = ts::lookup_resources(table, k.id, tile, true, gpu.sm);
       if (!lk.row) continue;  // cuBLAS (closed kernels), or not in this build
@@ -393,7 +394,7 @@ int cmd_list_occupancy(const std::string& gpu_id, bool as_json) {
 int cmd_list(bool as_json) {
   std::string why;
   const int devices = ts::cuda_device_count(&why);
-  const auto infos = ts::kernel_infos();
+  const auto infos = ts::builtin_kernel_infos();
   if (as_json) {
     nlohmann::json j;
     j["cuda_compiled"] = ts::cuda_compiled();
@@ -619,7 +620,7 @@ int cmd_bench(const BenchArgs& a) {
     throw ts::ValidationError("--format '" + a.format + "' is not one of md, csv, json");
   ts::check_output_path(a.out, replace_if(a.force), "--out");
   ts::check_output_path(a.session_out, replace_if(a.force), "--session-out");
-  const auto all_kernels = ts::kernel_infos();
+  const auto all_kernels = ts::builtin_kernel_infos();
   if (a.kernels != "all")
     for (const std::string& name : ts::split_fields(a.kernels, ',')) {
       if (name.empty()) throw ts::ValidationError("--kernels '" + a.kernels + "' has an empty entry");
@@ -643,7 +644,7 @@ int cmd_bench(const BenchArgs& a) {
   BenchArgs with_file = a;
   if (!a.file.file.empty()) {
     // Your kernel, beside cuBLAS (and beside the kernels named with --kernels, when there are any).
-    const std::string id = ts::cli::load_kernel_file(a.file, a.kernel, "");
+    const std::string id = ts::cli::load_kernel_file(a.file, a.kernel, "", *backend);
     with_file.kernels = a.kernels == "all" ? id : a.kernels + "," + id;
   }
   const std::vector<ts::KernelTile> configs = bench_configs(with_file, *backend);

@@ -20,6 +20,7 @@
 #include "nvml.hpp"
 #include "registry.hpp"
 #include "user_run.hpp"
+#include "nvrtc_workshop.hpp"
 #include "your_kernel.hpp"
 #include "bench.hpp"
 #include "stats.hpp"
@@ -117,6 +118,7 @@ class CudaBackend final : public Backend {
     ud.max_smem_per_block_optin = attr(cudaDevAttrMaxSharedMemoryPerBlockOptin);
     ud.regs_per_block = p.regsPerBlock;
     m_user = std::make_unique<UserRunner>(ud);
+    m_workshop = std::make_unique<NvrtcWorkshop>(device, m_sm);
   }
 
   std::string kind() const override { return "cuda"; }
@@ -124,10 +126,11 @@ class CudaBackend final : public Backend {
   int cuda_device() const override { return m_device; }
   std::vector<KernelInfo> kernels() const override {
     std::vector<KernelInfo> all = m_infos;
-    for (auto& k : user_kernel_infos()) all.push_back(std::move(k));
+    for (auto& k : m_workshop->infos()) all.push_back(std::move(k));
     return all;
   }
   DeviceInfo device_info() const override { return m_info; }
+  KernelWorkshop* workshop() const override { return m_workshop.get(); }
 
   std::string version_info() const override {
     int drv = 0, rt = 0;
@@ -164,11 +167,11 @@ class CudaBackend final : public Backend {
     validate_kernel(req.spec, kernels(), tile_given);
     if (req.policy) validate_policy(*req.policy);
     const KernelEntry* e = find_entry(req.spec.kernel);
-    const auto user = e ? nullptr : find_user_kernel(req.spec.kernel);
+    const auto user = e ? nullptr : m_workshop->find(req.spec.kernel);
     if (!e && !user) throw ValidationError("kernel '" + req.spec.kernel + "' is not registered");
     if (user) {
-      if (!nvrtc_available(nullptr))
-        throw ValidationError(user->info().title + ": this build has no NVRTC to compile it");
+      if (std::string why; !m_workshop->can_build(&why))
+        throw ValidationError(user->info().title + ": it cannot be built here: " + why);
     } else if (!e->cuda) {
       throw ValidationError("kernel '" + req.spec.kernel + "' has no CUDA implementation");
     }
@@ -218,7 +221,7 @@ class CudaBackend final : public Backend {
     if (!m_stream) m_stream = std::make_unique<CudaStream>();
     cudaStream_t st = m_stream->get();
     if (!entry) {  // a person's own kernel: the same run, with the kernel in the worker process
-      const auto user = find_user_kernel(s.kernel);
+      const auto user = m_workshop->find(s.kernel);
       if (!user) throw ValidationError("kernel '" + s.kernel + "' is no longer registered");
       RunResult r = [&] {
         try {
@@ -375,7 +378,7 @@ class CudaBackend final : public Backend {
     validate_kernel(s, kernels(), false);
     const KernelEntry* e = find_entry(s.kernel);
     if (!e) {
-      const auto user = find_user_kernel(s.kernel);
+      const auto user = m_workshop->find(s.kernel);
       return user ? m_user->launch_info(s, *user) : std::nullopt;
     }
     if (!e || !e->cuda || e->info.min_sm > m_sm) return std::nullopt;
@@ -509,6 +512,7 @@ class CudaBackend final : public Backend {
   Incidents m_incidents;
   std::unique_ptr<CudaStream> m_stream;
   std::unique_ptr<UserRunner> m_user;
+  std::unique_ptr<NvrtcWorkshop> m_workshop;  // a person's kernels: built, checked and registered here
 };
 
 }  // namespace

@@ -1,10 +1,9 @@
 #include "registry.hpp"
 
-#include <mutex>
 #include <stdexcept>
 
 #include "cpu_backend.hpp"
-#include "your_kernel.hpp"
+#include "nvrtc_workshop.hpp"
 
 #if defined(TILESCOPE_HAVE_CUDA)
 #include "cuda_backend.hpp"
@@ -46,63 +45,9 @@ const std::vector<KernelEntry>& register_kernels() {
   return entries;
 }
 
-// [SECTION] User kernels.
-namespace {
-struct UserRegistry {
-  std::mutex mu;
-  std::vector<std::shared_ptr<const UserKernel>> kernels;
-};
-UserRegistry& user_registry() {
-  static UserRegistry r;
-  return r;
-}
-}  // namespace
-
-void register_user_kernel(std::shared_ptr<const UserKernel> k) {
-  UserRegistry& r = user_registry();
-  std::lock_guard<std::mutex> lock(r.mu);
-  for (auto& x : r.kernels)
-    if (x->id() == k->id()) {
-      x = std::move(k);
-      return;
-    }
-  r.kernels.push_back(std::move(k));
-}
-
-void remove_user_kernel(const std::string& id) {
-  UserRegistry& r = user_registry();
-  std::lock_guard<std::mutex> lock(r.mu);
-  for (size_t i = 0; i < r.kernels.size(); ++i)
-    if (r.kernels[i]->id() == id) {
-      r.kernels.erase(r.kernels.begin() + std::ptrdiff_t(i));
-      return;
-    }
-}
-
-std::shared_ptr<const UserKernel> find_user_kernel(const std::string& id) {
-  UserRegistry& r = user_registry();
-  std::lock_guard<std::mutex> lock(r.mu);
-  for (const auto& x : r.kernels)
-    if (x->id() == id) return x;
-  return nullptr;
-}
-
-std::vector<std::shared_ptr<const UserKernel>> user_kernels() {
-  UserRegistry& r = user_registry();
-  std::lock_guard<std::mutex> lock(r.mu);
-  return r.kernels;
-}
-
-std::vector<KernelInfo> user_kernel_infos() {
-  std::vector<KernelInfo> v;
-  for (const auto& k : user_kernels()) v.push_back(k->info());
-  return v;
-}
-
-std::vector<KernelInfo> kernel_infos() {
+std::vector<KernelInfo> builtin_kernel_infos() {
   std::vector<KernelInfo> v;
   for (const auto& e : register_kernels()) v.push_back(e.info);
-  for (auto& k : user_kernel_infos()) v.push_back(std::move(k));
   return v;
 }
 
@@ -134,10 +79,11 @@ int cuda_device_count(std::string* why) {
 }
 
 std::shared_ptr<Backend> make_backend(BackendChoice choice, std::string* note) {
-  std::vector<KernelInfo> builtins;
-  for (const auto& e : register_kernels()) builtins.push_back(e.info);
+  // Every backend has a workshop of its own for a person's kernels: the CPU backend's builds for any
+  // architecture and runs nothing on a GPU.
   if (choice == BackendChoice::Cpu)
-    return std::make_shared<CpuBackend>(builtins, &user_kernel_infos, cuda_build_note());
+    return std::make_shared<CpuBackend>(builtin_kernel_infos(), std::make_shared<NvrtcWorkshop>(-1, 0),
+                                        cuda_build_note());
   std::string why;
   const int n = cuda_device_count(&why);
 #if defined(TILESCOPE_HAVE_CUDA)
@@ -147,7 +93,8 @@ std::shared_ptr<Backend> make_backend(BackendChoice choice, std::string* note) {
   if (note) *note = "no CUDA device (" + why + "): using the CPU backend";
   (void)n;
   return std::make_shared<CpuBackend>(
-      builtins, &user_kernel_infos, cuda_compiled() ? cuda_build_note() + ", but " + why : cuda_build_note());
+      builtin_kernel_infos(), std::make_shared<NvrtcWorkshop>(-1, 0),
+      cuda_compiled() ? cuda_build_note() + ", but " + why : cuda_build_note());
 }
 
 }  // namespace ts

@@ -1,8 +1,9 @@
 #pragma once
-// [SECTION] The kernel registry and backend factory: a plain C++ header, so ui/ and app/ compile without
-// nvcc. The built-in kernels are listed once, in ladder order, in registry.cpp; each defines its entry (its
-// metadata, CUDA launcher and CPU algorithm) beside its launcher in its own file (kernel_entry.hpp). A
-// person's own kernels (user_kernel.hpp) join the same registry at run time, as "yours: <name>".
+// [SECTION] The kernel registry and backend factory: a plain C++ header, so app/ compiles without nvcc. The
+// built-in kernels are listed once, in ladder order, in registry.cpp; each defines its entry (its metadata,
+// CUDA launcher and CPU algorithm) beside its launcher in its own file (kernel_entry.hpp). A person's own
+// kernels are not here: each backend's workshop registers them (app/core/kernel_workshop.hpp), and the
+// backend lists them after these as "yours: <name>".
 #include <memory>
 #include <string>
 #include <vector>
@@ -13,20 +14,10 @@
 
 namespace ts {
 
-class UserKernel;
-
 // The built-in kernels, in ladder order, then the teaching variants.
 const std::vector<KernelEntry>& register_kernels();
-// Every kernel: the built-ins, then the user kernels registered now.
-std::vector<KernelInfo> kernel_infos();
-
-// [SECTION] User kernels (thread-safe: the window registers, the engine's thread looks up).
-// Adds the kernel, or replaces the one with the same id (a new version of the same file's kernel).
-void register_user_kernel(std::shared_ptr<const UserKernel> k);
-void remove_user_kernel(const std::string& id);
-std::shared_ptr<const UserKernel> find_user_kernel(const std::string& id);
-std::vector<std::shared_ptr<const UserKernel>> user_kernels();
-std::vector<KernelInfo> user_kernel_infos();
+// Their entries (a backend adds the kernels its workshop registered: Backend::kernels()).
+std::vector<KernelInfo> builtin_kernel_infos();
 
 // Whether this build has the CUDA backend at all.
 bool cuda_compiled();

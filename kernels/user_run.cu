@@ -16,6 +16,7 @@
 #include "matrix_ops.cuh"
 #include "files.hpp"
 #include "nvrtc_compile.hpp"
+#include "nvrtc_workshop.hpp"
 #include "stats.hpp"
 #include "user_sanitize.hpp"
 #include "your_kernel.hpp"
@@ -97,7 +98,7 @@ void UserRunner::validate(const ProblemSpec& s, const UserKernel& k) const {
   const ExprVars v{s.m, s.n, s.k, s.tile};
   const LaunchGeometry g = launch_geometry(k.spec(), v);
   kernel_args(k.decl(), k.spec(), v);
-  const auto mod = k.build(s.tile, m_dev.sm, v);
+  const auto mod = build_user_kernel(k, s.tile, m_dev.sm, v);
   check_fits(m_dev, g, mod->resources, who(k, s));
 }
 
@@ -109,7 +110,7 @@ std::optional<LaunchInfo> UserRunner::launch_info(const ProblemSpec& s, const Us
   } catch (const ValidationError&) {
     return std::nullopt;
   }
-  const auto mod = k.cached_build(s.tile, m_dev.sm, v);
+  const auto mod = cached_module(k.plain_job(s.tile, m_dev.sm, v));
   if (!mod || !mod->ok) return std::nullopt;
   LaunchInfo li;
   const bool rows_x = k.spec().x_covers_rows;
@@ -207,7 +208,7 @@ RunResult UserRunner::run(const RunRequest& req, const UserKernel& k, void* stre
   // [SECTION] Build and check everything before the worker or the device is asked for anything.
   const LaunchGeometry g = launch_geometry(k.spec(), v);
   const std::vector<KernelArg> args = kernel_args(k.decl(), k.spec(), v);
-  const auto mod = k.build(s.tile, m_dev.sm, v, &cancel);
+  const auto mod = build_user_kernel(k, s.tile, m_dev.sm, v, &cancel);
   check_fits(m_dev, g, mod->resources, name);
   const std::string memcheck_note =
       req.memcheck_new_builds ? check_new_build(k, s, mod->key, cancel) : std::string();
@@ -386,7 +387,7 @@ void UserRunner::WorkerLauncher::profile(RunResult& r, const CancelToken& cancel
         r.occupancy_by_tile.emplace_back(t, *r.occupancy);
         continue;
       }
-      const auto mt = m_k.build(t, d.sm, vt, &cancel);
+      const auto mt = build_user_kernel(m_k, t, d.sm, vt, &cancel);
       const KernelResources res{int(gt.threads()), mt->resources.regs, mt->resources.static_smem,
                                 int(gt.smem)};
       r.occupancy_by_tile.emplace_back(t, compute_occupancy(d.limits, res, gt.blocks()));

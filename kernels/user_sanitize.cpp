@@ -19,6 +19,7 @@
 
 #include "child_process.hpp"
 #include "files.hpp"
+#include "nvrtc_workshop.hpp"
 #include "user_worker.hpp"
 #include "worker_client.hpp"
 #include "your_kernel.hpp"
@@ -139,7 +140,7 @@ std::vector<SanitizerReport> sanitize_user_kernel(const UserKernel& k, const Pro
   WorkerJob job;
   try {
     const ExprVars v{s.m, s.n, s.k, s.tile};
-    const auto mod = k.build(s.tile, arch, v, cancel);
+    const auto mod = build_user_kernel(k, s.tile, arch, v, cancel);
     const LaunchGeometry g = launch_geometry(k.spec(), v);
     job.load.cubin = mod->cubin;
     job.load.name = mod->lowered_name;

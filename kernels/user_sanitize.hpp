@@ -11,6 +11,7 @@
 
 #include "backend.hpp"
 #include "cancel.hpp"
+#include "kernel_workshop.hpp"
 
 namespace ts {
 
@@ -18,18 +19,6 @@ class UserKernel;
 
 // Where compute-sanitizer is ("" with the reason in `why` when it is nowhere).
 std::string find_compute_sanitizer(std::string* why);
-
-struct SanitizerReport {
-  std::string tool;  // "memcheck" or "racecheck"
-  bool ran = false;  // the tool ran to the end (its summary line was seen)
-  int issues = -1;   // errors (memcheck) or hazards (racecheck) it reported; -1: unknown
-  std::string
-      summary;  // its summary line, e.g. "RACECHECK SUMMARY: 2 hazards displayed (2 errors, 0 warnings)"
-  std::string output;  // everything it printed (capped at 1 MiB)
-  double seconds = 0;
-  std::string problem;  // why it did not run, in words (no tool, a timeout, a build error)
-  ProblemSpec shape;    // the shape it ran on
-};
 
 // The first few errors of a tool's report, each with the source line it names ("Invalid __global__ write of
 // size 4 bytes ... at k(float*, ...)+0x1d0 in k.cu:12"), one per line.

@@ -35,8 +35,7 @@
 #include "texture.hpp"
 #include "theme.hpp"
 #include "window.hpp"
-#include "registry.hpp"
-#include "your_kernel.hpp"
+#include "kernel_workshop.hpp"
 
 namespace ts::ui {
 
@@ -662,7 +661,8 @@ int run_snapshot(const SnapshotOptions& opt) {
     ++st.sessions_serial;
   }
   // A person's own kernel: shown in its panels as the window shows it (read, built, registered).
-  if (const auto user = find_user_kernel(opt.request.spec.kernel)) {
+  const KernelWorkshop* workshop = opt.backend->workshop();
+  if (const auto user = workshop ? workshop->find(opt.request.spec.kernel) : nullptr) {
     st.user.open_path = user->source().path;
     const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(60);
     while (st.user.build != UserKernelUi::Build::Ok && st.user.build != UserKernelUi::Build::Failed &&

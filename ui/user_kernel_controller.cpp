@@ -10,12 +10,7 @@
 
 #include "backend.hpp"
 #include "files.hpp"
-#include "registry.hpp"
-#include "your_kernel.hpp"
-
-#if defined(TILESCOPE_HAVE_CUDA)
-#include "user_sanitize.hpp"
-#endif
+#include "kernel_workshop.hpp"
 
 namespace ts::ui {
 
@@ -48,9 +43,9 @@ std::string first_line(const std::string& s) {
 
 }  // namespace
 
-UserKernelController::UserKernelController(Backend& backend) : m_backend(backend) {
+UserKernelController::UserKernelController(Backend& backend)
+    : m_backend(backend), m_workshop(backend.workshop()) {
   m_gpu = backend.kind() == "cuda";
-  m_device = backend.cuda_device();
   if (m_gpu) {
     m_device_model = gpu_model_of(backend.device_info());
     m_model = m_device_model;
@@ -67,12 +62,16 @@ UserKernelController::~UserKernelController() {
 }
 
 void UserKernelController::start_read(AppState& s, const std::string& path, bool reload) {
+  if (!m_workshop) {
+    s.say(Severity::Error,
+          "refused: " + path + ": the " + m_backend.kind() + " backend takes no kernels of yours");
+    return;
+  }
   if (m_reading.valid()) {  // one read at a time; the newest request is read when it is done
     m_queued_path = path;
     m_queued_reload = reload;
     return;
   }
-  (void)s;
   m_reading = std::async(std::launch::async, [path, reload] {
     Read r;
     r.path = path;
@@ -180,7 +179,7 @@ void UserKernelController::understand(AppState& s, const UserKernelSpec* spec) {
   u.symbols.assign(names.begin(), names.end());
   u.notes = scan.notes;
   try {
-    auto k = UserKernel::make(*m_source, u.kernel, spec);
+    auto k = m_workshop->understand(*m_source, u.kernel, spec);
     // Its headers are watched with the file: an edited header builds the kernel again.
     m_header_stamps.clear();
     for (const IncludedHeader& h : k->headers()) {
@@ -233,22 +232,23 @@ void UserKernelController::start_build(AppState& s, std::shared_ptr<const UserKe
   m_build_cancel.cancel();
   if (m_building.valid()) m_building.wait();
   m_build_cancel = CancelToken();
-  m_building = std::async(std::launch::async, [k, tile, arch, sizes, cancel = m_build_cancel, stop = m_stop] {
-    Built b;
-    b.kernel = k;
-    b.tile = tile;
-    try {
-      if (stop.cancelled()) throw Cancelled();
-      b.module = k->build(tile, arch, sizes, &cancel);
-    } catch (const CompileError& e) {
-      b.error = e.what();
-      b.module = e.module();
-      b.compile_error = true;
-    } catch (const std::exception& e) {
-      b.error = e.what();
-    }
-    return b;
-  });
+  m_building = std::async(std::launch::async,
+                          [w = m_workshop, k, tile, arch, sizes, cancel = m_build_cancel, stop = m_stop] {
+                            Built b;
+                            b.kernel = k;
+                            b.tile = tile;
+                            try {
+                              if (stop.cancelled()) throw Cancelled();
+                              b.module = w->build(*k, tile, arch, sizes, &cancel);
+                            } catch (const CompileError& e) {
+                              b.error = e.what();
+                              b.module = e.module();
+                              b.compile_error = true;
+                            } catch (const std::exception& e) {
+                              b.error = e.what();
+                            }
+                            return b;
+                          });
 }
 
 void UserKernelController::take_build(AppState& s, Built b) {
@@ -284,7 +284,7 @@ void UserKernelController::take_build(AppState& s, Built b) {
   }
   const bool first = !m_good || m_good->id() != b.kernel->id();
   m_good = b.kernel;
-  register_user_kernel(b.kernel);
+  m_workshop->publish(b.kernel);
   s.kernels = m_backend.kernels();
   u.id = b.kernel->id();
   u.version = b.kernel->version();
@@ -321,7 +321,7 @@ void UserKernelController::start_tiles(AppState& s) {
   const auto k = m_good;
   const GpuModel model = m_model;
   const ProblemSpec p = s.settings.spec;
-  m_tiles = std::async(std::launch::async, [k, model, p, stop = m_stop] {
+  m_tiles = std::async(std::launch::async, [w = m_workshop, k, model, p, stop = m_stop] {
     std::vector<TileBuild> out;
     for (int t : k->spec().tiles) {
       TileBuild tb;
@@ -331,7 +331,7 @@ void UserKernelController::start_tiles(AppState& s) {
         const LaunchGeometry g = launch_geometry(k->spec(), v);
         tb.threads = int(g.threads());
         tb.dynamic_smem = g.smem;
-        const auto m = k->build(t, model.sm, v, &stop);
+        const auto m = w->build(*k, t, model.sm, v, &stop);
         tb.res = m->resources;
         tb.ok = true;
         OccupancyInputs in;
@@ -417,12 +417,11 @@ void UserKernelController::start_sanitize(AppState& s) {
     s.say(Severity::Warning, "compute-sanitizer: no build of your kernel to check yet");
     return;
   }
-  if (!m_gpu) {
-    s.say(Severity::Warning, "compute-sanitizer runs the kernel: it needs a GPU");
+  if (std::string why; !m_workshop->can_sanitize(&why)) {
+    s.say(Severity::Warning, why);
     return;
   }
   if (m_sanitizing.valid()) return;
-#if defined(TILESCOPE_HAVE_CUDA)
   ProblemSpec p = s.settings.spec;
   if (p.kernel != m_good->id()) {
     p.kernel = m_good->id();
@@ -432,12 +431,10 @@ void UserKernelController::start_sanitize(AppState& s) {
   u.reports.clear();
   s.say(Severity::Info, "compute-sanitizer: running memcheck and racecheck on " + m_good->info().title +
                             " in a worker (each side at most 511, with the partial tiles of the shape)");
-  const auto k = m_good;
-  const int arch = m_device_model.sm, device = m_device;
-  m_sanitizing = std::async(std::launch::async, [k, p, arch, device, stop = m_stop] {
+  m_sanitizing = std::async(std::launch::async, [w = m_workshop, k = m_good, p, stop = m_stop] {
     std::vector<SanitizerView> out;
     // Stopped when the window closes (compute-sanitizer is killed), as a compile is.
-    for (const auto& r : sanitize_user_kernel(*k, p, arch, device, {"memcheck", "racecheck"}, 300, &stop)) {
+    for (const auto& r : w->sanitize(*k, p, {"memcheck", "racecheck"}, 300, &stop)) {
       SanitizerView v;
       v.tool = r.tool;
       v.summary = r.summary;
@@ -452,7 +449,6 @@ void UserKernelController::start_sanitize(AppState& s) {
     }
     return out;
   });
-#endif
 }
 
 void UserKernelController::frame(AppState& s) {

@@ -4,7 +4,8 @@
 // new one compiles or fails), registers it as "yours: <name>" and asks for a run; watches the file (its size
 // and time of change, polled every second: no inotify) and rebuilds and re-runs on every save, from the
 // window's editor or any other; runs compute-sanitizer in a worker when asked. Messages go through
-// AppState::say(). Talks to the kernels library's plain C++ API only (never CUDA).
+// AppState::say(). Reaches the engine only through the backend and its kernel workshop
+// (kernel_workshop.hpp).
 #include <future>
 #include <memory>
 #include <string>
@@ -15,6 +16,7 @@
 
 namespace ts {
 class Backend;
+class KernelWorkshop;
 class UserKernel;
 struct CompiledModule;
 }  // namespace ts
@@ -61,8 +63,8 @@ class UserKernelController {
   int tile_for(const AppState& s, const UserKernel& k) const;
 
   Backend& m_backend;
+  KernelWorkshop* m_workshop;  // the backend's (null: it takes no kernels of yours)
   bool m_gpu = false;
-  int m_device = -1;
   GpuModel m_device_model;
   GpuModel m_model;                               // the GPU of the resource table
   std::shared_ptr<KernelSource> m_source;         // the file as last read

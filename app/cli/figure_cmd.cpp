@@ -200,7 +200,7 @@ int cmd_figure(FigureArgs& a, const CLI::App& cmd) {
     return p;
   };
   MeasurePolicy policy = policy_for(a.backend == "cpu" ? MeasurePolicy::cpu_bench() : MeasurePolicy::bench());
-  const std::vector<KernelInfo> registry = kernel_infos();
+  const std::vector<KernelInfo> registry = builtin_kernel_infos();
 
   // [SECTION] The points: a saved session, or measured now.
   ui::AppState st;

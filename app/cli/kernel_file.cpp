@@ -8,12 +8,9 @@
 #include <nlohmann/json.hpp>
 
 #include "gpu_catalog.hpp"
+#include "kernel_workshop.hpp"
+#include "nvrtc_compile.hpp"
 #include "registry.hpp"
-#include "your_kernel.hpp"
-
-#if defined(TILESCOPE_HAVE_CUDA)
-#include "user_sanitize.hpp"
-#endif
 
 namespace ts::cli {
 
@@ -88,9 +85,13 @@ void add_kernel_file_options(CLI::App* cmd, KernelFileArgs& a) {
                 "faulting the GPU, and costs a few seconds per new build)");
 }
 
-std::string load_kernel_file(const KernelFileArgs& a, const std::string& name, const std::string& tile) {
-  const auto k = UserKernel::open_file(a.file, options_of(a, name, tile));
-  register_user_kernel(k);
+std::string load_kernel_file(const KernelFileArgs& a, const std::string& name, const std::string& tile,
+                             Backend& backend) {
+  KernelWorkshop* workshop = backend.workshop();
+  if (!workshop)
+    throw ValidationError("--kernel-file: the " + backend.kind() + " backend takes no kernels of yours");
+  const auto k = workshop->open(a.file, options_of(a, name, tile));
+  workshop->publish(k);
   for (const auto& n : k->notes()) std::fprintf(stderr, "tilescope: %s: %s\n", k->id().c_str(), n.c_str());
   return k->id();
 }
@@ -113,15 +114,21 @@ int list_kernel_file(const KernelFileArgs& a, const std::string& arch_text, cons
     device = make_backend(BackendChoice::Cuda, nullptr);
     arch = device->device_info().sm;
     arch_from = "sm_" + std::to_string(arch) + " (" + device->device_name() + ")";
-  } else if (!arch_text.empty()) {
-    arch = parse_arch(arch_text);
+  } else {
+    // Without a GPU: the CPU backend's workshop builds for any architecture.
+    device = make_backend(BackendChoice::Cpu, nullptr);
+  }
+  const KernelWorkshop& workshop = *device->workshop();
+  const bool on_device = device->kind() == "cuda";
+  if (!on_device && !arch_text.empty()) {
+    arch = parse_arch(arch_text, workshop);
     arch_from = "sm_" + std::to_string(arch);
   }
   // The GPU the occupancy is for: asked for, this one, or the catalog's GPU of that architecture.
   std::optional<GpuModel> gpu;
   if (!gpu_id.empty()) {
     gpu = find_gpu(gpu_id);
-  } else if (device) {
+  } else if (on_device) {
     gpu = gpu_model_of(device->device_info());
   } else {
     for (const auto& g : gpu_catalog())
@@ -131,7 +138,7 @@ int list_kernel_file(const KernelFileArgs& a, const std::string& arch_text, cons
       }
   }
   std::string nvrtc_why;
-  const bool can_compile = nvrtc_available(&nvrtc_why);
+  const bool can_compile = workshop.can_build(&nvrtc_why);
   nlohmann::json out = {{"file", a.file},
                         {"arch", arch},
                         {"nvrtc", nvrtc_version()},
@@ -148,7 +155,7 @@ int list_kernel_file(const KernelFileArgs& a, const std::string& arch_text, cons
     nlohmann::json jk = {{"name", d.name}, {"line", d.line + src.first_line - 1}};
     std::shared_ptr<const UserKernel> k;
     try {
-      k = UserKernel::open_file(a.file, options_of(a, scan.kernels.size() == 1 ? "" : d.name, ""));
+      k = workshop.open(a.file, options_of(a, scan.kernels.size() == 1 ? "" : d.name, ""));
     } catch (const ValidationError& e) {
       ++bad;
       const KernelUnderstanding u = understand_kernel(scan, d);
@@ -197,7 +204,7 @@ int list_kernel_file(const KernelFileArgs& a, const std::string& arch_text, cons
       }
       try {
         const ExprVars v{n, n, n, t};
-        const auto m = k->build(t, arch, v);
+        const auto m = workshop.build(*k, t, arch, v);
         const LaunchGeometry g = launch_geometry(k->spec(), v);
         const PtxasResources& r = m->resources;
         jt.update({{"regs", r.regs},
@@ -258,16 +265,11 @@ int list_kernel_file(const KernelFileArgs& a, const std::string& arch_text, cons
 
 // [SECTION] tilescope run --sanitize
 int sanitize(const RunRequest& req, Backend& backend, bool json) {
-  const auto k = find_user_kernel(req.spec.kernel);
+  const KernelWorkshop* workshop = backend.workshop();
+  const auto k = workshop ? workshop->find(req.spec.kernel) : nullptr;
   if (!k) throw ValidationError("--sanitize checks your own kernel: give it with --kernel-file");
-  if (backend.kind() != "cuda")
-    throw ValidationError("--sanitize needs a GPU (compute-sanitizer runs the kernel)");
-#if !defined(TILESCOPE_HAVE_CUDA)
-  (void)json;
-  return 2;
-#else
-  const auto reports = sanitize_user_kernel(*k, req.spec, backend.device_info().sm, backend.cuda_device(),
-                                            {"memcheck", "racecheck"}, 600);
+  if (std::string why; !workshop->can_sanitize(&why)) throw ValidationError("--sanitize: " + why);
+  const auto reports = workshop->sanitize(*k, req.spec, {"memcheck", "racecheck"}, 600);
   int rc = 0;
   nlohmann::json out = nlohmann::json::array();
   for (const auto& r : reports) {
@@ -296,7 +298,6 @@ int sanitize(const RunRequest& req, Backend& backend, bool json) {
   }
   if (json) std::cout << out.dump(2) << "\n";
   return rc;
-#endif
 }
 
 }  // namespace ts::cli

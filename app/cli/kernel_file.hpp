@@ -21,10 +21,11 @@ struct KernelFileArgs {
 };
 void add_kernel_file_options(CLI::App* cmd, KernelFileArgs& a);
 
-// Reads, understands, checks and registers the file's kernel (`name`: which __global__ function; "" when it
-// has one); `tile`: a --tile the person gave ("" none). Returns its registry id ("yours:<name>"). Throws
-// ValidationError.
-std::string load_kernel_file(const KernelFileArgs& a, const std::string& name, const std::string& tile);
+// Reads, understands, checks and registers the file's kernel with the backend's workshop (`name`: which
+// __global__ function; "" when it has one); `tile`: a --tile the person gave ("" none). Returns its id
+// ("yours:<name>"). Throws ValidationError.
+std::string load_kernel_file(const KernelFileArgs& a, const std::string& name, const std::string& tile,
+                             Backend& backend);
 
 // `tilescope list --kernel-file FILE [--arch A] [--gpu G] [--json]`: every kernel in the file. Exit code.
 int list_kernel_file(const KernelFileArgs& a, const std::string& arch, const std::string& gpu, bool json);

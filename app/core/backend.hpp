@@ -25,12 +25,14 @@
 
 namespace ts {
 
+class KernelWorkshop;
+
 // What the CPU backend calls for a kernel (nullptr: the kernel has no CPU implementation).
 using CpuGemmFn = void (*)(const float* A, const float* B, float* C, int64_t m, int64_t n, int64_t k,
                            int tile, const CancelToken* cancel);
 
 // Metadata of one matmul variant: a built-in one (its entry beside its launcher, kernels/kernel_entry.hpp) or
-// a person's own (kernels/your_kernel.hpp), joined at run time.
+// a person's own (your_kernel.hpp), registered by the backend's kernel workshop (kernel_workshop.hpp).
 struct KernelInfo {
   std::string id;           // command-line name, e.g. "tiled"
   std::string title;        // its name, without its role (label() adds that)
@@ -179,6 +181,9 @@ class Backend {
   // Every kernel it knows now, built-in and the person's own (a copy: user kernels come and go at run time).
   virtual std::vector<KernelInfo> kernels() const = 0;
   virtual DeviceInfo device_info() const = 0;
+  // Where a person's own kernels are built, checked and registered for this backend (kernel_workshop.hpp);
+  // nullptr: this backend takes none.
+  virtual KernelWorkshop* workshop() const { return nullptr; }
   // The policy of a request that names none: MeasurePolicy::quick() (the CPU backend: 3 samples).
   virtual MeasurePolicy default_policy() const { return MeasurePolicy::quick(); }
   // The policy of this device's benchmarks (the window's sweeps and tile searches): MeasurePolicy::bench()

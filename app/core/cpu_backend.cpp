@@ -10,13 +10,14 @@
 #include "engine.hpp"
 #include "dims.hpp"
 #include "files.hpp"
+#include "kernel_workshop.hpp"
 #include "parallel.hpp"
 
 namespace ts {
 
-CpuBackend::CpuBackend(std::vector<KernelInfo> registry, std::function<std::vector<KernelInfo>()> more,
+CpuBackend::CpuBackend(std::vector<KernelInfo> registry, std::shared_ptr<KernelWorkshop> workshop,
                        std::string cuda_build)
-    : m_registry(std::move(registry)), m_more(std::move(more)), m_cuda_build(std::move(cuda_build)) {}
+    : m_registry(std::move(registry)), m_workshop(std::move(workshop)), m_cuda_build(std::move(cuda_build)) {}
 
 std::string CpuBackend::version_info() const {
   return "CUDA: not used (CPU backend)" + (m_cuda_build.empty() ? std::string() : "; " + m_cuda_build);
@@ -24,8 +25,8 @@ std::string CpuBackend::version_info() const {
 
 std::vector<KernelInfo> CpuBackend::kernels() const {
   std::vector<KernelInfo> all = m_registry;
-  if (m_more)
-    for (auto& k : m_more()) all.push_back(std::move(k));
+  if (m_workshop)
+    for (auto& k : m_workshop->infos()) all.push_back(std::move(k));
   return all;
 }
 

@@ -4,7 +4,7 @@
 // no SM clock). Slow but faithful, so laptops and CI exercise everything but the GPU itself. Requests bigger
 // than it can serve in a few seconds are refused (kCpuMaxWork) instead of freezing the window, and so are
 // those whose matrices do not fit the host memory available.
-#include <functional>
+#include <memory>
 #include <mutex>
 
 #include "backend.hpp"
@@ -16,15 +16,17 @@ inline constexpr int64_t kCpuMaxWork = int64_t(1) << 30;
 
 class CpuBackend final : public Backend {
  public:
-  // `more`: kernels that join at run time (a person's own, listed so the window can say they need a GPU).
-  // `cuda_build`: what this build has of CUDA (registry.hpp: cuda_build_note), for version_info().
-  explicit CpuBackend(std::vector<KernelInfo> registry, std::function<std::vector<KernelInfo>()> more = {},
+  // `workshop`: where a person's own kernels are built and registered (listed here so the window can say
+  // they need a GPU; null: none). `cuda_build`: what this build has of CUDA (registry.hpp: cuda_build_note),
+  // for version_info().
+  explicit CpuBackend(std::vector<KernelInfo> registry, std::shared_ptr<KernelWorkshop> workshop = nullptr,
                       std::string cuda_build = "");
   std::string kind() const override { return "cpu"; }
   // "CUDA: not used (CPU backend); built with the CUDA 12.4 toolkit" (Help > About's CUDA line).
   std::string version_info() const override;
   std::string device_name() const override;
   std::vector<KernelInfo> kernels() const override;
+  KernelWorkshop* workshop() const override { return m_workshop.get(); }
   DeviceInfo device_info() const override;
   // quick, with 3 samples after the verification launch (which doubles as the warm-up).
   MeasurePolicy default_policy() const override;
@@ -39,7 +41,7 @@ class CpuBackend final : public Backend {
 
  private:
   std::vector<KernelInfo> m_registry;
-  std::function<std::vector<KernelInfo>()> m_more;
+  std::shared_ptr<KernelWorkshop> m_workshop;
   std::string m_cuda_build;
   std::mutex m_run;  // one measurement at a time
 };

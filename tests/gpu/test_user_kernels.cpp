@@ -23,6 +23,7 @@
 #include "schedule.hpp"
 #include "user_run.hpp"
 #include "user_sanitize.hpp"
+#include "kernel_workshop.hpp"
 #include "verify.hpp"
 #include "worker_client.hpp"
 #include "your_kernel.hpp"
@@ -68,13 +69,16 @@ class UserKernels : public ::testing::Test {
     std::ofstream(p) << text;
     return p;
   }
-  // Registers the file's kernel and returns a request for it.
+  // Registers the file's kernel with the GPU backend's workshop and returns a request for it (after
+  // REQUIRE_GPU).
   RunRequest request(const std::string& path, int64_t m, int64_t n, int64_t k, int tile,
                      const UserKernelOptions& o = {}) {
     UserKernelOptions opt = o;
     if (tile) opt.tile = tile;
-    const auto uk = UserKernel::open_file(path, opt);
-    register_user_kernel(uk);
+    std::string why;
+    KernelWorkshop& w = *gpu(&why)->workshop();
+    const auto uk = w.open(path, opt);
+    w.publish(uk);
     RunRequest req;
     req.spec.kernel = uk->id();
     req.spec.tile = tile ? tile : uk->spec().default_tile;
@@ -224,17 +228,17 @@ TEST_F(UserKernels, TheMissingSyncExampleIsRightWithOneStepAndCaughtByRacecheck)
   // The race itself: compute-sanitizer racecheck, run from the worker as the window's action does.
   std::string why;
   if (find_compute_sanitizer(&why).empty()) GTEST_SKIP() << why;
-  const auto uk = find_user_kernel(one.spec.kernel);
+  const KernelWorkshop& w = *backend->workshop();
+  const auto uk = w.find(one.spec.kernel);
   ProblemSpec s = one.spec;
   s.m = s.n = s.k = 128;
-  const auto reports = sanitize_user_kernel(*uk, s, backend->device_info().sm, 0, {"racecheck"}, 300);
+  const auto reports = w.sanitize(*uk, s, {"racecheck"}, 300);
   ASSERT_EQ(reports.size(), 1u);
   EXPECT_TRUE(reports[0].ran) << reports[0].problem << "\n" << reports[0].output;
   EXPECT_GT(reports[0].issues, 0) << reports[0].summary << "\n" << reports[0].output;
   // And the classic example is clean under memcheck and racecheck.
   RunRequest classic = request(example("tiled_classic.cu"), 100, 100, 100, 16);
-  const auto clean = sanitize_user_kernel(*find_user_kernel(classic.spec.kernel), classic.spec,
-                                          backend->device_info().sm, 0, {"memcheck", "racecheck"}, 300);
+  const auto clean = w.sanitize(*w.find(classic.spec.kernel), classic.spec, {"memcheck", "racecheck"}, 300);
   for (const auto& r : clean) {
     EXPECT_TRUE(r.ran) << r.tool << ": " << r.problem;
     EXPECT_EQ(r.issues, 0) << r.tool << ": " << r.summary << "\n" << r.output;

@@ -425,7 +425,7 @@ TEST(Figure, MeasuresOnTheCpuBackendAndLabelsTheoreticalFiguresAsSuch) {
       EXPECT_NE(j["meta"]["title"].get<std::string>().find("THEORETICAL"), std::string::npos);
       if (!build_resources().empty()) {
         // The bars are app/core's calculator, tile by tile.
-        const std::vector<KernelInfo> infos = kernel_infos();
+        const std::vector<KernelInfo> infos = builtin_kernel_infos();
         const OccupancyData d = theoretical_tiles(build_resources(), find_gpu("t4"),
                                                   *find_kernel(infos, "tiled"), 16, 4096, 4096);
         const auto& rows = j["series"][0]["rows"];

@@ -42,7 +42,7 @@
 #include "registry.hpp"
 #include "session.hpp"
 #include "test_util.hpp"
-#include "your_kernel.hpp"
+#include "kernel_workshop.hpp"
 #include "nvrtc_compile.hpp"
 
 using namespace ts;
@@ -1829,6 +1829,8 @@ TEST_F(Gui, AKernelFileIsBuiltListedAndRebuiltOnEverySaveAndErrorsKeepTheLastGoo
       "ELF\0\x01",
       6);
   GuiRun s;
+  s.backend = make_backend(BackendChoice::Cpu, nullptr);
+  const KernelWorkshop& workshop = *s.backend->workshop();  // where the window registers it
   s.body = [&](ImGuiTestContext* ctx, App& app) {
     ui::AppState& st = app.state();
     IM_CHECK(wait_for_result(ctx, app, 0));
@@ -1842,7 +1844,7 @@ TEST_F(Gui, AKernelFileIsBuiltListedAndRebuiltOnEverySaveAndErrorsKeepTheLastGoo
     IM_CHECK_EQ(st.user.form.tile_symbol, std::string("TILE_WIDTH"));
     IM_CHECK(st.user.editor_text.find("my_mm") != std::string::npos);
     const uint64_t v1 = st.user.version;
-    IM_CHECK(find_user_kernel("yours:my_mm") && find_user_kernel("yours:my_mm")->version() == v1);
+    IM_CHECK(workshop.find("yours:my_mm") && workshop.find("yours:my_mm")->version() == v1);
     // The per-tile table fills in (every tile compiled for the GPU shown).
     IM_CHECK(yield_until(ctx, [&] { return !st.user.tiles.empty() && !st.user.tiles_busy; }));
     IM_CHECK_EQ(int(st.user.tiles.size()), 3);
@@ -1858,7 +1860,7 @@ TEST_F(Gui, AKernelFileIsBuiltListedAndRebuiltOnEverySaveAndErrorsKeepTheLastGoo
     IM_CHECK(!st.user.errors.empty());
     IM_CHECK_EQ(st.user.errors[0].line, 4);
     IM_CHECK(st.user.errors[0].message.find("\"Q\" is undefined") != std::string::npos);
-    IM_CHECK_EQ(find_user_kernel("yours:my_mm")->version(), v1);  // the last good build stays
+    IM_CHECK_EQ(workshop.find("yours:my_mm")->version(), v1);  // the last good build stays
     IM_CHECK(st.log.latest() && st.log.latest()->text.find("line 4") != std::string::npos);
 
     // A save from another editor (TILE_WIDTH 32 now): the watcher notices within its second and rebuilds.
@@ -1875,7 +1877,7 @@ TEST_F(Gui, AKernelFileIsBuiltListedAndRebuiltOnEverySaveAndErrorsKeepTheLastGoo
     IM_CHECK(yield_until(
         ctx, [&] { return st.user.file_missing; }, 10));
     IM_CHECK(st.user.watch.find("deleted or renamed") != std::string::npos);
-    IM_CHECK(find_user_kernel("yours:my_mm") != nullptr);
+    IM_CHECK(workshop.find("yours:my_mm") != nullptr);
 
     // A file that is not text: refused with a message, nothing else changes.
     st.user.open_path = dir + "/binary.cu";

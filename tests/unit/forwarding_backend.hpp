@@ -19,6 +19,7 @@ class ForwardingBackend : public Backend {
   int cuda_device() const override { return m_inner->cuda_device(); }
   std::vector<KernelInfo> kernels() const override { return m_inner->kernels(); }
   DeviceInfo device_info() const override { return m_inner->device_info(); }
+  KernelWorkshop* workshop() const override { return m_inner->workshop(); }
   MeasurePolicy default_policy() const override { return m_inner->default_policy(); }
   MeasurePolicy bench_policy() const override { return m_inner->bench_policy(); }
   std::string version_info() const override { return m_inner->version_info(); }

@@ -29,7 +29,7 @@ RunRequest request(int64_t m, int64_t n, int64_t k, const std::string& kernel = 
 }  // namespace
 
 TEST(CpuBackend, VerifiesThenTimesUnderTheQuickPolicy) {
-  CpuBackend b(kernel_infos());
+  CpuBackend b(builtin_kernel_infos());
   RunRequest req = request(70, 45, 33);
   req.keep_output = true;
   RunResult r = b.run(req, CancelToken());
@@ -57,7 +57,7 @@ TEST(CpuBackend, VerifiesThenTimesUnderTheQuickPolicy) {
 // triangle from the upper one where the mirror lies inside C; rows 32-63 have no mirror and stay as poisoned:
 // 1024 of 2048 elements. A kernel that writes everything has no note.
 TEST(CpuBackend, ElementsAKernelNeverWritesAreCountedAndSaid) {
-  CpuBackend b(kernel_infos());
+  CpuBackend b(builtin_kernel_infos());
   RunRequest req = request(64, 32, 32, "tiled_mirror", 16);
   req.keep_output = true;
   const RunResult r = b.run(req, CancelToken());
@@ -83,7 +83,7 @@ TEST(CpuBackend, ItsVersionLineSaysCudaIsNotUsedAndWhatTheBuildHas) {
 }
 
 TEST(CpuBackend, TheBenchPolicyDoesNotTimeAKernelThatFailsVerification) {
-  CpuBackend b(kernel_infos());
+  CpuBackend b(builtin_kernel_infos());
   RunRequest req = request(40, 40, 33, "tiled_floork", 16);  // 16 does not divide 33: wrong on purpose
   req.policy = MeasurePolicy::bench();
   RunResult r = b.run(req, CancelToken());
@@ -102,7 +102,7 @@ TEST(CpuBackend, TheBenchPolicyDoesNotTimeAKernelThatFailsVerification) {
 TEST(CpuBackend, RampInputsPassCorrectKernelsAtEveryDepthAndStillCatchADroppedKTerm) {
   // Ramp inputs (A[i][k] = i, B[k][j] = j) have products of one sign, so float32's rounding errors add up
   // instead of cancelling: C[i][j] = K i j is off by far more than random inputs ever are, in every order.
-  CpuBackend b(kernel_infos());
+  CpuBackend b(builtin_kernel_infos());
   const double u = std::ldexp(1.0, -24);
   struct Shape {
     int64_t mn, k;
@@ -133,7 +133,7 @@ TEST(CpuBackend, RampInputsPassCorrectKernelsAtEveryDepthAndStillCatchADroppedKT
 }
 
 TEST(CpuBackend, AFixedPolicyTakesExactlyThatManySamples) {
-  CpuBackend b(kernel_infos());
+  CpuBackend b(builtin_kernel_infos());
   RunRequest req = request(16, 16, 16);
   req.policy = MeasurePolicy::fixed(7);
   RunResult r = b.run(req, CancelToken());
@@ -145,7 +145,7 @@ TEST(CpuBackend, AFixedPolicyTakesExactlyThatManySamples) {
 }
 
 TEST(CpuBackend, DescribesItselfAndMeasuresMemoryBandwidth) {
-  CpuBackend b(kernel_infos());
+  CpuBackend b(builtin_kernel_infos());
   const DeviceInfo d = b.device_info();
   EXPECT_EQ(d.backend, "cpu");
   EXPECT_EQ(d.sm_count, 0);
@@ -158,7 +158,7 @@ TEST(CpuBackend, DescribesItselfAndMeasuresMemoryBandwidth) {
 }
 
 TEST(CpuBackend, GivenInputsSetTheShapeAndMustMatch) {
-  CpuBackend b(kernel_infos());
+  CpuBackend b(builtin_kernel_infos());
   RunRequest req = request(1, 1, 1);
   auto A = std::make_shared<HostMatrix>(generate_input(InputKind::Random, 2, 0, 9, 4));
   auto B = std::make_shared<HostMatrix>(generate_input(InputKind::Random, 2, 1, 4, 6));
@@ -181,7 +181,7 @@ TEST(CpuBackend, GivenInputsSetTheShapeAndMustMatch) {
 }
 
 TEST(CpuBackend, RefusesWhatItCannotServe) {
-  CpuBackend b(kernel_infos());
+  CpuBackend b(builtin_kernel_infos());
   RunRequest big = request(2048, 2048, 2048);
   try {
     b.validate(big);
@@ -210,7 +210,7 @@ TEST(MakeBackend, CpuOnRequestAndAutoFallsBackWithAReason) {
 }
 
 TEST(RunQueue, ANewerRequestSupersedesTheOneInFlight) {
-  auto backend = std::make_shared<CpuBackend>(kernel_infos());
+  auto backend = std::make_shared<CpuBackend>(builtin_kernel_infos());
   RunQueue q(backend);
   // A run that would not end by itself before the test's timeout: a day of kernel time, a million samples.
   RunRequest endless = request(256, 256, 256);
@@ -241,7 +241,7 @@ TEST(RunQueue, ANewerRequestSupersedesTheOneInFlight) {
 // limit. The CPU backend's own stops at a noise target a quiet CPU reaches, and on a busy one after a number
 // of launches, so that a point's cost scales with its launch time.
 TEST(CpuBackend, BenchesUnderAPolicyACpuCanMeet) {
-  const CpuBackend b(kernel_infos());
+  const CpuBackend b(builtin_kernel_infos());
   const MeasurePolicy p = b.bench_policy();
   EXPECT_EQ(p.name, "bench");
   EXPECT_NO_THROW(validate_policy(p));
@@ -270,7 +270,7 @@ TEST(CpuBackend, BenchesUnderAPolicyACpuCanMeet) {
 }
 
 TEST(RunQueue, BadInputComesBackAsAnOutcomeNotACrash) {
-  RunQueue q(std::make_shared<CpuBackend>(kernel_infos()));
+  RunQueue q(std::make_shared<CpuBackend>(builtin_kernel_infos()));
   RunOutcome o = q.wait(q.submit(request(0, 4, 4)));
   EXPECT_FALSE(o.result);
   EXPECT_TRUE(o.bad_input);
@@ -278,7 +278,7 @@ TEST(RunQueue, BadInputComesBackAsAnOutcomeNotACrash) {
 }
 
 TEST(CpuBackend, KeepsAStoreOfTheMatricesForHeatmaps) {
-  CpuBackend b(kernel_infos());
+  CpuBackend b(builtin_kernel_infos());
   RunRequest req = request(37, 29, 23, "tiled", 8);
   req.keep_store = true;
   req.keep_output = true;
@@ -325,7 +325,7 @@ TEST(CpuBackend, KeepsAStoreOfTheMatricesForHeatmaps) {
 }
 
 TEST(CpuBackend, HasNoCublasToInterleaveAndSaysSo) {
-  CpuBackend b(kernel_infos());
+  CpuBackend b(builtin_kernel_infos());
   RunRequest req = request(32, 32, 32);
   req.policy = MeasurePolicy::fixed(4);
   req.policy->interleave_reference = true;

@@ -10,6 +10,7 @@
 #include "cubin_info.hpp"
 
 #include "nvrtc_compile.hpp"
+#include "nvrtc_workshop.hpp"
 #include "require_nvrtc.hpp"
 #include "test_util.hpp"
 #include "your_kernel.hpp"
@@ -69,7 +70,7 @@ TEST_F(NvrtcTest, CompilesWithoutAGpuAndReportsRegistersAndSharedMemoryPerTile) 
   const auto k = UserKernel::open_file(write("classic.cu", kClassic), {});
   for (int tile : {8, 16, 32}) {
     SCOPED_TRACE(tile);
-    const auto m = k->build(tile, 90, {});
+    const auto m = build_user_kernel(*k, tile, 90, {});
     ASSERT_TRUE(m->ok) << m->log;
     EXPECT_FALSE(m->cubin.empty());
     EXPECT_NE(m->ptx.find(".entry " + m->lowered_name), std::string::npos);
@@ -82,9 +83,9 @@ TEST_F(NvrtcTest, CompilesWithoutAGpuAndReportsRegistersAndSharedMemoryPerTile) 
     EXPECT_EQ(m->resources.spill_stores, 0);
   }
   // Another architecture is another build, with its own report.
-  const auto m75 = k->build(16, 75, {});
+  const auto m75 = build_user_kernel(*k, 16, 75, {});
   ASSERT_TRUE(m75->ok) << m75->log;
-  EXPECT_NE(m75->key, k->build(16, 90, {})->key);
+  EXPECT_NE(m75->key, build_user_kernel(*k, 16, 90, {})->key);
   EXPECT_TRUE(m75->resources.found);
 }
 
@@ -107,7 +108,7 @@ __global__ void with_stack(float* C, const float* A, const float* B, int N) {
     for (const auto& k : {classic, stack})
       for (int tile : {8, 32}) {
         SCOPED_TRACE(k->id() + " sm_" + std::to_string(arch) + " tile " + std::to_string(tile));
-        const auto m = k->build(tile, arch, {});
+        const auto m = build_user_kernel(*k, tile, arch, {});
         ASSERT_TRUE(m->ok) << m->log;
         ASSERT_TRUE(parse_ptxas_info(m->log, m->lowered_name).found) << m->log;
         const auto r = read_cubin_resources(m->cubin, m->lowered_name);
@@ -118,7 +119,7 @@ __global__ void with_stack(float* C, const float* A, const float* B, int N) {
         ++checked;
       }
   EXPECT_EQ(checked, 12);
-  const auto m = stack->build(8, 90, {});
+  const auto m = build_user_kernel(*stack, 8, 90, {});
   EXPECT_GT(m->resources.stack_bytes, 0);  // the case above really had a stack frame
   EXPECT_FALSE(read_cubin_resources(m->cubin, "no_such_function").has_value());
   EXPECT_FALSE(read_cubin_resources("not an ELF file at all", m->lowered_name).has_value());
@@ -139,18 +140,18 @@ __global__ void with_stack(float* C, const float* A, const float* B, int N) {
 TEST_F(NvrtcTest, BuildsAreCachedInMemoryAndOnDiskByEverythingThatWentIn) {
   REQUIRE_NVRTC();
   const auto k = UserKernel::open_file(write("classic.cu", kClassic), {});
-  const auto first = k->build(16, 90, {});
+  const auto first = build_user_kernel(*k, 16, 90, {});
   ASSERT_TRUE(first->ok);
   EXPECT_FALSE(first->from_cache);
   EXPECT_GT(first->compile_s, 0.0);
   EXPECT_EQ(module_cache_stats().compiles, 1);
-  const auto again = k->build(16, 90, {});
+  const auto again = build_user_kernel(*k, 16, 90, {});
   EXPECT_EQ(again.get(), first.get());
   EXPECT_EQ(module_cache_stats().memory_hits, 1);
   EXPECT_EQ(module_cache_stats().compiles, 1);
   // A fresh process (memory cache empty) finds it on disk.
   reset_module_cache();
-  const auto disk = k->build(16, 90, {});
+  const auto disk = build_user_kernel(*k, 16, 90, {});
   EXPECT_TRUE(disk->from_cache);
   EXPECT_EQ(module_cache_stats().disk_hits, 1);
   EXPECT_EQ(module_cache_stats().compiles, 0);
@@ -160,14 +161,14 @@ TEST_F(NvrtcTest, BuildsAreCachedInMemoryAndOnDiskByEverythingThatWentIn) {
   // A damaged cache file is compiled again, not trusted.
   reset_module_cache();
   std::ofstream(module_cache_dir() + "/" + first->key + ".tsmod", std::ios::trunc) << "TSMOD1 garbage";
-  EXPECT_FALSE(k->build(16, 90, {})->from_cache);
+  EXPECT_FALSE(build_user_kernel(*k, 16, 90, {})->from_cache);
   // Another tile, another source, another architecture: other keys.
-  EXPECT_NE(k->build(32, 90, {})->key, first->key);
+  EXPECT_NE(build_user_kernel(*k, 32, 90, {})->key, first->key);
   std::string edited = kClassic;
   edited.replace(edited.find("float acc = 0.0f;"), 17, "float acc = 0.0f; ");
   const auto k2 = UserKernel::open_file(write("classic.cu", edited), {});
-  EXPECT_NE(k2->build(16, 90, {})->key, first->key);
-  EXPECT_EQ(k->cached_build(8, 90, {}), nullptr) << "cached_build never compiles";
+  EXPECT_NE(build_user_kernel(*k2, 16, 90, {})->key, first->key);
+  EXPECT_EQ(cached_module(k->plain_job(8, 90, {})), nullptr) << "cached_build never compiles";
 }
 
 TEST_F(NvrtcTest, ACompileErrorNamesItsLineInThePersonsFile) {
@@ -176,7 +177,7 @@ TEST_F(NvrtcTest, ACompileErrorNamesItsLineInThePersonsFile) {
   broken.replace(broken.find("acc += As"), 9, "acc += Az");  // line 15
   const auto k = UserKernel::open_file(write("broken.cu", broken), {});
   try {
-    k->build(16, 90, {});
+    build_user_kernel(*k, 16, 90, {});
     FAIL() << "compiled";
   } catch (const CompileError& e) {
     const std::string msg = e.what();
@@ -191,7 +192,7 @@ TEST_F(NvrtcTest, ACompileErrorNamesItsLineInThePersonsFile) {
                          broken + "\"\"\"\nm = load_inline(name='m', cpp_sources='', cuda_sources=src)\n";
   const auto kp = UserKernel::open_file(write("answer.py", py), {});
   try {
-    kp->build(16, 90, {});
+    build_user_kernel(*kp, 16, 90, {});
     FAIL() << "compiled";
   } catch (const CompileError& e) {
     EXPECT_NE(std::string(e.what()).find("line 19: identifier \"Az\""), std::string::npos) << e.what();
@@ -202,7 +203,7 @@ TEST_F(NvrtcTest, ACompileErrorNamesItsLineInThePersonsFile) {
 TEST_F(NvrtcTest, TheTracedBuildCompilesWithTheSameResourcesAsThePlainOne) {
   REQUIRE_NVRTC();
   const auto k = UserKernel::open_file(write("classic.cu", kClassic), {});
-  const auto plain = k->build(32, 90, {});
+  const auto plain = build_user_kernel(*k, 32, 90, {});
   ASSERT_TRUE(plain->ok);
   std::string why;
   const auto job = k->traced_job(32, 90, {}, plain->resources.regs, &why);
@@ -223,7 +224,7 @@ TEST_F(NvrtcTest, ATemplateKernelIsInstantiatedAtTheTileAndDeviceHeadersAreFound
             "__float2half(A[threadIdx.x]);\n  s[threadIdx.y][threadIdx.x] = __half2float(h);\n  "
             "__syncthreads();\n  C[threadIdx.x] = s[threadIdx.x][threadIdx.y] + B[0] + M + N + K;\n}\n"),
       {});
-  const auto m = t->build(32, 90, {});
+  const auto m = build_user_kernel(*t, 32, 90, {});
   ASSERT_TRUE(m->ok) << m->log;
   EXPECT_EQ(m->resources.static_smem, 32 * 32 * 4);
 }
@@ -236,7 +237,7 @@ TEST_F(NvrtcTest, AKernelInsideANamespaceIsFoundByItsQualifiedName) {
             "float* C, int N) { C[0] = A[0] + B[0] + N; }\n}\n}\n"),
       {});
   EXPECT_EQ(k->scan().scope_of(k->decl()), "mine::inner::");
-  const auto m = k->build(16, 90, {});
+  const auto m = build_user_kernel(*k, 16, 90, {});
   ASSERT_TRUE(m->ok) << m->log;
   EXPECT_NE(m->lowered_name.find("mine5inner2mm"), std::string::npos) << m->lowered_name;
   std::string why;
@@ -259,12 +260,12 @@ TEST_F(NvrtcTest, HeadersOfTheKernelsFolderAreCompiledInAndTheirContentIsPartOfT
       "#include \"inc/scale.cuh\"\n__global__ void k(const float* A, const float* B, float* C, int M, int N, "
       "int K) {\n  C[threadIdx.x] = scale(A[threadIdx.x]) + B[0] + M + N + K;\n}\n";
   const auto k = UserKernel::open_file(write("k.cu", kernel), {});
-  const auto first = k->build(16, 90, {});
+  const auto first = build_user_kernel(*k, 16, 90, {});
   ASSERT_TRUE(first->ok) << first->log;
   EXPECT_NE(std::find(first->options.begin(), first->options.end(), "--no-source-include"),
             first->options.end());
   write("inc/factor.h", "constexpr float kFactor = 3.0f;\n");
-  const auto again = UserKernel::open_file(m_dir.file("k.cu"), {})->build(16, 90, {});
+  const auto again = build_user_kernel(*UserKernel::open_file(m_dir.file("k.cu"), {}), 16, 90, {});
   ASSERT_TRUE(again->ok) << again->log;
   EXPECT_NE(again->key, first->key) << "a changed header must not reuse the old build";
   // NVRTC itself reads nothing next to the source: a job whose header was not handed over does not find it in
@@ -309,6 +310,6 @@ TEST_F(NvrtcTest, GuardedHeadersThatIncludeEachOtherCompile) {
   EXPECT_EQ(k->headers()[2].name, "a.h");
   EXPECT_NE(k->headers()[2].content.find("#include \"inc/a.h\""), std::string::npos)
       << k->headers()[2].content;
-  const auto m = k->build(16, 90, {});
+  const auto m = build_user_kernel(*k, 16, 90, {});
   EXPECT_TRUE(m->ok) << m->log;
 }

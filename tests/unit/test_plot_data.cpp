@@ -88,7 +88,7 @@ TEST(PlotData, TimingsFollowTheAxisASweepWithMFixedMoves) {
   set.current() = s;
   const ProblemSpec at = spec("tiled", 32, 1024, 1536, 1536);
   EXPECT_EQ(infer_axis(s, at), ScaleAxis::NK);
-  const TimingsData d = timings_data(set, at, kernel_infos());
+  const TimingsData d = timings_data(set, at, builtin_kernel_infos());
   EXPECT_EQ(d.axis, ScaleAxis::NK);
   EXPECT_EQ(d.axis_label, "N = K (M = 1024)");
   ASSERT_EQ(d.curves.size(), 1u);
@@ -110,7 +110,7 @@ TEST(PlotData, TimingsHighlightTheCurrentConfigurationAndKeepItsLaunchesAndReada
   SessionSet set;
   set.current() = square_session();
   const ProblemSpec at = spec("tiled", 32, 1024, 1024, 1024);
-  const TimingsData d = timings_data(set, at, kernel_infos());
+  const TimingsData d = timings_data(set, at, builtin_kernel_infos());
   EXPECT_EQ(d.axis, ScaleAxis::Square);
   ASSERT_EQ(d.curves.size(), 3u);  // tiled T=8, tiled T=32, cuBLAS: ladder order
   EXPECT_EQ(d.curves[0].label, "tiled T=8");
@@ -134,7 +134,7 @@ TEST(PlotData, TimingsHighlightTheCurrentConfigurationAndKeepItsLaunchesAndReada
     r.tflops /= 1000;
     slow.current().records.push_back(r);
   }
-  const TimingsData s = timings_data(slow, at, kernel_infos());
+  const TimingsData s = timings_data(slow, at, builtin_kernel_infos());
   EXPECT_EQ(s.flops.name, "GFLOP/s");
   EXPECT_EQ(s.time.name, "s");
 }
@@ -185,7 +185,7 @@ TEST(PlotData, TheLadderIsInRegistryOrderWithSpeedupsAgainstTheBaseline) {
   SessionSet set;
   set.current() = square_session();
   const ProblemSpec at = spec("tiled", 8, 1024, 1024, 1024);
-  const BarsData d = bars_data(set, at, kernel_infos(), std::nullopt);
+  const BarsData d = bars_data(set, at, builtin_kernel_infos(), std::nullopt);
   ASSERT_EQ(d.labels.size(), 3u);
   EXPECT_EQ(d.labels[0], "tiled T=8");
   EXPECT_EQ(d.labels[1], "tiled T=32");
@@ -197,11 +197,11 @@ TEST(PlotData, TheLadderIsInRegistryOrderWithSpeedupsAgainstTheBaseline) {
   EXPECT_EQ(d.speedups[2], speedup_label(cub, t32, "tiled T=32"));
   EXPECT_EQ(d.speedups[2].substr(d.speedups[2].size() - 10), "tiled T=32");
   // Pinned: cuBLAS.
-  const BarsData p = bars_data(set, at, kernel_infos(), KernelTile{"cublas", 0});
+  const BarsData p = bars_data(set, at, builtin_kernel_infos(), KernelTile{"cublas", 0});
   EXPECT_EQ(p.baseline, 2);
   EXPECT_EQ(p.speedups[1], speedup_label(t32, cub, "cublas"));
   // A pinned configuration without a bar here falls back to the default.
-  EXPECT_EQ(bars_data(set, at, kernel_infos(), KernelTile{"pipelined", 256}).baseline, 1);
+  EXPECT_EQ(bars_data(set, at, builtin_kernel_infos(), KernelTile{"pipelined", 256}).baseline, 1);
 }
 
 TEST(PlotData, OverlaysAddRowsAndCurvesOfTheirOwn) {
@@ -213,12 +213,12 @@ TEST(PlotData, OverlaysAddRowsAndCurvesOfTheirOwn) {
   other.add(point("tiled", 32, 1024, 1024, 1024, 0.3, "d"));
   set.open(other);
   const ProblemSpec at = spec("tiled", 32, 1024, 1024, 1024);
-  const BarsData b = bars_data(set, at, kernel_infos(), std::nullopt);
+  const BarsData b = bars_data(set, at, builtin_kernel_infos(), std::nullopt);
   ASSERT_EQ(b.labels.size(), 4u);  // pipelined joins in its ladder place, before cuBLAS
   EXPECT_EQ(b.labels[2], "pipelined T=128");
   EXPECT_FALSE(b.bars[0][2].has_value());
   EXPECT_TRUE(b.bars[1][2].has_value());
-  const TimingsData t = timings_data(set, at, kernel_infos());
+  const TimingsData t = timings_data(set, at, builtin_kernel_infos());
   bool overlay = false;
   for (const auto& c : t.curves)
     overlay |= c.session == 1 && c.label == "tiled T=32 [other GPU]" && !c.current;
@@ -229,7 +229,7 @@ TEST(PlotData, RooflinePlacesEveryMeasuredPointUnderTheDeviceRoofs) {
   SessionSet set;
   set.current() = square_session();
   const ProblemSpec at = spec("tiled", 32, 1024, 1024, 1024);
-  const RooflineData d = roofline_data(set, at, kernel_infos(), 3000, false);
+  const RooflineData d = roofline_data(set, at, builtin_kernel_infos(), 3000, false);
   EXPECT_EQ(d.points.size(), set.current().records.size());
   EXPECT_TRUE(d.roofs.dram_measured);
   EXPECT_DOUBLE_EQ(d.roofs.dram_bytes_per_s, 3000e9);
@@ -246,17 +246,17 @@ TEST(PlotData, RooflinePlacesEveryMeasuredPointUnderTheDeviceRoofs) {
   bool estimate = false;
   for (const auto& n : d.notes) estimate |= n.find("ESTIMATE") != std::string::npos;
   EXPECT_TRUE(estimate);
-  const RooflineData shape = roofline_data(set, at, kernel_infos(), 3000, true);
+  const RooflineData shape = roofline_data(set, at, builtin_kernel_infos(), 3000, true);
   EXPECT_EQ(shape.points.size(), 3u);  // tiled T=32, cuBLAS and tiled T=8 at 1024^3
   // Without a measured bandwidth the DRAM roof is the datasheet's, and says so.
-  EXPECT_FALSE(roofline_data(set, at, kernel_infos(), 0, false).roofs.dram_measured);
+  EXPECT_FALSE(roofline_data(set, at, builtin_kernel_infos(), 0, false).roofs.dram_measured);
 }
 
 TEST(PlotData, FiguresKeepEveryNumberBehindThePlot) {
   SessionSet set;
   set.current() = square_session();
   const ProblemSpec at = spec("tiled", 32, 1024, 1024, 1024);
-  TimingsData d = timings_data(set, at, kernel_infos());
+  TimingsData d = timings_data(set, at, builtin_kernel_infos());
   d.marks = measured_wave_marks(set.current(), d.axis, at, {"tiled", 32}, 256, 2048);
   const FigureData f = timings_figure(d, figure_meta(PlotKind::Timings, set.current(), at, d.records));
   // One series per curve, the wave marks and the current point's launches.
@@ -269,7 +269,7 @@ TEST(PlotData, FiguresKeepEveryNumberBehindThePlot) {
   EXPECT_EQ(f.series[d.curves.size()].rows.size(), d.marks.marks.size());
   EXPECT_EQ(f.series.back().rows.size(), d.current_samples_ms.size());
   EXPECT_EQ(f.series.back().rows[1][1], d.current_samples_ms[1]);
-  const BarsData b = bars_data(set, at, kernel_infos(), std::nullopt);
+  const BarsData b = bars_data(set, at, builtin_kernel_infos(), std::nullopt);
   const FigureData fb = bars_figure(b, figure_meta(PlotKind::Bars, set.current(), at, b.records));
   ASSERT_EQ(fb.series.size(), 3u);
   EXPECT_EQ(fb.series[2].label, "cublas");
@@ -279,7 +279,7 @@ TEST(PlotData, FiguresKeepEveryNumberBehindThePlot) {
 TEST(PlotData, TheoreticalOccupancyByTileMatchesTheCalculator) {
   if (build_resources().empty()) GTEST_SKIP() << build_resources_note();
   const GpuModel& t4 = find_gpu("t4");
-  const std::vector<KernelInfo> infos = kernel_infos();
+  const std::vector<KernelInfo> infos = builtin_kernel_infos();
   const KernelInfo* tiled = find_kernel(infos, "tiled");
   ASSERT_NE(tiled, nullptr);
   const OccupancyData d = theoretical_tiles(build_resources(), t4, *tiled, 16, 4096, 4096);
@@ -303,7 +303,7 @@ TEST(PlotData, RunsThatFailVerificationAreLeftOutAndCounted) {
   SessionSet set;
   set.current() = s;
   const ProblemSpec at = spec("tiled_floork", 32, 1000, 1000, 1000);
-  const TimingsData d = timings_data(set, at, kernel_infos());
+  const TimingsData d = timings_data(set, at, builtin_kernel_infos());
   EXPECT_TRUE(d.empty());
   EXPECT_EQ(d.unverified, 1);
   ASSERT_TRUE(d.current_record.has_value());  // its launches are still shown beside the plot, labelled
@@ -313,7 +313,7 @@ TEST(PlotData, RunsThatFailVerificationAreLeftOutAndCounted) {
   EXPECT_EQ(d.launch_time.name, "ms");
   s.add(point("tiled", 32, 1000, 1000, 1000, 40.0, "d"));
   set.current() = s;
-  const TimingsData e = timings_data(set, spec("tiled", 32, 1000, 1000, 1000), kernel_infos());
+  const TimingsData e = timings_data(set, spec("tiled", 32, 1000, 1000, 1000), builtin_kernel_infos());
   EXPECT_FALSE(e.empty());
   EXPECT_EQ(e.unverified, 1);
 }

@@ -96,7 +96,7 @@ TEST(InputKind, ParsesEveryNameAndRefusesOthers) {
 }
 
 TEST(Registry, HasNaiveTiledAndCublasWithTheirTiles) {
-  const auto infos = kernel_infos();
+  const auto infos = builtin_kernel_infos();
   const KernelInfo* tiled = find_kernel(infos, "tiled");
   ASSERT_NE(tiled, nullptr);
   EXPECT_EQ(tiled->tiles, (std::vector<int>{8, 16, 32}));
@@ -111,7 +111,7 @@ TEST(Registry, HasNaiveTiledAndCublasWithTheirTiles) {
 }
 
 TEST(ValidateKernel, ChecksNameAndTile) {
-  const auto infos = kernel_infos();
+  const auto infos = builtin_kernel_infos();
   ProblemSpec s;
   s.kernel = "tiled";
   s.tile = 12;

@@ -10,6 +10,7 @@
 #include "cpu_backend.hpp"
 #include "cpu_gemm.hpp"
 #include "matrix.hpp"
+#include "kernel_workshop.hpp"
 #include "registry.hpp"
 #include "test_util.hpp"
 #include "verify.hpp"
@@ -82,7 +83,7 @@ TEST(Registry, TheSymmetricTeachingVariantGetsTheLowerTriangleWrong) {
   EXPECT_EQ(upper_bad, 0) << "on and above the diagonal it is the tiled kernel";
   EXPECT_GT(lower_bad, n * (n - 1) / 2 * 9 / 10) << "below it, B A instead of A B";
   // The CPU backend reports it as a failure, as the GPU does.
-  CpuBackend b(kernel_infos());
+  CpuBackend b(builtin_kernel_infos());
   RunRequest req;
   req.spec.m = req.spec.n = req.spec.k = n;
   req.spec.kernel = "tiled_mirror";
@@ -98,15 +99,19 @@ TEST(Registry, TheSymmetricTeachingVariantGetsTheLowerTriangleWrong) {
   EXPECT_FALSE(std::isnan(W[size_t(5 * 40 + 30)]));
 }
 
-TEST(Registry, APersonsKernelJoinsAndLeavesTheSameRegistryAtRunTime) {
+TEST(Registry, APersonsKernelJoinsAndLeavesItsBackendsWorkshopAtRunTime) {
   test::TempDir dir;
   const std::string path = dir.file("mine.cu");
   std::ofstream(path)
       << "#define TILE_WIDTH 16\n__global__ void my_matmul(float* C, float* A, float* B, int N) {}\n";
-  const auto k = UserKernel::open_file(path, {});
-  const size_t before = kernel_infos().size();
-  register_user_kernel(k);
-  const auto infos = kernel_infos();
+  auto cpu = make_backend(BackendChoice::Cpu, nullptr);
+  KernelWorkshop* w = cpu->workshop();
+  ASSERT_NE(w, nullptr) << "every backend make_backend gives has a workshop";
+  const auto k = w->open(path, {});
+  const size_t before = cpu->kernels().size();
+  EXPECT_EQ(before, builtin_kernel_infos().size());
+  w->publish(k);
+  const auto infos = cpu->kernels();
   ASSERT_EQ(infos.size(), before + 1);
   const KernelInfo* info = find_kernel(infos, "yours:my_matmul");
   ASSERT_NE(info, nullptr);
@@ -117,16 +122,21 @@ TEST(Registry, APersonsKernelJoinsAndLeavesTheSameRegistryAtRunTime) {
   EXPECT_EQ(info->default_tile, 16);
   EXPECT_EQ(info->tiles, (std::vector<int>{8, 16, 32}));
   EXPECT_EQ(info->tile_labels[1], "TILE_WIDTH = 16: block 16 x 16 (256 threads)");
+  EXPECT_EQ(info->has_cuda, w->can_build(nullptr));
   // A new version replaces the old one under the same id.
-  const auto k2 = UserKernel::open_file(path, {});
+  const auto k2 = w->open(path, {});
   EXPECT_GT(k2->version(), k->version());
-  register_user_kernel(k2);
-  EXPECT_EQ(kernel_infos().size(), before + 1);
-  EXPECT_EQ(find_user_kernel("yours:my_matmul")->version(), k2->version());
+  w->publish(k2);
+  EXPECT_EQ(cpu->kernels().size(), before + 1);
+  EXPECT_EQ(w->find("yours:my_matmul")->version(), k2->version());
+  // It is this backend's: another backend (another workshop) does not know it, and the built-in list never
+  // changes.
+  auto other = make_backend(BackendChoice::Cpu, nullptr);
+  const auto other_kernels = other->kernels();
+  EXPECT_EQ(find_kernel(other_kernels, "yours:my_matmul"), nullptr);
+  EXPECT_EQ(other->workshop()->find("yours:my_matmul"), nullptr);
+  EXPECT_EQ(builtin_kernel_infos().size(), before);
   // The CPU backend lists it and says it needs a GPU; square-only kernels refuse other shapes first.
-  auto cpu = make_backend(BackendChoice::Cpu, nullptr);
-  const auto cpu_kernels = cpu->kernels();
-  EXPECT_NE(find_kernel(cpu_kernels, "yours:my_matmul"), nullptr);
   RunRequest req;
   req.spec.kernel = "yours:my_matmul";
   req.spec.tile = 16;
@@ -146,7 +156,29 @@ TEST(Registry, APersonsKernelJoinsAndLeavesTheSameRegistryAtRunTime) {
               std::string::npos)
         << e.what();
   }
-  remove_user_kernel("yours:my_matmul");
-  EXPECT_EQ(kernel_infos().size(), before);
-  EXPECT_EQ(find_user_kernel("yours:my_matmul"), nullptr);
+  w->withdraw("yours:my_matmul");
+  EXPECT_EQ(cpu->kernels().size(), before);
+  EXPECT_EQ(w->find("yours:my_matmul"), nullptr);
+  EXPECT_THROW(cpu->validate(req), ValidationError);
+}
+
+TEST(Registry, TheCpuBackendsWorkshopSanitizesNothingAndSaysWhy) {
+  auto cpu = make_backend(BackendChoice::Cpu, nullptr);
+  const KernelWorkshop& w = *cpu->workshop();
+  EXPECT_EQ(w.device_arch(), 0);
+  std::string why;
+  EXPECT_FALSE(w.can_sanitize(&why));
+  EXPECT_NE(why.find("needs a GPU"), std::string::npos) << why;
+  test::TempDir dir;
+  const std::string path = dir.file("mine.cu");
+  std::ofstream(path) << "__global__ void k(float* C, const float* A, const float* B, int N) {}\n";
+  const auto k = w.open(path, {});
+  const auto reports = w.sanitize(*k, ProblemSpec{}, {"memcheck", "racecheck"}, 10);
+  ASSERT_EQ(reports.size(), 2u);
+  EXPECT_EQ(reports[0].tool, "memcheck");
+  EXPECT_EQ(reports[1].tool, "racecheck");
+  for (const auto& r : reports) {
+    EXPECT_FALSE(r.ran);
+    EXPECT_EQ(r.problem, why);
+  }
 }

@@ -220,7 +220,7 @@ TEST(Session, LadderBarsInRegistryOrderWithSpeedups) {
   const Session s = sample_session();
   ProblemSpec at;
   at.m = at.n = at.k = 1024;
-  const auto bars = ladder_bars(s, at, kernel_infos());
+  const auto bars = ladder_bars(s, at, builtin_kernel_infos());
   ASSERT_EQ(bars.size(), 3u);
   EXPECT_EQ(bars[0].label, "tiled T=8");
   EXPECT_EQ(bars[1].label, "tiled T=32");
@@ -232,7 +232,7 @@ TEST(Session, LadderBarsInRegistryOrderWithSpeedups) {
 }
 
 TEST(Session, RecordsFromARealRunCarryTheEngineFields) {
-  CpuBackend b(kernel_infos());
+  CpuBackend b(builtin_kernel_infos());
   RunRequest req;
   req.spec.m = req.spec.n = req.spec.k = 32;
   Session s = Session::for_device(b.device_info());

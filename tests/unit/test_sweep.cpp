@@ -111,7 +111,7 @@ TEST(SweepSpec, TooManyPointsOrMissingPartsAreRefused) {
 }
 
 TEST(SweepRun, RefusesTheWholePlanBeforeMeasuringAnything) {
-  CpuBackend b(kernel_infos());
+  CpuBackend b(builtin_kernel_infos());
   SweepSpec s;
   s.sizes = {16, 2048};  // 2048^3 is above the CPU backend's limit
   s.configs = {{"tiled", 8}};
@@ -136,7 +136,7 @@ namespace {
 class HoldingBackend final : public test::ForwardingBackend {
  public:
   explicit HoldingBackend(int64_t hold_n)
-      : ForwardingBackend(std::make_shared<CpuBackend>(kernel_infos())), m_hold_n(hold_n) {}
+      : ForwardingBackend(std::make_shared<CpuBackend>(builtin_kernel_infos())), m_hold_n(hold_n) {}
   RunResult run(const RunRequest& req, const CancelToken& cancel) override {
     if (req.spec.n == m_hold_n) {
       std::unique_lock<std::mutex> lock(m_mu);
@@ -312,7 +312,7 @@ TEST(SweepTimeLeft, APointInFlightPastItsEstimateIsOverdueNeverZeroSecondsLeft) 
 }
 
 TEST(SweepRunner, ARefusedPlanSaysWhy) {
-  SweepRunner runner(std::make_shared<CpuBackend>(kernel_infos()));
+  SweepRunner runner(std::make_shared<CpuBackend>(builtin_kernel_infos()));
   SweepSpec s;
   s.sizes = {2048};
   s.configs = {{"tiled", 8}};

@@ -7,12 +7,6 @@
 #include <set>
 #include <sstream>
 
-#include "registry.hpp"
-
-#if defined(TILESCOPE_HAVE_NVRTC)
-#include <nvrtc.h>
-#endif
-
 namespace ts {
 
 namespace fs = std::filesystem;
@@ -52,44 +46,6 @@ void set_axes(std::array<std::string, 3>& axes, const std::string& text, const c
 }
 
 }  // namespace
-
-std::vector<int> nvrtc_architectures() {
-#if defined(TILESCOPE_HAVE_NVRTC)
-  int n = 0;
-  if (nvrtcGetNumSupportedArchs(&n) == NVRTC_SUCCESS && n > 0) {
-    std::vector<int> archs(size_t(n), 0);
-    if (nvrtcGetSupportedArchs(archs.data()) == NVRTC_SUCCESS) return archs;
-  }
-#endif
-  // A build without NVRTC (nothing can be compiled in it, but a kernel file is still checked as far as it
-  // can be): what nvrtcGetSupportedArchs says for NVRTC 13.0, the toolkit TileScope is built with.
-  return {75, 80, 86, 87, 88, 89, 90, 100, 103, 110, 120, 121};
-}
-
-int parse_arch(const std::string& text) {
-  std::string t = text;
-  for (char& c : t) c = char(std::tolower(static_cast<unsigned char>(c)));
-  if (t.rfind("sm_", 0) == 0) t = t.substr(3);
-  if (t.rfind("compute_", 0) == 0) t = t.substr(8);
-  t.erase(std::remove(t.begin(), t.end(), '.'), t.end());
-  const bool digits = !t.empty() && t.size() <= 3 && std::all_of(t.begin(), t.end(), [](char c) {
-    return std::isdigit(static_cast<unsigned char>(c));
-  });
-  const int v = digits ? std::stoi(t) : 0;
-  const std::vector<int> archs = nvrtc_architectures();
-  if (std::find(archs.begin(), archs.end(), v) == archs.end()) {
-    std::string list;
-    for (int a : archs) list += (list.empty() ? "sm_" : ", sm_") + std::to_string(a);
-#if defined(TILESCOPE_HAVE_NVRTC)
-    const std::string nvrtc = "NVRTC " + nvrtc_version();
-#else
-    const std::string nvrtc = "NVRTC 13.0";
-#endif
-    throw ValidationError("--arch '" + text + "' is not an architecture " + nvrtc + " compiles for (" + list +
-                          "; e.g. sm_90 or 8.9)");
-  }
-  return v;
-}
 
 std::shared_ptr<const UserKernel> UserKernel::make(KernelSource src, const std::string& kernel,
                                                    const UserKernelSpec* spec) {
@@ -211,7 +167,6 @@ KernelInfo UserKernel::info() const {
       m_spec.block[0] + " x " + m_spec.block[1] + (m_spec.block[2] == "1" ? "" : " x " + m_spec.block[2]);
   k.tf32 = m_spec.tf32;
   k.traceable = true;  // tried on every profiled run; trace_note says why when it cannot be
-  k.has_cuda = cuda_compiled() && nvrtc_available(nullptr);
   k.user = true;
   k.square_only = square_only();
   k.source = m_source.path;
@@ -244,30 +199,6 @@ std::optional<CompileJob> UserKernel::traced_job(int tile, int arch, const ExprV
   for (const auto& d : b->defines) j.options.push_back(d);
   j.name_expression = b->name_expression;
   return j;
-}
-
-std::shared_ptr<const CompiledModule> UserKernel::build(int tile, int arch, const ExprVars& sizes,
-                                                        const CancelToken* cancel) const {
-  auto m = compile_module(plain_job(tile, arch, sizes), cancel);
-  if (m->ok) return m;
-  const std::string file = m_source.path.empty() ? m_source.label : m_source.path;
-  const std::string where = " (" + file + ", " + (m_spec.tile_symbol.empty() ? "TILE" : m_spec.tile_symbol) +
-                            " = " + std::to_string(tile) + ", sm_" + std::to_string(arch) + "):\n";
-  if (!m->compiler_failure.empty())
-    throw CompileError("yours: " + decl().name + " was not built" + where + m->log +
-                           "\nThe last good build, if any, stays in use.",
-                       m, m_source.first_line);
-  std::string errors = describe_errors(m->diagnostics, m_source.first_line - 1);
-  if (errors.empty()) errors = m->log + "\n";
-  throw CompileError("yours: " + decl().name + " does not compile" + where + errors +
-                         (m_source.from_python ? "(lines are those of the .py file)\n" : "") +
-                         "The last good build, if any, stays in use.",
-                     m, m_source.first_line);
-}
-
-std::shared_ptr<const CompiledModule> UserKernel::cached_build(int tile, int arch,
-                                                               const ExprVars& sizes) const {
-  return cached_module(plain_job(tile, arch, sizes));
 }
 
 std::string UserKernel::describe() const {

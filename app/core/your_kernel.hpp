@@ -1,9 +1,10 @@
 #pragma once
-// [SECTION] A person's own kernel as the registry holds it ("yours: <name>"): one version of one kernel of
-// one source, immutable once made (a new save or a corrected form makes a new version that replaces it), with
-// what TileScope understood of it (app/core/user_kernel.hpp) and its builds (NVRTC, cached). The engine runs
-// it through the worker process (kernels/user_run.*); `tilescope list --kernel-file` and the window's form
-// describe it. Plain C++: no CUDA runtime here.
+// [SECTION] A person's own kernel as a backend's kernel workshop holds it ("yours: <name>"): one version of
+// one kernel of one source, immutable once made (a new save or a corrected form makes a new version that
+// replaces it), with what TileScope understood of it (user_kernel.hpp), the headers of its folder it
+// includes, and the NVRTC jobs of its builds. Plain C++: the workshop (kernel_workshop.hpp) builds it, checks
+// it and registers it; the engine runs it through the worker process (kernels/user_run.*);
+// `tilescope list --kernel-file` and the window's form describe it.
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -11,9 +12,10 @@
 #include <vector>
 
 #include "backend.hpp"
+#include "cancel.hpp"
 #include "include_resolver.hpp"
 #include "kernel_source.hpp"
-#include "nvrtc_compile.hpp"
+#include "compiled_module.hpp"
 #include "user_kernel.hpp"
 
 namespace ts {
@@ -57,6 +59,7 @@ class UserKernel {
                                                 const UserKernelSpec* spec);
 
   std::string id() const { return "yours:" + decl().name; }
+  // Its entry in a kernel list (has_cuda false: the workshop that lists it says whether it can build it).
   KernelInfo info() const;
   const KernelSource& source() const { return m_source; }
   const SourceScan& scan() const { return m_scan; }
@@ -72,13 +75,6 @@ class UserKernel {
   CompileJob plain_job(int tile, int arch, const ExprVars& sizes) const;
   std::optional<CompileJob> traced_job(int tile, int arch, const ExprVars& sizes, int max_regs,
                                        std::string* why_not) const;
-  // The plain build, compiled or from the cache. Throws CompileError with the errors at their lines.
-  // `cancel` stops a compile in flight (Cancelled).
-  std::shared_ptr<const CompiledModule> build(int tile, int arch, const ExprVars& sizes,
-                                              const CancelToken* cancel = nullptr) const;
-  // The plain build if it is cached already (never compiles).
-  std::shared_ptr<const CompiledModule> cached_build(int tile, int arch, const ExprVars& sizes) const;
-
   // What TileScope understood, in words (`tilescope list --kernel-file`, the window).
   std::string describe() const;
 
@@ -93,12 +89,5 @@ class UserKernel {
   // The headers of its folder it includes, read when it was made (a new save reads them again).
   std::vector<IncludedHeader> m_headers;
 };
-
-// The architectures the run-time compiler accepts (compute capability major * 10 + minor): NVRTC's own list
-// (nvrtcGetSupportedArchs) where this build has NVRTC, else NVRTC 13.0's.
-std::vector<int> nvrtc_architectures();
-// "sm_90" / "90" / "9.0" -> 90. Throws ValidationError naming the accepted forms and every architecture of
-// nvrtc_architectures() when it is not one of them (sm_76, sm_122).
-int parse_arch(const std::string& text);
 
 }  // namespace ts
