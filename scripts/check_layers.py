@@ -7,6 +7,7 @@ The layers, bottom to top (README, "Architecture"):
   app/gfx    OpenGL, the window and CUDA-OpenGL interop (sees app/core)
   kernels    the CUDA backend, the rungs, NVRTC, the worker (sees app/core)
   ui         panels and the app (sees app/core and app/gfx; reaches the engine through Backend only)
+  app/hosts  what hosts the app's frame: the window, the offscreen snapshot and benchmarks (sees ui and below)
   app/cli    the commands, and app/main.cpp (sees everything: it wires the layers together)
 
 Includes are checked by name: a quoted include is resolved to the folder of the tree that holds a file of that
@@ -26,8 +27,9 @@ ALLOWED = {
     "app/gfx": {"app/core"},
     "kernels": {"app/core"},
     "ui": {"app/core", "app/gfx"},
-    "app/cli": {"app/core", "app/gfx", "kernels", "ui"},
-    "app": {"app/core", "app/gfx", "kernels", "ui", "app/cli"},
+    "app/hosts": {"app/core", "app/gfx", "ui"},
+    "app/cli": {"app/core", "app/gfx", "kernels", "ui", "app/hosts"},
+    "app": {"app/core", "app/gfx", "kernels", "ui", "app/hosts", "app/cli"},
 }
 # System headers a layer may not include (prefixes of the name inside <>).
 CUDA = ("cuda", "cublas", "nvrtc", "nvml", "cooperative_groups", "mma.h", "device_launch_parameters")
@@ -36,6 +38,7 @@ FORBIDDEN_SYSTEM = {
     "app/core": CUDA + GRAPHICS,
     "kernels": GRAPHICS,
     "ui": CUDA,
+    "app/hosts": CUDA,
     "app/gfx": ("imgui", "implot"),
 }
 SOURCE = (".hpp", ".cpp", ".cu", ".cuh", ".h")
@@ -43,7 +46,7 @@ INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
 
 
 def layer_of(rel):
-    for layer in ("app/core", "app/gfx", "app/cli", "kernels", "ui"):
+    for layer in ("app/core", "app/gfx", "app/hosts", "app/cli", "kernels", "ui"):
         if rel.startswith(layer + "/"):
             return layer
     if rel.startswith("app/") and rel.count("/") == 1:
@@ -92,15 +95,20 @@ def main():
                 if not layers & (ALLOWED[layer] | {layer}):
                     where = " or ".join(sorted(layers))
                     problems.append(f"{rel}:{n}: {layer} includes \"{name}\" of {where}, a layer it may not see")
-    # The window links no CUDA library and no kernels library: ui reaches the engine through Backend.
-    cmake = os.path.join(ROOT, "ui", "CMakeLists.txt")
-    with open(cmake, encoding="utf-8") as f:
-        text = f.read()
-    for m in re.finditer(r"target_link_libraries\(([^)]*)\)", text):
-        for bad in ("tilescope_kernels", "CUDA::", "cudart", "cublas", "nvrtc"):
-            if bad in m.group(1):
-                line = text[: m.start()].count("\n") + 1
-                problems.append(f"ui/CMakeLists.txt:{line}: ui links {bad}; the window links no CUDA library")
+    # The window links no CUDA library and no kernels library: ui and its hosts reach the engine through
+    # Backend.
+    for folder in ("ui", "app/hosts"):
+        cmake = os.path.join(ROOT, folder, "CMakeLists.txt")
+        if not os.path.exists(cmake):
+            continue
+        with open(cmake, encoding="utf-8") as f:
+            text = f.read()
+        for m in re.finditer(r"target_link_libraries\(([^)]*)\)", text):
+            for bad in ("tilescope_kernels", "CUDA::", "cudart", "cublas", "nvrtc"):
+                if bad in m.group(1):
+                    line = text[: m.start()].count("\n") + 1
+                    problems.append(f"{folder}/CMakeLists.txt:{line}: {folder} links {bad}; the window links no "
+                                    "CUDA library")
     for p in problems:
         print(p)
     checked = sum(1 for r in files if layer_of(r))

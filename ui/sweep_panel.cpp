@@ -286,12 +286,7 @@ class SweepPanel final : public Panel {
 
   // A positive number of seconds (up to an hour), or ValidationError naming the field.
   static double seconds(const char* text, const char* what) {
-    char* end = nullptr;
-    const double v = std::strtod(text, &end);
-    if (end == text || *end != '\0' || !(v > 0) || v > 3600)
-      throw ValidationError(std::string("sweep ") + what + " = '" + text +
-                            "' is not a number of seconds in (0, 3600]");
-    return v;
+    return parse_seconds(text, std::string("sweep ") + what, 0, 3600);
   }
 
   void progress(AppState& s) {

@@ -1,5 +1,7 @@
 #include "figure_cmd.hpp"
 
+#include "cli.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -22,8 +24,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr int kExitOk = 0, kExitFailed = 1, kExitUsage = 2;
-
 std::vector<std::string> split(const std::string& text) {
   std::vector<std::string> out;
   std::stringstream ss(text);
@@ -44,9 +44,7 @@ ProblemSpec problem_of(const FigureArgs& a, const std::vector<KernelInfo>& regis
     s.tile = k->default_tile;
   validate_kernel(s, registry, tile_given);
   s.input = parse_input_kind(a.input);
-  if (a.seed.empty() || a.seed.find_first_not_of("0123456789") != std::string::npos || a.seed.size() > 19)
-    throw ValidationError("--seed = '" + a.seed + "' is not a whole number from 0 to 9999999999999999999");
-  s.seed = std::stoull(a.seed);
+  s.seed = parse_seed(a.seed, "--seed");
   const bool dims = !a.m.empty() || !a.n.empty() || !a.k.empty();
   if (!a.size.empty() && dims) throw ValidationError("give either --size or --m/--n/--k, not both");
   if (!a.size.empty()) {
@@ -337,21 +335,12 @@ int cmd_figure(FigureArgs& a, const CLI::App& cmd) {
   req.scale = std::clamp(std::min(size.width / 1280.0f, size.height / 720.0f), 0.75f, 4.0f);
   req.theme = theme;
   req.title = a.title;
-  try {
-    ui::FigureHost host(gl, backend ? backend->cuda_device() : -1);
-    std::fprintf(stderr, "tilescope figure: OpenGL: %s\n", host.gl_note().c_str());
-    const ui::FigureJob job = ui::figure_job(st, req);
-    const ui::FigureWritten w = ui::write_figure(job, a.out_dir);
-    std::printf("wrote %s (%d x %d), %s and %s\n", w.paths.png.string().c_str(), size.width, size.height,
-                w.paths.csv.filename().string().c_str(), w.paths.json.filename().string().c_str());
-  } catch (const gfx::DisplayError& e) {
-    std::fprintf(
-        stderr,
-        "tilescope: %s.\nA figure is drawn offscreen: it needs an EGL device (--gl egl: a GPU driver or "
-        "Mesa) or an X server (--gl x11), e.g. xvfb-run -a tilescope figure ...\n",
-        e.what());
-    return kExitUsage;
-  }
+  ui::FigureHost host(gl, backend ? backend->cuda_device() : -1);  // gfx::DisplayError: no offscreen GL
+  std::fprintf(stderr, "tilescope figure: OpenGL: %s\n", host.gl_note().c_str());
+  const ui::FigureJob job = ui::figure_job(st, req);
+  const ui::FigureWritten w = ui::write_figure(job, a.out_dir);
+  std::printf("wrote %s (%d x %d), %s and %s\n", w.paths.png.string().c_str(), size.width, size.height,
+              w.paths.csv.filename().string().c_str(), w.paths.json.filename().string().c_str());
   return kExitOk;
 }
 

@@ -1,4 +1,5 @@
 #include "gl_check_cmd.hpp"
+#include "cli.hpp"
 
 #include <chrono>
 #include <cstdio>
@@ -28,7 +29,8 @@ void add_gl_check_options(CLI::App* cmd, GlCheckArgs& a) {
   cmd->add_flag("--json", a.json, "one JSON object per check");
 }
 
-int cmd_gl_check(const GlCheckArgs& a) {
+int cmd_gl_check(GlCheckArgs& a, const CLI::App& cmd) {
+  (void)cmd;
   gfx::GlChoice choice;
   try {
     choice = gfx::parse_gl_choice(a.gl);
@@ -83,7 +85,7 @@ int cmd_gl_check(const GlCheckArgs& a) {
   if (failed > 0) {
     std::fprintf(stderr, "tilescope gl-check: %d of %d checks failed. %s\n", failed, checks,
                  ui::gl_damage_advice().c_str());
-    return 1;
+    return kExitFailed;
   }
   return 0;
 }

@@ -17,6 +17,6 @@ struct GlCheckArgs {
 };
 
 void add_gl_check_options(CLI::App* cmd, GlCheckArgs& a);
-int cmd_gl_check(const GlCheckArgs& a);
+int cmd_gl_check(GlCheckArgs& a, const CLI::App& cmd);
 
 }  // namespace ts::cli

@@ -1,5 +1,6 @@
 // `--kernel-file` on the command line (see kernel_file.hpp).
 #include "kernel_file.hpp"
+#include "cli.hpp"
 
 #include <cmath>
 #include <cstdio>
@@ -15,20 +16,6 @@
 namespace ts::cli {
 
 namespace {
-
-double parse_seconds(const std::string& s, const char* what, double lo, double hi) {
-  double v = 0;
-  try {
-    v = parse_positive(s, what, hi);
-  } catch (const ValidationError&) {
-  }
-  if (!(v >= lo)) {
-    char range[64];
-    std::snprintf(range, sizeof range, "%g to %g", lo, hi);
-    throw ValidationError(std::string(what) + " = '" + s + "' is not a number of seconds from " + range);
-  }
-  return v;
-}
 
 UserKernelOptions options_of(const KernelFileArgs& a, const std::string& name, const std::string& tile) {
   UserKernelOptions o;
@@ -260,7 +247,7 @@ int list_kernel_file(const KernelFileArgs& a, const std::string& arch_text, cons
     out["kernels"].push_back(jk);
   }
   if (json) std::cout << out.dump(2) << "\n";
-  return bad ? 2 : 0;
+  return bad ? kExitUsage : kExitOk;
 }
 
 // [SECTION] tilescope run --sanitize
@@ -270,11 +257,11 @@ int sanitize(const RunRequest& req, Backend& backend, bool json) {
   if (!k) throw ValidationError("--sanitize checks your own kernel: give it with --kernel-file");
   if (std::string why; !workshop->can_sanitize(&why)) throw ValidationError("--sanitize: " + why);
   const auto reports = workshop->sanitize(*k, req.spec, {"memcheck", "racecheck"}, 600);
-  int rc = 0;
+  int rc = kExitOk;
   nlohmann::json out = nlohmann::json::array();
   for (const auto& r : reports) {
     const bool clean = r.ran && r.issues == 0;
-    if (!clean) rc = 1;
+    if (!clean) rc = kExitFailed;
     if (json) {
       out.push_back({{"tool", r.tool},
                      {"ran", r.ran},

@@ -40,13 +40,13 @@ struct WorkerArgs {
   std::string job;
 };
 void add_worker_options(CLI::App* cmd, WorkerArgs& a);
-int worker(const WorkerArgs& a);
+int worker(WorkerArgs& a, const CLI::App& cmd);
 
 // `tilescope compiler --fd N --parent P`: NVRTC for TileScope in a process of its own (nvrtc_compile.hpp).
 struct CompilerArgs {
   int fd = -1, parent = 0;
 };
 void add_compiler_options(CLI::App* cmd, CompilerArgs& a);
-int compiler(const CompilerArgs& a);
+int compiler(CompilerArgs& a, const CLI::App& cmd);
 
 }  // namespace ts::cli

@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "kernel_file.hpp"
+#include "cli.hpp"
 #include "nvrtc_compile.hpp"
 #include "registry.hpp"
 
@@ -22,10 +23,11 @@ void add_worker_options(CLI::App* cmd, WorkerArgs& a) {
   cmd->add_option("--job", a.job, "run one launch from this job file (what compute-sanitizer runs)");
 }
 
-int worker(const WorkerArgs& a) {
+int worker(WorkerArgs& a, const CLI::App& cmd) {
+  (void)cmd;
   if (a.job.empty() && a.fd < 0) {
     std::fprintf(stderr, "tilescope worker: TileScope starts this itself (--fd N or --job FILE)\n");
-    return 2;
+    return kExitUsage;
   }
 #if defined(TILESCOPE_HAVE_CUDA)
   // A job ends normally (compute-sanitizer, which runs it, reports at the end of the process).
@@ -38,7 +40,7 @@ int worker(const WorkerArgs& a) {
 #else
   (void)a;
   std::fprintf(stderr, "tilescope worker: this build has no CUDA backend (built without nvcc)\n");
-  return 2;
+  return kExitUsage;
 #endif
 }
 
@@ -47,10 +49,11 @@ void add_compiler_options(CLI::App* cmd, CompilerArgs& a) {
   cmd->add_option("--parent", a.parent, "the app's process id (the compiler exits with it)");
 }
 
-int compiler(const CompilerArgs& a) {
+int compiler(CompilerArgs& a, const CLI::App& cmd) {
+  (void)cmd;
   if (a.fd < 0) {
     std::fprintf(stderr, "tilescope compiler: TileScope starts this itself (--fd N)\n");
-    return 2;
+    return kExitUsage;
   }
   const int rc = run_compiler(a.fd, a.parent);
   // Straight out: NVRTC's state needs no tearing down, and the process held nothing else.

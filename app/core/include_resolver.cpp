@@ -15,9 +15,6 @@ namespace fs = std::filesystem;
 namespace ts {
 namespace {
 
-bool is_newline(char c) {
-  return c == '\n' || c == '\r';
-}
 bool is_blank(char c) {
   return c == ' ' || c == '\t' || c == '\v' || c == '\f';
 }

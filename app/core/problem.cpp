@@ -76,6 +76,30 @@ double parse_positive(const std::string& text, const char* what, double max) {
   return v;
 }
 
+double parse_seconds(const std::string& text, const std::string& what, double lo, double hi) {
+  double v = 0;
+  try {
+    v = parse_positive(text, what.c_str(), hi);
+  } catch (const ValidationError&) {
+  }
+  if (!(v > 0) || !(v >= lo)) {
+    char range[64];
+    if (lo > 0)
+      std::snprintf(range, sizeof range, "from %g to %g", lo, hi);
+    else
+      std::snprintf(range, sizeof range, "in (0, %g]", hi);
+    throw ValidationError(what + " = '" + text + "' is not a number of seconds " + range);
+  }
+  return v;
+}
+
+uint64_t parse_seed(const std::string& text, const char* what) {
+  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos || text.size() > 19)
+    throw ValidationError(std::string(what) + " = '" + text +
+                          "' is not a whole number from 0 to 9999999999999999999");
+  return std::stoull(text);
+}
+
 size_t first_invalid_utf8(const std::string& text) {
   const auto* p = reinterpret_cast<const unsigned char*>(text.data());
   const size_t n = text.size();

@@ -54,6 +54,12 @@ int64_t parse_dim(const std::string& text, const char* what);
 // Parses a positive, finite number from text ("0.5", "10"); throws ValidationError naming `what` for "0",
 // "-1", "abc", "1x", "inf", "nan" or anything above `max`.
 double parse_positive(const std::string& text, const char* what, double max = 1e300);
+// A number of seconds from `lo` to `hi` (above 0 even where lo is 0); throws ValidationError "WHAT = 'TEXT'
+// is not a number of seconds from LO to HI" (or "in (0, HI]").
+double parse_seconds(const std::string& text, const std::string& what, double lo, double hi);
+// A seed: a whole number from 0 to 9999999999999999999 (19 digits at most); throws ValidationError naming
+// `what`.
+uint64_t parse_seed(const std::string& text, const char* what);
 
 // Where the first byte of `text` that is not valid UTF-8 is (an invalid lead or continuation byte, an
 // overlong form, a surrogate, past U+10FFFF, cut short), or std::string::npos when it is valid.

@@ -58,6 +58,45 @@ TEST(ParsePositive, AcceptsPositiveFiniteNumbersAndRefusesTheRestNamingTheOption
   }
 }
 
+TEST(ParseSeconds, TakesARangeAndSaysItInTheMessage) {
+  EXPECT_EQ(parse_seconds("0.5", "--hang-limit", 0.5, 600), 0.5);
+  EXPECT_EQ(parse_seconds("600", "--hang-limit", 0.5, 600), 600.0);
+  EXPECT_EQ(parse_seconds("0.001", "sweep 'at most'", 0, 3600), 0.001);
+  const std::pair<const char*, const char*> bad[] = {
+      {"0.4", "--hang-limit = '0.4' is not a number of seconds from 0.5 to 600"},
+      {"601", "--hang-limit = '601' is not a number of seconds from 0.5 to 600"},
+      {"abc", "--hang-limit = 'abc' is not a number of seconds from 0.5 to 600"},
+      {"nan", "--hang-limit = 'nan' is not a number of seconds from 0.5 to 600"}};
+  for (const auto& [text, said] : bad) {
+    try {
+      parse_seconds(text, "--hang-limit", 0.5, 600);
+      ADD_FAILURE() << "accepted '" << text << "'";
+    } catch (const ValidationError& e) {
+      EXPECT_EQ(std::string(e.what()), said);
+    }
+  }
+  try {
+    parse_seconds("0", "sweep 'at least'", 0, 3600);
+    ADD_FAILURE() << "accepted 0 seconds";
+  } catch (const ValidationError& e) {
+    EXPECT_EQ(std::string(e.what()), "sweep 'at least' = '0' is not a number of seconds in (0, 3600]");
+  }
+}
+
+TEST(ParseSeed, TakesEveryWholeNumberOfNineteenDigitsAndNothingElse) {
+  EXPECT_EQ(parse_seed("0", "--seed"), 0u);
+  EXPECT_EQ(parse_seed("9999999999999999999", "--seed"), 9999999999999999999ull);
+  for (const char* bad : {"", "-1", "1.5", " 1", "12345678901234567890", "0x10"}) {
+    try {
+      parse_seed(bad, "--seed");
+      ADD_FAILURE() << "accepted '" << bad << "'";
+    } catch (const ValidationError& e) {
+      EXPECT_EQ(std::string(e.what()),
+                "--seed = '" + std::string(bad) + "' is not a whole number from 0 to 9999999999999999999");
+    }
+  }
+}
+
 // The memcheck guard's shape: small, and with the same partial tile as the real one for every power-of-two
 // tile up to 256.
 TEST(SmallDimLike, KeepsSmallSidesAndTheRemainderModulo256OfLargeOnes) {

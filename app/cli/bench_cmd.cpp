@@ -1,0 +1,329 @@
+#include "bench_cmd.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "bench.hpp"
+#include "csv.hpp"
+#include "figure.hpp"
+#include "problem.hpp"
+#include "registry.hpp"
+#include "session.hpp"
+#include "sweep.hpp"
+
+namespace ts::cli {
+
+namespace {
+
+// Ctrl+C (SIGINT) and SIGTERM (kill, a batch system's time limit) alike: the point being measured is
+// cancelled after its current sample, the finished points are written, and bench exits with 128 + the
+// signal's number (130, 143). A second signal of the same kind ends the program at once.
+std::atomic<int> g_interrupted{0};  // the signal that asked to stop, 0: none
+extern "C" void on_stop_signal(int sig) {
+  int none = 0;
+  g_interrupted.compare_exchange_strong(none, sig);
+  std::signal(sig, SIG_DFL);
+}
+
+// The kernels x tiles to measure: a list of names or all (every kernel but the teaching ones) that this
+// backend can run, each at every tile it supports (or those of --tiles), cuBLAS of the same precision added
+// for % of cuBLAS.
+std::vector<ts::KernelTile> bench_configs(const BenchArgs& a, const ts::Backend& backend) {
+  const auto infos = backend.kernels();
+  const bool cuda = backend.kind() == "cuda";
+  std::vector<const ts::KernelInfo*> kernels;
+  if (a.kernels == "all") {
+    for (const auto& k : infos)
+      if (!k.teaching && (cuda ? k.has_cuda : k.cpu != nullptr)) kernels.push_back(&k);
+  } else {
+    for (const std::string& name : ts::split_fields(a.kernels, ',')) {
+      if (name.empty()) throw ts::ValidationError("--kernels '" + a.kernels + "' has an empty entry");
+      const ts::KernelInfo* k = ts::find_kernel(infos, name);
+      if (!k) throw ts::ValidationError("--kernels: unknown kernel '" + name + "' (see `tilescope list`)");
+      kernels.push_back(k);
+    }
+  }
+  std::vector<int> tiles;
+  if (!a.tiles.empty())
+    for (const std::string& t : ts::split_fields(a.tiles, ',')) {
+      if (t.empty()) throw ts::ValidationError("--tiles '" + a.tiles + "' has an empty entry");
+      tiles.push_back(int(ts::parse_dim(t, "--tiles")));
+    }
+  if (cuda) {  // % of cuBLAS needs cuBLAS at the same shape and precision: add it when it was not asked for
+    bool fp32 = false, tf32 = false, has_fp32_ref = false, has_tf32_ref = false;
+    for (const auto* k : kernels) {
+      (k->tf32 ? tf32 : fp32) = true;
+      has_fp32_ref |= k->id == "cublas";
+      has_tf32_ref |= k->id == "cublas_tf32";
+    }
+    if (fp32 && !has_fp32_ref) kernels.push_back(ts::find_kernel(infos, "cublas"));
+    if (tf32 && !has_tf32_ref) kernels.push_back(ts::find_kernel(infos, "cublas_tf32"));
+  }
+  std::vector<ts::KernelTile> configs;
+  for (const auto* k : kernels) {
+    if (k->tiles.empty()) {
+      configs.push_back({k->id, 0});
+      continue;
+    }
+    bool any = false;
+    for (int t : k->tiles)
+      if (tiles.empty() || std::find(tiles.begin(), tiles.end(), t) != tiles.end()) {
+        configs.push_back({k->id, t});
+        any = true;
+      }
+    if (!any)
+      std::fprintf(stderr, "tilescope bench: skipping %s (none of --tiles %s applies)\n", k->id.c_str(),
+                   a.tiles.c_str());
+  }
+  if (configs.empty()) throw ts::ValidationError("nothing to measure: no kernel supports the tiles given");
+  return configs;
+}
+
+}  // namespace
+
+void add_bench_options(CLI::App* cmd, BenchArgs& a) {
+  ts::cli::add_kernel_file_options(cmd, a.file);
+  cmd->add_option("--kernel", a.kernel, "with --kernel-file: the __global__ function to measure");
+  cmd->add_option("--kernels", a.kernels, "comma-separated kernel names, or all (no teaching variants)")
+      ->capture_default_str();
+  cmd->add_option("--shapes", a.shapes,
+                  "comma-separated N (for N^3) or MxNxK (default 1024,4096,2048x4096x8192,4099)");
+  cmd->add_option("--sizes", a.sizes,
+                  "sweep: N, FROM:TO:STEP or FROM:TO:xF, comma-separated (e.g. 256:8192:256); square "
+                  "unless --fix-m or --fix-k");
+  cmd->add_option("--fix-m", a.fix_m, "sweep with M fixed (N = K = each size)");
+  cmd->add_option("--fix-k", a.fix_k, "sweep with K fixed (M = N = each size)");
+  cmd->add_option("--ragged", a.ragged,
+                  "sweep: also measure every size + this offset (1..1024), a partial tile at every size");
+  cmd->add_option("--backend", a.backend, "cuda or cpu")->capture_default_str();
+  cmd->add_option("--session-out", a.session_out,
+                  "also write the points as a TileScope session (open it in the window to overlay)");
+  cmd->add_option("--tiles", a.tiles, "only these tile values (default: every tile each kernel supports)");
+  cmd->add_option("--format", a.format, "md, csv or json")->capture_default_str();
+  cmd->add_option("--out", a.out, "write the table here instead of standard output");
+  cmd->add_flag("--force", a.force, "replace an existing --out / --session-out file (a regular file only)");
+  cmd->add_flag("--cold", a.cold, "flush the L2 cache before every sample");
+  cmd->add_option("--min-samples", a.min_samples,
+                  "at least this many samples per point (default: 10 on a GPU, 20 on the CPU)");
+  cmd->add_option("--max-samples", a.max_samples,
+                  "at most this many samples per point (default: 100000 on a GPU, 100 on the CPU)");
+  cmd->add_option("--min-time", a.min_time,
+                  "and at least this many seconds of kernel time (default: 0.5 on a GPU, 0.05 on the CPU)");
+  cmd->add_option(
+      "--max-noise", a.max_noise,
+      "stop when the relative std. deviation is below this % (default: 0.5 on a GPU, 2 on the CPU)");
+  cmd->add_option("--max-time", a.max_time,
+                  "seconds per point before giving up on the noise target (default: 10)");
+}
+
+int cmd_bench(BenchArgs& a, const CLI::App& cmd) {
+  (void)cmd;
+  // Everything the person typed is checked before a device is opened.
+  if (!a.sizes.empty() && !a.shapes.empty())
+    throw ts::ValidationError("give either --shapes or --sizes, not both");
+  if (!a.fix_m.empty() && !a.fix_k.empty())
+    throw ts::ValidationError("give at most one of --fix-m and --fix-k");
+  if (a.sizes.empty() && (!a.fix_m.empty() || !a.fix_k.empty() || !a.ragged.empty()))
+    throw ts::ValidationError("--fix-m, --fix-k and --ragged go with --sizes");
+  ts::SweepSpec sweep;
+  std::vector<ts::Shape> shapes;
+  if (!a.sizes.empty()) {
+    sweep.sizes = ts::parse_sizes(a.sizes);
+    if (!a.fix_m.empty()) {
+      sweep.shape = ts::SweepShape::FixedM;
+      sweep.fixed = ts::parse_dim(a.fix_m, "--fix-m");
+    } else if (!a.fix_k.empty()) {
+      sweep.shape = ts::SweepShape::FixedK;
+      sweep.fixed = ts::parse_dim(a.fix_k, "--fix-k");
+    }
+    if (!a.ragged.empty()) {
+      sweep.ragged = int(ts::parse_dim(a.ragged, "--ragged"));
+      if (sweep.ragged > 1024) throw ts::ValidationError("--ragged = " + a.ragged + " is above 1024");
+    }
+  } else {
+    shapes = ts::parse_shapes(a.shapes.empty() ? "1024,4096,2048x4096x8192,4099" : a.shapes);
+  }
+  // The backend's bench policy with what was given over it (checked here, before any device is opened).
+  auto policy_for = [&a](ts::MeasurePolicy p) {
+    if (!a.min_samples.empty()) p.min_samples = int(ts::parse_dim(a.min_samples, "--min-samples"));
+    if (!a.max_samples.empty())
+      p.max_samples = int(std::min<int64_t>(ts::parse_dim(a.max_samples, "--max-samples"), 1000000));
+    if (!a.min_time.empty()) p.min_seconds = parse_positive(a.min_time, "--min-time");
+    if (!a.max_noise.empty()) p.max_noise = parse_positive(a.max_noise, "--max-noise") / 100.0;
+    if (!a.max_time.empty()) p.max_seconds = parse_positive(a.max_time, "--max-time");
+    if (a.min_samples.empty()) p.min_samples = std::min(p.min_samples, p.max_samples);  // a cap given alone
+    p.cold_l2 = a.cold;
+    ts::validate_policy(p);
+    return p;
+  };
+  policy_for(a.backend == "cpu" ? ts::MeasurePolicy::cpu_bench() : ts::MeasurePolicy::bench());
+  if (a.format != "md" && a.format != "csv" && a.format != "json")
+    throw ts::ValidationError("--format '" + a.format + "' is not one of md, csv, json");
+  ts::check_output_path(a.out, replace_if(a.force), "--out");
+  ts::check_output_path(a.session_out, replace_if(a.force), "--session-out");
+  const auto all_kernels = ts::builtin_kernel_infos();
+  if (a.kernels != "all")
+    for (const std::string& name : ts::split_fields(a.kernels, ',')) {
+      if (name.empty()) throw ts::ValidationError("--kernels '" + a.kernels + "' has an empty entry");
+      if (!ts::find_kernel(all_kernels, name))
+        throw ts::ValidationError("--kernels: unknown kernel '" + name + "' (see `tilescope list`)");
+    }
+  if (!a.tiles.empty())
+    for (const std::string& t : ts::split_fields(a.tiles, ',')) {
+      if (t.empty()) throw ts::ValidationError("--tiles '" + a.tiles + "' has an empty entry");
+      ts::parse_dim(t, "--tiles");
+    }
+  const ts::BackendChoice choice = ts::parse_backend_choice(a.backend);
+  if (choice == ts::BackendChoice::Auto)
+    throw ts::ValidationError("bench --backend is cuda or cpu (a benchmark names its device)");
+
+  std::string why;
+  if (choice == ts::BackendChoice::Cuda && ts::cuda_device_count(&why) == 0)
+    throw std::runtime_error("tilescope bench needs a CUDA device (or --backend cpu): " + why);
+  const auto backend = ts::make_backend(choice, nullptr);
+  const ts::MeasurePolicy policy = policy_for(backend->bench_policy());
+  BenchArgs with_file = a;
+  if (!a.file.file.empty()) {
+    // Your kernel, beside cuBLAS (and beside the kernels named with --kernels, when there are any).
+    const std::string id = ts::cli::load_kernel_file(a.file, a.kernel, "", *backend);
+    with_file.kernels = a.kernels == "all" ? id : a.kernels + "," + id;
+  }
+  const std::vector<ts::KernelTile> configs = bench_configs(with_file, *backend);
+  std::vector<ts::ProblemSpec> points;
+  if (!sweep.sizes.empty()) {
+    sweep.configs = configs;
+    points = ts::expand_sweep(sweep);
+  } else {
+    for (const auto& sh : shapes)
+      for (const auto& c : configs) {
+        ts::ProblemSpec p;
+        p.m = sh.m;
+        p.n = sh.n;
+        p.k = sh.k;
+        p.kernel = c.kernel;
+        p.tile = c.tile;
+        points.push_back(p);
+      }
+  }
+
+  using clock = std::chrono::steady_clock;
+  const auto t0 = clock::now();
+  ts::validate_sweep(*backend, points, policy);  // every refusal before anything is measured
+  const ts::DeviceInfo dev = backend->device_info();
+  ts::BenchMeta meta = ts::bench_meta(dev);
+  meta.cold = a.cold;
+  meta.policy = policy.describe();
+  meta.interleave_reference = policy.interleave_reference;
+  if (!sweep.sizes.empty()) meta.sweep = sweep.describe();
+  // Wave marks: where each configuration's grid needs one more wave on this device (GPU only).
+  if (!sweep.sizes.empty() && dev.sm_count > 0) {
+    const std::vector<int64_t> all = sweep.all_sizes();
+    for (const auto& c : configs) {
+      const auto li = backend->launch_info(sweep.problem(all.back(), c));
+      if (!li || li->occupancy.blocks_per_sm <= 0) continue;
+      for (const auto& w : ts::wave_marks(sweep, all.front(), all.back(), li->tile_m, li->tile_n,
+                                          li->occupancy.blocks_per_sm, dev.sm_count, li->blocks_per_tile))
+        meta.wave_marks.push_back({c.kernel, c.tile, w.size, w.waves});
+    }
+  }
+  std::signal(SIGINT, on_stop_signal);
+  std::signal(SIGTERM, on_stop_signal);
+  ts::CancelToken stop;
+  std::atomic<bool> watching{true};
+  std::thread watcher([&] {  // Ctrl-C or SIGTERM: cancel after the current sample
+    while (watching.load()) {
+      if (g_interrupted.load() != 0) {
+        stop.cancel();
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  });
+  struct StopWatcher {
+    std::atomic<bool>& flag;
+    std::thread& t;
+    ~StopWatcher() {
+      flag = false;
+      if (t.joinable()) t.join();
+    }
+  } stop_watcher{watching, watcher};
+
+  ts::CancelToken none;
+  meta.dram_gbs = backend->measure_bandwidth(none).gbs;
+  std::fprintf(
+      stderr, "tilescope bench: %zu points (%s) on %s; %s copy %.0f GB/s; %s\n", points.size(),
+      meta.sweep.empty()
+          ? ("shapes " + (a.shapes.empty() ? std::string("1024,4096,2048x4096x8192,4099") : a.shapes)).c_str()
+          : meta.sweep.c_str(),
+      dev.label.c_str(), dev.sm_count > 0 ? "DRAM" : "memory", meta.dram_gbs, policy.describe().c_str());
+
+  std::vector<ts::BenchPoint> table;
+  ts::Session session = ts::Session::for_device(dev);
+  auto progress = [&](const ts::SweepPointResult& pr, int done, int total) {
+    const ts::ProblemSpec& s = pr.spec;
+    if (!pr.result) {
+      ts::BenchPoint p;
+      p.kernel = s.kernel;
+      p.tile = s.tile;
+      p.m = s.m;
+      p.n = s.n;
+      p.k = s.k;
+      p.error = pr.error;
+      p.stop = "failed";
+      table.push_back(p);
+      std::fprintf(stderr, "[%d/%d] %-12s %-3d %lldx%lldx%lld  ERROR: %s\n", done, total, s.kernel.c_str(),
+                   s.tile, (long long)s.m, (long long)s.n, (long long)s.k, pr.error.c_str());
+      return;
+    }
+    const ts::RunResult& r = *pr.result;
+    session.add(r);
+    const ts::BenchPoint p = ts::bench_point(r, r.tf32 ? dev.peak_tf32_tflops : dev.peak_fp32_tflops);
+    table.push_back(p);
+    std::string beside;  // the interleaved cuBLAS, when there is one
+    if (p.reference_samples > 0 && p.stats.median > 0)
+      beside =
+          "  cuBLAS " + ts::format_ms(p.reference_median_ms) + " (" +
+          ts::CsvWriter::num(100.0 * p.reference_median_ms / p.stats.median, "%.1f") + " %)" +
+          (p.clocks_differ ? ", CLOCKS DIFFER " + ts::CsvWriter::num(p.sm_clock_median_mhz, "%.0f") + " / " +
+                                 ts::CsvWriter::num(p.reference_clock_median_mhz, "%.0f") + " MHz"
+                           : "");
+    if (p.verified)
+      std::fprintf(stderr, "[%d/%d] %-12s %-3d %lldx%lldx%lld  median %s  %s  %s%s%s\n", done, total,
+                   p.kernel.c_str(), p.tile, (long long)p.m, (long long)p.n, (long long)p.k,
+                   ts::format_ms(p.stats.median).c_str(), ts::format_flops(p.tflops * 1e12).c_str(),
+                   ts::describe_stop(p.stop, p.noise, p.stats.count).c_str(),
+                   p.throttled ? ", THROTTLED" : "", beside.c_str());
+    else
+      std::fprintf(
+          stderr,
+          "[%d/%d] %-12s %-3d %lldx%lldx%lld  FAILED verification (max abs err %.3e > %.3e): not timed\n",
+          done, total, p.kernel.c_str(), p.tile, (long long)p.m, (long long)p.n, (long long)p.k,
+          p.max_abs_err, p.tolerance);
+  };
+  ts::RunRequest base;
+  base.memcheck_new_builds = !a.file.no_guard;
+  const int done = ts::run_sweep(*backend, points, policy, stop, progress, {}, base);
+  meta.interrupted = stop.cancelled() && done < int(points.size());
+  meta.wall_seconds = std::chrono::duration<double>(clock::now() - t0).count();
+  ts::relate_to_cublas(table);
+  write_text_output(a.out, ts::format_bench(a.format, meta, table), a.force);
+  if (!a.session_out.empty()) {
+    ts::save_session(a.session_out, session, a.force);
+    std::fprintf(stderr, "wrote %s (%zu points)\n", a.session_out.c_str(), session.records.size());
+  }
+  std::fprintf(stderr, "tilescope bench: %d points in %.1f s\n", done, meta.wall_seconds);
+  if (meta.interrupted) {
+    const int sig = g_interrupted.load();
+    std::fprintf(stderr, "tilescope bench: interrupted (%s); %zu points kept\n",
+                 sig == SIGTERM ? "SIGTERM" : "Ctrl+C", table.size());
+    return 128 + (sig ? sig : SIGINT);
+  }
+  return kExitOk;
+}
+
+}  // namespace ts::cli

@@ -1,0 +1,28 @@
+#pragma once
+// [SECTION] `tilescope bench`: kernels x shapes (or a sweep of sizes) measured under the bench policy, each
+// verified first and timed interleaved with cuBLAS of its precision; a table in md, csv or json, and the
+// points as a session. Ctrl+C or SIGTERM keeps the finished points. Exit codes: 0, 1 (a point failed
+// verification, runtime error), 2 (bad input), 128 + the signal.
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "cli.hpp"
+
+namespace ts::cli {
+
+struct BenchArgs {
+  KernelFileArgs file;  // your own kernel, measured beside cuBLAS
+  std::string kernel;   // its __global__ function, when the file has several
+  std::string kernels = "all", shapes, sizes, tiles, format = "md", out, backend = "cuda";
+  std::string fix_m, fix_k, ragged, session_out;
+  // The measuring policy: empty takes the backend's bench policy (Backend::bench_policy: a GPU's
+  // nvbench-style one, or the CPU's, which a shared CPU can meet).
+  std::string min_samples, max_samples, min_time, max_noise, max_time;
+  bool cold = false, force = false;
+};
+
+void add_bench_options(CLI::App* cmd, BenchArgs& a);
+int cmd_bench(BenchArgs& a, const CLI::App& cmd);
+
+}  // namespace ts::cli

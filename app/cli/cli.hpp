@@ -1,0 +1,91 @@
+#pragma once
+// [SECTION] What the commands share: the exit codes, the problem options of run, snapshot and bench heatmap
+// and the request they make, opening a backend, writing an output, and the table main.cpp fills with the
+// commands (CommandTable): each command's options and run function, in a file of its own, and the one place
+// where what a command throws becomes its message and exit code.
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "backend.hpp"
+#include "files.hpp"
+#include "headless.hpp"
+#include "kernel_file.hpp"
+
+namespace ts::cli {
+
+// The exit codes of every command: 0 done, 1 verification failed or a runtime error, 2 bad usage or input
+// (bench: 128 + the signal that stopped it).
+enum ExitCode : int { kExitOk = 0, kExitFailed = 1, kExitUsage = 2 };
+
+// [SECTION] Problem options shared by `run` and `snapshot`. Taken as text and validated by app/core, so every
+// message names the value and the limit the same way in the GUI and here.
+struct ProblemArgs {
+  std::string backend = "auto";
+  std::string kernel;  // default: tiled, or the only __global__ function of --kernel-file
+  std::string tile, size, m, n, k, input = "random", seed = "1", a, b;
+  KernelFileArgs file;  // your own kernel
+};
+void add_problem_options(CLI::App* cmd, ProblemArgs& p);
+// Builds and validates the request against the chosen backend (a --kernel-file is registered with its
+// workshop). Throws ValidationError.
+RunRequest build_request(const ProblemArgs& p, Backend& backend);
+
+Replace replace_if(bool force);  // --force: a regular file may be replaced
+std::shared_ptr<Backend> open_backend(const std::string& choice, std::string* note);
+// Standard output, or `path` written whole through the program's writer (checked by check_output_path first).
+void write_text_output(const std::string& path, const std::string& text, bool force);
+// "0" or "00": the documented "none" of an option that takes 0 (--frame-seconds 0 skips), however many zeros;
+// false for anything else, which the option's own parser then checks.
+bool means_zero(const std::string& text);
+gfx::GlChoice parse_gl_choice_or_usage(const std::string& s);
+
+// [SECTION] The command table.
+class CommandTable {
+ public:
+  // How a missing display is explained: the window's commands point to the headless ones, the offscreen
+  // ones to EGL or a virtual X server.
+  enum class Drawing { None, Window, Offscreen };
+
+  // One command at a time: `tilescope list run` is refused as a usage error.
+  explicit CommandTable(CLI::App& app) : m_app(app) { m_app.require_subcommand(0, 1); }
+  // A subcommand of `parent` (the app, or another command): its options are added now, and `run` is called
+  // when it is the command given.
+  template <class Args>
+  CLI::App* add(CLI::App& parent, const std::string& name, const std::string& help,
+                void (*options)(CLI::App*, Args&), std::function<int(Args&, const CLI::App&)> run,
+                Drawing drawing = Drawing::None) {
+    auto args = std::make_shared<Args>();
+    CLI::App* cmd = parent.add_subcommand(name, help);
+    cmd->require_subcommand(0, 1);
+    options(cmd, *args);
+    m_commands.push_back({cmd, [args, run, cmd] { return run(*args, *cmd); }, drawing});
+    return cmd;
+  }
+  // What runs when no command is given (the window), with its options on the app itself.
+  template <class Args>
+  void set_default(void (*options)(CLI::App*, Args&), std::function<int(Args&, const CLI::App&)> run,
+                   Drawing drawing) {
+    auto args = std::make_shared<Args>();
+    options(&m_app, *args);
+    m_default = {&m_app, [args, run, app = &m_app] { return run(*args, *app); }, drawing};
+  }
+  // Parses the command line and runs the command given: its exit code, or the exit code of what it threw
+  // (ValidationError: 2, no display: 2, anything else: 1), said in one line on standard error.
+  int run(int argc, char** argv);
+
+ private:
+  struct Command {
+    CLI::App* cmd = nullptr;
+    std::function<int()> run;
+    Drawing drawing = Drawing::None;
+  };
+  CLI::App& m_app;
+  std::vector<Command> m_commands;
+  Command m_default;
+};
+
+}  // namespace ts::cli

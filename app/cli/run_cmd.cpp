@@ -1,0 +1,245 @@
+#include "run_cmd.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "csv.hpp"
+#include "figure.hpp"
+#include "npy.hpp"
+#include "run_queue.hpp"
+#include "schedule.hpp"
+#include "session.hpp"
+#include "settings.hpp"
+#include "stats.hpp"
+#include "tile_suggest.hpp"
+
+namespace ts::cli {
+
+namespace {
+
+void print_result(const ts::RunResult& r) {
+  const auto& s = r.spec;
+  const ts::SampleStats st = ts::summarize(r.times_ms);
+  std::printf("kernel     %s%s\n", s.kernel.c_str(),
+              s.tile ? (" (TILE " + std::to_string(s.tile) + ")").c_str() : "");
+  std::printf("shape      M x N x K = %lld x %lld x %lld, input %s, seed %llu\n", (long long)s.m,
+              (long long)s.n, (long long)s.k, ts::to_string(s.input), (unsigned long long)s.seed);
+  std::printf("backend    %s: %s\n", r.backend.c_str(), r.device.c_str());
+  if (r.timed) {
+    // Times in the unit of the median (74.7 us rather than 0.0747 ms), the spread also as a share of it.
+    const ts::Unit u = ts::time_unit(st.median);
+    auto t = [&](double ms) { return ts::CsvWriter::num(ms * u.scale, "%.4g"); };
+    std::printf(
+        "time       median %s %s over %d launches (IQR %s %s = %s %% of the median, min %s, max %s)\n",
+        t(st.median).c_str(), u.name.c_str(), st.count, t(st.p75 - st.p25).c_str(), u.name.c_str(),
+        ts::CsvWriter::num(st.median > 0 ? 100 * (st.p75 - st.p25) / st.median : 0, "%.2g").c_str(),
+        t(st.min).c_str(), t(st.max).c_str());
+    std::printf("sampling   %s\n", ts::describe_stop(r.stop, r.noise, st.count).c_str());
+  } else
+    std::printf("time       not timed (verification failed)\n");
+  std::printf("policy     %s\n", r.policy.c_str());
+  if (r.clock.available)
+    std::printf("SM clock   median %.0f MHz (min %.0f, max %.0f)%s%s\n", r.clock.median_mhz, r.clock.min_mhz,
+                r.clock.max_mhz, r.clock.throttled ? ", THROTTLED " : "", r.clock.throttle_reasons.c_str());
+  else
+    std::printf("SM clock   %s\n", r.clock.note.empty() ? "not recorded" : r.clock.note.c_str());
+  if (r.timed) std::printf("speed      %s\n", ts::format_flops(r.tflops * 1e12).c_str());
+  std::printf("error      max abs %.3e, max rel %.3e, tolerance %.3e (vs %s)\n", r.error.max_abs_err,
+              r.error.max_rel_err, r.error.tolerance, r.reference.c_str());
+  if (!r.error.passed)
+    std::printf("           %lld elements over the tolerance; worst at row %lld, col %lld\n",
+                (long long)r.error.bad_elements, (long long)r.error.worst_row, (long long)r.error.worst_col);
+  if (!r.note.empty()) std::printf("note       %s\n", r.note.c_str());
+  std::printf("result     %s\n", r.error.passed ? "PASS" : "FAIL");
+  if (r.cublas_interleaved()) {
+    const ts::InterleavedReference& ref = r.interleaved;
+    std::printf(
+        "cuBLAS     %s median %s over %d launches, each right after one of the kernel's: the kernel "
+        "reaches %.1f %% of it\n",
+        ref.kernel.c_str(), ts::format_ms(ref.stats.median).c_str(), ref.stats.count,
+        100.0 * ref.stats.median / r.median_ms);
+    if (ref.clock.available)
+      std::printf("           its SM clock median %.0f MHz (min %.0f, max %.0f)%s%s%s\n",
+                  ref.clock.median_mhz, ref.clock.min_mhz, ref.clock.max_mhz,
+                  ref.clock.throttled ? ", THROTTLED " : "", ref.clock.throttle_reasons.c_str(),
+                  ts::clocks_differ(r.clock, ref.clock) ? "; the two clocks differ by more than 1 %" : "");
+  } else if (r.reference_ms > 0) {
+    std::printf("cuBLAS     %s at this shape (timed on its own): the kernel reaches %.1f %% of it\n",
+                ts::format_ms(r.reference_ms).c_str(), 100.0 * r.reference_ms / r.median_ms);
+  } else if (!r.interleaved_note.empty()) {
+    std::printf("cuBLAS     not timed beside it: %s\n", r.interleaved_note.c_str());
+  }
+  if (r.occupancy) {
+    const auto& o = *r.occupancy;
+    std::printf(
+        "occupancy  %d threads/block, %d regs/thread, %d B smem: %d blocks/SM (API %d), limited by %s; "
+        "%.1f %% of warps; %lld blocks = %.2f waves, last %.0f %% full\n",
+        o.res.threads_per_block, o.res.regs_per_thread, o.res.static_smem + o.res.dynamic_smem,
+        o.blocks_per_sm, o.api_blocks_per_sm, o.limiter.c_str(), 100 * o.occupancy, (long long)o.grid_blocks,
+        o.waves, 100 * o.tail_fill);
+  }
+  if (r.trace) {
+    const ts::ScheduleSummary s = ts::summarize_schedule(*r.trace);
+    int used = 0;
+    for (int c : s.tiles_per_sm) used += c > 0;
+    const bool split = r.trace->grid_z > 1;
+    std::printf(
+        "trace      %s on %d SMs (%s), mean %s %.1f us, up to %d resident, %d in a row per SM; "
+        "traced/plain %.4f / %.4f ms = %.3f; timer step %llu ns\n",
+        ts::describe_grid(*r.trace).c_str(), used,
+        s.problem.empty() ? (split ? "every block once" : "every tile once") : s.problem.c_str(),
+        split ? "block" : "tile", s.mean_tile_us, s.max_concurrency, s.waves, r.trace->traced_ms,
+        r.trace->plain_ms, r.trace->plain_ms > 0 ? r.trace->traced_ms / r.trace->plain_ms : 0.0,
+        (unsigned long long)r.trace->timer_resolution_ns);
+  } else if (!r.trace_note.empty()) {
+    std::printf("trace      %s\n", r.trace_note.c_str());
+  }
+}
+
+}  // namespace
+
+void add_run_options(CLI::App* cmd, RunArgs& a) {
+  add_problem_options(cmd, a.problem);
+  cmd->add_option("--out", a.out, "write C to this .npy file");
+  cmd->add_option("--samples", a.samples, "timed launches, 1 to 100000 (default: 10 on CUDA, 3 on the CPU)");
+  cmd->add_flag("--json", a.json, "print a JSON object instead of text");
+  cmd->add_flag("--force", a.force, "replace existing --out and --trace-csv files (regular files only)");
+  cmd->add_flag("--suggest-tile", a.suggest,
+                "also time every other tile of the kernel at this shape (the bench policy for all, unless "
+                "--samples) and print the fastest, from those measurements");
+  cmd->add_flag("--profile", a.profile, "GPU: also print occupancy and a traced launch's tile schedule");
+  cmd->add_option("--trace-csv", a.trace_csv,
+                  "with --profile: write the tile schedule (one row per tile) here");
+  cmd->add_flag(
+      "--sanitize", a.sanitize,
+      "with --kernel-file: run your kernel once under compute-sanitizer memcheck and racecheck (shape "
+      "made small: each side at most 511, with its partial tiles) and print their reports instead of timing "
+      "it");
+}
+
+int cmd_run(RunArgs& a, const CLI::App& cmd) {
+  (void)cmd;
+  // Every option and output before a backend is opened (or a kernel file compiled, or .npy files read).
+  int fixed_samples = 0;
+  if (!a.samples.empty()) {  // 0 (or 00) is no number of launches: refused, as every other count is
+    fixed_samples = int(ts::parse_dim(a.samples, "--samples"));
+    if (fixed_samples > 100000) throw ts::ValidationError("--samples = " + a.samples + " is above 100000");
+  }
+  ts::check_output_path(a.out, replace_if(a.force), "--out");
+  if (!a.trace_csv.empty() && !a.profile) throw ts::ValidationError("--trace-csv needs --profile");
+  ts::check_output_path(a.trace_csv, replace_if(a.force), "--trace-csv");
+  std::string note;
+  auto backend = open_backend(a.problem.backend, &note);
+  if (!note.empty()) std::fprintf(stderr, "tilescope: %s\n", note.c_str());
+  if (a.suggest) {  // before anything is compiled or allocated
+    const std::vector<ts::KernelInfo> all = backend->kernels();
+    const std::string name = a.problem.kernel.empty() ? "tiled" : a.problem.kernel;
+    const ts::KernelInfo* k = ts::find_kernel(all, name);
+    if (k && k->tiles.size() < 2)
+      throw ts::ValidationError("--suggest-tile: " + name + " has " +
+                                (k->tiles.size() == 1 ? "one tile" : "no tile parameter") +
+                                ": nothing to choose");
+    if (a.sanitize) throw ts::ValidationError("--suggest-tile and --sanitize: choose one");
+  }
+  ts::RunRequest req = build_request(a.problem, *backend);
+  if (a.sanitize) return ts::cli::sanitize(req, *backend, a.json);
+  if (a.suggest && a.samples.empty()) req.policy = ts::MeasurePolicy::bench();
+  if (fixed_samples > 0) {
+    ts::MeasurePolicy p = backend->default_policy();
+    p.name = "fixed";
+    p.min_samples = p.max_samples = fixed_samples;
+    p.max_seconds = 60;
+    req.policy = p;
+  }
+  req.keep_output = !a.out.empty();
+  req.profile = a.profile;
+  ts::RunQueue queue(backend);  // the same path as the GUI, waited for
+  ts::RunOutcome o = queue.wait(queue.submit(req));
+  if (!o.result) {
+    std::fprintf(stderr, "tilescope: %s\n", o.error.c_str());
+    return o.bad_input ? kExitUsage : kExitFailed;
+  }
+  const ts::RunResult& r = *o.result;
+  if (!a.out.empty()) ts::write_npy(a.out, *r.c, replace_if(a.force));
+  if (a.profile && backend->kind() != "cuda")
+    std::fprintf(stderr, "tilescope: --profile needs the CUDA backend; no occupancy or trace on the CPU\n");
+  if (!a.trace_csv.empty() && r.trace)
+    ts::write_file(a.trace_csv, ts::schedule_csv(*r.trace), replace_if(a.force));
+  if (!a.suggest) {
+    if (a.json)
+      std::cout << ts::result_to_json(r).dump(2) << "\n";
+    else
+      print_result(r);
+    return r.error.passed ? kExitOk : kExitFailed;
+  }
+  // --suggest-tile: every other tile at the same shape and policy, then the fastest of the measured.
+  ts::Session measured = ts::Session::for_device(backend->device_info());
+  measured.add(r);
+  std::vector<std::string> refused;
+  const std::vector<ts::KernelInfo> kernels = backend->kernels();
+  const ts::KernelInfo* kp = ts::find_kernel(kernels, req.spec.kernel);
+  if (!kp || kp->tiles.size() < 2) {
+    std::fprintf(stderr, "tilescope: --suggest-tile: %s has no tiles to choose from\n",
+                 req.spec.kernel.c_str());
+    return kExitUsage;
+  }
+  const ts::KernelInfo& k = *kp;
+  if (!a.json) print_result(r);
+  for (const ts::ProblemSpec& p : ts::tile_search_points(k, req.spec)) {
+    if (p.tile == req.spec.tile) continue;
+    ts::RunRequest other = req;
+    other.spec = p;
+    other.profile = false;
+    other.keep_output = false;
+    ts::RunOutcome oo = queue.wait(queue.submit(other));
+    if (!oo.result)
+      refused.push_back("tile " + std::to_string(p.tile) + ": " + oo.error);
+    else
+      measured.add(*oo.result);  // a failed one too: the suggestion names it and never picks it
+    if (!a.json) std::fprintf(stderr, "tilescope: timed tile %d\n", p.tile);
+  }
+  const ts::TileSuggestion t = ts::suggest_tile(measured, k, req.spec);
+  if (a.json) {
+    nlohmann::json j = ts::result_to_json(r);
+    nlohmann::json tiles = nlohmann::json::array();
+    for (const auto& m : t.measured)
+      tiles.push_back({{"tile", m.tile},
+                       {"median_ms", m.median_ms},
+                       {"p25_ms", m.p25_ms},
+                       {"p75_ms", m.p75_ms},
+                       {"tflops", m.tflops},
+                       {"samples", m.samples}});
+    j["tile_suggestion"] = {{"measured", tiles},
+                            {"failed_verification", t.failed},
+                            {"not_measured", refused},
+                            {"fastest", t.fastest ? nlohmann::json(*t.fastest) : nlohmann::json()},
+                            {"speedup_over_chosen", t.speedup},
+                            {"within_noise", t.within_noise},
+                            {"summary", t.summary()}};
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::printf("\ntiles of %s at %lld x %lld x %lld (%s):\n", k.id.c_str(), (long long)req.spec.m,
+                (long long)req.spec.n, (long long)req.spec.k, r.policy.c_str());
+    // One unit per column, the one that keeps the column's largest value readable.
+    double max_ms = 0, max_flops = 0;
+    for (const auto& m : t.measured) {
+      max_ms = std::max(max_ms, m.median_ms);
+      max_flops = std::max(max_flops, m.tflops * 1e12);
+    }
+    const ts::Unit tu = ts::time_unit(max_ms), fu = ts::flops_unit(max_flops);
+    std::printf("  %6s  %10s  %10s  %12s  %s\n", "tile", ("median " + tu.name).c_str(),
+                ("IQR " + tu.name).c_str(), fu.name.c_str(), "samples");
+    for (const auto& m : t.measured)
+      std::printf("  %6d  %10.4g  %10.3g  %12.4g  %zu%s\n", m.tile, m.median_ms * tu.scale,
+                  (m.p75_ms - m.p25_ms) * tu.scale, m.tflops * 1e12 * fu.scale, m.samples,
+                  m.tile == req.spec.tile ? "  (chosen)" : "");
+    for (const auto& why : refused) std::printf("  not measured: %s\n", why.c_str());
+    std::printf("%s\n", t.summary().c_str());
+  }
+  return r.error.passed ? kExitOk : kExitFailed;
+}
+
+}  // namespace ts::cli
