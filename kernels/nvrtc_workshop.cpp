@@ -88,14 +88,16 @@ std::vector<SanitizerReport> NvrtcWorkshop::sanitize(const UserKernel& k, const 
                                                      const std::vector<std::string>& tools, double timeout_s,
                                                      const CancelToken* cancel) const {
   std::string why;
+  if (can_sanitize(&why)) {
 #if defined(TILESCOPE_HAVE_CUDA)
-  if (can_sanitize(&why)) return sanitize_user_kernel(k, spec, m_sm, m_device, tools, timeout_s, cancel);
+    return sanitize_user_kernel(k, spec, m_sm, m_device, tools, timeout_s, cancel);
 #else
+    why = "this build has no CUDA backend (built without nvcc)";
+#endif
+  }
   (void)k;
   (void)timeout_s;
   (void)cancel;
-  why = "this build has no CUDA backend (built without nvcc)";
-#endif
   std::vector<SanitizerReport> out;
   for (const auto& t : tools) {
     SanitizerReport r;

@@ -86,8 +86,7 @@ App::App(std::shared_ptr<Backend> backend, const std::string& note, Settings set
   m_sweep = std::make_unique<SweepRunner>(backend);
   m_user = std::make_unique<UserKernelController>(*backend);
   m_incidents = backend->incidents().count;
-  m_state.gl_check_requested = true;  // the first frame checks that OpenGL draws what it is told
-  m_state.gl_check_trigger = "at start";
+  m_state.ask(rq::CheckGl{"at start"});  // the first frame checks that OpenGL draws what it is told
 }
 
 // [SECTION] The GL self-check
@@ -97,23 +96,19 @@ void App::check_gl() {
   if (inc.count != m_incidents) {  // a person's kernel faulted or hung: the GPU's OpenGL may be broken now
     m_incidents = inc.count;
     if (s.gl.state == AppState::GlHealth::State::Ok) m_gl_attempt = 0;  // a new cause: a new episode
-    s.gl_check_requested = true;
-    s.gl_check_trigger = "after a fault of your kernel (" + inc.latest.substr(0, 160) + ")";
+    s.ask(rq::CheckGl{"after a fault of your kernel (" + inc.latest.substr(0, 160) + ")"});
   }
   if (m_gl_rebuild != GlRebuild::None) return;
   // A reset the driver reports for this window's context, at any time (one cheap GL call a frame): the
   // pictures drawn since may be black or garbage, so the check runs now.
-  if (!s.gl_check_requested && s.gl.state == AppState::GlHealth::State::Ok) {
+  if (!s.asked.pending<rq::CheckGl>() && s.gl.state == AppState::GlHealth::State::Ok) {
     gfx::reset_status();  // marks the current context lost when a reset is reported
-    if (gfx::current_context_lost()) {
-      s.gl_check_requested = true;
-      s.gl_check_trigger = "after the driver reset the window's OpenGL context";
-    }
+    if (gfx::current_context_lost()) s.ask(rq::CheckGl{"after the driver reset the window's OpenGL context"});
   }
-  if (!s.gl_check_requested) return;
-  s.gl_check_requested = false;
-  if (s.gl_check_trigger == AppState::kGlCheckOnRequest)
-    m_gl_attempt = 0;  // the person may have reset the GPU
+  const std::optional<rq::CheckGl> asked = s.asked.take<rq::CheckGl>();
+  if (!asked) return;
+  m_gl_trigger = asked->trigger;
+  if (m_gl_trigger == rq::kGlCheckOnRequest) m_gl_attempt = 0;  // the person may have reset the GPU
   // The known picture on the heatmaps' device, for the check's interop half (made once).
   if (s.heatmaps && s.heatmaps->interop().on && !m_probe) {
     try {
@@ -130,7 +125,7 @@ void App::check_gl() {
   ++g.checks;
   g.verdict = r.verdict;
   g.detail = r.detail;
-  g.trigger = s.gl_check_trigger;
+  g.trigger = m_gl_trigger;
   g.ms = r.ms;
   if (r.ok) {
     g.state = AppState::GlHealth::State::Ok;
@@ -177,7 +172,7 @@ void App::restore_gl(const std::string& renderer) {
   ++s.gl.rebuilds;
   m_gl_rebuild = GlRebuild::None;
   m_gl_rebuilt = true;
-  s.gl_check_requested = true;  // and look again (s.gl_check_trigger stays: the same cause)
+  s.ask(rq::CheckGl{m_gl_trigger});  // and look again: the same cause
 }
 
 App::~App() {
@@ -197,15 +192,15 @@ void App::prepare_frame(float content_scale) {
 
 void App::handle_shortcuts() {
   AppState& s = m_state;
-  if (shortcut_pressed(Action::Run)) s.run_requested = true;
+  if (shortcut_pressed(Action::Run)) s.ask(rq::Run{});
   if (shortcut_pressed(Action::Repeat)) s.repeat = !s.repeat;
-  if (shortcut_pressed(Action::OpenInputs)) s.open_inputs_requested = true;
+  if (shortcut_pressed(Action::OpenInputs)) s.ask(rq::OpenInputs{});
   // Ctrl+S in the kernel editor saves the kernel, not C.
-  if (!s.user.editor_focused && shortcut_pressed(Action::SaveC)) s.save_c_requested = true;
-  if (shortcut_pressed(Action::Screenshot)) s.screenshot_requested = true;
-  if (shortcut_pressed(Action::ResetLayout)) s.reset_layout_requested = true;
+  if (!s.user.editor_focused && shortcut_pressed(Action::SaveC)) s.ask(rq::SaveC{});
+  if (shortcut_pressed(Action::Screenshot)) s.ask(rq::Screenshot{});
+  if (shortcut_pressed(Action::ResetLayout)) s.ask(rq::ResetLayout{});
   if (shortcut_pressed(Action::Shortcuts)) s.show_shortcuts = true;
-  if (shortcut_pressed(Action::Quit)) s.quit_requested = true;
+  if (shortcut_pressed(Action::Quit)) s.ask(rq::Quit{});
   ViewSettings& v = s.settings.view;
   if (shortcut_pressed(Action::FontBigger)) v.font_px = std::min(ViewSettings::kMaxFontPx, v.font_px + 1);
   if (shortcut_pressed(Action::FontSmaller)) v.font_px = std::max(ViewSettings::kMinFontPx, v.font_px - 1);
@@ -218,14 +213,12 @@ void App::frame() {
   handle_shortcuts();
   draw_menu_bar(s, m_panels);
   draw_status_bar(s);
-  if (s.reset_layout_requested) {
-    s.reset_layout_requested = false;
+  if (s.asked.take<rq::ResetLayout>()) {
     m_layout.reset();
     s.say(Severity::Info, "layout reset to the default arrangement for this window size");
   }
   m_layout.dock_space(s, m_panels);
-  if (!s.front_requested.empty()) m_layout.bring_to_front(std::move(s.front_requested));
-  s.front_requested.clear();
+  if (auto front = s.asked.take<rq::BringToFront>()) m_layout.bring_to_front(std::move(front->panels));
   for (auto& p : m_panels) p->draw(s);
   m_layout.keep_on_screen(m_panels);
   draw_help_windows(s);
@@ -243,8 +236,7 @@ void App::frame() {
 // the background; the dialogs and the results are handled here, once per frame.
 void App::handle_files() {
   AppState& s = m_state;
-  if (s.open_inputs_requested) {
-    s.open_inputs_requested = false;
+  if (s.asked.take<rq::OpenInputs>()) {
     if (m_loading.valid())
       s.say(Severity::Warning, "still reading the last files");
     else
@@ -256,8 +248,7 @@ void App::handle_files() {
   }
   m_dialogs->frame(s);
   if (auto path = m_dialogs->take_open_kernel()) s.user.open_path = *path;
-  if (s.save_c_requested) {
-    s.save_c_requested = false;
+  if (s.asked.take<rq::SaveC>()) {
     if (!s.result || !s.result->store)
       s.say(Severity::Warning, "nothing to save yet: run a problem first");
     else if (m_saving.valid())
@@ -328,7 +319,7 @@ void App::handle_files() {
       s.say(Severity::Info, "A from " + l.a_name + " (" + std::to_string(spec.m) + " x " +
                                 std::to_string(spec.k) + "), B from " + l.b_name + " (" +
                                 std::to_string(spec.k) + " x " + std::to_string(spec.n) + ")");
-      s.run_requested = true;
+      s.ask(rq::Run{});
     }
   }
   if (m_saving.valid() && m_saving.wait_for(0s) == std::future_status::ready) {
@@ -361,8 +352,8 @@ void App::maybe_submit() {
   if (s.settings.square && spec.input != InputKind::File) spec.m = spec.k = spec.n;
   const bool changed = !m_submitted_any || spec != m_last_submitted;
   // Repeat: the same problem again as soon as the last run is in; each run adds its launches to Timings.
-  if (s.run_requested || (s.settings.auto_run && changed) || (s.repeat && !s.busy)) submit(request_for(spec));
-  s.run_requested = false;
+  const bool asked = s.asked.take<rq::Run>().has_value();
+  if (asked || (s.settings.auto_run && changed) || (s.repeat && !s.busy)) submit(request_for(spec));
 }
 
 void App::submit(RunRequest req) {
@@ -546,8 +537,7 @@ std::string App::save_session_file() {
 
 void App::handle_sessions() {
   AppState& s = m_state;
-  if (s.save_session_requested) {
-    s.save_session_requested = false;
+  if (s.asked.take<rq::SaveSession>()) {
     if (s.session_file.empty())
       s.say(Severity::Warning, "this window keeps no session file");
     else
@@ -557,8 +547,7 @@ void App::handle_sessions() {
         s.say(Severity::Error, std::string("could not save the session: ") + e.what());
       }
   }
-  if (s.open_session_requested) {
-    s.open_session_requested = false;
+  if (s.asked.take<rq::OpenSession>()) {
     if (m_opening.valid())
       s.say(Severity::Warning, "still reading the last session");
     else
@@ -594,9 +583,8 @@ void App::handle_sessions() {
       }
     }
   }
-  if (s.close_overlay_requested) {
-    s.sessions.close(*s.close_overlay_requested);
-    s.close_overlay_requested.reset();
+  if (const auto close = s.asked.take<rq::CloseOverlay>()) {
+    s.sessions.close(close->index);
     ++s.sessions_serial;
   }
 }
@@ -628,13 +616,9 @@ void App::start_points(std::vector<ProblemSpec> points, const MeasurePolicy& pol
 
 void App::handle_sweep() {
   AppState& s = m_state;
-  if (s.sweep_cancel_requested) {
-    s.sweep_cancel_requested = false;
-    m_sweep->cancel();
-  }
-  if (s.sweep_request) {
-    const SweepSpec sp = *s.sweep_request;
-    s.sweep_request.reset();
+  if (s.asked.take<rq::CancelSweep>()) m_sweep->cancel();
+  if (const auto start = s.asked.take<rq::StartSweep>()) {
+    const SweepSpec& sp = start->plan;
     try {
       const MeasurePolicy policy = sweep_policy(s.sweep_quick);
       start_points(expand_sweep(sp), policy);
@@ -658,9 +642,8 @@ void App::handle_sweep() {
       s.say(Severity::Warning, std::string("sweep refused: ") + e.what());
     }
   }
-  if (s.tile_search_request) {
-    std::vector<ProblemSpec> points = std::move(*s.tile_search_request);
-    s.tile_search_request.reset();
+  if (auto tiles = s.asked.take<rq::TimeTiles>()) {
+    std::vector<ProblemSpec> points = std::move(tiles->points);
     try {
       if (points.empty()) throw ValidationError("every tile is timed at this shape already");
       const MeasurePolicy policy = sweep_policy(false);
@@ -706,8 +689,7 @@ void App::pump_measurements() {
 
   // The roofline's DRAM bandwidth, measured off the UI thread (it waits for a measurement in flight).
   using namespace std::chrono_literals;
-  if (s.bandwidth_requested) {
-    s.bandwidth_requested = false;
+  if (s.asked.take<rq::MeasureBandwidth>()) {
     if (!m_bandwidth.valid()) {
       Backend* b = &m_queue.backend();
       const CancelToken token = m_bandwidth_cancel;
@@ -730,9 +712,8 @@ void App::pump_measurements() {
   }
 
   // A figure: one plot rendered offscreen and written with its data (between frames, on this GL context).
-  if (s.figure_request) {
-    const AppState::FigureRequest r = *s.figure_request;
-    s.figure_request.reset();
+  if (const auto figure = s.asked.take<rq::ExportFigure>()) {
+    const FigureRequest& r = figure->figure;
     try {
       if (!s.pictures_trusted())
         throw std::runtime_error("not written: OpenGL failed its self-check, so the figure would be wrong (" +

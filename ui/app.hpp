@@ -114,6 +114,7 @@ class App {
   // and was lost again as soon as it drew): the person's "Check again" does, or a fault while the pictures
   // were right.
   int m_gl_attempt = 0;
+  std::string m_gl_trigger;   // why the GL self-check runs (a rebuild checks again for the same cause)
   bool m_gl_rebuilt = false;  // resources or context made anew since the last passed check
   GlRebuild m_gl_rebuild = GlRebuild::None;
   std::string m_interop_off_why;               // set when interop is turned off for the session

@@ -1,7 +1,7 @@
 #pragma once
 // [SECTION] What the panels read and edit. Panels never call CUDA or the backend directly: they edit
-// `settings`, set request flags, and read the latest outcome; app.cpp turns edits into RunQueue requests and
-// the heatmap set (app/gfx) turns views into pictures.
+// `settings`, ask for what they want (AppState::ask, requests.hpp), and read the latest outcome; app.cpp
+// turns edits into RunQueue requests and the heatmap set (app/gfx) turns views into pictures.
 #include <array>
 #include <map>
 #include <memory>
@@ -20,6 +20,7 @@
 #include "session.hpp"
 #include "settings.hpp"
 #include "sweep.hpp"
+#include "requests.hpp"
 #include "user_kernel_state.hpp"
 
 namespace ts::gfx {
@@ -63,10 +64,6 @@ struct HoverReport {
 };
 
 // Heatmaps: show rows [row0, row0 + rows) x columns [col0, col0 + cols).
-struct ZoomRequest {
-  double row0 = 0, col0 = 0, rows = 1, cols = 1;
-  bool all_maps = true;  // false: C and the error map only (they share their axes)
-};
 
 // The open or save dialog as drawn last frame (UI tests read it): the text the window's own dialog drew, or
 // that the desktop's is open (a child process; the window keeps drawing meanwhile).
@@ -114,23 +111,11 @@ struct AppState {
   std::shared_ptr<const HostMatrix> file_a, file_b;
   std::string file_a_name, file_b_name;
 
-  // Requests from panels and menus (read and cleared by app.cpp or the frame loop).
-  bool run_requested = false;
-  bool quit_requested = false;
-  bool screenshot_requested = false;  // F12: the whole window as PNG
-  bool reset_layout_requested = false;
-  std::vector<std::string> front_requested;  // panels to bring in front of their tabs (snapshot --front)
-  bool open_inputs_requested = false;
-  bool save_c_requested = false;
+  // What panels, menus and shortcuts ask for (requests.hpp): taken by App, the frame's host or a panel.
+  Requests asked;
+  void ask(Request r) { asked.push(std::move(r)); }
   bool show_shortcuts = false, show_about = false;
-  struct ExportRequest {
-    std::string panel;  // window name, for the crop
-    std::string stem;   // file name stem, e.g. "timings"
-    std::string csv;
-  };
-  std::optional<ExportRequest> export_request;
   std::set<std::string> export_pending;  // panels to export as if their button were pressed (snapshot)
-  std::optional<ZoomRequest> zoom_request;
 
   // [SECTION] Whether OpenGL draws what it is told (gl_health.hpp). Checked at start, after every fault or
   // hang of a person's kernel and on request; a failed check that rebuilding the GL resources does not mend
@@ -144,9 +129,6 @@ struct AppState {
     double ms = 0;                // the last check's time
     bool popup = false;           // the explanation is open
   } gl;
-  bool gl_check_requested = false;                                // "Check again" (and App itself)
-  static constexpr const char* kGlCheckOnRequest = "on request";  // the trigger of the person's "Check again"
-  std::string gl_check_trigger;
   uint64_t gl_generation = 0;  // increments when the GL resources are made anew (panels drop their textures)
   bool pictures_trusted() const { return gl.state != GlHealth::State::Damaged; }
 
@@ -162,20 +144,13 @@ struct AppState {
   uint64_t sessions_serial = 0;  // increments whenever a session changes (plots rebuild their data)
   std::string session_file;      // where the current session is saved (empty: nowhere, e.g. a snapshot)
   std::string session_refused;   // why the saved session could not be read (then it is never overwritten)
-  bool save_session_requested = false, open_session_requested = false;
-  std::optional<size_t> close_overlay_requested;
-  // Sweeps: the Sweep panel's plan (validated by app.cpp), cancel, and where the sweep stands.
-  std::optional<SweepSpec> sweep_request;
-  // "Time every tile here" (Result panel): the runs that measure the kernel's missing tiles at the current
-  // shape, measured like a sweep (bench policy), into the session.
-  std::optional<std::vector<ProblemSpec>> tile_search_request;
+  // Sweeps (rq::StartSweep, rq::TimeTiles, rq::CancelSweep): their policy and where the sweep stands.
   bool sweep_quick = false;  // quick policy instead of bench (a fast look; fewer samples per point)
   static constexpr int kWindowSweepMaxSamples =
       2000;                                    // bench samples per point at most (sessions stay small)
   double sweep_min_s = 0.5, sweep_max_s = 10;  // bench: kernel time at least, wall time at most, per point
   // The device's bench policy (Backend::bench_policy(); the seconds above start as its own).
   MeasurePolicy bench_policy = MeasurePolicy::bench();
-  bool sweep_cancel_requested = false;
   std::optional<SweepSpec> sweep;  // the sweep started last (its points fill Timings)
   SweepProgress sweep_progress;    // updated every frame
   bool sweeping = false;
@@ -186,17 +161,9 @@ struct AppState {
   std::optional<KernelTile> bars_baseline;  // pinned in the ladder chart
   bool roofline_this_shape = false;
   // DRAM bandwidth for the roofline (measured off the UI thread).
-  bool bandwidth_requested = false, measuring_bandwidth = false;
+  bool measuring_bandwidth = false;
   std::optional<BandwidthResult> bandwidth;
-  // Figures: one plot rendered offscreen at a chosen size and theme (PNG + CSV + JSON).
-  struct FigureRequest {
-    PlotKind plot = PlotKind::Timings;
-    FigureSize size;
-    float scale = 1.5f;  // text and line scale of the figure
-    FigureTheme theme = FigureTheme::Dark;
-    std::string title;
-  };
-  std::optional<FigureRequest> figure_request;
+  // Figures (rq::ExportFigure): one plot rendered offscreen at a chosen size and theme (PNG + CSV + JSON).
   std::string last_figure;  // the PNG written last
   // The occupancy calculator as drawn (tests compare it with app/core).
   struct OccupancyCalc {

@@ -150,7 +150,7 @@ class ControlsPanel final : public Panel {
       ImGui::SetTooltip("%s", seed_tooltip(seeded, files ? "files" : to_string(p.input)).c_str());
 
     ImGui::SeparatorText("Run");
-    if (ImGui::Button("Run", ImVec2(ImGui::GetFontSize() * 5, 0))) s.run_requested = true;
+    if (ImGui::Button("Run", ImVec2(ImGui::GetFontSize() * 5, 0))) s.ask(rq::Run{});
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("Run the problem now (%s)", shortcut_label(Action::Run));
     ImGui::SameLine();
     ImGui::Checkbox("Auto-run", &s.settings.auto_run);

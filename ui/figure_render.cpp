@@ -181,7 +181,7 @@ FigureWritten write_figure(const FigureJob& job, const fs::path& dir) {
   return w;
 }
 
-FigureJob figure_job(AppState& s, const AppState::FigureRequest& r) {
+FigureJob figure_job(AppState& s, const FigureRequest& r) {
   FigureJob job;
   job.scale = r.scale;
   const PlotStyle fig{false};

@@ -43,7 +43,7 @@ FigureWritten write_figure(const FigureJob& job, const std::filesystem::path& di
 
 // The job for one of the window's plots, from its state (the same data its panel draws). Throws
 // ValidationError when there is nothing to draw (e.g. a schedule without a traced launch).
-FigureJob figure_job(AppState& s, const AppState::FigureRequest& r);
+FigureJob figure_job(AppState& s, const FigureRequest& r);
 
 // For the command line: an offscreen GL context and a Dear ImGui context with TileScope's fonts, for
 // render_figure to share. Throws gfx::DisplayError when no GL context can be made.

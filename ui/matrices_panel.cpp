@@ -94,6 +94,9 @@ class MatricesPanel final : public Panel {
     const ImVec2 cell((avail.x - gap * float(per_row - 1)) / float(per_row),
                       (avail.y - ImGui::GetStyle().ItemSpacing.y * float(nrows - 1)) / float(nrows));
     wheel_zoom(store);
+    // A requested region (Result panel, snapshot --zoom), for every map of this frame.
+    const std::optional<rq::Zoom> asked = s.asked.take<rq::Zoom>();
+    m_zoom = asked ? &asked->region : nullptr;
     bool any_interop = false, any_host = false;
     for (size_t i = 0; i < kMaps.size(); ++i) {
       if (i % size_t(per_row)) ImGui::SameLine(0, gap);
@@ -103,7 +106,7 @@ class MatricesPanel final : public Panel {
       if (pic && pic->ok) (pic->interop ? any_interop : any_host) = true;
     }
     m_reset = false;
-    s.zoom_request.reset();
+    m_zoom = nullptr;
     report_least_size(s, avail);
     s.panels[name()].state = any_interop && !any_host ? "interop" : "host: " + set.interop().why;
   }
@@ -372,7 +375,7 @@ class MatricesPanel final : public Panel {
       const std::pair<int64_t, int64_t> shape{rows, cols};
       if (m_shape[i] != shape) m_shape[i] = shape, m_whole[i] = true, m_plot_px[i] = ImVec2(0, 0);
       const ImVec2 px = m_plot_px[i].x > 0 ? m_plot_px[i] : ImVec2(frame.x - pad.x, frame.y - pad.y);
-      const std::optional<ZoomRequest>& z = s.zoom_request;
+      const ZoomRequest* z = m_zoom;
       std::optional<std::array<double, 4>> set_to;
       if (z && (z->all_maps || linked)) {
         set_to = fit_equal(z->col0, z->col0 + z->cols, z->row0, z->row0 + z->rows, px);
@@ -536,6 +539,7 @@ class MatricesPanel final : public Panel {
   std::array<bool, 4> m_whole{true, true, true, true};   // showing the whole matrix (not zoomed by hand)
   std::array<std::pair<int64_t, int64_t>, 4> m_shape{};  // the shape each map showed last
   std::array<double, 4> m_link{};                        // x min, x max, y min, y max of C and the error map
+  const ZoomRequest* m_zoom = nullptr;                   // the region asked for this frame (null: none)
   bool m_reset = false, m_reset_next = false;
   std::string m_reported_error;
 };

@@ -35,7 +35,7 @@ void presets_menu(AppState& s) {
         if (const KernelInfo* k = find_kernel(s.kernels, p.kernel))
           spec.tile = p.tile ? p.tile : k->default_tile;
       }
-      s.run_requested = true;  // a preset is a deliberate choice: run it even with auto-run off
+      s.ask(rq::Run{});  // a preset is a deliberate choice: run it even with auto-run off
     }
     ImGui::EndDisabled();
     if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) {
@@ -55,10 +55,10 @@ void draw_menu_bar(AppState& s, const std::vector<std::unique_ptr<Panel>>& panel
   if (!ImGui::BeginMainMenuBar()) return;
   if (ImGui::BeginMenu("File")) {
     if (ImGui::MenuItem("Open A and B (.npy)...", shortcut_label(Action::OpenInputs)))
-      s.open_inputs_requested = true;
+      s.ask(rq::OpenInputs{});
     if (ImGui::MenuItem("Save C as .npy...", shortcut_label(Action::SaveC), false,
                         bool(s.result && s.result->store)))
-      s.save_c_requested = true;
+      s.ask(rq::SaveC{});
     if (ImGui::MenuItem("Open kernel (.cu, .py)...")) s.user.open_dialog = true;
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip(
@@ -77,31 +77,30 @@ void draw_menu_bar(AppState& s, const std::vector<std::unique_ptr<Panel>>& panel
                          : ("Here: " + helper + ".").c_str());
     }
     ImGui::Separator();
-    if (ImGui::MenuItem("Save session", nullptr, false, !s.session_file.empty()))
-      s.save_session_requested = true;
+    if (ImGui::MenuItem("Save session", nullptr, false, !s.session_file.empty())) s.ask(rq::SaveSession{});
     if (ImGui::IsItemHovered() && !s.session_file.empty())
       ImGui::SetTooltip("Every measured point of this window to %s (also done when the window closes)",
                         s.session_file.c_str());
-    if (ImGui::MenuItem("Open session to overlay...")) s.open_session_requested = true;
+    if (ImGui::MenuItem("Open session to overlay...")) s.ask(rq::OpenSession{});
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip(
           "A saved session (another GPU, tilescope bench --session-out) drawn beside this one on "
           "every plot");
     if (ImGui::BeginMenu("Close overlay", s.sessions.size() > 1)) {
       for (size_t i = 1; i < s.sessions.size(); ++i)
-        if (ImGui::MenuItem(s.sessions.all()[i].label.c_str())) s.close_overlay_requested = i;
+        if (ImGui::MenuItem(s.sessions.all()[i].label.c_str())) s.ask(rq::CloseOverlay{i});
       ImGui::EndMenu();
     }
     ImGui::Separator();
     if (ImGui::MenuItem("Screenshot of the window", shortcut_label(Action::Screenshot)))
-      s.screenshot_requested = true;
+      s.ask(rq::Screenshot{});
     if (ImGui::BeginMenu("Export panel (PNG + CSV)")) {
       for (const char* p : {"Timings", "Occupancy", "Tile schedule"})
         if (ImGui::MenuItem(p)) s.export_pending.insert(p);
       ImGui::EndMenu();
     }
     ImGui::Separator();
-    if (ImGui::MenuItem("Quit", shortcut_label(Action::Quit))) s.quit_requested = true;
+    if (ImGui::MenuItem("Quit", shortcut_label(Action::Quit))) s.ask(rq::Quit{});
     ImGui::EndMenu();
   }
   if (ImGui::BeginMenu("View")) {
@@ -110,7 +109,7 @@ void draw_menu_bar(AppState& s, const std::vector<std::unique_ptr<Panel>>& panel
       if (ImGui::MenuItem(p->name(), nullptr, &shown)) s.settings.view.panels[p->name()] = shown;
     }
     ImGui::Separator();
-    if (ImGui::MenuItem("Reset layout", shortcut_label(Action::ResetLayout))) s.reset_layout_requested = true;
+    if (ImGui::MenuItem("Reset layout", shortcut_label(Action::ResetLayout))) s.ask(rq::ResetLayout{});
     ImGui::Separator();
     float px = s.settings.view.font_px;
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
@@ -126,7 +125,7 @@ void draw_menu_bar(AppState& s, const std::vector<std::unique_ptr<Panel>>& panel
     ImGui::EndMenu();
   }
   if (ImGui::BeginMenu("Run")) {
-    if (ImGui::MenuItem("Run", shortcut_label(Action::Run))) s.run_requested = true;
+    if (ImGui::MenuItem("Run", shortcut_label(Action::Run))) s.ask(rq::Run{});
     ImGui::MenuItem("Repeat", shortcut_label(Action::Repeat), &s.repeat);
     ImGui::MenuItem("Auto-run on change", nullptr, &s.settings.auto_run);
     ImGui::Separator();
@@ -197,8 +196,7 @@ void draw_help_windows(AppState& s) {
           "every fault or hang of your kernel, before a snapshot or figure is written, and when asked.");
       ImGui::PopTextWrapPos();
       if (ImGui::Button("Check again")) {
-        s.gl_check_requested = true;
-        s.gl_check_trigger = AppState::kGlCheckOnRequest;
+        s.ask(rq::CheckGl{rq::kGlCheckOnRequest});
       }
     }
     ImGui::End();

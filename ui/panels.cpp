@@ -74,9 +74,9 @@ void export_button(AppState& s, const char* panel, const char* stem,
                    const std::function<std::string()>& csv) {
   const bool clicked = ImGui::SmallButton("Export PNG + CSV");
   // snapshot --export-panels presses every panel's button, one panel per frame.
-  const bool scripted = !s.export_request && s.export_pending.erase(panel) > 0;
-  if ((clicked || scripted) && !s.export_request)
-    s.export_request = AppState::ExportRequest{panel, stem, csv()};
+  const bool busy = s.asked.pending<rq::ExportPanel>();  // one export a frame
+  const bool scripted = !busy && s.export_pending.erase(panel) > 0;
+  if ((clicked || scripted) && !busy) s.ask(rq::ExportPanel{panel, stem, csv()});
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip(
         "Writes tilescope-panel-%s-<date>-<time>.png and .csv to %s (never replacing a file)", stem,
@@ -94,8 +94,7 @@ bool gl_damage_notice(AppState& s, const char* what) {
       "OpenGL self-check says what restores the pictures.");
   ImGui::PopTextWrapPos();
   if (ImGui::Button("Check again")) {
-    s.gl_check_requested = true;
-    s.gl_check_trigger = AppState::kGlCheckOnRequest;
+    s.ask(rq::CheckGl{rq::kGlCheckOnRequest});
   }
   return true;
 }

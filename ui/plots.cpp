@@ -1133,7 +1133,7 @@ void figure_button(AppState& s, PlotKind plot, const char* id, ImVec2 on_screen)
                            : dlg.size_choice == 1 ? "2x"
                            : dlg.size_choice == 2 ? "3x"
                                                   : dlg.custom;
-        AppState::FigureRequest req;
+        FigureRequest req;
         req.plot = plot;
         req.size = parse_figure_size(text, screen);
         // Text and lines: a 2x or 3x figure looks like the panel on a screen of 2 or 3 times the density; a
@@ -1146,7 +1146,7 @@ void figure_button(AppState& s, PlotKind plot, const char* id, ImVec2 on_screen)
                 : std::clamp(std::min(req.size.width / 1280.0f, req.size.height / 720.0f), 0.75f, 4.0f);
         req.theme = dlg.theme == 1 ? FigureTheme::Light : FigureTheme::Dark;
         req.title = dlg.title;
-        s.figure_request = req;
+        s.ask(rq::ExportFigure{req});
         ImGui::CloseCurrentPopup();
       } catch (const ValidationError& e) {
         dlg.error = e.what();

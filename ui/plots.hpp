@@ -98,7 +98,7 @@ OccupancyData occupancy_of(const AppState& s);
 FigureMeta figure_meta_of(const AppState& s, PlotKind plot, const std::vector<size_t>& records);
 
 // [SECTION] "Export figure..." next to a plot: a small button and its pop-up (size: 1920 x 1080, 2x or 3x of
-// the plot on screen, or typed; dark or light; title). Pressing Export sets AppState::figure_request.
+// the plot on screen, or typed; dark or light; title). Pressing Export asks for rq::ExportFigure.
 void figure_button(AppState& s, PlotKind plot, const char* id, ImVec2 on_screen);
 
 }  // namespace ts::ui

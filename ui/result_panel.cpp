@@ -89,7 +89,7 @@ class ResultPanel final : public Panel {
           z.row0 = std::clamp(double(r.error.worst_row) - rows / 2, 0.0, double(p.m) - rows);
           z.col0 = std::clamp(double(r.error.worst_col) - cols / 2, 0.0, double(p.n) - cols);
           z.all_maps = false;
-          s.zoom_request = z;
+          s.ask(rq::Zoom{z});
         }
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("Zoom C and the error map to this element");
       }
@@ -122,7 +122,7 @@ class ResultPanel final : public Panel {
       const std::string label = "Time " + std::string(t.measured.empty() ? "every" : "the other") + " " +
                                 std::to_string(t.missing.size()) + " tile" +
                                 (t.missing.size() == 1 ? "" : "s");
-      if (ImGui::SmallButton(label.c_str())) s.tile_search_request = tile_search_points(*k, r.spec, &t);
+      if (ImGui::SmallButton(label.c_str())) s.ask(rq::TimeTiles{tile_search_points(*k, r.spec, &t)});
       ImGui::EndDisabled();
       if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
         ImGui::SetTooltip(
@@ -133,7 +133,7 @@ class ResultPanel final : public Panel {
       const std::string label = "Use tile " + std::to_string(*t.fastest);
       if (ImGui::SmallButton(label.c_str())) {
         s.settings.spec.tile = *t.fastest;
-        s.run_requested = true;
+        s.ask(rq::Run{});
       }
     } else {
       ImGui::TextDisabled("this is the fastest tile measured here");

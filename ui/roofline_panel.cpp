@@ -28,13 +28,13 @@ class RooflinePanel final : public Panel {
     // On a GPU the DRAM roof is measured once, as soon as the panel is first seen.
     if (s.backend_kind == "cuda" && !s.bandwidth && !s.measuring_bandwidth && !m_asked) {
       m_asked = true;
-      s.bandwidth_requested = true;
+      s.ask(rq::MeasureBandwidth{});
     }
     const RooflineData& d = roofline_of(s);
     s.panels[name()].state = std::to_string(d.points.size()) + " points";
     ImGui::BeginDisabled(s.measuring_bandwidth);
     if (ImGui::SmallButton(s.bandwidth ? "Measure bandwidth again" : "Measure bandwidth"))
-      s.bandwidth_requested = true;
+      s.ask(rq::MeasureBandwidth{});
     ImGui::EndDisabled();
     if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
       ImGui::SetTooltip(

@@ -38,7 +38,7 @@ class SweepPanel final : public Panel {
     ImGui::EndDisabled();
     same_line_if_fits(button_width("Cancel"));
     ImGui::BeginDisabled(!running);
-    if (ImGui::Button("Cancel")) s.sweep_cancel_requested = true;
+    if (ImGui::Button("Cancel")) s.ask(rq::CancelSweep{});
     ImGui::EndDisabled();
     if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
       ImGui::SetTooltip("Stops after the current sample; the finished points are kept");
@@ -247,7 +247,7 @@ class SweepPanel final : public Panel {
         s.sweep_min_s = lo;
         s.sweep_max_s = hi;
       }
-      s.sweep_request = sp;
+      s.ask(rq::StartSweep{sp});
     } catch (const ValidationError& e) {
       m_error = e.what();
       s.say(Severity::Warning, std::string("sweep refused: ") + e.what());

@@ -306,7 +306,7 @@ void UserKernelController::take_build(AppState& s, Built b) {
     s.settings.square = true;
     spec.m = spec.k = spec.n;
   }
-  s.run_requested = true;
+  s.ask(rq::Run{});
   u.built_at = s.now;
   s.say(Severity::Info, std::string(first ? "built " : "rebuilt ") + b.kernel->info().title + " (" + msg +
                             ")" + (m_gpu ? "; running it" : "; running it needs a GPU"));

@@ -329,7 +329,7 @@ int cmd_figure(FigureArgs& a, const CLI::App& cmd) {
   ++st.sessions_serial;
 
   // [SECTION] The figure, drawn by the window's own plotting code.
-  ui::AppState::FigureRequest req;
+  ui::FigureRequest req;
   req.plot = plot;
   req.size = size;
   req.scale = std::clamp(std::min(size.width / 1280.0f, size.height / 720.0f), 0.75f, 4.0f);

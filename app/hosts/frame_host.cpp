@@ -107,8 +107,7 @@ bool read_back_right(AppState& s, const std::string& what) {
   s.say(Severity::Error,
         what + " not written: OpenGL failed its self-check right after the picture was read back (" +
             r.verdict + ")");
-  s.gl_check_requested = true;
-  s.gl_check_trigger = "after " + what + " was read back wrong";
+  s.ask(rq::CheckGl{"after " + what + " was read back wrong"});
   return false;
 }
 
@@ -116,8 +115,7 @@ bool read_back_right(AppState& s, const std::string& what) {
 // under one timestamped stem that does not exist yet. read_fbo: the framebuffer the frame was rendered into
 // (0: the window's back buffer). False when the export failed (the status message says why).
 bool save_panel_export(AppState& s, int fb_w, int fb_h, GLuint read_fbo) {
-  const AppState::ExportRequest req = *s.export_request;
-  s.export_request.reset();
+  const rq::ExportPanel req = *s.asked.take<rq::ExportPanel>();
   if (!s.pictures_trusted()) {
     s.say(Severity::Error, "export of " + req.panel +
                                " not written: OpenGL failed its self-check, so its picture would be wrong (" +

@@ -119,10 +119,10 @@ void offscreen_frame(Offscreen& off, float scale, float dt, FrameBenchResult::Ph
 // frames after each rebuild, when checks fail). Throws GlDamagedError when it does not.
 void require_gl_ok_offscreen(Offscreen& off, float scale, const std::string& what) {
   AppState& st = off.app.state();
-  st.gl_check_requested = true;
-  st.gl_check_trigger = "before writing " + what;
+  st.ask(rq::CheckGl{"before writing " + what});
   for (int frame = 0;
-       frame < 6 && (st.gl_check_requested || off.app.gl_rebuild_wanted() != App::GlRebuild::None); ++frame)
+       frame < 6 && (st.asked.pending<rq::CheckGl>() || off.app.gl_rebuild_wanted() != App::GlRebuild::None);
+       ++frame)
     offscreen_frame(off, scale, 1.0f / 60);
   if (st.gl.state != AppState::GlHealth::State::Ok)
     throw GlDamagedError(
@@ -154,7 +154,7 @@ int run_snapshot(const SnapshotOptions& opt) {
   for (const std::string& f : opt.front)
     if (std::none_of(app.panels().begin(), app.panels().end(), [&](const auto& p) { return f == p->name(); }))
       throw ValidationError("--front: '" + f + "' is not a panel");
-  st.front_requested = opt.front;
+  st.ask(rq::BringToFront{opt.front});
   if (!opt.session.empty()) {
     // Its points in the plots, as the window would show them: this device's session continued (the
     // snapshot's run joins it), another device's beside it as an overlay. Nothing is saved.
@@ -175,7 +175,7 @@ int run_snapshot(const SnapshotOptions& opt) {
       offscreen_frame(off, opt.scale, 1.0f / 60);
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
-    st.run_requested = false;  // the snapshot's own run follows
+    st.asked.take<rq::Run>();  // the snapshot's own run follows
   }
   RunRequest req = opt.request;
   req.keep_store = true;
@@ -192,7 +192,7 @@ int run_snapshot(const SnapshotOptions& opt) {
     constexpr int kSettleFrames = 6;
     for (int frame = 0; frame < kSettleFrames; ++frame) {
       if (opt.zoom)
-        st.zoom_request = ZoomRequest{(*opt.zoom)[0], (*opt.zoom)[1], (*opt.zoom)[2], (*opt.zoom)[3], true};
+        st.ask(rq::Zoom{ZoomRequest{(*opt.zoom)[0], (*opt.zoom)[1], (*opt.zoom)[2], (*opt.zoom)[3], true}});
       offscreen_frame(off, opt.scale, 1.0f / 60, nullptr, frame == kSettleFrames - 1);
     }
   };
@@ -224,15 +224,16 @@ int run_snapshot(const SnapshotOptions& opt) {
   if (!opt.export_dir.empty()) {
     st.settings.export_dir = opt.export_dir;
     for (const char* p : {"Timings", "Occupancy", "Tile schedule"}) st.export_pending.insert(p);
-    for (int frame = 0; frame < 18 && (!st.export_pending.empty() || st.export_request); ++frame) {
+    for (int frame = 0; frame < 18 && (!st.export_pending.empty() || st.asked.pending<rq::ExportPanel>());
+         ++frame) {
       // A panel that is a tab behind another is brought to the front for three frames, one after the other.
       if (frame % 3 == 0 && !st.export_pending.empty()) {
         auto next = st.export_pending.begin();
         std::advance(next, (frame / 3) % st.export_pending.size());
-        st.front_requested = {*next};
+        st.ask(rq::BringToFront{{*next}});
       }
       offscreen_frame(off, opt.scale, 1.0f / 60);
-      if (st.export_request) {
+      if (st.asked.pending<rq::ExportPanel>()) {
         export_failures += !save_panel_export(st, opt.width, opt.height, off.fbo->id());
         std::fprintf(stderr, "tilescope: %s\n", st.log.latest()->text.c_str());
       }
@@ -432,8 +433,10 @@ FrameBenchResult run_frame_bench(const FrameBenchOptions& opt) {
   // The window's sweep: frames while the SweepRunner measures on its own thread, every point landing in the
   // session and the plots as it finishes.
   if (opt.sweep) {
-    st.bandwidth_requested = true;  // the Roofline panel's DRAM roof, before the sweep holds the device
-    for (int i = 0; i < 2000 && !st.bandwidth && (st.measuring_bandwidth || st.bandwidth_requested); ++i) {
+    st.ask(rq::MeasureBandwidth{});  // the Roofline panel's DRAM roof, before the sweep holds the device
+    for (int i = 0;
+         i < 2000 && !st.bandwidth && (st.measuring_bandwidth || st.asked.pending<rq::MeasureBandwidth>());
+         ++i) {
       frame();
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
@@ -441,7 +444,7 @@ FrameBenchResult run_frame_bench(const FrameBenchOptions& opt) {
     st.sweep_quick = opt.sweep_quick;
     st.sweep_min_s = opt.sweep_min_s;
     st.sweep_max_s = opt.sweep_max_s;
-    st.sweep_request = *opt.sweep;
+    st.ask(rq::StartSweep{*opt.sweep});
     const auto t0 = clock::now();
     frame();
     r.sweep.ran = true;
@@ -471,7 +474,7 @@ FrameBenchResult run_frame_bench(const FrameBenchOptions& opt) {
       r.frame_ms.push_back(std::chrono::duration<double, std::milli>(now - before).count());
       r.phases.push_back(ph);
       if (!cancelled && std::chrono::duration<double>(now - t0).count() > opt.sweep_limit_s) {
-        st.sweep_cancel_requested = true;
+        st.ask(rq::CancelSweep{});
         cancelled = true;
       }
     }

@@ -228,13 +228,13 @@ int run_gui(const GuiOptions& opt) {
     int fb_w, fb_h;
     glfwGetFramebufferSize(win, &fb_w, &fb_h);
     render(fb_w, fb_h, [&] {
-      return !opt.hooks.unseen || app.state().screenshot_requested || app.state().export_request.has_value();
+      return !opt.hooks.unseen || app.state().asked.pending<rq::Screenshot>() ||
+             app.state().asked.pending<rq::ExportPanel>();
     });
-    if (app.state().screenshot_requested) {
-      app.state().screenshot_requested = false;
+    if (app.state().asked.take<rq::Screenshot>()) {
       save_screenshot(app.state(), fb_w, fb_h);
     }
-    if (app.state().export_request) save_panel_export(app.state(), fb_w, fb_h);
+    if (app.state().asked.pending<rq::ExportPanel>()) save_panel_export(app.state(), fb_w, fb_h);
     window->swap();
     TimingGate::instance().frame_drawn(TimingGate::clock_s());
     // A failed GL self-check: the renderer's and the app's GL resources made anew, or after a reset the
@@ -264,7 +264,7 @@ int run_gui(const GuiOptions& opt) {
                                               "wrong (Help > OpenGL self-check)");
     }
     if (opt.hooks.after_swap) opt.hooks.after_swap(app, win);
-    if (app.state().quit_requested || (opt.hooks.keep_running && !opt.hooks.keep_running(app)))
+    if (app.state().asked.take<rq::Quit>() || (opt.hooks.keep_running && !opt.hooks.keep_running(app)))
       glfwSetWindowShouldClose(win, GLFW_TRUE);
   }
   glfwSetDropCallback(win, nullptr);

@@ -78,7 +78,7 @@ TEST(FrameLoop, AutoRunRunsTheProblemAgainAfterAControlChangesIt) {
   EXPECT_FALSE(frames_until(
       *gui, [&] { return s.busy || s.result_serial != 4; }, 1.0))
       << "a run started without auto-run or the Run button";
-  s.run_requested = true;
+  s.ask(ui::rq::Run{});
   ASSERT_TRUE(frames_until(*gui, [&] { return s.result_serial == 5; })) << s.last_error;
   EXPECT_EQ(s.result->spec.n, 40);
 }

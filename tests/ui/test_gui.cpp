@@ -337,7 +337,7 @@ TEST_F(Gui, ResizingKeepsEveryPanelInsideTheWindowWithoutOverlapOrCutText) {
       // The plots of the bottom row fit their panel: nothing scrolled out of sight (the Roofline's x axis was
       // at 1366 x 768).
       for (const char* p : {"Timings", "Roofline"}) {
-        st.front_requested = {p};
+        st.ask(ui::rq::BringToFront{{p}});
         ctx->Yield(6);
         IM_CHECK(st.panels.at(p).visible);
         IM_CHECK_EQ(st.panels.at(p).overflow_px, 0.0f);
@@ -346,7 +346,7 @@ TEST_F(Gui, ResizingKeepsEveryPanelInsideTheWindowWithoutOverlapOrCutText) {
         const ui::Rect& panel = st.panels.at(p).rect;
         IM_CHECK_LE(area.y + area.h, panel.y + panel.h);
       }
-      st.front_requested = {"Timings", "Matrices"};
+      st.ask(ui::rq::BringToFront{{"Timings", "Matrices"}});
       ctx->Yield(6);
     }
   };
@@ -1262,7 +1262,7 @@ TEST_F(Gui, AScreenshotIsTheWindowAsDrawnWhoeverAsksForIt) {
       return files;
     };
     // First (no frame of this window has been rasterised yet), a step's own request; then F12.
-    st.screenshot_requested = true;  // as a test's step, inside ImGui::Render()
+    st.ask(ui::rq::Screenshot{});  // as a test's step, inside ImGui::Render()
     IM_CHECK(yield_until(
         ctx, [&] { return shots().size() == 1; }, 10));
     ctx->KeyPress(ImGuiKey_F12);
@@ -2026,7 +2026,7 @@ TEST_F(Gui, AfterTheDriverResetsTheContextTheWindowIsMadeAnewAndGoesOn) {
     if (!rerun && st.gl.checks >= 2 && st.result_serial > 0 && !st.busy) {  // a run on the new context
       rerun = true;
       serial = st.result_serial;
-      st.run_requested = true;
+      st.ask(ui::rq::Run{});
     }
     if (rerun && st.result_serial > serial && !st.busy) done = ++frames_after > 3;
   };
@@ -2069,7 +2069,8 @@ PhasedRun run_phases(int max_frames, const std::function<bool(App&, ui::AppState
   go.hooks.after_swap = [&](App& app, GLFWwindow*) {
     ui::AppState& st = app.state();
     ++r.frames;
-    const bool settled = st.gl.state == ui::AppState::GlHealth::State::Ok && !st.gl_check_requested &&
+    const bool settled = st.gl.state == ui::AppState::GlHealth::State::Ok &&
+                         !st.asked.pending<ui::rq::CheckGl>() &&
                          app.gl_rebuild_wanted() == App::GlRebuild::None;
     r.finished = r.finished || step(app, st, settled);
     r.health = st.gl;
@@ -2098,12 +2099,11 @@ TEST_F(Gui, AResetReportedAnyTimeIsNoticedAtTheNextFrameAndASecondOneEndsInWrong
       phase = 2;
     } else if (phase == 2 && st.gl.state == State::Damaged) {
       rebuilds_when_damaged = st.gl.rebuilds;
-      st.screenshot_requested = true;  // refused: the pictures cannot be trusted
+      st.ask(ui::rq::Screenshot{});  // refused: the pictures cannot be trusted
       phase = 3;
     } else if (phase == 3) {
       refused_shot = logged(st, "screenshot not written: OpenGL failed its self-check");
-      st.gl_check_requested = true;  // the person's "Check again"
-      st.gl_check_trigger = ui::AppState::kGlCheckOnRequest;
+      st.ask(ui::rq::CheckGl{ui::rq::kGlCheckOnRequest});  // the person's "Check again"
       phase = 4;
     } else if (phase == 4 && settled && st.gl.rebuilds == 2) {
       phase = 5;
@@ -2142,7 +2142,7 @@ TEST_F(Gui, AScreenshotReadBackWrongIsNotWrittenAndTheWindowChecksItsPicturesAga
     if (phase == 0 && settled && st.gl.checks >= 1) {
       st.settings.export_dir = dir.string();
       gfx::simulate_gl_damage(gfx::GlDamage::Readback);  // from now on, pixels come back wrong
-      st.screenshot_requested = true;
+      st.ask(ui::rq::Screenshot{});
       phase = 1;
     } else if (phase == 1 && st.gl.state == State::Damaged) {
       shots_while_damaged = shots();
@@ -2150,11 +2150,10 @@ TEST_F(Gui, AScreenshotReadBackWrongIsNotWrittenAndTheWindowChecksItsPicturesAga
                     "the screenshot not written: OpenGL failed its self-check right after the picture was "
                     "read back");
       gfx::simulate_gl_damage(gfx::GlDamage::None);
-      st.gl_check_requested = true;
-      st.gl_check_trigger = ui::AppState::kGlCheckOnRequest;
+      st.ask(ui::rq::CheckGl{ui::rq::kGlCheckOnRequest});
       phase = 2;
     } else if (phase == 2 && settled) {
-      st.screenshot_requested = true;
+      st.ask(ui::rq::Screenshot{});
       phase = 3;
     } else if (phase == 3 && shots() == 1) {
       phase = 4;
