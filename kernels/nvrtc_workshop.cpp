@@ -98,15 +98,7 @@ std::vector<SanitizerReport> NvrtcWorkshop::sanitize(const UserKernel& k, const 
   (void)k;
   (void)timeout_s;
   (void)cancel;
-  std::vector<SanitizerReport> out;
-  for (const auto& t : tools) {
-    SanitizerReport r;
-    r.tool = t;
-    r.problem = why;
-    r.shape = spec;
-    out.push_back(r);
-  }
-  return out;
+  return reports_not_run(tools, spec, why);
 }
 
 }  // namespace ts

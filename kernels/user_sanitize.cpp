@@ -117,16 +117,7 @@ std::vector<SanitizerReport> sanitize_user_kernel(const UserKernel& k, const Pro
   s.n = small_dim_like(s.n);
   s.k = small_dim_like(s.k);
   if (k.square_only()) s.m = s.n = s.k = std::min({s.m, s.n, s.k});
-  auto fail_all = [&](const std::string& why) {
-    for (const auto& t : tools) {
-      SanitizerReport r;
-      r.tool = t;
-      r.problem = why;
-      r.shape = s;
-      out.push_back(r);
-    }
-    return out;
-  };
+  auto fail_all = [&](const std::string& why) { return reports_not_run(tools, s, why); };
   std::string why;
   const std::string tool_path = find_compute_sanitizer(&why);
   if (tool_path.empty()) return fail_all(why);

@@ -84,7 +84,7 @@ App::App(std::shared_ptr<Backend> backend, const std::string& note, Settings set
   }
   m_state.sessions.current() = Session::for_device(m_state.device);
   m_sweep = std::make_unique<SweepRunner>(backend);
-  m_user = std::make_unique<UserKernelController>(*backend);
+  m_user = std::make_unique<UserKernelController>(*backend, m_jobs);
   m_incidents = backend->incidents().count;
   m_state.ask(rq::CheckGl{"at start"});  // the first frame checks that OpenGL draws what it is told
 }
@@ -230,6 +230,12 @@ void App::frame() {
   // A kernel opened: bring its panel to the front (once).
   if (!had_kernel && !s.user.id.empty()) ImGui::SetWindowFocus("Your kernel");
   maybe_submit();
+  report_jobs();
+}
+
+void App::report_jobs() {
+  m_state.jobs =
+      m_jobs.report({{kJobRun, m_queue.busy()}, {kJobSweep, m_sweep && m_sweep->progress().running()}});
 }
 
 // [SECTION] Files: A and B from .npy (File > Open), C to .npy (File > Save). The reading and writing run in
@@ -237,7 +243,7 @@ void App::frame() {
 void App::handle_files() {
   AppState& s = m_state;
   if (s.asked.take<rq::OpenInputs>()) {
-    if (m_loading.valid())
+    if (m_loading.in_flight())
       s.say(Severity::Warning, "still reading the last files");
     else
       m_dialogs->ask_open_inputs(s);
@@ -251,7 +257,7 @@ void App::handle_files() {
   if (s.asked.take<rq::SaveC>()) {
     if (!s.result || !s.result->store)
       s.say(Severity::Warning, "nothing to save yet: run a problem first");
-    else if (m_saving.valid())
+    else if (m_saving.in_flight())
       s.say(Severity::Warning, "still saving C");
     else
       m_dialogs->ask_save_c(s);
@@ -259,7 +265,7 @@ void App::handle_files() {
   if (auto opened = m_dialogs->take_open()) {
     const std::string a = opened->a, b = opened->b;
     const Capacity cap = s.capacity;
-    m_loading = std::async(std::launch::async, [a, b, cap] {
+    m_loading.start([a, b, cap] {
       Loaded l;
       try {
         // The shapes from the headers first: a pair that does not multiply, or does not fit what the backend
@@ -291,7 +297,7 @@ void App::handle_files() {
     // Replace a file only when the person said so (and then only a regular file); a file that appeared since
     // the dialog is never replaced.
     const Replace replace = to->replace ? Replace::RegularFile : Replace::Never;
-    m_saving = std::async(std::launch::async, [store, p, replace]() -> std::string {
+    m_saving.start([store, p, replace]() -> std::string {
       try {
         write_npy(p, store->copy(MatrixId::C), replace);
         return "saved C to " + p;
@@ -301,8 +307,8 @@ void App::handle_files() {
     });
   }
   using namespace std::chrono_literals;
-  if (m_loading.valid() && m_loading.wait_for(0s) == std::future_status::ready) {
-    Loaded l = m_loading.get();
+  if (m_loading.ready()) {
+    Loaded l = m_loading.take();
     if (!l.error.empty()) {
       s.say(Severity::Error, "refused: " + l.error);
     } else {
@@ -322,8 +328,8 @@ void App::handle_files() {
       s.ask(rq::Run{});
     }
   }
-  if (m_saving.valid() && m_saving.wait_for(0s) == std::future_status::ready) {
-    const std::string msg = m_saving.get();
+  if (m_saving.ready()) {
+    const std::string msg = m_saving.take();
     s.say(msg.rfind("saved", 0) == 0 ? Severity::Info : Severity::Error, msg);
   }
 }
@@ -353,7 +359,7 @@ void App::maybe_submit() {
   const bool changed = !m_submitted_any || spec != m_last_submitted;
   // Repeat: the same problem again as soon as the last run is in; each run adds its launches to Timings.
   const bool asked = s.asked.take<rq::Run>().has_value();
-  if (asked || (s.settings.auto_run && changed) || (s.repeat && !s.busy)) submit(request_for(spec));
+  if (asked || (s.settings.auto_run && changed) || (s.repeat && !s.busy())) submit(request_for(spec));
 }
 
 void App::submit(RunRequest req) {
@@ -361,12 +367,12 @@ void App::submit(RunRequest req) {
   m_submitted_any = true;
   m_queue.submit(std::move(req));
   ++m_state.runs_submitted;
-  m_state.busy = true;
+  report_jobs();
 }
 
 void App::pump() {
   if (auto o = m_queue.poll()) take(std::move(*o));
-  m_state.busy = m_queue.busy();
+  report_jobs();
   pump_measurements();
 }
 
@@ -548,14 +554,14 @@ void App::handle_sessions() {
       }
   }
   if (s.asked.take<rq::OpenSession>()) {
-    if (m_opening.valid())
+    if (m_opening.in_flight())
       s.say(Severity::Warning, "still reading the last session");
     else
       m_dialogs->ask_open_session(s);
   }
   if (auto path = m_dialogs->take_open_session()) {
     const std::string p = *path;
-    m_opening = std::async(std::launch::async, [p] {
+    m_opening.start([p] {
       OpenedSession o;
       o.path = p;
       try {
@@ -567,8 +573,8 @@ void App::handle_sessions() {
     });
   }
   using namespace std::chrono_literals;
-  if (m_opening.valid() && m_opening.wait_for(0s) == std::future_status::ready) {
-    OpenedSession o = m_opening.get();
+  if (m_opening.ready()) {
+    OpenedSession o = m_opening.take();
     if (!o.session) {
       s.say(Severity::Error, "session refused: " + o.error);
     } else {
@@ -609,7 +615,7 @@ void App::start_points(std::vector<ProblemSpec> points, const MeasurePolicy& pol
   RunRequest base;
   base.memcheck_new_builds = m_state.settings.memcheck_new_builds;
   m_sweep->start(std::move(points), policy, base);
-  m_state.sweeping = true;
+  report_jobs();
   m_sweep_state = SweepProgress::State::Running;
   m_state.sweep_progress = m_sweep->progress();
 }
@@ -673,7 +679,7 @@ void App::pump_measurements() {
   const SweepProgress p = m_sweep->progress();
   if (!(p.state == SweepProgress::State::Idle && s.sweep_progress.state == SweepProgress::State::Refused))
     s.sweep_progress = p;
-  s.sweeping = p.running();
+  report_jobs();
   if (m_sweep_state == SweepProgress::State::Running && !p.running()) {
     char t[32];
     std::snprintf(t, sizeof t, "%.1f s", p.elapsed_s);
@@ -690,17 +696,15 @@ void App::pump_measurements() {
   // The roofline's DRAM bandwidth, measured off the UI thread (it waits for a measurement in flight).
   using namespace std::chrono_literals;
   if (s.asked.take<rq::MeasureBandwidth>()) {
-    if (!m_bandwidth.valid()) {
+    if (!m_bandwidth.in_flight()) {
       Backend* b = &m_queue.backend();
       const CancelToken token = m_bandwidth_cancel;
-      m_bandwidth = std::async(std::launch::async, [b, token] { return b->measure_bandwidth(token); });
-      s.measuring_bandwidth = true;
+      m_bandwidth.start([b, token] { return b->measure_bandwidth(token); });
     }
   }
-  if (m_bandwidth.valid() && m_bandwidth.wait_for(0s) == std::future_status::ready) {
-    s.measuring_bandwidth = false;
+  if (m_bandwidth.ready()) {
     try {
-      const BandwidthResult r = m_bandwidth.get();
+      const BandwidthResult r = m_bandwidth.take();
       s.bandwidth = r;
       s.sessions.current().dram_gbs = r.gbs;
       ++s.sessions_serial;

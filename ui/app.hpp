@@ -11,6 +11,7 @@
 #include "app_state.hpp"
 #include "layout.hpp"
 #include "panel.hpp"
+#include "job_runner.hpp"
 #include "run_queue.hpp"
 #include "sweep.hpp"
 
@@ -29,6 +30,8 @@ class App {
 
   AppState& state() { return m_state; }
   RunQueue& queue() { return m_queue; }
+  // AppState::jobs made anew from the jobs in flight (App does it where they change, and after every frame).
+  void report_jobs();
   const std::vector<std::unique_ptr<Panel>>& panels() const { return m_panels; }
 
   // Before ImGui::NewFrame(): applies the theme, text size and the monitor's content scale when one changed.
@@ -76,6 +79,7 @@ class App {
 
   AppState m_state;
   RunQueue m_queue;
+  JobRunner m_jobs;  // the window's background jobs (before the jobs and the controller that hold them)
   std::vector<std::unique_ptr<Panel>> m_panels;
   Layout m_layout;
   std::unique_ptr<FileDialogs> m_dialogs;
@@ -90,18 +94,18 @@ class App {
     std::shared_ptr<const HostMatrix> a, b;
     std::string a_name, b_name, error;
   };
-  std::future<Loaded> m_loading;
-  std::future<std::string> m_saving;  // the message to show when done
+  JobRunner::Job<Loaded> m_loading{m_jobs, kJobReadInputs};
+  JobRunner::Job<std::string> m_saving{m_jobs, kJobSaveC};  // the message to show when done
   // Sessions opened beside the current one (read in the background), the sweep's thread, the bandwidth.
   struct OpenedSession {
     std::optional<Session> session;
     std::string path, error;
   };
-  std::future<OpenedSession> m_opening;
+  JobRunner::Job<OpenedSession> m_opening{m_jobs, kJobOpenSession};
   std::unique_ptr<SweepRunner> m_sweep;
   SweepProgress::State m_sweep_state = SweepProgress::State::Idle;
   ProblemSpec m_spec_at_sweep;  // the Controls' problem when the sweep took over the plots
-  std::future<BandwidthResult> m_bandwidth;
+  JobRunner::Job<BandwidthResult> m_bandwidth{m_jobs, kJobBandwidth};
   CancelToken m_bandwidth_cancel;
   bool m_session_capped = false;
   // The oldest points that made room in a session holding kMaxSessionRecords: saved beside the session file

@@ -14,6 +14,7 @@
 #include "dims.hpp"
 #include "figure.hpp"
 #include "gpu_catalog.hpp"
+#include "job_runner.hpp"
 #include "matrix.hpp"
 #include "message_log.hpp"
 #include "plot_data.hpp"
@@ -95,8 +96,17 @@ struct AppState {
   Capacity capacity;       // what the backend can run now (the size sliders' range)
   std::shared_ptr<gfx::HeatmapSet> heatmaps;
 
+  // What runs in the background (App's JobRunner, the run queue, the sweep), as of the end of the last frame.
+  JobReport jobs;
+  bool busy() const { return jobs.has(kJobRun); }  // a run is pending or in flight
+  bool sweeping() const { return jobs.has(kJobSweep); }
+  bool measuring_bandwidth() const { return jobs.has(kJobBandwidth); }
+  // A person's kernel is read, built or checked (the window keeps drawing meanwhile).
+  bool kernel_working() const {
+    return jobs.has_any({kJobReadKernel, kJobBuildKernel, kJobBuildTiles, kJobSanitize});
+  }
+
   // Run state (written by app.cpp).
-  bool busy = false;
   std::optional<RunResult> result;  // the latest successful run
   uint64_t result_serial = 0;       // increments with every new result
   uint64_t runs_submitted = 0;      // every request sent to the engine (tests: one per committed value)
@@ -151,9 +161,8 @@ struct AppState {
   double sweep_min_s = 0.5, sweep_max_s = 10;  // bench: kernel time at least, wall time at most, per point
   // The device's bench policy (Backend::bench_policy(); the seconds above start as its own).
   MeasurePolicy bench_policy = MeasurePolicy::bench();
-  std::optional<SweepSpec> sweep;  // the sweep started last (its points fill Timings)
-  SweepProgress sweep_progress;    // updated every frame
-  bool sweeping = false;
+  std::optional<SweepSpec> sweep;      // the sweep started last (its points fill Timings)
+  SweepProgress sweep_progress;        // updated every frame
   std::optional<ProblemSpec> plot_at;  // the plots' reference problem while a sweep leads them
   // Plot settings.
   std::string marks_gpu = "h100";  // CPU backend: the catalog GPU of theoretical wave marks and occupancy
@@ -161,7 +170,6 @@ struct AppState {
   std::optional<KernelTile> bars_baseline;  // pinned in the ladder chart
   bool roofline_this_shape = false;
   // DRAM bandwidth for the roofline (measured off the UI thread).
-  bool measuring_bandwidth = false;
   std::optional<BandwidthResult> bandwidth;
   // Figures (rq::ExportFigure): one plot rendered offscreen at a chosen size and theme (PNG + CSV + JSON).
   std::string last_figure;  // the PNG written last

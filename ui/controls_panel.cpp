@@ -160,8 +160,8 @@ class ControlsPanel final : public Panel {
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip("Keep re-running the current problem (%s)", shortcut_label(Action::Repeat));
     ImGui::SameLine();
-    spinner("busy", ImGui::GetFontSize() * 0.45f, s.busy);
-    text_fit(s.busy ? "running..." : "idle", &palette().muted);
+    spinner("busy", ImGui::GetFontSize() * 0.45f, s.busy());
+    text_fit(s.busy() ? "running..." : "idle", &palette().muted);
   }
 
  private:

@@ -353,7 +353,7 @@ class KernelPanel final : public Panel {
           u.gpu_choice = g.id;
       ImGui::EndCombo();
     }
-    if (u.tiles_busy && u.tiles.empty()) {
+    if (s.jobs.has(kJobBuildTiles) && u.tiles.empty()) {
       ImGui::TextDisabled("compiling every tile...");
       return;
     }
@@ -410,7 +410,7 @@ class KernelPanel final : public Panel {
           "fault, OpenGL on an NVIDIA GPU can draw wrong pictures until the GPU is reset. Costs a few "
           "seconds "
           "per new build; it cannot catch what only happens at large shapes.");
-    ImGui::BeginDisabled(u.sanitizing || s.backend_kind != "cuda");
+    ImGui::BeginDisabled(s.jobs.has(kJobSanitize) || s.backend_kind != "cuda");
     if (ImGui::Button("Check with compute-sanitizer")) u.sanitize = true;
     ImGui::EndDisabled();
     if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
@@ -420,7 +420,7 @@ class KernelPanel final : public Panel {
                 "(shared-memory races, e.g. a missing __syncthreads()) in a worker of its own"
               : "compute-sanitizer runs the kernel: it needs a GPU");
     ImGui::SameLine();
-    spinner("sanitizing", ImGui::GetFontSize() * 0.4f, u.sanitizing);
+    spinner("sanitizing", ImGui::GetFontSize() * 0.4f, s.jobs.has(kJobSanitize));
     for (const auto& r : u.reports) {
       const bool clean = r.ran && r.issues == 0;
       ImGui::PushID(r.tool.c_str());

@@ -56,7 +56,7 @@ class MatricesPanel final : public Panel {
  protected:
   void draw_content(AppState& s) override {
     if (!s.result || !s.result->store) {
-      ImGui::TextDisabled("%s", s.busy ? "running..." : "no matrices yet: press Run (Space)");
+      ImGui::TextDisabled("%s", s.busy() ? "running..." : "no matrices yet: press Run (Space)");
       return;
     }
     if (!s.heatmaps) {

@@ -217,10 +217,11 @@ class OccupancyPanel final : public Panel {
                           std::to_string(s.user.arch) + ").")
                              .c_str());
     } else if (!lk.row && c.kernel == s.user.id) {
-      text_muted_wrapped(s.user.tiles_busy ? "Your kernel's tiles are being built: their figures follow."
-                                           : ("Your kernel has no build at tile " + std::to_string(c.tile) +
-                                              ": type what-if figures below.")
-                                                 .c_str());
+      text_muted_wrapped(s.jobs.has(kJobBuildTiles)
+                             ? "Your kernel's tiles are being built: their figures follow."
+                             : ("Your kernel has no build at tile " + std::to_string(c.tile) +
+                                ": type what-if figures below.")
+                                   .c_str());
     } else if (!lk.row) {
       text_muted_wrapped((c.kernel == "cublas" || c.kernel == "cublas_tf32"
                               ? std::string("cuBLAS's kernels are closed: type what-if figures below.")

@@ -22,7 +22,7 @@ class ResultPanel final : public Panel {
  protected:
   void draw_content(AppState& s) override {
     if (!s.result) {
-      ImGui::TextDisabled("%s", s.busy ? "running..." : "no result yet: press Run (Space)");
+      ImGui::TextDisabled("%s", s.busy() ? "running..." : "no result yet: press Run (Space)");
       return;
     }
     const RunResult& r = *s.result;
@@ -97,7 +97,7 @@ class ResultPanel final : public Panel {
     }
     text_muted_wrapped(tolerance_formula(r.tf32));  // the precision this result was checked in
     if (r.spec != s.settings.spec)
-      text_muted_wrapped(s.busy ? "(a newer request is running)" : "(the controls changed since this run)");
+      text_muted_wrapped(s.busy() ? "(a newer request is running)" : "(the controls changed since this run)");
   }
 
  private:
@@ -118,7 +118,7 @@ class ResultPanel final : public Panel {
     ImGui::TableNextColumn();
     ImGui::TableNextColumn();
     if (!t.missing.empty()) {
-      ImGui::BeginDisabled(s.sweeping);
+      ImGui::BeginDisabled(s.sweeping());
       const std::string label = "Time " + std::string(t.measured.empty() ? "every" : "the other") + " " +
                                 std::to_string(t.missing.size()) + " tile" +
                                 (t.missing.size() == 1 ? "" : "s");

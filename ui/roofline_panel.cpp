@@ -26,13 +26,13 @@ class RooflinePanel final : public Panel {
  protected:
   void draw_content(AppState& s) override {
     // On a GPU the DRAM roof is measured once, as soon as the panel is first seen.
-    if (s.backend_kind == "cuda" && !s.bandwidth && !s.measuring_bandwidth && !m_asked) {
+    if (s.backend_kind == "cuda" && !s.bandwidth && !s.measuring_bandwidth() && !m_asked) {
       m_asked = true;
       s.ask(rq::MeasureBandwidth{});
     }
     const RooflineData& d = roofline_of(s);
     s.panels[name()].state = std::to_string(d.points.size()) + " points";
-    ImGui::BeginDisabled(s.measuring_bandwidth);
+    ImGui::BeginDisabled(s.measuring_bandwidth());
     if (ImGui::SmallButton(s.bandwidth ? "Measure bandwidth again" : "Measure bandwidth"))
       s.ask(rq::MeasureBandwidth{});
     ImGui::EndDisabled();
@@ -40,7 +40,7 @@ class RooflinePanel final : public Panel {
       ImGui::SetTooltip(
           "A copy kernel reads and writes a buffer much larger than the L2 (a threaded copy on the "
           "CPU backend); a few tenths of a second, off the UI thread");
-    if (s.measuring_bandwidth) {
+    if (s.measuring_bandwidth()) {
       ImGui::SameLine();
       spinner("##bw", ImGui::GetFontSize() * 0.35f, true);
     }

@@ -54,7 +54,7 @@ void draw_status_bar(AppState& s) {
     }
     // A sweep runs on its own thread while the window is otherwise idle: where it stands, always in sight.
     std::string said;
-    if (s.sweeping) {
+    if (s.sweeping()) {
       const SweepProgress& p = s.sweep_progress;
       const std::string sweep =
           "sweep " + std::to_string(p.done) + " / " + std::to_string(p.total) + ", " + describe_time_left(p);
@@ -76,8 +76,8 @@ void draw_status_bar(AppState& s) {
                : m->severity == Severity::Warning ? &pal.warn
                                                   : nullptr;
     } else {
-      text = s.busy ? "running..." : s.sweeping ? "sweeping" : "ready";
-      if (s.sweeping && s.sweep_progress.in_flight) {
+      text = s.busy() ? "running..." : s.sweeping() ? "sweeping" : "ready";
+      if (s.sweeping() && s.sweep_progress.in_flight) {
         const ProblemSpec& p = *s.sweep_progress.in_flight;
         text = "measuring " + KernelTile{p.kernel, p.tile}.label() + " at " + std::to_string(p.m) + " x " +
                std::to_string(p.n) + " x " + std::to_string(p.k);

@@ -30,7 +30,7 @@ class SweepPanel final : public Panel {
  protected:
   void draw_content(AppState& s) override {
     if (!m_init) init(s);
-    const bool running = s.sweeping;
+    const bool running = s.sweeping();
     s.panels[name()].state = to_string(s.sweep_progress.state);
     // Start / Cancel and where the sweep stands, first: they are what matters while it runs.
     ImGui::BeginDisabled(running);

@@ -43,8 +43,13 @@ std::string first_line(const std::string& s) {
 
 }  // namespace
 
-UserKernelController::UserKernelController(Backend& backend)
-    : m_backend(backend), m_workshop(backend.workshop()) {
+UserKernelController::UserKernelController(Backend& backend, JobRunner& jobs)
+    : m_backend(backend),
+      m_workshop(backend.workshop()),
+      m_reading(jobs, kJobReadKernel),
+      m_building(jobs, kJobBuildKernel),
+      m_tiles(jobs, kJobBuildTiles),
+      m_sanitizing(jobs, kJobSanitize) {
   m_gpu = backend.kind() == "cuda";
   if (m_gpu) {
     m_device_model = gpu_model_of(backend.device_info());
@@ -67,12 +72,12 @@ void UserKernelController::start_read(AppState& s, const std::string& path, bool
           "refused: " + path + ": the " + m_backend.kind() + " backend takes no kernels of yours");
     return;
   }
-  if (m_reading.valid()) {  // one read at a time; the newest request is read when it is done
+  if (m_reading.in_flight()) {  // one read at a time; the newest request is read when it is done
     m_queued_path = path;
     m_queued_reload = reload;
     return;
   }
-  m_reading = std::async(std::launch::async, [path, reload] {
+  m_reading.start([path, reload] {
     Read r;
     r.path = path;
     r.reload = reload;
@@ -230,25 +235,24 @@ void UserKernelController::start_build(AppState& s, std::shared_ptr<const UserKe
   // The newest build is the one that counts: the one in flight is stopped (its compiler killed), not waited
   // for.
   m_build_cancel.cancel();
-  if (m_building.valid()) m_building.wait();
+  m_building.discard();
   m_build_cancel = CancelToken();
-  m_building = std::async(std::launch::async,
-                          [w = m_workshop, k, tile, arch, sizes, cancel = m_build_cancel, stop = m_stop] {
-                            Built b;
-                            b.kernel = k;
-                            b.tile = tile;
-                            try {
-                              if (stop.cancelled()) throw Cancelled();
-                              b.module = w->build(*k, tile, arch, sizes, &cancel);
-                            } catch (const CompileError& e) {
-                              b.error = e.what();
-                              b.module = e.module();
-                              b.compile_error = true;
-                            } catch (const std::exception& e) {
-                              b.error = e.what();
-                            }
-                            return b;
-                          });
+  m_building.start([w = m_workshop, k, tile, arch, sizes, cancel = m_build_cancel, stop = m_stop] {
+    Built b;
+    b.kernel = k;
+    b.tile = tile;
+    try {
+      if (stop.cancelled()) throw Cancelled();
+      b.module = w->build(*k, tile, arch, sizes, &cancel);
+    } catch (const CompileError& e) {
+      b.error = e.what();
+      b.module = e.module();
+      b.compile_error = true;
+    } catch (const std::exception& e) {
+      b.error = e.what();
+    }
+    return b;
+  });
 }
 
 void UserKernelController::take_build(AppState& s, Built b) {
@@ -314,14 +318,13 @@ void UserKernelController::take_build(AppState& s, Built b) {
 }
 
 void UserKernelController::start_tiles(AppState& s) {
-  if (!m_good || m_tiles.valid()) return;
+  if (!m_good || m_tiles.in_flight()) return;
   UserKernelUi& u = s.user;
-  u.tiles_busy = true;
   u.gpu_name = m_model.name;
   const auto k = m_good;
   const GpuModel model = m_model;
   const ProblemSpec p = s.settings.spec;
-  m_tiles = std::async(std::launch::async, [w = m_workshop, k, model, p, stop = m_stop] {
+  m_tiles.start([w = m_workshop, k, model, p, stop = m_stop] {
     std::vector<TileBuild> out;
     for (int t : k->spec().tiles) {
       TileBuild tb;
@@ -362,7 +365,7 @@ void UserKernelController::start_tiles(AppState& s) {
 void UserKernelController::watch(AppState& s) {
   UserKernelUi& u = s.user;
   m_next_poll = s.now + poll_interval_s;
-  if (!u.active || m_reading.valid()) return;
+  if (!u.active || m_reading.in_flight()) return;
   int64_t size = -1, mtime = 0;
   if (!stat_file(u.path, &size, &mtime)) {
     if (!u.file_missing) {
@@ -421,17 +424,16 @@ void UserKernelController::start_sanitize(AppState& s) {
     s.say(Severity::Warning, why);
     return;
   }
-  if (m_sanitizing.valid()) return;
+  if (m_sanitizing.in_flight()) return;
   ProblemSpec p = s.settings.spec;
   if (p.kernel != m_good->id()) {
     p.kernel = m_good->id();
     p.tile = m_good->spec().default_tile;
   }
-  u.sanitizing = true;
   u.reports.clear();
   s.say(Severity::Info, "compute-sanitizer: running memcheck and racecheck on " + m_good->info().title +
                             " in a worker (each side at most 511, with the partial tiles of the shape)");
-  m_sanitizing = std::async(std::launch::async, [w = m_workshop, k = m_good, p, stop = m_stop] {
+  m_sanitizing.start([w = m_workshop, k = m_good, p, stop = m_stop] {
     std::vector<SanitizerView> out;
     // Stopped when the window closes (compute-sanitizer is killed), as a compile is.
     for (const auto& r : w->sanitize(*k, p, {"memcheck", "racecheck"}, 300, &stop)) {
@@ -498,8 +500,8 @@ void UserKernelController::frame(AppState& s) {
     start_tiles(s);
   }
   // Finished background work.
-  if (ready(m_reading)) {
-    Read r = m_reading.get();
+  if (m_reading.ready()) {
+    Read r = m_reading.take();
     take_read(s, std::move(r));
     if (!m_queued_path.empty()) {
       const std::string p = m_queued_path;
@@ -507,21 +509,18 @@ void UserKernelController::frame(AppState& s) {
       start_read(s, p, m_queued_reload && u.active && p == u.path);
     }
   }
-  if (ready(m_building)) take_build(s, m_building.get());
-  if (ready(m_tiles)) {
-    u.tiles = m_tiles.get();
-    u.tiles_busy = false;
+  if (m_building.ready()) take_build(s, m_building.take());
+  if (m_tiles.ready()) {
+    u.tiles = m_tiles.take();
     if (m_good && u.gpu_name != m_model.name) start_tiles(s);  // the GPU changed meanwhile
   }
-  if (ready(m_sanitizing)) {
-    u.reports = m_sanitizing.get();
-    u.sanitizing = false;
+  if (m_sanitizing.ready()) {
+    u.reports = m_sanitizing.take();
     for (const auto& r : u.reports)
       s.say(r.ran && r.issues == 0 ? Severity::Info : Severity::Warning,
             "compute-sanitizer " + r.tool + ": " + (r.ran ? r.summary : r.problem));
   }
   if (u.active && s.now >= m_next_poll) watch(s);
-  u.working = m_reading.valid() || m_building.valid() || m_tiles.valid() || m_sanitizing.valid();
 }
 
 }  // namespace ts::ui

@@ -13,6 +13,7 @@
 #include "app_state.hpp"
 #include "cancel.hpp"
 #include "gpu_catalog.hpp"
+#include "job_runner.hpp"
 
 namespace ts {
 class Backend;
@@ -25,7 +26,8 @@ namespace ts::ui {
 
 class UserKernelController {
  public:
-  explicit UserKernelController(Backend& backend);
+  // Its background work (reading, building, the tiles' builds, compute-sanitizer) runs as `jobs`' jobs.
+  UserKernelController(Backend& backend, JobRunner& jobs);
   ~UserKernelController();
   UserKernelController(const UserKernelController&) = delete;
   UserKernelController& operator=(const UserKernelController&) = delete;
@@ -70,12 +72,12 @@ class UserKernelController {
   std::shared_ptr<KernelSource> m_source;         // the file as last read
   std::shared_ptr<const UserKernel> m_candidate;  // understood, being built
   std::shared_ptr<const UserKernel> m_good;       // registered
-  std::future<Read> m_reading;
-  std::future<Built> m_building;
+  JobRunner::Job<Read> m_reading;
+  JobRunner::Job<Built> m_building;
   CancelToken m_build_cancel;  // the build in flight: a newer one cancels it (its compiler is killed)
   CancelToken m_stop;          // every compile of this controller: set when the window closes
-  std::future<std::vector<TileBuild>> m_tiles;
-  std::future<std::vector<SanitizerView>> m_sanitizing;
+  JobRunner::Job<std::vector<TileBuild>> m_tiles;
+  JobRunner::Job<std::vector<SanitizerView>> m_sanitizing;
   std::string m_queued_path;  // asked for while another read was in flight
   bool m_queued_reload = false;
   // The watcher: the file's size and time of change when last read, and when to look next.

@@ -73,8 +73,7 @@ struct UserKernelUi {
   std::string log, ptx;                   // of the last build tried
   int arch = 90;
   std::string gpu_name;          // the GPU of the resource table
-  std::vector<TileBuild> tiles;  // every tile value's build (filled after the current one)
-  bool tiles_busy = false;
+  std::vector<TileBuild> tiles;  // every tile value's build (filled after the current one; kJobBuildTiles)
 
   // [SECTION] The editor.
   std::string editor_text;  // the file as loaded; the editor takes it when editor_serial changes
@@ -86,9 +85,7 @@ struct UserKernelUi {
   int jump_to_line = 0;         // the editor shows and selects this line (1-based), once
 
   // [SECTION] compute-sanitizer.
-  bool sanitizing = false;
-  std::vector<SanitizerView> reports;
-  bool working = false;  // something runs in the background (a read, a build): the window keeps drawing
+  std::vector<SanitizerView> reports;  // of the last run (kJobSanitize while one runs)
 
   // [SECTION] Timestamps (ImGui time, s) of the last change, for the save -> new heatmap figure.
   double saved_at = 0;  // the file changed (an editor save, or when the watcher saw it)

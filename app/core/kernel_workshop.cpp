@@ -56,6 +56,19 @@ std::vector<KernelInfo> KernelWorkshop::infos() const {
   return v;
 }
 
+std::vector<SanitizerReport> reports_not_run(const std::vector<std::string>& tools, const ProblemSpec& shape,
+                                             const std::string& why) {
+  std::vector<SanitizerReport> out;
+  for (const auto& t : tools) {
+    SanitizerReport r;
+    r.tool = t;
+    r.problem = why;
+    r.shape = shape;
+    out.push_back(r);
+  }
+  return out;
+}
+
 int parse_arch(const std::string& text, const KernelWorkshop& w) {
   std::string t = text;
   for (char& c : t) c = char(std::tolower(static_cast<unsigned char>(c)));

@@ -32,6 +32,10 @@ struct SanitizerReport {
   ProblemSpec shape;    // the shape it ran on
 };
 
+// One report per tool that did not run, each saying why.
+std::vector<SanitizerReport> reports_not_run(const std::vector<std::string>& tools, const ProblemSpec& shape,
+                                             const std::string& why);
+
 class KernelWorkshop {
  public:
   virtual ~KernelWorkshop() = default;

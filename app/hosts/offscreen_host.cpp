@@ -184,7 +184,7 @@ int run_snapshot(const SnapshotOptions& opt) {
   RunOutcome outcome = app.queue().wait(1);
   const bool ok = outcome.result && outcome.result->error.passed;
   app.take(std::move(outcome));
-  st.busy = false;
+  app.report_jobs();
 
   // A few frames: the dock space is built on the first, and ImGui sizes windows and tables from the previous
   // frame's measurements. Only the last one, the picture written, is drawn in pixels.
@@ -369,7 +369,7 @@ FrameBenchResult run_frame_bench(const FrameBenchOptions& opt) {
     fs::copy_file(opt.kernel_file, copy, fs::copy_options::overwrite_existing);
     st.user.open_path = copy.string();
     const auto limit = clock::now() + std::chrono::seconds(60);
-    while ((st.user.id.empty() || !st.result || st.result->spec.kernel != st.user.id || st.busy) &&
+    while ((st.user.id.empty() || !st.result || st.result->spec.kernel != st.user.id || st.busy()) &&
            st.last_error.empty() && clock::now() < limit) {
       frame();
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
@@ -401,7 +401,7 @@ FrameBenchResult run_frame_bench(const FrameBenchOptions& opt) {
         if (sv.noticed_ms == 0 && st.user.build == UserKernelUi::Build::Compiling) sv.noticed_ms = ms();
         if (sv.built_ms == 0 && st.user.version > version) sv.built_ms = ms();
         if (sv.built_ms > 0 && st.result_serial > serial && st.result->spec.kernel == st.user.id &&
-            !st.busy) {
+            !st.busy()) {
           sv.drawn_ms = ms();
           break;
         }
@@ -413,7 +413,7 @@ FrameBenchResult run_frame_bench(const FrameBenchOptions& opt) {
                                 ? "noticed after " + std::to_string(int(sv.noticed_ms)) +
                                       " ms, but no new build (" + st.user.build_message + ")"
                                 : "built after " + std::to_string(int(sv.built_ms)) +
-                                      " ms, but its run was not drawn (busy " + std::to_string(st.busy) +
+                                      " ms, but its run was not drawn (busy " + std::to_string(st.busy()) +
                                       ", result " + (st.result ? st.result->spec.kernel : "none") + ")";
         throw std::runtime_error("save " + std::to_string(i + 1) + " of " + std::to_string(opt.saves) +
                                  " was not drawn within 30 s: " + where);
@@ -435,7 +435,7 @@ FrameBenchResult run_frame_bench(const FrameBenchOptions& opt) {
   if (opt.sweep) {
     st.ask(rq::MeasureBandwidth{});  // the Roofline panel's DRAM roof, before the sweep holds the device
     for (int i = 0;
-         i < 2000 && !st.bandwidth && (st.measuring_bandwidth || st.asked.pending<rq::MeasureBandwidth>());
+         i < 2000 && !st.bandwidth && (st.measuring_bandwidth() || st.asked.pending<rq::MeasureBandwidth>());
          ++i) {
       frame();
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
@@ -454,14 +454,14 @@ FrameBenchResult run_frame_bench(const FrameBenchOptions& opt) {
     bench.max_seconds = opt.sweep_max_s;
     bench.max_samples = std::min(bench.max_samples, int(AppState::kWindowSweepMaxSamples));
     r.sweep.policy = (opt.sweep_quick ? opt.backend->default_policy() : bench).describe();
-    if (!st.sweeping) {
+    if (!st.sweeping()) {
       r.sweep.state = to_string(st.sweep_progress.state);
       r.sweep.error = st.sweep_progress.error;
       return r;
     }
     bool cancelled = false;
     const int64_t frames0 = TimingGate::instance().frames();
-    while (st.sweeping) {
+    while (st.sweeping()) {
       // As the window does: while a kernel is timed, at most 4 frames a second. A frame's time here is the
       // time it took to draw (what a person waits for), not the pause before it.
       if (const double wait = TimingGate::instance().pace(TimingGate::clock_s()); wait > 0) {

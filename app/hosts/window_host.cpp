@@ -202,9 +202,10 @@ int run_gui(const GuiOptions& opt) {
   int layout_frames = 2;
   while (!window->should_close()) {
     if (g_close_requested) glfwSetWindowShouldClose(win, GLFW_TRUE);
-    // Idle: wait for input (low CPU); busy (a run, a sweep, a kernel build): keep animating the spinner.
-    if (app.state().busy || app.state().repeat || app.state().sweeping || app.state().measuring_bandwidth ||
-        app.state().user.working || opt.hooks.poll_continuously || layout_frames > 0)
+    // Idle: wait for input (low CPU); a job in flight (a run, a sweep, a kernel build, a file, the
+    // bandwidth): keep animating its spinner.
+    if (!app.state().jobs.running.empty() || app.state().repeat || opt.hooks.poll_continuously ||
+        layout_frames > 0)
       glfwPollEvents();
     else
       glfwWaitEventsTimeout(0.25);

@@ -76,7 +76,7 @@ TEST(FrameLoop, AutoRunRunsTheProblemAgainAfterAControlChangesIt) {
   s.settings.auto_run = false;
   s.settings.spec.n = 40;
   EXPECT_FALSE(frames_until(
-      *gui, [&] { return s.busy || s.result_serial != 4; }, 1.0))
+      *gui, [&] { return s.busy() || s.result_serial != 4; }, 1.0))
       << "a run started without auto-run or the Run button";
   s.ask(ui::rq::Run{});
   ASSERT_TRUE(frames_until(*gui, [&] { return s.result_serial == 5; })) << s.last_error;

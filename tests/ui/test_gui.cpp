@@ -144,7 +144,7 @@ std::string read_text(const std::filesystem::path& p) {
 }
 
 bool wait_for_result(ImGuiTestContext* ctx, App& app, uint64_t after_serial) {
-  return yield_until(ctx, [&] { return app.state().result_serial > after_serial && !app.state().busy; });
+  return yield_until(ctx, [&] { return app.state().result_serial > after_serial && !app.state().busy(); });
 }
 
 // A config folder of its own for each test (settings.json and imgui.ini), gone afterwards.
@@ -525,7 +525,7 @@ TEST_F(Gui, ARelaunchReopensTheKernelFileAndRestoresTheSweepPanel) {
     // Its build done (a new build brings the Your kernel panel to the front, which would take the keys typed
     // into the Sweep panel below).
     IM_CHECK(yield_until(
-        ctx, [&] { return !st.user.working; }, 60));
+        ctx, [&] { return !st.kernel_working(); }, 60));
     ctx->Yield(3);
     ctx->WindowFocus("//Sweep");
     ctx->Yield(3);
@@ -834,7 +834,7 @@ TEST_F(Gui, FilesOpenThroughTheDialogBadPairsAreRefusedAndSavingAsksBeforeReplac
     pick("Open A (M x K) from a .npy file###ts-open-a", pa);
     pick("Open B (K x N) from a .npy file###ts-open-b", pb);
     IM_CHECK(yield_until(ctx, [&] {
-      return st.result_serial > serial && !st.busy && st.result->spec.input == InputKind::File;
+      return st.result_serial > serial && !st.busy() && st.result->spec.input == InputKind::File;
     }));
     IM_CHECK_EQ(st.result->spec.m, 3);
     IM_CHECK_EQ(st.result->spec.k, 5);
@@ -993,7 +993,7 @@ TEST_F(Gui, TheDesktopsFileDialogRunsBesideTheFrameLoopAndWhatItChoosesIsOpened)
     IM_CHECK_EQ(st.file_dialog.title, std::string("Open B (K x N) from a .npy file"));
     answer(2, (dir / "b.npy").string());
     IM_CHECK(yield_until(ctx, [&] {
-      return st.result_serial > serial && !st.busy && st.result->spec.input == InputKind::File;
+      return st.result_serial > serial && !st.busy() && st.result->spec.input == InputKind::File;
     }));
     IM_CHECK(!st.file_dialog.open);
     IM_CHECK_EQ(st.result->spec.m, 3);
@@ -1173,13 +1173,13 @@ TEST_F(Gui, ASweepOnTheCpuBackendAdvancesCancelKeepsItsPointsAndFramesKeepComing
     ctx->KeyCharsReplaceEnter("64");
     ctx->ItemClick("Start sweep");
     ctx->Yield(2);
-    IM_CHECK(!st.sweeping);
+    IM_CHECK(!st.sweeping());
     IM_CHECK(logged(st, "sweep refused", "512"));
     ctx->ItemClick("from/##v");
     ctx->KeyCharsReplaceEnter("abc");
     ctx->ItemClick("Start sweep");
     ctx->Yield(2);
-    IM_CHECK(!st.sweeping);
+    IM_CHECK(!st.sweeping());
     IM_CHECK(logged(st, "sweep refused", "sweep 'from'"));
     // 16, 32, ..., 1024 (64 points) of the current kernel, tiled T=16, with the quick policy.
     ctx->ItemClick("from/##v");
@@ -1192,7 +1192,7 @@ TEST_F(Gui, ASweepOnTheCpuBackendAdvancesCancelKeepsItsPointsAndFramesKeepComing
     const TickingClock clock;  // the gate's interval in the loop's turns: 3 frames a point come quickly
     const int64_t frames0 = TimingGate::instance().frames();
     ctx->ItemClick("Start sweep");
-    IM_CHECK(yield_until(ctx, [&] { return st.sweeping; }));
+    IM_CHECK(yield_until(ctx, [&] { return st.sweeping(); }));
     IM_CHECK_EQ(st.sweep_progress.total, 64);
     // Frames keep coming while the engine measures on the sweep's thread (each point waits for 3 of them),
     // and the progress advances point by point, each step seen: points done, the point in flight, the time
@@ -1201,7 +1201,7 @@ TEST_F(Gui, ASweepOnTheCpuBackendAdvancesCancelKeepsItsPointsAndFramesKeepComing
     std::set<int> done;
     bool status_says_sweep = true, first = true;
     const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(120);  // bounds the test only
-    while (st.sweep_progress.done < 5 && st.sweeping && std::chrono::steady_clock::now() < end) {
+    while (st.sweep_progress.done < 5 && st.sweeping() && std::chrono::steady_clock::now() < end) {
       ctx->Yield();
       if (st.sweep_progress.in_flight) in_flight.insert(st.sweep_progress.in_flight->n);
       done.insert(st.sweep_progress.done);
@@ -1212,7 +1212,7 @@ TEST_F(Gui, ASweepOnTheCpuBackendAdvancesCancelKeepsItsPointsAndFramesKeepComing
     }
     IM_CHECK_EQ(engine->starved(), 0);  // no point waited in vain for a frame
     IM_CHECK_GE(st.sweep_progress.done, 5);
-    IM_CHECK(st.sweeping);
+    IM_CHECK(st.sweeping());
     IM_CHECK(done == (std::set<int>{0, 1, 2, 3, 4, 5}));  // every step seen, frame by frame
     for (const int64_t n : {16, 32, 48, 64, 80}) IM_CHECK(in_flight.count(n) == 1);
     IM_CHECK_GE(TimingGate::instance().frames() - frames0, 3 * 5);  // 3 while each point was timed
@@ -1220,7 +1220,7 @@ TEST_F(Gui, ASweepOnTheCpuBackendAdvancesCancelKeepsItsPointsAndFramesKeepComing
     IM_CHECK(status_says_sweep);
     // Cancel: the sweep stops after the current sample and keeps every point finished.
     ctx->ItemClick("Cancel");
-    IM_CHECK(yield_until(ctx, [&] { return !st.sweeping; }));
+    IM_CHECK(yield_until(ctx, [&] { return !st.sweeping(); }));
     IM_CHECK(st.sweep_progress.state == SweepProgress::State::Cancelled);
     const int kept = st.sweep_progress.done - st.sweep_progress.failed;
     IM_CHECK_LT(st.sweep_progress.done, st.sweep_progress.total);
@@ -1791,7 +1791,8 @@ TEST_F(Gui, TheOccupancyCalculatorFollowsTheKernelAndStartsFromYourKernelsBuild)
     IM_CHECK(yield_until(ctx, [&] { return st.occupancy_calc.kernel == st.settings.spec.kernel; }));
     st.user.open_path = path;
     IM_CHECK(yield_until(ctx, [&] {
-      return st.user.build == ui::UserKernelUi::Build::Ok && !st.user.tiles_busy && !st.user.tiles.empty();
+      return st.user.build == ui::UserKernelUi::Build::Ok && !st.jobs.has(kJobBuildTiles) &&
+             !st.user.tiles.empty();
     }));
     const ui::TileBuild* t16 = nullptr;
     for (const auto& t : st.user.tiles)
@@ -1846,7 +1847,7 @@ TEST_F(Gui, AKernelFileIsBuiltListedAndRebuiltOnEverySaveAndErrorsKeepTheLastGoo
     const uint64_t v1 = st.user.version;
     IM_CHECK(workshop.find("yours:my_mm") && workshop.find("yours:my_mm")->version() == v1);
     // The per-tile table fills in (every tile compiled for the GPU shown).
-    IM_CHECK(yield_until(ctx, [&] { return !st.user.tiles.empty() && !st.user.tiles_busy; }));
+    IM_CHECK(yield_until(ctx, [&] { return !st.user.tiles.empty() && !st.jobs.has(kJobBuildTiles); }));
     IM_CHECK_EQ(int(st.user.tiles.size()), 3);
     IM_CHECK(st.user.tiles[2].ok);
     IM_CHECK_EQ(st.user.tiles[2].res.static_smem, 32 * 32 * 4);
@@ -1905,9 +1906,9 @@ TEST_F(Gui, TheResultPanelTimesEveryTileHereThenOffersTheFastest) {
     ctx->SetRef("Result");
     ctx->ItemClick(("**/" + button).c_str());
     ctx->Yield(2);
-    IM_CHECK(st.sweeping);
+    IM_CHECK(st.sweeping());
     IM_CHECK(yield_until(
-        ctx, [&] { return !st.sweeping; }, 120));
+        ctx, [&] { return !st.sweeping(); }, 120));
     ctx->Yield(3);
     // Every tile is in the session at this shape now: a suggestion from those points.
     int timed = 0;
@@ -2023,12 +2024,12 @@ TEST_F(Gui, AfterTheDriverResetsTheContextTheWindowIsMadeAnewAndGoesOn) {
   go.hooks.after_swap = [&](App& app, GLFWwindow*) {
     ui::AppState& st = app.state();
     ++frames;
-    if (!rerun && st.gl.checks >= 2 && st.result_serial > 0 && !st.busy) {  // a run on the new context
+    if (!rerun && st.gl.checks >= 2 && st.result_serial > 0 && !st.busy()) {  // a run on the new context
       rerun = true;
       serial = st.result_serial;
       st.ask(ui::rq::Run{});
     }
-    if (rerun && st.result_serial > serial && !st.busy) done = ++frames_after > 3;
+    if (rerun && st.result_serial > serial && !st.busy()) done = ++frames_after > 3;
   };
   go.hooks.keep_running = [&](App&) { return !done && frames < 20000; };
   go.hooks.before_exit = [&](App& app) {
