@@ -219,10 +219,10 @@ CompilerOutcome compile_in_child(const wire::CompileMsg& job, const CancelToken*
       if (st == wire::ReadStatus::Ok) {
         try {
           if (m.type == wire::Type::Error) {
-            finish("the compiler refused the job: " + wire::decode_error(m).message, 2);
+            finish("the compiler refused the job: " + wire::decode<wire::ErrorMsg>(m).message, 2);
             return out;
           }
-          out.reply = wire::decode_compiled(m);
+          out.reply = wire::decode<wire::CompiledMsg>(m);
         } catch (const wire::ProtocolError& e) {
           kill(pid, SIGKILL);
           finish(std::string("the compiler process broke the protocol: ") + e.what(), 0);

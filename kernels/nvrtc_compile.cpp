@@ -394,7 +394,7 @@ int run_compiler(int fd, int parent_pid) {
   wire::CompileMsg req;
   try {
     if (wire::read_message(fd, &m, 30000) != wire::ReadStatus::Ok) return 2;
-    req = wire::decode_compile(m);
+    req = wire::decode<wire::CompileMsg>(m);
   } catch (const wire::ProtocolError& e) {
     wire::write_message(fd, wire::encode(wire::ErrorMsg{wire::ErrorKind::Protocol, 0, "", e.what()}));
     return 2;

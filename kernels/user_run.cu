@@ -46,7 +46,7 @@ std::string dims(const std::array<int64_t, 3>& d) {
 Message expect(Message m, Type t, const std::string& doing) {
   if (m.type == t) return m;
   if (m.type == Type::Error) {
-    const ErrorMsg e = decode_error(m);
+    const ErrorMsg e = decode<ErrorMsg>(m);
     if (e.kind == ErrorKind::Refused)
       throw std::runtime_error("the device refused " + doing + ": " + e.message);
     throw std::runtime_error("the kernel worker failed while " + doing + ": " + e.message);
@@ -292,7 +292,7 @@ void UserRunner::WorkerLauncher::verify_launch(const CancelToken& cancel) {
                m_traced ? m_traced->lowered_name : ""};
   const Message loaded =
       expect(w.call(encode(load), 60, &cancel, {}, "loading the kernel"), Type::Loaded, "loading the kernel");
-  (void)decode_loaded(loaded);
+  (void)decode<LoadedMsg>(loaded);
   const ProblemSpec& s = m_s;
   expect(w.call(encode(BeginMsg{s.m, s.n, s.k, ipc_handle(m_mats.a()), ipc_handle(m_mats.b()),
                                 ipc_handle(m_mats.c())}),
@@ -307,10 +307,10 @@ void UserRunner::WorkerLauncher::verify_launch(const CancelToken& cancel) {
   const std::string running = "running " + m_name + " once to verify it (expected well under " +
                               std::to_string(int(std::ceil(expected_s))) + " s; hang limit " +
                               std::to_string(int(std::round(m_hang))) + " s beyond that)";
-  m_first_ms =
-      decode_launched(expect(w.call(encode(LaunchMsg{m_launch}), m_hang + expected_s, &cancel, {}, running),
-                             Type::Launched, "verifying the kernel"))
-          .ms;
+  m_first_ms = decode<LaunchedMsg>(
+                   expect(w.call(encode(LaunchMsg{m_launch}), m_hang + expected_s, &cancel, {}, running),
+                          Type::Launched, "verifying the kernel"))
+                   .ms;
 }
 
 Measurement UserRunner::WorkerLauncher::measure(const MeasurePolicy& policy, const CancelToken& cancel) {
@@ -333,7 +333,7 @@ Measurement UserRunner::WorkerLauncher::measure(const MeasurePolicy& policy, con
       expect(w.call(encode(mm), m_hang + 4 * m_first_ms / 1000.0 + 30, &cancel, next_wait,
                     "timing " + m_name + " (hang limit " + std::to_string(int(m_hang)) + " s)"),
              Type::Measured, "timing the kernel");
-  Measurement m = decode_measured(measured).m;
+  Measurement m = decode<MeasuredMsg>(measured).m;
   m.frames_drawn = TimingGate::instance().frames() - frames0;
   return m;
 }
@@ -354,7 +354,7 @@ void UserRunner::WorkerLauncher::describe_launch(RunResult& r) {
   WorkerClient& w = *m_runner.m_worker;
   const Message occ = expect(w.call(encode(OccupancyMsg{false, int32_t(m_g.threads()), m_g.smem}), 30),
                              Type::OccupancyReply, "asking the occupancy API");
-  const OccupancyReplyMsg o = decode_occupancy_reply(occ);
+  const OccupancyReplyMsg o = decode<OccupancyReplyMsg>(occ);
   const KernelResources res{int(m_g.threads()), o.attrs.regs, o.attrs.static_smem, int(m_g.smem)};
   OccupancyReport rep = compute_occupancy(m_runner.m_dev.limits, res, m_g.blocks());
   rep.api_blocks_per_sm = o.blocks_per_sm;
@@ -409,15 +409,16 @@ void UserRunner::WorkerLauncher::profile(RunResult& r, const CancelToken& cancel
   const LaunchSpec& pl = m_launch;
   for (int i = 0; i < 3; ++i) {
     plain_ms.push_back(
-        decode_launched(expect(w.call(encode(LaunchMsg{pl}), m_hang + 4 * m_first_ms / 1000.0, &cancel),
-                               Type::Launched, "timing a plain launch"))
+        decode<LaunchedMsg>(expect(w.call(encode(LaunchMsg{pl}), m_hang + 4 * m_first_ms / 1000.0, &cancel),
+                                   Type::Launched, "timing a plain launch"))
             .ms);
     CUDA_CHECK(cudaMemsetAsync(rec.get(), 0, rec.bytes(), st));
     CUDA_CHECK(cudaStreamSynchronize(st));
-    traced_ms.push_back(decode_launched(expect(w.call(encode(LaunchMsg{tl}), m_hang + 8 * m_first_ms / 1000.0,
-                                                      &cancel, {}, "running the traced build of " + m_name),
-                                               Type::Launched, "running the traced build"))
-                            .ms);
+    traced_ms.push_back(
+        decode<LaunchedMsg>(expect(w.call(encode(LaunchMsg{tl}), m_hang + 8 * m_first_ms / 1000.0, &cancel,
+                                          {}, "running the traced build of " + m_name),
+                                   Type::Launched, "running the traced build"))
+            .ms);
   }
   auto t = std::make_shared<TileTrace>();
   t->sm_count = d.limits.sm_count;

@@ -369,16 +369,16 @@ void Worker::handle(const Message& m) {
   switch (m.type) {
     case Type::Load: {
       LoadedMsg out;
-      load(decode_load(m), &out);
+      load(decode<LoadMsg>(m), &out);
       send(encode(out));
       return;
     }
     case Type::Begin:
-      begin(decode_begin(m));
+      begin(decode<BeginMsg>(m));
       send(empty(Type::Ok));
       return;
     case Type::Launch:
-      send(encode(LaunchedMsg{launch(decode_launch(m).launch)}));
+      send(encode(LaunchedMsg{launch(decode<LaunchMsg>(m).launch)}));
       return;
     case Type::Measure: {
       CancelToken token;
@@ -386,11 +386,11 @@ void Worker::handle(const Message& m) {
         std::lock_guard<std::mutex> lock(m_mu);  // the reader cancels m_cancel under this lock
         m_cancel = token;
       }
-      send(encode(MeasuredMsg{measure(decode_measure(m), token)}));
+      send(encode(MeasuredMsg{measure(decode<MeasureMsg>(m), token)}));
       return;
     }
     case Type::Occupancy: {
-      const OccupancyMsg o = decode_occupancy(m);
+      const OccupancyMsg o = decode<OccupancyMsg>(m);
       const void* f = reinterpret_cast<const void*>(o.traced ? m_traced : m_kernel);
       if (!f) throw std::runtime_error("an occupancy query before Load");
       OccupancyReplyMsg r;

@@ -96,11 +96,12 @@ void WorkerClient::start() {
   if (st != wire::ReadStatus::Ok || m.type != wire::Type::Hello) {
     std::string why =
         st == wire::ReadStatus::Timeout ? "it did not answer within 60 s" : "it exited before it was ready";
-    if (st == wire::ReadStatus::Ok && m.type == wire::Type::Error) why = wire::decode_error(m).message;
+    if (st == wire::ReadStatus::Ok && m.type == wire::Type::Error)
+      why = wire::decode<wire::ErrorMsg>(m).message;
     stop(false);
     throw WorkerFailure(WorkerFailure::Kind::Start, "the kernel worker could not start: " + why, 0, -1);
   }
-  m_hello = wire::decode_hello(m);
+  m_hello = wire::decode<wire::HelloMsg>(m);
 }
 
 void WorkerClient::ensure_started() {
@@ -227,13 +228,13 @@ wire::Message WorkerClient::call(const wire::Message& req, double first_wait_s, 
            "the kernel worker died while " + what + " (" + exit_status_words(status) + ")", t0);
     }
     if (m.type == wire::Type::Progress) {
-      const wire::ProgressMsg p = wire::decode_progress(m);
+      const wire::ProgressMsg p = wire::decode<wire::ProgressMsg>(m);
       since = now_s();
       if (next_wait_s) wait_s = next_wait_s(p);
       continue;
     }
     if (m.type == wire::Type::Error) {
-      const wire::ErrorMsg e = wire::decode_error(m);
+      const wire::ErrorMsg e = wire::decode<wire::ErrorMsg>(m);
       if (e.kind == wire::ErrorKind::Cancelled) throw Cancelled();
       if (e.kind == wire::ErrorKind::Fault) {
         // The worker exits after a fault; reap it, then start a fresh one.

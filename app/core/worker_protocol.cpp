@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <tuple>
+#include <type_traits>
 
 #include <poll.h>
 #include <sys/socket.h>
@@ -132,453 +134,168 @@ void Reader::done() const {
 // [SECTION] Messages.
 namespace {
 
-Message msg(Type t, Writer& w) {
-  return Message{t, w.take()};
-}
-
 void expect(const Message& m, Type t) {
   if (m.type != t)
     throw ProtocolError(std::string("expected a ") + to_string(t) + " message, got " + to_string(m.type));
 }
 
-void put(Writer& w, const IpcHandle& h) {
-  w.str(std::string(h.data(), h.size()));
-}
-IpcHandle get_handle(Reader& r) {
-  const std::string s = r.str(64);
-  if (s.size() != 64) throw ProtocolError("an IPC handle must be 64 bytes");
-  IpcHandle h;
-  std::memcpy(h.data(), s.data(), 64);
-  return h;
-}
-
-void put(Writer& w, const FuncAttrs& a) {
-  for (int32_t v : {a.regs, a.static_smem, a.local_bytes, a.max_threads, a.const_bytes, a.max_dynamic_smem,
-                    a.binary_version})
-    w.i32(v);
-}
-FuncAttrs get_attrs(Reader& r) {
-  FuncAttrs a;
-  a.regs = r.i32();
-  a.static_smem = r.i32();
-  a.local_bytes = r.i32();
-  a.max_threads = r.i32();
-  a.const_bytes = r.i32();
-  a.max_dynamic_smem = r.i32();
-  a.binary_version = r.i32();
-  return a;
-}
-
-void put(Writer& w, const LaunchSpec& l) {
-  w.u8(l.traced ? 1 : 0);
-  for (int64_t v : l.grid) w.i64(v);
-  for (int64_t v : l.block) w.i64(v);
-  w.i64(l.smem);
-  w.u32(uint32_t(l.args.size()));
-  for (const KernelArg& a : l.args) {
-    w.u8(uint8_t(a.type));
-    w.u8(uint8_t(a.role));
-    w.i64(a.value);
+// [SECTION] Field lists: each message's fields are listed once, in wire order and with the limits a reader
+// holds them to; encode() walks the list with a Put, the decoder with a Get, and then checks what the fields
+// say together.
+struct Put {
+  Writer w;
+  void u32(const uint32_t& v) { w.u32(v); }
+  void u64(const uint64_t& v) { w.u64(v); }
+  void i32(const int32_t& v) { w.i32(v); }
+  void i64(const int64_t& v) { w.i64(v); }
+  void f64(const double& v) { w.f64(v); }
+  void flag(const bool& v) { w.u8(v ? 1 : 0); }
+  void str(const std::string& v, size_t = 0) { w.str(v); }
+  void handle(const IpcHandle& h) { w.str(std::string(h.data(), h.size())); }
+  template <class E>
+  void enumeration(const E& v, E, E, const char*) {
+    w.u8(uint8_t(v));
   }
-  w.u8(l.poison_c ? 1 : 0);
-  put(w, l.trace);
-}
-LaunchSpec get_launch(Reader& r) {
-  LaunchSpec l;
-  l.traced = r.u8() != 0;
-  for (auto& v : l.grid) v = r.i64();
-  for (auto& v : l.block) v = r.i64();
-  l.smem = r.i64();
-  const uint32_t n = r.count(10);
-  if (n > 256) throw ProtocolError("a kernel with " + std::to_string(n) + " parameters");
-  for (uint32_t i = 0; i < n; ++i) {
-    KernelArg a;
-    const uint8_t t = r.u8(), role = r.u8();
-    if (t > uint8_t(ParamType::Unsupported) || role > uint8_t(ParamRole::Unmapped))
-      throw ProtocolError("an argument of unknown type or role");
-    a.type = ParamType(t);
-    a.role = ParamRole(role);
-    a.value = r.i64();
-    l.args.push_back(a);
+  // A list: its length, then each element (`min_bytes`, `max` and `too_many`: the reader's limits).
+  template <class T, class F>
+  void list(const std::vector<T>& v, size_t, uint32_t, const char*, F each) {
+    w.u32(uint32_t(v.size()));
+    for (const T& e : v) each(*this, e);
   }
-  l.poison_c = r.u8() != 0;
-  l.trace = get_handle(r);
-  for (int i = 0; i < 3; ++i)
-    if (l.grid[size_t(i)] < 1 || l.block[size_t(i)] < 1 || l.grid[size_t(i)] > (int64_t(1) << 31) ||
-        l.block[size_t(i)] > 1024)
-      throw ProtocolError("a launch with a grid or block dimension out of range");
-  if (l.smem < 0 || l.smem > (int64_t(1) << 31))
-    throw ProtocolError("a launch with shared memory out of range");
-  return l;
-}
+};
 
-void put(Writer& w, const MeasurePolicy& p) {
-  w.str(p.name);
-  w.i32(p.warmup_launches);
-  w.f64(p.warmup_seconds);
-  w.i32(p.min_samples);
-  w.f64(p.min_seconds);
-  w.f64(p.max_noise);
-  w.f64(p.max_seconds);
-  w.i32(p.max_samples);
-  w.u8(p.cold_l2 ? 1 : 0);
-  w.u8(p.time_failed ? 1 : 0);
-}
-MeasurePolicy get_policy(Reader& r) {
-  MeasurePolicy p;
-  p.name = r.str(64);
-  p.warmup_launches = r.i32();
-  p.warmup_seconds = r.f64();
-  p.min_samples = r.i32();
-  p.min_seconds = r.f64();
-  p.max_noise = r.f64();
-  p.max_seconds = r.f64();
-  p.max_samples = r.i32();
-  p.cold_l2 = r.u8() != 0;
-  p.time_failed = r.u8() != 0;
-  try {
-    validate_policy(p);
-  } catch (const std::exception& e) {
-    throw ProtocolError(std::string("a measuring policy out of range: ") + e.what());
+struct Get {
+  Reader& r;
+  void u32(uint32_t& v) { v = r.u32(); }
+  void u64(uint64_t& v) { v = r.u64(); }
+  void i32(int32_t& v) { v = r.i32(); }
+  void i64(int64_t& v) { v = r.i64(); }
+  void f64(double& v) { v = r.f64(); }
+  void flag(bool& v) { v = r.u8() != 0; }
+  void str(std::string& v, size_t max_bytes = kMaxPayload) { v = r.str(max_bytes); }
+  void handle(IpcHandle& h) {
+    const std::string s = r.str(64);
+    if (s.size() != 64) throw ProtocolError("an IPC handle must be 64 bytes");
+    std::memcpy(h.data(), s.data(), 64);
   }
-  return p;
-}
+  template <class E>
+  void enumeration(E& v, E lo, E hi, const char* what) {
+    const uint8_t x = r.u8();
+    if (x < uint8_t(lo) || x > uint8_t(hi)) throw ProtocolError(std::string("an unknown ") + what);
+    v = E(x);
+  }
+  template <class T, class F>
+  void list(std::vector<T>& v, size_t min_bytes, uint32_t max, const char* too_many, F each) {
+    const uint32_t n = r.count(min_bytes);
+    if (n > max) throw ProtocolError(too_many + std::string(" (") + std::to_string(n) + ")");
+    v.clear();
+    v.reserve(n);
+    for (uint32_t i = 0; i < n; ++i) {
+      T e{};
+      each(*this, e);
+      v.push_back(std::move(e));
+    }
+  }
+};
+
+template <class M, class = void>
+struct HasCheck : std::false_type {};
+template <class M>
+struct HasCheck<M, std::void_t<decltype(std::declval<M&>().check())>> : std::true_type {};
 
 }  // namespace
 
-Message empty(Type t) {
-  return Message{t, ""};
-}
-
-Message encode(const HelloMsg& m) {
-  Writer w;
-  w.u32(m.protocol);
-  w.i32(m.pid);
-  w.i32(m.device);
-  w.str(m.device_name);
-  return msg(Type::Hello, w);
-}
-HelloMsg decode_hello(const Message& msg) {
-  expect(msg, Type::Hello);
-  Reader r(msg.payload);
-  HelloMsg m;
-  m.protocol = r.u32();
-  m.pid = r.i32();
-  m.device = r.i32();
-  m.device_name = r.str(1024);
-  r.done();
-  return m;
-}
-
-Message encode(const LoadMsg& m) {
-  Writer w;
-  w.str(m.cubin);
-  w.str(m.name);
-  w.str(m.traced_cubin);
-  w.str(m.traced_name);
-  return msg(Type::Load, w);
-}
-LoadMsg decode_load(const Message& msg) {
-  expect(msg, Type::Load);
-  Reader r(msg.payload);
-  LoadMsg m;
-  m.cubin = r.str();
-  m.name = r.str(4096);
-  m.traced_cubin = r.str();
-  m.traced_name = r.str(4096);
-  r.done();
-  if (m.cubin.empty() || m.name.empty()) throw ProtocolError("a Load message without a module or a name");
-  if (m.traced_cubin.empty() != m.traced_name.empty())
+// [SECTION] What the decoder checks of the fields together.
+void LoadMsg::check() const {
+  if (cubin.empty() || name.empty()) throw ProtocolError("a Load message without a module or a name");
+  if (traced_cubin.empty() != traced_name.empty())
     throw ProtocolError("a Load message with a traced module but no name, or a name but no module");
-  return m;
 }
 
-Message encode(const LoadedMsg& m) {
-  Writer w;
-  put(w, m.plain);
-  w.u8(m.has_traced ? 1 : 0);
-  put(w, m.traced);
-  return msg(Type::Loaded, w);
-}
-LoadedMsg decode_loaded(const Message& msg) {
-  expect(msg, Type::Loaded);
-  Reader r(msg.payload);
-  LoadedMsg m;
-  m.plain = get_attrs(r);
-  m.has_traced = r.u8() != 0;
-  m.traced = get_attrs(r);
-  r.done();
-  return m;
-}
-
-Message encode(const BeginMsg& m) {
-  Writer w;
-  w.i64(m.m);
-  w.i64(m.n);
-  w.i64(m.k);
-  put(w, m.a);
-  put(w, m.b);
-  put(w, m.c);
-  return msg(Type::Begin, w);
-}
-BeginMsg decode_begin(const Message& msg) {
-  expect(msg, Type::Begin);
-  Reader r(msg.payload);
-  BeginMsg m;
-  m.m = r.i64();
-  m.n = r.i64();
-  m.k = r.i64();
-  m.a = get_handle(r);
-  m.b = get_handle(r);
-  m.c = get_handle(r);
-  r.done();
-  if (m.m < 1 || m.n < 1 || m.k < 1 || m.m > (int64_t(1) << 17) || m.n > (int64_t(1) << 17) ||
-      m.k > (int64_t(1) << 17))
+void BeginMsg::check() const {
+  const int64_t most = int64_t(1) << 17;
+  if (m < 1 || n < 1 || k < 1 || m > most || n > most || k > most)
     throw ProtocolError("a Begin message with a shape out of range");
-  return m;
 }
 
-Message encode(const LaunchMsg& m) {
-  Writer w;
-  put(w, m.launch);
-  return msg(Type::Launch, w);
-}
-LaunchMsg decode_launch(const Message& msg) {
-  expect(msg, Type::Launch);
-  Reader r(msg.payload);
-  LaunchMsg m;
-  m.launch = get_launch(r);
-  r.done();
-  return m;
+void LaunchSpec::check() const {
+  for (size_t i = 0; i < 3; ++i)
+    if (grid[i] < 1 || block[i] < 1 || grid[i] > (int64_t(1) << 31) || block[i] > 1024)
+      throw ProtocolError("a launch with a grid or block dimension out of range");
+  if (smem < 0 || smem > (int64_t(1) << 31)) throw ProtocolError("a launch with shared memory out of range");
 }
 
-Message encode(const LaunchedMsg& m) {
-  Writer w;
-  w.f64(m.ms);
-  return msg(Type::Launched, w);
-}
-LaunchedMsg decode_launched(const Message& msg) {
-  expect(msg, Type::Launched);
-  Reader r(msg.payload);
-  LaunchedMsg m;
-  m.ms = r.f64();
-  r.done();
-  return m;
-}
-
-Message encode(const MeasureMsg& m) {
-  Writer w;
-  put(w, m.launch);
-  put(w, m.policy);
-  w.i32(m.already_warm);
-  w.i64(m.l2_bytes);
-  return msg(Type::Measure, w);
-}
-MeasureMsg decode_measure(const Message& msg) {
-  expect(msg, Type::Measure);
-  Reader r(msg.payload);
-  MeasureMsg m;
-  m.launch = get_launch(r);
-  m.policy = get_policy(r);
-  m.already_warm = r.i32();
-  m.l2_bytes = r.i64();
-  r.done();
-  if (m.l2_bytes < 0 || m.l2_bytes > (int64_t(1) << 32)) throw ProtocolError("an L2 size out of range");
-  return m;
-}
-
-Message encode(const ProgressMsg& m) {
-  Writer w;
-  w.i32(m.launches);
-  w.f64(m.last_ms);
-  return msg(Type::Progress, w);
-}
-ProgressMsg decode_progress(const Message& msg) {
-  expect(msg, Type::Progress);
-  Reader r(msg.payload);
-  ProgressMsg m;
-  m.launches = r.i32();
-  m.last_ms = r.f64();
-  r.done();
-  return m;
-}
-
-Message encode(const MeasuredMsg& mm) {
-  const Measurement& m = mm.m;
-  Writer w;
-  w.u32(uint32_t(m.samples_ms.size()));
-  for (double s : m.samples_ms) w.f64(s);
-  w.u8(uint8_t(m.stop));
-  w.i32(m.warmups);
-  w.f64(m.wall_s);
-  w.u32(uint32_t(m.clocks.size()));
-  for (const ClockReading& c : m.clocks) {
-    w.f64(c.sm_mhz);
-    w.str(c.throttle);
+void MeasureMsg::check() const {
+  launch.check();
+  try {
+    validate_policy(policy);
+  } catch (const std::exception& e) {
+    throw ProtocolError(std::string("a measuring policy out of range: ") + e.what());
   }
-  return msg(Type::Measured, w);
+  if (l2_bytes < 0 || l2_bytes > (int64_t(1) << 32)) throw ProtocolError("an L2 size out of range");
 }
-MeasuredMsg decode_measured(const Message& msg) {
-  expect(msg, Type::Measured);
-  Reader r(msg.payload);
-  MeasuredMsg mm;
-  Measurement& m = mm.m;
-  const uint32_t n = r.count(8);
-  m.samples_ms.reserve(n);
-  for (uint32_t i = 0; i < n; ++i) {
-    const double s = r.f64();
+
+void MeasuredMsg::check() {
+  for (double s : m.samples_ms)
     if (!std::isfinite(s) || s < 0) throw ProtocolError("a sample that is not a time");
-    m.samples_ms.push_back(s);
-  }
-  const uint8_t stop = r.u8();
-  if (stop > uint8_t(StopReason::CountReached)) throw ProtocolError("an unknown stop reason");
-  m.stop = StopReason(stop);
-  m.warmups = r.i32();
-  m.wall_s = r.f64();
-  const uint32_t c = r.count(12);
-  for (uint32_t i = 0; i < c; ++i) {
-    ClockReading cr;
-    cr.sm_mhz = r.f64();
-    cr.throttle = r.str(4096);
-    m.clocks.push_back(cr);
-  }
-  r.done();
   m.stats = summarize(m.samples_ms);
   m.noise = ts::noise(m.samples_ms);
-  return mm;
 }
 
-Message encode(const OccupancyMsg& m) {
-  Writer w;
-  w.u8(m.traced ? 1 : 0);
-  w.i32(m.threads);
-  w.i64(m.smem);
-  return msg(Type::Occupancy, w);
-}
-OccupancyMsg decode_occupancy(const Message& msg) {
-  expect(msg, Type::Occupancy);
-  Reader r(msg.payload);
-  OccupancyMsg m;
-  m.traced = r.u8() != 0;
-  m.threads = r.i32();
-  m.smem = r.i64();
-  r.done();
-  if (m.threads < 1 || m.threads > 1024 || m.smem < 0 || m.smem > (int64_t(1) << 31))
+void OccupancyMsg::check() const {
+  if (threads < 1 || threads > 1024 || smem < 0 || smem > (int64_t(1) << 31))
     throw ProtocolError("an Occupancy message out of range");
-  return m;
 }
 
-Message encode(const OccupancyReplyMsg& m) {
-  Writer w;
-  put(w, m.attrs);
-  w.i32(m.blocks_per_sm);
-  return msg(Type::OccupancyReply, w);
-}
-OccupancyReplyMsg decode_occupancy_reply(const Message& msg) {
-  expect(msg, Type::OccupancyReply);
-  Reader r(msg.payload);
-  OccupancyReplyMsg m;
-  m.attrs = get_attrs(r);
-  m.blocks_per_sm = r.i32();
-  r.done();
-  return m;
-}
-
-Message encode(const ErrorMsg& m) {
-  Writer w;
-  w.u8(uint8_t(m.kind));
-  w.i32(m.cuda_code);
-  w.str(m.code_name);
-  w.str(m.message);
-  return msg(Type::Error, w);
-}
-ErrorMsg decode_error(const Message& msg) {
-  expect(msg, Type::Error);
-  Reader r(msg.payload);
-  ErrorMsg m;
-  const uint8_t kind = r.u8();
-  if (kind < uint8_t(ErrorKind::Fault) || kind > uint8_t(ErrorKind::Other))
-    throw ProtocolError("an unknown error kind");
-  m.kind = ErrorKind(kind);
-  m.cuda_code = r.i32();
-  m.code_name = r.str(256);
-  m.message = r.str(1 << 16);
-  r.done();
-  return m;
-}
-
-Message encode(const CompileMsg& m) {
-  Writer w;
-  w.str(m.source);
-  w.str(m.label);
-  w.str(m.name_expression);
-  w.i32(m.arch);
-  w.u32(uint32_t(m.options.size()));
-  for (const auto& o : m.options) w.str(o);
-  w.u32(uint32_t(m.headers.size()));
-  for (const auto& [name, content] : m.headers) {
-    w.str(name);
-    w.str(content);
-  }
-  w.f64(m.time_limit_s);
-  w.u64(m.memory_limit);
-  w.u64(m.stack_bytes);
-  return msg(Type::Compile, w);
-}
-CompileMsg decode_compile(const Message& msg) {
-  expect(msg, Type::Compile);
-  Reader r(msg.payload);
-  CompileMsg m;
-  m.source = r.str();
-  m.label = r.str(4096);
-  m.name_expression = r.str();
-  m.arch = r.i32();
-  const uint32_t n_options = r.count(4);
-  if (n_options > 4096) throw ProtocolError("a Compile message with too many options");
-  for (uint32_t i = 0; i < n_options; ++i) m.options.push_back(r.str(1 << 16));
-  const uint32_t n_headers = r.count(8);
-  if (n_headers > 4096) throw ProtocolError("a Compile message with too many headers");
-  for (uint32_t i = 0; i < n_headers; ++i) {
-    std::string name = r.str(4096);
-    m.headers.emplace_back(std::move(name), r.str());
-  }
-  m.time_limit_s = r.f64();
-  m.memory_limit = r.u64();
-  m.stack_bytes = r.u64();
-  r.done();
-  if (m.arch < 10 || m.arch > 1000) throw ProtocolError("a Compile message for an impossible architecture");
-  if (!(m.time_limit_s > 0 && m.time_limit_s <= 86400))
+void CompileMsg::check() const {
+  if (arch < 10 || arch > 1000) throw ProtocolError("a Compile message for an impossible architecture");
+  if (!(time_limit_s > 0 && time_limit_s <= 86400))
     throw ProtocolError("a Compile message with a time limit out of range");
-  if (m.stack_bytes > (uint64_t(1) << 36)) throw ProtocolError("a Compile message with a stack out of range");
+  if (stack_bytes > (uint64_t(1) << 36)) throw ProtocolError("a Compile message with a stack out of range");
+}
+
+void CompiledMsg::check() const {
+  if (!(compile_s >= 0 && compile_s <= 86400))
+    throw ProtocolError("a Compiled message with an impossible time");
+}
+
+template <class M>
+Message encode(const M& m) {
+  Put p;
+  M::fields(p, m);
+  return Message{M::kType, p.w.take()};
+}
+
+template <class M>
+M decode(const Message& msg) {
+  expect(msg, M::kType);
+  Reader r(msg.payload);
+  Get g{r};
+  M m;
+  M::fields(g, m);
+  r.done();
+  if constexpr (HasCheck<M>::value) m.check();
   return m;
 }
 
-Message encode(const CompiledMsg& m) {
-  Writer w;
-  w.u8(m.ok ? 1 : 0);
-  w.str(m.result);
-  w.str(m.log);
-  w.str(m.lowered_name);
-  w.str(m.cubin);
-  w.str(m.ptx);
-  w.f64(m.compile_s);
-  return msg(Type::Compiled, w);
+// The messages encode() and decode<M>() are made for, instantiated here once from this list: the explicit
+// instantiation of codecs() is always emitted, and with it every encoder and decoder whose address it
+// returns.
+template <class... M>
+struct Codecs {
+  std::tuple<Message (*)(const M&)...> encoders;
+  std::tuple<M (*)(const Message&)...> decoders;
+};
+template <class... M>
+Codecs<M...> codecs() {
+  return {{&encode<M>...}, {&decode<M>...}};
 }
-CompiledMsg decode_compiled(const Message& msg) {
-  expect(msg, Type::Compiled);
-  Reader r(msg.payload);
-  CompiledMsg m;
-  m.ok = r.u8() != 0;
-  m.result = r.str(4096);
-  m.log = r.str();
-  m.lowered_name = r.str();
-  m.cubin = r.str();
-  m.ptx = r.str();
-  m.compile_s = r.f64();
-  r.done();
-  if (!(m.compile_s >= 0 && m.compile_s <= 86400))
-    throw ProtocolError("a Compiled message with an impossible time");
-  return m;
+template Codecs<HelloMsg, LoadMsg, LoadedMsg, BeginMsg, LaunchMsg, LaunchedMsg, MeasureMsg, ProgressMsg,
+                MeasuredMsg, OccupancyMsg, OccupancyReplyMsg, ErrorMsg, CompileMsg, CompiledMsg>
+codecs();
+
+Message empty(Type t) {
+  return Message{t, ""};
 }
 
 // [SECTION] Frames.
@@ -594,11 +311,15 @@ std::string frame(const Message& m) {
   return w.take() + m.payload;
 }
 
-size_t unframe(const std::string& bytes, Message* out) {
-  if (bytes.size() < kHeaderBytes) return 0;
+namespace {
+// A frame's header (kHeaderBytes at the start of `bytes`): its magic, version, type and length checked.
+struct FrameHeader {
+  Type type;
+  uint32_t len;
+};
+FrameHeader read_header(const std::string& bytes) {
   Reader r(bytes);
-  const uint32_t magic = r.u32();
-  if (magic != kMagic) throw ProtocolError("not a TileScope worker message (bad magic)");
+  if (r.u32() != kMagic) throw ProtocolError("not a TileScope worker message (bad magic)");
   const uint32_t vt = r.u32();
   const uint16_t version = uint16_t(vt & 0xffff), type = uint16_t(vt >> 16);
   if (version != kVersion)
@@ -610,10 +331,17 @@ size_t unframe(const std::string& bytes, Message* out) {
   if (len > kMaxPayload)
     throw ProtocolError("a message of " + std::to_string(len) + " bytes is over the limit of " +
                         std::to_string(kMaxPayload));
-  if (bytes.size() - kHeaderBytes < len) return 0;
-  out->type = Type(type);
-  out->payload = bytes.substr(kHeaderBytes, len);
-  return kHeaderBytes + len;
+  return {Type(type), len};
+}
+}  // namespace
+
+size_t unframe(const std::string& bytes, Message* out) {
+  if (bytes.size() < kHeaderBytes) return 0;
+  const FrameHeader h = read_header(bytes);
+  if (bytes.size() - kHeaderBytes < h.len) return 0;
+  out->type = h.type;
+  out->payload = bytes.substr(kHeaderBytes, h.len);
+  return kHeaderBytes + h.len;
 }
 
 bool write_message(int fd, const Message& m) {
@@ -678,22 +406,10 @@ ReadStatus read_message(int fd, Message* out, int timeout_ms) {
   const Got g = read_exact(fd, head.data(), kHeaderBytes, timeout_ms);
   if (g == Got::Eof) return ReadStatus::Eof;
   if (g == Got::Timeout) return ReadStatus::Timeout;
-  Reader r(head);
-  if (r.u32() != kMagic) throw ProtocolError("not a TileScope worker message (bad magic)");
-  const uint32_t vt = r.u32();
-  const uint16_t version = uint16_t(vt & 0xffff), type = uint16_t(vt >> 16);
-  if (version != kVersion)
-    throw ProtocolError("worker protocol version " + std::to_string(version) + ", expected " +
-                        std::to_string(kVersion) + " (a tilescope binary of another version?)");
-  if (type < uint16_t(Type::Hello) || type > uint16_t(Type::Last))
-    throw ProtocolError("unknown message type " + std::to_string(type));
-  const uint32_t len = r.u32();
-  if (len > kMaxPayload)
-    throw ProtocolError("a message of " + std::to_string(len) + " bytes is over the limit of " +
-                        std::to_string(kMaxPayload));
-  out->type = Type(type);
-  out->payload.assign(len, '\0');
-  if (len > 0 && read_exact(fd, out->payload.data(), len, 10000) != Got::All)
+  const FrameHeader h = read_header(head);
+  out->type = h.type;
+  out->payload.assign(h.len, '\0');
+  if (h.len > 0 && read_exact(fd, out->payload.data(), h.len, 10000) != Got::All)
     throw ProtocolError("the other side closed the connection mid-message");
   return ReadStatus::Ok;
 }
@@ -721,8 +437,8 @@ WorkerJob decode_worker_job(const std::string& bytes) {
   Reader r(bytes);
   if (r.str(16) != "TSJOB1") throw ProtocolError("not a TileScope worker job");
   WorkerJob j;
-  j.load = decode_load(Message{Type::Load, r.str()});
-  j.launch = decode_launch(Message{Type::Launch, r.str()}).launch;
+  j.load = decode<LoadMsg>(Message{Type::Load, r.str()});
+  j.launch = decode<LaunchMsg>(Message{Type::Launch, r.str()}).launch;
   j.m = r.i64();
   j.n = r.i64();
   j.k = r.i64();

@@ -93,35 +93,79 @@ class Reader {
   size_t m_at = 0;
 };
 
-// [SECTION] The messages.
+// [SECTION] The messages. Each lists its fields once, in wire order (fields(io, m)): encode() walks the list
+// writing, decode<M>() walks it reading, with the limits a reader holds each field to (a string's longest
+// length, a list's longest count and the fewest bytes an element takes). A message with a check() has it run
+// by decode<M>() on what the fields say together.
 using IpcHandle = std::array<char, 64>;  // cudaIpcMemHandle_t, opaque
 
 struct HelloMsg {
+  static constexpr Type kType = Type::Hello;
   uint32_t protocol = kVersion;
   int32_t pid = 0;
   int32_t device = 0;
   std::string device_name;
+  template <class IO, class M>
+  static void fields(IO& io, M& m) {
+    io.u32(m.protocol);
+    io.i32(m.pid);
+    io.i32(m.device);
+    io.str(m.device_name, 1024);
+  }
 };
 
 struct LoadMsg {
+  static constexpr Type kType = Type::Load;
   std::string cubin, name;                // the plain build and its lowered name
   std::string traced_cubin, traced_name;  // empty: no traced build
+  template <class IO, class M>
+  static void fields(IO& io, M& m) {
+    io.str(m.cubin);
+    io.str(m.name, 4096);
+    io.str(m.traced_cubin);
+    io.str(m.traced_name, 4096);
+  }
+  void check() const;
 };
 
 struct FuncAttrs {  // cudaFuncGetAttributes of a loaded kernel
   int32_t regs = 0, static_smem = 0, local_bytes = 0, max_threads = 0, const_bytes = 0, max_dynamic_smem = 0;
   int32_t binary_version = 0;
+  template <class IO, class M>
+  static void fields(IO& io, M& a) {
+    for (auto* v : {&a.regs, &a.static_smem, &a.local_bytes, &a.max_threads, &a.const_bytes,
+                    &a.max_dynamic_smem, &a.binary_version})
+      io.i32(*v);
+  }
 };
 
 struct LoadedMsg {
+  static constexpr Type kType = Type::Loaded;
   FuncAttrs plain;
   bool has_traced = false;
   FuncAttrs traced;
+  template <class IO, class M>
+  static void fields(IO& io, M& m) {
+    FuncAttrs::fields(io, m.plain);
+    io.flag(m.has_traced);
+    FuncAttrs::fields(io, m.traced);
+  }
 };
 
 struct BeginMsg {
+  static constexpr Type kType = Type::Begin;
   int64_t m = 0, n = 0, k = 0;
   IpcHandle a{}, b{}, c{};  // the app's A and B (copied into the worker's own buffers) and C (written)
+  template <class IO, class M>
+  static void fields(IO& io, M& msg) {
+    io.i64(msg.m);
+    io.i64(msg.n);
+    io.i64(msg.k);
+    io.handle(msg.a);
+    io.handle(msg.b);
+    io.handle(msg.c);
+  }
+  void check() const;
 };
 
 struct LaunchSpec {
@@ -131,37 +175,120 @@ struct LaunchSpec {
   std::vector<KernelArg> args;
   bool poison_c = false;  // fill C with NaN bytes (0xff) first, so elements the kernel skips show
   IpcHandle trace{};      // traced: the app's record buffer (3 x u64 per block)
+  template <class IO, class M>
+  static void fields(IO& io, M& l) {
+    io.flag(l.traced);
+    for (auto& v : l.grid) io.i64(v);
+    for (auto& v : l.block) io.i64(v);
+    io.i64(l.smem);
+    io.list(l.args, 10, 256, "a kernel with too many parameters", [](auto& each, auto& a) {
+      each.enumeration(a.type, ParamType::F32Ptr, ParamType::Unsupported, "argument type");
+      each.enumeration(a.role, ParamRole::A, ParamRole::Unmapped, "argument role");
+      each.i64(a.value);
+    });
+    io.flag(l.poison_c);
+    io.handle(l.trace);
+  }
+  void check() const;
 };
 
+// A measuring policy on the wire (measure.hpp), checked by validate_policy when read.
+template <class IO, class P>
+void policy_fields(IO& io, P& p) {
+  io.str(p.name, 64);
+  io.i32(p.warmup_launches);
+  io.f64(p.warmup_seconds);
+  io.i32(p.min_samples);
+  io.f64(p.min_seconds);
+  io.f64(p.max_noise);
+  io.f64(p.max_seconds);
+  io.i32(p.max_samples);
+  io.flag(p.cold_l2);
+  io.flag(p.time_failed);
+}
+
 struct LaunchMsg {
+  static constexpr Type kType = Type::Launch;
   LaunchSpec launch;
+  template <class IO, class M>
+  static void fields(IO& io, M& m) {
+    LaunchSpec::fields(io, m.launch);
+  }
+  void check() const { launch.check(); }
 };
 struct LaunchedMsg {
+  static constexpr Type kType = Type::Launched;
   double ms = 0;  // cudaEvent time of the launch
+  template <class IO, class M>
+  static void fields(IO& io, M& m) {
+    io.f64(m.ms);
+  }
 };
 
 struct MeasureMsg {
+  static constexpr Type kType = Type::Measure;
   LaunchSpec launch;
   MeasurePolicy policy;
   int32_t already_warm = 0;
   int64_t l2_bytes = 0;  // for a cold-cache policy's flush buffer
+  template <class IO, class M>
+  static void fields(IO& io, M& m) {
+    LaunchSpec::fields(io, m.launch);
+    policy_fields(io, m.policy);
+    io.i32(m.already_warm);
+    io.i64(m.l2_bytes);
+  }
+  void check() const;
 };
 struct ProgressMsg {
+  static constexpr Type kType = Type::Progress;
   int32_t launches = 0;  // done so far in this measurement
   double last_ms = 0;    // the longest launch seen so far (0: untimed)
+  template <class IO, class M>
+  static void fields(IO& io, M& m) {
+    io.i32(m.launches);
+    io.f64(m.last_ms);
+  }
 };
 struct MeasuredMsg {
-  Measurement m;
+  static constexpr Type kType = Type::Measured;
+  Measurement m;  // its samples, stop reason, warm-ups, wall time and clocks; the statistics follow from them
+  template <class IO, class M>
+  static void fields(IO& io, M& mm) {
+    io.list(mm.m.samples_ms, 8, UINT32_MAX, "", [](auto& each, auto& v) { each.f64(v); });
+    io.enumeration(mm.m.stop, StopReason::Continue, StopReason::CountReached, "stop reason");
+    io.i32(mm.m.warmups);
+    io.f64(mm.m.wall_s);
+    io.list(mm.m.clocks, 12, UINT32_MAX, "", [](auto& each, auto& c) {
+      each.f64(c.sm_mhz);
+      each.str(c.throttle, 4096);
+    });
+  }
+  void check();  // every sample a time; fills the statistics
 };
 
 struct OccupancyMsg {
+  static constexpr Type kType = Type::Occupancy;
   bool traced = false;
   int32_t threads = 0;
   int64_t smem = 0;
+  template <class IO, class M>
+  static void fields(IO& io, M& m) {
+    io.flag(m.traced);
+    io.i32(m.threads);
+    io.i64(m.smem);
+  }
+  void check() const;
 };
 struct OccupancyReplyMsg {
+  static constexpr Type kType = Type::OccupancyReply;
   FuncAttrs attrs;
   int32_t blocks_per_sm = 0;  // cudaOccupancyMaxActiveBlocksPerMultiprocessor
+  template <class IO, class M>
+  static void fields(IO& io, M& m) {
+    FuncAttrs::fields(io, m.attrs);
+    io.i32(m.blocks_per_sm);
+  }
 };
 
 enum class ErrorKind : uint8_t {
@@ -172,15 +299,24 @@ enum class ErrorKind : uint8_t {
   Other,
 };
 struct ErrorMsg {
+  static constexpr Type kType = Type::Error;
   ErrorKind kind = ErrorKind::Other;
   int32_t cuda_code = 0;
   std::string code_name;  // e.g. "cudaErrorIllegalAddress"
   std::string message;    // in words, including what was being done
+  template <class IO, class M>
+  static void fields(IO& io, M& m) {
+    io.enumeration(m.kind, ErrorKind::Fault, ErrorKind::Other, "error kind");
+    io.i32(m.cuda_code);
+    io.str(m.code_name, 256);
+    io.str(m.message, 1 << 16);
+  }
 };
 
 // The compiler's one request: what NVRTC gets (the options complete, as the app made them) and the limits
 // the compiler process applies to itself.
 struct CompileMsg {
+  static constexpr Type kType = Type::Compile;
   std::string source, label, name_expression;
   int32_t arch = 0;
   std::vector<std::string> options;
@@ -188,45 +324,51 @@ struct CompileMsg {
   double time_limit_s = 0;    // the compiler exits when it is not done by then (the app kills it too)
   uint64_t memory_limit = 0;  // bytes of address space (0: none)
   uint64_t stack_bytes = 0;   // the stack of the thread that runs NVRTC
+  template <class IO, class M>
+  static void fields(IO& io, M& m) {
+    io.str(m.source);
+    io.str(m.label, 4096);
+    io.str(m.name_expression);
+    io.i32(m.arch);
+    io.list(m.options, 4, 4096, "a Compile message with too many options",
+            [](auto& each, auto& o) { each.str(o, 1 << 16); });
+    io.list(m.headers, 8, 4096, "a Compile message with too many headers", [](auto& each, auto& h) {
+      each.str(h.first, 4096);
+      each.str(h.second);
+    });
+    io.f64(m.time_limit_s);
+    io.u64(m.memory_limit);
+    io.u64(m.stack_bytes);
+  }
+  void check() const;
 };
 struct CompiledMsg {
+  static constexpr Type kType = Type::Compiled;
   bool ok = false;     // nvrtcCompileProgram succeeded
   std::string result;  // NVRTC's result in words (nvrtcGetErrorString)
   std::string log, lowered_name, cubin, ptx;
   double compile_s = 0;
+  template <class IO, class M>
+  static void fields(IO& io, M& m) {
+    io.flag(m.ok);
+    io.str(m.result, 4096);
+    io.str(m.log);
+    io.str(m.lowered_name);
+    io.str(m.cubin);
+    io.str(m.ptx);
+    io.f64(m.compile_s);
+  }
+  void check() const;
 };
 
-// Encoders and decoders (decoders throw ProtocolError on any malformed payload).
-Message encode(const HelloMsg& m);
-Message encode(const LoadMsg& m);
-Message encode(const LoadedMsg& m);
-Message encode(const BeginMsg& m);
-Message encode(const LaunchMsg& m);
-Message encode(const LaunchedMsg& m);
-Message encode(const MeasureMsg& m);
-Message encode(const ProgressMsg& m);
-Message encode(const MeasuredMsg& m);
-Message encode(const OccupancyMsg& m);
-Message encode(const OccupancyReplyMsg& m);
-Message encode(const ErrorMsg& m);
-Message encode(const CompileMsg& m);
-Message encode(const CompiledMsg& m);
+// Every message's encoder and decoder, from its one field list (worker_protocol.cpp): encode(m), and
+// decode<M>(msg), which checks the message's type, each field's limits and what the fields say together,
+// and throws ProtocolError on any malformed payload. Defined for the messages above.
+template <class M>
+Message encode(const M& m);
+template <class M>
+M decode(const Message& msg);
 Message empty(Type t);
-
-HelloMsg decode_hello(const Message& m);
-LoadMsg decode_load(const Message& m);
-LoadedMsg decode_loaded(const Message& m);
-BeginMsg decode_begin(const Message& m);
-LaunchMsg decode_launch(const Message& m);
-LaunchedMsg decode_launched(const Message& m);
-MeasureMsg decode_measure(const Message& m);
-ProgressMsg decode_progress(const Message& m);
-MeasuredMsg decode_measured(const Message& m);
-OccupancyMsg decode_occupancy(const Message& m);
-OccupancyReplyMsg decode_occupancy_reply(const Message& m);
-ErrorMsg decode_error(const Message& m);
-CompileMsg decode_compile(const Message& m);
-CompiledMsg decode_compiled(const Message& m);
 
 // [SECTION] Frames on a file descriptor (a socket or a pipe).
 std::string frame(const Message& m);

@@ -20,44 +20,44 @@ using namespace ts::wire;
 
 // Decodes `m` by its type; when it decodes, re-encodes it and checks the round trip is exact.
 template <class Msg>
-void round_trip(const Message& m, Msg (*decode)(const Message&)) {
-  const Msg d = decode(m);
+void round_trip(const Message& m, Msg (*dec)(const Message&)) {
+  const Msg d = dec(m);
   const Message again = encode(d);
   if (again.type != m.type) std::abort();
-  const Message third = encode(decode(again));
+  const Message third = encode(dec(again));
   if (third.payload != again.payload) std::abort();
 }
 
 void decode_any(const Message& m) {
   switch (m.type) {
     case Type::Hello:
-      return round_trip(m, decode_hello);
+      return round_trip(m, decode<HelloMsg>);
     case Type::Load:
-      return round_trip(m, decode_load);
+      return round_trip(m, decode<LoadMsg>);
     case Type::Loaded:
-      return round_trip(m, decode_loaded);
+      return round_trip(m, decode<LoadedMsg>);
     case Type::Begin:
-      return round_trip(m, decode_begin);
+      return round_trip(m, decode<BeginMsg>);
     case Type::Launch:
-      return round_trip(m, decode_launch);
+      return round_trip(m, decode<LaunchMsg>);
     case Type::Launched:
-      return round_trip(m, decode_launched);
+      return round_trip(m, decode<LaunchedMsg>);
     case Type::Measure:
-      return round_trip(m, decode_measure);
+      return round_trip(m, decode<MeasureMsg>);
     case Type::Progress:
-      return round_trip(m, decode_progress);
+      return round_trip(m, decode<ProgressMsg>);
     case Type::Measured:
-      return round_trip(m, decode_measured);
+      return round_trip(m, decode<MeasuredMsg>);
     case Type::Occupancy:
-      return round_trip(m, decode_occupancy);
+      return round_trip(m, decode<OccupancyMsg>);
     case Type::OccupancyReply:
-      return round_trip(m, decode_occupancy_reply);
+      return round_trip(m, decode<OccupancyReplyMsg>);
     case Type::Error:
-      return round_trip(m, decode_error);
+      return round_trip(m, decode<ErrorMsg>);
     case Type::Compile:
-      return round_trip(m, decode_compile);
+      return round_trip(m, decode<CompileMsg>);
     case Type::Compiled:
-      return round_trip(m, decode_compiled);
+      return round_trip(m, decode<CompiledMsg>);
     case Type::End:
     case Type::Ok:
     case Type::Cancel:

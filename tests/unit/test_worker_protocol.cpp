@@ -50,21 +50,21 @@ struct SocketPair {
 
 TEST(WorkerProtocol, EveryMessageSurvivesARoundTrip) {
   HelloMsg h{kVersion, 1234, 0, "NVIDIA H100 80GB HBM3"};
-  const HelloMsg h2 = decode_hello(encode(h));
+  const HelloMsg h2 = decode<HelloMsg>(encode(h));
   EXPECT_EQ(h2.pid, 1234);
   EXPECT_EQ(h2.device_name, h.device_name);
 
   LoadMsg l{std::string(100000, '\x7f'), "_Z6matmulPfS_S_i", "cubin2", "tilescope_traced"};
-  const LoadMsg l2 = decode_load(encode(l));
+  const LoadMsg l2 = decode<LoadMsg>(encode(l));
   EXPECT_EQ(l2.cubin, l.cubin);
   EXPECT_EQ(l2.traced_name, "tilescope_traced");
 
   BeginMsg b{4096, 2048, 8192, handle('a'), handle('b'), handle('c')};
-  const BeginMsg b2 = decode_begin(encode(b));
+  const BeginMsg b2 = decode<BeginMsg>(encode(b));
   EXPECT_EQ(b2.n, 2048);
   EXPECT_EQ(b2.c, handle('c'));
 
-  const LaunchMsg lm = decode_launch(encode(LaunchMsg{sample_launch()}));
+  const LaunchMsg lm = decode<LaunchMsg>(encode(LaunchMsg{sample_launch()}));
   EXPECT_EQ(lm.launch.grid, (std::array<int64_t, 3>{64, 32, 1}));
   ASSERT_EQ(lm.launch.args.size(), 4u);
   EXPECT_EQ(lm.launch.args[1].role, ParamRole::A);
@@ -77,7 +77,7 @@ TEST(WorkerProtocol, EveryMessageSurvivesARoundTrip) {
   mm.policy = MeasurePolicy::bench();
   mm.already_warm = 1;
   mm.l2_bytes = 50 << 20;
-  const MeasureMsg mm2 = decode_measure(encode(mm));
+  const MeasureMsg mm2 = decode<MeasureMsg>(encode(mm));
   EXPECT_EQ(mm2.policy.name, "bench");
   EXPECT_EQ(mm2.policy.max_noise, mm.policy.max_noise);
   EXPECT_EQ(mm2.l2_bytes, 50 << 20);
@@ -87,24 +87,25 @@ TEST(WorkerProtocol, EveryMessageSurvivesARoundTrip) {
   m.stop = StopReason::CountReached;  // the last reason: every one of them crosses
   m.warmups = 3;
   m.clocks = {{1980, ""}, {1755, "power"}};
-  const MeasuredMsg out = decode_measured(encode(MeasuredMsg{m}));
+  const MeasuredMsg out = decode<MeasuredMsg>(encode(MeasuredMsg{m}));
   EXPECT_EQ(out.m.samples_ms, m.samples_ms);
   EXPECT_EQ(out.m.stats.median, 1.5);  // statistics are recomputed from the samples, not trusted
   EXPECT_EQ(out.m.stop, StopReason::CountReached);
   EXPECT_EQ(out.m.clocks[1].throttle, "power");
 
-  const ErrorMsg e = decode_error(encode(ErrorMsg{ErrorKind::Fault, 700, "cudaErrorIllegalAddress", "boom"}));
+  const ErrorMsg e =
+      decode<ErrorMsg>(encode(ErrorMsg{ErrorKind::Fault, 700, "cudaErrorIllegalAddress", "boom"}));
   EXPECT_EQ(e.kind, ErrorKind::Fault);
   EXPECT_EQ(e.cuda_code, 700);
 
   const OccupancyReplyMsg o =
-      decode_occupancy_reply(encode(OccupancyReplyMsg{{32, 2048, 0, 1024, 0, 0, 90}, 8}));
+      decode<OccupancyReplyMsg>(encode(OccupancyReplyMsg{{32, 2048, 0, 1024, 0, 0, 90}, 8}));
   EXPECT_EQ(o.attrs.regs, 32);
   EXPECT_EQ(o.blocks_per_sm, 8);
-  EXPECT_EQ(decode_progress(encode(ProgressMsg{7, 2.5})).launches, 7);
-  EXPECT_EQ(decode_launched(encode(LaunchedMsg{0.25})).ms, 0.25);
-  EXPECT_TRUE(decode_loaded(encode(LoadedMsg{{}, true, {}})).has_traced);
-  EXPECT_EQ(decode_occupancy(encode(OccupancyMsg{false, 256, 0})).threads, 256);
+  EXPECT_EQ(decode<ProgressMsg>(encode(ProgressMsg{7, 2.5})).launches, 7);
+  EXPECT_EQ(decode<LaunchedMsg>(encode(LaunchedMsg{0.25})).ms, 0.25);
+  EXPECT_TRUE(decode<LoadedMsg>(encode(LoadedMsg{{}, true, {}})).has_traced);
+  EXPECT_EQ(decode<OccupancyMsg>(encode(OccupancyMsg{false, 256, 0})).threads, 256);
 
   // The compiler process's request and answer (issue 26).
   CompileMsg c;
@@ -117,7 +118,7 @@ TEST(WorkerProtocol, EveryMessageSurvivesARoundTrip) {
   c.time_limit_s = 120;
   c.memory_limit = uint64_t(16) << 30;
   c.stack_bytes = uint64_t(1) << 30;
-  const CompileMsg c2 = decode_compile(encode(c));
+  const CompileMsg c2 = decode<CompileMsg>(encode(c));
   EXPECT_EQ(c2.source, c.source);
   EXPECT_EQ(c2.name_expression, c.name_expression);
   EXPECT_EQ(c2.options, c.options);
@@ -126,7 +127,7 @@ TEST(WorkerProtocol, EveryMessageSurvivesARoundTrip) {
   EXPECT_EQ(c2.memory_limit, c.memory_limit);
   EXPECT_EQ(c2.stack_bytes, c.stack_bytes);
   CompiledMsg d{true, "NVRTC_SUCCESS", "ptxas info", "_Z1kv", std::string(5000, '\x7f'), ".entry", 0.25};
-  const CompiledMsg d2 = decode_compiled(encode(d));
+  const CompiledMsg d2 = decode<CompiledMsg>(encode(d));
   EXPECT_TRUE(d2.ok);
   EXPECT_EQ(d2.cubin, d.cubin);
   EXPECT_EQ(d2.lowered_name, "_Z1kv");
@@ -163,41 +164,41 @@ TEST(WorkerProtocol, MalformedFramesAndPayloadsAreRefused) {
   // Payloads: truncated, with bytes left over, of the wrong type, with values out of range.
   Message p = encode(ProgressMsg{1, 1.0});
   p.payload.pop_back();
-  EXPECT_THROW(decode_progress(p), ProtocolError);
+  EXPECT_THROW(decode<ProgressMsg>(p), ProtocolError);
   p = encode(ProgressMsg{1, 1.0});
   p.payload += "x";
-  EXPECT_THROW(decode_progress(p), ProtocolError);
-  EXPECT_THROW(decode_launched(encode(ProgressMsg{1, 1.0})), ProtocolError);
+  EXPECT_THROW(decode<ProgressMsg>(p), ProtocolError);
+  EXPECT_THROW(decode<LaunchedMsg>(encode(ProgressMsg{1, 1.0})), ProtocolError);
   LaunchSpec l = sample_launch();
   l.block = {2048, 1, 1};
-  EXPECT_THROW(decode_launch(encode(LaunchMsg{l})), ProtocolError);
+  EXPECT_THROW(decode<LaunchMsg>(encode(LaunchMsg{l})), ProtocolError);
   BeginMsg b{0, 1, 1, {}, {}, {}};
-  EXPECT_THROW(decode_begin(encode(b)), ProtocolError);
+  EXPECT_THROW(decode<BeginMsg>(encode(b)), ProtocolError);
   MeasureMsg mm;
   mm.launch = sample_launch();
   mm.policy.min_samples = 0;  // not a valid policy
-  EXPECT_THROW(decode_measure(encode(mm)), ProtocolError);
+  EXPECT_THROW(decode<MeasureMsg>(encode(mm)), ProtocolError);
   // A list count that claims more elements than the message can hold.
   Writer w;
   w.u32(1u << 30);
-  EXPECT_THROW(decode_measured(Message{Type::Measured, w.take()}), ProtocolError);
-  EXPECT_THROW(decode_load(encode(LoadMsg{"", "", "", ""})), ProtocolError);
+  EXPECT_THROW(decode<MeasuredMsg>(Message{Type::Measured, w.take()}), ProtocolError);
+  EXPECT_THROW(decode<LoadMsg>(encode(LoadMsg{"", "", "", ""})), ProtocolError);
   // A compile without a time limit, for no architecture, or with a stack of terabytes; an impossible time.
   CompileMsg c;
   c.arch = 90;
   c.time_limit_s = 0;
-  EXPECT_THROW(decode_compile(encode(c)), ProtocolError);
+  EXPECT_THROW(decode<CompileMsg>(encode(c)), ProtocolError);
   c.time_limit_s = 10;
   c.arch = 0;
-  EXPECT_THROW(decode_compile(encode(c)), ProtocolError);
+  EXPECT_THROW(decode<CompileMsg>(encode(c)), ProtocolError);
   c.arch = 90;
   c.stack_bytes = uint64_t(1) << 40;
-  EXPECT_THROW(decode_compile(encode(c)), ProtocolError);
+  EXPECT_THROW(decode<CompileMsg>(encode(c)), ProtocolError);
   CompiledMsg d;
   d.compile_s = -1;
-  EXPECT_THROW(decode_compiled(encode(d)), ProtocolError);
+  EXPECT_THROW(decode<CompiledMsg>(encode(d)), ProtocolError);
   d.compile_s = std::nan("");
-  EXPECT_THROW(decode_compiled(encode(d)), ProtocolError);
+  EXPECT_THROW(decode<CompiledMsg>(encode(d)), ProtocolError);
 }
 
 TEST(WorkerProtocol, FramesOnASocketPairTellATimeoutFromAClosedPeer) {
@@ -209,7 +210,7 @@ TEST(WorkerProtocol, FramesOnASocketPairTellATimeoutFromAClosedPeer) {
   std::thread writer([&] { EXPECT_TRUE(write_message(sp.fd[1], encode(big))); });
   ASSERT_EQ(read_message(sp.fd[0], &m, 5000), ReadStatus::Ok);
   writer.join();
-  EXPECT_EQ(decode_load(m).cubin.size(), size_t(5) << 20);
+  EXPECT_EQ(decode<LoadMsg>(m).cubin.size(), size_t(5) << 20);
   close(sp.fd[1]);
   sp.fd[1] = -1;
   EXPECT_EQ(read_message(sp.fd[0], &m, 1000), ReadStatus::Eof);
