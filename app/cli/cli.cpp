@@ -29,8 +29,6 @@ void refuse_invalid_utf8(CLI::App* cmd) {
     for (const std::string& v : opt->results()) ts::require_utf8(v, opt->get_name());
 }
 
-// "0" or "00": the documented "none" of an option that takes 0 (--frame-seconds 0 skips), however many zeros;
-
 }  // namespace
 
 void add_problem_options(CLI::App* cmd, ProblemArgs& p) {
@@ -165,7 +163,6 @@ void write_text_output(const std::string& path, const std::string& text, bool fo
   std::fprintf(stderr, "wrote %s\n", path.c_str());
 }
 
-// false for anything else, which the option's own parser then checks.
 bool means_zero(const std::string& text) {
   return !text.empty() && text.find_first_not_of('0') == std::string::npos;
 }
