@@ -1,6 +1,7 @@
 #include "session.hpp"
 
 #include "files.hpp"
+#include "settings.hpp"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -136,44 +137,39 @@ json clock_json(const ClockRecord& c) {
 
 json record_json(const MeasurementRecord& r) {
   const json samples = samples_json(r.samples_ms);
-  return {{"kernel", r.spec.kernel},
-          {"tile", r.spec.tile},
-          {"m", r.spec.m},
-          {"n", r.spec.n},
-          {"k", r.spec.k},
-          {"input", to_string(r.spec.input)},
-          {"seed", r.spec.seed},
-          {"backend", r.backend},
-          {"device", r.device},
-          {"tf32", r.tf32},
-          {"policy", r.policy},
-          {"timed", r.timed},
-          {"samples_ms", samples},
-          {"stats_ms", stats_json(r.stats)},
-          {"tflops", num(r.tflops)},
-          {"noise", num(r.noise)},
-          {"stop", r.stop},
-          {"passed", r.passed},
-          {"max_abs_err", num(r.max_abs_err)},
-          {"tolerance", num(r.tolerance)},
-          {"clock", clock_json(r.clock)},
-          {"frames_drawn", r.frames_drawn},
-          {"tile_m", r.tile_m},
-          {"tile_n", r.tile_n},
-          {"blocks_per_sm", r.blocks_per_sm},
-          {"blocks_per_tile", r.blocks_per_tile},
-          {"waves", num(r.waves)},
-          {"reference_ms", num(r.reference_ms)},
-          {"interleaved_reference",
-           {{"kernel", r.interleaved.kernel},
-            {"samples_ms", samples_json(r.interleaved.times_ms)},
-            {"stats_ms", stats_json(r.interleaved.stats)},
-            {"noise", num(r.interleaved.noise)},
-            {"clock", clock_json(r.interleaved.clock)},
-            {"note", r.interleaved_note}}},
-          {"date", r.date},
-          {"tilescope", r.program_version},
-          {"commit", r.commit}};
+  json j = problem_json(r.spec);
+  j.update({{"backend", r.backend},
+            {"device", r.device},
+            {"tf32", r.tf32},
+            {"policy", r.policy},
+            {"timed", r.timed},
+            {"samples_ms", samples},
+            {"stats_ms", stats_json(r.stats)},
+            {"tflops", num(r.tflops)},
+            {"noise", num(r.noise)},
+            {"stop", r.stop},
+            {"passed", r.passed},
+            {"max_abs_err", num(r.max_abs_err)},
+            {"tolerance", num(r.tolerance)},
+            {"clock", clock_json(r.clock)},
+            {"frames_drawn", r.frames_drawn},
+            {"tile_m", r.tile_m},
+            {"tile_n", r.tile_n},
+            {"blocks_per_sm", r.blocks_per_sm},
+            {"blocks_per_tile", r.blocks_per_tile},
+            {"waves", num(r.waves)},
+            {"reference_ms", num(r.reference_ms)},
+            {"interleaved_reference",
+             {{"kernel", r.interleaved.kernel},
+              {"samples_ms", samples_json(r.interleaved.times_ms)},
+              {"stats_ms", stats_json(r.interleaved.stats)},
+              {"noise", num(r.interleaved.noise)},
+              {"clock", clock_json(r.interleaved.clock)},
+              {"note", r.interleaved_note}}},
+            {"date", r.date},
+            {"tilescope", r.program_version},
+            {"commit", r.commit}});
+  return j;
 }
 
 // Typed, named access to a JSON object: every failure says where and what.

@@ -283,23 +283,18 @@ int json_depth(const std::string& text, int limit) {
 }  // namespace
 
 nlohmann::json to_json(const Settings& s) {
-  return {{"m", s.spec.m},
-          {"n", s.spec.n},
-          {"k", s.spec.k},
-          {"kernel", s.spec.kernel},
-          {"tile", s.spec.tile},
-          {"input", to_string(s.spec.input)},
-          {"seed", s.spec.seed},
-          {"square", s.square},
-          {"auto_run", s.auto_run},
-          {"memcheck_new_builds", s.memcheck_new_builds},
-          {"export_dir", s.export_dir},
-          {"heatmaps", heatmap_json(s.matrices)},
-          {"error_map", heatmap_json(s.error)},
-          {"view", to_json(s.view)},
-          {"file_dialog", to_string(s.file_dialog)},
-          {"kernel_file", s.kernel_file},
-          {"sweep", s.sweep ? sweep_json(*s.sweep) : nlohmann::json(nullptr)}};
+  nlohmann::json j = problem_json(s.spec);
+  j.update({{"square", s.square},
+            {"auto_run", s.auto_run},
+            {"memcheck_new_builds", s.memcheck_new_builds},
+            {"export_dir", s.export_dir},
+            {"heatmaps", heatmap_json(s.matrices)},
+            {"error_map", heatmap_json(s.error)},
+            {"view", to_json(s.view)},
+            {"file_dialog", to_string(s.file_dialog)},
+            {"kernel_file", s.kernel_file},
+            {"sweep", s.sweep ? sweep_json(*s.sweep) : nlohmann::json(nullptr)}});
+  return j;
 }
 
 Settings settings_from_json(const nlohmann::json& j, std::string* warnings, const Settings& defaults) {
@@ -418,6 +413,20 @@ void save_settings(const fs::path& file, const Settings& s) {
   write_file(file, to_json(s).dump(2) + "\n", Replace::RegularFile);
 }
 
+nlohmann::json problem_json(const ProblemSpec& s) {
+  return {{"kernel", s.kernel},          {"tile", s.tile}, {"m", s.m}, {"n", s.n}, {"k", s.k},
+          {"input", to_string(s.input)}, {"seed", s.seed}};
+}
+
+namespace {
+// The SM clock while a kernel was timed, as `run --json` says it (flat: sm_clock_*, throttled).
+nlohmann::json sm_clock_json(const ClockRecord& c) {
+  return {{"sm_clock_available", c.available}, {"sm_clock_median_mhz", c.median_mhz},
+          {"sm_clock_min_mhz", c.min_mhz},     {"sm_clock_max_mhz", c.max_mhz},
+          {"throttled", c.throttled},          {"throttle_reasons", c.throttle_reasons}};
+}
+}  // namespace
+
 nlohmann::json result_to_json(const RunResult& r) {
   nlohmann::json ref = nullptr;  // cuBLAS timed between the samples, with its own clock
   if (r.cublas_interleaved()) {
@@ -426,56 +435,41 @@ nlohmann::json result_to_json(const RunResult& r) {
            {"samples", x.stats.count},
            {"median_ms", x.stats.median},
            {"iqr_ms", x.stats.p75 - x.stats.p25},
-           {"times_ms", x.times_ms},
-           {"sm_clock_available", x.clock.available},
-           {"sm_clock_median_mhz", x.clock.median_mhz},
-           {"sm_clock_min_mhz", x.clock.min_mhz},
-           {"sm_clock_max_mhz", x.clock.max_mhz},
-           {"throttled", x.clock.throttled},
-           {"throttle_reasons", x.clock.throttle_reasons}};
+           {"times_ms", x.times_ms}};
+    ref.update(sm_clock_json(x.clock));
   }
-  return {{"kernel", r.spec.kernel},
-          {"tile", r.spec.tile},
-          {"m", r.spec.m},
-          {"n", r.spec.n},
-          {"k", r.spec.k},
-          {"input", to_string(r.spec.input)},
-          {"seed", r.spec.seed},
-          {"backend", r.backend},
-          {"device", r.device},
-          {"reference", r.reference},
-          {"median_ms", r.median_ms},
-          {"samples", r.times_ms.size()},
-          {"tflops", r.tflops},
-          {"max_abs_err", r.error.max_abs_err},
-          {"max_rel_err", r.error.max_rel_err},
-          {"tolerance", r.error.tolerance},
-          {"passed", r.error.passed},
-          {"policy", r.policy},
-          {"timed", r.timed},
-          {"times_ms", r.times_ms},
-          {"p25_ms", r.stats.p25},
-          {"p75_ms", r.stats.p75},
-          {"iqr_ms", r.stats.p75 - r.stats.p25},
-          {"min_ms", r.stats.min},
-          {"noise", r.noise},
-          {"stop", r.stop},
-          {"sm_clock_available", r.clock.available},
-          {"sm_clock_median_mhz", r.clock.median_mhz},
-          {"sm_clock_min_mhz", r.clock.min_mhz},
-          {"sm_clock_max_mhz", r.clock.max_mhz},
-          {"throttled", r.clock.throttled},
-          {"throttle_reasons", r.clock.throttle_reasons},
-          {"interleaved_reference", ref},
-          {"interleaved_note", r.interleaved_note},
-          {"clocks_differ", clocks_differ(r.clock, r.interleaved.clock)},
-          {"cublas_ms", r.cublas_ms() > 0 ? nlohmann::json(r.cublas_ms()) : nlohmann::json(nullptr)},
-          {"cublas_interleaved", r.cublas_interleaved()},
-          {"bad_elements", r.error.bad_elements},
-          {"worst_row", r.error.worst_row},
-          {"worst_col", r.error.worst_col},
-          {"note", r.note},
-          {"date", r.date}};
+  nlohmann::json j = problem_json(r.spec);
+  j.update(sm_clock_json(r.clock));
+  j.update({{"backend", r.backend},
+            {"device", r.device},
+            {"reference", r.reference},
+            {"median_ms", r.median_ms},
+            {"samples", r.times_ms.size()},
+            {"tflops", r.tflops},
+            {"max_abs_err", r.error.max_abs_err},
+            {"max_rel_err", r.error.max_rel_err},
+            {"tolerance", r.error.tolerance},
+            {"passed", r.error.passed},
+            {"policy", r.policy},
+            {"timed", r.timed},
+            {"times_ms", r.times_ms},
+            {"p25_ms", r.stats.p25},
+            {"p75_ms", r.stats.p75},
+            {"iqr_ms", r.stats.p75 - r.stats.p25},
+            {"min_ms", r.stats.min},
+            {"noise", r.noise},
+            {"stop", r.stop},
+            {"interleaved_reference", ref},
+            {"interleaved_note", r.interleaved_note},
+            {"clocks_differ", clocks_differ(r.clock, r.interleaved.clock)},
+            {"cublas_ms", r.cublas_ms() > 0 ? nlohmann::json(r.cublas_ms()) : nlohmann::json(nullptr)},
+            {"cublas_interleaved", r.cublas_interleaved()},
+            {"bad_elements", r.error.bad_elements},
+            {"worst_row", r.error.worst_row},
+            {"worst_col", r.error.worst_col},
+            {"note", r.note},
+            {"date", r.date}});
+  return j;
 }
 
 }  // namespace ts

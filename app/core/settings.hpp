@@ -84,5 +84,8 @@ void save_settings(const std::filesystem::path& file, const Settings& s);
 
 // The JSON object printed by `tilescope run --json`.
 nlohmann::json result_to_json(const RunResult& r);
+// The problem's fields (kernel, tile, m, n, k, input, seed), as every JSON TileScope writes has them: a
+// session's points, the settings, `run --json`.
+nlohmann::json problem_json(const ProblemSpec& s);
 
 }  // namespace ts
