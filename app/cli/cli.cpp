@@ -210,16 +210,21 @@ int CommandTable::run(int argc, char** argv) {
     std::fprintf(stderr, "tilescope: %s\n", e.what());
     return kExitUsage;
   } catch (const gfx::DisplayError& e) {
-    if (chosen->drawing == Drawing::Offscreen)
+    if (chosen->drawing == Drawing::Offscreen) {
+      // The command as it is typed ("bench heatmap", not "heatmap").
+      std::string name;
+      for (const CLI::App* c = chosen->cmd; c && c != &m_app; c = c->get_parent())
+        name = c->get_name() + (name.empty() ? "" : " " + name);
       std::fprintf(
           stderr,
           "tilescope: %s.\n%s draws offscreen: it needs an EGL device (--gl egl: a GPU driver or Mesa) or an "
           "X server (--gl x11), e.g. under a virtual one: xvfb-run -a tilescope %s ...\n",
-          e.what(), chosen->cmd->get_name().c_str(), chosen->cmd->get_name().c_str());
-    else
+          e.what(), name.c_str(), name.c_str());
+    } else {
       std::fprintf(stderr,
                    "tilescope: %s. Use the headless commands (tilescope run, tilescope list) instead.\n",
                    e.what());
+    }
     return kExitUsage;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "tilescope: %s\n", e.what());

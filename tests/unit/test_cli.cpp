@@ -250,8 +250,23 @@ TEST(Cli, WithoutADisplayTheGuiPointsToTheHeadlessCommands) {
   auto s = run_cmd("env -u DISPLAY -u WAYLAND_DISPLAY " + kBin +
                    " snapshot --gl x11 --backend cpu --size 16 --out " + dir.file("never.png"));
   EXPECT_EQ(s.code, 2);
-  EXPECT_NE(s.output.find("xvfb-run"), std::string::npos) << s.output;
+  EXPECT_NE(s.output.find("xvfb-run -a tilescope snapshot ..."), std::string::npos) << s.output;
   EXPECT_NE(s.output.find("--gl egl"), std::string::npos) << s.output;
+  // A subcommand's hint names it as it is typed.
+  auto h = run_cmd("env -u DISPLAY -u WAYLAND_DISPLAY " + kBin +
+                   " bench heatmap --gl x11 --backend cpu --size 16 --frame-seconds 0 --repeats 1");
+  EXPECT_EQ(h.code, 2) << h.output;
+  EXPECT_NE(h.output.find("bench heatmap draws offscreen"), std::string::npos) << h.output;
+  EXPECT_NE(h.output.find("xvfb-run -a tilescope bench heatmap ..."), std::string::npos) << h.output;
+}
+
+TEST(Cli, OneCommandAtATime) {
+  auto r = ts_run("list run");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("run"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("yours:"), std::string::npos) << "nothing was listed: " << r.output;
+  auto b = ts_run("bench heatmap run");
+  EXPECT_EQ(b.code, 2) << b.output;
 }
 
 TEST(Cli, BenchWithoutAGpuSaysSoAndExitsWithOne) {
