@@ -48,14 +48,14 @@ class ResultPanel final : public Panel {
                        ? std::string("files")
                        : fmt("%s, seed %llu", to_string(p.input), (unsigned long long)p.seed));
       row("backend", r.backend + ": " + r.device);
-      row("median time", format_ms(r.median_ms));  // the plots' units (figure.hpp): 74.7 us, 83.7 MFLOP/s
-      row("samples", fmt("%zu launches", r.times_ms.size()));
-      row("throughput", format_flops(r.tflops * 1e12));
+      row("median time", format_ms(r.median_ms()));  // the plots' units (figure.hpp): 74.7 us, 83.7 MFLOP/s
+      row("samples", fmt("%zu launches", r.samples_ms.size()));
+      row("throughput", format_flops(r.tflops() * 1e12));
       if (r.cublas_interleaved()) {
         const InterleavedReference& ref = r.interleaved;
         const bool differ = clocks_differ(r.clock, ref.clock);
         row("vs cuBLAS", fmt("%.1f %% of its speed (%s %.4g ms, timed interleaved)",
-                             100.0 * ref.stats.median / r.median_ms, ref.kernel.c_str(), ref.stats.median));
+                             100.0 * ref.stats.median / r.median_ms(), ref.kernel.c_str(), ref.stats.median));
         if (r.clock.available && ref.clock.available)
           row("SM clocks",
               fmt("kernel %.0f MHz, cuBLAS %.0f MHz%s", r.clock.median_mhz, ref.clock.median_mhz,
@@ -63,7 +63,7 @@ class ResultPanel final : public Panel {
               differ ? &palette().bad : nullptr);
       } else if (r.reference_ms > 0) {
         row("vs cuBLAS",
-            fmt("%.1f %% of its speed (cuBLAS timed on its own)", 100.0 * r.reference_ms / r.median_ms));
+            fmt("%.1f %% of its speed (cuBLAS timed on its own)", 100.0 * r.reference_ms / r.median_ms()));
       } else if (!r.interleaved_note.empty()) {
         row("vs cuBLAS", "not measured: " + r.interleaved_note);
       }

@@ -30,7 +30,7 @@ std::string launches_csv(const Session& s) {
       w.row({r.spec.kernel, std::to_string(r.spec.tile), std::to_string(r.spec.m), std::to_string(r.spec.n),
              std::to_string(r.spec.k), to_string(r.spec.input), r.policy, r.date, std::to_string(i),
              CsvWriter::num(r.samples_ms[i], "%.9g"),
-             CsvWriter::num(tflops(r.spec.flops(), r.samples_ms[i]), "%.6g"), r.passed ? "1" : "0"});
+             CsvWriter::num(tflops(r.spec.flops(), r.samples_ms[i]), "%.6g"), r.error.passed ? "1" : "0"});
   return w.str();
 }
 
@@ -98,15 +98,15 @@ class TimingsPanel final : public Panel {
     std::string text;
     if (s.result && s.result->timed && s.result->spec == plot_reference(s)) {
       const RunResult& r = *s.result;
-      const Unit u = flops_unit(r.tflops * 1e12);
+      const Unit u = flops_unit(r.tflops() * 1e12);
       text = KernelTile{r.spec.kernel, r.spec.tile}.label() + ": median " +
-             CsvWriter::num(r.median_ms, "%.4g") + " ms, " +
-             CsvWriter::num(r.tflops * 1e12 * u.scale, "%.3g") + " " + u.name;
+             CsvWriter::num(r.median_ms(), "%.4g") + " ms, " +
+             CsvWriter::num(r.tflops() * 1e12 * u.scale, "%.3g") + " " + u.name;
       if (r.peak_tflops > 0)
-        text += ", " + CsvWriter::num(100 * r.tflops / r.peak_tflops, "%.1f") + " % of the " +
+        text += ", " + CsvWriter::num(100 * r.tflops() / r.peak_tflops, "%.1f") + " % of the " +
                 (r.tf32 ? "TF32" : "FP32") + " peak";
       if (r.cublas_ms() > 0)
-        text += ", " + CsvWriter::num(100 * r.cublas_ms() / r.median_ms, "%.0f") + " % of cuBLAS" +
+        text += ", " + CsvWriter::num(100 * r.cublas_ms() / r.median_ms(), "%.0f") + " % of cuBLAS" +
                 (r.cublas_interleaved()
                      ? " (timed interleaved" + std::string(clocks_differ(r.clock, r.interleaved.clock)
                                                                ? "; the SM clocks differ by more than 1 %)"

@@ -294,10 +294,11 @@ int cmd_figure(FigureArgs& a, const CLI::App& cmd) {
       const int done =
           run_sweep(*backend, points, policy, none, [&](const SweepPointResult& p, int n, int total) {
             if (p.result) st.sessions.current().add(*p.result);
-            std::fprintf(stderr, "[%d/%d] %s %lldx%lldx%lld: %s\n", n, total,
-                         KernelTile{p.spec.kernel, p.spec.tile}.label().c_str(), (long long)p.spec.m,
-                         (long long)p.spec.n, (long long)p.spec.k,
-                         p.result ? (std::to_string(p.result->median_ms) + " ms").c_str() : p.error.c_str());
+            std::fprintf(
+                stderr, "[%d/%d] %s %lldx%lldx%lld: %s\n", n, total,
+                KernelTile{p.spec.kernel, p.spec.tile}.label().c_str(), (long long)p.spec.m,
+                (long long)p.spec.n, (long long)p.spec.k,
+                p.result ? (std::to_string(p.result->median_ms()) + " ms").c_str() : p.error.c_str());
           });
       std::fprintf(stderr, "tilescope figure: %d points measured (%s)\n", done, policy.name.c_str());
     }

@@ -22,7 +22,7 @@ namespace {
 
 void print_result(const ts::RunResult& r) {
   const auto& s = r.spec;
-  const ts::SampleStats st = ts::summarize(r.times_ms);
+  const ts::SampleStats st = ts::summarize(r.samples_ms);
   std::printf("kernel     %s%s\n", s.kernel.c_str(),
               s.tile ? (" (TILE " + std::to_string(s.tile) + ")").c_str() : "");
   std::printf("shape      M x N x K = %lld x %lld x %lld, input %s, seed %llu\n", (long long)s.m,
@@ -37,7 +37,7 @@ void print_result(const ts::RunResult& r) {
         t(st.median).c_str(), u.name.c_str(), st.count, t(st.p75 - st.p25).c_str(), u.name.c_str(),
         ts::CsvWriter::num(st.median > 0 ? 100 * (st.p75 - st.p25) / st.median : 0, "%.2g").c_str(),
         t(st.min).c_str(), t(st.max).c_str());
-    std::printf("sampling   %s\n", ts::describe_stop(r.stop, r.noise, st.count).c_str());
+    std::printf("sampling   %s\n", ts::describe_stop(r.stop, r.noise(), st.count).c_str());
   } else
     std::printf("time       not timed (verification failed)\n");
   std::printf("policy     %s\n", r.policy.c_str());
@@ -46,7 +46,7 @@ void print_result(const ts::RunResult& r) {
                 r.clock.max_mhz, r.clock.throttled ? ", THROTTLED " : "", r.clock.throttle_reasons.c_str());
   else
     std::printf("SM clock   %s\n", r.clock.note.empty() ? "not recorded" : r.clock.note.c_str());
-  if (r.timed) std::printf("speed      %s\n", ts::format_flops(r.tflops * 1e12).c_str());
+  if (r.timed) std::printf("speed      %s\n", ts::format_flops(r.tflops() * 1e12).c_str());
   std::printf("error      max abs %.3e, max rel %.3e, tolerance %.3e (vs %s)\n", r.error.max_abs_err,
               r.error.max_rel_err, r.error.tolerance, r.reference.c_str());
   if (!r.error.passed)
@@ -60,7 +60,7 @@ void print_result(const ts::RunResult& r) {
         "cuBLAS     %s median %s over %d launches, each right after one of the kernel's: the kernel "
         "reaches %.1f %% of it\n",
         ref.kernel.c_str(), ts::format_ms(ref.stats.median).c_str(), ref.stats.count,
-        100.0 * ref.stats.median / r.median_ms);
+        100.0 * ref.stats.median / r.median_ms());
     if (ref.clock.available)
       std::printf("           its SM clock median %.0f MHz (min %.0f, max %.0f)%s%s%s\n",
                   ref.clock.median_mhz, ref.clock.min_mhz, ref.clock.max_mhz,
@@ -68,7 +68,7 @@ void print_result(const ts::RunResult& r) {
                   ts::clocks_differ(r.clock, ref.clock) ? "; the two clocks differ by more than 1 %" : "");
   } else if (r.reference_ms > 0) {
     std::printf("cuBLAS     %s at this shape (timed on its own): the kernel reaches %.1f %% of it\n",
-                ts::format_ms(r.reference_ms).c_str(), 100.0 * r.reference_ms / r.median_ms);
+                ts::format_ms(r.reference_ms).c_str(), 100.0 * r.reference_ms / r.median_ms());
   } else if (!r.interleaved_note.empty()) {
     std::printf("cuBLAS     not timed beside it: %s\n", r.interleaved_note.c_str());
   }

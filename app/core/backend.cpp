@@ -81,11 +81,8 @@ void record_measurement(RunResult& r, const Measurement& m, const MeasurePolicy&
                         const std::string& reference_kernel) {
   r.policy = p.describe();
   r.timed = true;
-  r.times_ms = m.samples_ms;
+  r.samples_ms = m.samples_ms;
   r.stats = m.stats;
-  r.median_ms = m.stats.median;
-  r.tflops = tflops(r.spec.flops(), m.stats.median);
-  r.noise = m.noise;
   r.stop = to_string(m.stop);
   r.warmups = m.warmups;
   r.clock = summarize_clocks(m.clocks, device_max_mhz);
@@ -93,12 +90,15 @@ void record_measurement(RunResult& r, const Measurement& m, const MeasurePolicy&
   r.interleaved = InterleavedReference{};
   if (!m.reference_samples_ms.empty()) {
     r.interleaved.kernel = reference_kernel;
-    r.interleaved.times_ms = m.reference_samples_ms;
+    r.interleaved.samples_ms = m.reference_samples_ms;
     r.interleaved.stats = m.reference_stats;
-    r.interleaved.noise = m.reference_noise;
     r.interleaved.clock = summarize_clocks(m.reference_clocks, device_max_mhz);
   }
   r.date = utc_now();
+}
+
+double RunRecord::tflops() const {
+  return ts::tflops(spec.flops(), stats.median);
 }
 
 std::string utc_now() {

@@ -105,12 +105,12 @@ struct LaunchInfo {
 // cuBLAS of a kernel's precision at its shape, timed interleaved with it sample by sample
 // (MeasurePolicy::interleave_reference), writing into a scratch buffer, never into C.
 struct InterleavedReference {
-  std::string kernel;            // "cublas" (FP32 kernels) or "cublas_tf32" (TF32 kernels)
-  std::vector<double> times_ms;  // one per kernel sample, each taken right after it
-  SampleStats stats;             // of times_ms
-  double noise = 0;              // stddev / mean
-  ClockRecord clock;             // SM clock read after each of its samples
+  std::string kernel;              // "cublas" (FP32 kernels) or "cublas_tf32" (TF32 kernels)
+  std::vector<double> samples_ms;  // one per kernel sample, each taken right after it
+  SampleStats stats;               // of samples_ms
+  ClockRecord clock;               // SM clock read after each of its samples
   bool measured() const { return stats.count > 0 && stats.median > 0; }
+  double noise() const { return relative_stddev(stats); }  // stddev / mean
 };
 
 struct RunRequest {
@@ -128,29 +128,25 @@ struct RunRequest {
   bool memcheck_new_builds = true;
 };
 
-struct RunResult {
+// What a run measured that outlives it: the sources only (a session keeps it as its MeasurementRecord, a
+// point of `tilescope bench` and `run --json` are written from it). Derived figures are methods, never
+// stored beside what they come from.
+struct RunRecord {
   ProblemSpec spec;
-  std::string backend;    // "cuda" or "cpu"
-  std::string device;     // e.g. "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs)" or "CPU (16 threads)"
-  std::string reference;  // what the result was verified against
-  ErrorStats error;       // of the verification launch, before any timing
-  bool tf32 = false;      // the kernel rounds its inputs to TF32 (checked and compared as such)
+  std::string backend;  // "cuda" or "cpu"
+  std::string device;   // e.g. "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs)" or "CPU (16 threads)"
+  bool tf32 = false;    // the kernel rounds its inputs to TF32 (checked and compared as such)
+  ErrorStats error;     // of the verification launch, before any timing
   // Timing under the policy: every timed launch, their statistics and why sampling stopped.
   std::string policy;  // MeasurePolicy::describe() of the policy used
   bool timed = true;   // false: verification failed and the policy does not time failed kernels
-  std::vector<double> times_ms;
-  SampleStats stats;  // of times_ms
-  double median_ms = 0, tflops = 0;
-  double noise = 0;          // stddev / mean
-  std::string stop;          // to_string(StopReason)
-  int warmups = 0;           // untimed launches before the samples (the verification launch counts as one)
-  ClockRecord clock;         // SM clock and throttle reasons while sampling
-  int64_t frames_drawn = 0;  // frames a window drew while this was timed (at most 4 a second; TimingGate)
-  std::string date;          // UTC, ISO 8601, when the point was measured
-  std::shared_ptr<const HostMatrix> c;
-  std::shared_ptr<const MatrixStore> store;  // keep_store: the matrices, for heatmaps at any zoom
-  int tile_m = 0, tile_n = 0;                // rows and columns of C per block (0: not a blocked kernel)
-  int blocks_per_tile = 1;                   // blocks per tile of C (split-K: the slices of K)
+  std::vector<double> samples_ms;
+  SampleStats stats;           // of samples_ms
+  std::string stop;            // to_string(StopReason)
+  ClockRecord clock;           // SM clock and throttle reasons while sampling
+  int64_t frames_drawn = 0;    // frames a window drew while this was timed (at most 4 a second; TimingGate)
+  int tile_m = 0, tile_n = 0;  // rows and columns of C per block (0: not a blocked kernel)
+  int blocks_per_tile = 1;     // blocks per tile of C (split-K: the slices of K)
   // cuBLAS (same precision) at the same shape, the median of 5 launches after the samples (profile, where
   // there is no interleaved reference; 0: not run). Read cublas_ms() for "% of cuBLAS".
   double reference_ms = 0;
@@ -158,18 +154,31 @@ struct RunResult {
   // "CPU backend: no cuBLAS").
   InterleavedReference interleaved;
   std::string interleaved_note;
-  double peak_tflops = 0;  // of the device, at this kernel's precision (0: unknown)
+  std::string date;  // UTC, ISO 8601, when the point was measured
+
+  double median_ms() const { return stats.median; }
+  double tflops() const;                                   // of the median (0: not timed)
+  double noise() const { return relative_stddev(stats); }  // stddev / mean of the samples
+  // The cuBLAS time "% of cuBLAS" divides: the interleaved reference's median where there is one, else
+  // reference_ms (0: neither).
+  double cublas_ms() const { return interleaved.measured() ? interleaved.stats.median : reference_ms; }
+  bool cublas_interleaved() const { return interleaved.measured(); }
+};
+
+// A run as the backend returns it: its record and what stays in memory (the matrices, the occupancy
+// reports, the trace) or is said about it.
+struct RunResult : RunRecord {
+  std::string reference;  // what the result was verified against
+  int warmups = 0;        // untimed launches before the samples (the verification launch counts as one)
+  std::shared_ptr<const HostMatrix> c;
+  std::shared_ptr<const MatrixStore> store;  // keep_store: the matrices, for heatmaps at any zoom
+  double peak_tflops = 0;                    // of the device, at this kernel's precision (0: unknown)
   // GPU only (empty on the CPU backend, which has neither):
   std::optional<OccupancyReport> occupancy;                        // the launch that was timed
   std::vector<std::pair<int, OccupancyReport>> occupancy_by_tile;  // every tile the kernel supports (profile)
   std::shared_ptr<const TileTrace> trace;  // one instrumented launch, separate from the timed ones
   std::string trace_note;                  // why there is no trace (e.g. cuBLAS cannot be instrumented)
   std::string note;  // what the person should know about this run (e.g. "C was left untouched"), or empty
-
-  // The cuBLAS time "% of cuBLAS" divides: the interleaved reference's median where there is one, else
-  // reference_ms (0: neither).
-  double cublas_ms() const { return interleaved.measured() ? interleaved.stats.median : reference_ms; }
-  bool cublas_interleaved() const { return interleaved.measured(); }
 };
 
 class Backend {

@@ -50,9 +50,9 @@ BenchPoint bench_point(const RunResult& r, double peak) {
   p.date = r.date;
   if (r.timed) {
     p.stats = r.stats;
-    p.noise = r.noise;
-    p.tflops = r.tflops;
-    p.pct_peak = peak > 0 ? 100.0 * r.tflops / peak : 0.0;
+    p.noise = r.noise();
+    p.tflops = r.tflops();
+    p.pct_peak = peak > 0 ? 100.0 * r.tflops() / peak : 0.0;
     p.sm_clock_min_mhz = r.clock.min_mhz;
     p.sm_clock_median_mhz = r.clock.median_mhz;
     p.sm_clock_max_mhz = r.clock.max_mhz;

@@ -125,9 +125,7 @@ std::string describe_stop(const std::string& stop, double noise, int samples) {
 }
 
 double noise(const std::vector<double>& s) {
-  if (s.size() < 2) return 0.0;
-  const SampleStats st = summarize(s);
-  return st.mean > 0 ? st.stddev / st.mean : 0.0;
+  return s.size() < 2 ? 0.0 : relative_stddev(summarize(s));
 }
 
 StopReason should_stop(const std::vector<double>& s, double wall_s, const MeasurePolicy& p) {

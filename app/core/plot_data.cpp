@@ -200,7 +200,7 @@ TimingsData timings_data(const SessionSet& sessions, const ProblemSpec& at,
   std::stable_sort(d.curves.begin(), d.curves.end(), [](const TimingsCurve& a, const TimingsCurve& b) {
     return a.colour != b.colour ? a.colour < b.colour : a.session < b.session;
   });
-  for (const MeasurementRecord& r : cur.records) d.unverified += r.timed && !r.passed;
+  for (const MeasurementRecord& r : cur.records) d.unverified += r.timed && !r.error.passed;
   // The current problem's newest timed record: its launches.
   for (size_t i = cur.records.size(); i-- > 0;) {
     const MeasurementRecord& r = cur.records[i];
@@ -210,7 +210,7 @@ TimingsData timings_data(const SessionSet& sessions, const ProblemSpec& at,
       d.current_stats = r.stats;
       d.current_flops = at.flops();
       d.current_label =
-          current.label() + " at " + shape_text(at) + (r.passed ? "" : " (failed verification)");
+          current.label() + " at " + shape_text(at) + (r.error.passed ? "" : " (failed verification)");
       break;
     }
   }
@@ -314,7 +314,7 @@ RooflineData roofline_data(const SessionSet& sessions, const ProblemSpec& at,
     const Roofs roofs = i == 0 ? d.roofs : roofs_for(s.device, s.dram_gbs);
     for (size_t r = 0; r < s.records.size(); ++r) {
       const MeasurementRecord& rec = s.records[r];
-      if (!rec.timed || !rec.passed || rec.stats.count == 0 || !(rec.stats.median > 0)) continue;
+      if (!rec.timed || !rec.error.passed || rec.stats.count == 0 || !(rec.stats.median > 0)) continue;
       if (this_shape_only && (rec.spec.m != at.m || rec.spec.n != at.n || rec.spec.k != at.k)) continue;
       RoofPoint p;
       p.session = i;

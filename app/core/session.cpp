@@ -23,6 +23,8 @@
 #include <unordered_set>
 
 #include "csv.hpp"
+#include "io/json_fields.hpp"
+#include "io/record_fields.hpp"
 #include "tilescope/version.hpp"
 
 namespace ts {
@@ -32,33 +34,12 @@ using json = nlohmann::json;
 
 MeasurementRecord MeasurementRecord::from(const RunResult& r) {
   MeasurementRecord m;
-  m.spec = r.spec;
-  m.backend = r.backend;
-  m.device = r.device;
-  m.tf32 = r.tf32;
-  m.policy = r.policy;
-  m.timed = r.timed;
-  m.samples_ms = r.times_ms;
-  m.stats = r.stats;
-  m.tflops = r.tflops;
-  m.noise = r.noise;
-  m.stop = r.stop;
-  m.passed = r.error.passed;
-  m.max_abs_err = r.error.max_abs_err;
-  m.tolerance = r.error.tolerance;
-  m.clock = r.clock;
-  m.frames_drawn = r.frames_drawn;
-  m.tile_m = r.tile_m;
-  m.tile_n = r.tile_n;
-  m.blocks_per_tile = r.blocks_per_tile;
+  static_cast<RunRecord&>(m) = r;
   if (r.occupancy) {
     m.blocks_per_sm = r.occupancy->blocks_per_sm;
     m.waves = r.occupancy->waves;
   }
-  m.reference_ms = r.reference_ms;
-  m.interleaved = r.interleaved;
-  m.interleaved_note = r.interleaved_note;
-  m.date = r.date.empty() ? utc_now() : r.date;
+  if (m.date.empty()) m.date = utc_now();
   m.program_version = kVersion;
   m.commit = kGitCommit;
   return m;
@@ -78,329 +59,32 @@ void Session::add(const RunResult& r) {
   records.push_back(MeasurementRecord::from(r));
 }
 
-// [SECTION] JSON. Doubles are written with round-trip precision; a non-finite value (never expected) is
-// written as null and read back as NaN.
+// [SECTION] JSON: one field list a type (io/record_fields.hpp) writes a session and reads it back.
 namespace {
 
-json num(double v) {
-  return std::isfinite(v) ? json(v) : json(nullptr);
-}
+using SessionReader = io::JsonReader<SessionError>;
 
-json stats_json(const SampleStats& s) {
-  return {{"count", s.count},  {"median", num(s.median)}, {"p25", num(s.p25)},   {"p75", num(s.p75)},
-          {"min", num(s.min)}, {"max", num(s.max)},       {"mean", num(s.mean)}, {"stddev", num(s.stddev)}};
-}
-
-json device_json(const DeviceInfo& d) {
-  const DeviceLimits& l = d.limits;
-  return {{"backend", d.backend},
-          {"name", d.name},
-          {"label", d.label},
-          {"compute_capability", d.sm},
-          {"sm_count", d.sm_count},
-          {"max_sm_clock_mhz", num(d.max_sm_clock_mhz)},
-          {"driver", d.driver},
-          {"cuda_runtime", d.cuda_runtime},
-          {"l2_bytes", d.l2_bytes},
-          {"memory_bytes", d.memory_bytes},
-          {"datasheet_bandwidth_gbs", num(d.datasheet_bandwidth_gbs)},
-          {"peak_fp32_tflops", num(d.peak_fp32_tflops)},
-          {"peak_tf32_tflops", num(d.peak_tf32_tflops)},
-          {"limits",
-           {{"max_threads_per_sm", l.max_threads_per_sm},
-            {"max_blocks_per_sm", l.max_blocks_per_sm},
-            {"regs_per_sm", l.regs_per_sm},
-            {"reg_alloc_unit", l.reg_alloc_unit},
-            {"max_regs_per_thread", l.max_regs_per_thread},
-            {"smem_per_sm", l.smem_per_sm},
-            {"reserved_smem_per_block", l.reserved_smem_per_block},
-            {"smem_alloc_unit", l.smem_alloc_unit},
-            {"warp_size", l.warp_size}}}};
-}
-
-json samples_json(const std::vector<double>& v) {
-  json samples = json::array();
-  for (double x : v) samples.push_back(num(x));
-  return samples;
-}
-
-json clock_json(const ClockRecord& c) {
-  return {{"available", c.available},
-          {"min_mhz", num(c.min_mhz)},
-          {"median_mhz", num(c.median_mhz)},
-          {"max_mhz", num(c.max_mhz)},
-          {"device_max_mhz", num(c.device_max_mhz)},
-          {"throttled", c.throttled},
-          {"throttle_reasons", c.throttle_reasons},
-          {"note", c.note}};
+// The session's own fields, but its format, version and records.
+template <class Io, class S>
+void header_fields(Io& io, S& s) {
+  io.text("label", s.label);
+  io.text("created", s.created);
+  io.text("tilescope", s.program_version);
+  io.text("commit", s.commit);
+  io.object("device", [&](auto& d) { io::device_fields(d, s.device); });
+  io.number("dram_gbs", s.dram_gbs, 0, io::kMaxQuantity);
 }
 
 json record_json(const MeasurementRecord& r) {
-  const json samples = samples_json(r.samples_ms);
-  json j = problem_json(r.spec);
-  j.update({{"backend", r.backend},
-            {"device", r.device},
-            {"tf32", r.tf32},
-            {"policy", r.policy},
-            {"timed", r.timed},
-            {"samples_ms", samples},
-            {"stats_ms", stats_json(r.stats)},
-            {"tflops", num(r.tflops)},
-            {"noise", num(r.noise)},
-            {"stop", r.stop},
-            {"passed", r.passed},
-            {"max_abs_err", num(r.max_abs_err)},
-            {"tolerance", num(r.tolerance)},
-            {"clock", clock_json(r.clock)},
-            {"frames_drawn", r.frames_drawn},
-            {"tile_m", r.tile_m},
-            {"tile_n", r.tile_n},
-            {"blocks_per_sm", r.blocks_per_sm},
-            {"blocks_per_tile", r.blocks_per_tile},
-            {"waves", num(r.waves)},
-            {"reference_ms", num(r.reference_ms)},
-            {"interleaved_reference",
-             {{"kernel", r.interleaved.kernel},
-              {"samples_ms", samples_json(r.interleaved.times_ms)},
-              {"stats_ms", stats_json(r.interleaved.stats)},
-              {"noise", num(r.interleaved.noise)},
-              {"clock", clock_json(r.interleaved.clock)},
-              {"note", r.interleaved_note}}},
-            {"date", r.date},
-            {"tilescope", r.program_version},
-            {"commit", r.commit}});
+  json j = json::object();
+  io::JsonWriter w(j);
+  io::record_fields(w, r);
   return j;
 }
 
-// Typed, named access to a JSON object: every failure says where and what.
-class Reader {
- public:
-  Reader(const json& j, std::string where) : m_j(j), m_where(std::move(where)) {
-    if (!m_j.is_object()) throw SessionError(m_where + " is not an object");
-  }
-  const json& at(const char* key) const {
-    auto it = m_j.find(key);
-    if (it == m_j.end()) throw SessionError(m_where + ": '" + key + "' is missing");
-    return *it;
-  }
-  std::string str(const char* key) const {
-    const json& v = at(key);
-    if (!v.is_string()) bad(key, "is not text");
-    return v.get<std::string>();
-  }
-  bool flag(const char* key) const {
-    const json& v = at(key);
-    if (!v.is_boolean()) bad(key, "is not true or false");
-    return v.get<bool>();
-  }
-  double number(const char* key) const { return to_double(at(key), key); }
-  // A number in lo..hi, or null (read as NaN: a value that was never measured) when `null_ok`.
-  double number(const char* key, double lo, double hi, bool null_ok = true) const {
-    return checked(at(key), key, lo, hi, null_ok);
-  }
-  double checked(const json& v, const std::string& key, double lo, double hi, bool null_ok) const {
-    if (v.is_null()) {
-      if (!null_ok) bad(key, "is null, not a number");
-      return std::numeric_limits<double>::quiet_NaN();
-    }
-    const double x = to_double(v, key);
-    if (!(x >= lo && x <= hi))
-      throw SessionError(m_where + ": '" + key + "' = " + v.dump() + " is outside " + fmt(lo) + ".." +
-                         fmt(hi));
-    return x;
-  }
-  int64_t integer(const char* key, int64_t lo, int64_t hi) const {
-    const json& v = at(key);
-    if (!v.is_number_integer()) bad(key, "is not a whole number");
-    const bool huge = v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(INT64_MAX);
-    const int64_t x = huge ? 0 : v.get<int64_t>();
-    if (huge || x < lo || x > hi)
-      throw SessionError(m_where + ": '" + key + "' = " + v.dump() + " is outside " + std::to_string(lo) +
-                         ".." + std::to_string(hi));
-    return x;
-  }
-  uint64_t unsigned_integer(const char* key) const {
-    const json& v = at(key);
-    if (!v.is_number_unsigned()) bad(key, "is not a whole number >= 0");
-    return v.get<uint64_t>();
-  }
-  Reader object(const char* key) const { return Reader(at(key), m_where + "." + key); }
-  bool has(const char* key) const { return m_j.contains(key); }
-  double to_double(const json& v, const std::string& key) const {
-    if (v.is_null()) return std::numeric_limits<double>::quiet_NaN();
-    if (!v.is_number()) bad(key, "is not a number");
-    return v.get<double>();
-  }
-  const std::string& where() const { return m_where; }
-  static std::string fmt(double x) {
-    char b[32];
-    std::snprintf(b, sizeof b, "%g", x);
-    return b;
-  }
-
- private:
-  [[noreturn]] void bad(const std::string& key, const char* what) const {
-    throw SessionError(m_where + ": '" + key + "' " + what);
-  }
-  const json& m_j;
-  std::string m_where;
-};
-
-// What a value read from a session may be (a plot computes pixels from them: an infinite or negative time,
-// or a quartile on the wrong side of the median, is refused when the file is read, never drawn).
-constexpr double kMaxTimeMs = 1e9;     // a launch of 11 days
-constexpr double kMaxMhz = 1e6;        // clocks
-constexpr double kMaxQuantity = 1e15;  // TFLOP/s, GB/s, waves, errors, noise
-
-ClockRecord clock_from(const Reader& c) {
-  ClockRecord k;
-  k.available = c.flag("available");
-  k.min_mhz = c.number("min_mhz", 0, kMaxMhz);
-  k.median_mhz = c.number("median_mhz", 0, kMaxMhz);
-  k.max_mhz = c.number("max_mhz", 0, kMaxMhz);
-  k.device_max_mhz = c.number("device_max_mhz", 0, kMaxMhz);
-  k.throttled = c.flag("throttled");
-  k.throttle_reasons = c.str("throttle_reasons");
-  k.note = c.str("note");
-  return k;
-}
-
-std::vector<double> samples_from(const Reader& r, const char* key) {
-  const json& samples = r.at(key);
-  if (!samples.is_array()) throw SessionError(r.where() + ": '" + key + "' is not a list");
-  if (samples.size() > size_t(kMaxRecordSamples))
-    throw SessionError(r.where() + ": " + std::to_string(samples.size()) +
-                       " samples, more than the limit of " + std::to_string(kMaxRecordSamples));
-  std::vector<double> v;
-  v.reserve(samples.size());
-  for (size_t i = 0; i < samples.size(); ++i) {
-    const json& x = samples[i];
-    if (x.is_number() && x.get<double>() >= 0 && x.get<double>() <= kMaxTimeMs)
-      v.push_back(x.get<double>());
-    else  // the reason, with the sample's place
-      r.checked(x, std::string(key) + "[" + std::to_string(i) + "]", 0, kMaxTimeMs, false);
-  }
-  return v;
-}
-
-// Statistics of the samples, in ms: with samples, every figure a time (no null), the median above zero and
-// min <= p25 <= median <= p75 <= max.
-SampleStats stats_from(const Reader& r) {
-  SampleStats s;
-  s.count = int(r.integer("count", 0, kMaxRecordSamples));
-  const bool timed = s.count > 0;
-  s.median = r.number("median", 0, kMaxTimeMs, !timed);
-  s.p25 = r.number("p25", 0, kMaxTimeMs, !timed);
-  s.p75 = r.number("p75", 0, kMaxTimeMs, !timed);
-  s.min = r.number("min", 0, kMaxTimeMs, !timed);
-  s.max = r.number("max", 0, kMaxTimeMs, !timed);
-  s.mean = r.number("mean", 0, kMaxTimeMs, !timed);
-  s.stddev = r.number("stddev", 0, kMaxTimeMs);
-  if (timed) {
-    if (!(s.median > 0))
-      throw SessionError(r.where() + ": 'median' = " + Reader::fmt(s.median) + " is not above 0");
-    auto order = [&](const char* a, double x, const char* b, double y) {
-      if (x > y * (1 + 1e-12))
-        throw SessionError(r.where() + ": '" + a + "' = " + Reader::fmt(x) + " is above '" + b +
-                           "' = " + Reader::fmt(y));
-    };
-    order("min", s.min, "p25", s.p25);
-    order("p25", s.p25, "median", s.median);
-    order("median", s.median, "p75", s.p75);
-    order("p75", s.p75, "max", s.max);
-  }
-  return s;
-}
-
-DeviceInfo device_from(const Reader& r) {
-  DeviceInfo d;
-  d.backend = r.str("backend");
-  d.name = r.str("name");
-  d.label = r.str("label");
-  d.sm = int(r.integer("compute_capability", 0, 1000));
-  d.sm_count = int(r.integer("sm_count", 0, 100000));
-  d.max_sm_clock_mhz = r.number("max_sm_clock_mhz", 0, kMaxMhz);
-  d.driver = r.str("driver");
-  d.cuda_runtime = r.str("cuda_runtime");
-  d.l2_bytes = r.integer("l2_bytes", 0, INT64_MAX);
-  d.memory_bytes = r.integer("memory_bytes", 0, INT64_MAX);
-  d.datasheet_bandwidth_gbs = r.number("datasheet_bandwidth_gbs", 0, kMaxQuantity);
-  d.peak_fp32_tflops = r.number("peak_fp32_tflops", 0, kMaxQuantity);
-  d.peak_tf32_tflops = r.number("peak_tf32_tflops", 0, kMaxQuantity);
-  const Reader l = r.object("limits");
-  DeviceLimits& x = d.limits;
-  x.sm_count = d.sm_count;
-  x.max_threads_per_sm = int(l.integer("max_threads_per_sm", 0, 1 << 20));
-  x.max_blocks_per_sm = int(l.integer("max_blocks_per_sm", 0, 1 << 20));
-  x.regs_per_sm = int(l.integer("regs_per_sm", 0, 1 << 24));
-  x.reg_alloc_unit = int(l.integer("reg_alloc_unit", 0, 1 << 20));
-  x.max_regs_per_thread = int(l.integer("max_regs_per_thread", 0, 1 << 20));
-  x.smem_per_sm = int(l.integer("smem_per_sm", 0, 1 << 30));
-  x.reserved_smem_per_block = int(l.integer("reserved_smem_per_block", 0, 1 << 30));
-  x.smem_alloc_unit = int(l.integer("smem_alloc_unit", 0, 1 << 20));
-  x.warp_size = int(l.integer("warp_size", 0, 1024));
-  return d;
-}
-
-MeasurementRecord record_from(const Reader& r) {
+MeasurementRecord record_from(const SessionReader& r) {
   MeasurementRecord m;
-  ProblemSpec& s = m.spec;
-  s.kernel = r.str("kernel");
-  s.tile = int(r.integer("tile", 0, 1 << 16));
-  s.m = r.integer("m", 1, kMaxDim);
-  s.n = r.integer("n", 1, kMaxDim);
-  s.k = r.integer("k", 1, kMaxDim);
-  const std::string input = r.str("input");
-  if (input == "file") {
-    s.input = InputKind::File;
-  } else {
-    try {
-      s.input = parse_input_kind(input);
-    } catch (const ValidationError&) {
-      throw SessionError(r.where() + ": 'input' = '" + input + "' is not an input kind");
-    }
-  }
-  s.seed = r.unsigned_integer("seed");
-  m.backend = r.str("backend");
-  m.device = r.str("device");
-  m.tf32 = r.flag("tf32");
-  m.policy = r.str("policy");
-  m.timed = r.flag("timed");
-  m.samples_ms = samples_from(r, "samples_ms");
-  m.stats = stats_from(r.object("stats_ms"));
-  if (m.stats.count != int(m.samples_ms.size()))
-    throw SessionError(r.where() + ": stats_ms.count = " + std::to_string(m.stats.count) + " but " +
-                       std::to_string(m.samples_ms.size()) + " samples");
-  m.tflops = r.number("tflops", 0, kMaxQuantity, m.stats.count == 0);
-  m.noise = r.number("noise", 0, kMaxQuantity);
-  m.stop = r.str("stop");
-  m.passed = r.flag("passed");
-  m.max_abs_err = r.number("max_abs_err", 0, std::numeric_limits<double>::max());
-  m.tolerance = r.number("tolerance", 0, std::numeric_limits<double>::max());
-  m.clock = clock_from(r.object("clock"));
-  if (r.has("frames_drawn")) m.frames_drawn = r.integer("frames_drawn", 0, INT64_MAX);
-  m.tile_m = int(r.integer("tile_m", 0, 1 << 20));
-  m.tile_n = int(r.integer("tile_n", 0, 1 << 20));
-  m.blocks_per_sm = int(r.integer("blocks_per_sm", 0, 1 << 20));
-  if (r.has("blocks_per_tile")) m.blocks_per_tile = int(r.integer("blocks_per_tile", 1, 1 << 20));
-  m.waves = r.number("waves", 0, kMaxQuantity);
-  m.reference_ms = r.number("reference_ms", 0, kMaxTimeMs);
-  if (r.has("interleaved_reference")) {  // older files have none
-    const Reader ir = r.object("interleaved_reference");
-    InterleavedReference& x = m.interleaved;
-    x.kernel = ir.str("kernel");
-    x.times_ms = samples_from(ir, "samples_ms");
-    x.stats = stats_from(ir.object("stats_ms"));
-    if (x.stats.count != int(x.times_ms.size()))
-      throw SessionError(ir.where() + ": stats_ms.count = " + std::to_string(x.stats.count) + " but " +
-                         std::to_string(x.times_ms.size()) + " samples");
-    x.noise = ir.number("noise", 0, kMaxQuantity);
-    x.clock = clock_from(ir.object("clock"));
-    m.interleaved_note = ir.str("note");
-  }
-  m.date = r.str("date");
-  m.program_version = r.str("tilescope");
-  m.commit = r.str("commit");
+  io::record_fields(r, m);
   return m;
 }
 
@@ -409,15 +93,11 @@ MeasurementRecord record_from(const Reader& r) {
 json to_json(const Session& s) {
   json records = json::array();
   for (const auto& r : s.records) records.push_back(record_json(r));
-  return {{"format", "tilescope-session"},
-          {"version", kSessionFormat},
-          {"label", s.label},
-          {"created", s.created},
-          {"tilescope", s.program_version},
-          {"commit", s.commit},
-          {"device", device_json(s.device)},
-          {"dram_gbs", num(s.dram_gbs)},
-          {"records", records}};
+  json j = {{"format", "tilescope-session"}, {"version", kSessionFormat}};
+  io::JsonWriter w(j);
+  header_fields(w, s);
+  j["records"] = std::move(records);
+  return j;
 }
 
 namespace {
@@ -425,18 +105,14 @@ namespace {
 Session header_from_json(const json& j) {
   if (!j.is_object() || !j.contains("format") || j["format"] != "tilescope-session")
     throw SessionError("not a TileScope session (no \"format\": \"tilescope-session\")");
-  const Reader r(j, "session");
-  const int64_t version = r.integer("version", 0, 1 << 30);
+  const SessionReader r(j, "session");
+  int64_t version = 0;
+  r.integer("version", version, 0, 1 << 30);
   if (version != kSessionFormat)
     throw SessionError("session format version " + std::to_string(version) + " is not the supported " +
                        std::to_string(kSessionFormat));
   Session s;
-  s.label = r.str("label");
-  s.created = r.str("created");
-  s.program_version = r.str("tilescope");
-  s.commit = r.str("commit");
-  s.device = device_from(r.object("device"));
-  s.dram_gbs = r.number("dram_gbs", 0, kMaxQuantity);
+  header_fields(r, s);
   if (!r.at("records").is_array()) throw SessionError("session: 'records' is not a list");
   return s;
 }
@@ -460,7 +136,7 @@ Session session_from_json(const json& j) {
   if (recs.size() > size_t(kMaxSessionRecords)) throw SessionError(too_many_records(recs.size()));
   s.records.reserve(recs.size());
   for (size_t i = 0; i < recs.size(); ++i)
-    s.records.push_back(record_from(Reader(recs[i], "record " + std::to_string(i + 1))));
+    s.records.push_back(record_from(SessionReader(recs[i], "record " + std::to_string(i + 1))));
   return s;
 }
 
@@ -581,7 +257,7 @@ class StreamingReader {
     if (m_records > size_t(kMaxSessionRecords)) throw SessionError(too_many_records(m_records));
     if (m_first_error.empty()) {
       try {
-        records.push_back(record_from(Reader(parsed, "record " + std::to_string(m_records))));
+        records.push_back(record_from(SessionReader(parsed, "record " + std::to_string(m_records))));
       } catch (const SessionError& e) {
         m_first_error = e.what();  // said after the header's checks (a file that is no session says so)
         records.clear();
@@ -926,7 +602,7 @@ std::vector<ScalingSeries> scaling_series(const Session& s, ScaleAxis axis, cons
   std::vector<ScalingSeries> out;
   for (size_t i = 0; i < s.records.size(); ++i) {
     const MeasurementRecord& r = s.records[i];
-    if (!r.timed || !r.passed || r.stats.count == 0 || r.spec.input != at.input) continue;
+    if (!r.timed || !r.error.passed || r.stats.count == 0 || r.spec.input != at.input) continue;
     if (!on_axis(r.spec, axis, at)) continue;
     const KernelTile cfg{r.spec.kernel, r.spec.tile};
     auto it = std::find_if(out.begin(), out.end(), [&](const ScalingSeries& x) { return x.config == cfg; });
@@ -944,7 +620,7 @@ std::vector<ScalingSeries> scaling_series(const Session& s, ScaleAxis axis, cons
     p.median_ms = r.stats.median;
     p.p25_ms = r.stats.p25;
     p.p75_ms = r.stats.p75;
-    p.tflops = r.tflops;
+    p.tflops = r.tflops();
     p.samples = r.stats.count;
     p.clock_mhz = r.clock.available ? r.clock.median_mhz : 0;
     p.throttled = r.clock.throttled;
@@ -972,7 +648,7 @@ std::vector<LadderBar> ladder_bars(const Session& s, const ProblemSpec& at,
   std::map<std::pair<std::string, int>, size_t> newest;  // config -> record
   for (size_t i = 0; i < s.records.size(); ++i) {
     const MeasurementRecord& r = s.records[i];
-    if (!r.timed || !r.passed || r.stats.count == 0) continue;
+    if (!r.timed || !r.error.passed || r.stats.count == 0) continue;
     if (r.spec.m != at.m || r.spec.n != at.n || r.spec.k != at.k || r.spec.input != at.input) continue;
     const auto key = std::make_pair(r.spec.kernel, r.spec.tile);
     auto it = newest.find(key);
@@ -989,7 +665,7 @@ std::vector<LadderBar> ladder_bars(const Session& s, const ProblemSpec& at,
     b.median_ms = r.stats.median;
     b.p25_ms = r.stats.p25;
     b.p75_ms = r.stats.p75;
-    b.tflops = r.tflops;
+    b.tflops = r.tflops();
     b.tf32 = r.tf32;
     b.record = it->second;
     bars.push_back(b);

@@ -36,36 +36,15 @@ inline constexpr int kMaxSessionDepth = 16;
 inline constexpr int64_t kMaxRecordValues = 2 * int64_t(kMaxRecordSamples) + 1000;
 inline constexpr int64_t kMaxHeaderValues = 10000;
 
-// One measured point.
-struct MeasurementRecord {
-  ProblemSpec spec;
-  std::string backend, device;  // "cuda", "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs)"
-  bool tf32 = false;
-  std::string policy;  // MeasurePolicy::describe()
-  bool timed = true;
-  std::vector<double> samples_ms;
-  SampleStats stats;  // of samples_ms
-  double tflops = 0, noise = 0;
-  std::string stop;
-  bool passed = false;
-  double max_abs_err = 0, tolerance = 0;
-  ClockRecord clock;
-  int64_t frames_drawn = 0;  // frames the window drew while it was timed (0 headless; older files: 0)
-  int tile_m = 0, tile_n = 0, blocks_per_sm = 0;
-  int blocks_per_tile = 1;  // split-K: blocks per tile of C (older files: 1)
+// One measured point: the run's record (RunRecord: its sources), with the launch's occupancy and the
+// TileScope that measured it.
+struct MeasurementRecord : RunRecord {
+  int blocks_per_sm = 0;  // of the timed launch (0: not a GPU run)
   double waves = 0;
-  double reference_ms = 0;  // cuBLAS at the same shape and precision, timed on its own after the samples
-  // cuBLAS timed between the samples, with its own clock (older files: empty), or why there is none.
-  InterleavedReference interleaved;
-  std::string interleaved_note;
-  std::string date;  // UTC ISO 8601
   std::string program_version, commit;
 
   static MeasurementRecord from(const RunResult& r);
   double iqr_ms() const { return stats.p75 - stats.p25; }
-  // As RunResult's: the interleaved reference's median where there is one, else reference_ms.
-  double cublas_ms() const { return interleaved.measured() ? interleaved.stats.median : reference_ms; }
-  bool cublas_interleaved() const { return interleaved.measured(); }
 };
 
 struct Session {

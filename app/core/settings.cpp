@@ -10,6 +10,8 @@
 #include <limits>
 
 #include "files.hpp"
+#include "io/json_fields.hpp"
+#include "io/record_fields.hpp"
 
 namespace ts {
 
@@ -414,8 +416,10 @@ void save_settings(const fs::path& file, const Settings& s) {
 }
 
 nlohmann::json problem_json(const ProblemSpec& s) {
-  return {{"kernel", s.kernel},          {"tile", s.tile}, {"m", s.m}, {"n", s.n}, {"k", s.k},
-          {"input", to_string(s.input)}, {"seed", s.seed}};
+  nlohmann::json j = nlohmann::json::object();
+  io::JsonWriter w(j);
+  io::problem_fields(w, s);
+  return j;
 }
 
 namespace {
@@ -435,7 +439,7 @@ nlohmann::json result_to_json(const RunResult& r) {
            {"samples", x.stats.count},
            {"median_ms", x.stats.median},
            {"iqr_ms", x.stats.p75 - x.stats.p25},
-           {"times_ms", x.times_ms}};
+           {"times_ms", x.samples_ms}};
     ref.update(sm_clock_json(x.clock));
   }
   nlohmann::json j = problem_json(r.spec);
@@ -443,21 +447,21 @@ nlohmann::json result_to_json(const RunResult& r) {
   j.update({{"backend", r.backend},
             {"device", r.device},
             {"reference", r.reference},
-            {"median_ms", r.median_ms},
-            {"samples", r.times_ms.size()},
-            {"tflops", r.tflops},
+            {"median_ms", r.median_ms()},
+            {"samples", r.samples_ms.size()},
+            {"tflops", r.tflops()},
             {"max_abs_err", r.error.max_abs_err},
             {"max_rel_err", r.error.max_rel_err},
             {"tolerance", r.error.tolerance},
             {"passed", r.error.passed},
             {"policy", r.policy},
             {"timed", r.timed},
-            {"times_ms", r.times_ms},
+            {"times_ms", r.samples_ms},
             {"p25_ms", r.stats.p25},
             {"p75_ms", r.stats.p75},
             {"iqr_ms", r.stats.p75 - r.stats.p25},
             {"min_ms", r.stats.min},
-            {"noise", r.noise},
+            {"noise", r.noise()},
             {"stop", r.stop},
             {"interleaved_reference", ref},
             {"interleaved_note", r.interleaved_note},

@@ -17,4 +17,9 @@ SampleStats summarize(const std::vector<double>& samples);
 // TFLOP/s of a GEMM with `flops` operations that took `ms` milliseconds (0 when ms <= 0).
 double tflops(double flops, double ms);
 
+// The noise of samples: stddev / mean (0 with fewer than two samples or a mean that is not above 0).
+inline double relative_stddev(const SampleStats& s) {
+  return s.count > 1 && s.mean > 0 ? s.stddev / s.mean : 0.0;
+}
+
 }  // namespace ts

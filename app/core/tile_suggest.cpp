@@ -36,8 +36,8 @@ TileSuggestion suggest_tile(const Session& s, const KernelInfo& kernel, const Pr
     if (r.spec.kernel != kernel.id || r.spec.m != spec.m || r.spec.n != spec.n || r.spec.k != spec.k)
       continue;
     // A verified, timed point; or a failed one (timed or not: the bench policy does not time failures).
-    const bool timed_ok = r.passed && r.timed && r.stats.count > 0 && r.stats.median > 0;
-    if (!timed_ok && r.passed) continue;
+    const bool timed_ok = r.error.passed && r.timed && r.stats.count > 0 && r.stats.median > 0;
+    if (!timed_ok && r.error.passed) continue;
     if (std::find(kernel.tiles.begin(), kernel.tiles.end(), r.spec.tile) == kernel.tiles.end()) continue;
     newest[r.spec.tile] = &r;
   }
@@ -48,12 +48,12 @@ TileSuggestion suggest_tile(const Session& s, const KernelInfo& kernel, const Pr
       continue;
     }
     const MeasurementRecord& r = *it->second;
-    if (!r.passed) {
+    if (!r.error.passed) {
       out.failed.push_back(t);
       continue;
     }
     out.measured.push_back(
-        {t, r.stats.median, r.stats.p25, r.stats.p75, r.tflops, size_t(r.stats.count), r.policy, r.date});
+        {t, r.stats.median, r.stats.p25, r.stats.p75, r.tflops(), size_t(r.stats.count), r.policy, r.date});
   }
   std::stable_sort(out.measured.begin(), out.measured.end(),
                    [](const TileTiming& a, const TileTiming& b) { return a.median_ms < b.median_ms; });

@@ -36,16 +36,14 @@ ts::RunResult point(int64_t n, double ms, bool interleaved) {
   r.spec.m = r.spec.n = r.spec.k = n;
   r.backend = "cpu";
   r.device = "fuzz";
-  r.times_ms = {ms, ms * 1.01, ms * 0.99};
-  r.stats = ts::summarize(r.times_ms);
-  r.median_ms = r.stats.median;
-  r.tflops = ts::tflops(r.spec.flops(), r.median_ms);
+  r.samples_ms = {ms, ms * 1.01, ms * 0.99};
+  r.stats = ts::summarize(r.samples_ms);
   r.error.passed = true;
   r.date = "2025-01-01T00:00:00Z";
   if (interleaved) {
     r.interleaved.kernel = "cublas";
-    r.interleaved.times_ms = {ms / 2, ms / 3};
-    r.interleaved.stats = ts::summarize(r.interleaved.times_ms);
+    r.interleaved.samples_ms = {ms / 2, ms / 3};
+    r.interleaved.stats = ts::summarize(r.interleaved.samples_ms);
   }
   return r;
 }

@@ -245,9 +245,9 @@ TEST(DeviceTiming, ProducesOneSamplePerLaunchAndRecordsTheClock) {
   req.spec.tile = 32;
   req.policy = MeasurePolicy::fixed(12);
   RunResult r = backend->run(req, CancelToken());
-  EXPECT_EQ(r.times_ms.size(), 12u);
-  for (double t : r.times_ms) EXPECT_GT(t, 0.0);
-  EXPECT_GT(r.tflops, 0.0);
+  EXPECT_EQ(r.samples_ms.size(), 12u);
+  for (double t : r.samples_ms) EXPECT_GT(t, 0.0);
+  EXPECT_GT(r.tflops(), 0.0);
   EXPECT_EQ(r.backend, "cuda");
   EXPECT_EQ(r.stop, "samples taken");  // a fixed count has no noise target
   // NVML comes with every NVIDIA driver: the SM clock is read after every sample.
@@ -272,14 +272,14 @@ TEST(DeviceTiming, TheBenchPolicyConvergesAndSkipsWrongKernels) {
   req.policy = p;
   RunResult r = backend->run(req, CancelToken());
   EXPECT_TRUE(r.timed);
-  EXPECT_GE(r.times_ms.size(), 10u);
+  EXPECT_GE(r.samples_ms.size(), 10u);
   EXPECT_GE(r.warmups, 3);
   EXPECT_NE(r.stop, "running");
   req.spec.kernel = "tiled_floork";  // 16 does not divide 250: wrong, so not timed
   r = backend->run(req, CancelToken());
   EXPECT_FALSE(r.error.passed);
   EXPECT_FALSE(r.timed);
-  EXPECT_TRUE(r.times_ms.empty());
+  EXPECT_TRUE(r.samples_ms.empty());
   p.cold_l2 = true;  // flushing the L2 before every sample works (and is validated for memory)
   req.policy = p;
   req.spec.kernel = "tiled";
@@ -320,8 +320,8 @@ TEST(DeviceTiming, TheBenchPolicyTimesCublasOfTheSamePrecisionBetweenTheSamples)
     ASSERT_TRUE(r.timed);
     ASSERT_TRUE(r.cublas_interleaved());
     EXPECT_EQ(r.interleaved.kernel, c.reference);
-    EXPECT_EQ(r.interleaved.times_ms.size(), r.times_ms.size());
-    for (double ms : r.interleaved.times_ms) EXPECT_GT(ms, 0.0);
+    EXPECT_EQ(r.interleaved.samples_ms.size(), r.samples_ms.size());
+    for (double ms : r.interleaved.samples_ms) EXPECT_GT(ms, 0.0);
     EXPECT_EQ(r.interleaved.clock.available, r.clock.available);
     EXPECT_EQ(r.cublas_ms(), r.interleaved.stats.median);
     EXPECT_EQ(r.reference_ms, 0.0);  // nothing timed on its own

@@ -169,7 +169,7 @@ TEST_F(UserKernels, TheClassicExamplePassesOnEveryShapeAndTile) {
       EXPECT_TRUE(r.note.empty()) << r.note;
       const auto e = errors(req, r);
       EXPECT_LE(*std::max_element(e.begin(), e.end()), r.error.tolerance);
-      EXPECT_EQ(r.times_ms.size(), 2u);
+      EXPECT_EQ(r.samples_ms.size(), 2u);
       EXPECT_EQ(r.device, backend->device_name());
     }
 }

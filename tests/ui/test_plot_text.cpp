@@ -26,14 +26,12 @@ RunResult tiled_at(double kernel_mhz, double cublas_mhz) {
   r.spec.m = r.spec.n = r.spec.k = 4096;
   r.timed = true;
   r.error.passed = true;
-  r.times_ms = {15.5, 15.5, 15.5};
-  r.stats = summarize(r.times_ms);
-  r.median_ms = 15.5;
-  r.tflops = tflops(r.spec.flops(), r.median_ms);
+  r.samples_ms = {15.5, 15.5, 15.5};
+  r.stats = summarize(r.samples_ms);
   r.clock = summarize_clocks({{kernel_mhz, ""}}, 1980);
   r.interleaved.kernel = "cublas";
-  r.interleaved.times_ms = {3.1, 3.1, 3.1};
-  r.interleaved.stats = summarize(r.interleaved.times_ms);
+  r.interleaved.samples_ms = {3.1, 3.1, 3.1};
+  r.interleaved.stats = summarize(r.interleaved.samples_ms);
   r.interleaved.clock = summarize_clocks({{cublas_mhz, "sw_power_cap"}}, 1980);
   r.date = "2025-01-31T10:00:00Z";
   return r;

@@ -51,7 +51,6 @@ std::vector<BenchPoint> sample_points() {
   a.m = a.n = a.k = 4096;
   a.verified = true;
   a.stats = summarize({15.0, 15.5, 16.0});
-  a.tflops = 8.9;
   BenchPoint ref = a;
   ref.kernel = "cublas";
   ref.tile = 0;
@@ -136,15 +135,13 @@ RunResult interleaved_result(const std::string& kernel, double kernel_ms, double
   r.spec.tile = 32;
   r.spec.m = r.spec.n = r.spec.k = 4096;
   r.error.passed = true;
-  r.times_ms = {kernel_ms * 0.99, kernel_ms, kernel_ms * 1.01};
-  r.stats = summarize(r.times_ms);
-  r.median_ms = r.stats.median;
-  r.tflops = tflops(r.spec.flops(), r.median_ms);
+  r.samples_ms = {kernel_ms * 0.99, kernel_ms, kernel_ms * 1.01};
+  r.stats = summarize(r.samples_ms);
   r.stop = "converged";
   r.clock = summarize_clocks({{kernel_mhz, ""}, {kernel_mhz, ""}, {kernel_mhz, ""}}, 1980);
   r.interleaved.kernel = "cublas";
-  r.interleaved.times_ms = {ref_ms, ref_ms * 1.02, ref_ms * 0.98};
-  r.interleaved.stats = summarize(r.interleaved.times_ms);
+  r.interleaved.samples_ms = {ref_ms, ref_ms * 1.02, ref_ms * 0.98};
+  r.interleaved.stats = summarize(r.interleaved.samples_ms);
   r.interleaved.clock =
       summarize_clocks({{ref_mhz, ""}, {ref_mhz - 200, "sw_power_cap"}, {ref_mhz, ""}}, 1980);
   r.date = "2025-01-31T10:00:00Z";
@@ -321,7 +318,8 @@ TEST(BenchFormats, TheMarkdownTablesUnitAdaptsWhileCsvAndJsonKeepTflops) {
   r.backend = "cpu";
   r.interleaved = InterleavedReference{};
   r.spec.m = r.spec.n = r.spec.k = 256;
-  r.tflops = tflops(r.spec.flops(), 3.3);  // 10.17 GFLOP/s
+  r.samples_ms = {3.3 * 0.99, 3.3, 3.3 * 1.01};  // 10.17 GFLOP/s
+  r.stats = summarize(r.samples_ms);
   std::vector<BenchPoint> pts = {bench_point(r, 0)};
   BenchMeta m = sample_meta();
   m.backend = "cpu";

@@ -21,8 +21,8 @@ Session h100_session() {
     RunResult r;
     r.spec.m = r.spec.n = r.spec.k = 4096;
     r.spec.tile = 32;
-    r.times_ms = {15.48, 15.5};
-    r.stats = summarize(r.times_ms);
+    r.samples_ms = {15.48, 15.5};
+    r.stats = summarize(r.samples_ms);
     r.error.passed = true;
     r.clock = summarize_clocks({{clock, clock < 1800 ? "sw_thermal" : ""}}, 1980);
     r.policy = "bench: ...";

@@ -346,7 +346,7 @@ TEST(Interleaved, TheReferencesStatsAndClocksAreSummarisedOnTheirOwn) {
   record_measurement(r, m, p, 1980, "cublas_tf32");
   ASSERT_TRUE(r.cublas_interleaved());
   EXPECT_EQ(r.interleaved.kernel, "cublas_tf32");
-  EXPECT_EQ(r.interleaved.times_ms, (std::vector<double>{3.0, 4.0, 5.0, 6.0}));
+  EXPECT_EQ(r.interleaved.samples_ms, (std::vector<double>{3.0, 4.0, 5.0, 6.0}));
   EXPECT_DOUBLE_EQ(r.interleaved.stats.median, 4.5);
   EXPECT_DOUBLE_EQ(r.cublas_ms(), 4.5);
   // Each side's clock from its own readings: the kernel 1980/1965, the reference 1755 and once 1600.

@@ -27,11 +27,8 @@ RunResult fake_result(const std::string& kernel, int tile, int64_t n, double med
   r.backend = "cuda";
   r.device = "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs)";
   r.policy = MeasurePolicy::bench().describe();
-  r.times_ms = {median * 0.99, median, median * 1.0 / 3.0 + median * 2.0 / 3.0, median * 1.01};
-  r.stats = summarize(r.times_ms);
-  r.median_ms = r.stats.median;
-  r.tflops = tflops(r.spec.flops(), r.median_ms);
-  r.noise = noise(r.times_ms);
+  r.samples_ms = {median * 0.99, median, median * 1.0 / 3.0 + median * 2.0 / 3.0, median * 1.01};
+  r.stats = summarize(r.samples_ms);
   r.stop = "converged";
   r.error.passed = true;
   r.error.max_abs_err = 1.0 / 3.0 * 1e-6;
@@ -46,9 +43,8 @@ RunResult fake_result(const std::string& kernel, int tile, int64_t n, double med
 // cuBLAS timed between the samples, as the CUDA backend records it: its own times and its own clock.
 RunResult with_reference(RunResult r, double ref_ms, double ref_mhz) {
   r.interleaved.kernel = "cublas";
-  r.interleaved.times_ms = {ref_ms * 1.0 / 3.0 + ref_ms * 2.0 / 3.0, ref_ms * 1.02, ref_ms * 0.97, ref_ms};
-  r.interleaved.stats = summarize(r.interleaved.times_ms);
-  r.interleaved.noise = noise(r.interleaved.times_ms);
+  r.interleaved.samples_ms = {ref_ms * 1.0 / 3.0 + ref_ms * 2.0 / 3.0, ref_ms * 1.02, ref_ms * 0.97, ref_ms};
+  r.interleaved.stats = summarize(r.interleaved.samples_ms);
   r.interleaved.clock = summarize_clocks({{ref_mhz, "sw_power_cap"}, {ref_mhz + 10, ""}}, 1980);
   return r;
 }
@@ -248,6 +244,38 @@ TEST(Session, RecordsFromARealRunCarryTheEngineFields) {
 }
 
 // [SECTION] The interleaved reference: kept bit for bit, and files written before it existed still load.
+// A record keeps its sources; TFLOP/s and the noise are derived from them: written for other readers (the
+// values the run reported), checked when read, and computed again from the samples, never read back into a
+// copy that could disagree with them.
+TEST(Session, DerivedFiguresAreWrittenCheckedAndComputedFromTheSamples) {
+  const Session s = sample_session();
+  const MeasurementRecord& r = s.records[0];
+  const nlohmann::json j = to_json(s);
+  const nlohmann::json& rec = j["records"][0];
+  EXPECT_EQ(rec["tflops"].get<double>(), r.tflops());
+  EXPECT_EQ(rec["tflops"].get<double>(), tflops(r.spec.flops(), r.stats.median));
+  EXPECT_EQ(rec["noise"].get<double>(), noise(r.samples_ms));
+  EXPECT_GT(r.noise(), 0.0);
+  // A file whose tflops disagrees with its samples (edited by hand) reads: the figure comes from the samples.
+  nlohmann::json edited = j;
+  edited["records"][0]["tflops"] = 123.0;
+  edited["records"][0]["noise"] = 0.5;
+  const Session back = session_from_json(edited);
+  EXPECT_EQ(back.records[0].tflops(), r.tflops());
+  EXPECT_EQ(back.records[0].noise(), r.noise());
+  // Still checked: a derived figure that is not a number, or outside its range, refuses the file.
+  edited["records"][0]["noise"] = "low";
+  EXPECT_THROW(session_from_json(edited), SessionError);
+  edited["records"][0]["noise"] = -1.0;
+  try {
+    session_from_json(edited);
+    ADD_FAILURE() << "a negative noise was accepted";
+  } catch (const SessionError& e) {
+    EXPECT_NE(std::string(e.what()).find("record 1: 'noise' = -1.0 is outside 0..1e+15"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(Session, RoundTripKeepsTheInterleavedReferenceAndItsClock) {
   test::TempDir dir;
   const Session s = sample_session();
@@ -257,10 +285,10 @@ TEST(Session, RoundTripKeepsTheInterleavedReferenceAndItsClock) {
   const InterleavedReference& want = s.records[0].interleaved;
   ASSERT_TRUE(r.cublas_interleaved());
   EXPECT_EQ(r.interleaved.kernel, "cublas");
-  EXPECT_EQ(r.interleaved.times_ms, want.times_ms);  // bit for bit
+  EXPECT_EQ(r.interleaved.samples_ms, want.samples_ms);  // bit for bit
   EXPECT_EQ(r.interleaved.stats.median, want.stats.median);
   EXPECT_EQ(r.interleaved.stats.p75, want.stats.p75);
-  EXPECT_EQ(r.interleaved.noise, want.noise);
+  EXPECT_EQ(r.interleaved.noise(), want.noise());
   EXPECT_EQ(r.cublas_ms(), want.stats.median);
   EXPECT_TRUE(r.interleaved.clock.available);
   EXPECT_EQ(r.interleaved.clock.median_mhz, 1760);
@@ -287,7 +315,7 @@ TEST(Session, ARecordWrittenBeforeTheInterleavedReferenceStillLoads) {
   ASSERT_EQ(back.records.size(), s.records.size());
   const MeasurementRecord& r = back.records[0];
   EXPECT_FALSE(r.cublas_interleaved());
-  EXPECT_TRUE(r.interleaved.times_ms.empty());
+  EXPECT_TRUE(r.interleaved.samples_ms.empty());
   EXPECT_FALSE(r.interleaved.clock.available);
   EXPECT_TRUE(r.interleaved_note.empty());
   EXPECT_EQ(r.cublas_ms(), 0.0712);  // the separate reference, as before

@@ -222,7 +222,7 @@ TEST(SweepRunner, ProgressAdvancesWithoutBlockingAndCancelKeepsFinishedPoints) {
   for (size_t i = 0; i < got.size(); ++i) {
     EXPECT_EQ(got[i].index, i);
     ASSERT_TRUE(got[i].result) << got[i].error;
-    EXPECT_EQ(got[i].result->times_ms.size(), 20u);
+    EXPECT_EQ(got[i].result->samples_ms.size(), 20u);
   }
   // A finished runner starts again.
   s.sizes = {32};

@@ -20,12 +20,11 @@ MeasurementRecord point(int tile, int64_t n, double median, double iqr, bool pas
   r.spec.tile = tile;
   r.spec.m = r.spec.n = r.spec.k = n;
   r.timed = timed;
-  r.passed = passed;
+  r.error.passed = passed;
   r.stats.count = 20;
   r.stats.median = median;
   r.stats.p25 = median - iqr / 2;
   r.stats.p75 = median + iqr / 2;
-  r.tflops = r.spec.flops() / (median * 1e-3) / 1e12;
   return r;
 }
 
