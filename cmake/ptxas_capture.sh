@@ -2,7 +2,7 @@
 # Compiler launcher for the kernels (CUDA_COMPILER_LAUNCHER): runs the compile command it is given (ccache
 # included, which replays ptxas's output on a cache hit), writes ptxas's resource lines (-Xptxas -v: registers,
 # shared memory, spills per kernel and architecture) to <object>.ptxas for the build-time occupancy table
-# (kernels/resource_gen.cpp), and passes every other line of output through.
+# (kernels/engine/resource_gen.cpp), and passes every other line of output through.
 obj=""
 prev=""
 for a in "$@"; do

@@ -10,9 +10,13 @@ The layers, bottom to top (README, "Architecture"):
   app/hosts  what hosts the app's frame: the window, the offscreen snapshot and benchmarks (sees ui and below)
   app/cli    the commands, and app/main.cpp (sees everything: it wires the layers together)
 
-Includes are checked by name: a quoted include is resolved to the folder of the tree that holds a file of that
-name, and an angle include is checked against the system headers a layer may not use. Exit 0 when every
-include respects the layers, 1 with one line per violation (file:line: what and why).
+Every include of the tree's own headers is written with its layer, from the include roots app/ and the top:
+"core/engine/backend.hpp", "gfx/heatmap_set.hpp", "kernels/engine/registry.hpp", "ui/panels/panel.hpp",
+"hosts/gui.hpp", "cli/cli.hpp". A quoted include is resolved from those roots to the layer of the file it names;
+one that names a header of the tree by a bare or partial name (resolved only through an include folder, so the
+reader cannot see its layer) is a violation too. An angle include is checked against the system headers a layer
+may not use. Exit 0 when every include respects the layers, 1 with one line per violation (file:line: what and
+why).
 Usage: check_layers.py [SOURCE_ROOT]
 """
 import os
@@ -62,17 +66,21 @@ def sources():
                     yield os.path.relpath(os.path.join(dirpath, f), ROOT)
 
 
+def resolve(name):
+    """The tree file a quoted include names from the include roots (app/, the top), or None."""
+    for root in ("app", ""):
+        rel = os.path.normpath(os.path.join(root, name))
+        if layer_of(rel) and os.path.isfile(os.path.join(ROOT, rel)):
+            return rel
+    return None
+
+
 def main():
     files = sorted(sources())
-    # A header's layer, by the name an include writes (its path below its layer's folder, or its base name).
-    owner = {}
+    by_base = {}
     for rel in files:
-        layer = layer_of(rel)
-        if layer is None:
-            continue
-        below = rel[len(layer) + 1:]
-        for name in {below, os.path.basename(rel)}:
-            owner.setdefault(name, set()).add(layer)
+        if layer_of(rel):
+            by_base.setdefault(os.path.basename(rel), []).append(rel)
     problems = []
     for rel in files:
         layer = layer_of(rel)
@@ -89,12 +97,16 @@ def main():
                         if name.startswith(bad):
                             problems.append(f"{rel}:{n}: {layer} includes <{name}>, which it may not use")
                     continue
-                layers = owner.get(name) or owner.get(os.path.basename(name))
-                if not layers or layer in layers:
-                    continue  # generated, third-party, or its own layer's
-                if not layers & (ALLOWED[layer] | {layer}):
-                    where = " or ".join(sorted(layers))
-                    problems.append(f"{rel}:{n}: {layer} includes \"{name}\" of {where}, a layer it may not see")
+                target = resolve(name)
+                if target is None:
+                    mine = [c for c in by_base.get(os.path.basename(name), []) if c.endswith("/" + name)]
+                    if mine:  # a header of the tree, named so that its layer does not show
+                        shown = mine[0][len("app/"):] if mine[0].startswith("app/") else mine[0]
+                        problems.append(f"{rel}:{n}: \"{name}\" does not show its layer: write \"{shown}\"")
+                    continue  # generated or third-party
+                other = layer_of(target)
+                if other != layer and other not in ALLOWED[layer]:
+                    problems.append(f"{rel}:{n}: {layer} includes \"{name}\" of {other}, a layer it may not see")
     # The window links no CUDA library and no kernels library: ui and its hosts reach the engine through
     # Backend.
     for folder in ("ui", "app/hosts"):

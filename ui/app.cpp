@@ -1,4 +1,4 @@
-#include "app.hpp"
+#include "ui/app.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -10,18 +10,18 @@
 
 #include <imgui.h>
 
-#include "figure_render.hpp"
-#include "file_dialogs.hpp"
-#include "gl_check.hpp"
-#include "gl_health.hpp"
-#include "heatmap_set.hpp"
-#include "menu_bar.hpp"
-#include "npy.hpp"
-#include "plots.hpp"
-#include "shortcuts.hpp"
-#include "status_bar.hpp"
-#include "theme.hpp"
-#include "user_kernel_controller.hpp"
+#include "ui/plots/figure_render.hpp"
+#include "ui/dialogs/file_dialogs.hpp"
+#include "gfx/gl_check.hpp"
+#include "ui/gl_health.hpp"
+#include "gfx/heatmap_set.hpp"
+#include "ui/panels/menu_bar.hpp"
+#include "core/io/npy.hpp"
+#include "ui/plots/plots.hpp"
+#include "ui/shortcuts.hpp"
+#include "ui/panels/status_bar.hpp"
+#include "ui/theme.hpp"
+#include "ui/user_kernel/user_kernel_controller.hpp"
 
 namespace ts::ui {
 

@@ -8,12 +8,12 @@
 #include <string>
 #include <vector>
 
-#include "app_state.hpp"
-#include "layout.hpp"
-#include "panel.hpp"
-#include "job_runner.hpp"
-#include "run_queue.hpp"
-#include "sweep.hpp"
+#include "ui/app_state.hpp"
+#include "ui/layout.hpp"
+#include "ui/panels/panel.hpp"
+#include "core/engine/job_runner.hpp"
+#include "core/engine/run_queue.hpp"
+#include "core/engine/sweep.hpp"
 
 namespace ts::ui {
 

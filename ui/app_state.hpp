@@ -10,19 +10,19 @@
 #include <string>
 #include <vector>
 
-#include "backend.hpp"
-#include "dims.hpp"
-#include "figure.hpp"
-#include "gpu_catalog.hpp"
-#include "job_runner.hpp"
-#include "matrix.hpp"
-#include "message_log.hpp"
-#include "plot_data.hpp"
-#include "session.hpp"
-#include "settings.hpp"
-#include "sweep.hpp"
-#include "requests.hpp"
-#include "user_kernel_state.hpp"
+#include "core/engine/backend.hpp"
+#include "core/engine/dims.hpp"
+#include "core/plots/figure.hpp"
+#include "core/engine/gpu_catalog.hpp"
+#include "core/engine/job_runner.hpp"
+#include "core/engine/matrix.hpp"
+#include "core/base/message_log.hpp"
+#include "core/plots/plot_data.hpp"
+#include "core/io/session.hpp"
+#include "core/io/settings.hpp"
+#include "core/engine/sweep.hpp"
+#include "ui/requests.hpp"
+#include "ui/user_kernel/user_kernel_state.hpp"
 
 namespace ts::gfx {
 class HeatmapSet;

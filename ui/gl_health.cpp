@@ -1,4 +1,4 @@
-#include "gl_health.hpp"
+#include "ui/gl_health.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -8,11 +8,11 @@
 
 #include <imgui_impl_opengl3.h>
 
-#include "gl.hpp"
-#include "heatmap_set.hpp"
-#include "texture.hpp"
-#include "theme.hpp"
-#include "window.hpp"
+#include "gfx/gl.hpp"
+#include "gfx/heatmap_set.hpp"
+#include "gfx/texture.hpp"
+#include "ui/theme.hpp"
+#include "gfx/window.hpp"
 
 namespace ts::ui {
 

@@ -17,10 +17,10 @@
 
 #include <imgui.h>
 
-#include "gl_check.hpp"
-#include "headless.hpp"
-#include "backend.hpp"
-#include "matrix_store.hpp"
+#include "gfx/gl_check.hpp"
+#include "gfx/headless.hpp"
+#include "core/engine/backend.hpp"
+#include "core/engine/matrix_store.hpp"
 
 namespace ts::gfx {
 class HeatmapSet;

@@ -1,4 +1,4 @@
-#include "layout.hpp"
+#include "ui/layout.hpp"
 
 #include <algorithm>
 #include <cmath>

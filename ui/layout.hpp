@@ -13,8 +13,8 @@
 
 #include <imgui.h>
 
-#include "app_state.hpp"
-#include "panel.hpp"
+#include "ui/app_state.hpp"
+#include "ui/panels/panel.hpp"
 
 namespace ts::ui {
 

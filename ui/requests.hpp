@@ -12,9 +12,9 @@
 #include <variant>
 #include <vector>
 
-#include "figure.hpp"
-#include "problem.hpp"
-#include "sweep.hpp"
+#include "core/plots/figure.hpp"
+#include "core/engine/problem.hpp"
+#include "core/engine/sweep.hpp"
 
 namespace ts::ui {
 

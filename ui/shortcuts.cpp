@@ -1,4 +1,4 @@
-#include "shortcuts.hpp"
+#include "ui/shortcuts.hpp"
 
 #include <imgui.h>
 

@@ -1,5 +1,5 @@
 // Type and colour: the embedded fonts, the dark and light themes, the semantic colours.
-#include "theme.hpp"
+#include "ui/theme.hpp"
 
 #include <algorithm>
 #include <cstdio>

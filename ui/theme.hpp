@@ -5,7 +5,7 @@
 // muted) so no panel hard-codes a colour that only reads on one theme.
 #include <imgui.h>
 
-#include "view_settings.hpp"
+#include "core/io/view_settings.hpp"
 
 namespace ts::ui {
 

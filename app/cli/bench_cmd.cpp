@@ -1,4 +1,4 @@
-#include "bench_cmd.hpp"
+#include "cli/bench_cmd.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -8,13 +8,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench.hpp"
-#include "csv.hpp"
-#include "figure.hpp"
-#include "problem.hpp"
-#include "registry.hpp"
-#include "session.hpp"
-#include "sweep.hpp"
+#include "core/io/bench.hpp"
+#include "core/io/csv.hpp"
+#include "core/plots/figure.hpp"
+#include "core/engine/problem.hpp"
+#include "kernels/engine/registry.hpp"
+#include "core/io/session.hpp"
+#include "core/engine/sweep.hpp"
 
 namespace ts::cli {
 

@@ -1,11 +1,11 @@
-#include "bench_heatmap_cmd.hpp"
+#include "cli/bench_heatmap_cmd.hpp"
 
 #include <cstdio>
 #include <sstream>
 
-#include "heatmap_bench.hpp"
-#include "problem.hpp"
-#include "sweep.hpp"
+#include "hosts/heatmap_bench.hpp"
+#include "core/engine/problem.hpp"
+#include "core/engine/sweep.hpp"
 
 namespace ts::cli {
 

@@ -1,14 +1,14 @@
 // What the commands share (cli.hpp).
-#include "cli.hpp"
+#include "cli/cli.hpp"
 
 #include <cstdio>
 #include <sstream>
 
-#include "kernel_workshop.hpp"
-#include "npy.hpp"
-#include "problem.hpp"
-#include "registry.hpp"
-#include "window.hpp"
+#include "core/user_kernel/kernel_workshop.hpp"
+#include "core/io/npy.hpp"
+#include "core/engine/problem.hpp"
+#include "kernels/engine/registry.hpp"
+#include "gfx/window.hpp"
 
 namespace ts::cli {
 

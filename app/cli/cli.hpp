@@ -10,10 +10,10 @@
 
 #include <CLI/CLI.hpp>
 
-#include "backend.hpp"
-#include "files.hpp"
-#include "headless.hpp"
-#include "kernel_file.hpp"
+#include "core/engine/backend.hpp"
+#include "core/io/files.hpp"
+#include "gfx/headless.hpp"
+#include "cli/kernel_file.hpp"
 
 namespace ts::cli {
 

@@ -1,6 +1,6 @@
-#include "figure_cmd.hpp"
+#include "cli/figure_cmd.hpp"
 
-#include "cli.hpp"
+#include "cli/cli.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -8,15 +8,15 @@
 #include <filesystem>
 #include <sstream>
 
-#include "figure.hpp"
-#include "figure_render.hpp"
-#include "gpu_catalog.hpp"
-#include "plot_data.hpp"
-#include "registry.hpp"
-#include "run_queue.hpp"
-#include "session.hpp"
-#include "sweep.hpp"
-#include "window.hpp"
+#include "core/plots/figure.hpp"
+#include "ui/plots/figure_render.hpp"
+#include "core/engine/gpu_catalog.hpp"
+#include "core/plots/plot_data.hpp"
+#include "kernels/engine/registry.hpp"
+#include "core/engine/run_queue.hpp"
+#include "core/io/session.hpp"
+#include "core/engine/sweep.hpp"
+#include "gfx/window.hpp"
 
 namespace ts::cli {
 

@@ -1,5 +1,5 @@
-#include "gl_check_cmd.hpp"
-#include "cli.hpp"
+#include "cli/gl_check_cmd.hpp"
+#include "cli/cli.hpp"
 
 #include <chrono>
 #include <cstdio>
@@ -7,11 +7,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "backend.hpp"
-#include "gl_health.hpp"
-#include "problem.hpp"
-#include "registry.hpp"
-#include "window.hpp"
+#include "core/engine/backend.hpp"
+#include "ui/gl_health.hpp"
+#include "core/engine/problem.hpp"
+#include "kernels/engine/registry.hpp"
+#include "gfx/window.hpp"
 
 namespace ts::cli {
 

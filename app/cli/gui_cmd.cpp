@@ -1,10 +1,10 @@
-#include "gui_cmd.hpp"
+#include "cli/gui_cmd.hpp"
 
 #include <cstdio>
 
-#include "gui.hpp"
-#include "kernel_source.hpp"
-#include "window.hpp"
+#include "hosts/gui.hpp"
+#include "core/user_kernel/kernel_source.hpp"
+#include "gfx/window.hpp"
 
 namespace ts::cli {
 

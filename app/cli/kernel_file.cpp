@@ -1,6 +1,6 @@
 // `--kernel-file` on the command line (see kernel_file.hpp).
-#include "kernel_file.hpp"
-#include "cli.hpp"
+#include "cli/kernel_file.hpp"
+#include "cli/cli.hpp"
 
 #include <cmath>
 #include <cstdio>
@@ -8,10 +8,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gpu_catalog.hpp"
-#include "kernel_workshop.hpp"
-#include "nvrtc_compile.hpp"
-#include "registry.hpp"
+#include "core/engine/gpu_catalog.hpp"
+#include "core/user_kernel/kernel_workshop.hpp"
+#include "kernels/user/nvrtc_compile.hpp"
+#include "kernels/engine/registry.hpp"
 
 namespace ts::cli {
 

@@ -8,7 +8,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "backend.hpp"
+#include "core/engine/backend.hpp"
 
 namespace ts::cli {
 

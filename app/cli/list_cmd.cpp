@@ -1,13 +1,13 @@
-#include "list_cmd.hpp"
+#include "cli/list_cmd.hpp"
 
 #include <cstdio>
 #include <iostream>
 
 #include <nlohmann/json.hpp>
 
-#include "gpu_catalog.hpp"
-#include "occupancy.hpp"
-#include "registry.hpp"
+#include "core/engine/gpu_catalog.hpp"
+#include "core/engine/occupancy.hpp"
+#include "kernels/engine/registry.hpp"
 
 namespace ts::cli {
 

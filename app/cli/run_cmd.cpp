@@ -1,4 +1,4 @@
-#include "run_cmd.hpp"
+#include "cli/run_cmd.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -6,15 +6,15 @@
 
 #include <nlohmann/json.hpp>
 
-#include "csv.hpp"
-#include "figure.hpp"
-#include "npy.hpp"
-#include "run_queue.hpp"
-#include "schedule.hpp"
-#include "session.hpp"
-#include "settings.hpp"
-#include "stats.hpp"
-#include "tile_suggest.hpp"
+#include "core/io/csv.hpp"
+#include "core/plots/figure.hpp"
+#include "core/io/npy.hpp"
+#include "core/engine/run_queue.hpp"
+#include "core/engine/schedule.hpp"
+#include "core/io/session.hpp"
+#include "core/io/settings.hpp"
+#include "core/engine/stats.hpp"
+#include "core/plots/tile_suggest.hpp"
 
 namespace ts::cli {
 

@@ -1,11 +1,11 @@
-#include "snapshot_cmd.hpp"
+#include "cli/snapshot_cmd.hpp"
 
 #include <array>
 #include <cstdio>
 #include <sstream>
 
-#include "gui.hpp"
-#include "problem.hpp"
+#include "hosts/gui.hpp"
+#include "core/engine/problem.hpp"
 
 namespace ts::cli {
 

@@ -1,17 +1,17 @@
-// `tilescope worker`: the process that runs a person's kernel for the app (kernels/user_worker.hpp), and
-// `tilescope compiler`: the process that compiles one with NVRTC (kernels/nvrtc_compile.hpp). Started by
+// `tilescope worker`: the process that runs a person's kernel for the app (kernels/user/user_worker.hpp), and
+// `tilescope compiler`: the process that compiles one with NVRTC (kernels/user/nvrtc_compile.hpp). Started by
 // TileScope itself, not by people: `--fd N` is the socket to the app, `--job FILE` one launch for
 // compute-sanitizer.
 #include <cstdio>
 #include <cstdlib>
 
-#include "kernel_file.hpp"
-#include "cli.hpp"
-#include "nvrtc_compile.hpp"
-#include "registry.hpp"
+#include "cli/kernel_file.hpp"
+#include "cli/cli.hpp"
+#include "kernels/user/nvrtc_compile.hpp"
+#include "kernels/engine/registry.hpp"
 
 #if defined(TILESCOPE_HAVE_CUDA)
-#include "user_worker.hpp"
+#include "kernels/user/user_worker.hpp"
 #endif
 
 namespace ts::cli {

@@ -1,4 +1,4 @@
-#include "egl_context.hpp"
+#include "gfx/egl_context.hpp"
 
 #include <algorithm>
 #include <cstring>

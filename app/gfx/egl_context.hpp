@@ -4,7 +4,7 @@
 // GPU servers (GLFW's own headless path does not, see GPU.md); rendering goes into framebuffer objects.
 #include <string>
 
-#include "window.hpp"  // DisplayError
+#include "gfx/window.hpp"  // DisplayError
 
 namespace ts::gfx {
 

@@ -1,4 +1,4 @@
-#include "gl_check.hpp"
+#include "gfx/gl_check.hpp"
 
 #include <atomic>
 #include <cmath>
@@ -8,11 +8,11 @@
 #include <memory>
 #include <stdexcept>
 
-#include "colormap.hpp"
-#include "heatmap_gl.hpp"
-#include "matrix.hpp"
-#include "matrix_store.hpp"
-#include "window.hpp"
+#include "core/plots/colormap.hpp"
+#include "gfx/heatmap_gl.hpp"
+#include "core/engine/matrix.hpp"
+#include "core/engine/matrix_store.hpp"
+#include "gfx/window.hpp"
 
 namespace ts::gfx {
 

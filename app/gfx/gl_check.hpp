@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "gl.hpp"
-#include "matrix.hpp"
-#include "matrix_store.hpp"
+#include "gfx/gl.hpp"
+#include "core/engine/matrix.hpp"
+#include "core/engine/matrix_store.hpp"
 
 namespace ts::gfx {
 

@@ -1,4 +1,4 @@
-#include "headless.hpp"
+#include "gfx/headless.hpp"
 
 #include <stdexcept>
 

@@ -5,8 +5,8 @@
 #include <memory>
 #include <string>
 
-#include "egl_context.hpp"
-#include "window.hpp"
+#include "gfx/egl_context.hpp"
+#include "gfx/window.hpp"
 
 namespace ts::gfx {
 

@@ -1,5 +1,5 @@
-#include "heatmap_gl.hpp"
-#include "window.hpp"  // gl_usable
+#include "gfx/heatmap_gl.hpp"
+#include "gfx/window.hpp"  // gl_usable
 
 #include <stdexcept>
 #include <string>

@@ -9,12 +9,12 @@
 #include <string>
 #include <vector>
 
-#include "gl.hpp"
-#include "colormap.hpp"
-#include "interop.hpp"
-#include "matrix_store.hpp"
-#include "shared_memory.hpp"
-#include "texture.hpp"
+#include "gfx/gl.hpp"
+#include "core/plots/colormap.hpp"
+#include "gfx/interop.hpp"
+#include "core/engine/matrix_store.hpp"
+#include "gfx/shared_memory.hpp"
+#include "gfx/texture.hpp"
 
 namespace ts::gfx {
 

@@ -1,5 +1,5 @@
-#include "heatmap_set.hpp"
-#include "window.hpp"  // gl_usable
+#include "gfx/heatmap_set.hpp"
+#include "gfx/window.hpp"  // gl_usable
 
 #include <algorithm>
 #include <chrono>

@@ -11,10 +11,10 @@
 #include <optional>
 #include <string>
 
-#include "colormap.hpp"
-#include "heatmap.hpp"
-#include "heatmap_gl.hpp"
-#include "matrix_store.hpp"
+#include "core/plots/colormap.hpp"
+#include "core/plots/heatmap.hpp"
+#include "gfx/heatmap_gl.hpp"
+#include "core/engine/matrix_store.hpp"
 
 namespace ts::gfx {
 

@@ -1,7 +1,7 @@
-#include "interop.hpp"
+#include "gfx/interop.hpp"
 
-#include "heatmap.hpp"  // kRangeKeysInit
-#include "matrix_store.hpp"
+#include "core/plots/heatmap.hpp"  // kRangeKeysInit
+#include "core/engine/matrix_store.hpp"
 
 #include <chrono>
 #include <stdexcept>

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "gl.hpp"
-#include "heatmap.hpp"
-#include "matrix_store.hpp"
+#include "gfx/gl.hpp"
+#include "core/plots/heatmap.hpp"
+#include "core/engine/matrix_store.hpp"
 
 namespace ts::gfx {
 

@@ -1,5 +1,5 @@
-#include "shared_memory.hpp"
-#include "window.hpp"  // gl_usable
+#include "gfx/shared_memory.hpp"
+#include "gfx/window.hpp"  // gl_usable
 
 #include <cstring>
 #include <map>

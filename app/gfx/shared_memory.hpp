@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "gl.hpp"
+#include "gfx/gl.hpp"
 
 namespace ts::gfx {
 

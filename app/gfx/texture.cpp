@@ -1,5 +1,5 @@
-#include "texture.hpp"
-#include "window.hpp"  // gl_usable
+#include "gfx/texture.hpp"
+#include "gfx/window.hpp"  // gl_usable
 
 #include <cstring>
 #include <stdexcept>
@@ -10,7 +10,7 @@
 #define STBI_WRITE_NO_STDIO_ONLY
 #include <stb_image_write.h>
 
-#include "files.hpp"
+#include "core/io/files.hpp"
 
 namespace ts::gfx {
 

@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "files.hpp"
-#include "gl.hpp"
+#include "core/io/files.hpp"
+#include "gfx/gl.hpp"
 
 namespace ts::gfx {
 
@@ -58,8 +58,8 @@ class Framebuffer {
 // Pixels of the currently bound read framebuffer (x, y, w, h in GL coordinates), top row first.
 std::vector<uint8_t> read_pixels_rgba(int x, int y, int w, int h);
 
-// Writes an RGBA8 image as PNG through the program's writer (app/core/files.hpp: never a half-written file),
-// replacing what `replace` allows (Replace::Reserved: the name a NewNames took for it). Throws
+// Writes an RGBA8 image as PNG through the program's writer (app/core/io/files.hpp: never a half-written
+// file), replacing what `replace` allows (Replace::Reserved: the name a NewNames took for it). Throws
 // ValidationError when the target may not be replaced, std::runtime_error with the reason when writing fails.
 void write_png(const std::string& path, int w, int h, const std::vector<uint8_t>& rgba, Replace replace);
 

@@ -1,4 +1,4 @@
-#include "window.hpp"
+#include "gfx/window.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -7,7 +7,7 @@
 
 #include <GLFW/glfw3.h>
 
-#include "gl.hpp"
+#include "gfx/gl.hpp"
 
 namespace ts::gfx {
 

@@ -1,4 +1,4 @@
-#include "frame_host.hpp"
+#include "hosts/frame_host.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -21,21 +21,21 @@
 #include <implot.h>
 #include <nlohmann/json.hpp>
 
-#include "app.hpp"
-#include "measure.hpp"
-#include "csv.hpp"
-#include "egl_context.hpp"
-#include "gl.hpp"
-#include "gl_check.hpp"
-#include "gl_health.hpp"
-#include "files.hpp"
-#include "heatmap_set.hpp"
-#include "session.hpp"
-#include "settings.hpp"
-#include "texture.hpp"
-#include "theme.hpp"
-#include "window.hpp"
-#include "kernel_workshop.hpp"
+#include "ui/app.hpp"
+#include "core/engine/measure.hpp"
+#include "core/io/csv.hpp"
+#include "gfx/egl_context.hpp"
+#include "gfx/gl.hpp"
+#include "gfx/gl_check.hpp"
+#include "ui/gl_health.hpp"
+#include "core/io/files.hpp"
+#include "gfx/heatmap_set.hpp"
+#include "core/io/session.hpp"
+#include "core/io/settings.hpp"
+#include "gfx/texture.hpp"
+#include "ui/theme.hpp"
+#include "gfx/window.hpp"
+#include "core/user_kernel/kernel_workshop.hpp"
 
 namespace ts::ui {
 

@@ -14,10 +14,10 @@
 #include <imgui_impl_opengl3.h>
 #include <implot.h>
 
-#include "app.hpp"
-#include "files.hpp"
-#include "gl.hpp"
-#include "theme.hpp"
+#include "ui/app.hpp"
+#include "core/io/files.hpp"
+#include "gfx/gl.hpp"
+#include "ui/theme.hpp"
 
 namespace ts::ui {
 

@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "backend.hpp"
-#include "headless.hpp"
-#include "sweep.hpp"
-#include "view_settings.hpp"
+#include "core/engine/backend.hpp"
+#include "gfx/headless.hpp"
+#include "core/engine/sweep.hpp"
+#include "core/io/view_settings.hpp"
 
 struct GLFWwindow;
 

@@ -1,4 +1,4 @@
-#include "heatmap_bench.hpp"
+#include "hosts/heatmap_bench.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -7,12 +7,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gl.hpp"
-#include "gui.hpp"
-#include "heatmap_gl.hpp"
-#include "interop.hpp"
-#include "measure.hpp"
-#include "stats.hpp"
+#include "gfx/gl.hpp"
+#include "hosts/gui.hpp"
+#include "gfx/heatmap_gl.hpp"
+#include "gfx/interop.hpp"
+#include "core/engine/measure.hpp"
+#include "core/engine/stats.hpp"
 #include "tilescope/version.hpp"
 
 namespace ts::ui {

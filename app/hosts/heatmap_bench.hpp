@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "backend.hpp"
-#include "gui.hpp"
-#include "headless.hpp"
+#include "core/engine/backend.hpp"
+#include "hosts/gui.hpp"
+#include "gfx/headless.hpp"
 
 namespace ts::ui {
 

@@ -1,5 +1,5 @@
 // The interactive window (gui.hpp: run_gui).
-#include "gui.hpp"
+#include "hosts/gui.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -22,22 +22,22 @@
 #include <implot.h>
 #include <nlohmann/json.hpp>
 
-#include "app.hpp"
-#include "measure.hpp"
-#include "csv.hpp"
-#include "egl_context.hpp"
-#include "gl.hpp"
-#include "gl_check.hpp"
-#include "gl_health.hpp"
-#include "files.hpp"
-#include "heatmap_set.hpp"
-#include "session.hpp"
-#include "settings.hpp"
-#include "texture.hpp"
-#include "theme.hpp"
-#include "window.hpp"
-#include "kernel_workshop.hpp"
-#include "frame_host.hpp"
+#include "ui/app.hpp"
+#include "core/engine/measure.hpp"
+#include "core/io/csv.hpp"
+#include "gfx/egl_context.hpp"
+#include "gfx/gl.hpp"
+#include "gfx/gl_check.hpp"
+#include "ui/gl_health.hpp"
+#include "core/io/files.hpp"
+#include "gfx/heatmap_set.hpp"
+#include "core/io/session.hpp"
+#include "core/io/settings.hpp"
+#include "gfx/texture.hpp"
+#include "ui/theme.hpp"
+#include "gfx/window.hpp"
+#include "core/user_kernel/kernel_workshop.hpp"
+#include "hosts/frame_host.hpp"
 
 namespace ts::ui {
 

@@ -1,4 +1,4 @@
-// The built-in `tiled` kernel (kernels/tiled.cu), written out as a file of its own: 64-bit indices,
+// The built-in `tiled` kernel (kernels/rungs/03_tiled.cu), written out as a file of its own: 64-bit indices,
 // __restrict__ pointers, bounds-checked loads, TILE x TILE blocks. It is here to measure what running a
 // kernel as "yours" costs: the same code through NVRTC and the worker process against the built-in compiled
 // by nvcc, at the same point (tests/gpu/issue12_device.sh: 4096^3, TILE 32; the goal is within 2 %).

@@ -8,9 +8,9 @@
 #include <cstdlib>
 #include <string>
 
-#include "include_resolver.hpp"
-#include "kernel_source.hpp"
-#include "problem.hpp"
+#include "core/user_kernel/include_resolver.hpp"
+#include "core/user_kernel/kernel_source.hpp"
+#include "core/engine/problem.hpp"
 
 namespace {
 

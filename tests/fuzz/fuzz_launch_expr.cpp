@@ -1,11 +1,11 @@
-// libFuzzer target: the launch formulas of a person's kernel (app/core/launch_expr.hpp) and the launch they
-// give (launch_geometry), on arbitrary text and values (issue 26). The input: 32 bytes of M, N, K and TILE,
-// then up to seven formulas separated by newlines (grid x, y, z, block x, y, z, shared memory). Every formula
-// must be refused with a ValidationError or evaluated; what check_launch_expr accepts, eval_launch_expr
-// parses too (it may still refuse a value: a division by zero, an overflow); a formula eval accepts, check
-// accepts; the names reported are only M, N, K and TILE; a geometry that comes back is within CUDA's limits.
-// Any other exception, a crash, a sanitizer report (signed overflow included) or a hang is a finding. Seeds:
-// TILESCOPE_FUZZ_SEEDS=DIR writes the launch rules of the example kernels into DIR at start
+// libFuzzer target: the launch formulas of a person's kernel (app/core/user_kernel/launch_expr.hpp) and the
+// launch they give (launch_geometry), on arbitrary text and values (issue 26). The input: 32 bytes of M, N, K
+// and TILE, then up to seven formulas separated by newlines (grid x, y, z, block x, y, z, shared memory).
+// Every formula must be refused with a ValidationError or evaluated; what check_launch_expr accepts,
+// eval_launch_expr parses too (it may still refuse a value: a division by zero, an overflow); a formula eval
+// accepts, check accepts; the names reported are only M, N, K and TILE; a geometry that comes back is within
+// CUDA's limits. Any other exception, a crash, a sanitizer report (signed overflow included) or a hang is a
+// finding. Seeds: TILESCOPE_FUZZ_SEEDS=DIR writes the launch rules of the example kernels into DIR at start
 // (scripts/fuzz.sh).
 #include <cstdint>
 #include <cstdlib>
@@ -13,9 +13,9 @@
 #include <fstream>
 #include <string>
 
-#include "launch_expr.hpp"
-#include "problem.hpp"
-#include "user_kernel.hpp"
+#include "core/user_kernel/launch_expr.hpp"
+#include "core/engine/problem.hpp"
+#include "core/user_kernel/user_kernel.hpp"
 
 namespace {
 

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <cstdlib>
 
-#include "npy.hpp"
+#include "core/io/npy.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {

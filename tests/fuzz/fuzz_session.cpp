@@ -11,7 +11,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "session.hpp"
+#include "core/io/session.hpp"
 
 namespace {
 

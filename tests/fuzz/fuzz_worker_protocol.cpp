@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "worker_protocol.hpp"
+#include "core/io/worker_protocol.hpp"
 
 namespace {
 

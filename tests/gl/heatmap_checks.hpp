@@ -7,10 +7,10 @@
 #include <cmath>
 #include <vector>
 
-#include "colormap.hpp"
-#include "heatmap.hpp"
-#include "heatmap_gl.hpp"
-#include "matrix.hpp"
+#include "core/plots/colormap.hpp"
+#include "core/plots/heatmap.hpp"
+#include "gfx/heatmap_gl.hpp"
+#include "core/engine/matrix.hpp"
 
 namespace ts::test {
 

@@ -7,9 +7,9 @@
 #include <memory>
 #include <string>
 
-#include "colormap.hpp"
-#include "gl_check.hpp"
-#include "headless.hpp"
+#include "core/plots/colormap.hpp"
+#include "gfx/gl_check.hpp"
+#include "gfx/headless.hpp"
 
 using namespace ts;
 

@@ -8,19 +8,19 @@
 #include <memory>
 #include <string>
 
-#include "backend.hpp"
-#include "colormap.hpp"
-#include "headless.hpp"
+#include "core/engine/backend.hpp"
+#include "core/plots/colormap.hpp"
+#include "gfx/headless.hpp"
 #include "heatmap_checks.hpp"
-#include "heatmap_gl.hpp"
-#include "input_gen.hpp"
-#include "matrix.hpp"
-#include "matrix_store.hpp"
+#include "gfx/heatmap_gl.hpp"
+#include "core/engine/input_gen.hpp"
+#include "core/engine/matrix.hpp"
+#include "core/engine/matrix_store.hpp"
 
 #if defined(TILESCOPE_HAVE_CUDA)
 #include <cuda_runtime.h>
 
-#include "cuda_backend.hpp"
+#include "kernels/engine/cuda_backend.hpp"
 #endif
 
 using namespace ts;

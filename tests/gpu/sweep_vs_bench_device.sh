@@ -1,7 +1,7 @@
 #!/bin/bash
 # On a GPU machine: the window's sweep against `tilescope bench`, the same kernels, sizes and policy, to show
 # that drawing the window does not slow what the sweep measures (the window draws 4 frames a second while a
-# kernel is timed: app/core/measure.hpp, TimingGate). Order: bench, the window's sweep, bench again, so that
+# kernel is timed: app/core/engine/measure.hpp, TimingGate). Order: bench, the window's sweep, bench again, so that
 # a drift of the GPU (clocks, power) shows as a difference between the two bench runs.
 #   usage: tests/gpu/sweep_vs_bench_device.sh TILESCOPE OUT_DIR [SIZES] [KERNELS]
 # Writes OUT_DIR/sweep_vs_bench.txt (per point: bench, window, bench again, window / bench, frames drawn while

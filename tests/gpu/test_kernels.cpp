@@ -11,15 +11,15 @@
 
 #include <gtest/gtest.h>
 
-#include "bench.hpp"
-#include "gpu_catalog.hpp"
-#include "heatmap.hpp"
-#include "matrix_store.hpp"
-#include "sweep.hpp"
-#include "schedule.hpp"
-#include "cpu_gemm.hpp"
-#include "registry.hpp"
-#include "verify.hpp"
+#include "core/io/bench.hpp"
+#include "core/engine/gpu_catalog.hpp"
+#include "core/plots/heatmap.hpp"
+#include "core/engine/matrix_store.hpp"
+#include "core/engine/sweep.hpp"
+#include "core/engine/schedule.hpp"
+#include "core/engine/cpu_gemm.hpp"
+#include "kernels/engine/registry.hpp"
+#include "core/engine/verify.hpp"
 
 using namespace ts;
 

@@ -16,17 +16,17 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include "cpu_gemm.hpp"
-#include "matrix.hpp"
-#include "measure.hpp"
-#include "registry.hpp"
-#include "schedule.hpp"
-#include "user_run.hpp"
-#include "user_sanitize.hpp"
-#include "kernel_workshop.hpp"
-#include "verify.hpp"
-#include "worker_client.hpp"
-#include "your_kernel.hpp"
+#include "core/engine/cpu_gemm.hpp"
+#include "core/engine/matrix.hpp"
+#include "core/engine/measure.hpp"
+#include "kernels/engine/registry.hpp"
+#include "core/engine/schedule.hpp"
+#include "kernels/user/user_run.hpp"
+#include "kernels/user/user_sanitize.hpp"
+#include "core/user_kernel/kernel_workshop.hpp"
+#include "core/engine/verify.hpp"
+#include "kernels/user/worker_client.hpp"
+#include "core/user_kernel/your_kernel.hpp"
 
 using namespace ts;
 

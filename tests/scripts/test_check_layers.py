@@ -26,14 +26,14 @@ def check(files):
 
 
 CLEAN = {
-    "app/core/backend.hpp": "#pragma once\n#include <vector>\n",
-    "app/core/engine.cpp": '#include "backend.hpp"\n',
-    "app/gfx/heatmap_set.cpp": '#include "backend.hpp"\n#include <cuda_runtime.h>\n#include <epoxy/gl.h>\n',
-    "kernels/registry.hpp": '#include "backend.hpp"\n',
-    "kernels/tiled.cu": '#include <cuda_runtime.h>\n#include "registry.hpp"\n',
-    "ui/app.cpp": '#include "backend.hpp"\n#include "heatmap_set.cpp"\n#include <imgui.h>\n',
-    "app/cli/run_cmd.cpp": '#include "registry.hpp"\n#include "app.cpp"\n',
-    "app/main.cpp": '#include "registry.hpp"\n',
+    "app/core/engine/backend.hpp": "#pragma once\n#include <vector>\n",
+    "app/core/engine/engine.cpp": '#include "core/engine/backend.hpp"\n#include "tilescope/version.hpp"\n',
+    "app/gfx/heatmap_set.cpp": '#include "core/engine/backend.hpp"\n#include <cuda_runtime.h>\n#include <epoxy/gl.h>\n',
+    "kernels/engine/registry.hpp": '#include "core/engine/backend.hpp"\n',
+    "kernels/rungs/03_tiled.cu": '#include <cuda_runtime.h>\n#include "kernels/engine/registry.hpp"\n',
+    "ui/app.cpp": '#include "core/engine/backend.hpp"\n#include "gfx/heatmap_set.cpp"\n#include <imgui.h>\n',
+    "app/cli/run_cmd.cpp": '#include "kernels/engine/registry.hpp"\n#include "ui/app.cpp"\n',
+    "app/main.cpp": '#include "kernels/engine/registry.hpp"\n',
     "ui/CMakeLists.txt": "target_link_libraries(tilescope_ui PUBLIC tilescope_core tilescope_gfx)\n",
 }
 
@@ -43,24 +43,27 @@ def main():
     assert rc == 0, out
     assert "0 violation(s)" in out, out
     bad = dict(CLEAN)
-    bad["ui/app.cpp"] = '#include "registry.hpp"\n#include <cuda_runtime.h>\n'
-    bad["app/core/engine.cpp"] = '#include "backend.hpp"\n#include <GLFW/glfw3.h>\n#include "registry.hpp"\n'
-    bad["kernels/tiled.cu"] = '#include "app.cpp"\n'
+    bad["ui/app.cpp"] = '#include "kernels/engine/registry.hpp"\n#include <cuda_runtime.h>\n'
+    bad["app/core/engine/engine.cpp"] = ('#include "core/engine/backend.hpp"\n#include <GLFW/glfw3.h>\n'
+                                         '#include "kernels/engine/registry.hpp"\n#include "backend.hpp"\n')
+    bad["kernels/rungs/03_tiled.cu"] = '#include "ui/app.cpp"\n#include "engine/registry.hpp"\n'
     bad["ui/CMakeLists.txt"] = "target_link_libraries(tilescope_ui PUBLIC tilescope_core\n  tilescope_kernels)\n"
     rc, out = check(bad)
     assert rc == 1, out
     expected = [
-        'ui/app.cpp:1: ui includes "registry.hpp" of kernels',
+        'ui/app.cpp:1: ui includes "kernels/engine/registry.hpp" of kernels',
         "ui/app.cpp:2: ui includes <cuda_runtime.h>",
-        "app/core/engine.cpp:2: app/core includes <GLFW/glfw3.h>",
-        'app/core/engine.cpp:3: app/core includes "registry.hpp" of kernels',
-        'kernels/tiled.cu:1: kernels includes "app.cpp" of ui',
+        "app/core/engine/engine.cpp:2: app/core includes <GLFW/glfw3.h>",
+        'app/core/engine/engine.cpp:3: app/core includes "kernels/engine/registry.hpp" of kernels',
+        'app/core/engine/engine.cpp:4: "backend.hpp" does not show its layer: write "core/engine/backend.hpp"',
+        'kernels/rungs/03_tiled.cu:1: kernels includes "ui/app.cpp" of ui',
+        'kernels/rungs/03_tiled.cu:2: "engine/registry.hpp" does not show its layer: write "kernels/engine/registry.hpp"',
         "ui/CMakeLists.txt:1: ui links tilescope_kernels",
     ]
     for e in expected:
         assert e in out, f"missing: {e}\n{out}"
-    assert "6 violation(s)" in out, out
-    print("check_layers: a clean tree passes; 6 known violations found, each with its line")
+    assert "8 violation(s)" in out, out
+    print("check_layers: a clean tree passes; 8 known violations found, each with its line")
 
 
 if __name__ == "__main__":

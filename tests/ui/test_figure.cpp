@@ -20,11 +20,11 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "gpu_catalog.hpp"
-#include "plot_data.hpp"
-#include "registry.hpp"
-#include "session.hpp"
-#include "stats.hpp"
+#include "core/engine/gpu_catalog.hpp"
+#include "core/plots/plot_data.hpp"
+#include "kernels/engine/registry.hpp"
+#include "core/io/session.hpp"
+#include "core/engine/stats.hpp"
 #include "test_util.hpp"
 
 using namespace ts;

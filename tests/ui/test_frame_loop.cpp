@@ -6,10 +6,10 @@
 
 #include <gtest/gtest.h>
 
-#include "app_state.hpp"
-#include "gui.hpp"
-#include "registry.hpp"
-#include "window.hpp"
+#include "ui/app_state.hpp"
+#include "hosts/gui.hpp"
+#include "kernels/engine/registry.hpp"
+#include "gfx/window.hpp"
 
 using namespace ts;
 

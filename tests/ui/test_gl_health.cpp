@@ -11,10 +11,10 @@
 
 #include <gtest/gtest.h>
 
-#include "gl_check.hpp"
-#include "gl_health.hpp"
+#include "gfx/gl_check.hpp"
+#include "ui/gl_health.hpp"
 #include "test_util.hpp"
-#include "window.hpp"
+#include "gfx/window.hpp"
 
 using namespace ts;
 namespace fs = std::filesystem;

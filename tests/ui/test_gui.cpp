@@ -30,20 +30,20 @@
 #include <nlohmann/json.hpp>
 #include <stb_image.h>
 
-#include "app.hpp"
-#include "files.hpp"
+#include "ui/app.hpp"
+#include "core/io/files.hpp"
 #include "forwarding_backend.hpp"
-#include "measure.hpp"
-#include "gl_check.hpp"
-#include "gpu_catalog.hpp"
-#include "npy.hpp"
-#include "gui.hpp"
-#include "plots.hpp"
-#include "registry.hpp"
-#include "session.hpp"
+#include "core/engine/measure.hpp"
+#include "gfx/gl_check.hpp"
+#include "core/engine/gpu_catalog.hpp"
+#include "core/io/npy.hpp"
+#include "hosts/gui.hpp"
+#include "ui/plots/plots.hpp"
+#include "kernels/engine/registry.hpp"
+#include "core/io/session.hpp"
 #include "test_util.hpp"
-#include "kernel_workshop.hpp"
-#include "nvrtc_compile.hpp"
+#include "core/user_kernel/kernel_workshop.hpp"
+#include "kernels/user/nvrtc_compile.hpp"
 
 using namespace ts;
 using ts::ui::App;
@@ -759,7 +759,7 @@ TEST_F(Gui, FilesOpenThroughTheDialogBadPairsAreRefusedAndSavingAsksBeforeReplac
     IM_CHECK(st.settings.file_dialog == FileDialogChoice::Desktop);
     ctx->MenuClick("//##MainMenuBar/File/Desktop file dialog");
     IM_CHECK(st.settings.file_dialog == FileDialogChoice::Window);
-    // The dialog's window is named "<title>###<key>" (ui/file_dialogs.cpp's keys).
+    // The dialog's window is named "<title>###<key>" (ui/dialogs/file_dialogs.cpp's keys).
     auto pick = [&](const char* title, const std::string& path) {
       IM_CHECK(yield_until(
           ctx, [&] { return ImGui::FindWindowByName(title) != nullptr; }, 5));

@@ -12,7 +12,7 @@
 
 #include <gtest/gtest.h>
 
-#include "nvrtc_compile.hpp"
+#include "kernels/user/nvrtc_compile.hpp"
 #include "test_util.hpp"
 
 using namespace ts;

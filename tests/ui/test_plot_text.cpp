@@ -2,8 +2,8 @@
 // with cuBLAS interleaved names both SM clocks and says when they differ by more than 1 %. No window needed.
 #include <gtest/gtest.h>
 
-#include "plots.hpp"
-#include "session.hpp"
+#include "ui/plots/plots.hpp"
+#include "core/io/session.hpp"
 
 using namespace ts;
 

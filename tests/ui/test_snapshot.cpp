@@ -15,7 +15,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "colormap.hpp"
+#include "core/plots/colormap.hpp"
 #include "test_util.hpp"
 
 using namespace ts;

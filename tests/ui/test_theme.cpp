@@ -9,7 +9,7 @@
 #include <implot.h>
 #include <implot_internal.h>  // GetStyleColorVec4: a colour as ImPlot resolves it (auto colours too)
 
-#include "theme.hpp"
+#include "ui/theme.hpp"
 
 using namespace ts;
 

@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "backend.hpp"
+#include "core/engine/backend.hpp"
 
 namespace ts::test {
 

@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "nvrtc_compile.hpp"
+#include "kernels/user/nvrtc_compile.hpp"
 
 #define REQUIRE_NVRTC()                                      \
   do {                                                       \

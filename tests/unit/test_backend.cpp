@@ -4,15 +4,15 @@
 
 #include <gtest/gtest.h>
 
-#include "cpu_backend.hpp"
-#include "cpu_gemm.hpp"
-#include "engine.hpp"
-#include "heatmap.hpp"
-#include "matrix.hpp"
-#include "measure.hpp"
-#include "problem.hpp"
-#include "registry.hpp"
-#include "run_queue.hpp"
+#include "core/engine/cpu_backend.hpp"
+#include "core/engine/cpu_gemm.hpp"
+#include "core/engine/engine.hpp"
+#include "core/plots/heatmap.hpp"
+#include "core/engine/matrix.hpp"
+#include "core/engine/measure.hpp"
+#include "core/engine/problem.hpp"
+#include "kernels/engine/registry.hpp"
+#include "core/engine/run_queue.hpp"
 
 using namespace ts;
 

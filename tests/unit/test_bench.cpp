@@ -7,10 +7,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench.hpp"
-#include "measure.hpp"
-#include "problem.hpp"
-#include "stats.hpp"
+#include "core/io/bench.hpp"
+#include "core/engine/measure.hpp"
+#include "core/engine/problem.hpp"
+#include "core/engine/stats.hpp"
 
 using namespace ts;
 

@@ -16,13 +16,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cpu_gemm.hpp"
-#include "npy.hpp"
-#include "nvrtc_workshop.hpp"
-#include "registry.hpp"
-#include "session.hpp"
+#include "core/engine/cpu_gemm.hpp"
+#include "core/io/npy.hpp"
+#include "kernels/user/nvrtc_workshop.hpp"
+#include "kernels/engine/registry.hpp"
+#include "core/io/session.hpp"
 #include "test_util.hpp"
-#include "your_kernel.hpp"
+#include "core/user_kernel/your_kernel.hpp"
 
 using namespace ts;
 using test::run_cmd;

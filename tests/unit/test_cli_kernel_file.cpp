@@ -7,10 +7,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "nvrtc_compile.hpp"
-#include "registry.hpp"
+#include "kernels/user/nvrtc_compile.hpp"
+#include "kernels/engine/registry.hpp"
 #include "test_util.hpp"
-#include "worker_client.hpp"
+#include "kernels/user/worker_client.hpp"
 
 using namespace ts;
 using test::run_cmd;

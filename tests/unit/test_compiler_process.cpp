@@ -10,11 +10,11 @@
 
 #include <gtest/gtest.h>
 
-#include "compiler_process.hpp"
-#include "nvrtc_compile.hpp"
+#include "kernels/user/compiler_process.hpp"
+#include "kernels/user/nvrtc_compile.hpp"
 #include "require_nvrtc.hpp"
 #include "test_util.hpp"
-#include "your_kernel.hpp"
+#include "core/user_kernel/your_kernel.hpp"
 
 using namespace ts;
 

@@ -3,11 +3,11 @@
 
 #include <gtest/gtest.h>
 
-#include "cpu_gemm.hpp"
-#include "input_gen.hpp"
-#include "matrix.hpp"
-#include "problem.hpp"
-#include "verify.hpp"
+#include "core/engine/cpu_gemm.hpp"
+#include "core/engine/input_gen.hpp"
+#include "core/engine/matrix.hpp"
+#include "core/engine/problem.hpp"
+#include "core/engine/verify.hpp"
 
 using namespace ts;
 

@@ -7,9 +7,9 @@
 
 #include <gtest/gtest.h>
 
-#include "dims.hpp"
-#include "message_log.hpp"
-#include "view_settings.hpp"
+#include "core/engine/dims.hpp"
+#include "core/base/message_log.hpp"
+#include "core/io/view_settings.hpp"
 
 using namespace ts;
 

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "figure.hpp"
+#include "core/plots/figure.hpp"
 #include "test_util.hpp"
 
 using namespace ts;

@@ -18,7 +18,7 @@
 
 #include <gtest/gtest.h>
 
-#include "files.hpp"
+#include "core/io/files.hpp"
 #include "test_util.hpp"
 
 using namespace ts;

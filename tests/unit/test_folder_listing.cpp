@@ -1,4 +1,4 @@
-// What the window's own file dialog lists (app/core/folder_listing.hpp): folders first and without a size,
+// What the window's own file dialog lists (app/core/io/folder_listing.hpp): folders first and without a size,
 // hidden files recognised, file types by extension, dates as a file manager shows them, typed paths resolved.
 #include <sys/stat.h>
 #include <unistd.h>
@@ -9,7 +9,7 @@
 
 #include <gtest/gtest.h>
 
-#include "folder_listing.hpp"
+#include "core/io/folder_listing.hpp"
 #include "test_util.hpp"
 
 using namespace ts;

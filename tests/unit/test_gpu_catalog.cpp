@@ -5,8 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gpu_catalog.hpp"
-#include "registry.hpp"
+#include "core/engine/gpu_catalog.hpp"
+#include "kernels/engine/registry.hpp"
 #include "test_util.hpp"
 
 using namespace ts;

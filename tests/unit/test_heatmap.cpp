@@ -8,8 +8,8 @@
 
 #include <gtest/gtest.h>
 
-#include "colormap.hpp"
-#include "heatmap.hpp"
+#include "core/plots/colormap.hpp"
+#include "core/plots/heatmap.hpp"
 
 using namespace ts;
 

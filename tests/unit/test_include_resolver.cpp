@@ -11,8 +11,8 @@
 
 #include <gtest/gtest.h>
 
-#include "include_resolver.hpp"
-#include "problem.hpp"
+#include "core/user_kernel/include_resolver.hpp"
+#include "core/engine/problem.hpp"
 #include "test_util.hpp"
 
 using namespace ts;

@@ -1,13 +1,13 @@
-// The window's background jobs (app/core/job_runner.hpp): one runner knows every job in flight, from its
-// start until its result is taken; a job's result (or what it threw) is taken once. No clocks: each job waits
-// for a promise the test keeps.
+// The window's background jobs (app/core/engine/job_runner.hpp): one runner knows every job in flight, from
+// its start until its result is taken; a job's result (or what it threw) is taken once. No clocks: each job
+// waits for a promise the test keeps.
 #include <future>
 #include <stdexcept>
 #include <string>
 
 #include <gtest/gtest.h>
 
-#include "job_runner.hpp"
+#include "core/engine/job_runner.hpp"
 
 using namespace ts;
 

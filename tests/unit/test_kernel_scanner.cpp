@@ -9,9 +9,9 @@
 #include <functional>
 #include <string>
 
-#include "kernel_source.hpp"
-#include "problem.hpp"
-#include "user_kernel.hpp"
+#include "core/user_kernel/kernel_source.hpp"
+#include "core/engine/problem.hpp"
+#include "core/user_kernel/user_kernel.hpp"
 
 using namespace ts;
 

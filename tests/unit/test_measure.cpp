@@ -6,9 +6,9 @@
 
 #include <gtest/gtest.h>
 
-#include "backend.hpp"
-#include "measure.hpp"
-#include "problem.hpp"
+#include "core/engine/backend.hpp"
+#include "core/engine/measure.hpp"
+#include "core/engine/problem.hpp"
 
 using namespace ts;
 

@@ -8,7 +8,7 @@
 
 #include <gtest/gtest.h>
 
-#include "npy.hpp"
+#include "core/io/npy.hpp"
 #include "test_util.hpp"
 
 using namespace ts;

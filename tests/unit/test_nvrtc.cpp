@@ -7,13 +7,13 @@
 
 #include <gtest/gtest.h>
 
-#include "cubin_info.hpp"
+#include "core/user_kernel/cubin_info.hpp"
 
-#include "nvrtc_compile.hpp"
-#include "nvrtc_workshop.hpp"
+#include "kernels/user/nvrtc_compile.hpp"
+#include "kernels/user/nvrtc_workshop.hpp"
 #include "require_nvrtc.hpp"
 #include "test_util.hpp"
-#include "your_kernel.hpp"
+#include "core/user_kernel/your_kernel.hpp"
 
 using namespace ts;
 

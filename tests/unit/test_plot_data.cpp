@@ -5,10 +5,10 @@
 
 #include <gtest/gtest.h>
 
-#include "gpu_catalog.hpp"
-#include "plot_data.hpp"
-#include "registry.hpp"
-#include "stats.hpp"
+#include "core/engine/gpu_catalog.hpp"
+#include "core/plots/plot_data.hpp"
+#include "kernels/engine/registry.hpp"
+#include "core/engine/stats.hpp"
 
 using namespace ts;
 

@@ -4,9 +4,9 @@
 
 #include <gtest/gtest.h>
 
-#include "backend.hpp"
-#include "problem.hpp"
-#include "registry.hpp"
+#include "core/engine/backend.hpp"
+#include "core/engine/problem.hpp"
+#include "kernels/engine/registry.hpp"
 
 using namespace ts;
 

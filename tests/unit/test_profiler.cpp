@@ -3,10 +3,10 @@
 
 #include <gtest/gtest.h>
 
-#include "csv.hpp"
-#include "occupancy.hpp"
-#include "ring_buffer.hpp"
-#include "schedule.hpp"
+#include "core/io/csv.hpp"
+#include "core/engine/occupancy.hpp"
+#include "core/base/ring_buffer.hpp"
+#include "core/engine/schedule.hpp"
 #include "test_util.hpp"
 
 using namespace ts;

@@ -7,14 +7,14 @@
 
 #include <gtest/gtest.h>
 
-#include "cpu_backend.hpp"
-#include "cpu_gemm.hpp"
-#include "matrix.hpp"
-#include "kernel_workshop.hpp"
-#include "registry.hpp"
+#include "core/engine/cpu_backend.hpp"
+#include "core/engine/cpu_gemm.hpp"
+#include "core/engine/matrix.hpp"
+#include "core/user_kernel/kernel_workshop.hpp"
+#include "kernels/engine/registry.hpp"
 #include "test_util.hpp"
-#include "verify.hpp"
-#include "your_kernel.hpp"
+#include "core/engine/verify.hpp"
+#include "core/user_kernel/your_kernel.hpp"
 
 using namespace ts;
 

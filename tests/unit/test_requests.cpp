@@ -2,7 +2,7 @@
 // is taken once by whoever carries it out.
 #include <gtest/gtest.h>
 
-#include "requests.hpp"
+#include "ui/requests.hpp"
 
 using namespace ts;
 using namespace ts::ui;

@@ -2,7 +2,7 @@
 // measured bandwidth, where a point lands and which roof bounds it.
 #include <gtest/gtest.h>
 
-#include "roofline.hpp"
+#include "core/plots/roofline.hpp"
 
 using namespace ts;
 

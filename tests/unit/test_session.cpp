@@ -9,9 +9,9 @@
 
 #include <gtest/gtest.h>
 
-#include "cpu_backend.hpp"
-#include "registry.hpp"
-#include "session.hpp"
+#include "core/engine/cpu_backend.hpp"
+#include "kernels/engine/registry.hpp"
+#include "core/io/session.hpp"
 #include "test_util.hpp"
 
 using namespace ts;

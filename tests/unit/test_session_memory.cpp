@@ -10,7 +10,7 @@
 
 #include <gtest/gtest.h>
 
-#include "session.hpp"
+#include "core/io/session.hpp"
 #include "test_util.hpp"
 
 namespace {

@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "settings.hpp"
+#include "core/io/settings.hpp"
 #include "test_util.hpp"
 
 using namespace ts;

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "stats.hpp"
+#include "core/engine/stats.hpp"
 
 using namespace ts;
 

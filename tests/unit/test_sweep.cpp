@@ -8,10 +8,10 @@
 
 #include <gtest/gtest.h>
 
-#include "cpu_backend.hpp"
+#include "core/engine/cpu_backend.hpp"
 #include "forwarding_backend.hpp"
-#include "registry.hpp"
-#include "sweep.hpp"
+#include "kernels/engine/registry.hpp"
+#include "core/engine/sweep.hpp"
 
 using namespace ts;
 

@@ -6,8 +6,8 @@
 
 #include <gtest/gtest.h>
 
-#include "axis_ticks.hpp"
-#include "text_wrap.hpp"
+#include "core/plots/axis_ticks.hpp"
+#include "core/base/text_wrap.hpp"
 
 using namespace ts;
 

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "tile_order.hpp"
+#include "core/engine/tile_order.hpp"
 
 using namespace ts;
 

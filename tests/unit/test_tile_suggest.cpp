@@ -1,7 +1,7 @@
 // The fastest tile of a kernel at a shape, from a session's measurements only.
 #include <gtest/gtest.h>
 
-#include "tile_suggest.hpp"
+#include "core/plots/tile_suggest.hpp"
 
 namespace ts {
 namespace {

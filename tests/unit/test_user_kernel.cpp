@@ -7,13 +7,13 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
-#include "kernel_source.hpp"
-#include "launch_expr.hpp"
-#include "nvrtc_log.hpp"
-#include "problem.hpp"
-#include "sha256.hpp"
+#include "core/user_kernel/kernel_source.hpp"
+#include "core/user_kernel/launch_expr.hpp"
+#include "core/user_kernel/nvrtc_log.hpp"
+#include "core/engine/problem.hpp"
+#include "core/base/sha256.hpp"
 #include "test_util.hpp"
-#include "user_kernel.hpp"
+#include "core/user_kernel/user_kernel.hpp"
 
 using namespace ts;
 

@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "verify.hpp"
+#include "core/engine/verify.hpp"
 
 using namespace ts;
 

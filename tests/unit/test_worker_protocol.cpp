@@ -9,7 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "worker_protocol.hpp"
+#include "core/io/worker_protocol.hpp"
 
 using namespace ts;
 using namespace ts::wire;

@@ -7,9 +7,9 @@
 #include <limits>
 #include <string>
 
-#include "backend.hpp"
-#include "problem.hpp"
-#include "session.hpp"
+#include "core/engine/backend.hpp"
+#include "core/engine/problem.hpp"
+#include "core/io/session.hpp"
 
 namespace ts::io {
 

@@ -1,0 +1,104 @@
+#pragma once
+// [SECTION] The measured tile schedule: for one traced launch, which SM ran each block (output tile) and
+// when. Records come from the instrumented kernels (one thread per block stamps %smid and %globaltimer); this
+// file checks and aggregates them for the Tile schedule panel, without drawing anything.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ts {
+
+// Written by the device: layout shared with kernels/rungs/trace.cuh (plain POD, 24 bytes).
+struct TileRecord {
+  uint64_t start_ns;
+  uint64_t end_ns;
+  uint32_t smid;
+  uint32_t reserved;  // padding (keeps the record 24 bytes)
+};
+static_assert(sizeof(TileRecord) == 24, "TileRecord layout is shared with the device");
+
+struct ScheduleSummary;
+struct ScheduleView;
+
+struct TileTrace {
+  int grid_x = 0, grid_y = 0;  // tiles along N and along M
+  // Blocks per tile (split-K: one per slice of K). Record index = (z * grid_y + y) * grid_x + x, one per
+  // block.
+  int grid_z = 1;
+  // blockIdx.z is a block's share of the tile's columns (a cluster making one tile together: tile_n / grid_z
+  // columns each, every block writes its own) instead of a slice of K.
+  bool z_splits_columns = false;
+  int tile_m = 0, tile_n = 0;  // rows and columns of C per tile
+  int sm_count = 0;
+  std::vector<TileRecord> records;
+  double traced_ms = 0, plain_ms = 0;  // the traced launch, and an uninstrumented one next to it
+  uint64_t timer_resolution_ns = 0;    // smallest non-zero difference seen between stamps
+  // The aggregates a panel draws (prepare_schedule_view), made once where the trace is recorded, off the
+  // window's thread: on a 128 x 128 grid they take milliseconds, too long for a frame. Null: not made yet.
+  std::shared_ptr<const ScheduleView> view;
+};
+
+struct ScheduleSummary {
+  std::string problem;      // empty when the trace is consistent
+  uint64_t t0 = 0, t1 = 0;  // first start, last end
+  std::vector<int> tiles_per_sm;
+  double mean_tile_us = 0, min_tile_us = 0, max_tile_us = 0;
+  int max_concurrency = 0;
+  int waves = 0;  // largest number of tiles that ran one after another on a single SM
+};
+
+// Every tile recorded exactly once (start > 0, end >= start), SM ids below sm_count. Empty string when fine.
+std::string check_trace(const TileTrace& t);
+ScheduleSummary summarize_schedule(const TileTrace& t);
+
+// Tiles resident on the GPU over time: (time_ns relative to t0, count) at every change.
+std::vector<std::pair<double, int>> concurrency_curve(const TileTrace& t);
+
+// What the Tile schedule panel draws, aggregated from a consistent trace (everything but the colours):
+//   per tile, its start and duration as fractions of the launch and of the longest tile;
+//   per SM and time bin (gantt_bins across the launch), how many of the SM's tiles overlap the bin;
+//   the tiles resident over time, thinned to at most max_curve_points steps.
+struct ScheduleView {
+  ScheduleSummary summary;
+  std::vector<float> start_frac, duration_frac;  // per record, in [0, 1]
+  // Per tile of C (grid_x * grid_y, row-major): the tile's first start to its last end, as fractions, and
+  // the SM that finished it (wrote C). With one block per tile, the record's own figures.
+  std::vector<float> tile_start_frac, tile_duration_frac;
+  std::vector<uint32_t> tile_sm;
+  int gantt_bins = 0, gantt_sms = 0;
+  std::vector<float> gantt;  // gantt_sms rows of gantt_bins counts
+  float gantt_peak = 1;
+  std::vector<double> curve_us;  // time since the first start, microseconds
+  std::vector<double> curve_tiles;
+};
+// Summarises the trace; a trace that fails check_trace gives a view whose summary.problem says why (and
+// nothing else). Cost: sorting the 2 x tiles stamps once.
+ScheduleView prepare_schedule_view(const TileTrace& t, int gantt_bins = 1024, size_t max_curve_points = 4000);
+
+// "16384 tiles of 32 x 32", with split-K "64 tiles of 128 x 128, K in 2 slices: 128 blocks", or for a cluster
+// "20 tiles of 256 x 256, each 2 blocks of 128 columns (a cluster): 40 blocks" (the panel's and the
+// figure's first words).
+std::string describe_grid(const TileTrace& t);
+
+// The tile map's tooltip for tile `tile` (row-major) of a trace with several blocks per tile: each block's
+// columns (a cluster) or slice of K, its SM and times (microseconds from t0), and who wrote C (writer_sm: the
+// SM of the slice that finished last, from tile_spans).
+std::string describe_tile_blocks(const TileTrace& t, size_t tile, uint64_t t0, uint32_t writer_sm);
+
+// Per tile of C (grid_x * grid_y, row-major), over its blocks (grid_z of them): the first start, the last end
+// and the SM of the block that ended last (split-K: the one that added the slices and wrote C).
+std::vector<TileRecord> tile_spans(const TileTrace& t);
+
+// Smallest non-zero step between any two stamps (the timer's visible resolution).
+uint64_t timer_resolution(const TileTrace& t);
+
+// What blockIdx.z is in the CSV and the figure's data: "k_slice", or "cluster_block" when z splits a tile's
+// columns.
+const char* block_z_name(const TileTrace& t);
+
+// CSV: tile_row,tile_col,k_slice,sm,start_us,end_us,duration_us (times relative to the first start); the
+// third column is cluster_block instead when z splits a tile's columns.
+std::string schedule_csv(const TileTrace& t);
+
+}  // namespace ts

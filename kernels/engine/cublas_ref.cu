@@ -1,0 +1,73 @@
+// cuBLAS SGEMM: the trusted reference and the speed to beat.
+// cuBLAS is column-major; a row-major C = A * B is the column-major C^T = B^T * A^T, so we pass B first and
+// swap m and n. cublas: FP32 math (CUBLAS_DEFAULT_MATH, no TF32 unless NVIDIA_TF32_OVERRIDE says otherwise);
+// cublas_tf32: CUBLAS_TF32_TENSOR_OP_MATH.
+#include "kernels/rungs/kernel_entry.hpp"
+
+#if defined(__CUDACC__)
+#include "kernels/engine/cuda_check.cuh"
+#include "kernels/engine/cuda_raii.cuh"
+#include "kernels/engine/launch.hpp"
+#include "kernels/engine/matrix_ops.cuh"
+
+namespace ts {
+
+cublasHandle_t thread_cublas_handle() {
+  // One handle per thread (cuBLAS handles are not to be shared across threads): the engine's worker and the
+  // tests.
+  thread_local CublasHandle handle;
+  return handle.get();
+}
+
+static void sgemm(const GemmArgs& a, void* stream, cublasMath_t math) {
+  cublasHandle_t h = thread_cublas_handle();
+  CUBLAS_CHECK(cublasSetStream(h, static_cast<cudaStream_t>(stream)));
+  CUBLAS_CHECK(cublasSetMathMode(h, math));
+  const float alpha = 1.0f, beta = 0.0f;
+  CUBLAS_CHECK(cublasSgemm_64(h, CUBLAS_OP_N, CUBLAS_OP_N, a.n, a.m, a.k, &alpha, a.B, a.n, a.A, a.k, &beta,
+                              a.C, a.n));
+}
+
+// cuBLAS chooses (and hides) its kernels: no occupancy query, no instrumented build.
+void launch_cublas(const GemmArgs& a, int /*tile*/, void* stream, LaunchQuery* q) {
+  if (q) {
+    *q = LaunchQuery{};
+    return;
+  }
+  sgemm(a, stream, CUBLAS_DEFAULT_MATH);
+}
+
+// TF32 tensor cores: inputs rounded to TF32 inside cuBLAS, FP32 accumulation.
+void launch_cublas_tf32(const GemmArgs& a, int /*tile*/, void* stream, LaunchQuery* q) {
+  if (q) {
+    *q = LaunchQuery{};
+    return;
+  }
+  sgemm(a, stream, CUBLAS_TF32_TENSOR_OP_MATH);
+}
+
+}  // namespace ts
+#endif  // __CUDACC__
+
+// [SECTION] Registry entry (plain data: also compiled without nvcc).
+namespace ts {
+
+KernelEntry entry_cublas() {
+  KernelInfo k =
+      kernel_info("cublas", "cuBLAS SGEMM (FP32)",
+                  "NVIDIA's tuned FP32 GEMM (no TF32): the trusted reference and the speed to beat.", {}, {},
+                  0, "chosen by cuBLAS");
+  k.is_reference = true;
+  return {k, TS_LAUNCHER(launch_cublas)};
+}
+
+KernelEntry entry_cublas_tf32() {
+  KernelInfo k = kernel_info("cublas_tf32", "cuBLAS TF32 (tensor cores)",
+                             "cuBLAS with TF32 tensor-core math: the speed to beat for the TF32 kernels.", {},
+                             {}, 0, "chosen by cuBLAS");
+  k.tf32 = true;
+  k.min_sm = 80;
+  return {k, TS_LAUNCHER(launch_cublas_tf32)};
+}
+
+}  // namespace ts

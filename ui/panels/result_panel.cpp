@@ -1,0 +1,154 @@
+// Result: the latest run's time, speed and accuracy against the reference; "worst at" jumps the error map to
+// the worst element.
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+
+#include <imgui.h>
+
+#include "core/plots/figure.hpp"
+#include "ui/panels/panel.hpp"
+#include "core/plots/tile_suggest.hpp"
+#include "ui/theme.hpp"
+
+namespace ts::ui {
+
+namespace {
+
+class ResultPanel final : public Panel {
+ public:
+  const char* name() const override { return "Result"; }
+
+ protected:
+  void draw_content(AppState& s) override {
+    if (!s.result) {
+      ImGui::TextDisabled("%s", s.busy() ? "running..." : "no result yet: press Run (Space)");
+      return;
+    }
+    const RunResult& r = *s.result;
+    const auto& p = r.spec;
+    const ImVec4 verdict = r.error.passed ? palette().good : palette().bad;
+    ImGui::PushStyleColor(ImGuiCol_Text, verdict);
+    ImGui::TextUnformatted(r.error.passed ? "PASS" : "FAIL");
+    ImGui::PopStyleColor();
+    ImGui::SameLine();
+    text_fit("vs " + r.reference, &palette().muted);
+    char buf[256];
+    if (begin_facts("result", {"median time", "bad elements", "max abs err", "throughput"})) {
+      auto row = [&](const char* k, const std::string& v, const ImVec4* colour = nullptr) {
+        fact(k, v, colour);
+      };
+      auto fmt = [&](const char* f, auto... v) {
+        std::snprintf(buf, sizeof buf, f, v...);
+        return std::string(buf);
+      };
+      row("kernel", p.tile ? fmt("%s, TILE %d", p.kernel.c_str(), p.tile) : p.kernel);
+      row("shape", fmt("%" PRId64 " x %" PRId64 " x %" PRId64 " (M x N x K)", p.m, p.n, p.k));
+      row("input", p.input == InputKind::File
+                       ? std::string("files")
+                       : fmt("%s, seed %llu", to_string(p.input), (unsigned long long)p.seed));
+      row("backend", r.backend + ": " + r.device);
+      row("median time", format_ms(r.median_ms()));  // the plots' units (figure.hpp): 74.7 us, 83.7 MFLOP/s
+      row("samples", fmt("%zu launches", r.samples_ms.size()));
+      row("throughput", format_flops(r.tflops() * 1e12));
+      if (r.cublas_interleaved()) {
+        const InterleavedReference& ref = r.interleaved;
+        const bool differ = clocks_differ(r.clock, ref.clock);
+        row("vs cuBLAS", fmt("%.1f %% of its speed (%s %.4g ms, timed interleaved)",
+                             100.0 * ref.stats.median / r.median_ms(), ref.kernel.c_str(), ref.stats.median));
+        if (r.clock.available && ref.clock.available)
+          row("SM clocks",
+              fmt("kernel %.0f MHz, cuBLAS %.0f MHz%s", r.clock.median_mhz, ref.clock.median_mhz,
+                  differ ? ": differ by more than 1 %" : ""),
+              differ ? &palette().bad : nullptr);
+      } else if (r.reference_ms > 0) {
+        row("vs cuBLAS",
+            fmt("%.1f %% of its speed (cuBLAS timed on its own)", 100.0 * r.reference_ms / r.median_ms()));
+      } else if (!r.interleaved_note.empty()) {
+        row("vs cuBLAS", "not measured: " + r.interleaved_note);
+      }
+      tile_row(s, r);
+      row("max abs err", fmt("%.3e", r.error.max_abs_err));
+      row("max rel err", fmt("%.3e", r.error.max_rel_err));
+      row("tolerance", fmt("%.3e", r.error.tolerance));
+      row("bad elements", fmt("%" PRId64 " of %" PRId64, int64_t(r.error.bad_elements), p.m * p.n),
+          r.error.bad_elements ? &palette().bad : nullptr);
+      if (r.error.worst_row >= 0) {
+        ImGui::TableNextRow();
+        ImGui::TableNextColumn();
+        ImGui::TextDisabled("worst at");
+        ImGui::TableNextColumn();
+        const std::string where =
+            fmt("row %" PRId64 ", col %" PRId64, int64_t(r.error.worst_row), int64_t(r.error.worst_col));
+        if (ImGui::SmallButton(where.c_str())) {
+          // Centre a window of about 64 x 64 elements (or the whole of a smaller C) on the worst element.
+          const double rows = double(std::min<int64_t>(64, p.m)), cols = double(std::min<int64_t>(64, p.n));
+          ZoomRequest z;
+          z.rows = rows;
+          z.cols = cols;
+          z.row0 = std::clamp(double(r.error.worst_row) - rows / 2, 0.0, double(p.m) - rows);
+          z.col0 = std::clamp(double(r.error.worst_col) - cols / 2, 0.0, double(p.n) - cols);
+          z.all_maps = false;
+          s.ask(rq::Zoom{z});
+        }
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("Zoom C and the error map to this element");
+      }
+      end_facts();
+    }
+    text_muted_wrapped(tolerance_formula(r.tf32));  // the precision this result was checked in
+    if (r.spec != s.settings.spec)
+      text_muted_wrapped(s.busy() ? "(a newer request is running)" : "(the controls changed since this run)");
+  }
+
+ private:
+  // The fastest tile of this kernel at this shape, from the session's measurements (never a guess): the
+  // summary, and a button that times the tiles not measured yet or one that switches to the fastest.
+  void tile_row(AppState& s, const RunResult& r) {
+    const KernelInfo* k = find_kernel(s.kernels, r.spec.kernel);
+    if (!k || k->tiles.size() < 2 || !r.timed) return;
+    if (!m_tiles || m_tiles_serial != s.sessions_serial || m_tiles_spec != r.spec) {
+      m_tiles = suggest_tile(s.sessions.current(), *k, r.spec);
+      m_tiles_serial = s.sessions_serial;
+      m_tiles_spec = r.spec;
+    }
+    const TileSuggestion& t = *m_tiles;
+    fact("fastest tile", t.fastest ? "tile " + t.fastest_detail() : t.summary(),
+         t.fastest && *t.fastest != r.spec.tile ? &palette().accent : nullptr);
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    ImGui::TableNextColumn();
+    if (!t.missing.empty()) {
+      ImGui::BeginDisabled(s.sweeping());
+      const std::string label = "Time " + std::string(t.measured.empty() ? "every" : "the other") + " " +
+                                std::to_string(t.missing.size()) + " tile" +
+                                (t.missing.size() == 1 ? "" : "s");
+      if (ImGui::SmallButton(label.c_str())) s.ask(rq::TimeTiles{tile_search_points(*k, r.spec, &t)});
+      ImGui::EndDisabled();
+      if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+        ImGui::SetTooltip(
+            "Measure the tiles not timed at %lld x %lld x %lld yet (bench policy, like a sweep); "
+            "the fastest is then named from the measurements",
+            (long long)r.spec.m, (long long)r.spec.n, (long long)r.spec.k);
+    } else if (t.fastest && *t.fastest != r.spec.tile) {
+      const std::string label = "Use tile " + std::to_string(*t.fastest);
+      if (ImGui::SmallButton(label.c_str())) {
+        s.settings.spec.tile = *t.fastest;
+        s.ask(rq::Run{});
+      }
+    } else {
+      ImGui::TextDisabled("this is the fastest tile measured here");
+    }
+  }
+
+  std::optional<TileSuggestion> m_tiles;
+  uint64_t m_tiles_serial = 0;
+  ProblemSpec m_tiles_spec;
+};
+
+}  // namespace
+
+std::unique_ptr<Panel> make_result_panel() {
+  return std::make_unique<ResultPanel>();
+}
+
+}  // namespace ts::ui
