@@ -16,6 +16,7 @@
 
 #include "app_state.hpp"
 #include "folder_listing.hpp"
+#include "frame_report.hpp"
 
 namespace ts::ui {
 

@@ -78,7 +78,7 @@ struct OccupancyCalcReport {
 };
 
 struct FrameReport {
-  std::map<std::string, PanelReport> panels;  // by window name ("Status": the status bar)
+  std::map<std::string, PanelReport> panels;      // by window name ("Status": the status bar)
   std::map<std::string, HeatmapReport> heatmaps;  // "heatmap A", "heatmap C = A B", ...
   HoverReport hover;
   FileDialogReport file_dialog;

@@ -15,6 +15,7 @@
 #include <imgui.h>
 
 #include "app_state.hpp"
+#include "frame_report.hpp"
 #include "plot_data.hpp"
 #include "texture.hpp"
 
