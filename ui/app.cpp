@@ -58,6 +58,7 @@ App::App(std::shared_ptr<Backend> backend, const std::string& note, Settings set
       m_state.say(Severity::Info,
                   was + " is not open in this session: showing tiled (File > Open kernel opens yours)");
   }
+  keep_square(m_state);  // settings written by hand, or before a kernel became square-only
   m_state.backend_note = note;
   m_state.bench_policy = backend->bench_policy();
   m_state.sweep_min_s = m_state.bench_policy.min_seconds;
@@ -350,11 +351,10 @@ RunRequest App::request_for(const ProblemSpec& spec) const {
 void App::maybe_submit() {
   AppState& s = m_state;
   ProblemSpec& spec = s.settings.spec;
-  if (spec.input == InputKind::File && !(s.file_a && s.file_b)) spec.input = InputKind::Random;
-  // A kernel told one size only runs on square shapes.
-  if (const KernelInfo* k = current_kernel(s); k && k->square_only && spec.input != InputKind::File)
-    s.settings.square = true;
-  if (s.settings.square && spec.input != InputKind::File) spec.m = spec.k = spec.n;
+  if (spec.input == InputKind::File && !(s.file_a && s.file_b)) {
+    spec.input = InputKind::Random;
+    keep_square(s);  // the shape is the person's again
+  }
   const bool changed = !m_submitted_any || spec != m_last_submitted;
   // Repeat: the same problem again as soon as the last run is in; each run adds its launches to Timings.
   const bool asked = s.asked.take<rq::Run>().has_value();

@@ -151,4 +151,10 @@ struct AppState {
 
 const KernelInfo* current_kernel(const AppState& s);
 
+// The square mode (Settings::square, saved with the settings) is the one source of truth for M = N = K: the
+// problem is made square where it is edited (the Controls, a kernel chosen, a preset, a new build of your
+// kernel, the settings at start, inputs that stop being files), never fixed up afterwards. A kernel told one
+// size only turns the mode on; the mode makes M and K follow N. Inputs from files keep their own shape.
+void keep_square(AppState& s);
+
 }  // namespace ts::ui

@@ -46,7 +46,8 @@ class ControlsPanel final : public Panel {
     ImGui::SeparatorText("Shape");
     text_fit("C (M x N) = A (M x K) B (K x N)", &palette().muted);
     ImGui::BeginDisabled(files);
-    if (ImGui::Checkbox("Square (M = N = K)", &s.settings.square) && s.settings.square) p.m = p.k = p.n;
+    // On: M and K follow N. Off stays off unless the kernel is told one size only.
+    if (ImGui::Checkbox("Square (M = N = K)", &s.settings.square)) keep_square(s);
     const KernelInfo* cur = current_kernel(s);
     const int step = cur && !cur->tiles.empty() && p.tile > 0 ? p.tile : 8;
     if (s.settings.square) {
@@ -83,6 +84,7 @@ class ControlsPanel final : public Panel {
           p.kernel = k.id;
           if (!k.tiles.empty() && std::find(k.tiles.begin(), k.tiles.end(), p.tile) == k.tiles.end())
             p.tile = k.default_tile;
+          keep_square(s);  // a kernel told one size only runs on square shapes
         }
         ImGui::EndDisabled();
         if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) {

@@ -35,6 +35,7 @@ void presets_menu(AppState& s) {
         if (const KernelInfo* k = find_kernel(s.kernels(), p.kernel))
           spec.tile = p.tile ? p.tile : k->default_tile;
       }
+      keep_square(s);
       s.ask(rq::Run{});  // a preset is a deliberate choice: run it even with auto-run off
     }
     ImGui::EndDisabled();

@@ -16,6 +16,13 @@ const KernelInfo* current_kernel(const AppState& s) {
   return find_kernel(s.kernels(), s.settings.spec.kernel);
 }
 
+void keep_square(AppState& s) {
+  ProblemSpec& p = s.settings.spec;
+  if (p.input == InputKind::File) return;
+  if (const KernelInfo* k = current_kernel(s); k && k->square_only) s.settings.square = true;
+  if (s.settings.square) p.m = p.k = p.n;
+}
+
 std::vector<std::unique_ptr<Panel>> register_panels() {
   std::vector<std::unique_ptr<Panel>> p;
   p.push_back(make_controls_panel());

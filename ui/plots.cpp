@@ -949,9 +949,7 @@ PlotReport SchedulePlot::draw(const TileTrace& t, ImVec2 size, const PlotStyle& 
 // [SECTION] Data from the window's state.
 ProblemSpec plot_reference(const AppState& s) {
   if (s.plot_at) return *s.plot_at;
-  ProblemSpec p = s.settings.spec;
-  if (s.settings.square && p.input != InputKind::File) p.m = p.k = p.n;
-  return p;
+  return s.settings.spec;  // square where the square mode is on (keep_square)
 }
 
 namespace {
