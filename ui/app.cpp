@@ -30,7 +30,7 @@ namespace fs = std::filesystem;
 App::App(std::shared_ptr<Backend> backend, const std::string& note, Settings settings, std::string renderer)
     : m_queue(backend), m_panels(register_panels()) {
   m_state.settings = std::move(settings);
-  m_state.kernels = backend->kernels();
+  m_state.backend = backend.get();  // the run queue holds it for as long as the state lives
   // The kernel file that was open when the window last closed: read, built and run again, as if opened now.
   bool reopening = false;
   if (const std::string f = m_state.settings.kernel_file; !f.empty()) {
@@ -50,7 +50,7 @@ App::App(std::shared_ptr<Backend> backend, const std::string& note, Settings set
   // the classic one (a reopened file's kernel is chosen again once it is built). A person's kernel is never
   // taken from the registry here: it may hold one of another window of this process whose file is gone.
   const std::string& kernel = m_state.settings.spec.kernel;
-  if (kernel.rfind("yours:", 0) == 0 || !find_kernel(m_state.kernels, kernel)) {
+  if (kernel.rfind("yours:", 0) == 0 || !find_kernel(m_state.kernels(), kernel)) {
     const std::string was = m_state.settings.spec.kernel;
     m_state.settings.spec.kernel = "tiled";
     m_state.settings.spec.tile = 16;
@@ -58,9 +58,7 @@ App::App(std::shared_ptr<Backend> backend, const std::string& note, Settings set
       m_state.say(Severity::Info,
                   was + " is not open in this session: showing tiled (File > Open kernel opens yours)");
   }
-  m_state.backend_kind = backend->kind();
-  m_state.device_name = backend->device_name();
-  m_state.backend_version = backend->version_info();
+  keep_square(m_state);  // settings written by hand, or before a kernel became square-only
   m_state.backend_note = note;
   m_state.bench_policy = backend->bench_policy();
   m_state.sweep_min_s = m_state.bench_policy.min_seconds;
@@ -75,14 +73,16 @@ App::App(std::shared_ptr<Backend> backend, const std::string& note, Settings set
   m_state.heatmaps = std::make_shared<gfx::HeatmapSet>(backend->cuda_device());
   m_dialogs = std::make_unique<FileDialogs>();
   // Every measurement of this window goes into a session of this device; sweeps run on a thread of their own.
+  // (The session keeps the device: AppState::device() reads it there.)
+  DeviceInfo device;
   try {
-    m_state.device = backend->device_info();
+    device = backend->device_info();
   } catch (const std::exception& e) {
-    m_state.device.backend = backend->kind();
-    m_state.device.name = m_state.device.label = backend->device_name();
+    device.backend = backend->kind();
+    device.name = device.label = backend->device_name();
     m_state.say(Severity::Error, std::string("cannot read the device's figures: ") + e.what());
   }
-  m_state.sessions.current() = Session::for_device(m_state.device);
+  m_state.sessions.current() = Session::for_device(device);
   m_sweep = std::make_unique<SweepRunner>(backend);
   m_user = std::make_unique<UserKernelController>(*backend, m_jobs);
   m_incidents = backend->incidents().count;
@@ -212,14 +212,14 @@ void App::frame() {
   check_gl();
   handle_shortcuts();
   draw_menu_bar(s, m_panels);
-  draw_status_bar(s);
+  draw_status_bar(s, m_report);
   if (s.asked.take<rq::ResetLayout>()) {
     m_layout.reset();
     s.say(Severity::Info, "layout reset to the default arrangement for this window size");
   }
-  m_layout.dock_space(s, m_panels);
+  m_layout.dock_space(s, m_report, m_panels);
   if (auto front = s.asked.take<rq::BringToFront>()) m_layout.bring_to_front(std::move(front->panels));
-  for (auto& p : m_panels) p->draw(s);
+  for (auto& p : m_panels) p->draw(s, m_report);
   m_layout.keep_on_screen(m_panels);
   draw_help_windows(s);
   handle_files();
@@ -252,7 +252,7 @@ void App::handle_files() {
     s.user.open_dialog = false;
     m_dialogs->ask_open_kernel(s);
   }
-  m_dialogs->frame(s);
+  m_dialogs->frame(s, m_report.file_dialog);
   if (auto path = m_dialogs->take_open_kernel()) s.user.open_path = *path;
   if (s.asked.take<rq::SaveC>()) {
     if (!s.result || !s.result->store)
@@ -351,11 +351,10 @@ RunRequest App::request_for(const ProblemSpec& spec) const {
 void App::maybe_submit() {
   AppState& s = m_state;
   ProblemSpec& spec = s.settings.spec;
-  if (spec.input == InputKind::File && !(s.file_a && s.file_b)) spec.input = InputKind::Random;
-  // A kernel told one size only runs on square shapes.
-  if (const KernelInfo* k = current_kernel(s); k && k->square_only && spec.input != InputKind::File)
-    s.settings.square = true;
-  if (s.settings.square && spec.input != InputKind::File) spec.m = spec.k = spec.n;
+  if (spec.input == InputKind::File && !(s.file_a && s.file_b)) {
+    spec.input = InputKind::Random;
+    keep_square(s);  // the shape is the person's again
+  }
   const bool changed = !m_submitted_any || spec != m_last_submitted;
   // Repeat: the same problem again as soon as the last run is in; each run adds its launches to Timings.
   const bool asked = s.asked.take<rq::Run>().has_value();
@@ -446,8 +445,11 @@ void App::open_session_file(const std::string& path) {
     return;  // first launch: nothing saved
   try {
     Session saved = load_session(path);
-    if (saved.device.backend == s.device.backend && saved.device.name == s.device.name) {
+    if (saved.device.backend == s.device().backend && saved.device.name == s.device().name) {
       const size_t n = saved.records.size();
+      // The device as the backend reads it now (driver, clocks, limits), as it was before the session was
+      // read: the session's points keep their own device label; the session says where it is measured now.
+      saved.device = s.device();
       s.sessions.current() = std::move(saved);
       ++s.sessions_serial;
       s.say(Severity::Info,

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ui/app_state.hpp"
+#include "ui/frame_report.hpp"
 #include "ui/layout.hpp"
 #include "ui/panels/panel.hpp"
 #include "core/engine/job_runner.hpp"
@@ -29,6 +30,9 @@ class App {
   App& operator=(const App&) = delete;
 
   AppState& state() { return m_state; }
+  // What the last frame drew (FrameReport): for the frame's host (export crops), snapshot --layout-json and
+  // the UI tests. The model never reads it.
+  const FrameReport& report() const { return m_report; }
   RunQueue& queue() { return m_queue; }
   // AppState::jobs made anew from the jobs in flight (App does it where they change, and after every frame).
   void report_jobs();
@@ -78,6 +82,7 @@ class App {
   void check_gl();
 
   AppState m_state;
+  FrameReport m_report;  // filled by the panels, the status bar and the dialogs as they draw
   RunQueue m_queue;
   JobRunner m_jobs;  // the window's background jobs (before the jobs and the controller that hold them)
   std::vector<std::unique_ptr<Panel>> m_panels;

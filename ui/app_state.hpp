@@ -30,70 +30,29 @@ class HeatmapSet;
 
 namespace ts::ui {
 
-struct Rect {
-  float x = 0, y = 0, w = 0, h = 0;
-};
-
-// What a panel drew last frame: for the layout checks of `snapshot --layout-json` and the UI tests.
-struct PanelReport {
-  Rect rect;              // the window's rectangle on screen
-  bool visible = false;   // drawn this frame (not closed, not a tab hidden behind another)
-  bool docked = false;    // in the dock space (else a floating window)
-  float clipped_px = 0;   // how far its content runs past its right edge (0: nothing is cut off)
-  float overflow_px = 0;  // how far its content runs past its bottom edge (out of sight until scrolled)
-  float least_w = 0,
-        least_h = 0;  // the least size its content is drawn well in (0: no say; the layout keeps it)
-  std::string state;  // e.g. "needs a GPU", "interop", "host: <why>"
-  std::string text;   // the status bar: what it says this frame
-};
-
-// One heatmap's plot area and the element coordinates at its edges (x = column, y = row; y0 is the top edge):
-// a test turns (row, col) into a pixel with these.
-struct HeatmapReport {
-  Rect plot;
-  double x0 = 0, x1 = 0, y0 = 0, y1 = 0;
-  float shown_lo = 0, shown_hi = 0;  // the colour scale
-  float scale_w = 0;                 // the colour scale's width beside the plot (px)
-};
-
-// The element under the mouse in a heatmap, as the tooltip shows it (tests read it back).
-struct HoverReport {
-  std::string map;  // "A", "B", "C = A B", "C - reference"; empty: nothing hovered this frame
-  int64_t row = -1, col = -1;
-  bool ready = false;  // the value has arrived (GPU reads take a frame or two)
-  float value = 0;
-};
-
-// Heatmaps: show rows [row0, row0 + rows) x columns [col0, col0 + cols).
-
-// The open or save dialog as drawn last frame (UI tests read it): the text the window's own dialog drew, or
-// that the desktop's is open (a child process; the window keeps drawing meanwhile).
-struct FileDialogReport {
-  bool open = false;     // a dialog is in progress
-  bool desktop = false;  // it is the desktop's (zenity, kdialog), in a window of its own
-  std::string helper;    // the desktop's program
-  std::string title, folder, name, type, error;
-  struct Row {
-    std::string name, size, modified;
-    bool folder = false;
-  };
-  std::vector<Row> rows;  // the rows drawn (the visible part of the list)
-  std::vector<std::string> places, types;
-  uint64_t frames_while_desktop = 0;  // frames this window drew while a desktop dialog was open (all so far)
-};
-
 struct AppState {
   Settings settings;
-  std::vector<KernelInfo> kernels;  // the backend's registry
 
-  // Backend identity, shown in the status bar and Help > About.
-  std::string backend_kind;  // "cuda" or "cpu"
-  std::string device_name;
-  std::string backend_note;     // why the CPU backend was chosen, if it was chosen automatically
-  std::string backend_version;  // e.g. "CUDA driver API 13.0, runtime 13.0"
+  // [SECTION] The engine, read through its front door and never copied here. `backend`: App's (its run
+  // queue's), which outlives the state; `tilescope figure` names the backend it measured on, or the CPU
+  // backend for the built-in registry when it plots saved sessions.
+  const Backend* backend = nullptr;
+  // Every kernel the backend knows now (Backend::kernel_list(): a person's kernel joins once it is built).
+  // The list stays valid for the backend's life (a newer one replaces it once a kernel is published or withdrawn).
+  const std::vector<KernelInfo>& kernels() const { return *backend->kernel_list(); }
+  // The device this window measures on: the current session's (Session::for_device of the backend's
+  // device_info(), or of what could be read of it; a saved session is taken as current only when it was
+  // measured on the same backend and device), so it is kept once, in the session.
+  const DeviceInfo& device() const { return sessions.current().device; }
+  const std::string& backend_kind() const { return device().backend; }  // "cuda" or "cpu"
+  const std::string& device_name() const { return device().label; }     // Backend::device_name()
+  std::string backend_note;  // why the CPU backend was chosen, if it was chosen automatically (App's own)
   std::string gl_renderer;
   std::string gl_context;  // offscreen: which context (EGL device, GLFW/X11)
-  Capacity capacity;       // what the backend can run now (the size sliders' range)
+  // What the backend can run (the size sliders' range): Backend::capacity() read at start and after a run of
+  // another shape (free memory changes as runs come and go), not every frame, so the range holds still while
+  // the person drags a slider. This sample is the state's own; the backend has no stored value to read.
+  Capacity capacity;
   std::shared_ptr<gfx::HeatmapSet> heatmaps;
 
   // What runs in the background (App's JobRunner, the run queue, the sweep), as of the end of the last frame.
@@ -125,7 +84,6 @@ struct AppState {
   Requests asked;
   void ask(Request r) { asked.push(std::move(r)); }
   bool show_shortcuts = false, show_about = false;
-  std::set<std::string> export_pending;  // panels to export as if their button were pressed (snapshot)
 
   // [SECTION] Whether OpenGL draws what it is told (gl_health.hpp). Checked at start, after every fault or
   // hang of a person's kernel and on request; a failed check that rebuilding the GL resources does not mend
@@ -149,7 +107,6 @@ struct AppState {
 
   // [SECTION] Measurements: sessions, sweeps, the roofline's bandwidth, figures (app.cpp handles the
   // requests).
-  DeviceInfo device;    // the backend's device (roofs, occupancy, figure captions)
   SessionSet sessions;  // [0]: this window's measurements (every run and sweep point); others: overlays
   uint64_t sessions_serial = 0;  // increments whenever a session changes (plots rebuild their data)
   std::string session_file;      // where the current session is saved (empty: nowhere, e.g. a snapshot)
@@ -166,6 +123,9 @@ struct AppState {
   std::optional<ProblemSpec> plot_at;  // the plots' reference problem while a sweep leads them
   // Plot settings.
   std::string marks_gpu = "h100";  // CPU backend: the catalog GPU of theoretical wave marks and occupancy
+  // The calculator and the occupancy plot take marks_gpu even where the device is a GPU (tilescope figure
+  // --plot occupancy --gpu: THEORETICAL figures of a catalog GPU, as asked).
+  bool catalog_gpu = false;
   TimingsY timings_y = TimingsY::Flops;
   std::optional<KernelTile> bars_baseline;  // pinned in the ladder chart
   bool roofline_this_shape = false;
@@ -173,20 +133,13 @@ struct AppState {
   std::optional<BandwidthResult> bandwidth;
   // Figures (rq::ExportFigure): one plot rendered offscreen at a chosen size and theme (PNG + CSV + JSON).
   std::string last_figure;  // the PNG written last
-  // The occupancy calculator as drawn (tests compare it with app/core).
+  // The occupancy calculator's kernel and tile (the Occupancy panel; its figures as drawn are in the
+  // FrameReport). Empty kernel: not drawn yet, the plots take the problem's.
   struct OccupancyCalc {
-    std::string gpu, kernel;
+    std::string kernel;
     int tile = 0;
     bool chosen = false;  // kernel and tile picked in the panel; until then they follow the problem's
-    OccupancyInputs inputs;
-    std::optional<OccupancyReport> report;
-    std::string error;
-    std::map<std::string, std::string> facts;  // key -> the text shown
   } occupancy_calc;
-  std::map<std::string, Rect> plot_areas;  // each plot's area on screen last frame ("timings", "bars"...)
-  // An axis label a plot chose to fit its room, and its length in pixels ("launches": the launch strip's).
-  std::map<std::string, std::pair<std::string, float>> plot_labels;
-  std::map<std::string, std::vector<std::array<double, 4>>> plot_limits;  // and its axes' limits (plots.hpp)
   // Cached plot data (plots.cpp: timings_of, bars_of, roofline_of).
   struct PlotCache {
     std::string timings_key, bars_key, roofline_key;
@@ -194,14 +147,14 @@ struct AppState {
     BarsData bars;
     RooflineData roofline;
   } plots;
-
-  // What was drawn last frame (snapshot checks and UI tests).
-  std::map<std::string, PanelReport> panels;
-  std::map<std::string, HeatmapReport> heatmap_reports;
-  HoverReport hover;
-  FileDialogReport file_dialog;
 };
 
 const KernelInfo* current_kernel(const AppState& s);
+
+// The square mode (Settings::square, saved with the settings) is the one source of truth for M = N = K: the
+// problem is made square where it is edited (the Controls, a kernel chosen, a preset, a new build of your
+// kernel, the settings at start, inputs that stop being files), never fixed up afterwards. A kernel told one
+// size only turns the mode on; the mode makes M and K follow N. Inputs from files keep their own shape.
+void keep_square(AppState& s);
 
 }  // namespace ts::ui

@@ -19,10 +19,11 @@ ImGuiID dock_id() {
 
 // The least the Matrices panel needs: what it reported (its four maps two by two, each at least 6 em and as
 // wide as its colour scale, with axes and titles), or before it has drawn, about that for short labels.
-ImVec2 heatmap_room(const AppState& s) {
+ImVec2 heatmap_room(const FrameReport& drawn) {
   const float em = ImGui::GetFontSize();
-  const auto it = s.panels.find("Matrices");
-  if (it != s.panels.end() && it->second.least_w > 0) return ImVec2(it->second.least_w, it->second.least_h);
+  const auto it = drawn.panels.find("Matrices");
+  if (it != drawn.panels.end() && it->second.least_w > 0)
+    return ImVec2(it->second.least_w, it->second.least_h);
   return ImVec2(32 * em, 23 * em);
 }
 // The least a side column or the bottom row keeps when the heatmaps take room from it.
@@ -40,13 +41,13 @@ ImRect work_rect() {
 }
 }  // namespace
 
-Layout::Shape Layout::shape_for(const AppState& s, ImVec2 work) {
+Layout::Shape Layout::shape_for(const FrameReport& drawn, ImVec2 work) {
   const float em = ImGui::GetFontSize();
   Shape sh;
   sh.wide = work.x >= 100 * em;  // 1600 px at 16 px text
   // The bottom row (Timings and the other plots) under the heatmaps, less where the heatmaps need the height;
   // when that leaves it too low for a plot, its panels are tabs beside Matrices instead (Matrices in front).
-  sh.bottom_h = std::min((sh.wide ? 0.40f : 0.32f) * work.y, work.y - heatmap_room(s).y);
+  sh.bottom_h = std::min((sh.wide ? 0.40f : 0.32f) * work.y, work.y - heatmap_room(drawn).y);
   sh.row_as_tabs = sh.bottom_h < row_min();
   return sh;
 }
@@ -64,7 +65,8 @@ bool Layout::saved_layout_usable(const std::vector<std::unique_ptr<Panel>>& pane
   return true;
 }
 
-void Layout::build_default(AppState& s, const std::vector<std::unique_ptr<Panel>>& panels,
+void Layout::build_default(AppState& s, const FrameReport& drawn,
+                           const std::vector<std::unique_ptr<Panel>>& panels,
                            std::vector<std::string> front) {
   const ImRect work = work_rect();
   const ImGuiID id = dock_id();
@@ -74,7 +76,7 @@ void Layout::build_default(AppState& s, const std::vector<std::unique_ptr<Panel>
   ImGui::DockBuilderSetNodePos(id, work.Min);
   const float em = ImGui::GetFontSize();
   const float w = work.GetWidth(), h = work.GetHeight();
-  const ImVec2 room = heatmap_room(s);
+  const ImVec2 room = heatmap_room(drawn);
   // Side columns wide enough for their text (about 20 em), within a share of the window; the centre (the
   // heatmaps) takes the rest. In a narrow window both give way, down to side_min() each, until the heatmaps
   // have their room.
@@ -96,7 +98,7 @@ void Layout::build_default(AppState& s, const std::vector<std::unique_ptr<Panel>
   m_given[1].clear();
   m_given[0][l] = left_want - left;
   m_given[0][r] = right_want - right;
-  m_shape = shape_for(s, work.GetSize());
+  m_shape = shape_for(drawn, work.GetSize());
   const bool wide = m_shape.wide, row_as_tabs = m_shape.row_as_tabs;
   ImGuiID top = centre, bottom = centre;
   if (!row_as_tabs) {
@@ -107,7 +109,7 @@ void Layout::build_default(AppState& s, const std::vector<std::unique_ptr<Panel>
   ImGui::DockBuilderDockWindow("Controls", l);
   ImGui::DockBuilderDockWindow("Matrices", top);
   // The tile schedule needs a GPU: on the CPU backend its notice is a tab, not a third of the bottom row.
-  const bool schedule_split = wide && !row_as_tabs && s.backend_kind == "cuda";
+  const bool schedule_split = wide && !row_as_tabs && s.backend_kind() == "cuda";
   if (wide) {
     // Result above Occupancy on the right; Timings beside the tile schedule under the heatmaps.
     ImGuiID r_top = 0, r_bottom = 0, b_left = bottom, b_right = bottom;
@@ -183,11 +185,11 @@ void Layout::follow_resize(ImVec2 from, ImVec2 to) {
 // beside it (the other side of each split on its way to the root) give it room, each in proportion to what it
 // has above side_min(); where the Matrices panel has more than it needs again, they take back what they gave.
 // A person who drags a splitter afterwards is not overruled.
-void Layout::keep_room_for_heatmaps(const AppState& s) {
+void Layout::keep_room_for_heatmaps(const FrameReport& drawn) {
   const ImGuiWindow* mw = ImGui::FindWindowByName("Matrices");
   ImGuiDockNode* node = mw ? mw->DockNode : nullptr;
   if (!node || ImGui::DockNodeGetRootNode(node)->ID != dock_id()) return;
-  const ImVec2 room = heatmap_room(s);
+  const ImVec2 room = heatmap_room(drawn);
   for (int axis : {int(ImGuiAxis_X), int(ImGuiAxis_Y)}) {
     std::vector<std::pair<ImGuiDockNode*, ImGuiDockNode*>> sides;  // (the heatmaps' side, the other side)
     for (ImGuiDockNode* child = node; child->ParentNode; child = child->ParentNode) {
@@ -240,7 +242,8 @@ std::vector<double> Layout::fingerprint(const std::vector<std::unique_ptr<Panel>
   return f;
 }
 
-void Layout::dock_space(AppState& s, const std::vector<std::unique_ptr<Panel>>& panels) {
+void Layout::dock_space(AppState& s, const FrameReport& drawn,
+                        const std::vector<std::unique_ptr<Panel>>& panels) {
   m_built = false;
   if (!m_checked) {
     m_checked = true;
@@ -253,9 +256,9 @@ void Layout::dock_space(AppState& s, const std::vector<std::unique_ptr<Panel>>& 
     m_rebuild = false;
     // Resetting shows every panel again.
     for (const auto& p : panels) s.settings.view.panels[p->name()] = true;
-    build_default(s, panels);
+    build_default(s, drawn, panels);
   } else if (resized && m_default && (m_print.empty() || m_print == fingerprint(panels)) &&
-             shape_for(s, now) != m_shape) {
+             shape_for(drawn, now) != m_shape) {
     // The default arrangement, as built, in a window that now wants another shape (three columns from 1600
     // px, the plots as tabs beside the heatmaps in a low window): built again for this size, closed panels
     // still closed, and a tab the person brought to the front (not one of the defaults, not alone in its
@@ -263,11 +266,13 @@ void Layout::dock_space(AppState& s, const std::vector<std::unique_ptr<Panel>>& 
     std::vector<std::string> front;
     for (const auto& p : panels) {
       const ImGuiWindow* w = ImGui::FindWindowByName(p->name());
-      if (s.panels[p->name()].visible && w && w->DockNode && w->DockNode->Windows.Size > 1 &&
+      const auto seen = drawn.panels.find(p->name());
+      if (seen != drawn.panels.end() && seen->second.visible && w && w->DockNode &&
+          w->DockNode->Windows.Size > 1 &&
           std::find(m_front.begin(), m_front.begin() + 3, p->name()) == m_front.begin() + 3)
         front.push_back(p->name());
     }
-    build_default(s, panels, std::move(front));
+    build_default(s, drawn, panels, std::move(front));
   } else if (resized) {
     if (!m_print.empty() && m_print != fingerprint(panels)) m_default = false;  // the person's own now
     follow_resize(m_work, now);
@@ -280,7 +285,7 @@ void Layout::dock_space(AppState& s, const std::vector<std::unique_ptr<Panel>>& 
                                ImGuiDockNodeFlags_NoWindowMenuButton | ImGuiDockNodeFlags_NoCloseButton);
   if (m_fit_frames > 0) {
     --m_fit_frames;
-    keep_room_for_heatmaps(s);
+    keep_room_for_heatmaps(drawn);
   }
   // What the arrangement looks like after our own changes: a difference later is the person's.
   if (m_default && m_fit_frames == 0 && m_front_frames == 0 && m_print.empty()) m_print = fingerprint(panels);

@@ -24,7 +24,8 @@ class Layout {
   static constexpr int kVersion = 5;
 
   // Once per frame, after the menu bar and the status bar, before the panels.
-  void dock_space(AppState& s, const std::vector<std::unique_ptr<Panel>>& panels);
+  // `drawn`: what the panels drew last frame (the heatmaps' least room, which panels were in front).
+  void dock_space(AppState& s, const FrameReport& drawn, const std::vector<std::unique_ptr<Panel>>& panels);
   // After the panels: floating windows outside the viewport are moved back into it.
   void keep_on_screen(const std::vector<std::unique_ptr<Panel>>& panels);
   void reset() { m_rebuild = true; }
@@ -43,13 +44,13 @@ class Layout {
     float bottom_h = 0;
     bool operator!=(const Shape& o) const { return wide != o.wide || row_as_tabs != o.row_as_tabs; }
   };
-  static Shape shape_for(const AppState& s, ImVec2 work);
+  static Shape shape_for(const FrameReport& drawn, ImVec2 work);
   // front: panels to put in front of their tabs, after the default ones (Controls, Result, Timings).
-  void build_default(AppState& s, const std::vector<std::unique_ptr<Panel>>& panels,
+  void build_default(AppState& s, const FrameReport& drawn, const std::vector<std::unique_ptr<Panel>>& panels,
                      std::vector<std::string> front = {});
   bool saved_layout_usable(const std::vector<std::unique_ptr<Panel>>& panels) const;
   void follow_resize(ImVec2 from, ImVec2 to);
-  void keep_room_for_heatmaps(const AppState& s);
+  void keep_room_for_heatmaps(const FrameReport& drawn);
   std::vector<double> fingerprint(const std::vector<std::unique_ptr<Panel>>& panels) const;
   bool m_checked = false, m_rebuild = false, m_built = false;
   ImVec2 m_work{0, 0};     // the work area the arrangement was last fitted to

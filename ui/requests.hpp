@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <optional>
+#include <set>
 #include <string>
 #include <variant>
 #include <vector>
@@ -48,6 +49,11 @@ struct ExportPanel {   // a panel's "Export PNG + CSV": its rectangle of the nex
   std::string stem;    // file name stem, e.g. "timings"
   std::string csv;
 };
+// Press these panels' "Export PNG + CSV" as if a person did (snapshot --export-panels): each panel takes its
+// name out when it exports, one export a frame; the request is done when none is left.
+struct PressExport {
+  std::set<std::string> panels;
+};
 struct Zoom {
   ZoomRequest region;
 };
@@ -74,8 +80,8 @@ struct ExportFigure {
 }  // namespace rq
 
 using Request = std::variant<rq::Run, rq::Quit, rq::Screenshot, rq::ResetLayout, rq::BringToFront,
-                             rq::OpenInputs, rq::SaveC, rq::ExportPanel, rq::Zoom, rq::CheckGl,
-                             rq::SaveSession, rq::OpenSession, rq::CloseOverlay, rq::StartSweep,
+                             rq::OpenInputs, rq::SaveC, rq::ExportPanel, rq::PressExport, rq::Zoom,
+                             rq::CheckGl, rq::SaveSession, rq::OpenSession, rq::CloseOverlay, rq::StartSweep,
                              rq::TimeTiles, rq::CancelSweep, rq::MeasureBandwidth, rq::ExportFigure>;
 
 // The requests pending, at most one of each kind.

@@ -202,7 +202,6 @@ int cmd_figure(FigureArgs& a, const CLI::App& cmd) {
 
   // [SECTION] The points: a saved session, or measured now.
   ui::AppState st;
-  st.kernels = registry;
   st.timings_y = y;
   st.marks_gpu = a.gpu.empty() ? "h100" : a.gpu;
   ProblemSpec at;
@@ -231,17 +230,16 @@ int cmd_figure(FigureArgs& a, const CLI::App& cmd) {
       }
       if (cmd.count("--input")) at.input = given.input;
     }
-    st.device = cur.device;
-    st.backend_kind = cur.device.backend;
+    // The plots read the device from the session (AppState::device()), and the built-in registry through the
+    // CPU backend, which opens no device.
+    backend = make_backend(BackendChoice::Cpu, nullptr);
   } else {
     std::string note;
     backend = make_backend(parse_backend_choice(a.backend), &note);
     if (!note.empty()) std::fprintf(stderr, "tilescope: %s\n", note.c_str());
     const bool cuda = backend->kind() == "cuda";
     at = problem_of(a, registry, !cuda);
-    st.device = backend->device_info();
-    st.backend_kind = backend->kind();
-    st.sessions.current() = Session::for_device(st.device);
+    st.sessions.current() = Session::for_device(backend->device_info());
     std::vector<ProblemSpec> points;
     if (plot == PlotKind::Schedule && !cuda)
       throw ValidationError("--plot schedule needs a GPU: the CPU backend has no SMs to trace");
@@ -323,7 +321,8 @@ int cmd_figure(FigureArgs& a, const CLI::App& cmd) {
                    st.sessions.current().records.size());
     }
   }
-  if (!a.gpu.empty() && plot == PlotKind::Occupancy) st.backend_kind = "catalog";  // THEORETICAL, as asked
+  st.backend = backend.get();
+  if (!a.gpu.empty() && plot == PlotKind::Occupancy) st.catalog_gpu = true;  // THEORETICAL, as asked
   st.settings.spec = at;
   st.settings.square = at.m == at.n && at.n == at.k;
   st.plot_at = at;

@@ -114,7 +114,7 @@ bool read_back_right(AppState& s, const std::string& what) {
 // A panel's export: the window's rectangle cropped from the frame just rendered (PNG) and its data (CSV),
 // under one timestamped stem that does not exist yet. read_fbo: the framebuffer the frame was rendered into
 // (0: the window's back buffer). False when the export failed (the status message says why).
-bool save_panel_export(AppState& s, int fb_w, int fb_h, GLuint read_fbo) {
+bool save_panel_export(AppState& s, const FrameReport& drawn, int fb_w, int fb_h, GLuint read_fbo) {
   const rq::ExportPanel req = *s.asked.take<rq::ExportPanel>();
   if (!s.pictures_trusted()) {
     s.say(Severity::Error, "export of " + req.panel +
@@ -123,8 +123,8 @@ bool save_panel_export(AppState& s, int fb_w, int fb_h, GLuint read_fbo) {
     return false;
   }
   try {
-    auto it = s.panels.find(req.panel);
-    if (it == s.panels.end() || !it->second.visible)
+    auto it = drawn.panels.find(req.panel);
+    if (it == drawn.panels.end() || !it->second.visible)
       throw std::runtime_error("panel " + req.panel + " is not on screen");
     const ImVec2 scale = ImGui::GetIO().DisplayFramebufferScale;
     const Rect r = it->second.rect;

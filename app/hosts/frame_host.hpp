@@ -133,8 +133,9 @@ void render(int fb_w, int fb_h, const std::function<bool()>& rasterize = {});
 bool draw_without_tooltips(int fb_w, int fb_h, GLuint fbo);
 // Whether the last read-back of `what` can be trusted (the GL self-check's verdict), said when not.
 bool read_back_right(AppState& s, const std::string& what);
-// A panel's export asked for this frame: its PNG (read back) and CSV written; true when one was.
-bool save_panel_export(AppState& s, int fb_w, int fb_h, GLuint read_fbo = 0);
+// A panel's export asked for this frame: its PNG (read back, cropped to where `drawn` says the panel is) and
+// CSV written; true when one was.
+bool save_panel_export(AppState& s, const FrameReport& drawn, int fb_w, int fb_h, GLuint read_fbo = 0);
 // A screenshot asked for this frame (File > Save screenshot), read back and written.
 void save_screenshot(AppState& s, int fb_w, int fb_h);
 

@@ -72,7 +72,8 @@ int run_snapshot(const SnapshotOptions& opt);
 struct AppState;
 
 // The GUI's frame loop offscreen, for tests that drive it as a person does: edit state() as a panel would
-// (panels edit AppState through pointers), then call frame(), which does what one frame of the window does:
+// (panels edit AppState through pointers; a shape edited keeps the square mode with ui::keep_square, as the
+// Controls do), then call frame(), which does what one frame of the window does:
 // take a finished run, draw every panel, turn the edits into requests (auto-run, Run, Repeat). Starts showing
 // `spec` with the default settings (auto-run on). Throws gfx::DisplayError when no offscreen GL exists.
 class OffscreenGui {

@@ -117,6 +117,12 @@ void offscreen_frame(Offscreen& off, float scale, float dt, FrameBenchResult::Ph
 
 // Checks that OpenGL draws right before a picture is written: one more frame with the check due (and the
 // frames after each rebuild, when checks fail). Throws GlDamagedError when it does not.
+// What the Matrices panel said it drew last frame ("interop", "host: <why>", ...).
+std::string matrices_state(const FrameReport& drawn) {
+  const auto it = drawn.panels.find("Matrices");
+  return it == drawn.panels.end() ? std::string() : it->second.state;
+}
+
 void require_gl_ok_offscreen(Offscreen& off, float scale, const std::string& what) {
   AppState& st = off.app.state();
   st.ask(rq::CheckGl{"before writing " + what});
@@ -139,6 +145,7 @@ int run_snapshot(const SnapshotOptions& opt) {
   Offscreen off(opt.gl, opt.backend, opt.backend_note, opt.request.spec, opt.width, opt.height);
   App& app = off.app;
   AppState& st = app.state();
+  const FrameReport& drawn = app.report();  // what the last frame drew
   st.settings.view.theme = opt.theme;
   if (opt.request.a && opt.request.b) {
     st.file_a = opt.request.a;
@@ -159,7 +166,7 @@ int run_snapshot(const SnapshotOptions& opt) {
     // Its points in the plots, as the window would show them: this device's session continued (the
     // snapshot's run joins it), another device's beside it as an overlay. Nothing is saved.
     Session saved = load_session(opt.session);
-    if (saved.device.backend == st.device.backend && saved.device.name == st.device.name)
+    if (saved.device.backend == st.device().backend && saved.device.name == st.device().name)
       st.sessions.current() = std::move(saved);
     else
       st.sessions.open(std::move(saved));
@@ -223,24 +230,29 @@ int run_snapshot(const SnapshotOptions& opt) {
   int export_failures = 0;
   if (!opt.export_dir.empty()) {
     st.settings.export_dir = opt.export_dir;
-    for (const char* p : {"Timings", "Occupancy", "Tile schedule"}) st.export_pending.insert(p);
-    for (int frame = 0; frame < 18 && (!st.export_pending.empty() || st.asked.pending<rq::ExportPanel>());
+    st.ask(rq::PressExport{{"Timings", "Occupancy", "Tile schedule"}});
+    for (int frame = 0;
+         frame < 18 && (st.asked.pending<rq::PressExport>() || st.asked.pending<rq::ExportPanel>());
          ++frame) {
       // A panel that is a tab behind another is brought to the front for three frames, one after the other.
-      if (frame % 3 == 0 && !st.export_pending.empty()) {
-        auto next = st.export_pending.begin();
-        std::advance(next, (frame / 3) % st.export_pending.size());
+      const rq::PressExport* left = st.asked.peek<rq::PressExport>();
+      if (frame % 3 == 0 && left) {
+        auto next = left->panels.begin();
+        std::advance(next, (frame / 3) % left->panels.size());
         st.ask(rq::BringToFront{{*next}});
       }
       offscreen_frame(off, opt.scale, 1.0f / 60);
       if (st.asked.pending<rq::ExportPanel>()) {
-        export_failures += !save_panel_export(st, opt.width, opt.height, off.fbo->id());
+        export_failures += !save_panel_export(st, drawn, opt.width, opt.height, off.fbo->id());
         std::fprintf(stderr, "tilescope: %s\n", st.log.latest()->text.c_str());
       }
     }
-    for (const std::string& p : st.export_pending)
-      std::fprintf(stderr, "tilescope: %s: nothing to export (%s)\n", p.c_str(),
-                   st.panels.count(p) ? st.panels[p].state.c_str() : "not shown");
+    if (const auto left = st.asked.take<rq::PressExport>())
+      for (const std::string& p : left->panels) {
+        const auto it = drawn.panels.find(p);
+        std::fprintf(stderr, "tilescope: %s: nothing to export (%s)\n", p.c_str(),
+                     it != drawn.panels.end() ? it->second.state.c_str() : "not shown");
+      }
   }
 
   if (!opt.layout_json.empty()) {
@@ -248,18 +260,18 @@ int run_snapshot(const SnapshotOptions& opt) {
     j["width"] = opt.width;
     j["height"] = opt.height;
     j["scale"] = opt.scale;
-    j["backend"] = st.backend_kind;
+    j["backend"] = st.backend_kind();
     j["gl_renderer"] = st.gl_renderer;
     j["gl_context"] = off.gl.note;
     j["interop"] = st.heatmaps->interop().on;
     j["interop_why"] = st.heatmaps->interop().why;
-    for (const auto& [name, p] : st.panels) {
+    for (const auto& [name, p] : drawn.panels) {
       j["rects"][name] = rect_json(p.rect);
       j["states"][name] = p.state;
       j["panels"][name] = {{"rect", rect_json(p.rect)},  {"visible", p.visible},         {"docked", p.docked},
                            {"clipped_px", p.clipped_px}, {"overflow_px", p.overflow_px}, {"state", p.state}};
     }
-    for (const auto& [name, h] : st.heatmap_reports) {
+    for (const auto& [name, h] : drawn.heatmaps) {
       j["rects"][name] = rect_json(h.plot);
       j["heatmaps"][name] = {{"plot", rect_json(h.plot)},
                              {"x0", h.x0},
@@ -270,11 +282,11 @@ int run_snapshot(const SnapshotOptions& opt) {
                              {"shown_hi", h.shown_hi},
                              {"scale_w", h.scale_w}};
     }
-    for (const auto& [name, r] : st.plot_areas) {
+    for (const auto& [name, r] : drawn.plot_areas) {
       j["rects"]["plot " + name] = rect_json(r);
       j["plots"][name] = rect_json(r);
     }
-    for (const auto& [name, label] : st.plot_labels)
+    for (const auto& [name, label] : drawn.plot_labels)
       j["plot_labels"][name] = {{"text", label.first}, {"px", label.second}};
     if (st.result)
       j["result"] = {{"passed", st.result->error.passed},
@@ -486,7 +498,7 @@ FrameBenchResult run_frame_bench(const FrameBenchOptions& opt) {
     r.sweep.done = st.sweep_progress.done;
     r.sweep.failed = st.sweep_progress.failed;
     r.sweep.total = st.sweep_progress.total;
-    r.heatmap_state = st.panels["Matrices"].state;
+    r.heatmap_state = matrices_state(app.report());
     if (!opt.sweep_session_out.empty()) save_session(opt.sweep_session_out, st.sessions.current(), false);
     if (opt.seconds <= 0) return r;
   }
@@ -507,7 +519,7 @@ FrameBenchResult run_frame_bench(const FrameBenchOptions& opt) {
   }
   st.repeat = false;
   r.runs = int(st.result_serial - serial0);
-  r.heatmap_state = st.panels["Matrices"].state;
+  r.heatmap_state = matrices_state(app.report());
   return r;
 }
 

@@ -235,7 +235,8 @@ int run_gui(const GuiOptions& opt) {
     if (app.state().asked.take<rq::Screenshot>()) {
       save_screenshot(app.state(), fb_w, fb_h);
     }
-    if (app.state().asked.pending<rq::ExportPanel>()) save_panel_export(app.state(), fb_w, fb_h);
+    if (app.state().asked.pending<rq::ExportPanel>())
+      save_panel_export(app.state(), app.report(), fb_w, fb_h);
     window->swap();
     TimingGate::instance().frame_drawn(TimingGate::clock_s());
     // A failed GL self-check: the renderer's and the app's GL resources made anew, or after a reset the

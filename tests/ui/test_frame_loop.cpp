@@ -49,8 +49,10 @@ TEST(FrameLoop, AutoRunRunsTheProblemAgainAfterAControlChangesIt) {
   ASSERT_TRUE(frames_until(*gui, [&] { return s.result_serial == 1; })) << s.last_error;
   EXPECT_EQ(s.result->spec.n, 48);
 
-  // The N slider (Square on): the next frames submit the new problem by themselves.
+  // The N slider (Square on), as the Controls commit it (M and K follow N where the spec is edited): the next
+  // frames submit the new problem by themselves.
   s.settings.spec.n = 64;
+  ui::keep_square(s);
   ASSERT_TRUE(frames_until(*gui, [&] { return s.result_serial == 2; })) << s.last_error;
   EXPECT_EQ(s.result->spec.m, 64);
   EXPECT_EQ(s.result->spec.n, 64);

@@ -169,10 +169,10 @@ bool overlap(const ui::Rect& a, const ui::Rect& b) {
 
 // Every panel shown is inside the window, no two shown panels overlap; from 1280 x 720 up, none has text cut
 // off (smaller windows may cut text, never hide a panel).
-void check_layout(ImGuiTestContext* ctx, const ui::AppState& st, ImVec2 window) {
+void check_layout(ImGuiTestContext* ctx, const ui::FrameReport& drawn, ImVec2 window) {
   const bool readable = window.x >= 1280 && window.y >= 720;
   std::vector<std::pair<std::string, ui::Rect>> shown;
-  for (const auto& [name, p] : st.panels) {
+  for (const auto& [name, p] : drawn.panels) {
     if (!p.visible) continue;
     IM_CHECK_NO_RET(inside(p.rect, window));
     if (!inside(p.rect, window))
@@ -260,6 +260,7 @@ TEST_F(Gui, SpaceRunsUnlessATextFieldHasTheKeyboard) {
   GuiRun s;
   s.body = [](ImGuiTestContext* ctx, App& app) {
     ui::AppState& st = app.state();
+    const ui::FrameReport& drawn = app.report();
     IM_CHECK(wait_for_result(ctx, app, 0));
     uint64_t runs = st.runs_submitted, serial = st.result_serial;
     ctx->MouseMoveToPos(ImGui::GetMainViewport()->GetCenter());
@@ -290,11 +291,11 @@ TEST_F(Gui, SpaceRunsUnlessATextFieldHasTheKeyboard) {
 // scale is wide, and at least 5.5 em; below it (a small screen, a window manager that ignores the minimum) at
 // least 5 em: the panels around the Matrices give way when the window shrinks (ImGui alone kept the side
 // columns and squeezed the maps to 30 px at 900 x 560).
-void check_heatmaps(ImGuiTestContext* ctx, const ui::AppState& st, ImVec2 window) {
+void check_heatmaps(ImGuiTestContext* ctx, const ui::FrameReport& drawn, ImVec2 window) {
   const bool usual = window.x >= 960 && window.y >= 600;
   const float least = (usual ? 5.5f : 5.0f) * ImGui::GetFontSize();
   for (const char* map : {"heatmap A", "heatmap B", "heatmap C = A B", "heatmap C - reference"}) {
-    const ui::HeatmapReport& h = st.heatmap_reports.at(map);
+    const ui::HeatmapReport& h = drawn.heatmaps.at(map);
     const float need = usual ? std::max(least, h.scale_w) : least;
     const bool ok = h.plot.w >= need && h.plot.h >= need;
     IM_CHECK_NO_RET(ok);
@@ -308,13 +309,14 @@ TEST_F(Gui, ResizingKeepsEveryPanelInsideTheWindowWithoutOverlapOrCutText) {
   GuiRun s;
   s.body = [&s](ImGuiTestContext* ctx, App& app) {
     ui::AppState& st = app.state();
+    const ui::FrameReport& drawn = app.report();
     IM_CHECK(wait_for_result(ctx, app, 0));
     // The window opens at 1600 x 1000 on this 1920 x 1200 screen: three columns, Timings beside the tile
     // schedule on a GPU. On the CPU backend the tile schedule (which needs a GPU) is a tab behind Timings,
     // not a third of the bottom row.
-    IM_CHECK(st.panels.at("Timings").visible);
-    IM_CHECK(!st.panels.at("Tile schedule").visible);
-    IM_CHECK(st.panels.at("Tile schedule").docked);
+    IM_CHECK(drawn.panels.at("Timings").visible);
+    IM_CHECK(!drawn.panels.at("Tile schedule").visible);
+    IM_CHECK(drawn.panels.at("Tile schedule").docked);
     // Down to 900 x 560, under the window's own minimum (a window manager may allow it, a small screen may
     // force it).
     for (ImVec2 size : {ImVec2(1024, 700), ImVec2(1280, 720), ImVec2(1600, 1000), ImVec2(1366, 768),
@@ -325,25 +327,25 @@ TEST_F(Gui, ResizingKeepsEveryPanelInsideTheWindowWithoutOverlapOrCutText) {
       ctx->Yield(6);  // the dock space and the panels settle
       IM_CHECK_EQ(ImGui::GetIO().DisplaySize.x, size.x);
       ctx->LogInfo("%.0f x %.0f: Controls %.0f wide, Matrices %.0f x %.0f, A %.0f px", size.x, size.y,
-                   st.panels.at("Controls").rect.w, st.panels.at("Matrices").rect.w,
-                   st.panels.at("Matrices").rect.h, st.heatmap_reports.at("heatmap A").plot.w);
-      check_layout(ctx, st, size);
-      check_heatmaps(ctx, st, size);
+                   drawn.panels.at("Controls").rect.w, drawn.panels.at("Matrices").rect.w,
+                   drawn.panels.at("Matrices").rect.h, drawn.heatmaps.at("heatmap A").plot.w);
+      check_layout(ctx, drawn, size);
+      check_heatmaps(ctx, drawn, size);
       // The heatmaps, Controls and Result in front, whatever the arrangement became; every panel still one
       // click away: shown, or a tab of a shown node.
-      for (const char* p : {"Controls", "Matrices", "Result"}) IM_CHECK(st.panels.at(p).visible);
+      for (const char* p : {"Controls", "Matrices", "Result"}) IM_CHECK(drawn.panels.at(p).visible);
       for (const char* p : {"Timings", "Roofline", "Occupancy", "Tile schedule", "Messages"})
-        IM_CHECK(st.panels.at(p).visible || st.panels.at(p).docked);
+        IM_CHECK(drawn.panels.at(p).visible || drawn.panels.at(p).docked);
       // The plots of the bottom row fit their panel: nothing scrolled out of sight (the Roofline's x axis was
       // at 1366 x 768).
       for (const char* p : {"Timings", "Roofline"}) {
         st.ask(ui::rq::BringToFront{{p}});
         ctx->Yield(6);
-        IM_CHECK(st.panels.at(p).visible);
-        IM_CHECK_EQ(st.panels.at(p).overflow_px, 0.0f);
-        const ui::Rect& area = st.plot_areas.at(p[0] == 'T' ? "timings" : "roofline");
+        IM_CHECK(drawn.panels.at(p).visible);
+        IM_CHECK_EQ(drawn.panels.at(p).overflow_px, 0.0f);
+        const ui::Rect& area = drawn.plot_areas.at(p[0] == 'T' ? "timings" : "roofline");
         IM_CHECK(inside(area, ImVec2(size.x, size.y)));
-        const ui::Rect& panel = st.panels.at(p).rect;
+        const ui::Rect& panel = drawn.panels.at(p).rect;
         IM_CHECK_LE(area.y + area.h, panel.y + panel.h);
       }
       st.ask(ui::rq::BringToFront{{"Timings", "Matrices"}});
@@ -363,10 +365,10 @@ TEST_F(Gui, TheFirstFrameShownHasTheMenuBarAtTheTopAndEveryPanelInPlace) {
   int window_h = 0, fb_h = 0;
   s.first_shown = [&](App& app, GLFWwindow* w) {
     if (const ImGuiWindow* mb = ImGui::FindWindowByName("##MainMenuBar")) menu_y = mb->Pos.y;
-    const ui::Rect& status = app.state().panels["Status"].rect;
+    const ui::Rect& status = app.report().panels.at("Status").rect;
     status_bottom = status.y + status.h;
     display_h = ImGui::GetIO().DisplaySize.y;
-    for (const auto& [name, p] : app.state().panels)
+    for (const auto& [name, p] : app.report().panels)
       if (p.visible) shown.insert(name);
     int ww = 0;
     glfwGetWindowSize(w, &ww, &window_h);
@@ -391,16 +393,17 @@ TEST_F(Gui, ResetLayoutShowsClosedPanelsAgainInTheirPlace) {
   GuiRun s;
   s.body = [](ImGuiTestContext* ctx, App& app) {
     ui::AppState& st = app.state();
+    const ui::FrameReport& drawn = app.report();
     IM_CHECK(wait_for_result(ctx, app, 0));
-    const ui::Rect before = st.panels.at("Result").rect;
+    const ui::Rect before = drawn.panels.at("Result").rect;
     ctx->MenuClick("//##MainMenuBar/View/Result");  // hide it
     ctx->Yield(3);
-    IM_CHECK(!st.panels.at("Result").visible);
+    IM_CHECK(!drawn.panels.at("Result").visible);
     IM_CHECK(!st.settings.view.shown("Result"));
     ctx->MenuClick("//##MainMenuBar/View/Reset layout");
     ctx->Yield(6);
-    IM_CHECK(st.panels.at("Result").visible);
-    const ui::Rect after = st.panels.at("Result").rect;
+    IM_CHECK(drawn.panels.at("Result").visible);
+    const ui::Rect after = drawn.panels.at("Result").rect;
     IM_CHECK_EQ(after.x, before.x);
     IM_CHECK_EQ(after.w, before.w);
   };
@@ -430,13 +433,14 @@ TEST_F(Gui, ARelaunchRestoresTheWindowSizeTheHiddenPanelsAndTheProblem) {
   GuiRun second;
   second.body = [&second](ImGuiTestContext* ctx, App& app) {
     ui::AppState& st = app.state();
+    const ui::FrameReport& drawn = app.report();
     ctx->Yield(4);
     IM_CHECK_EQ(second.window_size.x, 1300.0f);
     IM_CHECK_EQ(second.window_size.y, 760.0f);
     IM_CHECK(!st.settings.view.shown("Occupancy"));
-    IM_CHECK(!st.panels.at("Occupancy").visible);
+    IM_CHECK(!drawn.panels.at("Occupancy").visible);
     IM_CHECK_EQ(st.settings.spec.n, 96);
-    IM_CHECK(st.panels.at("Controls").docked && st.panels.at("Matrices").docked);
+    IM_CHECK(drawn.panels.at("Controls").docked && drawn.panels.at("Matrices").docked);
     IM_CHECK(wait_for_result(ctx, app, 0));
     IM_CHECK_EQ(st.result->spec.n, 96);
   };
@@ -452,6 +456,7 @@ TEST_F(Gui, TheTimingsAxesStayOnTheDataFrameAfterFrameAtLaptopAndDesktopSizes) {
   GuiRun s;
   s.body = [&s](ImGuiTestContext* ctx, App& app) {
     ui::AppState& st = app.state();
+    const ui::FrameReport& drawn = app.report();
     IM_CHECK(wait_for_result(ctx, app, 0));
     IM_CHECK_EQ(st.result->spec.n, 256);  // the CPU backend's first size
     // 256, then 736: the catalog H100's THEORETICAL wave mark for tiled T=16 (a second wave above 1056
@@ -470,7 +475,7 @@ TEST_F(Gui, TheTimingsAxesStayOnTheDataFrameAfterFrameAtLaptopAndDesktopSizes) {
       ctx->Yield(4);
       ctx->WindowFocus("//Timings");  // a tab of the bottom row on a laptop
       ctx->Yield(3);
-      IM_CHECK(st.panels.at("Timings").visible);
+      IM_CHECK(drawn.panels.at("Timings").visible);
       const TimingsData& td = ui::timings_of(st);
       IM_CHECK_EQ(td.x_lo, 256.0);
       IM_CHECK_EQ(td.x_hi, 736.0);
@@ -489,8 +494,8 @@ TEST_F(Gui, TheTimingsAxesStayOnTheDataFrameAfterFrameAtLaptopAndDesktopSizes) {
       std::optional<std::array<double, 4>> first;
       for (int frame = 0; frame < 180; ++frame) {
         ctx->Yield();
-        const auto it = st.plot_limits.find("timings");
-        IM_CHECK(it != st.plot_limits.end() && !it->second.empty());
+        const auto it = drawn.plot_limits.find("timings");
+        IM_CHECK(it != drawn.plot_limits.end() && !it->second.empty());
         const std::array<double, 4> l = it->second.front();  // x_lo, x_hi, y_lo, y_hi of the FLOP/s plot
         IM_CHECK_LE(l[0], 256.0);
         IM_CHECK_GE(l[1], 736.0);
@@ -516,6 +521,7 @@ TEST_F(Gui, ARelaunchReopensTheKernelFileAndRestoresTheSweepPanel) {
   GuiRun first;
   first.body = [&](ImGuiTestContext* ctx, App& app) {
     ui::AppState& st = app.state();
+    const ui::FrameReport& drawn = app.report();
     IM_CHECK(wait_for_result(ctx, app, 0));
     IM_CHECK(st.settings.kernel_file.empty());
     st.user.open_path = kfile;  // what a drop on the window (or File > Open kernel) does
@@ -545,7 +551,7 @@ TEST_F(Gui, ARelaunchReopensTheKernelFileAndRestoresTheSweepPanel) {
     ctx->KeyCharsReplaceEnter("96");
     // One more configuration: a CPU kernel's tile that is not ticked yet.
     std::string ticked;
-    for (const KernelInfo& k : st.kernels)
+    for (const KernelInfo& k : st.kernels())
       if (ticked.empty() && k.cpu && !k.teaching && k.tiles.size() > 1)
         for (int t : k.tiles)
           if (ticked.empty() && !(k.id == st.settings.spec.kernel && t == st.settings.spec.tile)) {
@@ -577,13 +583,14 @@ TEST_F(Gui, ARelaunchReopensTheKernelFileAndRestoresTheSweepPanel) {
   GuiRun second;
   second.body = [&](ImGuiTestContext* ctx, App& app) {
     ui::AppState& st = app.state();
+    const ui::FrameReport& drawn = app.report();
     IM_CHECK(yield_until(
         ctx, [&] { return st.user.active && st.user.path == kfile; }, 30));
     IM_CHECK(logged(st, "opened " + kfile));
     IM_CHECK(!logged(st, "is not open in this session"));
     ctx->WindowFocus("//Sweep");
     ctx->Yield(3);
-    IM_CHECK(st.panels.at("Sweep").visible);
+    IM_CHECK(drawn.panels.at("Sweep").visible);
     // The panel took its fields from the settings (had it not, writing its fields back would have changed
     // them).
     IM_CHECK(st.settings.sweep.has_value() && *st.settings.sweep == left);
@@ -597,6 +604,7 @@ TEST_F(Gui, ARelaunchReopensTheKernelFileAndRestoresTheSweepPanel) {
   GuiRun third;
   third.body = [&](ImGuiTestContext* ctx, App& app) {
     ui::AppState& st = app.state();
+    const ui::FrameReport& drawn = app.report();
     IM_CHECK(wait_for_result(ctx, app, 0));
     IM_CHECK(logged(st, "the kernel file open last time, " + kfile, "is gone"));
     IM_CHECK(!st.user.active);
@@ -616,11 +624,12 @@ TEST_F(Gui, HoveringAHeatmapReadsTheElementDrawnThere) {
   GuiRun s;
   s.body = [](ImGuiTestContext* ctx, App& app) {
     ui::AppState& st = app.state();
+    const ui::FrameReport& drawn = app.report();
     IM_CHECK(wait_for_result(ctx, app, 0));
     ctx->Yield(4);
     IM_CHECK_EQ(st.result->spec.input, InputKind::Ramp);
     for (const char* map : {"A", "B"}) {
-      const ui::HeatmapReport& h = st.heatmap_reports.at(std::string("heatmap ") + map);
+      const ui::HeatmapReport& h = drawn.heatmaps.at(std::string("heatmap ") + map);
       for (const auto& rc : {std::pair<int64_t, int64_t>{0, 0}, {5, 30}, {39, 2}, {20, 17}}) {
         const int64_t row = rc.first, col = rc.second;  // plain locals: a lambda below captures them
         // The centre of element (row, col) on screen, from the plot's rectangle and its limits.
@@ -628,11 +637,11 @@ TEST_F(Gui, HoveringAHeatmapReadsTheElementDrawnThere) {
         const float y = h.plot.y + float((double(row) + 0.5 - h.y0) / (h.y1 - h.y0)) * h.plot.h;
         ctx->MouseMoveToPos(ImVec2(x, y));
         IM_CHECK(yield_until(
-            ctx, [&] { return st.hover.ready && st.hover.row == row; }, 10));
-        IM_CHECK_EQ(st.hover.map, std::string(map));
-        IM_CHECK_EQ(st.hover.row, row);
-        IM_CHECK_EQ(st.hover.col, col);
-        IM_CHECK_EQ(st.hover.value, float(map[0] == 'A' ? row : col));
+            ctx, [&] { return drawn.hover.ready && drawn.hover.row == row; }, 10));
+        IM_CHECK_EQ(drawn.hover.map, std::string(map));
+        IM_CHECK_EQ(drawn.hover.row, row);
+        IM_CHECK_EQ(drawn.hover.col, col);
+        IM_CHECK_EQ(drawn.hover.value, float(map[0] == 'A' ? row : col));
       }
     }
   };
@@ -662,13 +671,14 @@ TEST_F(Gui, TheWheelZoomsAboutTheElementUnderTheCursorDownToSingleElements) {
   GuiRun s;
   s.body = [&s](ImGuiTestContext* ctx, App& app) {
     ui::AppState& st = app.state();
+    const ui::FrameReport& drawn = app.report();
     IM_CHECK(wait_for_result(ctx, app, 0));
     s.resize = ImVec2(1366, 768);
     IM_CHECK(yield_until(
         ctx, [&] { return s.window_size.x == 1366 && s.window_size.y == 768; }, 10));
     ctx->Yield(8);
     IM_CHECK_EQ(st.result->spec.m, 256);
-    const ui::HeatmapReport& a = st.heatmap_reports.at("heatmap A");
+    const ui::HeatmapReport& a = drawn.heatmaps.at("heatmap A");
     const double whole = a.x1 - a.x0;
     IM_CHECK_GE(whole, 256.0);  // the whole matrix to start with
     // The point under the cursor in element coordinates, from the plot's rectangle and limits.
@@ -681,8 +691,9 @@ TEST_F(Gui, TheWheelZoomsAboutTheElementUnderTheCursorDownToSingleElements) {
     for (const auto& rc : {std::pair<int64_t, int64_t>{200, 37}, {20, 230}}) {
       ctx->MouseMoveToPos(element_centre(a, rc.first, rc.second));
       IM_CHECK(yield_until(
-          ctx, [&] { return st.hover.ready && st.hover.map == "A"; }, 10));
-      const int64_t row = st.hover.row, col = st.hover.col;  // the element under the cursor (a pixel is ~2)
+          ctx, [&] { return drawn.hover.ready && drawn.hover.map == "A"; }, 10));
+      const int64_t row = drawn.hover.row,
+                    col = drawn.hover.col;  // the element under the cursor (a pixel is ~2)
       IM_CHECK_LE(std::abs(row - rc.first), 2);
       IM_CHECK_LE(std::abs(col - rc.second), 2);
       const auto at = under(a);
@@ -692,10 +703,10 @@ TEST_F(Gui, TheWheelZoomsAboutTheElementUnderTheCursorDownToSingleElements) {
         ctx->Yield(2);
         ++clicks;
         IM_CHECK(yield_until(
-            ctx, [&] { return st.hover.ready && st.hover.map == "A"; }, 10));
-        IM_CHECK_EQ(st.hover.row, row);
-        IM_CHECK_EQ(st.hover.col, col);
-        IM_CHECK_EQ(st.hover.value, float(row));
+            ctx, [&] { return drawn.hover.ready && drawn.hover.map == "A"; }, 10));
+        IM_CHECK_EQ(drawn.hover.row, row);
+        IM_CHECK_EQ(drawn.hover.col, col);
+        IM_CHECK_EQ(drawn.hover.value, float(row));
         // The same point of the element stays under the cursor (to within a pixel at this zoom).
         const auto now = under(a);
         const double pixel = (a.x1 - a.x0) / a.plot.w;
@@ -714,12 +725,12 @@ TEST_F(Gui, TheWheelZoomsAboutTheElementUnderTheCursorDownToSingleElements) {
       IM_CHECK_EQ(a.x1 - a.x0, whole);
     }
     // C and the error map share one view: clicks over C zoom both, about the element under the cursor.
-    const ui::HeatmapReport& c = st.heatmap_reports.at("heatmap C = A B");
-    const ui::HeatmapReport& e = st.heatmap_reports.at("heatmap C - reference");
+    const ui::HeatmapReport& c = drawn.heatmaps.at("heatmap C = A B");
+    const ui::HeatmapReport& e = drawn.heatmaps.at("heatmap C - reference");
     ctx->MouseMoveToPos(element_centre(c, 60, 180));
     IM_CHECK(yield_until(
-        ctx, [&] { return st.hover.ready && st.hover.map == "C = A B"; }, 10));
-    const int64_t row = st.hover.row, col = st.hover.col;
+        ctx, [&] { return drawn.hover.ready && drawn.hover.map == "C = A B"; }, 10));
+    const int64_t row = drawn.hover.row, col = drawn.hover.col;
     ctx->MouseWheelY(2);
     ctx->Yield(3);
     IM_CHECK_LT(c.x1 - c.x0, whole / 2);
@@ -727,8 +738,8 @@ TEST_F(Gui, TheWheelZoomsAboutTheElementUnderTheCursorDownToSingleElements) {
     IM_CHECK_EQ(e.x1, c.x1);
     IM_CHECK_EQ(e.y0, c.y0);
     IM_CHECK_EQ(e.y1, c.y1);
-    IM_CHECK_EQ(st.hover.row, row);
-    IM_CHECK_EQ(st.hover.col, col);
+    IM_CHECK_EQ(drawn.hover.row, row);
+    IM_CHECK_EQ(drawn.hover.col, col);
   };
   run_session(s);
   EXPECT_EQ(s.passed, 1);
@@ -754,6 +765,7 @@ TEST_F(Gui, FilesOpenThroughTheDialogBadPairsAreRefusedAndSavingAsksBeforeReplac
   s.resize = ImVec2(1366, 768);
   s.body = [&](ImGuiTestContext* ctx, App& app) {
     ui::AppState& st = app.state();
+    const ui::FrameReport& drawn = app.report();
     IM_CHECK(wait_for_result(ctx, app, 0));
     // The window's own dialog (the desktop's, where zenity or kdialog is installed, is the default).
     IM_CHECK(st.settings.file_dialog == FileDialogChoice::Desktop);
@@ -774,7 +786,7 @@ TEST_F(Gui, FilesOpenThroughTheDialogBadPairsAreRefusedAndSavingAsksBeforeReplac
     ctx->KeyPress(ImGuiMod_Ctrl | ImGuiKey_O);
     ctx->Yield(2);
     pick(title_a, m_dir.path().string());
-    const ui::FileDialogReport& d = st.file_dialog;
+    const ui::FileDialogReport& d = drawn.file_dialog;
     IM_CHECK(d.open && !d.desktop);
     IM_CHECK_EQ(s.window_size.x, 1366.0f);
     IM_CHECK(inside_main_window(title_a));
@@ -814,17 +826,17 @@ TEST_F(Gui, FilesOpenThroughTheDialogBadPairsAreRefusedAndSavingAsksBeforeReplac
     ctx->KeyPress(ImGuiKey_Escape);
     ctx->Yield(2);
     IM_CHECK_EQ(g.OpenPopupStack.Size, popups);
-    IM_CHECK(st.file_dialog.open);
+    IM_CHECK(drawn.file_dialog.open);
     IM_CHECK(ImGui::FindWindowByName(title_a)->Active);
     ctx->ComboClick("##type/All files");
     ctx->Yield(2);
-    IM_CHECK_EQ(st.file_dialog.type, std::string("All files"));
+    IM_CHECK_EQ(drawn.file_dialog.type, std::string("All files"));
     IM_CHECK(row("notes.txt") != nullptr);
     // Escape outside the list cancels the dialog: nothing is opened.
     const uint64_t runs_before = st.runs_submitted;
     ctx->KeyPress(ImGuiKey_Escape);
     ctx->Yield(3);
-    IM_CHECK(!st.file_dialog.open);
+    IM_CHECK(!drawn.file_dialog.open);
     IM_CHECK_EQ(g.OpenPopupStack.Size, popups - 1);
     IM_CHECK_EQ(st.runs_submitted, runs_before);
     // Open: A then B, then one run on the files.
@@ -967,35 +979,36 @@ TEST_F(Gui, TheDesktopsFileDialogRunsBesideTheFrameLoopAndWhatItChoosesIsOpened)
   GuiRun s;
   s.body = [&](ImGuiTestContext* ctx, App& app) {
     ui::AppState& st = app.state();
+    const ui::FrameReport& drawn = app.report();
     IM_CHECK(wait_for_result(ctx, app, 0));
     IM_CHECK(st.settings.file_dialog == FileDialogChoice::Desktop);
     const uint64_t serial = st.result_serial, runs = st.runs_submitted;
     ctx->KeyPress(ImGuiMod_Ctrl | ImGuiKey_O);
     IM_CHECK(yield_until(
-        ctx, [&] { return st.file_dialog.desktop && std::filesystem::exists(dir / "count"); }, 30));
-    IM_CHECK_EQ(st.file_dialog.helper, std::string("zenity"));
+        ctx, [&] { return drawn.file_dialog.desktop && std::filesystem::exists(dir / "count"); }, 30));
+    IM_CHECK_EQ(drawn.file_dialog.helper, std::string("zenity"));
     // The helper waits for the test: meanwhile the window draws frame after frame (counted, not timed), and
     // the window's own dialog is not shown.
-    const uint64_t frames = st.file_dialog.frames_while_desktop;
+    const uint64_t frames = drawn.file_dialog.frames_while_desktop;
     for (int i = 0; i < 20; ++i) {
       ctx->Yield();
-      IM_CHECK(st.file_dialog.desktop);
+      IM_CHECK(drawn.file_dialog.desktop);
     }
-    IM_CHECK_GE(st.file_dialog.frames_while_desktop, frames + 20);
+    IM_CHECK_GE(drawn.file_dialog.frames_while_desktop, frames + 20);
     IM_CHECK(ImGui::FindWindowByName("Open A (M x K) from a .npy file###ts-open-a") == nullptr);
     IM_CHECK_EQ(st.runs_submitted, runs);
     // A, then B from the same kind of dialog; then one run on the files.
     answer(1, (dir / "a.npy").string());
     IM_CHECK(yield_until(
         ctx,
-        [&] { return read_text(dir / "count").find('2') != std::string::npos && st.file_dialog.desktop; },
+        [&] { return read_text(dir / "count").find('2') != std::string::npos && drawn.file_dialog.desktop; },
         30));
-    IM_CHECK_EQ(st.file_dialog.title, std::string("Open B (K x N) from a .npy file"));
+    IM_CHECK_EQ(drawn.file_dialog.title, std::string("Open B (K x N) from a .npy file"));
     answer(2, (dir / "b.npy").string());
     IM_CHECK(yield_until(ctx, [&] {
       return st.result_serial > serial && !st.busy() && st.result->spec.input == InputKind::File;
     }));
-    IM_CHECK(!st.file_dialog.open);
+    IM_CHECK(!drawn.file_dialog.open);
     IM_CHECK_EQ(st.result->spec.m, 3);
     IM_CHECK_EQ(st.result->spec.k, 5);
     IM_CHECK_EQ(st.result->spec.n, 4);
@@ -1009,11 +1022,11 @@ TEST_F(Gui, TheDesktopsFileDialogRunsBesideTheFrameLoopAndWhatItChoosesIsOpened)
     ctx->KeyPress(ImGuiMod_Ctrl | ImGuiKey_O);
     IM_CHECK(yield_until(
         ctx,
-        [&] { return read_text(dir / "count").find('3') != std::string::npos && st.file_dialog.desktop; },
+        [&] { return read_text(dir / "count").find('3') != std::string::npos && drawn.file_dialog.desktop; },
         30));
     answer(3, "CANCEL");
     IM_CHECK(yield_until(
-        ctx, [&] { return !st.file_dialog.open; }, 30));
+        ctx, [&] { return !drawn.file_dialog.open; }, 30));
     ctx->Yield(3);
     IM_CHECK_EQ(st.runs_submitted, runs_after);
   };
@@ -1029,6 +1042,7 @@ TEST_F(Gui, WithoutZenityOrKdialogTheWindowsOwnDialogOpens) {
   s.resize = ImVec2(1920, 1080);
   s.body = [&](ImGuiTestContext* ctx, App& app) {
     ui::AppState& st = app.state();
+    const ui::FrameReport& drawn = app.report();
     IM_CHECK(wait_for_result(ctx, app, 0));
     IM_CHECK(st.settings.file_dialog == FileDialogChoice::Desktop);
     ctx->KeyPress(ImGuiMod_Ctrl | ImGuiKey_O);
@@ -1036,13 +1050,13 @@ TEST_F(Gui, WithoutZenityOrKdialogTheWindowsOwnDialogOpens) {
         ctx,
         [&] { return ImGui::FindWindowByName("Open A (M x K) from a .npy file###ts-open-a") != nullptr; },
         5));
-    IM_CHECK(st.file_dialog.open && !st.file_dialog.desktop);
+    IM_CHECK(drawn.file_dialog.open && !drawn.file_dialog.desktop);
     IM_CHECK(logged(st, "no desktop file dialog here", "neither zenity nor kdialog is installed"));
     IM_CHECK_EQ(s.window_size.x, 1920.0f);
     IM_CHECK(inside_main_window("Open A (M x K) from a .npy file###ts-open-a"));
     ctx->KeyPress(ImGuiKey_Escape);
     IM_CHECK(yield_until(
-        ctx, [&] { return !st.file_dialog.open; }, 5));
+        ctx, [&] { return !drawn.file_dialog.open; }, 5));
   };
   run_session(s);
   EXPECT_EQ(s.passed, 1);
@@ -1160,11 +1174,12 @@ TEST_F(Gui, ASweepOnTheCpuBackendAdvancesCancelKeepsItsPointsAndFramesKeepComing
   s.backend = engine;
   s.body = [engine](ImGuiTestContext* ctx, App& app) {
     ui::AppState& st = app.state();
+    const ui::FrameReport& drawn = app.report();
     IM_CHECK(wait_for_result(ctx, app, 0));
     const size_t before = st.sessions.current().records.size();
     ctx->WindowFocus("//Sweep");  // a tab behind Controls
     ctx->Yield(3);
-    IM_CHECK(st.panels.at("Sweep").visible);
+    IM_CHECK(drawn.panels.at("Sweep").visible);
     ctx->SetRef("//Sweep");
     // Bad fields are refused with a message naming them; nothing starts and the window goes on.
     ctx->ItemClick("from/##v");
@@ -1205,7 +1220,7 @@ TEST_F(Gui, ASweepOnTheCpuBackendAdvancesCancelKeepsItsPointsAndFramesKeepComing
       ctx->Yield();
       if (st.sweep_progress.in_flight) in_flight.insert(st.sweep_progress.in_flight->n);
       done.insert(st.sweep_progress.done);
-      const std::string& status = st.panels["Status"].text;  // as the last frame drew it
+      const std::string& status = drawn.panels.at("Status").text;  // as the last frame drew it
       if (!std::exchange(first, false))
         status_says_sweep &= status.find("sweep ") == 0 && status.find(" / 64") != std::string::npos &&
                              status.find("ready") == std::string::npos;
@@ -1227,7 +1242,8 @@ TEST_F(Gui, ASweepOnTheCpuBackendAdvancesCancelKeepsItsPointsAndFramesKeepComing
     IM_CHECK_GE(kept, 5);
     IM_CHECK_EQ(st.sessions.current().records.size(), before + size_t(kept));
     ctx->Yield(2);
-    IM_CHECK(st.panels["Status"].text.find(" / 64, ") == std::string::npos);  // no progress once it ended
+    IM_CHECK(drawn.panels.at("Status").text.find(" / 64, ") ==
+             std::string::npos);  // no progress once it ended
     // They fill the Timings plot: tiled T=16 along M = N = K, one point per size measured.
     const TimingsData& td = ui::timings_of(st);
     IM_CHECK(td.axis == ScaleAxis::Square);
@@ -1492,6 +1508,7 @@ TEST_F(Gui, ASessionFromAnotherGpuOpensBesideTheCurrentOneAndIsOverlaid) {
   GuiRun s;
   s.body = [&](ImGuiTestContext* ctx, App& app) {
     ui::AppState& st = app.state();
+    const ui::FrameReport& drawn = app.report();
     IM_CHECK(wait_for_result(ctx, app, 0));
     ctx->MenuClick("//##MainMenuBar/File/Desktop file dialog");  // the window's own dialog, typed into
     IM_CHECK(st.settings.file_dialog == FileDialogChoice::Window);
@@ -1499,7 +1516,7 @@ TEST_F(Gui, ASessionFromAnotherGpuOpensBesideTheCurrentOneAndIsOverlaid) {
       ctx->MenuClick("//##MainMenuBar/File/Open session to overlay...");
       const char* title = "Open a session to overlay###ts-open-session";
       IM_CHECK(yield_until(
-          ctx, [&] { return ImGui::FindWindowByName(title) != nullptr && st.file_dialog.open; }, 5));
+          ctx, [&] { return ImGui::FindWindowByName(title) != nullptr && drawn.file_dialog.open; }, 5));
       ctx->SetRef(ImGui::FindWindowByName(title));
       ctx->ItemClick("##name");
       ctx->KeyCharsReplaceEnter(file.c_str());
@@ -1524,6 +1541,7 @@ TEST_F(Gui, TheOccupancyCalculatorShowsAppCoresFiguresForTheChosenGpu) {
   GuiRun s;
   s.body = [](ImGuiTestContext* ctx, App& app) {
     ui::AppState& st = app.state();
+    const ui::FrameReport& drawn = app.report();
     IM_CHECK(wait_for_result(ctx, app, 0));
     ctx->WindowFocus("//Occupancy");
     ctx->Yield(3);
@@ -1533,7 +1551,7 @@ TEST_F(Gui, TheOccupancyCalculatorShowsAppCoresFiguresForTheChosenGpu) {
     ctx->ComboClick("##kernel/tiled");
     ctx->ComboClick("##tile/T=32");
     ctx->Yield(2);
-    const ui::AppState::OccupancyCalc& c = st.occupancy_calc;
+    const ui::OccupancyCalcReport& c = drawn.occupancy_calc;
     IM_CHECK_EQ(c.gpu, std::string("l4"));
     IM_CHECK_EQ(c.kernel, std::string("tiled"));
     IM_CHECK_EQ(c.tile, 32);
@@ -1655,6 +1673,7 @@ TEST_F(Gui, ExportPngAndCsvWritesThePanelWithoutTheTooltipOfItsButton) {
   GuiRun s;
   s.body = [&](ImGuiTestContext* ctx, App& app) {
     ui::AppState& st = app.state();
+    const ui::FrameReport& drawn = app.report();
     IM_CHECK(wait_for_result(ctx, app, 0));
     ctx->SetRef("//Timings");
     ctx->MouseMove("Export PNG + CSV");
@@ -1664,7 +1683,7 @@ TEST_F(Gui, ExportPngAndCsvWritesThePanelWithoutTheTooltipOfItsButton) {
       if ((w->Active || w->WasActive) && (w->Flags & ImGuiWindowFlags_Tooltip)) tip = w->Rect();
     IM_CHECK(tip.GetArea() > 0);
     const ImRect button = ctx->ItemInfo("Export PNG + CSV").RectFull;
-    const ui::Rect panel = st.panels.at("Timings").rect;
+    const ui::Rect panel = drawn.panels.at("Timings").rect;
     ctx->MouseClick(0);  // pressed: exported in the frame that draws the tooltip
     IM_CHECK(yield_until(
         ctx, [&] { return files_starting(pictures, "tilescope-panel-timings-", ".png").size() == 1; }, 10));
@@ -1672,7 +1691,7 @@ TEST_F(Gui, ExportPngAndCsvWritesThePanelWithoutTheTooltipOfItsButton) {
     // The same panel, exported with the mouse far from it and no tooltip anywhere.
     ctx->MouseMoveToPos(ImVec2(panel.x + panel.w * 0.5f, 4));  // over the menu bar
     ctx->Yield(4);
-    st.export_pending.insert("Timings");
+    st.ask(ui::rq::PressExport{{"Timings"}});
     IM_CHECK(yield_until(
         ctx, [&] { return files_starting(pictures, "tilescope-panel-timings-", ".png").size() == 2; }, 10));
     const auto pngs = files_starting(pictures, "tilescope-panel-timings-", ".png");
@@ -1785,8 +1804,9 @@ TEST_F(Gui, TheOccupancyCalculatorFollowsTheKernelAndStartsFromYourKernelsBuild)
   GuiRun s;
   s.body = [&](ImGuiTestContext* ctx, App& app) {
     ui::AppState& st = app.state();
+    const ui::FrameReport& drawn = app.report();
     IM_CHECK(wait_for_result(ctx, app, 0));
-    IM_CHECK(yield_until(ctx, [&] { return st.occupancy_calc.kernel == st.settings.spec.kernel; }));
+    IM_CHECK(yield_until(ctx, [&] { return drawn.occupancy_calc.kernel == st.settings.spec.kernel; }));
     st.user.open_path = path;
     IM_CHECK(yield_until(ctx, [&] {
       return st.user.build == ui::UserKernelUi::Build::Ok && !st.jobs.has(kJobBuildTiles) &&
@@ -1799,7 +1819,7 @@ TEST_F(Gui, TheOccupancyCalculatorFollowsTheKernelAndStartsFromYourKernelsBuild)
     const OccupancyInputs want = t16->inputs;
     IM_CHECK_EQ(want.threads_per_block, 256);
     IM_CHECK_EQ(want.static_smem, 16 * 16 * 4);
-    const auto& c = st.occupancy_calc;
+    const auto& c = drawn.occupancy_calc;
     IM_CHECK(yield_until(ctx, [&] {
       return c.kernel == "yours:my_mm" && c.tile == 16 && c.inputs.regs_per_thread == want.regs_per_thread &&
              c.inputs.threads_per_block == 256 && c.inputs.static_smem == want.static_smem;
@@ -1836,7 +1856,7 @@ TEST_F(Gui, AKernelFileIsBuiltListedAndRebuiltOnEverySaveAndErrorsKeepTheLastGoo
     using Build = ui::UserKernelUi::Build;
     st.user.open_path = path;  // what a drop on the window does
     IM_CHECK(yield_until(ctx, [&] { return st.user.build == Build::Ok; }));
-    IM_CHECK(find_kernel(st.kernels, "yours:my_mm") != nullptr);
+    IM_CHECK(find_kernel(st.kernels(), "yours:my_mm") != nullptr);
     IM_CHECK_EQ(st.settings.spec.kernel, std::string("yours:my_mm"));
     IM_CHECK(st.user.square_only);
     IM_CHECK(st.settings.square);
@@ -1896,7 +1916,7 @@ TEST_F(Gui, TheResultPanelTimesEveryTileHereThenOffersTheFastest) {
   s.body = [](ImGuiTestContext* ctx, App& app) {
     ui::AppState& st = app.state();
     IM_CHECK(wait_for_result(ctx, app, 0));
-    const KernelInfo* k = find_kernel(st.kernels, st.settings.spec.kernel);
+    const KernelInfo* k = find_kernel(st.kernels(), st.settings.spec.kernel);
     IM_CHECK(k != nullptr);
     IM_CHECK_GE(int(k->tiles.size()), 2);
     const int others = int(k->tiles.size()) - 1;
@@ -1948,6 +1968,7 @@ TEST_F(Gui, WhenOpenGlFailsItsSelfCheckTheWindowSaysSoDrawsNoHeatmapsAndExportsN
   const std::filesystem::path pictures = m_dir.path() / "pictures";
   s.body = [&](ImGuiTestContext* ctx, App& app) {
     ui::AppState& st = app.state();
+    const ui::FrameReport& drawn = app.report();
     IM_CHECK(wait_for_result(ctx, app, 0));
     IM_CHECK(yield_until(
         ctx, [&] { return st.gl.state == ui::AppState::GlHealth::State::Damaged; }, 20));
@@ -1958,7 +1979,7 @@ TEST_F(Gui, WhenOpenGlFailsItsSelfCheckTheWindowSaysSoDrawsNoHeatmapsAndExportsN
     ctx->Yield(2);
     IM_CHECK(ctx->WindowInfo("//OpenGL self-check").Window != nullptr);
     IM_CHECK(logged(st, "Heatmaps are not drawn", "nvidia-smi --gpu-reset"));
-    IM_CHECK_EQ(st.panels.at("Matrices").state, std::string("gl damaged"));
+    IM_CHECK_EQ(drawn.panels.at("Matrices").state, std::string("gl damaged"));
     // F12: no screenshot of a picture known to be wrong.
     ctx->KeyPress(ImGuiKey_F12);
     ctx->Yield(3);
@@ -1973,7 +1994,7 @@ TEST_F(Gui, WhenOpenGlFailsItsSelfCheckTheWindowSaysSoDrawsNoHeatmapsAndExportsN
     IM_CHECK(st.gl.state == ui::AppState::GlHealth::State::Ok);
     IM_CHECK_EQ(st.gl.trigger, std::string("on request"));
     ctx->Yield(3);
-    IM_CHECK(st.panels.at("Matrices").state != "gl damaged");
+    IM_CHECK(drawn.panels.at("Matrices").state != "gl damaged");
     IM_CHECK(logged(st, "the pictures can be trusted again"));
   };
   run_session(s);
@@ -1988,6 +2009,7 @@ TEST_F(Gui, GlyphsLostFromTheFontAtlasAreUploadedAgainAndTheWindowGoesOn) {
   GuiRun s;
   s.body = [&](ImGuiTestContext* ctx, App& app) {
     ui::AppState& st = app.state();
+    const ui::FrameReport& drawn = app.report();
     IM_CHECK(yield_until(
         ctx, [&] { return st.gl.checks >= 2; }, 20));
     IM_CHECK(st.gl.state == ui::AppState::GlHealth::State::Ok);
@@ -1996,7 +2018,7 @@ TEST_F(Gui, GlyphsLostFromTheFontAtlasAreUploadedAgainAndTheWindowGoesOn) {
     IM_CHECK(logged(st, "passed after its resources were made anew"));
     IM_CHECK(wait_for_result(ctx, app, 0));
     ctx->Yield(3);
-    IM_CHECK(st.panels.at("Matrices").state != "gl damaged");
+    IM_CHECK(drawn.panels.at("Matrices").state != "gl damaged");
   };
   run_session(s);
   gfx::simulate_gl_damage(gfx::GlDamage::None);
@@ -2021,6 +2043,7 @@ TEST_F(Gui, AfterTheDriverResetsTheContextTheWindowIsMadeAnewAndGoesOn) {
   bool logged_reset = false, have_heatmaps = false;
   go.hooks.after_swap = [&](App& app, GLFWwindow*) {
     ui::AppState& st = app.state();
+    const ui::FrameReport& drawn = app.report();
     ++frames;
     if (!rerun && st.gl.checks >= 2 && st.result_serial > 0 && !st.busy()) {  // a run on the new context
       rerun = true;
@@ -2032,8 +2055,9 @@ TEST_F(Gui, AfterTheDriverResetsTheContextTheWindowIsMadeAnewAndGoesOn) {
   go.hooks.keep_running = [&](App&) { return !done && frames < 20000; };
   go.hooks.before_exit = [&](App& app) {
     const ui::AppState& st = app.state();
+    const ui::FrameReport& drawn = app.report();
     health = st.gl;
-    matrices = st.panels.count("Matrices") ? st.panels.at("Matrices").state : "";
+    matrices = drawn.panels.count("Matrices") ? drawn.panels.at("Matrices").state : "";
     logged_reset = logged(st, "reset the OpenGL context", "making the GL context anew");
     have_heatmaps = st.heatmaps != nullptr;
   };
@@ -2067,6 +2091,7 @@ PhasedRun run_phases(int max_frames, const std::function<bool(App&, ui::AppState
   PhasedRun r;
   go.hooks.after_swap = [&](App& app, GLFWwindow*) {
     ui::AppState& st = app.state();
+    const ui::FrameReport& drawn = app.report();
     ++r.frames;
     const bool settled = st.gl.state == ui::AppState::GlHealth::State::Ok &&
                          !st.asked.pending<ui::rq::CheckGl>() &&

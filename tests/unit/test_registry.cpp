@@ -162,6 +162,38 @@ TEST(Registry, APersonsKernelJoinsAndLeavesItsBackendsWorkshopAtRunTime) {
   EXPECT_THROW(cpu->validate(req), ValidationError);
 }
 
+// Backend::kernel_list(): the same list as kernels(), shared, and made anew only when the workshop's register
+// changes (the window reads it every frame).
+TEST(Registry, TheSharedKernelListFollowsTheWorkshopAndIsReusedOtherwise) {
+  test::TempDir dir;
+  const std::string path = dir.file("mine.cu");
+  std::ofstream(path)
+      << "#define TILE_WIDTH 16\n__global__ void my_matmul(float* C, float* A, float* B, int N) {}\n";
+  auto cpu = make_backend(BackendChoice::Cpu, nullptr);
+  KernelWorkshop* w = cpu->workshop();
+  ASSERT_NE(w, nullptr);
+  const auto first = cpu->kernel_list();
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ(first->size(), cpu->kernels().size());
+  EXPECT_EQ(cpu->kernel_list(), first) << "no change: the same list, not a copy";
+  const uint64_t serial = w->serial();
+  w->publish(w->open(path, {}));
+  EXPECT_GT(w->serial(), serial);
+  const auto after = cpu->kernel_list();
+  EXPECT_NE(after, first);
+  EXPECT_EQ(after->size(), first->size() + 1);
+  EXPECT_NE(find_kernel(*after, "yours:my_matmul"), nullptr);
+  EXPECT_EQ(find_kernel(*first, "yours:my_matmul"), nullptr) << "a list read earlier never changes";
+  EXPECT_EQ(cpu->kernel_list(), after);
+  w->withdraw("yours:my_matmul");
+  const auto gone = cpu->kernel_list();
+  EXPECT_NE(gone, after);
+  EXPECT_EQ(gone->size(), first->size());
+  EXPECT_EQ(find_kernel(*gone, "yours:my_matmul"), nullptr);
+  w->withdraw("yours:nothing");  // withdrawing what is not there changes nothing
+  EXPECT_EQ(cpu->kernel_list(), gone);
+}
+
 TEST(Registry, TheCpuBackendsWorkshopSanitizesNothingAndSaysWhy) {
   auto cpu = make_backend(BackendChoice::Cpu, nullptr);
   const KernelWorkshop& w = *cpu->workshop();

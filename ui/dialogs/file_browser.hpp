@@ -16,6 +16,7 @@
 
 #include "ui/app_state.hpp"
 #include "core/io/folder_listing.hpp"
+#include "ui/frame_report.hpp"
 
 namespace ts::ui {
 

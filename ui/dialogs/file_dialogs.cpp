@@ -134,7 +134,7 @@ void FileDialogs::chosen(AppState& s, const std::string& path) {
   m_step = Step::Idle;
 }
 
-void FileDialogs::frame(AppState& s) {
+void FileDialogs::frame(AppState& s, FileDialogReport& out) {
   FileDialogReport rep;
   if (m_native_open) {
     if (auto a = m_native.poll()) {
@@ -197,7 +197,7 @@ void FileDialogs::frame(AppState& s) {
   }
   if (m_step == Step::ConfirmReplace) confirm_replace();
   rep.frames_while_desktop = m_frames_while_desktop;
-  s.file_dialog = std::move(rep);
+  out = std::move(rep);
 }
 
 void FileDialogs::confirm_replace() {

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "ui/app_state.hpp"
+#include "ui/frame_report.hpp"
 #include "ui/dialogs/file_browser.hpp"
 #include "ui/dialogs/native_file_dialog.hpp"
 
@@ -26,9 +27,9 @@ class FileDialogs {
   bool busy() const { return m_step != Step::Idle; }
 
   // Once per frame, between NewFrame() and Render(): draws the window's dialog or polls the desktop's (never
-  // waits for it), and the "Replace file?" question; fills s.file_dialog. A finished choice is then handed
+  // waits for it), and the "Replace file?" question; fills `out`. A finished choice is then handed
   // over once by the take_ call of its kind.
-  void frame(AppState& s);
+  void frame(AppState& s, FileDialogReport& out);
 
   struct Opened {
     std::string a, b;

@@ -40,13 +40,14 @@ class ControlsPanel final : public Panel {
   const char* name() const override { return "Controls"; }
 
  protected:
-  void draw_content(AppState& s) override {
+  void draw_content(AppState& s, FrameReport& out) override {
     ProblemSpec& p = s.settings.spec;
     const bool files = p.input == InputKind::File && s.file_a && s.file_b;
     ImGui::SeparatorText("Shape");
     text_fit("C (M x N) = A (M x K) B (K x N)", &palette().muted);
     ImGui::BeginDisabled(files);
-    if (ImGui::Checkbox("Square (M = N = K)", &s.settings.square) && s.settings.square) p.m = p.k = p.n;
+    // On: M and K follow N. Off stays off unless the kernel is told one size only.
+    if (ImGui::Checkbox("Square (M = N = K)", &s.settings.square)) keep_square(s);
     const KernelInfo* cur = current_kernel(s);
     const int step = cur && !cur->tiles.empty() && p.tile > 0 ? p.tile : 8;
     if (s.settings.square) {
@@ -67,7 +68,7 @@ class ControlsPanel final : public Panel {
     if (ImGui::BeginCombo("##kernel", cur ? cur->label().c_str() : p.kernel.c_str(),
                           ImGuiComboFlags_HeightLarge)) {
       bool teaching_shown = false, user_shown = false;
-      for (const auto& k : s.kernels) {
+      for (const auto& k : s.kernels()) {
         if (k.teaching && !teaching_shown) {
           ImGui::SeparatorText("broken on purpose");
           teaching_shown = true;
@@ -76,20 +77,21 @@ class ControlsPanel final : public Panel {
           ImGui::SeparatorText("yours");
           user_shown = true;
         }
-        const bool usable = s.backend_kind == "cuda" ? k.has_cuda : k.cpu != nullptr;
+        const bool usable = s.backend_kind() == "cuda" ? k.has_cuda : k.cpu != nullptr;
         ImGui::BeginDisabled(!usable);
         // Under "broken on purpose" the teaching variants need no word of their role: their titles suffice.
         if (ImGui::Selectable(k.teaching ? k.title.c_str() : k.label().c_str(), k.id == p.kernel)) {
           p.kernel = k.id;
           if (!k.tiles.empty() && std::find(k.tiles.begin(), k.tiles.end(), p.tile) == k.tiles.end())
             p.tile = k.default_tile;
+          keep_square(s);  // a kernel told one size only runs on square shapes
         }
         ImGui::EndDisabled();
         if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) {
           ImGui::BeginTooltip();
           ImGui::PushTextWrapPos(ImGui::GetFontSize() * 30.0f);
           ImGui::TextUnformatted(k.description.c_str());
-          if (!usable) ImGui::TextDisabled("(not available on the %s backend)", s.backend_kind.c_str());
+          if (!usable) ImGui::TextDisabled("(not available on the %s backend)", s.backend_kind().c_str());
           ImGui::PopTextWrapPos();
           ImGui::EndTooltip();
         }

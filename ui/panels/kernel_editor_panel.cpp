@@ -27,9 +27,9 @@ class KernelEditorPanel final : public Panel {
   }
 
  protected:
-  void draw_content(AppState& s) override {
+  void draw_content(AppState& s, FrameReport& out) override {
     UserKernelUi& u = s.user;
-    s.panels[name()].state = u.active ? (u.editable ? "editing" : "too large") : "empty";
+    out.panels[name()].state = u.active ? (u.editable ? "editing" : "too large") : "empty";
     u.editor_focused = false;
     if (!u.active) {
       ImGui::TextDisabled("No kernel file open (File > Open kernel, or drop a .cu file on the window).");

@@ -46,9 +46,9 @@ class KernelPanel final : public Panel {
   const char* name() const override { return "Your kernel"; }
 
  protected:
-  void draw_content(AppState& s) override {
+  void draw_content(AppState& s, FrameReport& out) override {
     UserKernelUi& u = s.user;
-    s.panels[name()].state = u.active ? "file" : "empty";
+    out.panels[name()].state = u.active ? "file" : "empty";
     if (!u.active) {
       empty_state(s);
       return;
@@ -342,10 +342,10 @@ class KernelPanel final : public Panel {
     ImGui::SameLine();
     ImGui::SetNextItemWidth(-1);
     const std::string current = u.gpu_choice.empty()
-                                    ? (s.backend_kind == "cuda" ? "this GPU" : "NVIDIA H100 (catalog)")
+                                    ? (s.backend_kind() == "cuda" ? "this GPU" : "NVIDIA H100 (catalog)")
                                     : find_gpu(u.gpu_choice).name;
     if (ImGui::BeginCombo("##gpu", current.c_str())) {
-      if (ImGui::Selectable(s.backend_kind == "cuda" ? "this GPU" : "NVIDIA H100 (catalog)",
+      if (ImGui::Selectable(s.backend_kind() == "cuda" ? "this GPU" : "NVIDIA H100 (catalog)",
                             u.gpu_choice.empty()))
         u.gpu_choice.clear();
       for (const auto& g : gpu_catalog())
@@ -410,12 +410,12 @@ class KernelPanel final : public Panel {
           "fault, OpenGL on an NVIDIA GPU can draw wrong pictures until the GPU is reset. Costs a few "
           "seconds "
           "per new build; it cannot catch what only happens at large shapes.");
-    ImGui::BeginDisabled(s.jobs.has(kJobSanitize) || s.backend_kind != "cuda");
+    ImGui::BeginDisabled(s.jobs.has(kJobSanitize) || s.backend_kind() != "cuda");
     if (ImGui::Button("Check with compute-sanitizer")) u.sanitize = true;
     ImGui::EndDisabled();
     if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
       ImGui::SetTooltip(
-          s.backend_kind == "cuda"
+          s.backend_kind() == "cuda"
               ? "Runs the kernel once under memcheck (out-of-bounds and misaligned accesses) and racecheck "
                 "(shared-memory races, e.g. a missing __syncthreads()) in a worker of its own"
               : "compute-sanitizer runs the kernel: it needs a GPU");

@@ -54,7 +54,7 @@ class MatricesPanel final : public Panel {
   const char* name() const override { return "Matrices"; }
 
  protected:
-  void draw_content(AppState& s) override {
+  void draw_content(AppState& s, FrameReport& out) override {
     if (!s.result || !s.result->store) {
       ImGui::TextDisabled("%s", s.busy() ? "running..." : "no matrices yet: press Run (Space)");
       return;
@@ -64,12 +64,12 @@ class MatricesPanel final : public Panel {
       return;
     }
     if (gl_damage_notice(s, "every heatmap")) {
-      s.panels[name()].state = "gl damaged";
+      out.panels[name()].state = "gl damaged";
       return;
     }
     gfx::HeatmapSet& set = *s.heatmaps;
     if (set.serial() != s.result_serial) set.set_store(s.result->store, s.result_serial);
-    s.hover = HoverReport{};
+    out.hover = HoverReport{};
     const MatrixStore& store = *s.result->store;
     m_reset = std::exchange(m_reset_next, false) || m_reset;
     toolbar(s);
@@ -101,14 +101,14 @@ class MatricesPanel final : public Panel {
     for (size_t i = 0; i < kMaps.size(); ++i) {
       if (i % size_t(per_row)) ImGui::SameLine(0, gap);
       ImGui::BeginGroup();
-      const gfx::HeatmapPicture* pic = draw_map(s, set, store, kMaps[i], cell);
+      const gfx::HeatmapPicture* pic = draw_map(s, out, set, store, kMaps[i], cell);
       ImGui::EndGroup();
       if (pic && pic->ok) (pic->interop ? any_interop : any_host) = true;
     }
     m_reset = false;
     m_zoom = nullptr;
-    report_least_size(s, avail);
-    s.panels[name()].state = any_interop && !any_host ? "interop" : "host: " + set.interop().why;
+    report_least_size(out, avail);
+    out.panels[name()].state = any_interop && !any_host ? "interop" : "host: " + set.interop().why;
   }
 
  private:
@@ -305,7 +305,7 @@ class MatricesPanel final : public Panel {
   // The least size of this panel that draws the maps two by two, each at least 6 em and as wide as its colour
   // scale (whose width follows its labels), with their axes and titles: the layout keeps this much room for
   // the panel when the window shrinks (layout.cpp). avail: the room the maps had under the toolbar.
-  void report_least_size(AppState& s, ImVec2 avail) {
+  void report_least_size(FrameReport& out, ImVec2 avail) {
     const ImGuiStyle& st = ImGui::GetStyle();
     float cell_w = 0, cell_h = 0;
     for (size_t i = 0; i < kMaps.size(); ++i) {
@@ -316,7 +316,7 @@ class MatricesPanel final : public Panel {
       cell_h = std::max(cell_h, side + m_pad[i].y + ImGui::GetTextLineHeightWithSpacing());
     }
     const ImVec2 window = ImGui::GetWindowSize();
-    PanelReport& rep = s.panels[name()];
+    PanelReport& rep = out.panels[name()];
     rep.least_w = 2 * cell_w + st.ItemSpacing.x + (window.x - avail.x);
     rep.least_h = 2 * cell_h + st.ItemSpacing.y + (window.y - avail.y);
   }
@@ -339,8 +339,8 @@ class MatricesPanel final : public Panel {
   }
 
   // One map in a cell: title, plot (its frame sized to the matrix's aspect ratio), colour scale.
-  const gfx::HeatmapPicture* draw_map(AppState& s, gfx::HeatmapSet& set, const MatrixStore& store,
-                                      const MapInfo& mi, ImVec2 cell) {
+  const gfx::HeatmapPicture* draw_map(AppState& s, FrameReport& out, gfx::HeatmapSet& set,
+                                      const MatrixStore& store, const MapInfo& mi, ImVec2 cell) {
     const int64_t rows = store.rows(mi.id), cols = store.cols(mi.id);
     HeatmapSettings& hs = settings_for(s, mi.id);
     const Colormap& cmap = pick_colormap(hs.colormap, mi.id == MatrixId::Error ? "diverging" : "sequential");
@@ -448,12 +448,12 @@ class MatricesPanel final : public Panel {
           m_whole[i] = false;
           if (linked) m_whole[size_t(MatrixId::C)] = m_whole[size_t(MatrixId::Error)] = false;
         }
-        hover(s, set, mi, pic, rows, cols, hs.reduce);
+        hover(out, set, mi, pic, rows, cols, hs.reduce);
         // ImPlot's double-click fits the plotted image (the region in view): make it mean "whole matrix".
         if (ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) m_reset_next = true;
       }
       const ImVec2 pos = ImPlot::GetPlotPos();
-      HeatmapReport& rep = s.heatmap_reports[std::string("heatmap ") + mi.title];
+      HeatmapReport& rep = out.heatmaps[std::string("heatmap ") + mi.title];
       rep.plot = Rect{pos.x, pos.y, psz.x, psz.y};
       rep.x0 = lim.X.Min;
       rep.x1 = lim.X.Max;
@@ -473,7 +473,7 @@ class MatricesPanel final : public Panel {
     // As wide as its tick labels need (measured for the next frame's layout).
     ImPlot::ColormapScale(label, lo, hi, ImVec2(0, frame.y), "%.3g", 0, scale_colormap(cmap));
     m_legend_w[size_t(mi.id)] = ImGui::GetItemRectSize().x;
-    s.heatmap_reports[std::string("heatmap ") + mi.title].scale_w = ImGui::GetItemRectSize().x;
+    out.heatmaps[std::string("heatmap ") + mi.title].scale_w = ImGui::GetItemRectSize().x;
     if (ImGui::IsItemHovered() && shown && shown->ok)
       ImGui::SetTooltip(
           "colour scale: %.7g .. %.7g\nthe elements in view range from %.7g to %.7g\n(their own values, not "
@@ -487,13 +487,13 @@ class MatricesPanel final : public Panel {
 
   // Hover: (row, col) and the element's exact value, always in that order; the value comes from the heatmap
   // set without blocking (a GPU read shows "reading..." for a frame or two).
-  void hover(AppState& s, gfx::HeatmapSet& set, const MapInfo& mi, const gfx::HeatmapPicture& pic,
+  void hover(FrameReport& out, gfx::HeatmapSet& set, const MapInfo& mi, const gfx::HeatmapPicture& pic,
              int64_t rows, int64_t cols, Reduce reduce) {
     const ImPlotPoint mp = ImPlot::GetPlotMousePos();
     const int64_t col = int64_t(std::floor(mp.x)), row = int64_t(std::floor(mp.y));
     if (row < 0 || row >= rows || col < 0 || col >= cols) return;
     const gfx::HoverValue v = set.hover(mi.id, row, col);
-    s.hover = HoverReport{mi.title, row, col, v.state == gfx::HoverValue::State::Ready, v.value};
+    out.hover = HoverReport{mi.title, row, col, v.state == gfx::HoverValue::State::Ready, v.value};
     char value[96];
     switch (v.state) {
       case gfx::HoverValue::State::Ready:

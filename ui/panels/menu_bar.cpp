@@ -32,9 +32,10 @@ void presets_menu(AppState& s) {
       s.settings.square = p.m == p.n && p.n == p.k;
       if (!p.kernel.empty()) {
         spec.kernel = p.kernel;
-        if (const KernelInfo* k = find_kernel(s.kernels, p.kernel))
+        if (const KernelInfo* k = find_kernel(s.kernels(), p.kernel))
           spec.tile = p.tile ? p.tile : k->default_tile;
       }
+      keep_square(s);
       s.ask(rq::Run{});  // a preset is a deliberate choice: run it even with auto-run off
     }
     ImGui::EndDisabled();
@@ -96,7 +97,12 @@ void draw_menu_bar(AppState& s, const std::vector<std::unique_ptr<Panel>>& panel
       s.ask(rq::Screenshot{});
     if (ImGui::BeginMenu("Export panel (PNG + CSV)")) {
       for (const char* p : {"Timings", "Occupancy", "Tile schedule"})
-        if (ImGui::MenuItem(p)) s.export_pending.insert(p);
+        if (ImGui::MenuItem(p)) {  // joins the panels still to be exported
+          rq::PressExport press;
+          if (const rq::PressExport* pending = s.asked.peek<rq::PressExport>()) press = *pending;
+          press.panels.insert(p);
+          s.ask(std::move(press));
+        }
       ImGui::EndMenu();
     }
     ImGui::Separator();
@@ -211,9 +217,10 @@ void draw_help_windows(AppState& s) {
       ImGui::Text("TileScope %s (commit %s)", kVersion, kGitCommit);
       ImGui::TextDisabled("A microscope for CUDA matrix multiplication.");
       ImGui::Separator();
-      ImGui::Text("backend: %s", s.backend_kind.c_str());
-      ImGui::Text("device: %s", s.device_name.c_str());
-      if (!s.backend_version.empty()) ImGui::Text("%s", s.backend_version.c_str());
+      ImGui::Text("backend: %s", s.backend_kind().c_str());
+      ImGui::Text("device: %s", s.device_name().c_str());
+      if (const std::string v = s.backend ? s.backend->version_info() : ""; !v.empty())
+        ImGui::Text("%s", v.c_str());
       ImGui::Text("OpenGL: %s", s.gl_renderer.c_str());
       ImGui::Text("Dear ImGui %s, ImPlot %s", IMGUI_VERSION, IMPLOT_VERSION);
       ImGui::TextDisabled("Fonts: Roboto (Apache 2.0), Source Code Pro (SIL OFL 1.1)");

@@ -76,18 +76,18 @@ class OccupancyPanel final : public Panel {
   const char* name() const override { return "Occupancy"; }
 
  protected:
-  void draw_content(AppState& s) override {
-    const bool gpu = s.backend_kind == "cuda";
+  void draw_content(AppState& s, FrameReport& out) override {
+    const bool gpu = s.backend_kind() == "cuda";
     if (gpu)
-      measured(s);
+      measured(s, out);
     else
-      calculator(s, true);
+      calculator(s, out, true);
   }
 
  private:
   // [SECTION] A GPU: the measured launch, and the build's figures against the driver's.
-  void measured(AppState& s) {
-    s.panels[name()].state = "shown";
+  void measured(AppState& s, FrameReport& out) {
+    out.panels[name()].state = "shown";
     if (!s.result) {
       ImGui::TextDisabled("no run yet");
       return;
@@ -95,20 +95,20 @@ class OccupancyPanel final : public Panel {
     const RunResult& r = *s.result;
     if (!r.occupancy) {
       ImGui::TextDisabled("%s", r.trace_note.empty() ? "no occupancy for this run" : r.trace_note.c_str());
-      if (ImGui::CollapsingHeader("What if (calculator on this GPU)")) calculator(s, false);
+      if (ImGui::CollapsingHeader("What if (calculator on this GPU)")) calculator(s, out, false);
       return;
     }
     export_button(s, name(), "occupancy",
-                  [&] { return occupancy_csv(r.spec.kernel, r.occupancy_by_tile, s.device.name, false); });
+                  [&] { return occupancy_csv(r.spec.kernel, r.occupancy_by_tile, s.device().name, false); });
     same_line_if_fits(small_button_width("Export figure..."));
     figure_button(s, PlotKind::Occupancy, "occupancy", m_size);
-    text_fit("Measured device: " + s.device.name);
+    text_fit("Measured device: " + s.device().name);
     const OccupancyReport& o = *r.occupancy;
     draw_facts("occ", facts_of(o, true));
     // The build-time table (ptxas) against what the driver reports for the launch that was timed.
     const bool aligned = r.spec.m % 4 == 0 && r.spec.n % 4 == 0 && r.spec.k % 4 == 0;
     const ResourceLookup lk =
-        lookup_resources(build_resources(), r.spec.kernel, r.spec.tile, aligned, s.device.sm);
+        lookup_resources(build_resources(), r.spec.kernel, r.spec.tile, aligned, s.device().sm);
     std::string cmp;
     const ImVec4* colour = &palette().muted;
     if (!lk.row) {
@@ -129,16 +129,16 @@ class OccupancyPanel final : public Panel {
       if (!lk.exact_arch) cmp += " (" + lk.note + ")";
     }
     text_lines(cmp, colour);
-    if (ImGui::CollapsingHeader("What if (calculator on this GPU)")) calculator(s, false);
-    if (r.occupancy_by_tile.size() > 1) plot(s, occupancy_of(s));
+    if (ImGui::CollapsingHeader("What if (calculator on this GPU)")) calculator(s, out, false);
+    if (r.occupancy_by_tile.size() > 1) plot(out, occupancy_of(s));
   }
 
   // [SECTION] The calculator: a catalog GPU (CPU backend) or the measured device, build-time inputs, what-if.
-  void calculator(AppState& s, bool choose_gpu) {
+  void calculator(AppState& s, FrameReport& out, bool choose_gpu) {
     AppState::OccupancyCalc& c = s.occupancy_calc;
     const GpuModel gpu = calculator_gpu(s);
     if (choose_gpu) {
-      s.panels[name()].state = "theoretical: " + gpu.id;
+      out.panels[name()].state = "theoretical: " + gpu.id;
       ImGui::PushTextWrapPos(0);
       ImGui::TextColored(palette().warn,
                          "THEORETICAL: no GPU here. The figures a %s would give, from the "
@@ -161,18 +161,18 @@ class OccupancyPanel final : public Panel {
       text_muted_wrapped(spec);
     }
     // Kernel and tile: the problem's (followed as it changes), unless chosen here.
-    if (!c.chosen || c.kernel.empty() || !find_kernel(s.kernels, c.kernel)) {
+    if (!c.chosen || c.kernel.empty() || !find_kernel(s.kernels(), c.kernel)) {
       c.kernel = s.settings.spec.kernel;
       c.tile = s.settings.spec.tile;
       c.chosen = false;
     }
-    const KernelInfo* k = find_kernel(s.kernels, c.kernel);
+    const KernelInfo* k = find_kernel(s.kernels(), c.kernel);
     ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted("kernel");
     ImGui::SameLine();
     ImGui::SetNextItemWidth(std::max(ImGui::GetFontSize() * 6, ImGui::GetContentRegionAvail().x * 0.55f));
     if (ImGui::BeginCombo("##kernel", c.kernel.c_str())) {
-      for (const auto& kk : s.kernels)
+      for (const auto& kk : s.kernels())
         if (ImGui::Selectable(kk.id.c_str(), kk.id == c.kernel)) {
           c.kernel = kk.id;
           c.tile = kk.default_tile;
@@ -180,7 +180,7 @@ class OccupancyPanel final : public Panel {
         }
       ImGui::EndCombo();
     }
-    k = find_kernel(s.kernels, c.kernel);
+    k = find_kernel(s.kernels(), c.kernel);
     if (k && !k->tiles.empty()) {
       if (std::find(k->tiles.begin(), k->tiles.end(), c.tile) == k->tiles.end()) c.tile = k->default_tile;
       same_line_if_fits(ImGui::GetFontSize() * 5.5f);
@@ -211,7 +211,11 @@ class OccupancyPanel final : public Panel {
       m_base = lk.row ? inputs_from(*lk.row) : yours ? yours->inputs : OccupancyInputs{};
       m_in = m_base;
     }
-    c.gpu = gpu.id;
+    // What it shows, for the tests: this GPU, kernel and tile, the what-if inputs and the figures.
+    OccupancyCalcReport& drawn = out.occupancy_calc;
+    drawn.gpu = gpu.id;
+    drawn.kernel = c.kernel;
+    drawn.tile = c.tile;
     if (yours) {
       text_muted_wrapped(("Your kernel's registers and shared memory from its NVRTC build (ptxas, sm_" +
                           std::to_string(s.user.arch) + ").")
@@ -251,21 +255,21 @@ class OccupancyPanel final : public Panel {
       m_in.tile_n = m_base.tile_n > 0 ? m_base.tile_n : std::max(1, c.tile);
     }
     const ProblemSpec at = plot_reference(s);
-    c.inputs = m_in;
-    c.report.reset();
-    c.error.clear();
-    c.facts.clear();
+    drawn.inputs = m_in;
+    drawn.report.reset();
+    drawn.error.clear();
+    drawn.facts.clear();
     try {
       const OccupancyReport o = theoretical_occupancy(gpu, m_in, at.m, at.n);
-      c.report = o;
+      drawn.report = o;
       const auto f = facts_of(o, false);
-      for (const auto& [key, v] : f) c.facts[key] = v;
+      for (const auto& [key, v] : f) drawn.facts[key] = v;
       text_muted_wrapped(("Waves for C of " + std::to_string(at.m) + " x " + std::to_string(at.n) +
                           (changed ? " (what-if figures)" : " (the build's figures)"))
                              .c_str());
       draw_facts("calc", f);
     } catch (const ValidationError& e) {
-      c.error = e.what();
+      drawn.error = e.what();
       text_lines(std::string("refused: ") + e.what(), &palette().bad);  // "1..1024" stays whole
     }
     if (choose_gpu && k) {
@@ -276,7 +280,7 @@ class OccupancyPanel final : public Panel {
       export_button(s, name(), "occupancy", [&] { return occupancy_csv(c.kernel, rows, gpu.name, true); });
       same_line_if_fits(small_button_width("Export figure..."));
       figure_button(s, PlotKind::Occupancy, "occupancy", m_size);
-      if (d.tiles.size() > 1) plot(s, d);
+      if (d.tiles.size() > 1) plot(out, d);
     }
   }
 
@@ -292,13 +296,13 @@ class OccupancyPanel final : public Panel {
     return changed;
   }
 
-  void plot(AppState& s, const OccupancyData& d) {
+  void plot(FrameReport& out, const OccupancyData& d) {
     const float h = std::max(ImGui::GetFontSize() * 10, ImGui::GetContentRegionAvail().y);
     const ImVec2 before = ImGui::GetCursorScreenPos();
     const PlotReport rep = draw_occupancy(d, ImVec2(-1, h), PlotStyle{true});
     m_size = ImVec2(std::max(1.0f, ImGui::GetItemRectMax().x - before.x),
                     std::max(1.0f, ImGui::GetItemRectMax().y - before.y));
-    s.plot_areas["occupancy"] = rep.area;
+    out.plot_areas["occupancy"] = rep.area;
   }
 
   std::string m_base_key;

@@ -11,6 +11,7 @@
 #include <imgui.h>
 
 #include "ui/app_state.hpp"
+#include "ui/frame_report.hpp"
 
 namespace ts::ui {
 
@@ -19,13 +20,14 @@ class Panel {
   virtual ~Panel() = default;
   virtual const char* name() const = 0;
   virtual int window_flags() const { return 0; }
-  void draw(AppState& s);
+  // `out`: what it drew, for the layout, the frame's host and the tests (never read back into `s`).
+  void draw(AppState& s, FrameReport& out);
   // Drops the GL resources the panel holds (textures): the GL context is about to be rebuilt. They are made
   // again when the panel next draws.
   virtual void release_gl() {}
 
  protected:
-  virtual void draw_content(AppState& s) = 0;
+  virtual void draw_content(AppState& s, FrameReport& out) = 0;
 };
 
 std::vector<std::unique_ptr<Panel>> register_panels();
@@ -50,7 +52,7 @@ void export_button(AppState& s, const char* panel, const char* stem, const std::
 // returns true when it was shown (the panel draws nothing else).
 bool gl_damage_notice(AppState& s, const char* what);
 // The "this needs a GPU" state of the profiler panels on the CPU backend. Returns true when it was shown.
-bool needs_gpu_notice(AppState& s, const char* panel, const char* what);
+bool needs_gpu_notice(AppState& s, FrameReport& out, const char* panel, const char* what);
 
 // [SECTION] Small shared widgets.
 void spinner(const char* id, float radius, bool active);

@@ -13,7 +13,14 @@
 namespace ts::ui {
 
 const KernelInfo* current_kernel(const AppState& s) {
-  return find_kernel(s.kernels, s.settings.spec.kernel);
+  return find_kernel(s.kernels(), s.settings.spec.kernel);
+}
+
+void keep_square(AppState& s) {
+  ProblemSpec& p = s.settings.spec;
+  if (p.input == InputKind::File) return;
+  if (const KernelInfo* k = current_kernel(s); k && k->square_only) s.settings.square = true;
+  if (s.settings.square) p.m = p.k = p.n;
 }
 
 std::vector<std::unique_ptr<Panel>> register_panels() {
@@ -32,15 +39,15 @@ std::vector<std::unique_ptr<Panel>> register_panels() {
   return p;
 }
 
-void Panel::draw(AppState& s) {
-  PanelReport& rep = s.panels[name()];
+void Panel::draw(AppState& s, FrameReport& out) {
+  PanelReport& rep = out.panels[name()];
   rep.visible = false;
   bool open = s.settings.view.shown(name());
   if (!open) return;
   // A panel that appears does not take the focus: the tab saved (or chosen by the default layout) stays in
   // front of its dock node.
   const bool shown = ImGui::Begin(name(), &open, window_flags() | ImGuiWindowFlags_NoFocusOnAppearing);
-  if (shown) draw_content(s);
+  if (shown) draw_content(s, out);
   ImGuiWindow* w = ImGui::GetCurrentWindow();
   rep.rect = Rect{w->Pos.x, w->Pos.y, w->Size.x, w->Size.y};
   rep.docked = w->DockIsActive;
@@ -73,9 +80,14 @@ void spinner(const char* id, float radius, bool active) {
 void export_button(AppState& s, const char* panel, const char* stem,
                    const std::function<std::string()>& csv) {
   const bool clicked = ImGui::SmallButton("Export PNG + CSV");
-  // snapshot --export-panels presses every panel's button, one panel per frame.
+  // snapshot --export-panels presses every panel's button, one panel per frame (rq::PressExport).
   const bool busy = s.asked.pending<rq::ExportPanel>();  // one export a frame
-  const bool scripted = !busy && s.export_pending.erase(panel) > 0;
+  bool scripted = false;
+  if (!busy)
+    if (auto press = s.asked.take<rq::PressExport>()) {
+      scripted = press->panels.erase(panel) > 0;
+      if (!press->panels.empty()) s.ask(std::move(*press));  // the other panels' still to come
+    }
   if ((clicked || scripted) && !busy) s.ask(rq::ExportPanel{panel, stem, csv()});
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip(
@@ -99,12 +111,12 @@ bool gl_damage_notice(AppState& s, const char* what) {
   return true;
 }
 
-bool needs_gpu_notice(AppState& s, const char* panel, const char* what) {
-  if (s.backend_kind == "cuda") {
-    s.panels[panel].state = "shown";
+bool needs_gpu_notice(AppState& s, FrameReport& out, const char* panel, const char* what) {
+  if (s.backend_kind() == "cuda") {
+    out.panels[panel].state = "shown";
     return false;
   }
-  s.panels[panel].state = "needs a GPU";
+  out.panels[panel].state = "needs a GPU";
   ImGui::PushTextWrapPos(0);
   ImGui::TextColored(palette().warn, "%s needs a GPU.", what);
   ImGui::TextDisabled(

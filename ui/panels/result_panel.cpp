@@ -20,7 +20,7 @@ class ResultPanel final : public Panel {
   const char* name() const override { return "Result"; }
 
  protected:
-  void draw_content(AppState& s) override {
+  void draw_content(AppState& s, FrameReport& out) override {
     if (!s.result) {
       ImGui::TextDisabled("%s", s.busy() ? "running..." : "no result yet: press Run (Space)");
       return;
@@ -104,7 +104,7 @@ class ResultPanel final : public Panel {
   // The fastest tile of this kernel at this shape, from the session's measurements (never a guess): the
   // summary, and a button that times the tiles not measured yet or one that switches to the fastest.
   void tile_row(AppState& s, const RunResult& r) {
-    const KernelInfo* k = find_kernel(s.kernels, r.spec.kernel);
+    const KernelInfo* k = find_kernel(s.kernels(), r.spec.kernel);
     if (!k || k->tiles.size() < 2 || !r.timed) return;
     if (!m_tiles || m_tiles_serial != s.sessions_serial || m_tiles_spec != r.spec) {
       m_tiles = suggest_tile(s.sessions.current(), *k, r.spec);

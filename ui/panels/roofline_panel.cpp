@@ -24,14 +24,14 @@ class RooflinePanel final : public Panel {
   const char* name() const override { return "Roofline"; }
 
  protected:
-  void draw_content(AppState& s) override {
+  void draw_content(AppState& s, FrameReport& out) override {
     // On a GPU the DRAM roof is measured once, as soon as the panel is first seen.
-    if (s.backend_kind == "cuda" && !s.bandwidth && !s.measuring_bandwidth() && !m_asked) {
+    if (s.backend_kind() == "cuda" && !s.bandwidth && !s.measuring_bandwidth() && !m_asked) {
       m_asked = true;
       s.ask(rq::MeasureBandwidth{});
     }
     const RooflineData& d = roofline_of(s);
-    s.panels[name()].state = std::to_string(d.points.size()) + " points";
+    out.panels[name()].state = std::to_string(d.points.size()) + " points";
     ImGui::BeginDisabled(s.measuring_bandwidth());
     if (ImGui::SmallButton(s.bandwidth ? "Measure bandwidth again" : "Measure bandwidth"))
       s.ask(rq::MeasureBandwidth{});
@@ -76,7 +76,7 @@ class RooflinePanel final : public Panel {
     const float min_plot = std::max(10 * ImGui::GetFontSize(), ImPlot::GetStyle().PlotMinSize.y);
     if (ImGui::GetContentRegionAvail().y - text_h >= min_plot) {
       for (const auto& l : lines) text_muted_wrapped(l.c_str());
-      s.panels[name()].state += "; notes shown";
+      out.panels[name()].state += "; notes shown";
     } else {
       same_line_if_fits(ImGui::CalcTextSize("Notes on these figures (hover)").x);
       ImGui::TextDisabled("Notes on these figures (hover)");
@@ -87,7 +87,7 @@ class RooflinePanel final : public Panel {
         ImGui::PopTextWrapPos();
         ImGui::EndTooltip();
       }
-      s.panels[name()].state += "; notes on hover";
+      out.panels[name()].state += "; notes on hover";
     }
     const ImVec2 before = ImGui::GetCursorScreenPos();
     // The height left, given explicitly: ImPlot's own minimum would push the x axis out of a short panel.
@@ -95,7 +95,7 @@ class RooflinePanel final : public Panel {
     const PlotReport rep = draw_roofline(d, ImVec2(-1, plot_h), PlotStyle{true});
     m_size = ImVec2(std::max(1.0f, ImGui::GetItemRectMax().x - before.x),
                     std::max(1.0f, ImGui::GetItemRectMax().y - before.y));
-    s.plot_areas["roofline"] = rep.area;
+    out.plot_areas["roofline"] = rep.area;
   }
 
  private:

@@ -24,8 +24,8 @@ class SchedulePanel final : public Panel {
   const char* name() const override { return "Tile schedule"; }
 
  protected:
-  void draw_content(AppState& s) override {
-    if (needs_gpu_notice(s, name(), "The tile schedule")) return;
+  void draw_content(AppState& s, FrameReport& out) override {
+    if (needs_gpu_notice(s, out, name(), "The tile schedule")) return;
     if (gl_damage_notice(s, "the tile schedule")) return;
     if (!s.result || !s.result->trace) {
       ImGui::TextDisabled("%s", s.result && !s.result->trace_note.empty() ? s.result->trace_note.c_str()
@@ -63,7 +63,7 @@ class SchedulePanel final : public Panel {
     const PlotReport rep = m_view.draw(t, ImVec2(-1, -1), PlotStyle{true});
     m_size = ImVec2(std::max(1.0f, ImGui::GetItemRectMax().x - before.x),
                     std::max(1.0f, ImGui::GetItemRectMax().y - before.y));
-    s.plot_areas["schedule"] = rep.area;
+    out.plot_areas["schedule"] = rep.area;
   }
 
   void release_gl() override { m_view = SchedulePlot(); }

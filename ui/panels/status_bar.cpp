@@ -12,7 +12,7 @@
 
 namespace ts::ui {
 
-void draw_status_bar(AppState& s) {
+void draw_status_bar(AppState& s, FrameReport& out) {
   ImGuiViewport* vp = ImGui::GetMainViewport();
   const float h = ImGui::GetFrameHeight() + ImGui::GetStyle().WindowPadding.y;
   const ImGuiWindowFlags flags =
@@ -23,13 +23,13 @@ void draw_status_bar(AppState& s) {
   if (open && ImGui::BeginMenuBar()) {
     const Palette& pal = palette();
     // Backend and device.
-    if (s.backend_kind == "cpu") {
+    if (s.backend_kind() == "cpu") {
       ImGui::TextColored(pal.warn, "CPU backend (no GPU)");
       if (ImGui::IsItemHovered() && !s.backend_note.empty()) ImGui::SetTooltip("%s", s.backend_note.c_str());
     } else {
       ImGui::TextColored(pal.good, "CUDA");
     }
-    ImGui::TextUnformatted(s.device_name.c_str());
+    ImGui::TextUnformatted(s.device_name().c_str());
     // How the heatmaps get their values: straight from GPU memory, or through the host and why.
     if (s.heatmaps) {
       const auto& st = s.heatmaps->interop();
@@ -42,7 +42,7 @@ void draw_status_bar(AppState& s) {
             st.on
                 ? ("heatmaps are written by CUDA straight into GL memory: " + s.heatmaps->path_note()).c_str()
                 : ("heatmaps come through host memory: " + st.why).c_str());
-      s.panels["Status"].state = st.on ? "interop on" : "interop off: " + st.why;
+      out.panels["Status"].state = st.on ? "interop on" : "interop off: " + st.why;
     }
     // OpenGL failed its self-check: said before anything else, in words, with a click to the explanation.
     if (!s.pictures_trusted()) {
@@ -84,11 +84,11 @@ void draw_status_bar(AppState& s) {
       }
       colour = &pal.muted;
     }
-    s.panels["Status"].text = said + text;
+    out.panels["Status"].text = said + text;
     const float room = ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ItemSpacing.x;
     text_fit(text, colour, std::max(room, ImGui::GetFontSize()));
     const ImVec2 pos = ImGui::GetWindowPos(), size = ImGui::GetWindowSize();
-    PanelReport& rep = s.panels["Status"];
+    PanelReport& rep = out.panels["Status"];
     rep.rect = Rect{pos.x, pos.y, size.x, size.y};
     rep.visible = true;
     rep.docked = false;

@@ -4,10 +4,11 @@
 // message, elided to the room left (the full text in its tooltip and in View > Messages). Items never
 // overlap.
 #include "ui/app_state.hpp"
+#include "ui/frame_report.hpp"
 
 namespace ts::ui {
 
 // Draws the bar for this frame; call after the menu bar and before the dock space.
-void draw_status_bar(AppState& s);
+void draw_status_bar(AppState& s, FrameReport& out);
 
 }  // namespace ts::ui

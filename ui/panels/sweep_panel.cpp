@@ -28,10 +28,10 @@ class SweepPanel final : public Panel {
   const char* name() const override { return "Sweep"; }
 
  protected:
-  void draw_content(AppState& s) override {
+  void draw_content(AppState& s, FrameReport& out) override {
     if (!m_init) init(s);
     const bool running = s.sweeping();
-    s.panels[name()].state = to_string(s.sweep_progress.state);
+    out.panels[name()].state = to_string(s.sweep_progress.state);
     // Start / Cancel and where the sweep stands, first: they are what matters while it runs.
     ImGui::BeginDisabled(running);
     if (ImGui::Button("Start sweep")) start(s);
@@ -74,7 +74,7 @@ class SweepPanel final : public Panel {
     if (m_shape != 0) field(m_shape == 1 ? "M" : "K", m_fixed, sizeof m_fixed);
 
     ImGui::SeparatorText("Kernels");
-    for (const auto& k : s.kernels) {
+    for (const auto& k : s.kernels()) {
       if (!sweepable(s, k)) continue;
       ImGui::PushID(k.id.c_str());
       if (k.tiles.empty()) {
@@ -106,7 +106,7 @@ class SweepPanel final : public Panel {
       ImGui::SetTooltip(
           "%s: warm-up, at least %d samples and the seconds below per point, until the noise is under "
           "%.3g %% (or %d samples, or the time below)",
-          s.backend_kind == "cuda" ? "nvbench-style" : "CPU benchmark", b.min_samples, 100 * b.max_noise,
+          s.backend_kind() == "cuda" ? "nvbench-style" : "CPU benchmark", b.min_samples, 100 * b.max_noise,
           std::min(b.max_samples, int(AppState::kWindowSweepMaxSamples)));
     }
     same_line_if_fits(ImGui::GetFrameHeight() + ImGui::CalcTextSize("quick").x +
@@ -126,7 +126,7 @@ class SweepPanel final : public Panel {
         ImGui::SetTooltip(
             "Seconds per point before giving up on the noise target: a bound on the sweep's time");
     }
-    if (s.backend_kind != "cuda") {
+    if (s.backend_kind() != "cuda") {
       // No SMs here: the wave marks are those a catalog GPU would show, and say so.
       ImGui::AlignTextToFramePadding();
       ImGui::TextUnformatted("marks for");
@@ -149,7 +149,7 @@ class SweepPanel final : public Panel {
  private:
   // A kernel the panel lists (and a sweep may take): one this backend runs, not a teaching variant.
   static bool sweepable(const AppState& s, const KernelInfo& k) {
-    const bool usable = s.backend_kind == "cuda" ? k.has_cuda : k.cpu != nullptr;
+    const bool usable = s.backend_kind() == "cuda" ? k.has_cuda : k.cpu != nullptr;
     return usable && !k.teaching;
   }
 
@@ -175,7 +175,7 @@ class SweepPanel final : public Panel {
       s.sweep_max_s = w.max_s;
       return;
     }
-    const bool cpu = s.backend_kind != "cuda";
+    const bool cpu = s.backend_kind() != "cuda";
     std::snprintf(m_from, sizeof m_from, "%s", cpu ? "32" : "256");
     std::snprintf(m_to, sizeof m_to, "%s", cpu ? "256" : "8192");
     std::snprintf(m_step, sizeof m_step, "%s", cpu ? "32" : "256");
@@ -230,7 +230,7 @@ class SweepPanel final : public Panel {
         sp.shape = m_shape == 1 ? SweepShape::FixedM : SweepShape::FixedK;
         sp.fixed = parse_dim(m_fixed, m_shape == 1 ? "fixed M" : "fixed K");
       }
-      for (const auto& k : s.kernels)  // registry order, as listed
+      for (const auto& k : s.kernels())  // registry order, as listed
         if (sweepable(s, k))
           for (int t : k.tiles.empty() ? std::vector<int>{0} : k.tiles)
             if (m_chosen.count({k.id, t})) sp.configs.push_back({k.id, t});

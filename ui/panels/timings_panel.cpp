@@ -39,9 +39,9 @@ class TimingsPanel final : public Panel {
   const char* name() const override { return "Timings"; }
 
  protected:
-  void draw_content(AppState& s) override {
+  void draw_content(AppState& s, FrameReport& out) override {
     const TimingsData& td = timings_of(s);
-    s.panels[name()].state = td.empty() ? "empty" : std::to_string(td.curves.size()) + " curves";
+    out.panels[name()].state = td.empty() ? "empty" : std::to_string(td.curves.size()) + " curves";
     // The row of controls; it wraps instead of running past the edge.
     ImGui::Checkbox("Repeat", &s.repeat);
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("Keep re-running the current problem (Ctrl+R)");
@@ -66,11 +66,11 @@ class TimingsPanel final : public Panel {
     if (compact) {
       if (ImGui::BeginTabBar("##views")) {
         if (ImGui::BeginTabItem("against size")) {
-          draw_scaling(s, td, ImVec2(-1, std::max(6 * em, ImGui::GetContentRegionAvail().y)));
+          draw_scaling(s, out, td, ImVec2(-1, std::max(6 * em, ImGui::GetContentRegionAvail().y)));
           ImGui::EndTabItem();
         }
         if (ImGui::BeginTabItem("ladder")) {
-          draw_ladder(s, ImVec2(-1, std::max(5 * em, ImGui::GetContentRegionAvail().y - header)));
+          draw_ladder(s, out, ImVec2(-1, std::max(5 * em, ImGui::GetContentRegionAvail().y - header)));
           ImGui::EndTabItem();
         }
         ImGui::EndTabBar();
@@ -78,17 +78,18 @@ class TimingsPanel final : public Panel {
     } else if (side_by_side) {
       ImGui::BeginChild("##scaling", ImVec2(avail.x * 0.6f, std::max(8 * em, avail.y)), ImGuiChildFlags_None,
                         ImGuiWindowFlags_NoScrollbar);
-      draw_scaling(s, td, ImVec2(-1, -1));
+      draw_scaling(s, out, td, ImVec2(-1, -1));
       ImGui::EndChild();
       ImGui::SameLine();
       ImGui::BeginGroup();
-      draw_ladder(s, ImVec2(-1, std::max(6 * em, avail.y - header)));
+      draw_ladder(s, out, ImVec2(-1, std::max(6 * em, avail.y - header)));
       ImGui::EndGroup();
     } else {
       const ImVec2 scaling(-1, std::max(8 * em, (avail.y - header) * 0.58f));
-      draw_scaling(s, td, scaling);
+      draw_scaling(s, out, td, scaling);
       draw_ladder(
-          s, ImVec2(-1, std::max(6 * em, avail.y - header - scaling.y - ImGui::GetStyle().ItemSpacing.y)));
+          s, out,
+          ImVec2(-1, std::max(6 * em, avail.y - header - scaling.y - ImGui::GetStyle().ItemSpacing.y)));
     }
   }
 
@@ -123,18 +124,18 @@ class TimingsPanel final : public Panel {
                &palette().muted);
   }
 
-  void draw_scaling(AppState& s, const TimingsData& td, ImVec2 size) {
+  void draw_scaling(AppState& s, FrameReport& out, const TimingsData& td, ImVec2 size) {
     const ImVec2 before = ImGui::GetCursorScreenPos();
     const PlotReport rep = draw_timings(td, s.timings_y, size, PlotStyle{true});
     m_scaling_size = ImVec2(std::max(1.0f, ImGui::GetItemRectMax().x - before.x),
                             std::max(1.0f, ImGui::GetItemRectMax().y - before.y));
-    s.plot_areas["timings"] = rep.area;
-    s.plot_areas["launches"] = rep.launches_area;
-    s.plot_labels["launches"] = {rep.launches_label, rep.launches_label_px};
-    s.plot_limits["timings"] = rep.limits;
+    out.plot_areas["timings"] = rep.area;
+    out.plot_areas["launches"] = rep.launches_area;
+    out.plot_labels["launches"] = {rep.launches_label, rep.launches_label_px};
+    out.plot_limits["timings"] = rep.limits;
   }
 
-  void draw_ladder(AppState& s, ImVec2 size) {
+  void draw_ladder(AppState& s, FrameReport& out, ImVec2 size) {
     const BarsData& bd = bars_of(s);
     const float em = ImGui::GetFontSize();
     ImGui::AlignTextToFramePadding();
@@ -158,7 +159,7 @@ class TimingsPanel final : public Panel {
     const PlotReport rep = draw_bars(bd, size, PlotStyle{true}, &clicked);
     m_ladder_size = ImVec2(std::max(1.0f, ImGui::GetItemRectMax().x - before.x),
                            std::max(1.0f, ImGui::GetItemRectMax().y - before.y));
-    s.plot_areas["bars"] = rep.area;
+    out.plot_areas["bars"] = rep.area;
     if (clicked >= 0) s.bars_baseline = bd.configs[size_t(clicked)];
   }
 

@@ -949,9 +949,7 @@ PlotReport SchedulePlot::draw(const TileTrace& t, ImVec2 size, const PlotStyle& 
 // [SECTION] Data from the window's state.
 ProblemSpec plot_reference(const AppState& s) {
   if (s.plot_at) return *s.plot_at;
-  ProblemSpec p = s.settings.spec;
-  if (s.settings.square && p.input != InputKind::File) p.m = p.k = p.n;
-  return p;
+  return s.settings.spec;  // square where the square mode is on (keep_square)
 }
 
 namespace {
@@ -962,7 +960,8 @@ std::string spec_key(const ProblemSpec& p) {
 }  // namespace
 
 GpuModel calculator_gpu(const AppState& s) {
-  if (s.backend_kind == "cuda" && s.device.sm_count > 0) return gpu_model_of(s.device);
+  if (s.backend_kind() == "cuda" && !s.catalog_gpu && s.device().sm_count > 0)
+    return gpu_model_of(s.device());
   try {
     return find_gpu(s.marks_gpu);
   } catch (const ValidationError&) {
@@ -975,7 +974,7 @@ const TimingsData& timings_of(AppState& s) {
   const std::string key = std::to_string(s.sessions_serial) + "|" + spec_key(at) + "|" + s.marks_gpu;
   if (key == s.plots.timings_key) return s.plots.timings;
   s.plots.timings_key = key;
-  TimingsData d = timings_data(s.sessions, at, s.kernels);
+  TimingsData d = timings_data(s.sessions, at, s.kernels());
   // Wave marks of the highlighted configuration over the range shown (the sweep's, when it leads the plots).
   int64_t from = int64_t(d.x_lo), to = int64_t(d.x_hi);
   if (s.sweep && s.plot_at && !s.sweep->sizes.empty()) {
@@ -1000,7 +999,7 @@ const BarsData& bars_of(AppState& s) {
                           (s.bars_baseline ? s.bars_baseline->label() : std::string("-"));
   if (key == s.plots.bars_key) return s.plots.bars;
   s.plots.bars_key = key;
-  s.plots.bars = bars_data(s.sessions, at, s.kernels, s.bars_baseline);
+  s.plots.bars = bars_data(s.sessions, at, s.kernels(), s.bars_baseline);
   return s.plots.bars;
 }
 
@@ -1011,21 +1010,22 @@ const RooflineData& roofline_of(AppState& s) {
                           (s.roofline_this_shape ? "shape" : "all");
   if (key == s.plots.roofline_key) return s.plots.roofline;
   s.plots.roofline_key = key;
-  s.plots.roofline = roofline_data(s.sessions, at, s.kernels, gbs, s.roofline_this_shape);
+  s.plots.roofline = roofline_data(s.sessions, at, s.kernels(), gbs, s.roofline_this_shape);
   return s.plots.roofline;
 }
 
 OccupancyData occupancy_of(const AppState& s) {
   const ProblemSpec at = plot_reference(s);
-  if (s.backend_kind == "cuda" && s.result && !s.result->occupancy_by_tile.empty())
-    return measured_tiles(s.device.name, s.result->spec.kernel, s.result->spec.tile, s.result->spec.m,
+  const bool measured = s.backend_kind() == "cuda" && !s.catalog_gpu;
+  if (measured && s.result && !s.result->occupancy_by_tile.empty())
+    return measured_tiles(s.device().name, s.result->spec.kernel, s.result->spec.tile, s.result->spec.m,
                           s.result->spec.n, s.result->occupancy_by_tile);
   const std::string kernel = s.occupancy_calc.kernel.empty() ? at.kernel : s.occupancy_calc.kernel;
   const int tile = s.occupancy_calc.kernel.empty() ? at.tile : s.occupancy_calc.tile;
-  const KernelInfo* k = find_kernel(s.kernels, kernel);
+  const KernelInfo* k = find_kernel(s.kernels(), kernel);
   if (!k) throw ValidationError("unknown kernel '" + kernel + "'");
   OccupancyData d = theoretical_tiles(build_resources(), calculator_gpu(s), *k, tile, at.m, at.n);
-  d.theoretical = s.backend_kind != "cuda";
+  d.theoretical = !measured;
   return d;
 }
 

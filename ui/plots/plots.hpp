@@ -15,6 +15,7 @@
 #include <imgui.h>
 
 #include "ui/app_state.hpp"
+#include "ui/frame_report.hpp"
 #include "core/plots/plot_data.hpp"
 #include "gfx/texture.hpp"
 

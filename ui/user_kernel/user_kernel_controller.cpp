@@ -288,8 +288,7 @@ void UserKernelController::take_build(AppState& s, Built b) {
   }
   const bool first = !m_good || m_good->id() != b.kernel->id();
   m_good = b.kernel;
-  m_workshop->publish(b.kernel);
-  s.kernels = m_backend.kernels();
+  m_workshop->publish(b.kernel);  // the backend lists it from now on (AppState::kernels() reads it there)
   u.id = b.kernel->id();
   u.version = b.kernel->version();
   u.build = UserKernelUi::Build::Ok;

@@ -4,6 +4,7 @@
 #include <ctime>
 #include <sstream>
 
+#include "core/user_kernel/kernel_workshop.hpp"
 #include "core/engine/stats.hpp"
 
 namespace ts {
@@ -12,6 +13,21 @@ std::string KernelInfo::tile_label(int tile) const {
   for (size_t i = 0; i < tiles.size() && i < tile_labels.size(); ++i)
     if (tiles[i] == tile) return tile_labels[i];
   return "";
+}
+
+std::shared_ptr<const std::vector<KernelInfo>> Backend::kernel_list() const {
+  // The serial before the list: a kernel published in between makes the next call read the list again.
+  const KernelWorkshop* w = workshop();
+  const uint64_t serial = w ? w->serial() : 0;
+  std::lock_guard<std::mutex> lock(m_list_mu);
+  if (!m_list || serial != m_list_serial) {
+    // The list it replaces stays alive with the backend: a reference read from it (AppState::kernels()) is
+    // never left dangling, whichever thread asks next. A list is a few kilobytes; one is made per publish.
+    if (m_list) m_retired.push_back(std::move(m_list));
+    m_list = std::make_shared<const std::vector<KernelInfo>>(kernels());
+    m_list_serial = serial;
+  }
+  return m_list;
 }
 
 std::shared_ptr<const MatrixStore> Backend::probe_store(std::shared_ptr<const HostMatrix> m) const {

@@ -9,6 +9,7 @@
 // and the GUI's run queue may share a backend.
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -190,6 +191,10 @@ class Backend {
   virtual int cuda_device() const { return -1; }  // the CUDA device ordinal, -1 for the CPU backend
   // Every kernel it knows now, built-in and the person's own (a copy: user kernels come and go at run time).
   virtual std::vector<KernelInfo> kernels() const = 0;
+  // The same list, shared and never changed: made from kernels() when first asked and again only after its
+  // workshop published or withdrew a kernel, so it is cheap enough to read every frame. A list read stays
+  // valid for the backend's life.
+  std::shared_ptr<const std::vector<KernelInfo>> kernel_list() const;
   virtual DeviceInfo device_info() const = 0;
   // Where a person's own kernels are built, checked and registered for this backend (kernel_workshop.hpp);
   // nullptr: this backend takes none.
@@ -228,6 +233,12 @@ class Backend {
     (void)spec;
     return std::nullopt;
   }
+
+ private:
+  mutable std::mutex m_list_mu;  // kernel_list()'s cache
+  mutable std::shared_ptr<const std::vector<KernelInfo>> m_list;
+  mutable std::vector<std::shared_ptr<const std::vector<KernelInfo>>> m_retired;  // lists it replaced
+  mutable uint64_t m_list_serial = 0;  // the workshop's serial it was made at
 };
 
 // Fills the timing fields of a result from a measurement (stats, median, TFLOP/s, noise, stop reason, clock,

@@ -17,6 +17,7 @@ std::shared_ptr<const UserKernel> KernelWorkshop::understand(KernelSource src, c
 
 void KernelWorkshop::publish(std::shared_ptr<const UserKernel> k) {
   std::lock_guard<std::mutex> lock(m_mu);
+  ++m_serial;
   for (auto& x : m_kernels)
     if (x->id() == k->id()) {
       x = std::move(k);
@@ -30,6 +31,7 @@ void KernelWorkshop::withdraw(const std::string& id) {
   for (size_t i = 0; i < m_kernels.size(); ++i)
     if (m_kernels[i]->id() == id) {
       m_kernels.erase(m_kernels.begin() + std::ptrdiff_t(i));
+      ++m_serial;
       return;
     }
 }

@@ -7,6 +7,8 @@
 // workshop registered: a backend in another process or on another machine brings its own.
 // Calls that take time (build, sanitize) block and take a CancelToken, as Backend::run does: the window
 // makes them off its thread. Thread-safe.
+#include <atomic>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -82,9 +84,12 @@ class KernelWorkshop {
   std::vector<std::shared_ptr<const UserKernel>> registered() const;
   // Their entries for the backend's kernel list (has_cuda: this workshop can build them).
   std::vector<KernelInfo> infos() const;
+  // Counts every publish and withdraw: the register changed when it did (Backend::kernel_list()).
+  uint64_t serial() const { return m_serial.load(); }
 
  private:
   mutable std::mutex m_mu;
+  std::atomic<uint64_t> m_serial{0};
   std::vector<std::shared_ptr<const UserKernel>> m_kernels;
 };
 
