@@ -38,7 +38,8 @@ struct AppState {
   // backend for the built-in registry when it plots saved sessions.
   const Backend* backend = nullptr;
   // Every kernel the backend knows now (Backend::kernel_list(): a person's kernel joins once it is built).
-  // The list stays valid for the backend's life (a newer one replaces it once a kernel is published or withdrawn).
+  // The list stays valid for the backend's life (a newer one replaces it once a kernel is published or
+  // withdrawn).
   const std::vector<KernelInfo>& kernels() const { return *backend->kernel_list(); }
   // The device this window measures on: the current session's (Session::for_device of the backend's
   // device_info(), or of what could be read of it; a saved session is taken as current only when it was
