@@ -100,6 +100,7 @@ KernelEntry entry_naive() {
                   "transaction.",
                   kTiles, kLabels, 16, "TILE x TILE");
   k.cpu = &cpu_gemm_naive;
+  k.cpu_blocks_c = true;
   return {k, TS_LAUNCHER(launch_naive)};
 }
 
@@ -111,6 +112,7 @@ KernelEntry entry_coalesced() {
                   "multiply-add.",
                   kTiles, kLabels, 16, "TILE x TILE");
   k.cpu = &cpu_gemm_naive;
+  k.cpu_blocks_c = true;
   return {k, TS_LAUNCHER(launch_coalesced)};
 }
 

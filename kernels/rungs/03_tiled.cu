@@ -132,6 +132,7 @@ KernelEntry entry_tiled() {
                   "block.",
                   kTiles, kLabels, 16, "TILE x TILE");
   k.cpu = &cpu_gemm_tiled;
+  k.cpu_blocks_c = true;
   return {k, TS_LAUNCHER(launch_tiled)};
 }
 
@@ -153,6 +154,7 @@ KernelEntry entry_tiled_floork() {
                   kTiles, kLabels, 16, "TILE x TILE");
   k.teaching = true;
   k.cpu = &cpu_gemm_tiled_floork;
+  k.cpu_blocks_c = true;
   return {k, TS_LAUNCHER(launch_tiled_floork)};
 }
 

@@ -277,6 +277,23 @@ TEST(RunQueue, BadInputComesBackAsAnOutcomeNotACrash) {
   EXPECT_NE(o.error.find("M = 0"), std::string::npos);
 }
 
+// A CPU run's tile of C comes from the kernel's entry (KernelInfo::cpu_blocks_c), not from a list of kernel
+// ids in the backend: the classic kernels' twins block C like their CUDA kernels; the others say no tile.
+TEST(CpuBackend, TheTileOfCComesFromTheKernelsEntry) {
+  const std::vector<KernelInfo> infos = builtin_kernel_infos();
+  CpuBackend b(infos);
+  int blocked = 0;
+  for (const KernelInfo& k : infos) {
+    if (!k.cpu || k.is_reference) continue;
+    const int tile = k.tiles.empty() ? 0 : k.tiles.front();
+    const RunResult r = b.run(request(40, 40, 40, k.id, tile), CancelToken());
+    EXPECT_EQ(r.tile_m, k.cpu_blocks_c ? tile : 0) << k.id;
+    EXPECT_EQ(r.tile_n, k.cpu_blocks_c ? tile : 0) << k.id;
+    blocked += k.cpu_blocks_c;
+  }
+  EXPECT_EQ(blocked, 4);  // naive, coalesced, tiled, tiled_floork
+}
+
 TEST(CpuBackend, KeepsAStoreOfTheMatricesForHeatmaps) {
   CpuBackend b(builtin_kernel_infos());
   RunRequest req = request(37, 29, 23, "tiled", 8);

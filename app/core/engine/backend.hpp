@@ -52,9 +52,12 @@ struct KernelInfo {
   int min_sm = 0;                 // oldest compute capability it runs on (major * 10 + minor), 0: any
   bool has_cuda = false;          // a CUDA implementation was compiled in
   CpuGemmFn cpu = nullptr;        // CPU implementation, if any
-  bool user = false;              // a person's own kernel ("yours: <name>"), run in the worker process
-  bool square_only = false;       // it is told one size only, so it runs on M = N = K
-  std::string source;             // user kernels: the file it comes from
+  // Its CPU implementation takes C in tile x tile blocks, as its CUDA kernel does: a CPU run says so in its
+  // tile_m and tile_n (the roofline's traffic estimate, the Matrices panel's tile grid).
+  bool cpu_blocks_c = false;
+  bool user = false;         // a person's own kernel ("yours: <name>"), run in the worker process
+  bool square_only = false;  // it is told one size only, so it runs on M = N = K
+  std::string source;        // user kernels: the file it comes from
 
   std::string tile_label(int tile) const;  // "" when unknown
   // The title and the role the flags give, said once: "Reference: cuBLAS SGEMM (FP32)", "Teaching, wrong on

@@ -143,9 +143,7 @@ class HostRun final : public RunMatrices, public RunLauncher {
   }
   void describe_launch(RunResult& r) override {
     r.clock.note = "CPU backend: no SM clock";
-    const std::string& id = m_k.id;
-    if (id == "tiled" || id == "naive" || id == "coalesced" || id == "tiled_nosync" || id == "tiled_floork")
-      r.tile_m = r.tile_n = m_tile;  // the CPU versions block the output like the CUDA classic kernels
+    if (m_k.cpu_blocks_c) r.tile_m = r.tile_n = m_tile;  // the kernel's entry says how its CPU twin blocks C
   }
 
  private:
