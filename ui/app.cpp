@@ -37,7 +37,7 @@ App::App(std::shared_ptr<Backend> backend, const std::string& note, Settings set
     std::error_code ec;
     const fs::file_status st = fs::status(f, ec);
     if (fs::is_regular_file(st)) {
-      m_state.user.open_path = f;
+      m_state.ask(rq::OpenKernel{f});
       reopening = true;
     } else {
       m_state.say(Severity::Warning, "the kernel file open last time, " + f + ", " +
@@ -60,9 +60,8 @@ App::App(std::shared_ptr<Backend> backend, const std::string& note, Settings set
   }
   keep_square(m_state);  // settings written by hand, or before a kernel became square-only
   m_state.backend_note = note;
-  m_state.bench_policy = backend->bench_policy();
-  m_state.sweep_min_s = m_state.bench_policy.min_seconds;
-  m_state.sweep_max_s = m_state.bench_policy.max_seconds;
+  m_state.sweep_min_s = m_state.bench_policy().min_seconds;
+  m_state.sweep_max_s = m_state.bench_policy().max_seconds;
   m_state.gl_renderer = std::move(renderer);
   try {
     m_state.capacity = backend->capacity();
@@ -248,12 +247,11 @@ void App::handle_files() {
     else
       m_dialogs->ask_open_inputs(s);
   }
-  if (s.user.open_dialog) {
-    s.user.open_dialog = false;
+  if (s.asked.take<rq::ChooseKernelFile>()) {
     m_dialogs->ask_open_kernel(s);
   }
   m_dialogs->frame(s, m_report.file_dialog);
-  if (auto path = m_dialogs->take_open_kernel()) s.user.open_path = *path;
+  if (auto path = m_dialogs->take_open_kernel()) s.ask(rq::OpenKernel{*path});
   if (s.asked.take<rq::SaveC>()) {
     if (!s.result || !s.result->store)
       s.say(Severity::Warning, "nothing to save yet: run a problem first");
@@ -604,7 +602,7 @@ void App::handle_sessions() {
 // 50000 samples), and pin the median to well under its IQR.
 MeasurePolicy App::sweep_policy(bool quick) {
   if (quick) return m_queue.backend().default_policy();
-  MeasurePolicy policy = m_state.bench_policy;
+  MeasurePolicy policy = m_state.bench_policy();
   policy.min_seconds = m_state.sweep_min_s;
   policy.max_seconds = m_state.sweep_max_s;
   policy.max_samples = std::min(policy.max_samples, int(AppState::kWindowSweepMaxSamples));

@@ -117,8 +117,8 @@ struct AppState {
   static constexpr int kWindowSweepMaxSamples =
       2000;                                    // bench samples per point at most (sessions stay small)
   double sweep_min_s = 0.5, sweep_max_s = 10;  // bench: kernel time at least, wall time at most, per point
-  // The device's bench policy (Backend::bench_policy(); the seconds above start as its own).
-  MeasurePolicy bench_policy = MeasurePolicy::bench();
+  // The device's bench policy, read from the backend (the seconds above start as its own).
+  MeasurePolicy bench_policy() const { return backend ? backend->bench_policy() : MeasurePolicy::bench(); }
   std::optional<SweepSpec> sweep;      // the sweep started last (its points fill Timings)
   SweepProgress sweep_progress;        // updated every frame
   std::optional<ProblemSpec> plot_at;  // the plots' reference problem while a sweep leads them

@@ -77,12 +77,27 @@ struct MeasureBandwidth {};  // the DRAM roof (Roofline panel)
 struct ExportFigure {
   FigureRequest figure;
 };
+// A person's kernel (the controller takes these, user_kernel_controller.hpp).
+struct OpenKernel {  // read this file (File > Open kernel, a drop, --kernel-file): open it, or read it again
+  std::string path;
+};
+struct ChooseKernelFile {};  // File > Open kernel...: the open dialog
+struct SwitchKernel {        // another __global__ function of the same file
+  std::string name;
+};
+struct ApplyKernelForm {};  // the form's corrections: understand and build again
+struct ResetKernelForm {};  // back to what TileScope proposes
+struct SaveKernel {};       // write the editor's text to the file (then it is rebuilt and run again)
+struct RevertKernel {};     // load the file into the editor again
+struct SanitizeKernel {};   // Check with compute-sanitizer
 }  // namespace rq
 
 using Request = std::variant<rq::Run, rq::Quit, rq::Screenshot, rq::ResetLayout, rq::BringToFront,
                              rq::OpenInputs, rq::SaveC, rq::ExportPanel, rq::PressExport, rq::Zoom,
                              rq::CheckGl, rq::SaveSession, rq::OpenSession, rq::CloseOverlay, rq::StartSweep,
-                             rq::TimeTiles, rq::CancelSweep, rq::MeasureBandwidth, rq::ExportFigure>;
+                             rq::TimeTiles, rq::CancelSweep, rq::MeasureBandwidth, rq::ExportFigure,
+                             rq::OpenKernel, rq::ChooseKernelFile, rq::SwitchKernel, rq::ApplyKernelForm,
+                             rq::ResetKernelForm, rq::SaveKernel, rq::RevertKernel, rq::SanitizeKernel>;
 
 // The requests pending, at most one of each kind.
 class Requests {

@@ -175,7 +175,7 @@ int run_snapshot(const SnapshotOptions& opt) {
   // A person's own kernel: shown in its panels as the window shows it (read, built, registered).
   const KernelWorkshop* workshop = opt.backend->workshop();
   if (const auto user = workshop ? workshop->find(opt.request.spec.kernel) : nullptr) {
-    st.user.open_path = user->source().path;
+    st.ask(ui::rq::OpenKernel{user->source().path});
     const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(60);
     while (st.user.build != UserKernelUi::Build::Ok && st.user.build != UserKernelUi::Build::Failed &&
            st.user.problem.empty() && std::chrono::steady_clock::now() < limit) {
@@ -379,7 +379,7 @@ FrameBenchResult run_frame_bench(const FrameBenchOptions& opt) {
     fs::create_directories(dir);
     const fs::path copy = dir / fs::path(opt.kernel_file).filename();
     fs::copy_file(opt.kernel_file, copy, fs::copy_options::overwrite_existing);
-    st.user.open_path = copy.string();
+    st.ask(ui::rq::OpenKernel{copy.string()});
     const auto limit = clock::now() + std::chrono::seconds(60);
     while ((st.user.id.empty() || !st.result || st.result->spec.kernel != st.user.id || st.busy()) &&
            st.last_error.empty() && clock::now() < limit) {
@@ -402,7 +402,7 @@ FrameBenchResult run_frame_bench(const FrameBenchOptions& opt) {
       const auto t0 = clock::now();
       if (sv.editor) {
         st.user.editor_buffer = text;
-        st.user.save_editor = true;
+        st.ask(ui::rq::SaveKernel{});
       } else {
         std::ofstream(copy, std::ios::binary | std::ios::trunc) << text;
       }

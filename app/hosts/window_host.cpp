@@ -133,7 +133,7 @@ bool ini_usable(const fs::path& ini, std::string* warnings) {
 AppState* g_drop_target = nullptr;
 extern "C" void on_drop(GLFWwindow*, int count, const char** paths) {
   if (g_drop_target && count > 0 && paths[0]) {
-    g_drop_target->user.open_path = paths[0];
+    g_drop_target->ask(ui::rq::OpenKernel{paths[0]});
     if (count > 1)
       g_drop_target->say(Severity::Info,
                          "several files dropped: opening the first, " + std::string(paths[0]));
@@ -190,7 +190,7 @@ int run_gui(const GuiOptions& opt) {
   std::string ini_refused;  // the last reason imgui.ini was not written (said once per reason)
   app.open_session_file(default_session_path().string());  // the measurements of earlier launches
   g_drop_target = &app.state();
-  if (!opt.kernel_file.empty()) app.state().user.open_path = opt.kernel_file;
+  if (!opt.kernel_file.empty()) app.state().ask(ui::rq::OpenKernel{opt.kernel_file});
   if (opt.log) app.state().log.echo_to(stderr);
   if (opt.hooks.started) opt.hooks.started(app, win);
   bool trusted_title =

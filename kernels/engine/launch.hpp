@@ -43,7 +43,8 @@ struct LaunchQuery {
 using CudaLaunchFn = void (*)(const GemmArgs& args, int tile, void* stream, LaunchQuery* query);
 
 #if defined(TILESCOPE_HAVE_CUDA)
-// One per kernel file (kernels/<name>.cu), each beside its registry entry (kernel_entry.hpp).
+// One per kernel, each in its rung file (kernels/rungs/NN_name.cu) beside its registry entry
+// (kernel_entry.hpp).
 void launch_naive(const GemmArgs& args, int tile, void* stream, LaunchQuery* query = nullptr);
 void launch_coalesced(const GemmArgs& args, int tile, void* stream, LaunchQuery* query = nullptr);
 void launch_tiled(const GemmArgs& args, int tile, void* stream, LaunchQuery* query = nullptr);

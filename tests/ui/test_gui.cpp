@@ -524,7 +524,7 @@ TEST_F(Gui, ARelaunchReopensTheKernelFileAndRestoresTheSweepPanel) {
     const ui::FrameReport& drawn = app.report();
     IM_CHECK(wait_for_result(ctx, app, 0));
     IM_CHECK(st.settings.kernel_file.empty());
-    st.user.open_path = kfile;  // what a drop on the window (or File > Open kernel) does
+    st.ask(ui::rq::OpenKernel{kfile});  // what a drop on the window (or File > Open kernel) does
     IM_CHECK(yield_until(
         ctx, [&] { return st.user.active && st.user.path == kfile; }, 30));
     IM_CHECK_EQ(st.settings.kernel_file, kfile);
@@ -1768,7 +1768,7 @@ TEST_F(Gui, AnEditedHeaderOfTheKernelsFolderBuildsTheKernelAgain) {
     ui::AppState& st = app.state();
     IM_CHECK(wait_for_result(ctx, app, 0));
     using Build = ui::UserKernelUi::Build;
-    st.user.open_path = path;
+    st.ask(ui::rq::OpenKernel{path});
     IM_CHECK(yield_until(ctx, [&] { return st.user.build == Build::Ok; }));
     IM_CHECK(st.user.watch.find("and the 1 header it includes") != std::string::npos);
     const uint64_t v1 = st.user.version;
@@ -1807,7 +1807,7 @@ TEST_F(Gui, TheOccupancyCalculatorFollowsTheKernelAndStartsFromYourKernelsBuild)
     const ui::FrameReport& drawn = app.report();
     IM_CHECK(wait_for_result(ctx, app, 0));
     IM_CHECK(yield_until(ctx, [&] { return drawn.occupancy_calc.kernel == st.settings.spec.kernel; }));
-    st.user.open_path = path;
+    st.ask(ui::rq::OpenKernel{path});
     IM_CHECK(yield_until(ctx, [&] {
       return st.user.build == ui::UserKernelUi::Build::Ok && !st.jobs.has(kJobBuildTiles) &&
              !st.user.tiles.empty();
@@ -1854,7 +1854,7 @@ TEST_F(Gui, AKernelFileIsBuiltListedAndRebuiltOnEverySaveAndErrorsKeepTheLastGoo
     ui::AppState& st = app.state();
     IM_CHECK(wait_for_result(ctx, app, 0));
     using Build = ui::UserKernelUi::Build;
-    st.user.open_path = path;  // what a drop on the window does
+    st.ask(ui::rq::OpenKernel{path});  // what a drop on the window does
     IM_CHECK(yield_until(ctx, [&] { return st.user.build == Build::Ok; }));
     IM_CHECK(find_kernel(st.kernels(), "yours:my_mm") != nullptr);
     IM_CHECK_EQ(st.settings.spec.kernel, std::string("yours:my_mm"));
@@ -1874,7 +1874,7 @@ TEST_F(Gui, AKernelFileIsBuiltListedAndRebuiltOnEverySaveAndErrorsKeepTheLastGoo
     std::string broken = good;
     broken.replace(broken.find("A[threadIdx.x]"), 14, "Q[threadIdx.x]");
     st.user.editor_buffer = broken;
-    st.user.save_editor = true;
+    st.ask(ui::rq::SaveKernel{});
     IM_CHECK(yield_until(ctx, [&] { return st.user.build == Build::Failed; }));
     IM_CHECK(!st.user.errors.empty());
     IM_CHECK_EQ(st.user.errors[0].line, 4);
@@ -1899,7 +1899,7 @@ TEST_F(Gui, AKernelFileIsBuiltListedAndRebuiltOnEverySaveAndErrorsKeepTheLastGoo
     IM_CHECK(workshop.find("yours:my_mm") != nullptr);
 
     // A file that is not text: refused with a message, nothing else changes.
-    st.user.open_path = dir + "/binary.cu";
+    st.ask(ui::rq::OpenKernel{dir + "/binary.cu"});
     IM_CHECK(yield_until(ctx, [&] {
       return st.log.latest() && st.log.latest()->text.find("is not text") != std::string::npos;
     }));

@@ -85,10 +85,10 @@ class KernelEditorPanel final : public Panel {
     const bool ctrl_s = focused && ImGui::GetIO().KeyCtrl && ImGui::IsKeyPressed(ImGuiKey_S, false);
     if ((save_clicked || ctrl_s) && u.editor_dirty) {
       u.editor_buffer = m_editor.GetText();
-      u.save_editor = true;
+      s.ask(rq::SaveKernel{});
       m_clean_undo = m_editor.GetUndoIndex();
     }
-    if (revert_clicked) u.revert_editor = true;
+    if (revert_clicked) s.ask(rq::RevertKernel{});
   }
 
  private:

@@ -75,7 +75,7 @@ class KernelPanel final : public Panel {
         "with NVRTC, and runs it in a worker process (a kernel that faults or hangs cannot take "
         "the window down), with everything it shows for its own kernels.");
     ImGui::PopTextWrapPos();
-    if (ImGui::Button("Open kernel...")) s.user.open_dialog = true;
+    if (ImGui::Button("Open kernel...")) s.ask(rq::ChooseKernelFile{});
     ImGui::SameLine();
     text_muted_wrapped(
         "or drop a file on the window, or start with tilescope --kernel-file my.cu; examples are "
@@ -93,7 +93,7 @@ class KernelPanel final : public Panel {
       ImGui::SetNextItemWidth(-1);
       if (ImGui::BeginCombo("##kernel", u.kernel.c_str())) {
         for (const auto& k : u.kernels)
-          if (ImGui::Selectable(k.c_str(), k == u.kernel) && k != u.kernel) u.switch_kernel = k;
+          if (ImGui::Selectable(k.c_str(), k == u.kernel) && k != u.kernel) s.ask(rq::SwitchKernel{k});
         ImGui::EndCombo();
       }
     }
@@ -320,7 +320,7 @@ class KernelPanel final : public Panel {
     m_dirty = m_dirty || changed;
     ImGui::BeginDisabled(!m_dirty);
     if (ImGui::Button("Apply")) {
-      u.apply_form = true;
+      s.ask(rq::ApplyKernelForm{});
       m_dirty = false;
     }
     ImGui::EndDisabled();
@@ -328,7 +328,7 @@ class KernelPanel final : public Panel {
       ImGui::SetTooltip("Build and run with these roles and formulas");
     ImGui::SameLine();
     if (ImGui::Button("Reset to TileScope's guess")) {
-      u.reset_form = true;
+      s.ask(rq::ResetKernelForm{});
       m_dirty = false;
     }
   }
@@ -411,7 +411,7 @@ class KernelPanel final : public Panel {
           "seconds "
           "per new build; it cannot catch what only happens at large shapes.");
     ImGui::BeginDisabled(s.jobs.has(kJobSanitize) || s.backend_kind() != "cuda");
-    if (ImGui::Button("Check with compute-sanitizer")) u.sanitize = true;
+    if (ImGui::Button("Check with compute-sanitizer")) s.ask(rq::SanitizeKernel{});
     ImGui::EndDisabled();
     if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
       ImGui::SetTooltip(

@@ -60,7 +60,7 @@ void draw_menu_bar(AppState& s, const std::vector<std::unique_ptr<Panel>>& panel
     if (ImGui::MenuItem("Save C as .npy...", shortcut_label(Action::SaveC), false,
                         bool(s.result && s.result->store)))
       s.ask(rq::SaveC{});
-    if (ImGui::MenuItem("Open kernel (.cu, .py)...")) s.user.open_dialog = true;
+    if (ImGui::MenuItem("Open kernel (.cu, .py)...")) s.ask(rq::ChooseKernelFile{});
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip(
           "Your own matmul kernel: compiled, verified, timed, traced and drawn like the built-ins "

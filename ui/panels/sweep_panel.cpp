@@ -101,7 +101,7 @@ class SweepPanel final : public Panel {
     int quick = s.sweep_quick ? 1 : 0;
     ImGui::RadioButton("bench", &quick, 0);
     if (ImGui::IsItemHovered()) {
-      const MeasurePolicy& b = s.bench_policy;
+      const MeasurePolicy b = s.bench_policy();
       // The device's own: nvbench-style on a GPU; on a CPU a noise target it reaches and a cap in launches.
       ImGui::SetTooltip(
           "%s: warm-up, at least %d samples and the seconds below per point, until the noise is under "
@@ -120,7 +120,7 @@ class SweepPanel final : public Panel {
       field("at least", m_min_s, sizeof m_min_s);
       if (ImGui::IsItemHovered())
         ImGui::SetTooltip("Seconds of kernel time per point (and at least %d samples)",
-                          s.bench_policy.min_samples);
+                          s.bench_policy().min_samples);
       field("at most", m_max_s, sizeof m_max_s);
       if (ImGui::IsItemHovered())
         ImGui::SetTooltip(

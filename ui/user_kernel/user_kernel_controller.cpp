@@ -454,42 +454,27 @@ void UserKernelController::start_sanitize(AppState& s) {
 
 void UserKernelController::frame(AppState& s) {
   UserKernelUi& u = s.user;
-  if (!u.open_path.empty()) {
-    const std::string p = u.open_path;
-    u.open_path.clear();
-    start_read(s, p, u.active && p == u.path);
-  }
-  if (!u.switch_kernel.empty()) {
-    u.kernel = u.switch_kernel;
-    u.switch_kernel.clear();
+  if (auto r = s.asked.take<rq::OpenKernel>(); r && !r->path.empty())
+    start_read(s, r->path, u.active && r->path == u.path);
+  if (auto r = s.asked.take<rq::SwitchKernel>(); r && !r->name.empty()) {
+    u.kernel = r->name;
     understand(s, nullptr);
   }
-  if (u.apply_form) {
-    u.apply_form = false;
+  if (s.asked.take<rq::ApplyKernelForm>()) {
     u.form_applied = true;
     const UserKernelSpec form = u.form;
     understand(s, &form);
   }
-  if (u.reset_form) {
-    u.reset_form = false;
+  if (s.asked.take<rq::ResetKernelForm>()) {
     u.form_applied = false;
     understand(s, nullptr);
   }
-  if (u.save_editor) {
-    u.save_editor = false;
-    save_editor(s);
+  if (s.asked.take<rq::SaveKernel>()) save_editor(s);
+  if (s.asked.take<rq::RevertKernel>() && u.active) {
+    u.editor_dirty = false;
+    start_read(s, u.path, true);
   }
-  if (u.revert_editor) {
-    u.revert_editor = false;
-    if (u.active) {
-      u.editor_dirty = false;
-      start_read(s, u.path, true);
-    }
-  }
-  if (u.sanitize) {
-    u.sanitize = false;
-    start_sanitize(s);
-  }
+  if (s.asked.take<rq::SanitizeKernel>()) start_sanitize(s);
   // The GPU of the resource table: this machine's, or one from the catalog.
   const GpuModel want = !u.gpu_choice.empty() ? find_gpu(u.gpu_choice)
                         : m_gpu               ? m_device_model

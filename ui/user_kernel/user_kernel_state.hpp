@@ -35,16 +35,9 @@ struct SanitizerView {
 };
 
 struct UserKernelUi {
-  // [SECTION] Requests (set by panels, menus and the frame loop; the controller clears them).
-  std::string open_path;       // read this file (File > Open kernel, a drop, --kernel-file)
-  bool open_dialog = false;    // File > Open kernel...
-  std::string switch_kernel;   // another __global__ function of the same file
-  bool apply_form = false;     // the form's corrections: understand and build again
-  bool reset_form = false;     // back to what TileScope proposes
-  bool save_editor = false;    // write editor_buffer to the file (then it is rebuilt and re-run)
-  bool revert_editor = false;  // load the file into the editor again
-  bool sanitize = false;       // Check with compute-sanitizer
-  std::string gpu_choice;      // the GPU the resource table is for ("" the device, else a catalog id)
+  // What the person asks of their kernel are typed requests (ui/requests.hpp: rq::OpenKernel ...
+  // rq::SanitizeKernel), taken by the controller.
+  std::string gpu_choice;  // the GPU the resource table is for ("" the device, else a catalog id)
 
   // [SECTION] The file and what was understood (written by the controller).
   bool active = false;  // a file is open
