@@ -115,14 +115,14 @@ void offscreen_frame(Offscreen& off, float scale, float dt, FrameBenchResult::Ph
   if (app.gl_rebuild_wanted() != App::GlRebuild::None) off.rebuild(app.gl_rebuild_wanted());
 }
 
-// Checks that OpenGL draws right before a picture is written: one more frame with the check due (and the
-// frames after each rebuild, when checks fail). Throws GlDamagedError when it does not.
 // What the Matrices panel said it drew last frame ("interop", "host: <why>", ...).
 std::string matrices_state(const FrameReport& drawn) {
   const auto it = drawn.panels.find("Matrices");
   return it == drawn.panels.end() ? std::string() : it->second.state;
 }
 
+// Checks that OpenGL draws right before a picture is written: one more frame with the check due (and the
+// frames after each rebuild, when checks fail). Throws GlDamagedError when it does not.
 void require_gl_ok_offscreen(Offscreen& off, float scale, const std::string& what) {
   AppState& st = off.app.state();
   st.ask(rq::CheckGl{"before writing " + what});
