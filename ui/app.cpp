@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include <imgui.h>
+#include <nlohmann/json.hpp>
 
 #include "ui/plots/figure_render.hpp"
 #include "ui/dialogs/file_dialogs.hpp"

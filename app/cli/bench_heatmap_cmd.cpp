@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <sstream>
+#include <nlohmann/json.hpp>
 
 #include "hosts/heatmap_bench.hpp"
 #include "core/engine/problem.hpp"

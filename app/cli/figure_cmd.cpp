@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <sstream>
+#include <nlohmann/json.hpp>
 
 #include "core/plots/figure.hpp"
 #include "ui/plots/figure_render.hpp"

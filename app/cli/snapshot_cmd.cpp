@@ -3,6 +3,7 @@
 #include <array>
 #include <cstdio>
 #include <sstream>
+#include <nlohmann/json.hpp>
 
 #include "hosts/gui.hpp"
 #include "core/engine/problem.hpp"

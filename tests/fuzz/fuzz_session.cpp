@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <string>
+#include <nlohmann/json.hpp>
 
 #include "core/io/session.hpp"
 

@@ -10,6 +10,7 @@
 #include <imgui_impl_opengl3.h>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "gfx/gl_check.hpp"
 #include "ui/gl_health.hpp"

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "kernels/user/nvrtc_compile.hpp"
 #include "test_util.hpp"

@@ -6,6 +6,7 @@
 #include <string>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "core/engine/dims.hpp"
 #include "core/base/message_log.hpp"

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "core/engine/cpu_backend.hpp"
 #include "kernels/engine/registry.hpp"

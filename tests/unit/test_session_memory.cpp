@@ -9,6 +9,7 @@
 #include <new>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "core/io/session.hpp"
 #include "test_util.hpp"

@@ -6,6 +6,7 @@
 #include <iterator>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "core/io/settings.hpp"
 #include "test_util.hpp"

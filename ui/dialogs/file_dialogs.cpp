@@ -4,6 +4,7 @@
 #include <utility>
 
 #include <imgui.h>
+#include <nlohmann/json.hpp>
 
 namespace ts::ui {
 

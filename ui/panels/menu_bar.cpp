@@ -1,6 +1,7 @@
 #include "ui/panels/menu_bar.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cinttypes>
 #include <cstdio>
 #include <string>

@@ -21,6 +21,7 @@
 #include <map>
 #include <sstream>
 #include <unordered_set>
+#include <nlohmann/json.hpp>
 
 #include "core/io/csv.hpp"
 #include "core/io/json_fields.hpp"

@@ -8,6 +8,7 @@
 #include <ctime>
 #include <fstream>
 #include <limits>
+#include <nlohmann/json.hpp>
 
 #include "core/io/files.hpp"
 #include "core/io/json_fields.hpp"

@@ -1,6 +1,7 @@
 #include "core/io/view_settings.hpp"
 
 #include <cmath>
+#include <nlohmann/json.hpp>
 
 namespace ts {
 

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <ctime>
 #include <sstream>
+#include <nlohmann/json.hpp>
 
 #include "core/io/csv.hpp"
 #include "tilescope/version.hpp"
