@@ -40,7 +40,10 @@ struct AppState {
   // Every kernel the backend knows now (Backend::kernel_list(): a person's kernel joins once it is built).
   // The list stays valid for the backend's life (a newer one replaces it once a kernel is published or
   // withdrawn).
-  const std::vector<KernelInfo>& kernels() const { return *backend->kernel_list(); }
+  const std::vector<KernelInfo>& kernels() const {
+    static const std::vector<KernelInfo> none;  // a state without an engine (tests of the plots) knows none
+    return backend ? *backend->kernel_list() : none;
+  }
   // The device this window measures on: the current session's (Session::for_device of the backend's
   // device_info(), or of what could be read of it; a saved session is taken as current only when it was
   // measured on the same backend and device), so it is kept once, in the session.

@@ -256,6 +256,36 @@ TEST_F(Gui, ATypedSizeRunsOnceWhenCommittedAndBadValuesAreRefusedWithAMessage) {
   EXPECT_EQ(s.passed, 1);
 }
 
+// The square mode is applied where the problem is edited (keep_square), never fixed up every frame: ticking
+// Square makes M and K follow N at once and the next run is square; with it off, M, N and K stay as set.
+TEST_F(Gui, TickingSquareMakesMAndKFollowNAndUntickingKeepsThem) {
+  GuiRun s;
+  s.body = [](ImGuiTestContext* ctx, App& app) {
+    ui::AppState& st = app.state();
+    IM_CHECK(wait_for_result(ctx, app, 0));
+    ctx->SetRef("Controls");
+    ctx->ItemUncheck("Square (M = N = K)");
+    IM_CHECK(!st.settings.square);
+    uint64_t serial = st.result_serial;
+    st.settings.spec.m = 40;  // as the M and K fields commit them
+    st.settings.spec.k = 56;
+    IM_CHECK(wait_for_result(ctx, app, serial));
+    IM_CHECK_EQ(st.result->spec.m, 40);
+    IM_CHECK_EQ(st.result->spec.k, 56);
+    IM_CHECK_EQ(st.settings.spec.m, 40);  // frames later: nothing squared it behind the person's back
+    serial = st.result_serial;
+    ctx->ItemCheck("Square (M = N = K)");
+    IM_CHECK(st.settings.square);
+    IM_CHECK_EQ(st.settings.spec.m, st.settings.spec.n);
+    IM_CHECK_EQ(st.settings.spec.k, st.settings.spec.n);
+    IM_CHECK(wait_for_result(ctx, app, serial));
+    IM_CHECK_EQ(st.result->spec.m, st.settings.spec.n);
+    IM_CHECK_EQ(st.result->spec.k, st.settings.spec.n);
+  };
+  run_session(s);
+  EXPECT_EQ(s.passed, 1);
+}
+
 TEST_F(Gui, SpaceRunsUnlessATextFieldHasTheKeyboard) {
   GuiRun s;
   s.body = [](ImGuiTestContext* ctx, App& app) {
