@@ -12,6 +12,7 @@
 #include "cli/kernel_file.hpp"
 #include "cli/list_cmd.hpp"
 #include "cli/run_cmd.hpp"
+#include "cli/serve_cmd.hpp"
 #include "cli/snapshot_cmd.hpp"
 #include "tilescope/version.hpp"
 
@@ -36,6 +37,10 @@ int main(int argc, char** argv) {
       app, "figure",
       "one plot as a figure (PNG + CSV + JSON): of a saved session, or measured first (a sweep, the ladder)",
       add_figure_options, cmd_figure, Drawing::Offscreen);
+  table.add<ServeArgs>(app, "serve",
+                       "be the engine of a window or a command line elsewhere, on standard input and output "
+                       "(tilescope --engine \"ssh this-host tilescope serve\")",
+                       add_serve_options, cmd_serve);
   table.add<GlCheckArgs>(app, "gl-check",
                          "check that OpenGL draws what it is told (after a kernel faulted, it may not)",
                          add_gl_check_options, cmd_gl_check, Drawing::Offscreen);

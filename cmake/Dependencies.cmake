@@ -6,6 +6,7 @@ pkg_check_modules(EPOXY REQUIRED IMPORTED_TARGET epoxy) # Debian libepoxy-dev: O
 find_package(OpenGL REQUIRED COMPONENTS OpenGL EGL)   # libgl-dev / libegl-dev (glvnd)
 find_package(Vulkan QUIET)                            # Debian libvulkan-dev: memory CUDA and GL share (heatmaps)
 find_package(CLI11 2.1 CONFIG REQUIRED)               # Debian libcli11-dev: command line
+pkg_check_modules(ZSTD REQUIRED IMPORTED_TARGET libzstd)  # Debian libzstd-dev: what a remote engine sends, compressed
 find_package(nlohmann_json 3.10 REQUIRED)             # Debian nlohmann-json3-dev: JSON output, settings
 find_path(STB_INCLUDE_DIR stb_image_write.h PATH_SUFFIXES stb REQUIRED) # Debian libstb-dev: PNG writer
 add_library(tilescope_stb INTERFACE)

@@ -10,7 +10,9 @@
 #   - tilescope_fuzz_worker_protocol: the frames and messages between TileScope and its worker and compiler
 #     processes, and the compute-sanitizer job file, from every message the target writes itself;
 #   - tilescope_fuzz_launch_expr: the launch formulas and the launch they give, from the example rules the
-#     target writes itself.
+#     target writes itself;
+#   - tilescope_fuzz_engine_protocol: the remote engine's frames and messages (tilescope serve), from every
+#     message the target writes itself.
 # Builds build-asan/ with clang-14 when a target is missing. A finding (crash, sanitizer report, an exception
 # other than the reader's refusal, an input slower than the -timeout below, work beyond the scanner's linear
 # bound) stops it with a nonzero exit status and leaves the input in build-asan/fuzz-findings/.
@@ -19,7 +21,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-600}
 targets=(tilescope_fuzz_npy tilescope_fuzz_kernel_source tilescope_fuzz_session tilescope_fuzz_worker_protocol
-  tilescope_fuzz_launch_expr)
+  tilescope_fuzz_launch_expr tilescope_fuzz_engine_protocol)
 missing=0
 for t in "${targets[@]}"; do [ -x "build-asan/tests/fuzz/$t" ] || missing=1; done
 if [ "$missing" = 1 ]; then
@@ -70,3 +72,9 @@ mkdir -p "$expr_corpus"
 TILESCOPE_FUZZ_SEEDS="$expr_corpus" build-asan/tests/fuzz/tilescope_fuzz_launch_expr -max_total_time="$share" \
   -timeout=5 -rss_limit_mb=2048 -max_len=4096 -print_final_stats=1 -dict=tests/fuzz/launch_expr.dict \
   -artifact_prefix=build-asan/fuzz-findings/launch-expr- "$expr_corpus"
+
+engine_corpus=build-asan/fuzz-corpus-engine-protocol
+mkdir -p "$engine_corpus"
+TILESCOPE_FUZZ_SEEDS="$engine_corpus" build-asan/tests/fuzz/tilescope_fuzz_engine_protocol \
+  -max_total_time="$share" -timeout=10 -rss_limit_mb=2048 -max_len=100000 -print_final_stats=1 \
+  -artifact_prefix=build-asan/fuzz-findings/engine-protocol- "$engine_corpus"

@@ -15,6 +15,7 @@ packages=(
   libstb-dev        # stb_image_write (PNG) / stb_image (tests)
   libcli11-dev      # command line parsing
   nlohmann-json3-dev
+  libzstd-dev       # zstd: a remote engine's heatmaps and matrices travel compressed
   libgtest-dev      # GoogleTest
   xvfb xauth        # the UI smoke test renders under a virtual X server
   libgl1-mesa-dri   # software OpenGL for Xvfb

@@ -39,7 +39,7 @@ std::vector<ts::KernelTile> bench_configs(const BenchArgs& a, const ts::Backend&
   std::vector<const ts::KernelInfo*> kernels;
   if (a.kernels == "all") {
     for (const auto& k : infos)
-      if (!k.teaching && (cuda ? k.has_cuda : k.cpu != nullptr)) kernels.push_back(&k);
+      if (!k.teaching && k.runs_on(backend.kind())) kernels.push_back(&k);
   } else {
     for (const std::string& name : ts::split_fields(a.kernels, ',')) {
       if (name.empty()) throw ts::ValidationError("--kernels '" + a.kernels + "' has an empty entry");
@@ -101,6 +101,7 @@ void add_bench_options(CLI::App* cmd, BenchArgs& a) {
   cmd->add_option("--ragged", a.ragged,
                   "sweep: also measure every size + this offset (1..1024), a partial tile at every size");
   cmd->add_option("--backend", a.backend, "cuda or cpu")->capture_default_str();
+  add_engine_option(cmd, a.engine);
   cmd->add_option("--session-out", a.session_out,
                   "also write the points as a TileScope session (open it in the window to overlay)");
   cmd->add_option("--tiles", a.tiles, "only these tile values (default: every tile each kernel supports)");
@@ -178,14 +179,18 @@ int cmd_bench(BenchArgs& a, const CLI::App& cmd) {
       if (t.empty()) throw ts::ValidationError("--tiles '" + a.tiles + "' has an empty entry");
       ts::parse_dim(t, "--tiles");
     }
-  const ts::BackendChoice choice = ts::parse_backend_choice(a.backend);
-  if (choice == ts::BackendChoice::Auto)
-    throw ts::ValidationError("bench --backend is cuda or cpu (a benchmark names its device)");
-
-  std::string why;
-  if (choice == ts::BackendChoice::Cuda && ts::cuda_device_count(&why) == 0)
-    throw std::runtime_error("tilescope bench needs a CUDA device (or --backend cpu): " + why);
-  const auto backend = ts::make_backend(choice, nullptr);
+  std::shared_ptr<ts::Backend> backend;
+  if (!a.engine.empty()) {
+    backend = open_backend(a.backend, nullptr, a.engine, cmd.count("--backend") > 0);
+  } else {
+    const ts::BackendChoice choice = ts::parse_backend_choice(a.backend);
+    if (choice == ts::BackendChoice::Auto)
+      throw ts::ValidationError("bench --backend is cuda or cpu (a benchmark names its device)");
+    std::string why;
+    if (choice == ts::BackendChoice::Cuda && ts::cuda_device_count(&why) == 0)
+      throw std::runtime_error("tilescope bench needs a CUDA device (or --backend cpu): " + why);
+    backend = ts::make_backend(choice, nullptr);
+  }
   const ts::MeasurePolicy policy = policy_for(backend->bench_policy());
   BenchArgs with_file = a;
   if (!a.file.file.empty()) {

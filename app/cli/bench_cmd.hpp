@@ -15,6 +15,7 @@ struct BenchArgs {
   KernelFileArgs file;  // your own kernel, measured beside cuBLAS
   std::string kernel;   // its __global__ function, when the file has several
   std::string kernels = "all", shapes, sizes, tiles, format = "md", out, backend = "cuda";
+  std::string engine;  // --engine: a remote engine's command (its own --backend chooses there)
   std::string fix_m, fix_k, ragged, session_out;
   // The measuring policy: empty takes the backend's bench policy (Backend::bench_policy: a GPU's
   // nvbench-style one, or the CPU's, which a shared CPU can meet).

@@ -57,7 +57,7 @@ int cmd_bench_heatmap(HeatmapBenchArgs& a, const CLI::App& cmd) {
   if ((a.problem.kernel.empty() || a.problem.kernel == "tiled") && a.problem.file.file.empty() &&
       a.problem.tile.empty())
     a.problem.tile = "32";
-  ho.backend = open_backend(a.problem.backend, &note);
+  ho.backend = open_backend(a.problem.backend, &note, a.problem.engine, cmd.count("--backend") > 0);
   if (!note.empty()) std::fprintf(stderr, "tilescope: %s\n", note.c_str());
   ho.spec = build_request(a.problem, *ho.backend).spec;
   ho.view = int(ts::parse_dim(a.view, "--view"));

@@ -7,6 +7,7 @@
 #include "core/user_kernel/kernel_workshop.hpp"
 #include "core/io/npy.hpp"
 #include "core/engine/problem.hpp"
+#include "core/remote/remote_backend.hpp"
 #include "kernels/engine/registry.hpp"
 #include "gfx/window.hpp"
 
@@ -32,6 +33,7 @@ void refuse_invalid_utf8(CLI::App* cmd) {
 }  // namespace
 
 void add_problem_options(CLI::App* cmd, ProblemArgs& p) {
+  add_engine_option(cmd, p.engine);
   cmd->add_option("--backend", p.backend, "auto (CUDA if a GPU is present), cuda or cpu")
       ->capture_default_str();
   cmd->add_option(
@@ -147,8 +149,26 @@ ts::Replace replace_if(bool force) {
   return force ? ts::Replace::RegularFile : ts::Replace::Never;
 }
 
-std::shared_ptr<ts::Backend> open_backend(const std::string& choice, std::string* note) {
-  return ts::make_backend(ts::parse_backend_choice(choice), note);
+std::shared_ptr<ts::Backend> open_backend(const std::string& choice, std::string* note,
+                                          const std::string& engine, bool backend_given) {
+  if (engine.empty()) return ts::make_backend(ts::parse_backend_choice(choice), note);
+  if (backend_given)
+    throw ts::ValidationError(
+        "--backend chooses this machine's engine; with --engine, give it to the engine: "
+        "--engine \"" +
+        engine + " --backend " + choice + "\"");
+  try {
+    return std::make_shared<ts::remote::RemoteBackend>(engine);
+  } catch (const ts::remote::EngineStartError& e) {
+    throw ts::ValidationError(std::string("--engine: ") + e.what());
+  }
+}
+
+void add_engine_option(CLI::App* cmd, std::string& engine) {
+  cmd->add_option(
+      "--engine", engine,
+      "run on a remote engine: a command whose standard input and output reach `tilescope serve`, "
+      "e.g. \"ssh gpu-box tilescope serve\" or \"srun --gres=gpu:1 tilescope serve\"");
 }
 
 // Standard output, or `path` written whole through the program's writer (checked by check_output_path first).

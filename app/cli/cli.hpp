@@ -25,6 +25,7 @@ enum ExitCode : int { kExitOk = 0, kExitFailed = 1, kExitUsage = 2 };
 // message names the value and the limit the same way in the GUI and here.
 struct ProblemArgs {
   std::string backend = "auto";
+  std::string engine;  // --engine: a remote engine's command
   std::string kernel;  // default: tiled, or the only __global__ function of --kernel-file
   std::string tile, size, m, n, k, input = "random", seed = "1", a, b;
   KernelFileArgs file;  // your own kernel
@@ -35,7 +36,14 @@ void add_problem_options(CLI::App* cmd, ProblemArgs& p);
 RunRequest build_request(const ProblemArgs& p, Backend& backend);
 
 Replace replace_if(bool force);  // --force: a regular file may be replaced
-std::shared_ptr<Backend> open_backend(const std::string& choice, std::string* note);
+// This machine's backend (`choice`), or with `engine` the remote engine that command starts
+// (core/remote/remote_backend.hpp); `backend_given`: --backend was given too, which is refused beside
+// --engine (the engine's own --backend chooses there). A command that does not start or does not speak the
+// protocol is a ValidationError with what it printed.
+std::shared_ptr<Backend> open_backend(const std::string& choice, std::string* note,
+                                      const std::string& engine = "", bool backend_given = false);
+// --engine COMMAND, the same words on every command that opens a backend.
+void add_engine_option(CLI::App* cmd, std::string& engine);
 // Standard output, or `path` written whole through the program's writer (checked by check_output_path first).
 void write_text_output(const std::string& path, const std::string& text, bool force);
 // "0" or "00": the documented "none" of an option that takes 0 (--frame-seconds 0 skips), however many zeros;

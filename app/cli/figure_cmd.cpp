@@ -74,7 +74,7 @@ std::vector<KernelTile> configs_of(const FigureArgs& a, const std::vector<Kernel
     out.push_back({p.kernel, p.tile});
   } else if (a.kernels.empty() || a.kernels == "all") {
     for (const auto& k : registry)
-      if (!k.teaching && (cuda ? k.has_cuda : k.cpu != nullptr)) kernels.push_back(&k);
+      if (!k.teaching && k.runs_on(cuda ? "cuda" : "cpu")) kernels.push_back(&k);
   } else {
     for (const auto& name : split(a.kernels)) {
       const KernelInfo* k = find_kernel(registry, name);
@@ -131,6 +131,7 @@ void add_figure_options(CLI::App* cmd, FigureArgs& a) {
   cmd->add_option("--max-samples", a.max_samples,
                   "bench policy: samples per point at most (default: 100000 on a GPU, 100 on the CPU)");
   cmd->add_flag("--quick", a.quick, "measure with the window's quick policy instead of bench");
+  add_engine_option(cmd, a.engine);
   cmd->add_option("--backend", a.backend, "auto (CUDA if a GPU is present), cuda or cpu")
       ->capture_default_str();
   cmd->add_option("--kernel", a.kernel, "the configuration highlighted (see `tilescope list`)")
@@ -236,7 +237,7 @@ int cmd_figure(FigureArgs& a, const CLI::App& cmd) {
     backend = make_backend(BackendChoice::Cpu, nullptr);
   } else {
     std::string note;
-    backend = make_backend(parse_backend_choice(a.backend), &note);
+    backend = open_backend(a.backend, &note, a.engine, cmd.count("--backend") > 0);
     if (!note.empty()) std::fprintf(stderr, "tilescope: %s\n", note.c_str());
     const bool cuda = backend->kind() == "cuda";
     at = problem_of(a, registry, !cuda);

@@ -22,6 +22,7 @@ struct FigureArgs {
   bool quick = false;
   // The problem (as for run): the configuration highlighted, the shape of the ladder.
   std::string backend = "auto", kernel = "tiled", tile, size, m, n, k, input = "random", seed = "1";
+  std::string engine;                              // --engine: a remote engine's command
   bool kernel_given = false, shape_given = false;  // set by cmd_figure from the parsed options
 };
 

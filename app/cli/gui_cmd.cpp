@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "cli/cli.hpp"
 #include "hosts/gui.hpp"
 #include "core/user_kernel/kernel_source.hpp"
 #include "gfx/window.hpp"
@@ -10,6 +11,7 @@ namespace ts::cli {
 
 void add_gui_options(CLI::App* cmd, GuiArgs& a) {
   cmd->add_option("--backend", a.backend, "GUI backend: auto, cuda or cpu")->capture_default_str();
+  add_engine_option(cmd, a.engine);
   cmd->add_option("--kernel-file", a.kernel_file,
                   "open the window with your own kernel (a .cu file or a KernelBench answer, .py)");
   cmd->add_flag(
@@ -19,7 +21,6 @@ void add_gui_options(CLI::App* cmd, GuiArgs& a) {
 }
 
 int cmd_gui(GuiArgs& a, const CLI::App& cmd) {
-  (void)cmd;
   std::string why;
   // The GUI.
   if (!ts::gfx::display_available(&why)) {
@@ -38,7 +39,7 @@ int cmd_gui(GuiArgs& a, const CLI::App& cmd) {
     go.kernel_file = a.kernel_file;
   }
   go.log = a.log;
-  go.backend = open_backend(a.backend, &go.backend_note);
+  go.backend = open_backend(a.backend, &go.backend_note, a.engine, cmd.count("--backend") > 0);
   if (!go.backend_note.empty()) std::fprintf(stderr, "tilescope: %s\n", go.backend_note.c_str());
   return ts::ui::run_gui(go);
 }

@@ -10,7 +10,7 @@
 namespace ts::cli {
 
 struct GuiArgs {
-  std::string backend = "auto", kernel_file;
+  std::string backend = "auto", kernel_file, engine;
   bool log = false;
 };
 

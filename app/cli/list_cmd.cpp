@@ -167,13 +167,13 @@ int list_kernels(bool as_json) {
                               {"tf32", k.tf32},
                               {"min_sm", k.min_sm},
                               {"cuda", k.has_cuda},
-                              {"cpu", k.cpu != nullptr}});
+                              {"cpu", k.has_cpu()}});
     std::cout << j.dump(2) << "\n";
     return kExitOk;
   }
   for (const auto& k : infos) {
-    const std::string backends =
-        std::string(k.has_cuda ? "cuda" : "") + (k.has_cuda && k.cpu ? "," : "") + (k.cpu ? "cpu" : "");
+    const std::string backends = std::string(k.has_cuda ? "cuda" : "") +
+                                 (k.has_cuda && k.has_cpu() ? "," : "") + (k.has_cpu() ? "cpu" : "");
     std::printf("%-13s %s [%s]\n", k.id.c_str(), k.label().c_str(),
                 backends.empty() ? "not built" : backends.c_str());
     std::printf("              %s\n", k.description.c_str());

@@ -132,7 +132,7 @@ int cmd_run(RunArgs& a, const CLI::App& cmd) {
   if (!a.trace_csv.empty() && !a.profile) throw ts::ValidationError("--trace-csv needs --profile");
   ts::check_output_path(a.trace_csv, replace_if(a.force), "--trace-csv");
   std::string note;
-  auto backend = open_backend(a.problem.backend, &note);
+  auto backend = open_backend(a.problem.backend, &note, a.problem.engine, cmd.count("--backend") > 0);
   if (!note.empty()) std::fprintf(stderr, "tilescope: %s\n", note.c_str());
   if (a.suggest) {  // before anything is compiled or allocated
     const std::vector<ts::KernelInfo> all = backend->kernels();

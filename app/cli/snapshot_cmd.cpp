@@ -80,7 +80,8 @@ int cmd_snapshot(SnapshotArgs& a, const CLI::App& cmd) {
   so.out_png = a.out;
   so.overwrite = a.force;
   so.layout_json = a.layout_json;
-  so.backend = open_backend(a.problem.backend, &so.backend_note);
+  so.backend =
+      open_backend(a.problem.backend, &so.backend_note, a.problem.engine, cmd.count("--backend") > 0);
   so.request = build_request(a.problem, *so.backend);
   so.gl = parse_gl_choice_or_usage(a.gl);
   if (!a.zoom.empty()) so.zoom = parse_zoom(a.zoom, so.request.spec);

@@ -78,7 +78,7 @@ int cuda_device_count(std::string* why) {
 #endif
 }
 
-std::shared_ptr<Backend> make_backend(BackendChoice choice, std::string* note) {
+std::shared_ptr<Backend> make_backend(BackendChoice choice, std::string* note, int device) {
   // Every backend has a workshop of its own for a person's kernels: the CPU backend's builds for any
   // architecture and runs nothing on a GPU.
   if (choice == BackendChoice::Cpu)
@@ -86,8 +86,12 @@ std::shared_ptr<Backend> make_backend(BackendChoice choice, std::string* note) {
                                         cuda_build_note());
   std::string why;
   const int n = cuda_device_count(&why);
+  if (n > 0 && (device < 0 || device >= n))
+    throw ValidationError("there is no CUDA device " + std::to_string(device) + ": this machine has " +
+                          std::to_string(n) + " (0" +
+                          (n > 1 ? " to " + std::to_string(n - 1) : std::string()) + ")");
 #if defined(TILESCOPE_HAVE_CUDA)
-  if (n > 0) return make_cuda_backend(0);
+  if (n > 0) return make_cuda_backend(device);
 #endif
   if (choice == BackendChoice::Cuda) throw std::runtime_error("the CUDA backend is not available: " + why);
   if (note) *note = "no CUDA device (" + why + "): using the CPU backend";

@@ -28,7 +28,8 @@ std::string cuda_build_note();
 int cuda_device_count(std::string* why);
 
 // Creates the backend: Auto picks CUDA when a device is present, else the CPU (with `note` saying why).
-// Cuda without a device throws std::runtime_error naming the reason.
-std::shared_ptr<Backend> make_backend(BackendChoice choice, std::string* note);
+// Cuda without a device throws std::runtime_error naming the reason; a `device` the machine does not have
+// throws ValidationError naming how many it has.
+std::shared_ptr<Backend> make_backend(BackendChoice choice, std::string* note, int device = 0);
 
 }  // namespace ts

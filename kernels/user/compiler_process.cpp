@@ -15,7 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "kernels/user/child_process.hpp"
+#include "core/base/child_process.hpp"
 #include "core/io/files.hpp"
 #include "kernels/user/worker_client.hpp"
 

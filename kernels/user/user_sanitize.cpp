@@ -17,7 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "kernels/user/child_process.hpp"
+#include "core/base/child_process.hpp"
 #include "core/io/files.hpp"
 #include "kernels/user/nvrtc_workshop.hpp"
 #include "kernels/user/user_worker.hpp"

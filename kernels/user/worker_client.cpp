@@ -1,6 +1,6 @@
 #include "kernels/user/worker_client.hpp"
 
-#include "kernels/user/child_process.hpp"
+#include "core/base/child_process.hpp"
 
 #include <cerrno>
 #include <chrono>

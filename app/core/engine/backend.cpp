@@ -17,8 +17,7 @@ std::string KernelInfo::tile_label(int tile) const {
 
 std::shared_ptr<const std::vector<KernelInfo>> Backend::kernel_list() const {
   // The serial before the list: a kernel published in between makes the next call read the list again.
-  const KernelWorkshop* w = workshop();
-  const uint64_t serial = w ? w->serial() : 0;
+  const uint64_t serial = kernels_serial();
   std::lock_guard<std::mutex> lock(m_list_mu);
   if (!m_list || serial != m_list_serial) {
     // The list it replaces stays alive with the backend: a reference read from it (AppState::kernels()) is
@@ -28,6 +27,11 @@ std::shared_ptr<const std::vector<KernelInfo>> Backend::kernel_list() const {
     m_list_serial = serial;
   }
   return m_list;
+}
+
+uint64_t Backend::kernels_serial() const {
+  const KernelWorkshop* w = workshop();
+  return w ? w->serial() : 0;
 }
 
 std::shared_ptr<const MatrixStore> Backend::probe_store(std::shared_ptr<const HostMatrix> m) const {

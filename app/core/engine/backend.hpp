@@ -11,6 +11,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,7 @@ struct KernelInfo {
   int min_sm = 0;                 // oldest compute capability it runs on (major * 10 + minor), 0: any
   bool has_cuda = false;          // a CUDA implementation was compiled in
   CpuGemmFn cpu = nullptr;        // CPU implementation, if any
+  bool cpu_elsewhere = false;     // a remote engine's kernel that has a CPU implementation there
   // Its CPU implementation takes C in tile x tile blocks, as its CUDA kernel does: a CPU run says so in its
   // tile_m and tile_n (the roofline's traffic estimate, the Matrices panel's tile grid).
   bool cpu_blocks_c = false;
@@ -60,6 +62,11 @@ struct KernelInfo {
   std::string source;        // user kernels: the file it comes from
 
   std::string tile_label(int tile) const;  // "" when unknown
+  bool has_cpu() const { return cpu != nullptr || cpu_elsewhere; }
+  // It can run on a backend of this kind ("cuda": it has a CUDA implementation; "cpu": a CPU one).
+  bool runs_on(const std::string& backend_kind) const {
+    return backend_kind == "cuda" ? has_cuda : has_cpu();
+  }
   // The title and the role the flags give, said once: "Reference: cuBLAS SGEMM (FP32)", "Teaching, wrong on
   // purpose: tiled with K / TILE steps", else the title.
   std::string label() const;
@@ -198,6 +205,9 @@ class Backend {
   // workshop published or withdrew a kernel, so it is cheap enough to read every frame. A list read stays
   // valid for the backend's life.
   std::shared_ptr<const std::vector<KernelInfo>> kernel_list() const;
+  // Grows whenever kernels() may have changed (the workshop's serial; a remote engine's list after a
+  // reconnect): kernel_list() makes its list again then.
+  virtual uint64_t kernels_serial() const;
   virtual DeviceInfo device_info() const = 0;
   // Where a person's own kernels are built, checked and registered for this backend (kernel_workshop.hpp);
   // nullptr: this backend takes none.
@@ -226,6 +236,23 @@ class Backend {
     std::string latest;  // e.g. "the kernel faulted: an illegal memory access ..."
   };
   virtual Incidents incidents() const { return {}; }
+  // Where the engine runs: in this process (remote false), or behind an engine command
+  // (core/remote/remote_backend.hpp), with the state of its link.
+  struct Link {
+    bool remote = false;
+    std::string command;    // e.g. "ssh gpu-box tilescope serve"
+    bool connected = true;  // false: the link is gone (lost says why); reconnect() starts it again
+    std::string lost;
+    double rtt_ms = 0;  // the last round trip (0: not measured yet)
+    uint64_t bytes_in = 0, bytes_out = 0;
+    std::string engine_version;  // the engine's TileScope version and commit
+  };
+  virtual Link link() const { return {}; }
+  // A remote engine: starts the engine command again after the link was lost (the kernels and device of the
+  // new engine replace the old). Throws what starting it threw; a local backend throws std::logic_error.
+  virtual void reconnect() {
+    throw std::logic_error("the engine runs in this process: nothing to reconnect");
+  }
   // `m` where this backend keeps matrices (as A with K = its columns, C and the error; B is K x K zeros): the
   // GL self-check draws it through the heatmaps' own path, CUDA-GL interop included on a GPU. Throws.
   virtual std::shared_ptr<const MatrixStore> probe_store(std::shared_ptr<const HostMatrix> m) const;

@@ -29,6 +29,7 @@ inline constexpr const char* kJobReadKernel = "reading your kernel";
 inline constexpr const char* kJobBuildKernel = "building your kernel";
 inline constexpr const char* kJobBuildTiles = "building its tiles";
 inline constexpr const char* kJobSanitize = "compute-sanitizer";
+inline constexpr const char* kJobReconnect = "connecting to the engine";
 
 // Which jobs are in flight, by name.
 struct JobReport {

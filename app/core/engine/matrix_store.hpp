@@ -22,6 +22,23 @@ struct DeviceOut {
   uint64_t surface = 0;
 };
 
+// A reduction or an element on its way from a remote engine (RemoteStore): ready() never waits, so a frame
+// asks, draws what it has, and collects on a later frame.
+class PendingReduce {
+ public:
+  virtual ~PendingReduce() = default;
+  virtual bool ready() const = 0;
+  // Once ready: the w * h values into `out` and the region's finite range. Throws what failed (the link
+  // lost, the engine's error).
+  virtual ValueRange take(float* out) = 0;
+};
+class PendingElement {
+ public:
+  virtual ~PendingElement() = default;
+  virtual bool ready() const = 0;
+  virtual float take() = 0;  // once ready; throws what failed
+};
+
 class MatrixStore {
  public:
   virtual ~MatrixStore() = default;
@@ -52,6 +69,17 @@ class MatrixStore {
   // without waiting; the caller records an event after it and polls. Throws std::out_of_range outside the
   // matrix, std::logic_error on a host store.
   virtual void element_async(MatrixId id, int64_t row, int64_t col, float* host_dst, void* stream) const;
+  // The matrices are in a remote engine: reduce() and element() wait for the link, so a frame asks with
+  // reduce_later() and element_later() instead (both nullptr on a store that is not remote).
+  virtual bool remote() const { return false; }
+  virtual std::shared_ptr<PendingReduce> reduce_later(MatrixId id, const LodRegion& r, Reduce mode) const {
+    (void)id, (void)r, (void)mode;
+    return nullptr;
+  }
+  virtual std::shared_ptr<PendingElement> element_later(MatrixId id, int64_t row, int64_t col) const {
+    (void)id, (void)row, (void)col;
+    return nullptr;
+  }
 };
 
 // A store over host matrices (the CPU backend). error = c - ref.

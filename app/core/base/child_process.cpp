@@ -1,4 +1,4 @@
-#include "kernels/user/child_process.hpp"
+#include "core/base/child_process.hpp"
 
 #include <cerrno>
 #include <chrono>
@@ -68,6 +68,12 @@ int reap_process(pid_t pid, double patience_s) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
+}
+
+int reap_process_group(pid_t pid, double patience_s) {
+  const int status = reap_process(pid, patience_s);
+  kill(-pid, SIGKILL);  // the group outlives its leader while a member lives, so its id is not reused yet
+  return status;
 }
 
 }  // namespace ts

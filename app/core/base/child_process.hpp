@@ -26,5 +26,8 @@ std::string exit_status_words(int status);
 
 // Waits for `pid` at most `patience_s` seconds, then kills it (SIGKILL) and waits; returns its wait status.
 int reap_process(pid_t pid, double patience_s);
+// The same for a child started with own_process_group, then what is left of its group killed too (a shell's
+// children: `sh -c "ssh box ..."`), so nothing it started outlives it holding its pipes open.
+int reap_process_group(pid_t pid, double patience_s);
 
 }  // namespace ts

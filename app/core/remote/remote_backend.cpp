@@ -1,0 +1,530 @@
+#include "core/remote/remote_backend.hpp"
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "core/base/child_process.hpp"
+#include "tilescope/version.hpp"
+
+namespace ts::remote {
+
+namespace {
+
+double now_ms() {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// What an Error frame says, as the exception a local backend would have thrown.
+[[noreturn]] void throw_error(const Frame& f) {
+  const ErrorMsg e = decode<ErrorMsg>(f);
+  switch (e.kind) {
+    case ErrorKind::Validation:
+      throw ValidationError(e.message);
+    case ErrorKind::Cancelled:
+      throw Cancelled();
+    case ErrorKind::Protocol:
+      throw ProtocolError("the engine refused a request: " + e.message);
+    case ErrorKind::Runtime:
+    case ErrorKind::UnknownStore:
+      break;
+  }
+  throw std::runtime_error(e.message);
+}
+
+// The answer of a request: its last frame, checked to be of `type` (an Error frame is thrown).
+const Frame& answer(const std::vector<Frame>& frames, Type type) {
+  const Frame& last = frames.back();
+  if (last.type == Type::Error) throw_error(last);
+  if (last.type != type)
+    throw ProtocolError(std::string("the engine answered ") + to_string(last.type) + " where " +
+                        to_string(type) + " was expected");
+  return last;
+}
+
+}  // namespace
+
+// [SECTION] Pending.
+bool Pending::ready() const {
+  std::lock_guard<std::mutex> lk(m_mu);
+  return m_done;
+}
+
+std::vector<Frame> Pending::wait(const CancelToken* cancel) {
+  std::unique_lock<std::mutex> lk(m_mu);
+  bool cancel_sent = false;
+  while (!m_done) {
+    m_cv.wait_for(lk, std::chrono::milliseconds(50));
+    if (!m_done && cancel && cancel->cancelled() && !cancel_sent && m_cancel) {
+      cancel_sent = true;
+      auto c = m_cancel;
+      lk.unlock();
+      c();  // the engine answers Error{Cancelled} (or the result, when it was done already)
+      lk.lock();
+    }
+  }
+  lk.unlock();
+  return take();
+}
+
+std::vector<Frame> Pending::take() {
+  std::lock_guard<std::mutex> lk(m_mu);
+  if (!m_done) return {};
+  if (!m_lost.empty()) throw EngineLost(m_lost);
+  return m_frames;
+}
+
+// [SECTION] Connection.
+std::shared_ptr<Connection> Connection::start(const std::string& command, const ConnectOptions& o) {
+  if (command.find_first_not_of(" \t") == std::string::npos)
+    throw EngineStartError("the engine command is empty");
+  int in[2], out[2], err[2];
+  if (::pipe2(in, O_CLOEXEC) != 0 || ::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0)
+    throw EngineStartError(std::string("cannot make pipes for the engine: ") + std::strerror(errno));
+  std::shared_ptr<Connection> c(new Connection());
+  c->m_command = command;
+  SpawnSpec spec;
+  spec.argv = {"/bin/sh", "-c", command};
+  spec.moves = {{in[0], 0}, {out[1], 1}, {err[1], 2}};
+  spec.own_process_group = true;  // Ctrl+C in the terminal reaches the window, which cancels and closes
+  try {
+    c->m_pid = spawn_process(spec);
+  } catch (const std::exception& e) {
+    for (int fd : {in[0], in[1], out[0], out[1], err[0], err[1]}) ::close(fd);
+    throw EngineStartError(e.what());
+  }
+  ::close(in[0]);
+  ::close(out[1]);
+  ::close(err[1]);
+  c->m_to = in[1];
+  c->m_from = out[0];
+  c->m_err = err[0];
+  Connection* raw = c.get();
+  c->m_err_reader = std::thread([raw] {
+    char buf[4096];
+    for (;;) {
+      const ssize_t n = ::read(raw->m_err, buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      std::lock_guard<std::mutex> lk(raw->m_mu);
+      raw->m_stderr.append(buf, size_t(n));
+      if (raw->m_stderr.size() > 16384) raw->m_stderr.erase(0, raw->m_stderr.size() - 16384);
+    }
+    raw->m_err_eof.store(true);
+  });
+
+  // The handshake: our Hello, then the engine's.
+  auto fail = [&](const std::string& what) -> EngineStartError {
+    ::close(c->m_to);
+    c->m_to = -1;
+    const int status = reap_process_group(c->m_pid, 1.0);
+    c->m_pid = -1;
+    if (c->m_err_reader.joinable()) c->m_err_reader.join();
+    std::string tail = c->stderr_tail();
+    while (!tail.empty() && (tail.back() == '\n' || tail.back() == '\r')) tail.pop_back();
+    return EngineStartError("the engine command `" + command + "` " + what + "; " +
+                            exit_status_words(status) +
+                            (tail.empty() ? std::string(", printing nothing on its standard error")
+                                          : ". Its standard error:\n" + tail));
+  };
+  HelloMsg hello;
+  hello.tilescope = ::ts::kVersion;
+  hello.commit = ::ts::kGitCommit;
+  hello.role = "window";
+  hello.capabilities = {"run", "reduce", "element", "copy", "bandwidth", "launch-info", "cancel"};
+  write_frame(c->m_to, encode(hello, 0));  // a command that exited already is found out below
+  Frame f;
+  try {
+    const auto st = read_frame(c->m_from, &f, int(o.hello_timeout_s * 1000));
+    if (st == wire::ReadStatus::Eof) throw fail("ended before it said hello");
+    if (st == wire::ReadStatus::Timeout)
+      throw fail("said nothing for " + std::to_string(int(o.hello_timeout_s)) + " s");
+    if (f.type == Type::Error) throw fail("refused this window: " + decode<ErrorMsg>(f).message);
+    const HelloMsg theirs = decode<HelloMsg>(f);
+    if (theirs.role != "engine" || !theirs.has_engine) throw fail("is not an engine but a " + theirs.role);
+    c->m_engine = theirs.engine;
+    c->m_engine_version = theirs.tilescope + " (" + theirs.commit + ")";
+  } catch (const EngineStartError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw fail(std::string("did not speak the engine protocol: ") + e.what());
+  }
+  c->m_bytes_in += kHeaderBytes + f.payload.size();
+  c->m_reader = std::thread([raw] { raw->reader(); });
+  if (o.ping_interval_s > 0) c->m_pinger = std::thread([raw, s = o.ping_interval_s] { raw->pinger(s); });
+  return c;
+}
+
+Connection::~Connection() {
+  close("the window closed the connection");
+  {
+    std::lock_guard<std::mutex> lk(m_stop_mu);
+    m_stop = true;
+  }
+  m_stop_cv.notify_all();
+  if (m_pinger.joinable()) m_pinger.join();
+  // The engine exits when its input closes; else it is killed, with what is left of its group. (One the
+  // reader reaped already is not killed: its number may be another process's by now.)
+  if (m_pid > 0 && !m_reaped.load()) reap_process_group(m_pid, 5.0);
+  if (m_reader.joinable()) m_reader.join();
+  if (m_err_reader.joinable()) m_err_reader.join();
+  for (int fd : {m_from, m_err})
+    if (fd >= 0) ::close(fd);
+}
+
+void Connection::close(const std::string& why) {
+  {
+    std::lock_guard<std::mutex> lk(m_write_mu);
+    if (m_to >= 0) {
+      ::close(m_to);
+      m_to = -1;
+    }
+  }
+  lose(why);
+}
+
+void Connection::lose(const std::string& why) {
+  std::map<uint64_t, std::shared_ptr<Pending>> pending;
+  {
+    std::lock_guard<std::mutex> lk(m_mu);
+    if (m_lost_flag.load()) return;
+    m_lost = why;
+    m_lost_flag.store(true);
+    pending.swap(m_pending);
+  }
+  for (auto& [id, p] : pending) {
+    std::lock_guard<std::mutex> lk(p->m_mu);
+    p->m_lost = why;
+    p->m_done = true;
+    p->m_cv.notify_all();
+  }
+}
+
+std::string Connection::lost() const {
+  std::lock_guard<std::mutex> lk(m_mu);
+  return m_lost;
+}
+
+Backend::Incidents Connection::incidents() const {
+  std::lock_guard<std::mutex> lk(m_mu);
+  return m_incidents;
+}
+
+std::string Connection::stderr_tail() const {
+  std::lock_guard<std::mutex> lk(m_mu);
+  return m_stderr;
+}
+
+std::shared_ptr<Pending> Connection::send(std::vector<Frame> frames, uint64_t id, bool copy) {
+  auto p = std::make_shared<Pending>();
+  p->m_copy = copy;
+  std::weak_ptr<Connection> self = weak_from_this();
+  p->m_cancel = [self, id] {
+    if (auto c = self.lock()) c->post(empty(Type::Cancel, id));
+  };
+  {
+    std::lock_guard<std::mutex> lk(m_mu);
+    if (m_lost_flag.load()) throw EngineLost(m_lost);
+    m_pending[id] = p;
+  }
+  std::lock_guard<std::mutex> lk(m_write_mu);
+  for (const Frame& f : frames) {
+    if (m_to < 0 || !write_frame(m_to, f)) {
+      lose("the engine's input closed: " +
+           std::string(m_to < 0 ? "the link was closed" : std::strerror(errno)));
+      break;
+    }
+    m_bytes_out += kHeaderBytes + f.payload.size();
+  }
+  return p;
+}
+
+std::vector<Frame> Connection::call(std::vector<Frame> frames, uint64_t id, const CancelToken* cancel) {
+  return send(std::move(frames), id)->wait(cancel);
+}
+
+void Connection::post(const Frame& f) {
+  std::lock_guard<std::mutex> lk(m_write_mu);
+  if (m_to >= 0 && write_frame(m_to, f)) m_bytes_out += kHeaderBytes + f.payload.size();
+}
+
+void Connection::reader() {
+  std::string why;
+  try {
+    for (;;) {
+      Frame f;
+      const auto st = read_frame(m_from, &f, -1);
+      if (st != wire::ReadStatus::Ok) {
+        why = "the engine closed the connection";
+        break;
+      }
+      m_bytes_in += kHeaderBytes + f.payload.size();
+      if (f.type == Type::Pong) {
+        const PongMsg p = decode<PongMsg>(f);
+        m_rtt_ms.store(now_ms() - p.sent);
+        std::lock_guard<std::mutex> lk(m_mu);
+        m_incidents = {p.incidents, p.latest_incident};
+        continue;
+      }
+      std::shared_ptr<Pending> p;
+      {
+        std::lock_guard<std::mutex> lk(m_mu);
+        auto it = m_pending.find(f.id);
+        if (it == m_pending.end()) continue;  // the answer to a request given up on
+        p = it->second;
+      }
+      const uint64_t id = f.id;
+      bool done = f.type != Type::MatrixPart;
+      if (!done && p->m_copy) done = decode<MatrixPartMsg>(f).last();
+      {
+        std::lock_guard<std::mutex> lk(p->m_mu);
+        p->m_frames.push_back(std::move(f));
+        p->m_done = done;
+      }
+      if (done) {
+        p->m_cv.notify_all();
+        std::lock_guard<std::mutex> lk(m_mu);
+        m_pending.erase(id);
+      }
+    }
+  } catch (const std::exception& e) {
+    why = std::string("the engine sent a malformed message: ") + e.what();
+    close(why);
+  }
+  // The engine's own account of why it went, where it gave one.
+  // How the command ended (waited for a second at most: a link that dropped may leave it running), and its
+  // last line on standard error unless that is serve's own account of starting or stopping.
+  std::string how;
+  if (m_pid > 0) {
+    int status = 0;
+    for (int i = 0; i < 20; ++i) {
+      const pid_t r = waitpid(m_pid, &status, WNOHANG);
+      if (r == m_pid) {
+        m_reaped.store(true);
+        how = "; " + exit_status_words(status);
+        break;
+      }
+      if (r < 0) break;
+      ::usleep(50000);
+    }
+  }
+  for (int i = 0; i < 20 && !m_err_eof.load(); ++i) ::usleep(50000);
+  std::string tail = stderr_tail();
+  while (!tail.empty() && (tail.back() == '\n' || tail.back() == '\r')) tail.pop_back();
+  const size_t nl = tail.rfind('\n');
+  if (nl != std::string::npos) tail = tail.substr(nl + 1);
+  if (tail.rfind("tilescope serve: ", 0) == 0) tail.clear();
+  lose(why + how + (tail.empty() ? "" : " (it said: " + tail + ")"));
+}
+
+void Connection::pinger(double interval_s) {
+  std::unique_lock<std::mutex> lk(m_stop_mu);
+  while (!m_stop) {
+    lk.unlock();
+    post(encode(PingMsg{now_ms()}, 0));
+    lk.lock();
+    m_stop_cv.wait_for(lk, std::chrono::duration<double>(interval_s), [this] { return m_stop; });
+  }
+}
+
+// [SECTION] RemoteStore.
+RemoteStore::~RemoteStore() {
+  if (m_conn->alive()) m_conn->post(encode(ReleaseStoreMsg{m_shape.id}, m_conn->next_id()));
+}
+
+namespace {
+class RemoteReduce : public PendingReduce {
+ public:
+  RemoteReduce(std::shared_ptr<Pending> p, LodRegion r) : m_p(std::move(p)), m_r(r) {}
+  bool ready() const override { return m_p->ready(); }
+  ValueRange take(float* out) override { return unpack(m_p->take(), out); }
+  ValueRange wait(float* out) { return unpack(m_p->wait(), out); }
+
+ private:
+  ValueRange unpack(const std::vector<Frame>& frames, float* out) const {
+    const ReducedMsg m = decode<ReducedMsg>(answer(frames, Type::Reduced));
+    if (m.w != m_r.w || m.h != m_r.h) throw ProtocolError("the engine reduced to another size than asked");
+    unpack_floats(m.values, out, size_t(m.w) * size_t(m.h));
+    return m.range;
+  }
+  std::shared_ptr<Pending> m_p;
+  LodRegion m_r;
+};
+
+class RemoteElement : public PendingElement {
+ public:
+  explicit RemoteElement(std::shared_ptr<Pending> p) : m_p(std::move(p)) {}
+  bool ready() const override { return m_p->ready(); }
+  float take() override { return decode<ElementValueMsg>(answer(m_p->take(), Type::ElementValue)).value; }
+  float wait() { return decode<ElementValueMsg>(answer(m_p->wait(), Type::ElementValue)).value; }
+
+ private:
+  std::shared_ptr<Pending> m_p;
+};
+}  // namespace
+
+std::shared_ptr<PendingReduce> RemoteStore::reduce_later(MatrixId id, const LodRegion& r, Reduce mode) const {
+  validate_lod_region(r, rows(id), cols(id));
+  const uint64_t rid = m_conn->next_id();
+  return std::make_shared<RemoteReduce>(m_conn->send({encode(ReduceMsg{m_shape.id, id, r, mode}, rid)}, rid),
+                                        r);
+}
+
+ValueRange RemoteStore::reduce(MatrixId id, const LodRegion& r, Reduce mode, float* out) const {
+  auto p = std::static_pointer_cast<RemoteReduce>(reduce_later(id, r, mode));
+  return p->wait(out);
+}
+
+std::shared_ptr<PendingElement> RemoteStore::element_later(MatrixId id, int64_t row, int64_t col) const {
+  if (row < 0 || col < 0 || row >= rows(id) || col >= cols(id))
+    throw std::out_of_range("element (" + std::to_string(row) + ", " + std::to_string(col) + ") outside " +
+                            matrix_name(id));
+  const uint64_t rid = m_conn->next_id();
+  return std::make_shared<RemoteElement>(
+      m_conn->send({encode(ElementMsg{m_shape.id, id, row, col}, rid)}, rid));
+}
+
+float RemoteStore::element(MatrixId id, int64_t row, int64_t col) const {
+  return std::static_pointer_cast<RemoteElement>(element_later(id, row, col))->wait();
+}
+
+HostMatrix RemoteStore::copy(MatrixId id) const {
+  const uint64_t rid = m_conn->next_id();
+  const auto frames = m_conn->send({encode(CopyMatrixMsg{m_shape.id, id}, rid)}, rid, /*copy=*/true)->wait();
+  MatrixAssembler a;
+  for (const Frame& f : frames) {
+    if (f.type == Type::Error) throw_error(f);
+    a.add(decode<MatrixPartMsg>(f));
+  }
+  if (!a.complete()) throw ProtocolError("the engine sent part of a matrix");
+  return std::move(*a.take());
+}
+
+// [SECTION] RemoteBackend.
+RemoteBackend::RemoteBackend(const std::string& command, const ConnectOptions& o)
+    : RemoteBackend(Connection::start(command, o)) {
+  m_options = o;
+}
+
+RemoteBackend::RemoteBackend(std::shared_ptr<Connection> c)
+    : m_command(c->command()), m_conn(std::move(c)), m_info(m_conn->engine()) {}
+
+std::shared_ptr<Connection> RemoteBackend::connection() const {
+  std::lock_guard<std::mutex> lk(m_mu);
+  return m_conn;
+}
+
+EngineInfo RemoteBackend::info() const {
+  std::lock_guard<std::mutex> lk(m_mu);
+  return m_info;
+}
+
+std::string RemoteBackend::version_info() const {
+  const auto c = connection();
+  const std::string engine = info().version_info;
+  return "engine TileScope " + c->engine_version() + " through `" + m_command + "`" +
+         (engine.empty() ? "" : "; " + engine);
+}
+
+void RemoteBackend::validate(RunRequest& req, bool tile_given) const {
+  const auto c = connection();
+  ValidateMsg m;
+  m.request = req;
+  m.tile_given = tile_given;
+  if (req.a && req.b) {
+    m.given_inputs = true;
+    m.a_rows = req.a->rows;
+    m.a_cols = req.a->cols;
+    m.b_rows = req.b->rows;
+    m.b_cols = req.b->cols;
+  }
+  m.request.a.reset();
+  m.request.b.reset();
+  const uint64_t id = c->next_id();
+  req.spec = decode<ValidatedMsg>(answer(c->call({encode(m, id)}, id), Type::Validated)).spec;
+}
+
+RunResult RemoteBackend::run(const RunRequest& req, const CancelToken& cancel) {
+  cancel.throw_if_cancelled();
+  const auto c = connection();
+  const uint64_t id = c->next_id();
+  std::vector<Frame> frames;
+  RunMsg m;
+  m.request = req;
+  m.request.a.reset();
+  m.request.b.reset();
+  if (req.a && req.b) {
+    m.given_inputs = true;
+    for (Frame& f : matrix_parts(*req.a, MatrixId::A, id)) frames.push_back(std::move(f));
+    for (Frame& f : matrix_parts(*req.b, MatrixId::B, id)) frames.push_back(std::move(f));
+  }
+  frames.push_back(encode(m, id));
+  const std::vector<Frame> got = c->call(std::move(frames), id, &cancel);
+  RunDoneMsg done = decode<RunDoneMsg>(answer(got, Type::RunDone));
+  RunResult r = std::move(done.result);
+  if (done.has_c) {
+    MatrixAssembler a;
+    for (size_t i = 0; i + 1 < got.size(); ++i) a.add(decode<MatrixPartMsg>(got[i]));
+    if (!a.complete()) throw ProtocolError("the engine sent part of C");
+    r.c = a.take();
+  }
+  if (done.store.id != 0) r.store = std::make_shared<RemoteStore>(c, done.store);
+  if (r.trace) {  // the schedule's view is made here, off the window's thread, as the CUDA backend does
+    auto t = std::make_shared<TileTrace>(*r.trace);
+    t->view = std::make_shared<const ScheduleView>(prepare_schedule_view(*t));
+    r.trace = t;
+  }
+  return r;
+}
+
+BandwidthResult RemoteBackend::measure_bandwidth(const CancelToken& cancel) {
+  const auto c = connection();
+  const uint64_t id = c->next_id();
+  return decode<BandwidthDoneMsg>(
+             answer(c->call({empty(Type::Bandwidth, id)}, id, &cancel), Type::BandwidthDone))
+      .result;
+}
+
+Backend::Incidents RemoteBackend::incidents() const {
+  return connection()->incidents();
+}
+
+std::optional<LaunchInfo> RemoteBackend::launch_info(const ProblemSpec& spec) const {
+  const auto c = connection();
+  const uint64_t id = c->next_id();
+  const auto r = decode<LaunchInfoReplyMsg>(
+      answer(c->call({encode(LaunchInfoMsg{spec}, id)}, id), Type::LaunchInfoReply));
+  if (!r.has) return std::nullopt;
+  return r.info;
+}
+
+Backend::Link RemoteBackend::link() const {
+  const auto c = connection();
+  Link l;
+  l.remote = true;
+  l.command = m_command;
+  l.connected = c->alive();
+  l.lost = c->lost();
+  l.rtt_ms = c->rtt_ms();
+  l.bytes_in = c->bytes_in();
+  l.bytes_out = c->bytes_out();
+  l.engine_version = c->engine_version();
+  return l;
+}
+
+void RemoteBackend::reconnect() {
+  auto fresh = Connection::start(m_command, m_options);
+  std::lock_guard<std::mutex> lk(m_mu);
+  m_conn = std::move(fresh);
+  m_info = m_conn->engine();
+  ++m_serial;
+}
+
+}  // namespace ts::remote

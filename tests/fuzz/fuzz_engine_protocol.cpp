@@ -1,0 +1,126 @@
+// libFuzzer target: the remote engine's frames and messages (app/core/remote/protocol.hpp) on arbitrary bytes
+// (issue 28). The first byte picks what the rest is: a stream of frames (unframed one after another, each
+// decoded by the decoder of its type), or one payload for a decoder chosen by that byte. Every input must be
+// refused with a ProtocolError (IncompatiblePeer for a Hello of another version) or decoded; a decoded
+// message must encode to bytes that decode and encode to the same bytes again. A matrix part that decodes is
+// also put through the assembler. Any other exception, a crash, a sanitizer report or a hang is a finding.
+// Seeds: TILESCOPE_FUZZ_SEEDS=DIR writes a stream of every message and each payload alone into DIR at start.
+#include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "core/base/compress.hpp"
+#include "core/remote/protocol.hpp"
+#include "remote_samples.hpp"
+
+namespace {
+
+using namespace ts::remote;
+
+template <class Msg>
+void round_trip(const Frame& f) {
+  const Msg d = decode<Msg>(f);
+  const Frame again = encode(d, f.id);
+  if (again.type != f.type) std::abort();
+  if (encode(decode<Msg>(again), f.id).payload != again.payload) std::abort();
+  if constexpr (std::is_same_v<Msg, MatrixPartMsg>) {
+    if (d.count <= 4096 && d.offset == 0 && d.rows * d.cols <= 4096) {  // small enough to allocate
+      MatrixAssembler a;
+      a.add(d);
+    }
+  }
+}
+
+void decode_any(const Frame& f) {
+  switch (f.type) {
+    case Type::Hello:
+      return round_trip<HelloMsg>(f);
+    case Type::Error:
+      return round_trip<ErrorMsg>(f);
+    case Type::Run:
+      return round_trip<RunMsg>(f);
+    case Type::RunDone:
+      return round_trip<RunDoneMsg>(f);
+    case Type::Validate:
+      return round_trip<ValidateMsg>(f);
+    case Type::Validated:
+      return round_trip<ValidatedMsg>(f);
+    case Type::BandwidthDone:
+      return round_trip<BandwidthDoneMsg>(f);
+    case Type::LaunchInfo:
+      return round_trip<LaunchInfoMsg>(f);
+    case Type::LaunchInfoReply:
+      return round_trip<LaunchInfoReplyMsg>(f);
+    case Type::Reduce:
+      return round_trip<ReduceMsg>(f);
+    case Type::Reduced:
+      return round_trip<ReducedMsg>(f);
+    case Type::Element:
+      return round_trip<ElementMsg>(f);
+    case Type::ElementValue:
+      return round_trip<ElementValueMsg>(f);
+    case Type::CopyMatrix:
+      return round_trip<CopyMatrixMsg>(f);
+    case Type::MatrixPart:
+      return round_trip<MatrixPartMsg>(f);
+    case Type::ReleaseStore:
+      return round_trip<ReleaseStoreMsg>(f);
+    case Type::Ping:
+      return round_trip<PingMsg>(f);
+    case Type::Pong:
+      return round_trip<PongMsg>(f);
+    case Type::Cancel:
+    case Type::Bandwidth:
+      return;
+  }
+  std::abort();  // unframe let an unknown type through
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  const char* dir = std::getenv("TILESCOPE_FUZZ_SEEDS");
+  if (!dir) return 0;
+  std::string stream = "\x01";
+  int i = 0;
+  for (const Frame& f : ts::test::sample_frames()) {
+    stream += frame_bytes(f);
+    std::ofstream(std::string(dir) + "/payload-" + std::to_string(i++), std::ios::binary)
+        << char(0x80 + (uint16_t(f.type) - 1)) << f.payload;
+  }
+  std::ofstream(std::string(dir) + "/stream", std::ios::binary) << stream;
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size == 0) return 0;
+  const uint8_t mode = data[0];
+  const std::string rest(reinterpret_cast<const char*>(data + 1), size - 1);
+  try {
+    if (mode < 0x80) {
+      std::string bytes = rest;
+      for (int i = 0; i < 64; ++i) {
+        Frame f;
+        const size_t took = unframe(bytes, &f);
+        if (took == 0) break;
+        if (took > bytes.size() || took != kHeaderBytes + f.payload.size()) std::abort();
+        try {
+          decode_any(f);
+        } catch (const ProtocolError&) {
+        } catch (const IncompatiblePeer&) {
+        }
+        bytes.erase(0, took);
+      }
+    } else {
+      Frame f;
+      f.type = Type(uint16_t(uint16_t(Type::Hello) + (mode - 0x80) % uint16_t(Type::Last)));
+      f.payload = rest;
+      decode_any(f);
+    }
+  } catch (const ProtocolError&) {
+  } catch (const IncompatiblePeer&) {
+  }
+  return 0;
+}

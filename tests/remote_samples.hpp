@@ -1,0 +1,156 @@
+#pragma once
+// One frame of every message of the remote engine's protocol (core/remote/protocol.hpp), each field set to
+// something other than its default: the unit tests' round trips and the fuzz target's seeds.
+#include <vector>
+
+#include "core/engine/stats.hpp"
+#include "core/remote/protocol.hpp"
+
+namespace ts::test {
+
+inline remote::EngineInfo sample_engine() {
+  remote::EngineInfo e;
+  e.kind = "cuda";
+  e.device_name = "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs)";
+  e.version_info = "CUDA driver 13.0, runtime 13.0";
+  e.cuda_device = 1;
+  e.device.backend = "cuda";
+  e.device.name = "NVIDIA H100 80GB HBM3";
+  e.device.label = e.device_name;
+  e.device.sm = 90;
+  e.device.sm_count = 132;
+  e.device.limits.sm_count = 132;
+  e.device.max_sm_clock_mhz = 1980;
+  e.device.l2_bytes = 50 << 20;
+  e.device.peak_fp32_tflops = 66.9;
+  e.capacity = {0, 7.2e10, "90 % of free memory"};
+  e.default_policy = MeasurePolicy::quick();
+  e.bench_policy = MeasurePolicy::bench();
+  KernelInfo k;
+  k.id = "tiled";
+  k.title = "tiled (shared memory)";
+  k.tiles = {8, 16, 32};
+  k.tile_labels = {"8 x 8", "16 x 16", "32 x 32"};
+  k.default_tile = 16;
+  k.has_cuda = true;
+  k.cpu_elsewhere = true;
+  k.traceable = true;
+  KernelInfo c;
+  c.id = "cublas";
+  c.title = "cuBLAS SGEMM (FP32)";
+  c.is_reference = true;
+  c.has_cuda = true;
+  e.kernels = {k, c};
+  return e;
+}
+
+inline RunResult sample_result() {
+  RunResult r;
+  r.spec = ProblemSpec{1000, 1024, 512, "tiled", 32, InputKind::Ramp, 7};
+  r.backend = "cuda";
+  r.device = "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs)";
+  r.error = ErrorStats{1e-5, 2e-7, 3e-4, 17, 33, 0, true};
+  r.policy = MeasurePolicy::bench().describe();
+  r.samples_ms = {0.51, 0.5, 0.52};
+  r.stats = summarize(r.samples_ms);
+  r.stop = "noise";
+  r.clock.available = true;
+  r.clock.min_mhz = r.clock.median_mhz = r.clock.max_mhz = 1980;
+  r.clock.device_max_mhz = 1980;
+  r.tile_m = r.tile_n = 32;
+  r.blocks_per_tile = 2;
+  r.interleaved.kernel = "cublas";
+  r.interleaved.samples_ms = {0.4, 0.41, 0.42};
+  r.interleaved.stats = summarize(r.interleaved.samples_ms);
+  r.date = "2026-11-27T04:00:00Z";
+  r.reference = "cuBLAS SGEMM";
+  r.warmups = 3;
+  r.peak_tflops = 66.9;
+  OccupancyReport o;
+  o.res = {1024, 40, 8192, 0};
+  o.blocks_per_sm = 2;
+  o.limiter = "threads";
+  o.occupancy = 1;
+  o.grid_blocks = 1024;
+  o.waves = 3.9;
+  o.full_waves = 3;
+  o.tail_fill = 0.9;
+  o.api_blocks_per_sm = 2;
+  r.occupancy = o;
+  r.occupancy_by_tile = {{16, o}, {32, o}};
+  auto t = std::make_shared<TileTrace>();
+  t->grid_x = 2;
+  t->grid_y = 1;
+  t->tile_m = t->tile_n = 32;
+  t->sm_count = 132;
+  t->records = {{100, 200, 3, 0}, {150, 260, 7, 0}};
+  t->traced_ms = 0.01;
+  r.trace = t;
+  r.note = "a note";
+  return r;
+}
+
+inline std::vector<remote::Frame> sample_frames() {
+  using namespace remote;
+  std::vector<Frame> out;
+  HelloMsg h;
+  h.tilescope = "0.1.0";
+  h.commit = "abc1234";
+  h.role = "engine";
+  h.capabilities = {"run", "reduce"};
+  h.has_engine = true;
+  h.engine = sample_engine();
+  out.push_back(encode(h, 0));
+  out.push_back(encode(ErrorMsg{ErrorKind::Validation, "--tile 7 is not one of 8, 16, 32"}, 3));
+  RunMsg run;
+  run.request.spec = ProblemSpec{64, 32, 16, "tiled", 8, InputKind::File, 1};
+  run.request.policy = MeasurePolicy::fixed(5, 1);
+  run.request.keep_store = true;
+  run.request.profile = true;
+  run.given_inputs = true;
+  out.push_back(encode(run, 4));
+  RunDoneMsg done;
+  done.result = sample_result();
+  done.has_c = true;
+  done.store.id = 9;
+  for (auto& d : done.store.dims) d[0] = 1000, d[1] = 1024;
+  out.push_back(encode(done, 4));
+  ValidateMsg v;
+  v.request = run.request;
+  v.tile_given = true;
+  v.given_inputs = true;
+  v.a_rows = 64, v.a_cols = 16, v.b_rows = 16, v.b_cols = 32;
+  out.push_back(encode(v, 5));
+  out.push_back(encode(ValidatedMsg{run.request.spec}, 5));
+  out.push_back(empty(Type::Cancel, 4));
+  out.push_back(empty(Type::Bandwidth, 6));
+  BandwidthResult bw;
+  bw.gbs = 3000;
+  bw.best_gbs = 3100;
+  bw.bytes = 1 << 30;
+  bw.ms = summarize({0.7, 0.71});
+  bw.method = "copy kernel";
+  out.push_back(encode(BandwidthDoneMsg{bw}, 6));
+  out.push_back(encode(LaunchInfoMsg{run.request.spec}, 7));
+  LaunchInfoReplyMsg li;
+  li.has = true;
+  li.info.tile_m = li.info.tile_n = 8;
+  li.info.grid_blocks = 32;
+  li.info.occupancy = *sample_result().occupancy;
+  out.push_back(encode(li, 7));
+  out.push_back(encode(ReduceMsg{9, MatrixId::Error, LodRegion{10, 20, 100, 200, 4, 2}, Reduce::AbsMax}, 8));
+  const std::vector<float> vals = {1, -2, 3, 4, 0.5f, 6, 7, 8};
+  out.push_back(encode(ReducedMsg{{-2, 8}, 4, 2, pack_floats(vals.data(), vals.size())}, 8));
+  out.push_back(encode(ElementMsg{9, MatrixId::C, 999, 1023}, 10));
+  out.push_back(encode(ElementValueMsg{-0.25f}, 10));
+  out.push_back(encode(CopyMatrixMsg{9, MatrixId::C}, 11));
+  HostMatrix m(3, 5);
+  for (size_t i = 0; i < m.data.size(); ++i) m.data[i] = float(i) - 2.5f;
+  for (Frame& f : matrix_parts(m, MatrixId::A, 4)) out.push_back(std::move(f));
+  out.push_back(encode(ReleaseStoreMsg{9}, 12));
+  out.push_back(encode(PingMsg{12345.5}, 0));
+  out.push_back(encode(PongMsg{12345.5, 2, "the kernel faulted"}, 0));
+  return out;
+}
+
+}  // namespace ts::test

@@ -1,0 +1,303 @@
+// A remote engine end to end: `tilescope serve --backend cpu` as a child process behind a RemoteBackend,
+// against the same CPU backend in this process. Results, matrices and errors must be the same wherever the
+// engine is; a cancelled request stops, a killed engine is said to be gone and reconnect() brings a new one.
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "core/remote/engine_server.hpp"
+#include "core/remote/remote_backend.hpp"
+#include "kernels/engine/registry.hpp"
+#include "test_util.hpp"
+
+using namespace ts;
+using namespace ts::remote;
+
+namespace {
+
+const std::string kBin = TILESCOPE_BIN;
+const std::string kServe = "exec " + kBin + " serve --backend cpu --quiet";
+
+RunRequest small_request() {
+  RunRequest req;
+  req.spec = ProblemSpec{67, 45, 33, "tiled", 8, InputKind::Random, 5};
+  req.keep_output = true;
+  req.keep_store = true;
+  req.policy = MeasurePolicy::fixed(2);
+  return req;
+}
+
+}  // namespace
+
+TEST(RemoteEngine, DescribesItselfAsTheLocalBackendWould) {
+  RemoteBackend remote(kServe);
+  const auto local = make_backend(BackendChoice::Cpu, nullptr);
+  EXPECT_EQ(remote.kind(), "cpu");
+  EXPECT_EQ(remote.device_name(), local->device_name());
+  EXPECT_EQ(remote.cuda_device(), -1);
+  const auto rk = remote.kernels(), lk = local->kernels();
+  ASSERT_EQ(rk.size(), lk.size());
+  for (size_t i = 0; i < rk.size(); ++i) {
+    EXPECT_EQ(rk[i].id, lk[i].id);
+    EXPECT_EQ(rk[i].tiles, lk[i].tiles);
+    EXPECT_EQ(rk[i].has_cpu(), lk[i].has_cpu()) << rk[i].id;
+    EXPECT_EQ(rk[i].runs_on("cpu"), lk[i].runs_on("cpu")) << rk[i].id;
+  }
+  EXPECT_EQ(remote.bench_policy().describe(), local->bench_policy().describe());
+  EXPECT_EQ(remote.capacity().max_work, local->capacity().max_work);
+  const Backend::Link l = remote.link();
+  EXPECT_TRUE(l.remote);
+  EXPECT_TRUE(l.connected);
+  EXPECT_EQ(l.command, kServe);
+  EXPECT_FALSE(local->link().remote);
+  EXPECT_NE(remote.version_info().find("through `" + kServe + "`"), std::string::npos)
+      << remote.version_info();
+}
+
+TEST(RemoteEngine, RunAndItsMatricesAreTheLocalOnesBitForBit) {
+  RemoteBackend remote(kServe);
+  const auto local = make_backend(BackendChoice::Cpu, nullptr);
+  const RunRequest req = small_request();
+  const RunResult r = remote.run(req, CancelToken());
+  const RunResult l = local->run(req, CancelToken());
+  EXPECT_EQ(r.spec, l.spec);
+  EXPECT_EQ(r.backend, "cpu");
+  EXPECT_TRUE(r.error.passed);
+  EXPECT_EQ(r.error.max_abs_err, l.error.max_abs_err);
+  EXPECT_EQ(r.samples_ms.size(), 2u);
+  EXPECT_EQ(r.policy, l.policy);
+  ASSERT_TRUE(r.c && l.c);
+  EXPECT_EQ(r.c->data, l.c->data);  // C came back whole, as asked (keep_output)
+  ASSERT_TRUE(r.store && l.store);
+  EXPECT_TRUE(r.store->remote());
+  EXPECT_FALSE(l.store->remote());
+  for (MatrixId id : {MatrixId::A, MatrixId::B, MatrixId::C, MatrixId::Error}) {
+    SCOPED_TRACE(matrix_name(id));
+    ASSERT_EQ(r.store->rows(id), l.store->rows(id));
+    ASSERT_EQ(r.store->cols(id), l.store->cols(id));
+    const LodRegion region{1, 2, r.store->rows(id) - 1, r.store->cols(id) - 2, 7, 5};
+    std::vector<float> rv(35), lv(35);
+    const ValueRange rr = r.store->reduce(id, region, Reduce::AbsMax, rv.data());
+    const ValueRange lr = l.store->reduce(id, region, Reduce::AbsMax, lv.data());
+    EXPECT_EQ(rv, lv);
+    EXPECT_EQ(rr.lo, lr.lo);
+    EXPECT_EQ(rr.hi, lr.hi);
+    EXPECT_EQ(r.store->element(id, 3, 4), l.store->element(id, 3, 4));
+    EXPECT_EQ(r.store->copy(id).data, l.store->copy(id).data);
+    // The same, asked without waiting (how a frame asks).
+    auto later = r.store->reduce_later(id, region, Reduce::Mean);
+    ASSERT_TRUE(later);
+    while (!later->ready()) std::this_thread::yield();
+    std::vector<float> mean(35), lmean(35);
+    later->take(mean.data());
+    l.store->reduce(id, region, Reduce::Mean, lmean.data());
+    EXPECT_EQ(mean, lmean);
+    auto el = r.store->element_later(id, 0, 0);
+    while (!el->ready()) std::this_thread::yield();
+    EXPECT_EQ(el->take(), l.store->element(id, 0, 0));
+  }
+  EXPECT_THROW(r.store->element(MatrixId::C, 67, 0), std::out_of_range);
+  EXPECT_GT(remote.link().bytes_in, 0u);
+}
+
+TEST(RemoteEngine, InputsOpenedHereTravelToTheEngine) {
+  RemoteBackend remote(kServe);
+  const auto local = make_backend(BackendChoice::Cpu, nullptr);
+  RunRequest req = small_request();
+  auto a = std::make_shared<HostMatrix>(20, 9), b = std::make_shared<HostMatrix>(9, 13);
+  for (size_t i = 0; i < a->data.size(); ++i) a->data[i] = float(i % 7) - 3;
+  for (size_t i = 0; i < b->data.size(); ++i) b->data[i] = float(i % 5) * 0.25f;
+  req.spec.input = InputKind::File;
+  req.a = a;
+  req.b = b;
+  adopt_given_inputs(req);
+  remote.validate(req, true);
+  const RunResult r = remote.run(req, CancelToken());
+  const RunResult l = local->run(req, CancelToken());
+  ASSERT_TRUE(r.c);
+  EXPECT_EQ(r.c->rows, 20);
+  EXPECT_EQ(r.c->cols, 13);
+  EXPECT_EQ(r.c->data, l.c->data);
+}
+
+TEST(RemoteEngine, RefusalsComeBackAsTheLocalBackendsWould) {
+  RemoteBackend remote(kServe);
+  RunRequest req = small_request();
+  req.spec.kernel = "no_such_kernel";
+  try {
+    remote.validate(req, true);
+    FAIL();
+  } catch (const ValidationError& e) {
+    EXPECT_NE(std::string(e.what()).find("no_such_kernel"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(remote.run(req, CancelToken()), ValidationError);
+  req = small_request();
+  req.spec.m = req.spec.n = req.spec.k = 4096;  // over the CPU backend's work limit
+  EXPECT_THROW(remote.validate(req, true), ValidationError);
+  req = small_request();
+  req.spec.tile = 7;
+  try {
+    remote.validate(req, true);
+    FAIL();
+  } catch (const ValidationError& e) {
+    EXPECT_NE(std::string(e.what()).find("tile 7 is not allowed for kernel 'tiled' (allowed: "),
+              std::string::npos)
+        << e.what();
+  }
+  // The engine lives on after a refusal.
+  EXPECT_TRUE(remote.run(small_request(), CancelToken()).error.passed);
+}
+
+TEST(RemoteEngine, ACancelledRequestStopsThere) {
+  auto conn = Connection::start(kServe);
+  RunRequest big;
+  big.spec = ProblemSpec{1024, 1024, 1024, "tiled", 16, InputKind::Random, 1};
+  big.policy = MeasurePolicy::fixed(50);
+  const uint64_t id = conn->next_id();
+  auto pending = conn->send({encode(RunMsg{big, false}, id)}, id);
+  conn->post(empty(Type::Cancel, id));  // right behind it: the engine reads them in order
+  const auto frames = pending->wait();
+  ASSERT_EQ(frames.back().type, Type::Error);
+  EXPECT_EQ(decode<ErrorMsg>(frames.back()).kind, ErrorKind::Cancelled);
+  // The same through the backend: a token cancelled while waiting.
+  RemoteBackend remote(conn);
+  CancelToken token;
+  std::thread cancel_soon([token] { token.cancel(); });
+  EXPECT_THROW(remote.run(RunRequest{big}, token), Cancelled);
+  cancel_soon.join();
+  EXPECT_TRUE(remote.run(small_request(), CancelToken()).error.passed);
+}
+
+TEST(RemoteEngine, AnswersComeInAnyOrder) {
+  auto conn = Connection::start(kServe);
+  RemoteBackend remote(conn);
+  const RunResult kept = remote.run(small_request(), CancelToken());
+  RunRequest big;
+  big.spec = ProblemSpec{1024, 1024, 1024, "tiled", 16, InputKind::Random, 1};
+  big.policy = MeasurePolicy::fixed(20);
+  const uint64_t id = conn->next_id();
+  auto run = conn->send({encode(RunMsg{big, false}, id)}, id);
+  // A hover value of the last run's C while the big run is in flight: answered first.
+  EXPECT_EQ(kept.store->element(MatrixId::C, 1, 1), kept.c->at(1, 1));
+  EXPECT_FALSE(run->ready());
+  conn->post(empty(Type::Cancel, id));
+  EXPECT_EQ(run->wait().back().type, Type::Error);
+}
+
+TEST(RemoteEngine, AKilledEngineIsSaidToBeGoneAndReconnectBringsANewOne) {
+  RemoteBackend remote(kServe);
+  const RunResult kept = remote.run(small_request(), CancelToken());
+  auto conn = remote.connection();
+  RunRequest big;
+  big.spec = ProblemSpec{1024, 1024, 1024, "tiled", 16, InputKind::Random, 1};
+  big.policy = MeasurePolicy::fixed(50);
+  const uint64_t id = conn->next_id();
+  auto run = conn->send({encode(RunMsg{big, false}, id)}, id);
+  ASSERT_EQ(::kill(conn->pid(), SIGKILL), 0);  // mid-run
+  try {
+    run->wait();
+    FAIL() << "a run on a killed engine came back";
+  } catch (const EngineLost& e) {
+    EXPECT_NE(std::string(e.what()).find("the engine closed the connection"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(remote.link().connected);
+  EXPECT_FALSE(remote.link().lost.empty());
+  EXPECT_THROW(remote.run(small_request(), CancelToken()), EngineLost);
+  EXPECT_THROW(kept.store->element(MatrixId::C, 0, 0), EngineLost);   // its matrices went with it
+  EXPECT_EQ(remote.kernels().size(), builtin_kernel_infos().size());  // still known, for the panels
+  const uint64_t serial = remote.kernels_serial();
+  remote.reconnect();
+  EXPECT_TRUE(remote.link().connected);
+  EXPECT_GT(remote.kernels_serial(), serial);
+  EXPECT_TRUE(remote.run(small_request(), CancelToken()).error.passed);
+}
+
+TEST(RemoteEngine, CommandsThatAreNoEngineAreRefusedWithWhatTheySaid) {
+  try {
+    RemoteBackend r("exec /nonexistent/tilescope serve");
+    FAIL();
+  } catch (const EngineStartError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("ended before it said hello"), std::string::npos) << what;
+    EXPECT_NE(what.find("exited with code 127"), std::string::npos) << what;
+    EXPECT_NE(what.find("/nonexistent/tilescope"), std::string::npos) << what;  // sh's own words
+  }
+  try {
+    RemoteBackend r("echo 'Welcome to gpu-box!'; sleep 5");  // a login banner where frames should be
+    FAIL();
+  } catch (const EngineStartError& e) {
+    EXPECT_NE(std::string(e.what()).find("did not speak the engine protocol"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(RemoteBackend r(""), EngineStartError);
+}
+
+TEST(RemoteEngine, TheServerRefusesMalformedFramesAndOtherVersions) {
+  const auto backend = make_backend(BackendChoice::Cpu, nullptr);
+  for (int variant = 0; variant < 2; ++variant) {
+    int to[2], from[2];
+    ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, to), 0);
+    ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, from), 0);
+    std::string error;
+    std::thread server([&] {
+      try {
+        serve(backend, to[1], from[1]);
+      } catch (const std::exception& e) {
+        error = e.what();
+      }
+      close(from[1]);
+    });
+    Frame f;
+    ASSERT_EQ(read_frame(from[0], &f, 10000), wire::ReadStatus::Ok);
+    EXPECT_EQ(decode<HelloMsg>(f).role, "engine");
+    if (variant == 0) {
+      HelloMsg h;
+      h.protocol = 99;
+      h.tilescope = "9.9";
+      h.role = "window";
+      Frame hf = encode(h, 0);
+      hf.version = 99;
+      ASSERT_TRUE(write_frame(to[0], hf));
+    } else {
+      HelloMsg h;
+      h.tilescope = "0.1.0";
+      h.role = "window";
+      ASSERT_TRUE(write_frame(to[0], encode(h, 0)));
+      const std::string junk = "garbage that is no frame at all";
+      ASSERT_EQ(write(to[0], junk.data(), junk.size()), ssize_t(junk.size()));
+    }
+    if (variant == 0) {  // it says why before it goes
+      ASSERT_EQ(read_frame(from[0], &f, 10000), wire::ReadStatus::Ok);
+      EXPECT_NE(decode<ErrorMsg>(f).message.find("protocol 99"), std::string::npos);
+    }
+    server.join();
+    EXPECT_FALSE(error.empty());
+    for (int fd : {to[0], to[1], from[0]}) close(fd);
+  }
+}
+
+TEST(RemoteEngine, TheCommandLineRunsOnAnEngine) {
+  auto r = test::run_cmd(kBin + " run --engine '" + kServe +
+                         "' --size 48 --kernel tiled --tile 8 --json 2>/dev/null");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("\"backend\": \"cpu\""), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("\"passed\": true"), std::string::npos) << r.output;
+  r = test::run_cmd(kBin + " run --engine 'exec /nonexistent/tilescope serve' --size 48");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("--engine: the engine command"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("/nonexistent/tilescope"), std::string::npos) << r.output;
+  r = test::run_cmd(kBin + " run --engine true --size 48");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("ended before it said hello; it exited with code 0"), std::string::npos)
+      << r.output;
+  r = test::run_cmd(kBin + " run --engine '" + kServe + "' --backend cpu --size 48");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("give it to the engine"), std::string::npos) << r.output;
+  r = test::run_cmd(kBin + " serve --backend cpu --device 1 </dev/null");
+  EXPECT_EQ(r.code, 2) << r.output;
+  r = test::run_cmd(kBin + " serve --backend cpu --quiet </dev/null");  // no window: it goes at once
+  EXPECT_EQ(r.code, 0) << r.output;
+}

@@ -1,0 +1,260 @@
+// The remote engine's protocol (core/remote/protocol.hpp): every message's round trip, frames cut anywhere,
+// a peer of another version, malformed frames and fields refused with a ProtocolError naming what.
+#include <unistd.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "core/base/compress.hpp"
+#include "core/remote/protocol.hpp"
+#include "remote_samples.hpp"
+
+using namespace ts;
+using namespace ts::remote;
+
+namespace {
+
+// Decodes a frame with its type's decoder and encodes it again (what the fuzz target checks too).
+Frame again(const Frame& f) {
+  switch (f.type) {
+    case Type::Hello:
+      return encode(decode<HelloMsg>(f), f.id);
+    case Type::Error:
+      return encode(decode<ErrorMsg>(f), f.id);
+    case Type::Run:
+      return encode(decode<RunMsg>(f), f.id);
+    case Type::RunDone:
+      return encode(decode<RunDoneMsg>(f), f.id);
+    case Type::Validate:
+      return encode(decode<ValidateMsg>(f), f.id);
+    case Type::Validated:
+      return encode(decode<ValidatedMsg>(f), f.id);
+    case Type::BandwidthDone:
+      return encode(decode<BandwidthDoneMsg>(f), f.id);
+    case Type::LaunchInfo:
+      return encode(decode<LaunchInfoMsg>(f), f.id);
+    case Type::LaunchInfoReply:
+      return encode(decode<LaunchInfoReplyMsg>(f), f.id);
+    case Type::Reduce:
+      return encode(decode<ReduceMsg>(f), f.id);
+    case Type::Reduced:
+      return encode(decode<ReducedMsg>(f), f.id);
+    case Type::Element:
+      return encode(decode<ElementMsg>(f), f.id);
+    case Type::ElementValue:
+      return encode(decode<ElementValueMsg>(f), f.id);
+    case Type::CopyMatrix:
+      return encode(decode<CopyMatrixMsg>(f), f.id);
+    case Type::MatrixPart:
+      return encode(decode<MatrixPartMsg>(f), f.id);
+    case Type::ReleaseStore:
+      return encode(decode<ReleaseStoreMsg>(f), f.id);
+    case Type::Ping:
+      return encode(decode<PingMsg>(f), f.id);
+    case Type::Pong:
+      return encode(decode<PongMsg>(f), f.id);
+    case Type::Cancel:
+    case Type::Bandwidth:
+      return f;
+  }
+  ADD_FAILURE() << "no decoder for " << to_string(f.type);
+  return f;
+}
+
+}  // namespace
+
+TEST(RemoteProtocol, EveryMessageRoundTripsExactly) {
+  const auto frames = test::sample_frames();
+  std::vector<bool> seen(size_t(Type::Last) + 1, false);
+  for (const Frame& f : frames) {
+    SCOPED_TRACE(to_string(f.type));
+    seen[size_t(f.type)] = true;
+    const std::string bytes = frame_bytes(f);
+    Frame back;
+    ASSERT_EQ(unframe(bytes, &back), bytes.size());
+    EXPECT_EQ(back.type, f.type);
+    EXPECT_EQ(back.id, f.id);
+    const Frame re = again(back);
+    EXPECT_EQ(re.payload, f.payload);
+  }
+  for (size_t t = 1; t <= size_t(Type::Last); ++t)
+    EXPECT_TRUE(seen[t]) << to_string(Type(t)) << " not sampled";
+}
+
+TEST(RemoteProtocol, ValuesSurviveTheTrip) {
+  const auto frames = test::sample_frames();
+  const RunDoneMsg d = decode<RunDoneMsg>(frames[3]);
+  const RunResult want = test::sample_result();
+  EXPECT_EQ(d.result.spec, want.spec);
+  EXPECT_EQ(d.result.samples_ms, want.samples_ms);
+  EXPECT_DOUBLE_EQ(d.result.stats.median, want.stats.median);
+  EXPECT_EQ(d.result.error.worst_row, 17);
+  EXPECT_TRUE(d.result.error.passed);
+  EXPECT_EQ(d.result.interleaved.samples_ms, want.interleaved.samples_ms);
+  ASSERT_TRUE(d.result.occupancy);
+  EXPECT_EQ(d.result.occupancy->limiter, "threads");
+  ASSERT_EQ(d.result.occupancy_by_tile.size(), 2u);
+  EXPECT_EQ(d.result.occupancy_by_tile[1].first, 32);
+  ASSERT_TRUE(d.result.trace);
+  ASSERT_EQ(d.result.trace->records.size(), 2u);
+  EXPECT_EQ(d.result.trace->records[1].start_ns, 150u);
+  EXPECT_EQ(d.result.trace->records[1].smid, 7u);
+  EXPECT_EQ(d.store.id, 9u);
+  EXPECT_EQ(d.store.dims[3][1], 1024);
+
+  const HelloMsg h = decode<HelloMsg>(frames[0]);
+  ASSERT_EQ(h.engine.kernels.size(), 2u);
+  EXPECT_TRUE(h.engine.kernels[0].has_cpu());  // it has one, on the engine's machine
+  EXPECT_EQ(h.engine.kernels[0].cpu, nullptr);
+  EXPECT_EQ(h.engine.kernels[0].tiles, (std::vector<int>{8, 16, 32}));
+  EXPECT_EQ(h.engine.bench_policy.name, "bench");
+  EXPECT_TRUE(h.engine.bench_policy.interleave_reference);
+  EXPECT_EQ(h.engine.device.limits.sm_count, 132);
+
+  const ElementValueMsg e = decode<ElementValueMsg>(frames[14]);
+  EXPECT_EQ(e.value, -0.25f);
+  float nan = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_TRUE(std::isnan(decode<ElementValueMsg>(encode(ElementValueMsg{nan}, 1)).value));
+  const float inf = std::numeric_limits<float>::infinity();
+  EXPECT_EQ(decode<ElementValueMsg>(encode(ElementValueMsg{inf}, 1)).value, inf);  // exact, not a NaN
+}
+
+TEST(RemoteProtocol, MatricesTravelInPartsAndComeBackWhole) {
+  HostMatrix m(1000, 4200 + 7);  // over one part (kPartElements = 4 Mi floats)
+  for (size_t i = 0; i < m.data.size(); ++i) m.data[i] = float(i % 977) * 0.5f - 3;
+  const auto parts = matrix_parts(m, MatrixId::B, 42);
+  ASSERT_EQ(parts.size(), 2u);
+  MatrixAssembler a;
+  EXPECT_FALSE(a.add(decode<MatrixPartMsg>(parts[0])));
+  EXPECT_TRUE(a.add(decode<MatrixPartMsg>(parts[1])));
+  const auto back = a.take();
+  EXPECT_EQ(back->rows, 1000);
+  EXPECT_EQ(back->cols, 4207);
+  EXPECT_EQ(back->data, m.data);
+  // Out of order, or a part of another matrix: refused.
+  MatrixAssembler b;
+  EXPECT_THROW(b.add(decode<MatrixPartMsg>(parts[1])), ProtocolError);
+  MatrixAssembler c;
+  c.add(decode<MatrixPartMsg>(parts[0]));
+  EXPECT_THROW(c.add(decode<MatrixPartMsg>(parts[0])), ProtocolError);
+  EXPECT_THROW(c.take(), ProtocolError);
+}
+
+TEST(RemoteProtocol, AnotherVersionIsRefusedWithBothVersionsNamed) {
+  HelloMsg h;
+  h.protocol = 99;
+  h.tilescope = "9.9.0";
+  h.role = "window";
+  Frame f = encode(h, 0);
+  f.version = 99;
+  Frame back;
+  ASSERT_GT(unframe(frame_bytes(f), &back), 0u);  // a Hello of any version is read ...
+  try {
+    decode<HelloMsg>(back);
+    FAIL() << "a Hello of protocol 99 was accepted";
+  } catch (const IncompatiblePeer& e) {  // ... and refused with both versions named
+    const std::string what = e.what();
+    EXPECT_NE(what.find("protocol 99 (TileScope 9.9.0)"), std::string::npos) << what;
+    EXPECT_NE(what.find("protocol " + std::to_string(kProtocol) + " (TileScope "), std::string::npos) << what;
+  }
+  // Any other frame of another version is refused at its header.
+  Frame ping = encode(PingMsg{1}, 0);
+  ping.version = 2;
+  EXPECT_THROW(unframe(frame_bytes(ping), &back), ProtocolError);
+}
+
+TEST(RemoteProtocol, FramesCutAnywhereWaitForTheRest) {
+  const auto frames = test::sample_frames();
+  std::string stream;
+  for (const Frame& f : frames) stream += frame_bytes(f);
+  // Every prefix: whole frames come out, the rest waits (never an error, never a frame made up).
+  for (size_t cut : {size_t(0), size_t(1), kHeaderBytes - 1, kHeaderBytes, kHeaderBytes + 1,
+                     stream.size() / 2, stream.size() - 1}) {
+    std::string bytes = stream.substr(0, cut);
+    size_t whole = 0;
+    Frame f;
+    while (size_t took = unframe(bytes, &f)) {
+      bytes.erase(0, took);
+      ++whole;
+    }
+    EXPECT_LT(whole, frames.size()) << cut;
+  }
+}
+
+TEST(RemoteProtocol, MalformedFramesAreProtocolErrors) {
+  Frame back;
+  std::string bytes = frame_bytes(encode(PingMsg{1}, 0));
+  std::string bad = bytes;
+  bad[0] = 'X';
+  try {
+    unframe(bad, &back);
+    FAIL();
+  } catch (const ProtocolError& e) {  // a login banner where frames should be: said so
+    EXPECT_NE(std::string(e.what()).find("not a TileScope engine"), std::string::npos) << e.what();
+  }
+  bad = bytes;
+  bad[6] = char(0x7f);  // type 0x7f..
+  EXPECT_THROW(unframe(bad, &back), ProtocolError);
+  bad = bytes;
+  bad[16] = bad[17] = bad[18] = bad[19] = char(0xff);  // 4 GiB payload
+  EXPECT_THROW(unframe(bad, &back), ProtocolError);
+  // A payload with a byte too many or too few.
+  Frame f = encode(PingMsg{1}, 0);
+  f.payload += 'x';
+  EXPECT_THROW(decode<PingMsg>(f), ProtocolError);
+  f.payload.resize(3);
+  EXPECT_THROW(decode<PingMsg>(f), ProtocolError);
+  // A frame decoded as another type.
+  EXPECT_THROW(decode<PongMsg>(encode(PingMsg{1}, 0)), ProtocolError);
+}
+
+TEST(RemoteProtocol, FieldsOutOfRangeAreRefusedByName) {
+  RunDoneMsg d;
+  d.result = test::sample_result();
+  d.result.samples_ms = {1, -5};  // a negative time
+  d.result.stats = summarize(d.result.samples_ms);
+  try {
+    decode<RunDoneMsg>(encode(d, 1));
+    FAIL();
+  } catch (const ProtocolError& e) {
+    EXPECT_NE(std::string(e.what()).find("samples_ms[1]"), std::string::npos) << e.what();
+  }
+  ReduceMsg r{1, MatrixId::C, LodRegion{0, 0, 10, 10, 0, 4}, Reduce::Mean};  // w = 0
+  EXPECT_THROW(decode<ReduceMsg>(encode(r, 1)), ProtocolError);
+  Frame f = encode(ReduceMsg{1, MatrixId::C, LodRegion{0, 0, 10, 10, 4, 4}, Reduce::Mean}, 1);
+  f.payload[8] = 9;  // the matrix: there are 4
+  EXPECT_THROW(decode<ReduceMsg>(f), ProtocolError);
+  MatrixPartMsg p{MatrixId::A, 4, 4, 10, 8, pack_floats(std::vector<float>(8).data(), 8)};  // past the end
+  EXPECT_THROW(decode<MatrixPartMsg>(encode(p, 1)), ProtocolError);
+  RunMsg run;
+  run.request.policy = MeasurePolicy::quick();
+  run.request.policy->min_samples = -1;
+  EXPECT_THROW(decode<RunMsg>(encode(run, 1)), ProtocolError);
+  // Values that do not decompress to what they say.
+  std::vector<float> v(8, 1.f);
+  EXPECT_THROW(unpack_floats(pack_floats(v.data(), 8), v.data(), 7), ProtocolError);
+  EXPECT_THROW(unpack_floats("not zstd", v.data(), 8), ProtocolError);
+}
+
+TEST(RemoteProtocol, ReadFrameOnAPipe) {
+  int p[2];
+  ASSERT_EQ(pipe(p), 0);
+  const std::string bytes = frame_bytes(encode(PongMsg{2, 1, "x"}, 77));
+  ASSERT_EQ(write(p[1], bytes.data(), bytes.size()), ssize_t(bytes.size()));
+  ASSERT_EQ(write(p[1], bytes.data(), 7), 7);  // then half a header, and the writer goes
+  close(p[1]);
+  Frame f;
+  ASSERT_EQ(read_frame(p[0], &f, 1000), wire::ReadStatus::Ok);
+  EXPECT_EQ(f.id, 77u);
+  EXPECT_EQ(decode<PongMsg>(f).latest_incident, "x");
+  EXPECT_THROW(read_frame(p[0], &f, 1000), ProtocolError);  // truncated: said, not waited for forever
+  close(p[0]);
+  ASSERT_EQ(pipe(p), 0);
+  close(p[1]);
+  EXPECT_EQ(read_frame(p[0], &f, 1000), wire::ReadStatus::Eof);
+  close(p[0]);
+}
