@@ -716,6 +716,27 @@ void App::pump_measurements() {
     }
   }
 
+  // A remote engine again, after its link was lost (off the UI thread: ssh may take seconds). The kernels and
+  // the device of the new engine are read through the backend as before; the results, sessions and panels
+  // stay as they were.
+  if (s.asked.take<rq::Reconnect>() && !m_reconnect.in_flight()) {
+    Backend* b = &m_queue.backend();
+    s.say(Severity::Info, "connecting to the engine again: " + b->link().command);
+    m_reconnect.start([b] {
+      b->reconnect();
+      return true;
+    });
+  }
+  if (m_reconnect.ready()) {
+    try {
+      m_reconnect.take();
+      s.capacity = m_queue.backend().capacity();
+      s.say(Severity::Info, "connected to the engine on " + m_queue.backend().device_name());
+    } catch (const std::exception& e) {
+      s.say(Severity::Error, std::string("could not connect to the engine: ") + e.what());
+    }
+  }
+
   // A figure: one plot rendered offscreen and written with its data (between frames, on this GL context).
   if (const auto figure = s.asked.take<rq::ExportFigure>()) {
     const FigureRequest& r = figure->figure;

@@ -111,6 +111,7 @@ class App {
   SweepProgress::State m_sweep_state = SweepProgress::State::Idle;
   ProblemSpec m_spec_at_sweep;  // the Controls' problem when the sweep took over the plots
   JobRunner::Job<BandwidthResult> m_bandwidth{m_jobs, kJobBandwidth};
+  JobRunner::Job<bool> m_reconnect{m_jobs, kJobReconnect};
   CancelToken m_bandwidth_cancel;
   bool m_session_capped = false;
   // The oldest points that made room in a session holding kMaxSessionRecords: saved beside the session file

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/engine/occupancy.hpp"
+#include "core/plots/heatmap.hpp"
 
 namespace ts::ui {
 
@@ -40,6 +41,9 @@ struct HeatmapReport {
   double x0 = 0, x1 = 0, y0 = 0, y1 = 0;
   float shown_lo = 0, shown_hi = 0;  // the colour scale
   float scale_w = 0;                 // the colour scale's width beside the plot (px)
+  bool drawn = false;                // a picture was drawn
+  bool pending = false;  // a remote engine's view is on its way (drawn: an earlier view of the same matrices)
+  LodRegion region;      // the elements the picture drawn shows
 };
 
 // The element under the mouse in a heatmap, as the tooltip shows it (tests read it back).

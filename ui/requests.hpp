@@ -74,6 +74,7 @@ struct TimeTiles {  // "Time the other tiles" (Result panel): measured like a sw
 };
 struct CancelSweep {};
 struct MeasureBandwidth {};  // the DRAM roof (Roofline panel)
+struct Reconnect {};         // a remote engine's link was lost: start its command again (status bar)
 struct ExportFigure {
   FigureRequest figure;
 };
@@ -92,12 +93,13 @@ struct RevertKernel {};     // load the file into the editor again
 struct SanitizeKernel {};   // Check with compute-sanitizer
 }  // namespace rq
 
-using Request = std::variant<rq::Run, rq::Quit, rq::Screenshot, rq::ResetLayout, rq::BringToFront,
-                             rq::OpenInputs, rq::SaveC, rq::ExportPanel, rq::PressExport, rq::Zoom,
-                             rq::CheckGl, rq::SaveSession, rq::OpenSession, rq::CloseOverlay, rq::StartSweep,
-                             rq::TimeTiles, rq::CancelSweep, rq::MeasureBandwidth, rq::ExportFigure,
-                             rq::OpenKernel, rq::ChooseKernelFile, rq::SwitchKernel, rq::ApplyKernelForm,
-                             rq::ResetKernelForm, rq::SaveKernel, rq::RevertKernel, rq::SanitizeKernel>;
+using Request =
+    std::variant<rq::Run, rq::Quit, rq::Screenshot, rq::ResetLayout, rq::BringToFront, rq::OpenInputs,
+                 rq::SaveC, rq::ExportPanel, rq::PressExport, rq::Zoom, rq::CheckGl, rq::SaveSession,
+                 rq::OpenSession, rq::CloseOverlay, rq::StartSweep, rq::TimeTiles, rq::CancelSweep,
+                 rq::MeasureBandwidth, rq::ExportFigure, rq::OpenKernel, rq::ChooseKernelFile,
+                 rq::SwitchKernel, rq::ApplyKernelForm, rq::ResetKernelForm, rq::SaveKernel, rq::RevertKernel,
+                 rq::SanitizeKernel, rq::Reconnect>;
 
 // The requests pending, at most one of each kind.
 class Requests {

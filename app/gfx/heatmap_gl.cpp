@@ -245,6 +245,12 @@ void HeatmapLayer::refresh_host(const MatrixStore& store, MatrixId id, const Lod
   m_source_shared = false;
 }
 
+void HeatmapLayer::upload(const LodRegion& r, const float* values) {
+  prepare(r);
+  m_values.upload_from_host(values);
+  m_source_shared = false;
+}
+
 std::vector<float> HeatmapLayer::read_values() const {
   if (m_source_shared && m_shared) {
     m_shared->before_gl_reads();  // a read through GL, ordered after CUDA's writes

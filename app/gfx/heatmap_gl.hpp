@@ -171,6 +171,8 @@ class HeatmapLayer {
   // Several heatmaps at once: the interop ones share one map, one unmap and one synchronisation (what a new
   // result costs when all four maps change); the others go through host memory one by one.
   static void refresh_all(HeatmapContext& ctx, std::vector<Job>& jobs);
+  // Values reduced elsewhere (a remote engine's answer): r.h rows of r.w floats into the value texture.
+  void upload(const LodRegion& r, const float* values);
   // Colours the current values into an out_w x out_h texture; returns it.
   GLuint paint(const Colormap& map, const ColorParams& p, int out_w, int out_h);
   const ValueTexture& values() const { return m_values; }

@@ -47,6 +47,10 @@ void HeatmapSet::set_store(std::shared_ptr<const MatrixStore> store, uint64_t se
   m_store = std::move(store);
   m_serial = serial;
   m_hover = HoverValue{};
+  // Answers still on their way are of the previous matrices: not waited for (they are dropped when they
+  // come).
+  for (Map& m : m_maps) m.pending.reset();
+  m_remote_read.reset();
 }
 
 LodRegion HeatmapSet::region_of(const HeatmapRequest& req, const MatrixStore& store, int* out_w, int* out_h) {
@@ -115,6 +119,7 @@ const HeatmapPicture& HeatmapSet::picture(const HeatmapRequest& req) {
     m.pic.error = "no matrices yet";
     return m.pic;
   }
+  if (m_store->remote()) return remote_picture(m, req);
   // A new result: every map seen before, at its current view, in one batch.
   if (m.serial != m_serial) refresh_batch(req);
   m.last = req;
@@ -149,6 +154,80 @@ const HeatmapPicture& HeatmapSet::picture(const HeatmapRequest& req) {
     m.painted.clear();
     if (!m.pic.ok) return m.pic;
   }
+  return paint(m, req, region, out_w, out_h);
+}
+
+// A remote store: the view is asked for without waiting and drawn when it comes; until then the last view
+// of the same matrices stays (at its own place), so a slow link shows a coarser or older view, never a frozen
+// window and never the previous result's values as this one's.
+const HeatmapPicture& HeatmapSet::remote_picture(Map& m, const HeatmapRequest& req) {
+  m.last = req;
+  int out_w = 1, out_h = 1;
+  LodRegion region;
+  try {
+    region = region_of(req, *m_store, &out_w, &out_h);
+  } catch (const std::exception& e) {
+    m.pic = HeatmapPicture{};
+    m.pic.error = e.what();
+    return m.pic;
+  }
+  if (m.pending && m.pending->ready()) {
+    const std::shared_ptr<PendingReduce> p = std::move(m.pending);
+    if (m.pending_serial == m_serial) {  // else the answer is of an earlier result: dropped
+      m.pic = HeatmapPicture{};
+      m.pic.region = m.pending_region;
+      try {
+        std::vector<float> v(size_t(m.pending_region.w) * size_t(m.pending_region.h));
+        m.pic.data = p->take(v.data());
+        m.layer.upload(m.pending_region, v.data());
+        m.pic.ok = true;
+      } catch (const std::exception& e) {
+        m.pic.error = e.what();
+      }
+      m.pic.refresh_ms = now_ms() - m.pending_t0;
+      m.reduce = m.pending_mode;
+      m.serial = m_serial;
+      m.region_w = m.pending_w;
+      m.region_h = m.pending_h;
+      m.painted.clear();
+    }
+  }
+  // What is shown is the view asked for (or its failure, which is not asked again every frame).
+  const bool current = m.serial == m_serial && m.pic.region == region && m.reduce == req.reduce;
+  if (!current && !m.pending) {
+    try {
+      m.pending = m_store->reduce_later(req.id, region, req.reduce);
+      m.pending_region = region;
+      m.pending_mode = req.reduce;
+      m.pending_serial = m_serial;
+      m.pending_w = out_w;
+      m.pending_h = out_h;
+      m.pending_t0 = now_ms();
+    } catch (const std::exception& e) {  // the link is gone: said in the plot
+      m.pic = HeatmapPicture{};
+      m.pic.error = e.what();
+      m.pic.region = region;
+      m.reduce = req.reduce;
+      m.serial = m_serial;
+      return m.pic;
+    }
+  }
+  if (m.serial != m_serial) {
+    m.pic = HeatmapPicture{};
+    m.pic.pending = true;
+    m.pic.error = "coming from the engine";
+    return m.pic;
+  }
+  if (!m.pic.ok) return m.pic;
+  // Painted at the region it shows, at the screen size it was asked at.
+  const LodRegion shown = m.pic.region;
+  paint(m, req, shown, m.region_w, m.region_h);
+  m.pic.pending = !current;
+  return m.pic;
+}
+
+const HeatmapPicture& HeatmapSet::paint(Map& m, const HeatmapRequest& req, const LodRegion& region, int out_w,
+                                        int out_h) {
   HeatmapPicture& p = m.pic;
   p.shown = resolve_range(req.range, p.data, req.manual);
   p.block_rows = (region.rows + region.h - 1) / region.h;
@@ -186,11 +265,51 @@ const HeatmapPicture& HeatmapSet::picture(const HeatmapRequest& req) {
   return p;
 }
 
+bool HeatmapSet::waiting() const {
+  if (m_remote_read) return true;
+  for (const Map& m : m_maps)
+    if (m.pending) return true;
+  return false;
+}
+
 HoverValue HeatmapSet::hover(MatrixId id, int64_t row, int64_t col) {
   HoverValue none;
   if (!m_store || row < 0 || col < 0 || row >= m_store->rows(id) || col >= m_store->cols(id)) return none;
   const bool same =
       m_hover.row == row && m_hover.col == col && m_hover_id == id && m_hover_serial == m_serial;
+  if (m_store->remote()) {  // a round trip: asked now, shown when it comes ("reading" until then)
+    if (!same) {
+      m_hover = HoverValue{};
+      m_hover.row = row;
+      m_hover.col = col;
+      m_hover.state = HoverValue::State::Pending;
+      m_hover_id = id;
+      m_hover_serial = m_serial;
+    }
+    const std::array<int64_t, 4> key{int64_t(id), row, col, int64_t(m_serial)};
+    if (m_remote_read && m_remote_read->ready()) {
+      const auto read = std::move(m_remote_read);
+      if (key == m_remote_key && m_hover.state == HoverValue::State::Pending) {
+        try {
+          m_hover.value = read->take();
+          m_hover.state = HoverValue::State::Ready;
+        } catch (const std::exception& e) {
+          m_hover.state = HoverValue::State::Failed;
+          m_hover.error = e.what();
+        }
+      }
+    }
+    if (m_hover.state == HoverValue::State::Pending && !m_remote_read) {
+      try {
+        m_remote_read = m_store->element_later(id, row, col);
+        m_remote_key = key;
+      } catch (const std::exception& e) {
+        m_hover.state = HoverValue::State::Failed;
+        m_hover.error = e.what();
+      }
+    }
+    return m_hover;
+  }
   if (m_store->cuda_device() < 0) {  // host memory: read it now
     if (same && m_hover.state == HoverValue::State::Ready) return m_hover;
     m_hover = HoverValue{};

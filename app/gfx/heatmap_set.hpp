@@ -41,6 +41,10 @@ struct HeatmapPicture {
   bool grid = false;     // the tile grid is drawn
   int64_t block_rows = 1, block_cols = 1;  // elements per value (1 x 1: every element is its own pixel)
   double refresh_ms = 0;                   // the last reduction of this map (its batch, for a new result)
+  // A remote engine's matrices: the view asked for is on its way. With ok, the picture is an earlier view of
+  // the same matrices (drawn at its own region, coarser or beside the new one) until it comes; without ok,
+  // nothing of this result has come yet.
+  bool pending = false;
 };
 
 struct HoverValue {
@@ -74,8 +78,11 @@ class HeatmapSet {
   const HeatmapPicture& picture(const HeatmapRequest& req);
 
   // The exact value of one element, for hover readouts: immediate from host memory, asynchronous from a GPU
-  // (State::Pending for a frame or two); never blocks the frame.
+  // or a remote engine (State::Pending for a frame or two, or a round trip); never blocks the frame.
   HoverValue hover(MatrixId id, int64_t row, int64_t col);
+  // An answer of a remote engine is awaited (a heatmap or a hover value): the window keeps drawing frames
+  // until it comes.
+  bool waiting() const;
 
   // Tests and benchmarks: the map's layer (its value texture and painter).
   const HeatmapLayer& layer(MatrixId id) const { return m_maps[size_t(id)].layer; }
@@ -89,8 +96,20 @@ class HeatmapSet {
     Reduce reduce = Reduce::Mean;
     std::string painted;  // the key the colour texture was painted with
     int out_w = 0, out_h = 0;
+    // A remote store: the reduction in flight (one per map: a drag asks again once the last one is in), and
+    // the screen size the shown region was asked at.
+    std::shared_ptr<PendingReduce> pending;
+    LodRegion pending_region;
+    Reduce pending_mode = Reduce::Mean;
+    uint64_t pending_serial = 0;
+    int pending_w = 1, pending_h = 1;
+    double pending_t0 = 0;
+    int region_w = 1, region_h = 1;
   };
   void refresh_batch(const HeatmapRequest& current);
+  const HeatmapPicture& remote_picture(Map& m, const HeatmapRequest& req);
+  const HeatmapPicture& paint(Map& m, const HeatmapRequest& req, const LodRegion& region, int out_w,
+                              int out_h);
   static LodRegion region_of(const HeatmapRequest& req, const MatrixStore& store, int* out_w, int* out_h);
 
   HeatmapContext m_ctx;
@@ -103,6 +122,8 @@ class HeatmapSet {
   uint64_t m_hover_serial = 0;
   std::shared_ptr<const MatrixStore> m_reading_store;  // kept alive until its read has landed
   std::optional<std::array<int64_t, 3>> m_reading;     // id, row, col of the read in flight
+  std::shared_ptr<PendingElement> m_remote_read;       // a remote store's hover value in flight
+  std::array<int64_t, 4> m_remote_key{};               // its id, row, col and store serial
   std::unique_ptr<AsyncElementRead> m_reader;  // declared last: waits for its read before the rest goes
 };
 

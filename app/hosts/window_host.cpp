@@ -204,8 +204,10 @@ int run_gui(const GuiOptions& opt) {
     if (g_close_requested) glfwSetWindowShouldClose(win, GLFW_TRUE);
     // Idle: wait for input (low CPU); a job in flight (a run, a sweep, a kernel build, a file, the
     // bandwidth): keep animating its spinner.
+    // An answer of a remote engine (a heatmap, a hover value) is drawn the frame it comes.
+    const bool awaiting = app.state().heatmaps && app.state().heatmaps->waiting();
     if (!app.state().jobs.running.empty() || app.state().repeat || opt.hooks.poll_continuously ||
-        layout_frames > 0)
+        layout_frames > 0 || awaiting)
       glfwPollEvents();
     else
       glfwWaitEventsTimeout(0.25);

@@ -8,6 +8,7 @@
 #include <imgui_te_engine.h>
 
 #include <algorithm>
+#include <csignal>
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -41,6 +42,7 @@
 #include "ui/plots/plots.hpp"
 #include "kernels/engine/registry.hpp"
 #include "core/io/session.hpp"
+#include "core/remote/remote_backend.hpp"
 #include "test_util.hpp"
 #include "core/user_kernel/kernel_workshop.hpp"
 #include "kernels/user/nvrtc_compile.hpp"
@@ -2218,4 +2220,100 @@ TEST_F(Gui, AScreenshotReadBackWrongIsNotWrittenAndTheWindowChecksItsPicturesAga
   EXPECT_EQ(shots_while_damaged, 0u);  // not even an empty reservation is left behind
   EXPECT_TRUE(said);
   EXPECT_EQ(shots(), 1u);
+}
+
+namespace {
+// The colour at the centre of element (row, col) of a heatmap in a screenshot (RGB summed: its brightness).
+int brightness_at(const unsigned char* px, int w, int h, const ui::HeatmapReport& r, int64_t row,
+                  int64_t col) {
+  const ImVec2 c = element_centre(r, row, col);
+  const int x = std::clamp(int(c.x), 0, w - 1), y = std::clamp(int(c.y), 0, h - 1);
+  const unsigned char* p = px + 3 * (size_t(y) * size_t(w) + size_t(x));
+  return p[0] + p[1] + p[2];
+}
+}  // namespace
+
+// The window on a remote engine (`tilescope serve --backend cpu` behind the simulated link of 40 ms round
+// trip and 100 Mbit/s): the run, its heatmaps the right way up, hover values and a zoom come through the link
+// without a frame waiting for it; the engine killed, the window says so, keeps its result and reconnects.
+TEST_F(Gui, ARemoteEngineBehindASlowLinkDrawsRunsAndSurvivesItsDeath) {
+  std::filesystem::create_directories(m_dir.path() / "tilescope");
+  std::ofstream(config_file("settings.json"))
+      << R"({"m": 64, "n": 48, "k": 40, "square": false, "input": "ramp", "kernel": "tiled", "tile": 8})";
+  auto remote = std::make_shared<remote::RemoteBackend>(std::string("exec ") + LINK_SIM_BIN +
+                                                        " --rtt-ms 40 --mbit 100 -- " + TILESCOPE_BIN +
+                                                        " serve --backend cpu --quiet");
+  GuiRun s;
+  s.backend = remote;
+  s.body = [&](ImGuiTestContext* ctx, App& app) {
+    ui::AppState& st = app.state();
+    const ui::FrameReport& drawn = app.report();
+    IM_CHECK(wait_for_result(ctx, app, 0));
+    IM_CHECK(st.result->store && st.result->store->remote());
+    auto settled = [&](const char* map) {
+      auto it = drawn.heatmaps.find(std::string("heatmap ") + map);
+      return it != drawn.heatmaps.end() && it->second.drawn && !it->second.pending;
+    };
+    IM_CHECK(yield_until(
+        ctx, [&] { return settled("A") && settled("B") && settled("C = A B"); }, 30));
+    IM_CHECK_NE(drawn.panels.at("Status").state.find(" ms: exec "), std::string::npos);
+    // The pictures, the right way up: A[i][j] = i grows down the rows, B[i][j] = j along the columns.
+    const std::filesystem::path dir = m_dir.path() / "pictures" / "TileScope";
+    st.ask(ui::rq::Screenshot{});
+    auto shot = [&] {
+      std::error_code ec;
+      for (const auto& e : std::filesystem::directory_iterator(dir, ec)) return e.path().string();
+      return std::string();
+    };
+    IM_CHECK(yield_until(
+        ctx, [&] { return !shot().empty(); }, 10));
+    int w = 0, h = 0, n = 0;
+    unsigned char* px = stbi_load(shot().c_str(), &w, &h, &n, 3);
+    IM_CHECK(px != nullptr);
+    const ui::HeatmapReport a = drawn.heatmaps.at("heatmap A"), b = drawn.heatmaps.at("heatmap B");
+    const int a_top = brightness_at(px, w, h, a, 0, 20), a_bottom = brightness_at(px, w, h, a, 63, 20);
+    const int b_left = brightness_at(px, w, h, b, 20, 0), b_right = brightness_at(px, w, h, b, 20, 47);
+    stbi_image_free(px);
+    IM_CHECK_GT(a_bottom, a_top + 100);  // viridis: dark purple at the low end, yellow at the high end
+    IM_CHECK_GT(b_right, b_left + 100);
+    // Hover values: asked through the link, shown when they come.
+    for (const auto& rc : {std::pair<int64_t, int64_t>{5, 30}, {39, 2}}) {
+      const int64_t row = rc.first, col = rc.second;
+      ctx->MouseMoveToPos(element_centre(a, row, col));
+      IM_CHECK(yield_until(
+          ctx, [&] { return drawn.hover.ready && drawn.hover.row == row; }, 20));
+      IM_CHECK_EQ(drawn.hover.col, col);
+      IM_CHECK_EQ(drawn.hover.value, float(row));
+    }
+    ctx->MouseMoveToPos(ImVec2(2, 2));
+    // A zoom: the region asked for comes, reduced there; frames kept coming meanwhile (we are yielding them).
+    st.ask(ui::rq::Zoom{ui::ZoomRequest{10, 4, 16, 12, true}});
+    IM_CHECK(yield_until(
+        ctx,
+        [&] {
+          const ui::HeatmapReport& r = drawn.heatmaps.at("heatmap A");
+          // Rows 10..25 and columns 4..15 in sight (the plot keeps its aspect, so it may show more), not
+          // all 64.
+          return r.drawn && !r.pending && r.region.row0 <= 10 && r.region.row0 + r.region.rows >= 26 &&
+                 r.region.rows < 40 && r.region.col0 <= 4 && r.region.col0 + r.region.cols >= 16;
+        },
+        20));
+    // The engine dies: the window says so, keeps its result, and comes back with Reconnect.
+    const uint64_t results = st.result_serial;
+    IM_CHECK_EQ(::kill(remote->connection()->pid(), SIGKILL), 0);
+    IM_CHECK(yield_until(
+        ctx, [&] { return drawn.panels.at("Status").state.find("engine lost") != std::string::npos; }, 20));
+    IM_CHECK(st.result.has_value());
+    IM_CHECK_EQ(st.result_serial, results);
+    st.ask(ui::rq::Reconnect{});
+    IM_CHECK(yield_until(
+        ctx, [&] { return remote->link().connected && !st.jobs.has(kJobReconnect); }, 30));
+    IM_CHECK(logged(st, "connected to the engine"));
+    st.ask(ui::rq::Run{});
+    IM_CHECK(wait_for_result(ctx, app, results));
+    IM_CHECK(yield_until(
+        ctx, [&] { return settled("C = A B"); }, 30));
+  };
+  run_session(s);
+  EXPECT_EQ(s.passed, 1);
 }

@@ -77,7 +77,7 @@ class ControlsPanel final : public Panel {
           ImGui::SeparatorText("yours");
           user_shown = true;
         }
-        const bool usable = s.backend_kind() == "cuda" ? k.has_cuda : k.cpu != nullptr;
+        const bool usable = k.runs_on(s.backend_kind());
         ImGui::BeginDisabled(!usable);
         // Under "broken on purpose" the teaching variants need no word of their role: their titles suffice.
         if (ImGui::Selectable(k.teaching ? k.title.c_str() : k.label().c_str(), k.id == p.kernel)) {

@@ -434,6 +434,8 @@ class MatricesPanel final : public Panel {
         const LodRegion& r = pic.region;
         draw_rows_down("##img", pic.texture, double(r.col0), double(r.row0), double(r.col0 + r.cols),
                        double(r.row0 + r.rows));
+      } else if (pic.pending) {  // a remote engine's first view of this result, on its way
+        ImPlot::PlotText("coming from the engine...", double(cols) * 0.5, double(rows) * 0.5);
       } else if (!pic.error.empty()) {
         ImPlot::PlotText(("no picture: " + pic.error).c_str(), double(cols) * 0.5, double(rows) * 0.5);
         if (m_reported_error != pic.error) {
@@ -461,6 +463,9 @@ class MatricesPanel final : public Panel {
       rep.y1 = lim.Y.Max;
       rep.shown_lo = pic.shown.lo;
       rep.shown_hi = pic.shown.hi;
+      rep.drawn = pic.ok;
+      rep.pending = pic.pending;
+      rep.region = pic.region;
       ImPlot::EndPlot();
     }
     input.ZoomRate = zoom_rate;

@@ -1,6 +1,7 @@
 #include "ui/panels/status_bar.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <string>
 
 #include <imgui.h>
@@ -43,6 +44,39 @@ void draw_status_bar(AppState& s, FrameReport& out) {
                 ? ("heatmaps are written by CUDA straight into GL memory: " + s.heatmaps->path_note()).c_str()
                 : ("heatmaps come through host memory: " + st.why).c_str());
       out.panels["Status"].state = st.on ? "interop on" : "interop off: " + st.why;
+    }
+    // A remote engine: where it runs and how far away, or that its link is gone, with the way back.
+    if (s.backend) {
+      const Backend::Link l = s.backend->link();
+      if (l.remote) {
+        ImGui::TextDisabled("|");
+        std::string text;
+        if (l.connected) {
+          char rtt[32];
+          std::snprintf(rtt, sizeof rtt, l.rtt_ms > 0 ? "%.0f ms" : "...", l.rtt_ms);
+          text =
+              std::string("engine ") + rtt + ": " + l.command;  // the round trip first: a long command is cut
+          text_fit(text, &pal.good,
+                   std::min(ImGui::GetFontSize() * 24, ImGui::GetContentRegionAvail().x * 0.4f));
+          if (ImGui::IsItemHovered())
+            ImGui::SetTooltip(
+                "the engine runs TileScope %s through `%s`\nround trip %.1f ms, %.1f MB in, %.1f MB out",
+                l.engine_version.c_str(), l.command.c_str(), l.rtt_ms, double(l.bytes_in) / 1e6,
+                double(l.bytes_out) / 1e6);
+        } else {
+          text = "engine lost: " + l.lost;
+          ImGui::PushStyleColor(ImGuiCol_Text, pal.bad);
+          const bool again = ImGui::SmallButton(s.jobs.has(kJobReconnect) ? "connecting..." : "Reconnect");
+          ImGui::PopStyleColor();
+          if (again && !s.jobs.has(kJobReconnect)) s.ask(rq::Reconnect{});
+          if (ImGui::IsItemHovered())
+            ImGui::SetTooltip("%s\nthe results, sessions and panels are kept; Reconnect runs `%s` again",
+                              text.c_str(), l.command.c_str());
+          text_fit(text, &pal.bad,
+                   std::min(ImGui::GetFontSize() * 24, ImGui::GetContentRegionAvail().x * 0.4f));
+        }
+        out.panels["Status"].state += (out.panels["Status"].state.empty() ? "" : "; ") + text;
+      }
     }
     // OpenGL failed its self-check: said before anything else, in words, with a click to the explanation.
     if (!s.pictures_trusted()) {

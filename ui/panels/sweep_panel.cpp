@@ -149,7 +149,7 @@ class SweepPanel final : public Panel {
  private:
   // A kernel the panel lists (and a sweep may take): one this backend runs, not a teaching variant.
   static bool sweepable(const AppState& s, const KernelInfo& k) {
-    const bool usable = s.backend_kind() == "cuda" ? k.has_cuda : k.cpu != nullptr;
+    const bool usable = k.runs_on(s.backend_kind());
     return usable && !k.teaching;
   }
 
