@@ -4,21 +4,22 @@
 # stripped and xz-compressed into DEST/bins.tar.xz (they must travel under 64 MiB), with the shared libraries
 # the binaries need that such a machine lacks (GLFW, libepoxy, X11's client libraries) in DEST/lib.
 # On the GPU machine: tar -xJf DEST/bins.tar.xz -C DEST, then DEST has the layout of a build folder
-# (app/tilescope, tests/{gpu,gl,ui}/..., lib/) that tests/gpu/*_device.sh take as BUILD_DIR.
+# (app/tilescope, tests/{gpu,gl,ui,tools}/..., lib/) that tests/gpu/*_device.sh take as BUILD_DIR.
 # Usage: scripts/pack-device.sh BUILD_DIR DEST
 set -euo pipefail
 build=${1:?build folder}
 dest=${2:?destination folder}
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
-for f in app/tilescope tests/gpu/tilescope_gpu_tests tests/gl/tilescope_gl_tests tests/ui/tilescope_ui_tests; do
+for f in app/tilescope tests/gpu/tilescope_gpu_tests tests/gl/tilescope_gl_tests tests/ui/tilescope_ui_tests \
+  tests/tools/link_sim; do
   mkdir -p "$stage/$(dirname "$f")"
   strip -o "$stage/$f" "$build/$f"
 done
 mkdir -p "$dest/lib"
 rm -f "$dest/bins.tar.xz"
 tar -C "$stage" -cf - app tests | xz -T2 -6 > "$dest/bins.tar.xz"
-for lib in libglfw.so.3 libepoxy.so.0 libX11.so.6 libxcb.so.1 libXau.so.6 libXdmcp.so.6 libbsd.so.0 libmd.so.0; do
+for lib in libzstd.so.1 libglfw.so.3 libepoxy.so.0 libX11.so.6 libxcb.so.1 libXau.so.6 libXdmcp.so.6 libbsd.so.0 libmd.so.0; do
   cp -L "$(ldconfig -p | awk -v l="$lib" '$1 == l { print $NF; exit }')" "$dest/lib/"
 done
 du -sh "$dest"

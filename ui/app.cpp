@@ -70,7 +70,7 @@ App::App(std::shared_ptr<Backend> backend, const std::string& note, Settings set
     m_state.say(Severity::Error, std::string("cannot ask the device how much it can run: ") + e.what());
   }
   // The GL context is current: can the engine's GPU write into it?
-  m_state.heatmaps = std::make_shared<gfx::HeatmapSet>(backend->cuda_device());
+  m_state.heatmaps = std::make_shared<gfx::HeatmapSet>(backend->cuda_device(), host_path_why());
   m_dialogs = std::make_unique<FileDialogs>();
   // Every measurement of this window goes into a session of this device; sweeps run on a thread of their own.
   // (The session keeps the device: AppState::device() reads it there.)
@@ -159,6 +159,13 @@ void App::check_gl() {
   std::fprintf(stderr, "tilescope: OpenGL self-check failed: %s (%s)\n", r.verdict.c_str(), r.detail.c_str());
 }
 
+std::string App::host_path_why() const {
+  if (!m_interop_off_why.empty()) return m_interop_off_why;
+  if (m_state.backend && m_state.backend->link().remote)
+    return "the engine is remote: each view comes reduced through its link";
+  return "";
+}
+
 void App::release_gl() {
   m_state.heatmaps.reset();
   for (auto& p : m_panels) p->release_gl();
@@ -167,7 +174,7 @@ void App::release_gl() {
 void App::restore_gl(const std::string& renderer) {
   AppState& s = m_state;
   s.gl_renderer = renderer;
-  s.heatmaps = std::make_shared<gfx::HeatmapSet>(m_queue.backend().cuda_device(), m_interop_off_why);
+  s.heatmaps = std::make_shared<gfx::HeatmapSet>(m_queue.backend().cuda_device(), host_path_why());
   ++s.gl_generation;
   ++s.gl.rebuilds;
   m_gl_rebuild = GlRebuild::None;

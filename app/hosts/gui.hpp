@@ -132,6 +132,8 @@ struct FrameBenchResult {
     int64_t frames = 0;  // frames drawn during the sweep (at most 4 a second while a kernel was timed)
   } sweep;
   std::vector<double> commit_ms;  // commit -> the new result's heatmaps and Result drawn
+  // A remote engine: the bytes its link carried per commit, each way (the run, its result and the views).
+  double commit_bytes_in = 0, commit_bytes_out = 0;
   struct Save {
     bool editor = false;    // saved from the window's editor (else written by another program)
     double noticed_ms = 0;  // the change seen (the watcher polls every second)

@@ -25,13 +25,16 @@ using clock_type = std::chrono::steady_clock;
 // result).
 // cuda_part (optional): per repeat, the time until the refresh returned (the CUDA side, ending with the
 // range readback's synchronisation), before GL's wait and glFinish.
+// Untimed refreshes before the timed ones (the first allocates and registers the buffers).
+constexpr int kWarmupRefreshes = 3;
+
 PathTiming time_path(const std::string& name, const std::string& what, gfx::HeatmapContext& ctx,
                      const MatrixStore& store, int view, int repeats, bool full_resolution, bool batched,
                      bool want_interop, std::vector<double>* cuda_part = nullptr) {
   PathTiming t{name, what, {}};
   gfx::HeatmapLayer layers[3];
   const MatrixId ids[3] = {MatrixId::A, MatrixId::B, MatrixId::C};
-  for (int i = -3; i < repeats; ++i) {
+  for (int i = -kWarmupRefreshes; i < repeats; ++i) {
     const auto t0 = clock_type::now();
     std::vector<gfx::HeatmapLayer::Job> jobs;
     for (int j = 0; j < 3; ++j) {
@@ -105,6 +108,8 @@ HeatmapBenchResult run_heatmap_bench(const HeatmapBenchOptions& opt) {
     gfx::HeatmapContext interop(opt.backend->cuda_device(), gfx::InteropPath::Mapped);
     out.interop = interop.interop().on;
     out.interop_why = interop.interop().why;
+    if (opt.backend->link().remote)
+      out.interop_why = out.shared_note = "the engine is remote: each view comes reduced through its link";
     if (out.interop) {
       out.paths.push_back(time_path("interop",
                                     "LOD kernels writing registered GL textures, one map/unmap and one sync "
@@ -141,9 +146,21 @@ HeatmapBenchResult run_heatmap_bench(const HeatmapBenchOptions& opt) {
                                     opt.view, opt.repeats, false, false, true));
     }
     gfx::HeatmapContext host(-1);  // the fallback: interop off
+    const Backend::Link before = opt.backend->link();
     out.paths.push_back(time_path(
-        "host fallback", "LOD on the engine's device (or CPU), view values through host memory -> texture",
+        "host fallback",
+        before.remote ? "LOD in the remote engine, the view's values through the link (zstd) -> texture"
+                      : "LOD on the engine's device (or CPU), view values through host memory -> texture",
         host, store, opt.view, opt.repeats, false, false, false));
+    if (before.remote) {
+      const Backend::Link after = opt.backend->link();
+      const double refreshes = double(opt.repeats + kWarmupRefreshes);
+      out.remote = true;
+      out.engine = before.command;
+      out.rtt_ms = after.rtt_ms;
+      out.refresh_bytes_in = double(after.bytes_in - before.bytes_in) / refreshes;
+      out.refresh_bytes_out = double(after.bytes_out - before.bytes_out) / refreshes;
+    }
     out.paths.push_back(time_path("full host round trip",
                                   "every element through host memory into a full-resolution texture (no LOD)",
                                   host, store, opt.view, std::max(3, opt.repeats / 10), true, false, false));
@@ -169,6 +186,8 @@ HeatmapBenchResult run_heatmap_bench(const HeatmapBenchOptions& opt) {
     out.frame_ms = f.frame_ms;
     out.frame_phases = f.phases;
     out.commit_ms = f.commit_ms;
+    out.commit_bytes_in = f.commit_bytes_in;
+    out.commit_bytes_out = f.commit_bytes_out;
     out.runs_during_frames = f.runs;
     out.frame_heatmap_state = f.heatmap_state;
   }
@@ -250,7 +269,12 @@ std::string format_heatmap_bench(const HeatmapBenchResult& r, const HeatmapBench
                       {"min_ms", st.min},
                       {"max_ms", st.max},
                       {"all_ms", r.commit_ms}};
+      if (r.remote) j["commits"]["link_bytes"] = {{"in", r.commit_bytes_in}, {"out", r.commit_bytes_out}};
     }
+    if (r.remote)
+      j["engine"] = {{"command", r.engine},
+                     {"rtt_ms", r.rtt_ms},
+                     {"refresh_link_bytes", {{"in", r.refresh_bytes_in}, {"out", r.refresh_bytes_out}}}};
     for (const auto& sv : r.saves)
       j["saves"].push_back({{"from", sv.editor ? "the window's editor" : "another program (the watcher)"},
                             {"noticed_ms", sv.noticed_ms},
@@ -265,6 +289,12 @@ std::string format_heatmap_bench(const HeatmapBenchResult& r, const HeatmapBench
      << "\n- GL: " << r.gl_context << "; " << r.gl_renderer
      << "\n- interop: " << (r.interop ? "on" : "off (" + r.interop_why + ")")
      << "\n- shared memory: " << r.shared_note << "\n";
+  if (r.remote) {
+    std::snprintf(line, sizeof line,
+                  "- engine: `%s`, round trip %.1f ms; link bytes per refresh of A, B and C: %.0f in, %.0f out\n",
+                  r.engine.c_str(), r.rtt_ms, r.refresh_bytes_in, r.refresh_bytes_out);
+    os << line;
+  }
   std::snprintf(line, sizeof line, "- problem: %lld x %lld x %lld, %s tile %d; views %d x %d (A, B, C)\n\n",
                 (long long)s.m, (long long)s.n, (long long)s.k, s.kernel.c_str(), s.tile, opt.view, opt.view);
   os << line;
@@ -322,6 +352,11 @@ std::string format_heatmap_bench(const HeatmapBenchResult& r, const HeatmapBench
         "median %.1f ms, min %.1f ms, max %.1f ms\n",
         r.commit_ms.size(), st.median, st.min, st.max);
     os << line;
+    if (r.remote) {
+      std::snprintf(line, sizeof line, "link bytes per commit: %.0f in, %.0f out\n", r.commit_bytes_in,
+                    r.commit_bytes_out);
+      os << line;
+    }
   }
   if (!r.saves.empty()) {
     os << "\nkernel file saved -> new build's heatmaps and Result drawn (the watcher polls every second):\n\n"

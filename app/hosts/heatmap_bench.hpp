@@ -47,6 +47,13 @@ struct HeatmapBenchResult {
   int runs_during_frames = 0;
   FrameBenchResult::SweepRun sweep;
   std::string frame_heatmap_state;
+  // A remote engine (--engine): its command and round trip, and the bytes its link carried per refresh of the
+  // three maps (host fallback: each view reduced there and sent compressed) and per commit.
+  bool remote = false;
+  std::string engine;
+  double rtt_ms = 0;
+  double refresh_bytes_in = 0, refresh_bytes_out = 0;
+  double commit_bytes_in = 0, commit_bytes_out = 0;
 };
 
 HeatmapBenchResult run_heatmap_bench(const HeatmapBenchOptions& opt);

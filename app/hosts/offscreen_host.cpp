@@ -360,17 +360,27 @@ FrameBenchResult run_frame_bench(const FrameBenchOptions& opt) {
   frame();
 
   // Commit -> picture: the size changes as a released slider changes it, and the clock stops at the end of
-  // the first frame that draws the new result (heatmaps refreshed, Result panel updated).
+  // the first frame that draws the new result (heatmaps refreshed, Result panel updated). On a remote engine
+  // the heatmaps come a round trip after the result: the clock stops when they are drawn too.
+  auto awaiting = [&] { return st.heatmaps && st.heatmaps->waiting(); };
+  while (awaiting()) frame();
+  const Backend::Link before = opt.backend->link();
   for (int c = 0; c < opt.commits; ++c) {
     const int64_t n = c % 2 ? opt.spec.n : std::max<int64_t>(1, opt.spec.n - 24);
     const uint64_t serial = st.result_serial;
     const auto t0 = clock::now();
     st.settings.spec.m = st.settings.spec.n = st.settings.spec.k = n;
     const auto limit = t0 + std::chrono::seconds(20);
-    while (st.result_serial == serial && st.last_error.empty() && clock::now() < limit) frame();
+    while ((st.result_serial == serial || awaiting()) && st.last_error.empty() && clock::now() < limit) frame();
     if (!st.last_error.empty()) throw std::runtime_error("a commit's run failed: " + st.last_error);
     if (st.result_serial == serial) throw std::runtime_error("a commit's run did not finish within 20 s");
+    if (awaiting()) throw std::runtime_error("a commit's heatmaps did not come from the engine within 20 s");
     r.commit_ms.push_back(std::chrono::duration<double, std::milli>(clock::now() - t0).count());
+  }
+  if (opt.commits > 0 && before.remote) {
+    const Backend::Link after = opt.backend->link();
+    r.commit_bytes_in = double(after.bytes_in - before.bytes_in) / opt.commits;
+    r.commit_bytes_out = double(after.bytes_out - before.bytes_out) / opt.commits;
   }
   // Save -> picture: a copy of the person's kernel file is changed (a comment line more, so the build is new
   // and not in the cache), and the clock stops at the end of the first frame that draws the new build's run.
