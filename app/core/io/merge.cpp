@@ -98,6 +98,15 @@ MergeResult merge_parts(const std::vector<MergeInput>& in, const MergeOptions& o
           ": not a part of a bench sweep (it has no 'sweep_part'; `tilescope bench "
           "--session-out` writes one, the window's sessions and those of older versions have none)");
 
+  for (const MergeInput& x : in) {  // what the session reader checks, for sessions made in memory
+    const SweepPart& p = *x.session.part;
+    if (p.shards < 1 || p.shard < 1 || p.shard > p.shards ||
+        p.record_points.size() != x.session.records.size())
+      throw MergeError(x.name + ": its sweep_part is not consistent (shard " + std::to_string(p.shard) +
+                       " of " + std::to_string(p.shards) + ", " + std::to_string(p.record_points.size()) +
+                       " record points for " + std::to_string(x.session.records.size()) + " records)");
+  }
+
   // [SECTION] The parts belong together: one sweep, split one way, each shard once.
   const SweepPart& first = *in[0].session.part;
   for (const MergeInput& x : in) {
