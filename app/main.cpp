@@ -11,6 +11,7 @@
 #include "cli/gui_cmd.hpp"
 #include "cli/kernel_file.hpp"
 #include "cli/list_cmd.hpp"
+#include "cli/merge_cmd.hpp"
 #include "cli/run_cmd.hpp"
 #include "cli/serve_cmd.hpp"
 #include "cli/snapshot_cmd.hpp"
@@ -33,6 +34,9 @@ int main(int argc, char** argv) {
   CLI::App* bench =
       table.add<BenchArgs>(app, "bench", "measure kernels x shapes on the GPU, verified against cuBLAS first",
                            add_bench_options, cmd_bench);
+  table.add<MergeArgs>(app, "merge",
+                       "join the parts of a sweep measured with bench --shard I/N into its table and session",
+                       add_merge_options, cmd_merge);
   table.add<FigureArgs>(
       app, "figure",
       "one plot as a figure (PNG + CSV + JSON): of a saved session, or measured first (a sweep, the ladder)",

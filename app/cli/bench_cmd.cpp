@@ -5,6 +5,7 @@
 #include <csignal>
 #include <cstdio>
 #include <iostream>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -103,7 +104,12 @@ void add_bench_options(CLI::App* cmd, BenchArgs& a) {
   cmd->add_option("--backend", a.backend, "cuda or cpu")->capture_default_str();
   add_engine_option(cmd, a.engine);
   cmd->add_option("--session-out", a.session_out,
-                  "also write the points as a TileScope session (open it in the window to overlay)");
+                  "also write the points as a TileScope session (open it in the window to overlay; the "
+                  "parts of a sharded sweep are joined by `tilescope merge`)");
+  cmd->add_option("--shard", a.shard,
+                  "I/N: measure only part I of N of the sweep (I from 1 to N), its points p with p mod N = "
+                  "I - 1, so N machines (a job array) share it; join the parts' --session-out files with "
+                  "`tilescope merge`");
   cmd->add_option("--tiles", a.tiles, "only these tile values (default: every tile each kernel supports)");
   cmd->add_option("--format", a.format, "md, csv or json")->capture_default_str();
   cmd->add_option("--out", a.out, "write the table here instead of standard output");
@@ -131,6 +137,8 @@ int cmd_bench(BenchArgs& a, const CLI::App& cmd) {
     throw ts::ValidationError("give at most one of --fix-m and --fix-k");
   if (a.sizes.empty() && (!a.fix_m.empty() || !a.fix_k.empty() || !a.ragged.empty()))
     throw ts::ValidationError("--fix-m, --fix-k and --ragged go with --sizes");
+  const std::optional<ts::Shard> shard =
+      a.shard.empty() ? std::nullopt : std::optional<ts::Shard>(ts::parse_shard(a.shard));
   ts::SweepSpec sweep;
   std::vector<ts::Shape> shapes;
   if (!a.sizes.empty()) {
@@ -216,14 +224,38 @@ int cmd_bench(BenchArgs& a, const CLI::App& cmd) {
       }
   }
 
+  if (points.size() > size_t(ts::kMaxSweepPoints))
+    throw ts::ValidationError("the benchmark has " + std::to_string(points.size()) +
+                              " points (shapes x kernels x tiles), more than the limit of " +
+                              std::to_string(ts::kMaxSweepPoints));
+  // The whole sweep's identity, and the points of this part of it (every point without --shard).
+  const std::string shapes_text = a.shapes.empty() ? std::string("1024,4096,2048x4096x8192,4099") : a.shapes;
+  ts::SweepPart part;
+  part.shard = shard ? shard->index : 1;
+  part.shards = shard ? shard->count : 1;
+  part.sweep = ts::describe_configs(configs) + "; " +
+               (sweep.sizes.empty() ? "shapes " + shapes_text : "sizes " + a.sizes + ", " + sweep.describe());
+  part.sweep_sha256 = ts::sweep_sha256(points);
+  part.points = int64_t(points.size());
+  const std::vector<size_t> mine = ts::shard_points(points.size(), ts::Shard{part.shard, part.shards});
+  std::vector<ts::ProblemSpec> to_measure;
+  to_measure.reserve(mine.size());
+  for (size_t p : mine) to_measure.push_back(points[p]);
+
   using clock = std::chrono::steady_clock;
   const auto t0 = clock::now();
-  ts::validate_sweep(*backend, points, policy);  // every refusal before anything is measured
+  // Every refusal before anything is measured, for the whole sweep: every part refuses alike.
+  ts::validate_sweep(*backend, points, policy);
   const ts::DeviceInfo dev = backend->device_info();
   ts::BenchMeta meta = ts::bench_meta(dev);
   meta.cold = a.cold;
   meta.policy = policy.describe();
   meta.interleave_reference = policy.interleave_reference;
+  meta.sweep_sha256 = part.sweep_sha256;
+  if (shard) {
+    meta.shard = shard->index;
+    meta.shards = shard->count;
+  }
   if (!sweep.sizes.empty()) meta.sweep = sweep.describe();
   // Wave marks: where each configuration's grid needs one more wave on this device (GPU only).
   if (!sweep.sizes.empty() && dev.sm_count > 0) {
@@ -260,33 +292,34 @@ int cmd_bench(BenchArgs& a, const CLI::App& cmd) {
 
   ts::CancelToken none;
   meta.dram_gbs = backend->measure_bandwidth(none).gbs;
-  std::fprintf(
-      stderr, "tilescope bench: %zu points (%s) on %s; %s copy %.0f GB/s; %s\n", points.size(),
-      meta.sweep.empty()
-          ? ("shapes " + (a.shapes.empty() ? std::string("1024,4096,2048x4096x8192,4099") : a.shapes)).c_str()
-          : meta.sweep.c_str(),
-      dev.label.c_str(), dev.sm_count > 0 ? "DRAM" : "memory", meta.dram_gbs, policy.describe().c_str());
+  const std::string which = shard ? "shard " + shard->text() + ": " + std::to_string(to_measure.size()) +
+                                        " of the " + std::to_string(points.size()) + " points"
+                                  : std::to_string(points.size()) + " points";
+  std::fprintf(stderr, "tilescope bench: %s (%s) on %s; %s copy %.0f GB/s; %s\n", which.c_str(),
+               meta.sweep.empty() ? ("shapes " + shapes_text).c_str() : meta.sweep.c_str(), dev.label.c_str(),
+               dev.sm_count > 0 ? "DRAM" : "memory", meta.dram_gbs, policy.describe().c_str());
+  if (shard)
+    std::fprintf(stderr, "tilescope bench: sweep %s (%s)%s\n", part.sweep_sha256.substr(0, 12).c_str(),
+                 part.sweep.c_str(),
+                 to_measure.empty() ? "; this shard has no points (more shards than points): it writes an "
+                                      "empty part for merge"
+                                    : "");
 
   std::vector<ts::BenchPoint> table;
   ts::Session session = ts::Session::for_device(dev);
   auto progress = [&](const ts::SweepPointResult& pr, int done, int total) {
     const ts::ProblemSpec& s = pr.spec;
+    const int64_t point = int64_t(mine[pr.index]);  // in the whole sweep
     if (!pr.result) {
-      ts::BenchPoint p;
-      p.kernel = s.kernel;
-      p.tile = s.tile;
-      p.m = s.m;
-      p.n = s.n;
-      p.k = s.k;
-      p.error = pr.error;
-      p.stop = "failed";
-      table.push_back(p);
+      table.push_back(ts::failed_point(s, pr.error));
+      part.failed.push_back({point, s, pr.error});
       std::fprintf(stderr, "[%d/%d] %-12s %-3d %lldx%lldx%lld  ERROR: %s\n", done, total, s.kernel.c_str(),
                    s.tile, (long long)s.m, (long long)s.n, (long long)s.k, pr.error.c_str());
       return;
     }
     const ts::RunResult& r = *pr.result;
     session.add(r);
+    part.record_points.push_back(point);
     const ts::BenchPoint p = ts::bench_point(r, r.tf32 ? dev.peak_tf32_tflops : dev.peak_fp32_tflops);
     table.push_back(p);
     std::string beside;  // the interleaved cuBLAS, when there is one
@@ -312,12 +345,24 @@ int cmd_bench(BenchArgs& a, const CLI::App& cmd) {
   };
   ts::RunRequest base;
   base.memcheck_new_builds = !a.file.no_guard;
-  const int done = ts::run_sweep(*backend, points, policy, stop, progress, {}, base);
-  meta.interrupted = stop.cancelled() && done < int(points.size());
+  const int done = ts::run_sweep(*backend, to_measure, policy, stop, progress, {}, base);
+  meta.interrupted = stop.cancelled() && done < int(to_measure.size());
   meta.wall_seconds = std::chrono::duration<double>(clock::now() - t0).count();
   ts::relate_to_cublas(table);
   write_text_output(a.out, ts::format_bench(a.format, meta, table), a.force);
   if (!a.session_out.empty()) {
+    // The part of the sweep these points are (1 of 1 without --shard), and what the table says of them,
+    // for `tilescope merge`.
+    part.policy = meta.policy;
+    part.cold_l2 = meta.cold;
+    part.interleave_reference = meta.interleave_reference;
+    part.sizes = meta.sweep;
+    part.started = meta.date;
+    part.wall_seconds = meta.wall_seconds;
+    part.interrupted = meta.interrupted;
+    part.wave_marks = meta.wave_marks;
+    session.dram_gbs = meta.dram_gbs;
+    session.part = part;
     ts::save_session(a.session_out, session, a.force);
     std::fprintf(stderr, "wrote %s (%zu points)\n", a.session_out.c_str(), session.records.size());
   }

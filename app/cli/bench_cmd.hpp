@@ -1,7 +1,8 @@
 #pragma once
 // [SECTION] `tilescope bench`: kernels x shapes (or a sweep of sizes) measured under the bench policy, each
 // verified first and timed interleaved with cuBLAS of its precision; a table in md, csv or json, and the
-// points as a session. Ctrl+C or SIGTERM keeps the finished points. Exit codes: 0, 1 (a point failed
+// points as a session (with the part of the sweep they are: --shard I/N measures part I of N, `tilescope
+// merge` joins the parts). Ctrl+C or SIGTERM keeps the finished points. Exit codes: 0, 1 (a point failed
 // verification, runtime error), 2 (bad input), 128 + the signal.
 #include <string>
 
@@ -17,6 +18,7 @@ struct BenchArgs {
   std::string kernels = "all", shapes, sizes, tiles, format = "md", out, backend = "cuda";
   std::string engine;  // --engine: a remote engine's command (its own --backend chooses there)
   std::string fix_m, fix_k, ragged, session_out;
+  std::string shard;  // "I/N": only part I of N of the sweep (core/engine/sweep.hpp, Shards)
   // The measuring policy: empty takes the backend's bench policy (Backend::bench_policy: a GPU's
   // nvbench-style one, or the CPU's, which a shared CPU can meet).
   std::string min_samples, max_samples, min_time, max_noise, max_time;

@@ -1,5 +1,7 @@
 #include "core/engine/sweep.hpp"
 
+#include "core/base/sha256.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <chrono>
@@ -178,6 +180,73 @@ std::vector<ProblemSpec> expand_sweep(const SweepSpec& spec) {
   for (int64_t s : sizes)
     for (const auto& c : spec.configs) points.push_back(spec.problem(s, c));
   return points;
+}
+
+// [SECTION] Shards.
+std::string Shard::text() const {
+  return std::to_string(index) + "/" + std::to_string(count);
+}
+
+Shard parse_shard(const std::string& text, const std::string& what) {
+  const std::string shown = what + " '" + text + "'";
+  const std::string usage =
+      " (I/N: the I-th of N shards, 1 <= I <= N, e.g. 2/4; in a Slurm job array run with --array=1-N: "
+      "\"$SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT\")";
+  const std::vector<std::string> parts = split(text, '/');
+  if (parts.size() != 2 || trim(parts[0]).empty() || trim(parts[1]).empty())
+    throw ValidationError(shown + " is not I/N" + usage);
+  auto number = [&](const std::string& raw, const char* name) -> int64_t {
+    const std::string t = trim(raw);
+    if (!std::all_of(t.begin(), t.end(), [](unsigned char c) { return std::isdigit(c); }))
+      throw ValidationError(shown + ": " + name + " = '" + t + "' is not a whole number" + usage);
+    if (t.size() > 9)
+      throw ValidationError(shown + ": " + name + " = " + t + " is above the limit of " +
+                            std::to_string(kMaxShards) + " shards");
+    return std::stoll(t);
+  };
+  const int64_t i = number(parts[0], "I"), n = number(parts[1], "N");
+  if (n < 1) throw ValidationError(shown + ": N = 0 shards; N must be at least 1" + usage);
+  if (n > kMaxShards)
+    throw ValidationError(shown + ": N = " + std::to_string(n) + " is above the limit of " +
+                          std::to_string(kMaxShards) + " shards (a sweep holds at most " +
+                          std::to_string(kMaxSweepPoints) + " points)");
+  if (i < 1)
+    throw ValidationError(shown + ": shards are numbered from 1 to " + std::to_string(n) +
+                          ", not from 0 (a job array numbered from 0: give \"$((SLURM_ARRAY_TASK_ID + 1))/" +
+                          std::to_string(n) + "\", or number it --array=1-" + std::to_string(n) + ")");
+  if (i > n)
+    throw ValidationError(shown + ": shard " + std::to_string(i) + " is above the " + std::to_string(n) +
+                          " shards (I is at most N)");
+  return Shard{int(i), int(n)};
+}
+
+std::vector<size_t> shard_points(size_t total, const Shard& shard) {
+  std::vector<size_t> out;
+  if (shard.count < 1 || shard.index < 1 || shard.index > shard.count) return out;
+  for (size_t p = size_t(shard.index - 1); p < total; p += size_t(shard.count)) out.push_back(p);
+  return out;
+}
+
+std::string sweep_sha256(const std::vector<ProblemSpec>& points) {
+  Sha256 h;
+  h.field("tilescope-sweep-1");
+  h.field(std::to_string(points.size()));
+  for (const ProblemSpec& p : points) {
+    h.field(p.kernel);
+    h.field(std::to_string(p.tile));
+    h.field(std::to_string(p.m));
+    h.field(std::to_string(p.n));
+    h.field(std::to_string(p.k));
+    h.field(to_string(p.input));
+    h.field(std::to_string(p.seed));
+  }
+  return h.hex();
+}
+
+std::string describe_configs(const std::vector<KernelTile>& configs) {
+  std::string s;
+  for (const KernelTile& c : configs) s += (s.empty() ? "" : ", ") + c.label();
+  return s;
 }
 
 namespace {

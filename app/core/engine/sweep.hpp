@@ -72,6 +72,43 @@ struct SweepSpec {
 // missing or out of 1..kMaxDim, ragged outside 0..1024, or more than kMaxSweepPoints points.
 std::vector<ProblemSpec> expand_sweep(const SweepSpec& spec);
 
+// [SECTION] Shards: one sweep spread over several machines (`tilescope bench --shard I/N`, a Slurm job
+// array), its parts joined again by `tilescope merge` (core/io/merge.hpp). Interleaved: point p of the whole
+// sweep's point list (0-based, in measuring order) belongs to shard (p mod N) + 1, so every shard gets small
+// and large shapes alike.
+inline constexpr int kMaxShards = kMaxSweepPoints;  // more shards than points leaves some empty, never more
+
+struct Shard {
+  int index = 1;  // 1..count
+  int count = 1;
+  bool operator==(const Shard& o) const { return index == o.index && count == o.count; }
+  std::string text() const;  // "2/4"
+};
+// Parses "I/N" (1 <= I <= N <= kMaxShards; spaces around the numbers allowed). Throws ValidationError naming
+// `what` and the text: not I/N, a number that is not whole, N = 0, I = 0 (shards count from 1; a job array
+// numbered from 0 is told how to shift it) or I above N.
+Shard parse_shard(const std::string& text, const std::string& what = "--shard");
+// The whole sweep's indices (0-based, ascending) that belong to `shard` among `total` points.
+std::vector<size_t> shard_points(size_t total, const Shard& shard);
+// The shard (1-based) that point `p` of the whole sweep belongs to among `count` shards.
+inline int shard_of(size_t p, int count) {
+  return int(p % size_t(count)) + 1;
+}
+
+// A sweep's identity: SHA-256 (64 hex digits) of its point list in order, each point's kernel, tile, M, N, K,
+// input and seed. Two runs measured the same sweep when their identities are equal; the policy and the
+// device are not part of it (merge checks those apart, and can be told to accept a mix).
+std::string sweep_sha256(const std::vector<ProblemSpec>& points);
+// The configurations in words: "tiled T=8, tiled T=16, cublas".
+std::string describe_configs(const std::vector<KernelTile>& configs);
+
+// A wave mark of one configuration (kernel x tile), as a bench table and its session keep it.
+struct ConfigWaveMark {
+  std::string kernel;
+  int tile = 0;
+  int64_t size = 0, waves = 0;
+};
+
 // One finished point of a sweep: its result, or why it has none.
 struct SweepPointResult {
   size_t index = 0;  // in the expanded points

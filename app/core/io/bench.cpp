@@ -35,6 +35,22 @@ BenchMeta bench_meta(const DeviceInfo& d) {
 }
 
 BenchPoint bench_point(const RunResult& r, double peak) {
+  return bench_point(MeasurementRecord::from(r), peak);
+}
+
+BenchPoint failed_point(const ProblemSpec& s, const std::string& error) {
+  BenchPoint p;
+  p.kernel = s.kernel;
+  p.tile = s.tile;
+  p.m = s.m;
+  p.n = s.n;
+  p.k = s.k;
+  p.error = error;
+  p.stop = "failed";
+  return p;
+}
+
+BenchPoint bench_point(const MeasurementRecord& r, double peak) {
   BenchPoint p;
   p.kernel = r.spec.kernel;
   p.tile = r.spec.tile;
@@ -73,10 +89,8 @@ BenchPoint bench_point(const RunResult& r, double peak) {
     }
   }
   p.reference_note = r.interleaved_note;
-  if (r.occupancy) {
-    p.blocks_per_sm = r.occupancy->blocks_per_sm;
-    p.waves = r.occupancy->waves;
-  }
+  p.blocks_per_sm = r.blocks_per_sm;
+  p.waves = r.waves;
   const TrafficEstimate t = estimate_traffic(p.m, p.n, p.k, r.tile_m, r.tile_n);
   p.intensity = t.bytes > 0 ? r.spec.flops() / t.bytes : 0;
   return p;
@@ -152,6 +166,12 @@ std::string shape_str(const BenchPoint& p) {
   return std::to_string(p.m) + "x" + std::to_string(p.n) + "x" + std::to_string(p.k);
 }
 
+std::string join_ints(const std::vector<int>& v, const char* sep) {
+  std::string s;
+  for (int x : v) s += (s.empty() ? "" : sep) + std::to_string(x);
+  return s;
+}
+
 // Every text cell through the one CSV quoting of the program (quoted, and defused where a spreadsheet would
 // take it for a formula).
 std::string csv_field(const std::string& s) {
@@ -172,6 +192,10 @@ std::string format_csv(const BenchMeta& m, const std::vector<BenchPoint>& pts) {
      << "\n# dram_gbs_datasheet," << fmt("%.1f", m.dram_gbs_datasheet) << "\n# wall_seconds,"
      << fmt("%.2f", m.wall_seconds) << "\n# interleave_reference," << (m.interleave_reference ? "yes" : "no")
      << (m.sweep.empty() ? "" : "\n# sweep,") << csv_field(m.sweep)
+     << (m.sweep_sha256.empty() ? "" : "\n# sweep_sha256,") << csv_field(m.sweep_sha256)
+     << (m.shards > 0 ? "\n# shard," + std::to_string(m.shard) + "/" + std::to_string(m.shards) : "")
+     << (m.merged_parts > 0 ? "\n# merged_parts," + std::to_string(m.merged_parts) : "")
+     << (m.missing_shards.empty() ? "" : "\n# missing_shards," + join_ints(m.missing_shards, " "))
      << (m.interrupted ? "\n# interrupted,yes" : "") << "\n";
   for (const auto& w : m.wave_marks)
     os << "# wave_mark," << csv_field(w.kernel) << "," << w.tile << "," << w.size << "," << w.waves << "\n";
@@ -227,7 +251,12 @@ std::string format_json(const BenchMeta& m, const std::vector<BenchPoint>& pts) 
                {"dram_gbs_datasheet", m.dram_gbs_datasheet},
                {"wall_seconds", m.wall_seconds},
                {"interleave_reference", m.interleave_reference},
-               {"sweep", m.sweep}};
+               {"sweep", m.sweep},
+               {"sweep_sha256", m.sweep_sha256},
+               {"merged_parts", m.merged_parts},
+               {"missing_shards", m.missing_shards}};
+  j["meta"]["shard"] =
+      m.shards > 0 ? nlohmann::json{{"index", m.shard}, {"count", m.shards}} : nlohmann::json(nullptr);
   j["wave_marks"] = nlohmann::json::array();
   for (const auto& w : m.wave_marks)
     j["wave_marks"].push_back({{"kernel", w.kernel}, {"tile", w.tile}, {"size", w.size}, {"waves", w.waves}});
@@ -303,6 +332,19 @@ std::string format_markdown(const BenchMeta& m, const std::vector<BenchPoint>& p
        << (m.dram_gbs_datasheet > 0 ? " of " + fmt("%.0f", m.dram_gbs_datasheet) + " theoretical." : ".");
   os << (m.policy.empty() ? "" : " Policy " + m.policy + ".")
      << (m.sweep.empty() ? "" : " Sweep " + m.sweep + ".")
+     << (m.shards > 0 ? " Shard " + std::to_string(m.shard) + " of " + std::to_string(m.shards) +
+                            " of sweep " + m.sweep_sha256.substr(0, 12) + "."
+                      : "")
+     << (m.merged_parts > 0
+             ? " Merged from " + std::to_string(m.merged_parts) + (m.merged_parts == 1 ? " part" : " parts") +
+                   " of sweep " + m.sweep_sha256.substr(0, 12) + "."
+             : "")
+     << (m.missing_shards.empty() ? ""
+                                  : std::string(m.missing_shards.size() == 1 ? " Shard " : " Shards ") +
+                                        join_ints(m.missing_shards, ", ") +
+                                        (m.missing_shards.size() == 1 ? " is missing: its points are"
+                                                                      : " are missing: their points are") +
+                                        " not in the table.")
      << (m.wall_seconds > 0 ? " Took " + fmt("%.1f", m.wall_seconds) + " s." : "")
      << (m.interrupted ? " Interrupted: the points below are those completed." : "") << "\n\n";
   const bool any_interleaved =

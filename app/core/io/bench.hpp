@@ -7,6 +7,8 @@
 
 #include "core/engine/backend.hpp"
 #include "core/engine/stats.hpp"
+#include "core/engine/sweep.hpp"
+#include "core/io/session.hpp"
 
 namespace ts {
 
@@ -41,12 +43,14 @@ struct BenchMeta {
   double wall_seconds = 0;            // the whole run, validation to the last point
   std::string sweep;                  // the sweep's sizes and shape ("" for --shapes)
   // Sweeps on a GPU: the sizes where a configuration's grid first needs one more wave (sweep.hpp).
-  struct WaveMarkRow {
-    std::string kernel;
-    int tile = 0;
-    int64_t size = 0, waves = 0;
-  };
+  using WaveMarkRow = ConfigWaveMark;
   std::vector<WaveMarkRow> wave_marks;
+  // The sweep's identity (sweep_sha256(), sweep.hpp), and which part of it the table is: `bench --shard I/N`
+  // measures part I of N; `tilescope merge` joins parts (merged_parts of them, missing_shards absent).
+  std::string sweep_sha256;
+  int shard = 0, shards = 0;  // 0: not a part
+  int merged_parts = 0;       // 0: measured in one run
+  std::vector<int> missing_shards;
 };
 // Device, versions, peaks and date (now) from the backend's DeviceInfo.
 BenchMeta bench_meta(const DeviceInfo& d);
@@ -86,8 +90,12 @@ struct BenchPoint {
   double intensity = 0;  // FLOP per byte of DRAM traffic, estimated from the block tiling (roofline.hpp)
   std::string date;
 };
-// A measured point as a table row; `peak_tflops` at the kernel's precision (0: unknown).
+// A measured point as a table row; `peak_tflops` at the kernel's precision (0: unknown). A run and the
+// session's record of it give the same row (the run's goes through its record).
+BenchPoint bench_point(const MeasurementRecord& r, double peak_tflops);
 BenchPoint bench_point(const RunResult& r, double peak_tflops);
+// The row of a point that ended without a result (the backend refused it, the device failed).
+BenchPoint failed_point(const ProblemSpec& spec, const std::string& error);
 
 std::string format_csv(const BenchMeta& meta, const std::vector<BenchPoint>& points);
 std::string format_json(const BenchMeta& meta, const std::vector<BenchPoint>& points);

@@ -80,6 +80,24 @@ class JsonWriter {
   void optional_object(const char* key, List&& list) {
     object(key, std::forward<List>(list));
   }
+  // Whole numbers, each in lo..hi, at most `most` of them.
+  template <class Int>
+  void integers(const char* key, const std::vector<Int>& v, int64_t /*lo*/, int64_t /*hi*/,
+                int64_t /*most*/) {
+    m_out[key] = v;
+  }
+  // A list of objects, at most `most`: `fields(io, item)` walks each item's fields with a writer of its own.
+  template <class T, class Fields>
+  void list(const char* key, const std::vector<T>& v, int64_t /*most*/, Fields&& fields) {
+    nlohmann::json a = nlohmann::json::array();
+    for (const T& item : v) {
+      nlohmann::json sub = nlohmann::json::object();
+      JsonWriter w(sub);
+      fields(w, item);
+      a.push_back(std::move(sub));
+    }
+    m_out[key] = std::move(a);
+  }
   template <class Ok, class What>
   void check(Ok&&, What&&) {}
 
@@ -121,14 +139,7 @@ class JsonReader {
   }
   template <class Int>
   void integer(const char* key, Int& v, int64_t lo, int64_t hi) const {
-    const nlohmann::json& x = at(key);
-    if (!x.is_number_integer()) bad(key, "is not a whole number");
-    const bool huge = x.is_number_unsigned() && x.get<uint64_t>() > uint64_t(INT64_MAX);
-    const int64_t i = huge ? 0 : x.get<int64_t>();
-    if (huge || i < lo || i > hi)
-      throw Error(m_where + ": '" + key + "' = " + x.dump() + " is outside " + std::to_string(lo) + ".." +
-                  std::to_string(hi));
-    v = Int(i);
+    v = Int(whole(at(key), key, lo, hi));
   }
   void unsigned_integer(const char* key, uint64_t& v) const {
     const nlohmann::json& x = at(key);
@@ -167,6 +178,26 @@ class JsonReader {
   void optional_object(const char* key, List&& list) const {
     if (has(key)) object(key, std::forward<List>(list));
   }
+  template <class Int>
+  void integers(const char* key, std::vector<Int>& v, int64_t lo, int64_t hi, int64_t most) const {
+    const nlohmann::json& a = list_at(key, most);
+    v.clear();
+    v.reserve(a.size());
+    for (size_t i = 0; i < a.size(); ++i)
+      v.push_back(Int(whole(a[i], std::string(key) + "[" + std::to_string(i) + "]", lo, hi)));
+  }
+  template <class T, class Fields>
+  void list(const char* key, std::vector<T>& v, int64_t most, Fields&& fields) const {
+    const nlohmann::json& a = list_at(key, most);
+    v.clear();
+    v.reserve(a.size());
+    for (size_t i = 0; i < a.size(); ++i) {
+      JsonReader sub(a[i], m_where + "." + key + "[" + std::to_string(i) + "]");
+      T item{};
+      fields(sub, item);
+      v.push_back(std::move(item));
+    }
+  }
   // What the fields must say together: `ok()` false throws "<where>: <what()>".
   template <class Ok, class What>
   void check(Ok&& ok, What&& what) const {
@@ -180,6 +211,25 @@ class JsonReader {
   }
 
  private:
+  // A whole number in lo..hi.
+  int64_t whole(const nlohmann::json& x, const std::string& key, int64_t lo, int64_t hi) const {
+    if (!x.is_number_integer()) bad(key, "is not a whole number");
+    const bool huge = x.is_number_unsigned() && x.get<uint64_t>() > uint64_t(INT64_MAX);
+    const int64_t i = huge ? 0 : x.get<int64_t>();
+    if (huge || i < lo || i > hi)
+      throw Error(m_where + ": '" + key + "' = " + x.dump() + " is outside " + std::to_string(lo) + ".." +
+                  std::to_string(hi));
+    return i;
+  }
+  // The list under `key`, of at most `most` items.
+  const nlohmann::json& list_at(const char* key, int64_t most) const {
+    const nlohmann::json& a = at(key);
+    if (!a.is_array()) throw Error(m_where + ": '" + key + "' is not a list");
+    if (a.size() > size_t(most))
+      throw Error(m_where + ": '" + key + "' holds " + std::to_string(a.size()) +
+                  " items, more than the limit of " + std::to_string(most));
+    return a;
+  }
   double checked(const nlohmann::json& v, const std::string& key, double lo, double hi, bool null_ok) const {
     if (v.is_null()) {
       if (!null_ok) bad(key, "is null, not a number");

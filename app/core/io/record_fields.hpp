@@ -156,6 +156,7 @@ void record_fields(Io& io, M& r) {
   io.flag("passed", r.error.passed);
   io.number("max_abs_err", r.error.max_abs_err, 0, std::numeric_limits<double>::max());
   io.number("tolerance", r.error.tolerance, 0, std::numeric_limits<double>::max());
+  io.optional_integer("bad_elements", r.error.bad_elements, 0, INT64_MAX);  // older files: 0
   io.object("clock", [&](auto& c) { clock_fields(c, r.clock); });
   io.optional_integer("frames_drawn", r.frames_drawn, 0, INT64_MAX);  // older files: 0
   io.integer("tile_m", r.tile_m, 0, 1 << 20);

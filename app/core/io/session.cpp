@@ -58,6 +58,7 @@ Session Session::for_device(const DeviceInfo& d) {
 
 void Session::add(const RunResult& r) {
   records.push_back(MeasurementRecord::from(r));
+  part.reset();
 }
 
 // [SECTION] JSON: one field list a type (io/record_fields.hpp) writes a session and reads it back.
@@ -74,6 +75,78 @@ void header_fields(Io& io, S& s) {
   io.text("commit", s.commit);
   io.object("device", [&](auto& d) { io::device_fields(d, s.device); });
   io.number("dram_gbs", s.dram_gbs, 0, io::kMaxQuantity);
+}
+
+// The part of a sweep a bench session holds (SweepPart). What the fields must say together is checked here;
+// that its record_points go with the records, where both have been read (check_part).
+template <class Io, class P>
+void part_fields(Io& io, P& p) {
+  io.integer("shards", p.shards, 1, kMaxShards);
+  io.integer("shard", p.shard, 1, kMaxShards);
+  io.check([&] { return p.shard <= p.shards; },
+           [&] {
+             return "'shard' = " + std::to_string(p.shard) +
+                    " is above 'shards' = " + std::to_string(p.shards);
+           });
+  io.text("sweep", p.sweep);
+  io.text("sweep_sha256", p.sweep_sha256);
+  io.check(
+      [&] {
+        return p.sweep_sha256.size() == 64 &&
+               std::all_of(p.sweep_sha256.begin(), p.sweep_sha256.end(),
+                           [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+      },
+      [&] { return std::string("'sweep_sha256' is not 64 lower-case hex digits"); });
+  io.integer("points", p.points, 0, kMaxSweepPoints);
+  io.integers("record_points", p.record_points, 0, kMaxSweepPoints - 1, kMaxSweepPoints);
+  io.list("failed", p.failed, kMaxSweepPoints, [](auto& o, auto& f) {
+    o.integer("point", f.point, 0, kMaxSweepPoints - 1);
+    io::problem_fields(o, f.spec);
+    o.text("error", f.error);
+  });
+  // Every point once, each in the sweep and in this part.
+  io.check(
+      [&] {
+        std::vector<bool> seen(size_t(std::max<int64_t>(p.points, 0)), false);
+        auto take = [&](int64_t q) {
+          if (q < 0 || q >= p.points || seen[size_t(q)] || shard_of(size_t(q), p.shards) != p.shard)
+            return false;
+          seen[size_t(q)] = true;
+          return true;
+        };
+        for (int64_t q : p.record_points)
+          if (!take(q)) return false;
+        for (const auto& f : p.failed)
+          if (!take(f.point)) return false;
+        return true;
+      },
+      [&] {
+        return "a point of 'record_points' or 'failed' is outside the sweep's " + std::to_string(p.points) +
+               " points, not of shard " + std::to_string(p.shard) + " of " + std::to_string(p.shards) +
+               ", or there twice";
+      });
+  io.text("policy", p.policy);
+  io.flag("cold_l2", p.cold_l2);
+  io.flag("interleave_reference", p.interleave_reference);
+  io.text("sizes", p.sizes);
+  io.text("started", p.started);
+  io.number("wall_seconds", p.wall_seconds, 0, 1e9, false);
+  io.flag("interrupted", p.interrupted);
+  io.list("wave_marks", p.wave_marks, kMaxPartWaveMarks, [](auto& o, auto& w) {
+    o.text("kernel", w.kernel);
+    o.integer("tile", w.tile, 0, 1 << 16);
+    o.integer("size", w.size, 1, kMaxDim);
+    o.integer("waves", w.waves, 0, INT64_MAX);
+  });
+  io.integer("merged_parts", p.merged_parts, 0, kMaxShards);
+  io.integers("missing_shards", p.missing_shards, 1, kMaxShards, kMaxShards);
+}
+
+// A part's record_points name the sweep's point of each record: as many as there are records.
+void check_part(const Session& s) {
+  if (s.part && s.part->record_points.size() != s.records.size())
+    throw SessionError("sweep_part: 'record_points' names " + std::to_string(s.part->record_points.size()) +
+                       " points but the session has " + std::to_string(s.records.size()) + " records");
 }
 
 json record_json(const MeasurementRecord& r) {
@@ -97,6 +170,7 @@ json to_json(const Session& s) {
   json j = {{"format", "tilescope-session"}, {"version", kSessionFormat}};
   io::JsonWriter w(j);
   header_fields(w, s);
+  if (s.part) w.object("sweep_part", [&](auto& o) { part_fields(o, *s.part); });
   j["records"] = std::move(records);
   return j;
 }
@@ -114,6 +188,10 @@ Session header_from_json(const json& j) {
                        std::to_string(kSessionFormat));
   Session s;
   header_fields(r, s);
+  if (r.has("sweep_part")) {
+    s.part.emplace();
+    r.object("sweep_part", [&](auto& o) { part_fields(o, *s.part); });
+  }
   if (!r.at("records").is_array()) throw SessionError("session: 'records' is not a list");
   return s;
 }
@@ -138,6 +216,7 @@ Session session_from_json(const json& j) {
   s.records.reserve(recs.size());
   for (size_t i = 0; i < recs.size(); ++i)
     s.records.push_back(record_from(SessionReader(recs[i], "record " + std::to_string(i + 1))));
+  check_part(s);
   return s;
 }
 
@@ -244,6 +323,10 @@ class StreamingReader {
         if (++m_record_values > kMaxRecordValues)
           throw SessionError("record " + std::to_string(m_records + 1) + " holds more than " +
                              std::to_string(kMaxRecordValues) + " values");
+      } else if (depth >= 1 && m_root_key == "sweep_part" && !(ev == E::key && depth == 1)) {
+        if (++m_part_values > kMaxPartValues)
+          throw SessionError("the session's sweep_part holds more than " + std::to_string(kMaxPartValues) +
+                             " values");
       } else if (++m_header_values > kMaxHeaderValues) {
         throw SessionError("the session's fields outside its records hold more than " +
                            std::to_string(kMaxHeaderValues) + " values");
@@ -274,7 +357,7 @@ class StreamingReader {
   std::string m_root_key, m_first_error;
   bool m_in_records = false;
   size_t m_records = 0;
-  int64_t m_record_values = 0, m_header_values = 0;
+  int64_t m_record_values = 0, m_header_values = 0, m_part_values = 0;
 };
 
 }  // namespace
@@ -332,6 +415,7 @@ Session load_session(const fs::path& path) {
     Session s = header_from_json(j);
     if (!reader.first_error().empty()) throw SessionError(reader.first_error());
     s.records = std::move(reader.records);
+    check_part(s);
     return s;
   } catch (const SessionError& e) {
     throw SessionError(p + ": " + e.what());
@@ -416,6 +500,7 @@ SessionSave save_session_merged(const fs::path& path, Session& s) {
         ++out.merged;
       }
     if (!(s.dram_gbs > 0) && disk.dram_gbs > 0) s.dram_gbs = disk.dram_gbs;
+    if (out.merged) s.part.reset();  // its points are no longer those of one bench part
     if (out.merged)
       std::stable_sort(
           s.records.begin(), s.records.end(),
@@ -429,6 +514,7 @@ SessionSave save_session_merged(const fs::path& path, Session& s) {
       out.left_out.insert(out.left_out.end(), std::make_move_iterator(s.records.begin()),
                           std::make_move_iterator(s.records.begin() + std::ptrdiff_t(drop)));
       s.records.erase(s.records.begin(), s.records.begin() + std::ptrdiff_t(drop));
+      s.part.reset();
     }
     text = session_text(s);
     if (text.size() <= size_t(kMaxSessionBytes)) break;

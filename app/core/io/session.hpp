@@ -10,6 +10,7 @@
 //   ladder_bars        the latest point of every kernel x tile at one shape, in ladder (registry) order
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,44 @@ struct MeasurementRecord : RunRecord {
   double iqr_ms() const { return stats.p75 - stats.p25; }
 };
 
+// [SECTION] What `tilescope bench` adds to the session it writes (--session-out): which part of which sweep
+// its points are, and what its table says besides the points, so that `tilescope merge` (merge.hpp) can join
+// the parts of a sweep measured on several machines (bench --shard I/N) into the table one run prints. A
+// whole run is part 1 of 1. The window's sessions have none.
+inline constexpr int kMaxPartWaveMarks = 10000;
+// Values in a session's "sweep_part" (counted apart from the rest of its fields: a part of 4096 points that
+// all failed, with its wave marks, holds about 160000).
+inline constexpr int64_t kMaxPartValues = 200000;
+
+// A point of the sweep that ended without a result (the backend refused it or the device failed): a row of
+// the table, no record.
+struct FailedPoint {
+  int64_t point = 0;  // index in the whole sweep
+  ProblemSpec spec;
+  std::string error;
+};
+
+struct SweepPart {
+  int shard = 1,
+      shards = 1;            // part `shard` (1-based) of `shards`: the points p with p mod shards = shard - 1
+  std::string sweep;         // the whole sweep in words: its configurations and shapes
+  std::string sweep_sha256;  // its identity (sweep_sha256(), sweep.hpp)
+  int64_t points = 0;        // in the whole sweep
+  std::vector<int64_t> record_points;  // the whole sweep's index of each record, in record order
+  std::vector<FailedPoint> failed;     // in the order measured
+  // The table's header (BenchMeta, bench.hpp) besides the session's device, versions and bandwidth.
+  std::string policy;  // MeasurePolicy::describe()
+  bool cold_l2 = false, interleave_reference = false;
+  std::string sizes;    // SweepSpec::describe() of a --sizes sweep, "" for --shapes
+  std::string started;  // UTC ISO 8601
+  double wall_seconds = 0;
+  bool interrupted = false;
+  std::vector<ConfigWaveMark> wave_marks;
+  // Written by `tilescope merge` (then the part is 1 of 1): how many parts it joined, and those it lacked.
+  int merged_parts = 0;
+  std::vector<int> missing_shards;
+};
+
 struct Session {
   std::string label;                    // shown in legends, e.g. "NVIDIA H100 80GB HBM3, 2025-01-31"
   std::string created;                  // UTC ISO 8601
@@ -54,9 +93,13 @@ struct Session {
   DeviceInfo device;                    // the device its points were measured on
   double dram_gbs = 0;                  // measured DRAM bandwidth (copy kernel), 0: not measured
   std::vector<MeasurementRecord> records;
+  // Written by `tilescope bench` (then its record_points and records go together); absent elsewhere.
+  std::optional<SweepPart> part;
 
   static Session for_device(const DeviceInfo& d);  // empty, labelled "<device>, <date>"
-  void add(const RunResult& r);                    // appends MeasurementRecord::from(r)
+  // Appends MeasurementRecord::from(r). A session that gains a point is no longer the part of a sweep that
+  // bench wrote: its part is dropped.
+  void add(const RunResult& r);
 };
 
 nlohmann::json to_json(const Session& s);
