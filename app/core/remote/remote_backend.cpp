@@ -421,15 +421,21 @@ RemoteBackend::RemoteBackend(std::shared_ptr<Connection> c)
 
 std::vector<KernelInfo> RemoteBackend::kernels() const {
   std::vector<KernelInfo> all;
-  for (KernelInfo& k : info().kernels)
-    if (!k.user) all.push_back(std::move(k));
-  if (KernelWorkshop* w = workshop())
-    for (KernelInfo& k : w->infos()) all.push_back(std::move(k));
+  bool takes_yours = false;
+  {
+    std::lock_guard<std::mutex> lk(m_mu);
+    for (const KernelInfo& k : m_info.kernels)
+      if (!k.user) all.push_back(k);
+    takes_yours = m_info.workshop.present;
+  }
+  if (takes_yours)
+    for (KernelInfo& k : m_workshop->infos()) all.push_back(std::move(k));
   return all;
 }
 
 KernelWorkshop* RemoteBackend::workshop() const {
-  return info().workshop.present ? m_workshop.get() : nullptr;
+  std::lock_guard<std::mutex> lk(m_mu);
+  return m_info.workshop.present ? m_workshop.get() : nullptr;
 }
 
 std::shared_ptr<Connection> RemoteBackend::connection() const {
