@@ -41,7 +41,66 @@ inline remote::EngineInfo sample_engine() {
   c.is_reference = true;
   c.has_cuda = true;
   e.kernels = {k, c};
+  e.workshop.present = true;
+  e.workshop.can_build = true;
+  e.workshop.compiler = "NVRTC 13.0";
+  e.workshop.architectures = {75, 80, 90, 100, 120};
+  e.workshop.device_arch = 90;
+  e.workshop.can_sanitize = false;
+  e.workshop.sanitize_why = "compute-sanitizer was not found";
   return e;
+}
+
+// A person's kernel as it travels, every field set.
+inline remote::KernelText sample_kernel_text() {
+  remote::KernelText t;
+  t.source.path = "/home/me/kernels/my.cu";
+  t.source.label = "my.cu";
+  t.source.text =
+      "#define TILE 16\n#include \"common.cuh\"\n__global__ void mm(float* A, float* B, float* C, int N) "
+      "{}\n";
+  t.source.normalised = true;
+  t.source.first_line = 3;
+  t.kernel = "mm";
+  t.spec.kernel = "mm";
+  t.spec.params = {{ParamRole::A, "", "named A"},
+                   {ParamRole::B, "", "named B"},
+                   {ParamRole::C, "", "named C"},
+                   {ParamRole::Value, "N", "N: the size of square matrices"}};
+  t.spec.tile_symbol = "TILE";
+  t.spec.tiles = {8, 16, 32};
+  t.spec.default_tile = 32;
+  t.spec.grid = {"ceil(M / TILE)", "ceil(N / TILE)", "1"};
+  t.spec.block = {"TILE", "TILE", "2"};
+  t.spec.smem = "2 * TILE * TILE * 4";
+  t.spec.x_covers_rows = true;
+  t.spec.tf32 = true;
+  t.spec.hang_limit_s = 7.5;
+  t.spec.compile_limit_s = 30;
+  t.spec.size_symbols = {{"WIDTH", "N"}};
+  t.headers = {{"common.cuh", "/home/me/kernels/common.cuh", "#pragma once\n#define TWICE(x) (2 * (x))\n"}};
+  return t;
+}
+
+inline CompiledModule sample_module() {
+  CompiledModule m;
+  m.ok = true;
+  m.log = "ptxas info    : Used 40 registers, 2048 bytes smem\n";
+  m.diagnostics = {{12, "warning", "variable \"x\" was declared but never referenced", "  int x;\n      ^"}};
+  m.cubin = std::string(
+      "\x7f"
+      "ELF\0\x02\x01",
+      7);
+  m.ptx = ".version 9.0\n.target sm_90\n";
+  m.lowered_name = "_Z2mmPfS_S_i";
+  m.resources = {true, 40, 2048, 16, 1, 2, 1, 380};
+  m.arch = 90;
+  m.compile_s = 0.042;
+  m.from_cache = true;
+  m.key = std::string(64, 'a');
+  m.options = {"-std=c++17", "-lineinfo", "-arch=sm_90"};
+  m.compiler_failure = "";
+  return m;
 }
 
 inline RunResult sample_result() {
@@ -150,6 +209,62 @@ inline std::vector<remote::Frame> sample_frames() {
   out.push_back(encode(ReleaseStoreMsg{9}, 12));
   out.push_back(encode(PingMsg{12345.5}, 0));
   out.push_back(encode(PongMsg{12345.5, 2, "the kernel faulted"}, 0));
+  out.push_back(encode(PublishMsg{sample_kernel_text()}, 13));
+  KernelInfo mine;
+  mine.id = "yours:mm";
+  mine.title = "yours: mm";
+  mine.description = "Your kernel mm from /home/me/kernels/my.cu";
+  mine.tiles = {8, 16, 32};
+  mine.tile_labels = {"TILE = 8: block 8 x 8 (64 threads)", "TILE = 16", "TILE = 32"};
+  mine.default_tile = 32;
+  mine.threads_per_block = "TILE x TILE";
+  mine.traceable = true;
+  mine.has_cuda = true;
+  mine.user = true;
+  mine.square_only = true;
+  mine.source = "/home/me/kernels/my.cu";
+  out.push_back(encode(PublishedMsg{mine}, 13));
+  out.push_back(encode(WithdrawMsg{"yours:mm"}, 14));
+  BuildMsg build;
+  build.kernel = sample_kernel_text();
+  build.tile = 16;
+  build.arch = 90;
+  build.sizes = ExprVars{1000, 1024, 512, 16};
+  out.push_back(encode(build, 15));
+  BuiltMsg built;
+  built.module = sample_module();
+  out.push_back(encode(built, 15));
+  BuiltMsg failed;
+  failed.module = sample_module();
+  failed.module.ok = false;
+  failed.module.diagnostics = {{5, "error", "identifier \"q\" is undefined", "  C[0] = q;\n         ^"}};
+  failed.failed = true;
+  failed.error =
+      "yours: mm does not compile (/home/me/kernels/my.cu, TILE = 16, sm_90):\nline 7: identifier "
+      "\"q\" is undefined\n";
+  failed.first_line = 3;
+  out.push_back(encode(failed, 16));
+  SanitizeMsg san;
+  san.kernel = sample_kernel_text();
+  san.spec = ProblemSpec{300, 256, 257, "yours:mm", 16, InputKind::Random, 3};
+  san.tools = {"memcheck", "racecheck"};
+  san.timeout_s = 300;
+  out.push_back(encode(san, 17));
+  SanitizedMsg reports;
+  SanitizerReport r;
+  r.tool = "racecheck";
+  r.ran = true;
+  r.issues = 2;
+  r.summary = "RACECHECK SUMMARY: 2 hazards displayed (2 errors, 0 warnings)";
+  r.output = "========= Error: Race reported between Write access ...\n";
+  r.seconds = 1.25;
+  r.shape = san.spec;
+  SanitizerReport n;
+  n.tool = "memcheck";
+  n.problem = "compute-sanitizer was not found";
+  n.shape = san.spec;
+  reports.reports = {n, r};
+  out.push_back(encode(reports, 17));
   return out;
 }
 

@@ -71,6 +71,20 @@ void decode_any(const Frame& f) {
       return round_trip<PingMsg>(f);
     case Type::Pong:
       return round_trip<PongMsg>(f);
+    case Type::Publish:
+      return round_trip<PublishMsg>(f);
+    case Type::Published:
+      return round_trip<PublishedMsg>(f);
+    case Type::Withdraw:
+      return round_trip<WithdrawMsg>(f);
+    case Type::Build:
+      return round_trip<BuildMsg>(f);
+    case Type::Built:
+      return round_trip<BuiltMsg>(f);
+    case Type::Sanitize:
+      return round_trip<SanitizeMsg>(f);
+    case Type::Sanitized:
+      return round_trip<SanitizedMsg>(f);
     case Type::Cancel:
     case Type::Bandwidth:
       return;

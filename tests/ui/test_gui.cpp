@@ -2233,6 +2233,72 @@ int brightness_at(const unsigned char* px, int w, int h, const ui::HeatmapReport
 }
 }  // namespace
 
+// Your own kernel on a remote engine (`tilescope serve --backend cpu` behind the simulated link): the file is
+// read and watched here, built in the engine (the form's build and every tile's), listed in the window and
+// registered in the engine, its compile errors shown at their lines; the sanitizer's reason is the engine's.
+TEST_F(Gui, AKernelFileOnARemoteEngineIsBuiltThereListedAndItsErrorsShownAtTheirLines) {
+  std::string why;
+  if (!nvrtc_available(&why)) GTEST_SKIP() << why;
+  const std::string dir = m_dir.path().string();
+  ::setenv("TILESCOPE_CACHE_DIR", (dir + "/cache").c_str(), 1);  // the engine inherits it: builds compile
+  std::filesystem::create_directories(m_dir.path() / "tilescope");
+  std::ofstream(config_file("settings.json"))
+      << R"({"m": 64, "n": 48, "k": 40, "square": false, "input": "ramp", "kernel": "tiled", "tile": 8})";
+  const std::string path = dir + "/mine.cu";
+  std::ofstream(path) << kMyKernel;
+  auto remote = std::make_shared<remote::RemoteBackend>(std::string("exec ") + LINK_SIM_BIN +
+                                                        " --rtt-ms 40 --mbit 100 -- " + TILESCOPE_BIN +
+                                                        " serve --backend cpu --quiet");
+  GuiRun s;
+  s.backend = remote;
+  s.body = [&](ImGuiTestContext* ctx, App& app) {
+    ui::AppState& st = app.state();
+    IM_CHECK(wait_for_result(ctx, app, 0));
+    using Build = ui::UserKernelUi::Build;
+    st.ask(ui::rq::OpenKernel{path});  // what a drop on the window does
+    IM_CHECK(yield_until(ctx, [&] { return st.user.build == Build::Ok; }));
+    IM_CHECK(find_kernel(st.kernels(), "yours:my_mm") != nullptr);
+    IM_CHECK_EQ(st.settings.spec.kernel, std::string("yours:my_mm"));
+    IM_CHECK(remote->workshop()->find("yours:my_mm") != nullptr);
+    // The engine has it too: its CPU backend refuses to run it for want of a GPU, not as an unknown kernel.
+    RunRequest req;
+    req.spec = ProblemSpec{64, 64, 64, "yours:my_mm", 16, InputKind::Random, 1};
+    std::string refused;
+    try {
+      remote->validate(req, true);
+    } catch (const ValidationError& e) {
+      refused = e.what();
+    }
+    IM_CHECK(refused.find("needs a GPU to run") != std::string::npos);
+    // Every tile built in the engine for the catalog GPU's architecture.
+    IM_CHECK(yield_until(ctx, [&] { return !st.user.tiles.empty() && !st.jobs.has(kJobBuildTiles); }));
+    IM_CHECK_EQ(int(st.user.tiles.size()), 3);
+    IM_CHECK(st.user.tiles[2].ok);
+    IM_CHECK_EQ(st.user.tiles[2].res.static_smem, 32 * 32 * 4);
+    const uint64_t v1 = st.user.version;
+
+    // A save from the window's editor with a compile error on line 4: the engine's errors, at their lines.
+    std::string broken = kMyKernel;
+    broken.replace(broken.find("A[threadIdx.x]"), 14, "Q[threadIdx.x]");
+    st.user.editor_buffer = broken;
+    st.ask(ui::rq::SaveKernel{});
+    IM_CHECK(yield_until(ctx, [&] { return st.user.build == Build::Failed; }));
+    IM_CHECK(!st.user.errors.empty());
+    IM_CHECK_EQ(st.user.errors[0].line, 4);
+    IM_CHECK(st.user.errors[0].message.find("\"Q\" is undefined") != std::string::npos);
+    IM_CHECK_EQ(st.user.version, v1);  // the last good build stays
+    IM_CHECK(logged(st, "line 4"));
+
+    // The sanitizer would run on the engine's GPU; this engine has none, and says so.
+    st.ask(ui::rq::SanitizeKernel{});
+    IM_CHECK(yield_until(
+        ctx, [&] { return logged(st, "compute-sanitizer on the engine:", "needs a GPU"); }, 10));
+  };
+  run_session(s);
+  ::unsetenv("TILESCOPE_CACHE_DIR");
+  EXPECT_EQ(s.passed, 1) << "see the Test Engine log above";
+}
+
 // The window on a remote engine (`tilescope serve --backend cpu` behind the simulated link of 40 ms round
 // trip and 100 Mbit/s): the run, its heatmaps the right way up, hover values and a zoom come through the link
 // without a frame waiting for it; the engine killed, the window says so, keeps its result and reconnects.

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "core/user_kernel/include_resolver.hpp"
+#include "core/user_kernel/kernel_source.hpp"
 #include "core/engine/problem.hpp"
 #include "test_util.hpp"
 
@@ -184,4 +185,40 @@ TEST(IncludeResolver, TwoFilesUnderOneNameAndTooMuchAreRefused) {
   // Text with no file may include the toolkit's headers only (a quoted name is then left to NVRTC, which
   // looks in the toolkit's folder alone).
   EXPECT_TRUE(resolve_includes("#include \"x.h\"\n#include <mma.h>\n", "", "editor").empty());
+}
+
+// Headers read where the file is (a window on another machine) and checked by a remote engine without its
+// folder: the same refusals, by name, and nothing read from the disk.
+TEST(IncludeResolver, HeadersGivenByAWindowAreCheckedWithoutTheirFolder) {
+  auto given = [](const std::string& text, const std::vector<IncludedHeader>& h) {
+    try {
+      check_given_headers(text, h, "my.cu", 1);
+    } catch (const ValidationError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  const std::string text = "#include \"inc/a.h\"\n__global__ void k() {}\n";
+  EXPECT_EQ(given(text, {{"inc/a.h", "/nowhere/inc/a.h", "#include \"b.h\"\n"}, {"b.h", "", "int x;\n"}}),
+            "");
+  EXPECT_NE(given(text, {{"/etc/passwd", "", ""}}).find("\"/etc/passwd\" is refused: an absolute path"),
+            std::string::npos);
+  EXPECT_NE(given(text, {{"inc/../../x.h", "", ""}}).find("is refused: a name with a '..' part"),
+            std::string::npos);
+  EXPECT_NE(given(text, {{"a.h", "", "x"}, {"a.h", "", "y"}}).find("is given twice"), std::string::npos);
+  EXPECT_NE(given(text, {{"a.h", "", std::string("x\0y", 3)}}).find("holds a NUL byte"), std::string::npos);
+  // A directive of the text or of a header that a local file would be refused for.
+  EXPECT_NE(given("\n#include \"/etc/shadow\"\n", {}).find("my.cu:2: #include \"/etc/shadow\" is refused"),
+            std::string::npos);
+  EXPECT_NE(given(text, {{"inc/a.h", "", "#include \"../../up.h\"\n"}})
+                .find("inc/a.h:1: #include \"../../up.h\" is refused: a name with a '..' part"),
+            std::string::npos);
+  // The limits of reading them.
+  EXPECT_NE(given(text, std::vector<IncludedHeader>(size_t(kMaxIncludedFiles) + 1, {"a.h", "", ""}))
+                .find("a kernel may include at most 256 files"),
+            std::string::npos);
+  std::vector<IncludedHeader> big;
+  for (int i = 0; i < 5; ++i)
+    big.push_back({"h" + std::to_string(i) + ".h", "", std::string(size_t(kMaxKernelSourceBytes), ' ')});
+  EXPECT_NE(given(text, big).find("may be 16.0 MiB in all"), std::string::npos) << given(text, big);
 }

@@ -57,6 +57,20 @@ Frame again(const Frame& f) {
       return encode(decode<PingMsg>(f), f.id);
     case Type::Pong:
       return encode(decode<PongMsg>(f), f.id);
+    case Type::Publish:
+      return encode(decode<PublishMsg>(f), f.id);
+    case Type::Published:
+      return encode(decode<PublishedMsg>(f), f.id);
+    case Type::Withdraw:
+      return encode(decode<WithdrawMsg>(f), f.id);
+    case Type::Build:
+      return encode(decode<BuildMsg>(f), f.id);
+    case Type::Built:
+      return encode(decode<BuiltMsg>(f), f.id);
+    case Type::Sanitize:
+      return encode(decode<SanitizeMsg>(f), f.id);
+    case Type::Sanitized:
+      return encode(decode<SanitizedMsg>(f), f.id);
     case Type::Cancel:
     case Type::Bandwidth:
       return f;
@@ -163,7 +177,7 @@ TEST(RemoteProtocol, AnotherVersionIsRefusedWithBothVersionsNamed) {
   }
   // Any other frame of another version is refused at its header.
   Frame ping = encode(PingMsg{1}, 0);
-  ping.version = 2;
+  ping.version = kProtocol + 1;
   EXPECT_THROW(unframe(frame_bytes(ping), &back), ProtocolError);
 }
 
@@ -257,4 +271,89 @@ TEST(RemoteProtocol, ReadFrameOnAPipe) {
   close(p[1]);
   EXPECT_EQ(read_frame(p[0], &f, 1000), wire::ReadStatus::Eof);
   close(p[0]);
+}
+
+TEST(RemoteProtocol, APersonsKernelAndItsBuildsSurviveTheTrip) {
+  const auto frames = test::sample_frames();
+  auto find = [&](Type t, size_t nth = 0) -> const Frame& {
+    for (const Frame& f : frames)
+      if (f.type == t && nth-- == 0) return f;
+    ADD_FAILURE() << to_string(t) << " not sampled";
+    return frames[0];
+  };
+  const KernelText want = test::sample_kernel_text();
+  const KernelText got = decode<BuildMsg>(find(Type::Build)).kernel;
+  EXPECT_EQ(got.source.path, want.source.path);
+  EXPECT_EQ(got.source.text, want.source.text);
+  EXPECT_TRUE(got.source.normalised);
+  EXPECT_EQ(got.source.first_line, 3);
+  EXPECT_EQ(got.kernel, "mm");
+  ASSERT_EQ(got.spec.params.size(), 4u);
+  EXPECT_EQ(got.spec.params[3].role, ParamRole::Value);
+  EXPECT_EQ(got.spec.params[3].value, "N");
+  EXPECT_EQ(got.spec.grid, want.spec.grid);
+  EXPECT_EQ(got.spec.block, want.spec.block);
+  EXPECT_EQ(got.spec.smem, want.spec.smem);
+  EXPECT_EQ(got.spec.hang_limit_s, 7.5);
+  EXPECT_EQ(got.spec.size_symbols, want.spec.size_symbols);
+  ASSERT_EQ(got.headers.size(), 1u);
+  EXPECT_EQ(got.headers[0].name, "common.cuh");
+  EXPECT_EQ(got.headers[0].content, want.headers[0].content);
+  EXPECT_EQ(decode<BuildMsg>(find(Type::Build)).sizes.k, 512);
+
+  const BuiltMsg ok = decode<BuiltMsg>(find(Type::Built));
+  const CompiledModule m = test::sample_module();
+  EXPECT_TRUE(ok.module.ok);
+  EXPECT_EQ(ok.module.cubin, m.cubin);  // bytes, NULs included
+  EXPECT_EQ(ok.module.lowered_name, m.lowered_name);
+  EXPECT_EQ(ok.module.resources.regs, 40);
+  EXPECT_EQ(ok.module.resources.cmem0, 380);
+  EXPECT_EQ(ok.module.options, m.options);
+  EXPECT_EQ(ok.module.compile_s, m.compile_s);
+  const BuiltMsg failed = decode<BuiltMsg>(find(Type::Built, 1));
+  EXPECT_TRUE(failed.failed);
+  EXPECT_EQ(failed.first_line, 3);
+  ASSERT_EQ(failed.module.diagnostics.size(), 1u);
+  EXPECT_EQ(failed.module.diagnostics[0].line, 5);
+  EXPECT_EQ(failed.module.diagnostics[0].severity, "error");
+
+  const SanitizedMsg s = decode<SanitizedMsg>(find(Type::Sanitized));
+  ASSERT_EQ(s.reports.size(), 2u);
+  EXPECT_EQ(s.reports[1].issues, 2);
+  EXPECT_EQ(s.reports[0].issues, -1);
+  EXPECT_EQ(s.reports[1].shape.k, 257);
+  const HelloMsg h = decode<HelloMsg>(find(Type::Hello));
+  EXPECT_EQ(h.engine.workshop.architectures, (std::vector<int>{75, 80, 90, 100, 120}));
+  EXPECT_EQ(h.engine.workshop.sanitize_why, "compute-sanitizer was not found");
+}
+
+TEST(RemoteProtocol, APersonsKernelTravelsWithinTheLimitsOfReadingIt) {
+  BuildMsg b;
+  b.kernel = test::sample_kernel_text();
+  b.tile = 16;
+  b.arch = 5;  // no such architecture
+  EXPECT_THROW(decode<BuildMsg>(encode(b, 1)), ProtocolError);
+  b.arch = 90;
+  b.kernel.source.text.assign(size_t(kMaxKernelSourceBytes) + 1, ' ');
+  try {
+    decode<BuildMsg>(encode(b, 1));
+    FAIL() << "a source over 4 MiB was taken";
+  } catch (const ProtocolError& e) {
+    EXPECT_NE(std::string(e.what()).find("'text'"), std::string::npos) << e.what();
+  }
+  b.kernel = test::sample_kernel_text();
+  b.kernel.headers.assign(size_t(kMaxIncludedFiles) + 1, b.kernel.headers[0]);
+  EXPECT_THROW(decode<BuildMsg>(encode(b, 1)), ProtocolError);
+  // Five headers of 4 MiB: each within its limit, over the 16 MiB of all of them.
+  b.kernel.headers.assign(5, IncludedHeader{"h.cuh", "", std::string(size_t(kMaxKernelSourceBytes), 'x')});
+  try {
+    decode<BuildMsg>(encode(b, 1));
+    FAIL() << "headers over 16 MiB were taken";
+  } catch (const ProtocolError& e) {
+    EXPECT_NE(std::string(e.what()).find("over the limit"), std::string::npos) << e.what();
+  }
+  BuiltMsg built;
+  built.module = test::sample_module();
+  built.failed = true;  // and yet the module says ok
+  EXPECT_THROW(decode<BuiltMsg>(encode(built, 1)), ProtocolError);
 }

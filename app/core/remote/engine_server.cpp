@@ -23,7 +23,18 @@ EngineInfo describe_engine(const Backend& b) {
   e.capacity = b.capacity();
   e.default_policy = b.default_policy();
   e.bench_policy = b.bench_policy();
-  e.kernels = b.kernels();
+  // The built-in kernels: a person's travel as the window's workshop publishes them (RemoteWorkshop).
+  for (KernelInfo& k : b.kernels())
+    if (!k.user) e.kernels.push_back(std::move(k));
+  if (const KernelWorkshop* w = b.workshop()) {
+    WorkshopInfo& i = e.workshop;
+    i.present = true;
+    i.can_build = w->can_build(&i.build_why);
+    i.compiler = w->compiler();
+    i.architectures = w->architectures();
+    i.device_arch = w->device_arch();
+    i.can_sanitize = w->can_sanitize(&i.sanitize_why);
+  }
   return e;
 }
 
@@ -53,7 +64,8 @@ class Server {
     hello.tilescope = ::ts::kVersion;
     hello.commit = ::ts::kGitCommit;
     hello.role = "engine";
-    hello.capabilities = {"run", "reduce", "element", "copy", "bandwidth", "launch-info", "cancel"};
+    hello.capabilities = {"run",         "reduce", "element", "copy",  "bandwidth",
+                          "launch-info", "cancel", "publish", "build", "sanitize"};
     hello.has_engine = true;
     hello.engine = describe_engine(*m_backend);
     send(encode(hello, 0));
@@ -140,6 +152,24 @@ class Server {
     }
   }
 
+  // [SECTION] A person's kernels, in the backend's own workshop.
+  KernelWorkshop& workshop() const {
+    KernelWorkshop* w = m_backend->workshop();
+    if (!w) throw ValidationError("the engine's " + m_backend->kind() + " backend takes no kernels of yours");
+    return *w;
+  }
+  // The kernel the window understood, understood here from the same text, kernel, corrections and headers.
+  std::shared_ptr<const UserKernel> understand(const KernelText& t) const {
+    return workshop().understand(t.source, t.kernel, &t.spec, &t.headers);
+  }
+  // A request for a kernel whose last publication the engine refused: refused with that reason (not as an
+  // unknown kernel).
+  void check_not_refused(const std::string& kernel) {
+    std::lock_guard<std::mutex> lk(m_mu);
+    auto it = m_refused.find(kernel);
+    if (it != m_refused.end()) throw ValidationError(it->second);
+  }
+
   std::shared_ptr<const MatrixStore> store(uint64_t id) {
     std::lock_guard<std::mutex> lk(m_mu);
     auto it = m_stores.find(id);
@@ -160,6 +190,7 @@ class Server {
         }
         case Type::Run: {
           RunMsg m = decode<RunMsg>(f);
+          check_not_refused(m.request.spec.kernel);
           if (m.given_inputs) {
             auto it = m_inputs.find(id);
             if (it == m_inputs.end() || !it->second[0].complete() || !it->second[1].complete())
@@ -193,6 +224,7 @@ class Server {
         }
         case Type::Validate: {
           const ValidateMsg m = decode<ValidateMsg>(f);
+          check_not_refused(m.request.spec.kernel);
           spawn(id, [this, id, m](const CancelToken&) {
             RunRequest req = m.request;
             if (m.given_inputs) {  // shapes only: validate() reads the inputs' sizes
@@ -224,6 +256,7 @@ class Server {
           return;
         case Type::LaunchInfo: {
           const LaunchInfoMsg m = decode<LaunchInfoMsg>(f);
+          check_not_refused(m.spec.kernel);
           spawn(id, [this, id, m](const CancelToken&) {
             LaunchInfoReplyMsg r;
             if (auto info = m_backend->launch_info(m.spec)) {
@@ -272,6 +305,71 @@ class Server {
           m_stores.erase(m.store);
           return;
         }
+        // Publish and Withdraw are done here, on the reader's thread, before the next frame is read: a run
+        // sent after them finds the register as the window left it.
+        case Type::Publish: {
+          const PublishMsg m = decode<PublishMsg>(f);
+          const std::string kernel_id = "yours:" + m.kernel.kernel;
+          std::shared_ptr<const UserKernel> k;
+          try {
+            k = understand(m.kernel);
+          } catch (const ValidationError& e) {
+            const std::string why = "the engine could not take " + kernel_id + ": " + e.what();
+            // Not an older version instead of the one the window holds.
+            if (KernelWorkshop* w = m_backend->workshop()) w->withdraw(kernel_id);
+            std::lock_guard<std::mutex> lk(m_mu);
+            m_refused[kernel_id] = why;
+            throw ValidationError(why);
+          }
+          workshop().publish(k);
+          {
+            std::lock_guard<std::mutex> lk(m_mu);
+            m_refused.erase(k->id());
+          }
+          PublishedMsg p;
+          for (KernelInfo& i : m_backend->kernels())
+            if (i.id == k->id()) p.info = std::move(i);
+          if (p.info.id.empty()) p.info = k->info();
+          send(encode(p, id));
+          return;
+        }
+        case Type::Withdraw: {
+          const WithdrawMsg m = decode<WithdrawMsg>(f);
+          {
+            std::lock_guard<std::mutex> lk(m_mu);
+            m_refused.erase(m.id);
+          }
+          if (KernelWorkshop* w = m_backend->workshop()) w->withdraw(m.id);
+          return;
+        }
+        case Type::Build: {
+          BuildMsg m = decode<BuildMsg>(f);
+          spawn(id, [this, id, m = std::move(m)](const CancelToken& token) {
+            const auto k = understand(m.kernel);
+            BuiltMsg b;
+            try {
+              b.module = *workshop().build(*k, m.tile, m.arch, m.sizes, &token);
+            } catch (const CompileError& e) {
+              if (e.module()) b.module = *e.module();
+              b.module.ok = false;
+              b.failed = true;
+              b.error = e.what();
+              b.first_line = e.first_line();
+            }
+            send(encode(b, id));
+          });
+          return;
+        }
+        case Type::Sanitize: {
+          SanitizeMsg m = decode<SanitizeMsg>(f);
+          spawn(id, [this, id, m = std::move(m)](const CancelToken& token) {
+            const auto k = understand(m.kernel);
+            SanitizedMsg r;
+            r.reports = workshop().sanitize(*k, m.spec, m.tools, m.timeout_s, &token);
+            send(encode(r, id));
+          });
+          return;
+        }
         case Type::Ping: {
           const PingMsg m = decode<PingMsg>(f);
           const Backend::Incidents inc = m_backend->incidents();
@@ -297,9 +395,10 @@ class Server {
   ServeStats m_stats;
   std::mutex m_write_mu;
   bool m_gone = false;
-  std::mutex m_mu;  // m_tokens, m_stores, m_next_store
+  std::mutex m_mu;  // m_tokens, m_stores, m_next_store, m_refused
   std::map<uint64_t, CancelToken> m_tokens;
   std::map<uint64_t, std::shared_ptr<const MatrixStore>> m_stores;
+  std::map<std::string, std::string> m_refused;  // a person's kernel the engine could not take: why
   uint64_t m_next_store = 0;
   std::map<uint64_t, std::array<MatrixAssembler, 2>> m_inputs;
   std::list<Job> m_jobs;

@@ -23,7 +23,8 @@ const char* to_string(Type t) {
   static const char* const names[] = {
       "Hello",        "Error",         "Run",        "RunDone",         "Validate", "Validated", "Cancel",
       "Bandwidth",    "BandwidthDone", "LaunchInfo", "LaunchInfoReply", "Reduce",   "Reduced",   "Element",
-      "ElementValue", "CopyMatrix",    "MatrixPart", "ReleaseStore",    "Ping",     "Pong"};
+      "ElementValue", "CopyMatrix",    "MatrixPart", "ReleaseStore",    "Ping",     "Pong",      "Publish",
+      "Published",    "Withdraw",      "Build",      "Built",           "Sanitize", "Sanitized"};
   const auto i = size_t(t);
   return i >= 1 && i <= size_t(Type::Last) ? names[i - 1] : "?";
 }
@@ -32,6 +33,7 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kMaxQ = io::kMaxQuantity;
+constexpr uint32_t kMaxTiles = 1024;  // a kernel's tile values (a person's: 1..1024)
 
 // [SECTION] Field lists of the engine's types (the record's own come from record_fields.hpp).
 template <class Io, class P>
@@ -63,8 +65,8 @@ void kernel_fields(Io& io, K& k) {
   io.text("id", k.id, 4096);
   io.text("title", k.title, 4096);
   io.text("description", k.description, 1 << 16);
-  io.list("tiles", k.tiles, 64, [](auto& e, auto& t) { e.integer("tile", t, 0, 1 << 16); });
-  io.list("tile_labels", k.tile_labels, 64, [](auto& e, auto& t) { e.text("label", t, 4096); });
+  io.list("tiles", k.tiles, kMaxTiles, [](auto& e, auto& t) { e.integer("tile", t, 0, 1 << 16); });
+  io.list("tile_labels", k.tile_labels, kMaxTiles, [](auto& e, auto& t) { e.text("label", t, 4096); });
   io.integer("default_tile", k.default_tile, 0, 1 << 16);
   io.text("threads_per_block", k.threads_per_block, 4096);
   io.flag("is_reference", k.is_reference);
@@ -92,6 +94,18 @@ void capacity_fields(Io& io, C& c) {
   io.text("what", c.what, 4096);
 }
 
+template <class Io, class W>
+void workshop_fields(Io& io, W& w) {
+  io.flag("present", w.present);
+  io.flag("can_build", w.can_build);
+  io.text("build_why", w.build_why, 1 << 16);
+  io.text("compiler", w.compiler, 256);
+  io.list("architectures", w.architectures, 256, [](auto& e, auto& a) { e.integer("arch", a, 10, 1000); });
+  io.integer("device_arch", w.device_arch, 0, 1000);
+  io.flag("can_sanitize", w.can_sanitize);
+  io.text("sanitize_why", w.sanitize_why, 1 << 16);
+}
+
 template <class Io, class E>
 void engine_fields(Io& io, E& e) {
   io.text("kind", e.kind, 64);
@@ -103,6 +117,7 @@ void engine_fields(Io& io, E& e) {
   io.object("default_policy", [&](auto& p) { policy_fields(p, e.default_policy); });
   io.object("bench_policy", [&](auto& p) { policy_fields(p, e.bench_policy); });
   io.list("kernels", e.kernels, kMaxKernels, [](auto& each, auto& k) { kernel_fields(each, k); });
+  io.object("workshop", [&](auto& w) { workshop_fields(w, e.workshop); });
   io.check([&] { return e.kind == "cuda" || e.kind == "cpu"; },
            [&] { return "an engine of kind '" + e.kind + "' (cuda or cpu)"; });
 }
@@ -228,6 +243,111 @@ void result_fields(Io& io, R& r) {
   }
   io.text("trace_note", r.trace_note, 1 << 16);
   io.text("note", r.note, 1 << 16);
+}
+
+// [SECTION] A person's kernel and its builds (the limits of reading the file and of the compiler's
+// messages: kernel_source.hpp, include_resolver.hpp, worker_protocol.hpp's CompileMsg).
+constexpr size_t kMaxText = 4096;  // a name, a path, a formula
+
+template <class Io, class S>
+void source_fields(Io& io, S& s) {
+  io.text("path", s.path, kMaxText);
+  io.text("label", s.label, kMaxText);
+  io.text("text", s.text, size_t(kMaxKernelSourceBytes));
+  io.flag("from_python", s.from_python);
+  io.flag("normalised", s.normalised);
+  io.integer("first_line", s.first_line, 1, INT32_MAX);
+}
+
+template <class Io, class S>
+void spec_fields(Io& io, S& s) {
+  io.text("kernel", s.kernel, kMaxKernelName);
+  io.list("params", s.params, 4096, [](auto& e, auto& b) {
+    e.enumeration("role", b.role, ParamRole::A, ParamRole::Unmapped);
+    e.text("value", b.value, kMaxText);
+    e.text("why", b.why, 1 << 16);
+  });
+  io.text("tile_symbol", s.tile_symbol, kMaxText);
+  io.list("tiles", s.tiles, kMaxTiles, [](auto& e, auto& t) { e.integer("tile", t, 0, 1 << 16); });
+  io.integer("default_tile", s.default_tile, 0, 1 << 16);
+  for (auto& g : s.grid) io.text("grid", g, kMaxText);
+  for (auto& b : s.block) io.text("block", b, kMaxText);
+  io.text("smem", s.smem, kMaxText);
+  io.flag("x_covers_rows", s.x_covers_rows);
+  io.flag("tf32", s.tf32);
+  io.number("hang_limit_s", s.hang_limit_s, 0, 1e6, false);
+  io.number("compile_limit_s", s.compile_limit_s, 0, 1e6, false);
+  io.list("size_symbols", s.size_symbols, 4096, [](auto& e, auto& p) {
+    e.text("symbol", p.first, kMaxText);
+    e.text("dim", p.second, 16);
+  });
+}
+
+template <class Io, class K>
+void kernel_text_fields(Io& io, K& k) {
+  io.object("source", [&](auto& s) { source_fields(s, k.source); });
+  io.text("kernel", k.kernel, kMaxKernelName);
+  io.object("spec", [&](auto& s) { spec_fields(s, k.spec); });
+  io.list("headers", k.headers, uint32_t(kMaxIncludedFiles), [](auto& e, auto& h) {
+    e.text("name", h.name, kMaxText);
+    e.text("path", h.path, kMaxText);
+    e.text("content", h.content, size_t(kMaxKernelSourceBytes));
+  });
+  int64_t bytes = 0;
+  for (const auto& h : k.headers) bytes += int64_t(h.content.size());
+  io.check([&] { return bytes <= kMaxIncludedBytes; },
+           [&] { return "headers of " + std::to_string(bytes) + " bytes in all, over the limit"; });
+}
+
+template <class Io, class V>
+void sizes_fields(Io& io, V& v) {
+  io.integer("m", v.m, 0, kMaxDim);
+  io.integer("n", v.n, 0, kMaxDim);
+  io.integer("k", v.k, 0, kMaxDim);
+  io.integer("tile", v.tile, 0, 1 << 16);
+}
+
+template <class Io, class M>
+void module_fields(Io& io, M& m) {
+  io.flag("ok", m.ok);
+  io.bytes("log", m.log);
+  io.list("diagnostics", m.diagnostics, 1 << 16, [](auto& e, auto& d) {
+    e.integer("line", d.line, 0, INT32_MAX);
+    e.text("severity", d.severity, 256);
+    e.text("message", d.message, 1 << 16);
+    e.text("context", d.context, 1 << 16);
+  });
+  io.bytes("cubin", m.cubin);
+  io.bytes("ptx", m.ptx);
+  io.text("lowered_name", m.lowered_name, 1 << 16);
+  io.object("resources", [&](auto& r) {
+    r.flag("found", m.resources.found);
+    r.integer("regs", m.resources.regs, 0, INT32_MAX);
+    r.integer("static_smem", m.resources.static_smem, 0, INT32_MAX);
+    r.integer("stack_bytes", m.resources.stack_bytes, 0, INT32_MAX);
+    r.integer("spill_stores", m.resources.spill_stores, 0, INT32_MAX);
+    r.integer("spill_loads", m.resources.spill_loads, 0, INT32_MAX);
+    r.integer("barriers", m.resources.barriers, 0, INT32_MAX);
+    r.integer("cmem0", m.resources.cmem0, 0, INT32_MAX);
+  });
+  io.integer("arch", m.arch, 0, 1000);
+  io.number("compile_s", m.compile_s, 0, 86400, false);
+  io.flag("from_cache", m.from_cache);
+  io.text("key", m.key, 256);
+  io.list("options", m.options, 4096, [](auto& e, auto& o) { e.text("option", o, 1 << 16); });
+  io.text("compiler_failure", m.compiler_failure, 1 << 16);
+}
+
+template <class Io, class R>
+void report_fields(Io& io, R& r) {
+  io.text("tool", r.tool, 64);
+  io.flag("ran", r.ran);
+  io.integer("issues", r.issues, -1, INT32_MAX);
+  io.text("summary", r.summary, 1 << 16);
+  io.text("output", r.output, 4 << 20);
+  io.number("seconds", r.seconds, 0, 1e6, false);
+  io.text("problem", r.problem, 1 << 16);
+  io.object("shape", [&](auto& s) { io::problem_fields(s, r.shape); });
 }
 
 template <class Io, class R>
@@ -463,7 +583,77 @@ struct Fields<PongMsg> {
   }
 };
 
+template <>
+struct Fields<PublishMsg> {
+  template <class Io, class M>
+  static void walk(Io& io, M& m) {
+    io.object("kernel", [&](auto& k) { kernel_text_fields(k, m.kernel); });
+  }
+};
+
+template <>
+struct Fields<PublishedMsg> {
+  template <class Io, class M>
+  static void walk(Io& io, M& m) {
+    io.object("info", [&](auto& k) { kernel_fields(k, m.info); });
+  }
+};
+
+template <>
+struct Fields<WithdrawMsg> {
+  template <class Io, class M>
+  static void walk(Io& io, M& m) {
+    io.text("id", m.id, kMaxKernelName + 16);
+  }
+};
+
+template <>
+struct Fields<BuildMsg> {
+  template <class Io, class M>
+  static void walk(Io& io, M& m) {
+    io.object("kernel", [&](auto& k) { kernel_text_fields(k, m.kernel); });
+    io.integer("tile", m.tile, 0, 1 << 16);
+    io.integer("arch", m.arch, 10, 1000);
+    io.object("sizes", [&](auto& v) { sizes_fields(v, m.sizes); });
+  }
+};
+
+template <>
+struct Fields<BuiltMsg> {
+  template <class Io, class M>
+  static void walk(Io& io, M& m) {
+    io.object("module", [&](auto& x) { module_fields(x, m.module); });
+    io.flag("failed", m.failed);
+    io.bytes("error", m.error);
+    io.integer("first_line", m.first_line, 1, INT32_MAX);
+    io.check([&] { return !m.failed || !m.module.ok; }, [] { return "a failed build of a module said ok"; });
+  }
+};
+
+template <>
+struct Fields<SanitizeMsg> {
+  template <class Io, class M>
+  static void walk(Io& io, M& m) {
+    io.object("kernel", [&](auto& k) { kernel_text_fields(k, m.kernel); });
+    io.object("spec", [&](auto& s) { io::problem_fields(s, m.spec); });
+    io.list("tools", m.tools, 16, [](auto& e, auto& t) { e.text("tool", t, 64); });
+    io.number("timeout_s", m.timeout_s, 0, 86400, false);
+  }
+};
+
+template <>
+struct Fields<SanitizedMsg> {
+  template <class Io, class M>
+  static void walk(Io& io, M& m) {
+    io.list("reports", m.reports, 16, [](auto& e, auto& r) { report_fields(e, r); });
+  }
+};
+
 }  // namespace
+
+KernelText kernel_text(const UserKernel& k) {
+  return KernelText{k.source(), k.decl().name, k.spec(), k.headers()};
+}
 
 template <class M>
 Frame encode(const M& m, uint64_t id) {
@@ -505,7 +695,8 @@ Codecs<M...> codecs() {
 }
 template Codecs<HelloMsg, ErrorMsg, RunMsg, RunDoneMsg, ValidateMsg, ValidatedMsg, BandwidthDoneMsg,
                 LaunchInfoMsg, LaunchInfoReplyMsg, ReduceMsg, ReducedMsg, ElementMsg, ElementValueMsg,
-                CopyMatrixMsg, MatrixPartMsg, ReleaseStoreMsg, PingMsg, PongMsg>
+                CopyMatrixMsg, MatrixPartMsg, ReleaseStoreMsg, PingMsg, PongMsg, PublishMsg, PublishedMsg,
+                WithdrawMsg, BuildMsg, BuiltMsg, SanitizeMsg, SanitizedMsg>
 codecs();
 
 Frame empty(Type t, uint64_t id) {

@@ -27,13 +27,14 @@
 
 #include "core/engine/backend.hpp"
 #include "core/io/worker_protocol.hpp"
+#include "core/user_kernel/kernel_workshop.hpp"
 
 namespace ts::remote {
 
 using wire::ProtocolError;
 
 inline constexpr uint32_t kMagic = 0x4e455354;  // "TSEN" in little-endian bytes
-inline constexpr uint16_t kProtocol = 1;
+inline constexpr uint16_t kProtocol = 2;        // 2: a person's kernels (the workshop's messages)
 inline constexpr uint32_t kMaxPayload = 64u << 20;
 inline constexpr size_t kHeaderBytes = 20;
 inline constexpr int64_t kPartElements = int64_t(4) << 20;  // floats per MatrixPart (16 MiB uncompressed)
@@ -67,7 +68,14 @@ enum class Type : uint16_t {
   ReleaseStore,     // ReleaseStoreMsg: the window holds no view of that run's matrices any more; no answer
   Ping,             // PingMsg -> Pong (the round trip, and the engine's incidents)
   Pong,             // PongMsg
-  Last = Pong
+  Publish,          // PublishMsg -> Published | Error (answered in the order the frames came)
+  Published,        // PublishedMsg
+  Withdraw,         // WithdrawMsg; no answer
+  Build,            // BuildMsg -> Built | Error
+  Built,            // BuiltMsg
+  Sanitize,         // SanitizeMsg -> Sanitized | Error
+  Sanitized,        // SanitizedMsg
+  Last = Sanitized
 };
 const char* to_string(Type t);
 
@@ -79,6 +87,17 @@ struct Frame {
 };
 
 // [SECTION] Messages.
+struct WorkshopInfo {    // what the engine's kernel workshop can do (kernel_workshop.hpp)
+  bool present = false;  // its backend takes a person's kernels
+  bool can_build = false;
+  std::string build_why;  // why it cannot build
+  std::string compiler;
+  std::vector<int> architectures;
+  int32_t device_arch = 0;
+  bool can_sanitize = false;
+  std::string sanitize_why;
+};
+
 struct EngineInfo {  // what the engine's Hello says about it
   std::string kind, device_name, version_info;
   int32_t cuda_device = -1;
@@ -86,7 +105,20 @@ struct EngineInfo {  // what the engine's Hello says about it
   Capacity capacity;
   MeasurePolicy default_policy, bench_policy;
   std::vector<KernelInfo> kernels;  // cpu is never set here: KernelInfo::cpu_elsewhere says it has one
+  WorkshopInfo workshop;
 };
+
+// A person's kernel as it travels: what the engine understands it from (KernelWorkshop::understand), the
+// same text, kernel, corrections and headers that made it where the file is, so the engine's kernel is the
+// same (id, entry, builds, lines of the compiler's messages). The headers were read where the file is: the
+// engine reads no file of the window's machine.
+struct KernelText {
+  KernelSource source;
+  std::string kernel;  // the __global__ function's name
+  UserKernelSpec spec;
+  std::vector<IncludedHeader> headers;
+};
+KernelText kernel_text(const UserKernel& k);
 
 struct HelloMsg {
   static constexpr Type kType = Type::Hello;
@@ -210,6 +242,51 @@ struct PongMsg {
   double sent = 0;
   uint64_t incidents = 0;
   std::string latest_incident;
+};
+
+// A person's kernel registered in the engine's workshop (the engine understands it and publishes it, so its
+// backend runs it in its own worker); Published says what the engine's kernel list now holds for it. A
+// kernel the engine refused is refused by name in every later request for it, with the reason.
+struct PublishMsg {
+  static constexpr Type kType = Type::Publish;
+  KernelText kernel;
+};
+struct PublishedMsg {
+  static constexpr Type kType = Type::Published;
+  KernelInfo info;
+};
+struct WithdrawMsg {
+  static constexpr Type kType = Type::Withdraw;
+  std::string id;  // "yours:<name>"
+};
+
+// One plain build in the engine's workshop (KernelWorkshop::build). A build that failed (CompileError)
+// comes back as Built with `failed`: the module (log, diagnostics at their lines) and the message.
+struct BuildMsg {
+  static constexpr Type kType = Type::Build;
+  KernelText kernel;
+  int32_t tile = 0, arch = 0;
+  ExprVars sizes;
+};
+struct BuiltMsg {
+  static constexpr Type kType = Type::Built;
+  CompiledModule module;
+  bool failed = false;
+  std::string error;       // CompileError's message
+  int32_t first_line = 1;  // CompileError::first_line
+};
+
+// compute-sanitizer on the engine's GPU (KernelWorkshop::sanitize).
+struct SanitizeMsg {
+  static constexpr Type kType = Type::Sanitize;
+  KernelText kernel;
+  ProblemSpec spec;
+  std::vector<std::string> tools;
+  double timeout_s = 0;
+};
+struct SanitizedMsg {
+  static constexpr Type kType = Type::Sanitized;
+  std::vector<SanitizerReport> reports;
 };
 
 // encode(m) and decode<M>(frame): every message's one field list (protocol.cpp). decode checks the frame's

@@ -22,7 +22,8 @@ double now_ms() {
       .count();
 }
 
-// What an Error frame says, as the exception a local backend would have thrown.
+}  // namespace
+
 [[noreturn]] void throw_error(const Frame& f) {
   const ErrorMsg e = decode<ErrorMsg>(f);
   switch (e.kind) {
@@ -39,8 +40,8 @@ double now_ms() {
   throw std::runtime_error(e.message);
 }
 
-// The answer of a request: its last frame, checked to be of `type` (an Error frame is thrown).
 const Frame& answer(const std::vector<Frame>& frames, Type type) {
+  if (frames.empty()) throw ProtocolError(std::string("the engine sent no ") + to_string(type));
   const Frame& last = frames.back();
   if (last.type == Type::Error) throw_error(last);
   if (last.type != type)
@@ -48,8 +49,6 @@ const Frame& answer(const std::vector<Frame>& frames, Type type) {
                         to_string(type) + " was expected");
   return last;
 }
-
-}  // namespace
 
 // [SECTION] Pending.
 bool Pending::ready() const {
@@ -138,7 +137,8 @@ std::shared_ptr<Connection> Connection::start(const std::string& command, const 
   hello.tilescope = ::ts::kVersion;
   hello.commit = ::ts::kGitCommit;
   hello.role = "window";
-  hello.capabilities = {"run", "reduce", "element", "copy", "bandwidth", "launch-info", "cancel"};
+  hello.capabilities = {"run",         "reduce", "element", "copy",  "bandwidth",
+                        "launch-info", "cancel", "publish", "build", "sanitize"};
   write_frame(c->m_to, encode(hello, 0));  // a command that exited already is found out below
   Frame f;
   try {
@@ -414,7 +414,29 @@ RemoteBackend::RemoteBackend(const std::string& command, const ConnectOptions& o
 }
 
 RemoteBackend::RemoteBackend(std::shared_ptr<Connection> c)
-    : m_command(c->command()), m_conn(std::move(c)), m_info(m_conn->engine()) {}
+    : m_command(c->command()),
+      m_conn(std::move(c)),
+      m_info(m_conn->engine()),
+      m_workshop(std::make_unique<RemoteWorkshop>([this] { return connection(); })) {}
+
+std::vector<KernelInfo> RemoteBackend::kernels() const {
+  std::vector<KernelInfo> all;
+  bool takes_yours = false;
+  {
+    std::lock_guard<std::mutex> lk(m_mu);
+    for (const KernelInfo& k : m_info.kernels)
+      if (!k.user) all.push_back(k);
+    takes_yours = m_info.workshop.present;
+  }
+  if (takes_yours)
+    for (KernelInfo& k : m_workshop->infos()) all.push_back(std::move(k));
+  return all;
+}
+
+KernelWorkshop* RemoteBackend::workshop() const {
+  std::lock_guard<std::mutex> lk(m_mu);
+  return m_info.workshop.present ? m_workshop.get() : nullptr;
+}
 
 std::shared_ptr<Connection> RemoteBackend::connection() const {
   std::lock_guard<std::mutex> lk(m_mu);
@@ -521,10 +543,13 @@ Backend::Link RemoteBackend::link() const {
 
 void RemoteBackend::reconnect() {
   auto fresh = Connection::start(m_command, m_options);
-  std::lock_guard<std::mutex> lk(m_mu);
-  m_conn = std::move(fresh);
-  m_info = m_conn->engine();
-  ++m_serial;
+  // The person's kernels are published to the new engine before any request can reach it.
+  m_workshop->reconnect(*fresh, [&] {
+    std::lock_guard<std::mutex> lk(m_mu);
+    m_conn = fresh;
+    m_info = m_conn->engine();
+    ++m_serial;
+  });
 }
 
 }  // namespace ts::remote

@@ -4,13 +4,14 @@
 // serve`, `srun --gres=gpu:1 tilescope serve`, `docker exec -i box tilescope serve`), so panels, sweeps and
 // commands do not know where the engine is.
 //
-// What the engine said in its Hello (kind, device, capacity, policies, kernels) is answered here without a
-// round trip; run(), validate() and measure_bandwidth() wait for the engine (off the window's thread, as for
-// a local backend). The matrices of a run stay in the engine: a RemoteStore reduces them there and only the
-// view's pixels travel back, compressed; reduce_later() and element_later() ask without waiting, so a frame
-// never waits for the link. When the link drops or the engine dies, every call in flight throws EngineLost
-// saying which, the Backend stays (its kernels and device as last known), and reconnect() starts the command
-// again.
+// What the engine said in its Hello (kind, device, capacity, policies, kernels, what its kernel workshop can
+// do) is answered here without a round trip; a person's kernels go through RemoteWorkshop
+// (remote_workshop.hpp): read here, built, checked and run in the engine; run(), validate() and
+// measure_bandwidth() wait for the engine (off the window's thread, as for a local backend). The matrices of
+// a run stay in the engine: a RemoteStore reduces them there and only the view's pixels travel back,
+// compressed; reduce_later() and element_later() ask without waiting, so a frame never waits for the link.
+// When the link drops or the engine dies, every call in flight throws EngineLost saying which, the Backend
+// stays (its kernels and device as last known), and reconnect() starts the command again.
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -25,6 +26,7 @@
 
 #include "core/engine/backend.hpp"
 #include "core/remote/protocol.hpp"
+#include "core/remote/remote_workshop.hpp"
 
 namespace ts::remote {
 
@@ -39,6 +41,12 @@ class EngineStartError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
+
+// What an Error frame says, as the exception a local backend would have thrown (ValidationError, Cancelled,
+// ProtocolError, std::runtime_error).
+[[noreturn]] void throw_error(const Frame& f);
+// The answer of a request: its last frame, checked to be of `type` (an Error frame is thrown).
+const Frame& answer(const std::vector<Frame>& frames, Type type);
 
 // An answer on its way: filled by the connection's reader thread, read by whoever asked (never blocking a
 // frame: ready() first).
@@ -156,8 +164,12 @@ class RemoteBackend : public Backend {
   std::string device_name() const override { return info().device_name; }
   // The engine's GPU is not this machine's: heatmaps take the host path.
   int cuda_device() const override { return -1; }
-  std::vector<KernelInfo> kernels() const override { return info().kernels; }
-  uint64_t kernels_serial() const override { return m_serial.load(); }
+  // The engine's built-in kernels, then the person's own its workshop registered.
+  std::vector<KernelInfo> kernels() const override;
+  // Grows with every reconnect and every publish or withdraw.
+  uint64_t kernels_serial() const override { return m_serial.load() + m_workshop->serial(); }
+  // The RemoteWorkshop, where the engine's backend takes a person's kernels (nullptr otherwise).
+  KernelWorkshop* workshop() const override;
   DeviceInfo device_info() const override { return info().device; }
   MeasurePolicy default_policy() const override { return info().default_policy; }
   MeasurePolicy bench_policy() const override { return info().bench_policy; }
@@ -169,6 +181,7 @@ class RemoteBackend : public Backend {
   Incidents incidents() const override;
   std::optional<LaunchInfo> launch_info(const ProblemSpec& spec) const override;
   Link link() const override;
+  // Starts the engine command again; the kernels registered here are published to the new engine.
   void reconnect() override;
 
   std::shared_ptr<Connection> connection() const;
@@ -181,6 +194,7 @@ class RemoteBackend : public Backend {
   std::shared_ptr<Connection> m_conn;
   EngineInfo m_info;
   std::atomic<uint64_t> m_serial{0};  // reconnects (a new engine's kernel list)
+  std::unique_ptr<RemoteWorkshop> m_workshop;
 };
 
 }  // namespace ts::remote

@@ -329,4 +329,41 @@ std::vector<IncludedHeader> resolve_includes(const std::string& text, const std:
   return std::move(r.headers);
 }
 
+void check_given_headers(const std::string& text, const std::vector<IncludedHeader>& headers,
+                         const std::string& label, int first_line) {
+  auto check_directives = [](const std::string& t, const std::string& where_file, int first) {
+    for (const IncludeDirective& d : find_include_directives(t))
+      if (const std::string why = refusal(d); !why.empty())
+        throw ValidationError(where_file + ":" + std::to_string(d.line + first - 1) + ": #" +
+                              (d.keyword.rfind("__", 0) == 0 ? d.keyword.substr(2) : d.keyword) + " " +
+                              shown(d) + " is refused: " + why + "; " + kWhatMayBeIncluded);
+  };
+  check_directives(text, label, first_line);
+  if (int64_t(headers.size()) > kMaxIncludedFiles)
+    throw ValidationError(label + ": " + std::to_string(headers.size()) +
+                          " headers; a kernel may include at most " + std::to_string(kMaxIncludedFiles) +
+                          " files of its folder");
+  std::set<std::string> names;
+  int64_t bytes = 0;
+  for (const IncludedHeader& h : headers) {
+    const std::string where =
+        label + ": the header \"" + (h.name.size() > 80 ? h.name.substr(0, 80) + "..." : h.name) + "\"";
+    IncludeDirective as_named;
+    as_named.name = h.name;
+    if (const std::string why = refusal(as_named); !why.empty())
+      throw ValidationError(where + " is refused: " + why + "; " + kWhatMayBeIncluded);
+    if (!names.insert(h.name).second) throw ValidationError(where + " is given twice");
+    if (int64_t(h.content.size()) > kMaxKernelSourceBytes)
+      throw ValidationError(where + " is " + format_bytes(double(h.content.size())) +
+                            "; a header may be at most " + format_bytes(double(kMaxKernelSourceBytes)));
+    bytes += int64_t(h.content.size());
+    if (bytes > kMaxIncludedBytes)
+      throw ValidationError(where + ": the headers of one kernel may be " +
+                            format_bytes(double(kMaxIncludedBytes)) + " in all");
+    if (h.content.find('\0') != std::string::npos)
+      throw ValidationError(where + " holds a NUL byte (not text)");
+    check_directives(h.content, h.name, 1);
+  }
+}
+
 }  // namespace ts

@@ -50,4 +50,12 @@ std::vector<IncludeDirective> find_include_directives(const std::string& text, u
 std::vector<IncludedHeader> resolve_includes(const std::string& text, const std::string& source_path,
                                              const std::string& label, int first_line = 1);
 
+// Headers resolved elsewhere (a window on another machine read them from the kernel file's folder: a remote
+// engine has no such folder), checked without touching any file: the same refusals for every directive of
+// `text` and of each header, at most kMaxIncludedFiles headers of at most kMaxKernelSourceBytes each and
+// kMaxIncludedBytes in all, text without a NUL byte, each under a name an #include may write, no name twice.
+// Throws ValidationError as resolve_includes() does.
+void check_given_headers(const std::string& text, const std::vector<IncludedHeader>& headers,
+                         const std::string& label, int first_line = 1);
+
 }  // namespace ts

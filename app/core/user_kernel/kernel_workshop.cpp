@@ -10,30 +10,38 @@ std::shared_ptr<const UserKernel> KernelWorkshop::open(const std::string& path,
   return UserKernel::open_file(path, o);
 }
 
-std::shared_ptr<const UserKernel> KernelWorkshop::understand(KernelSource src, const std::string& kernel,
-                                                             const UserKernelSpec* spec) const {
-  return UserKernel::make(std::move(src), kernel, spec);
+std::shared_ptr<const UserKernel> KernelWorkshop::understand(
+    KernelSource src, const std::string& kernel, const UserKernelSpec* spec,
+    const std::vector<IncludedHeader>* headers) const {
+  return UserKernel::make(std::move(src), kernel, spec, headers);
 }
 
 void KernelWorkshop::publish(std::shared_ptr<const UserKernel> k) {
-  std::lock_guard<std::mutex> lock(m_mu);
-  ++m_serial;
-  for (auto& x : m_kernels)
-    if (x->id() == k->id()) {
-      x = std::move(k);
-      return;
-    }
-  m_kernels.push_back(std::move(k));
+  const std::string id = k->id();
+  {
+    std::lock_guard<std::mutex> lock(m_mu);
+    ++m_serial;
+    bool replaced = false;
+    for (auto& x : m_kernels)
+      if (x->id() == id) {
+        x = std::move(k);
+        replaced = true;
+        break;
+      }
+    if (!replaced) m_kernels.push_back(std::move(k));
+  }
+  registered_changed(id);
 }
 
 void KernelWorkshop::withdraw(const std::string& id) {
-  std::lock_guard<std::mutex> lock(m_mu);
-  for (size_t i = 0; i < m_kernels.size(); ++i)
-    if (m_kernels[i]->id() == id) {
-      m_kernels.erase(m_kernels.begin() + std::ptrdiff_t(i));
-      ++m_serial;
-      return;
-    }
+  {
+    std::lock_guard<std::mutex> lock(m_mu);
+    auto it = std::find_if(m_kernels.begin(), m_kernels.end(), [&](const auto& x) { return x->id() == id; });
+    if (it == m_kernels.end()) return;
+    m_kernels.erase(it);
+    ++m_serial;
+  }
+  registered_changed(id);
 }
 
 std::shared_ptr<const UserKernel> KernelWorkshop::find(const std::string& id) const {

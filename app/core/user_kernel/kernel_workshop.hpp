@@ -47,9 +47,12 @@ class KernelWorkshop {
   // Reads, scans and understands a file, applies the command line's corrections and checks the result.
   std::shared_ptr<const UserKernel> open(const std::string& path, const UserKernelOptions& o) const;
   // A source already read (the editor's text) and the kernel's name; `spec`: the form's corrections (null:
-  // what TileScope proposes).
+  // what TileScope proposes); `headers`: the headers it includes as read where the file is (a remote
+  // engine's: its window sent them; null: read from the source's folder now). The same source, kernel, spec
+  // and headers give the same kernel (id, entry, builds) in every process.
   std::shared_ptr<const UserKernel> understand(KernelSource src, const std::string& kernel,
-                                               const UserKernelSpec* spec) const;
+                                               const UserKernelSpec* spec,
+                                               const std::vector<IncludedHeader>* headers = nullptr) const;
 
   // [SECTION] Build.
   // Whether kernels can be built here (this build has NVRTC); `why` says why not.
@@ -78,6 +81,7 @@ class KernelWorkshop {
 
   // [SECTION] Register: the kernels its backend lists and runs.
   // Adds the kernel, or replaces the one with the same id (a new version of the same file's kernel).
+  // Never waits for a build or a link (the window publishes from its frame).
   void publish(std::shared_ptr<const UserKernel> k);
   void withdraw(const std::string& id);
   std::shared_ptr<const UserKernel> find(const std::string& id) const;
@@ -86,6 +90,12 @@ class KernelWorkshop {
   std::vector<KernelInfo> infos() const;
   // Counts every publish and withdraw: the register changed when it did (Backend::kernel_list()).
   uint64_t serial() const { return m_serial.load(); }
+
+ protected:
+  // The register changed under `id` (published or withdrawn; find(id) says which): called after the change,
+  // outside the register's lock, on the thread that made it. A workshop whose kernels also live elsewhere (a
+  // remote engine's, remote_workshop.hpp) tells it there; a local one has nothing to do.
+  virtual void registered_changed(const std::string& id) { (void)id; }
 
  private:
   mutable std::mutex m_mu;

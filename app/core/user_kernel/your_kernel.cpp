@@ -48,7 +48,8 @@ void set_axes(std::array<std::string, 3>& axes, const std::string& text, const c
 }  // namespace
 
 std::shared_ptr<const UserKernel> UserKernel::make(KernelSource src, const std::string& kernel,
-                                                   const UserKernelSpec* spec) {
+                                                   const UserKernelSpec* spec,
+                                                   const std::vector<IncludedHeader>* headers) {
   std::shared_ptr<UserKernel> k(new UserKernel());
   k->m_source = std::move(src);
   k->m_scan = scan_cuda_source(k->m_source.text);
@@ -69,9 +70,14 @@ std::shared_ptr<const UserKernel> UserKernel::make(KernelSource src, const std::
         label + ":" + std::to_string(d.line + k->m_source.first_line - 1) + ": the kernel's name '" + d.name +
         "' has characters outside ASCII, which CUDA does not allow in a __global__ function's "
         "name (nvcc and NVRTC refuse it): rename it");
-  // What it includes, before anything is built: a header of its folder is read here, anything else that is
-  // not the toolkit's is refused with its line.
-  k->m_headers = resolve_includes(k->m_source.text, k->m_source.path, label, k->m_source.first_line);
+  // What it includes, before anything is built: a header of its folder is read here (or was, where the file
+  // is: then it is checked as given), anything else that is not the toolkit's is refused with its line.
+  if (headers) {
+    check_given_headers(k->m_source.text, *headers, label, k->m_source.first_line);
+    k->m_headers = *headers;
+  } else {
+    k->m_headers = resolve_includes(k->m_source.text, k->m_source.path, label, k->m_source.first_line);
+  }
   KernelUnderstanding u = understand_kernel(k->m_scan, d);
   k->m_notes = u.notes;
   if (spec) {

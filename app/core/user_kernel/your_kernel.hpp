@@ -54,9 +54,12 @@ class UserKernel {
   // Reads, scans and understands a file; applies the corrections; checks the result. Throws ValidationError.
   static std::shared_ptr<const UserKernel> open_file(const std::string& path, const UserKernelOptions& o);
   // From a source already read (the editor's text) and the kernel's name; `spec`: the form's corrections
-  // (null: what TileScope proposes). Throws ValidationError.
+  // (null: what TileScope proposes); `headers`: the headers it includes, read already where the file is (a
+  // remote engine's, checked with check_given_headers; null: read from the source's folder now). Throws
+  // ValidationError.
   static std::shared_ptr<const UserKernel> make(KernelSource src, const std::string& kernel,
-                                                const UserKernelSpec* spec);
+                                                const UserKernelSpec* spec,
+                                                const std::vector<IncludedHeader>* headers = nullptr);
 
   std::string id() const { return "yours:" + decl().name; }
   // Its entry in a kernel list (has_cuda false: the workshop that lists it says whether it can build it).
