@@ -53,7 +53,10 @@ void draw_status_bar(AppState& s, FrameReport& out) {
         std::string text;
         if (l.connected) {
           char rtt[32];
-          std::snprintf(rtt, sizeof rtt, l.rtt_ms > 0 ? "%.0f ms" : "...", l.rtt_ms);
+          if (l.rtt_ms <= 0)
+            std::snprintf(rtt, sizeof rtt, "...");
+          else  // a pipe on one machine: a tenth of a millisecond, not "0 ms"
+            std::snprintf(rtt, sizeof rtt, l.rtt_ms < 10 ? "%.1f ms" : "%.0f ms", l.rtt_ms);
           text =
               std::string("engine ") + rtt + ": " + l.command;  // the round trip first: a long command is cut
           text_fit(text, &pal.good,
