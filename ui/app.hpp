@@ -127,7 +127,7 @@ class App {
   std::string m_gl_trigger;   // why the GL self-check runs (a rebuild checks again for the same cause)
   bool m_gl_rebuilt = false;  // resources or context made anew since the last passed check
   GlRebuild m_gl_rebuild = GlRebuild::None;
-  std::string m_interop_off_why;               // set when interop is turned off for the session
+  std::string m_interop_off_why;  // set when interop is turned off for the session
   // Why the heatmaps take the host path whatever the GPU offers ("" : let interop be probed).
   std::string host_path_why() const;
   std::shared_ptr<const MatrixStore> m_probe;  // the check's known picture on the heatmaps' device

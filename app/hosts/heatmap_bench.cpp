@@ -290,9 +290,10 @@ std::string format_heatmap_bench(const HeatmapBenchResult& r, const HeatmapBench
      << "\n- interop: " << (r.interop ? "on" : "off (" + r.interop_why + ")")
      << "\n- shared memory: " << r.shared_note << "\n";
   if (r.remote) {
-    std::snprintf(line, sizeof line,
-                  "- engine: `%s`, round trip %.1f ms; link bytes per refresh of A, B and C: %.0f in, %.0f out\n",
-                  r.engine.c_str(), r.rtt_ms, r.refresh_bytes_in, r.refresh_bytes_out);
+    std::snprintf(
+        line, sizeof line,
+        "- engine: `%s`, round trip %.1f ms; link bytes per refresh of A, B and C: %.0f in, %.0f out\n",
+        r.engine.c_str(), r.rtt_ms, r.refresh_bytes_in, r.refresh_bytes_out);
     os << line;
   }
   std::snprintf(line, sizeof line, "- problem: %lld x %lld x %lld, %s tile %d; views %d x %d (A, B, C)\n\n",

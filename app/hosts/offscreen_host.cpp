@@ -371,7 +371,8 @@ FrameBenchResult run_frame_bench(const FrameBenchOptions& opt) {
     const auto t0 = clock::now();
     st.settings.spec.m = st.settings.spec.n = st.settings.spec.k = n;
     const auto limit = t0 + std::chrono::seconds(20);
-    while ((st.result_serial == serial || awaiting()) && st.last_error.empty() && clock::now() < limit) frame();
+    while ((st.result_serial == serial || awaiting()) && st.last_error.empty() && clock::now() < limit)
+      frame();
     if (!st.last_error.empty()) throw std::runtime_error("a commit's run failed: " + st.last_error);
     if (st.result_serial == serial) throw std::runtime_error("a commit's run did not finish within 20 s");
     if (awaiting()) throw std::runtime_error("a commit's heatmaps did not come from the engine within 20 s");
