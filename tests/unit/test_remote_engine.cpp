@@ -301,3 +301,29 @@ TEST(RemoteEngine, TheCommandLineRunsOnAnEngine) {
   r = test::run_cmd(kBin + " serve --backend cpu --quiet </dev/null");  // no window: it goes at once
   EXPECT_EQ(r.code, 0) << r.output;
 }
+
+TEST(RemoteEngine, AFloodOfRequestsIsRefusedBeyondItsLimitAndTheEngineLivesOn) {
+  auto conn = Connection::start(kServe);
+  RunRequest big;
+  big.spec = ProblemSpec{1024, 1024, 1024, "tiled", 16, InputKind::Random, 1};
+  big.policy = MeasurePolicy::fixed(50);
+  // Runs wait for one another on the engine (one measurement at a time), so they stay in flight.
+  std::vector<std::pair<uint64_t, std::shared_ptr<Pending>>> sent;
+  for (int i = 0; i < 300; ++i) {
+    const uint64_t id = conn->next_id();
+    sent.emplace_back(id, conn->send({encode(RunMsg{big, false}, id)}, id));
+  }
+  for (auto& [id, p] : sent) conn->post(empty(Type::Cancel, id));
+  int refused = 0, cancelled = 0;
+  for (auto& [id, p] : sent) {
+    const Frame last = p->wait().back();
+    ASSERT_EQ(last.type, Type::Error);
+    const ErrorMsg e = decode<ErrorMsg>(last);
+    if (e.kind == ErrorKind::Cancelled) ++cancelled;
+    if (e.message.find("requests in flight already") != std::string::npos) ++refused;
+  }
+  EXPECT_EQ(refused, 300 - 256);
+  EXPECT_EQ(cancelled, 256);
+  RemoteBackend remote(conn);
+  EXPECT_TRUE(remote.run(small_request(), CancelToken()).error.passed);
+}

@@ -121,6 +121,12 @@ class Server {
   // Runs `work` on a thread of its own, answering `id` with what it returns or with the error it throws.
   template <class Work>
   void spawn(uint64_t id, Work work) {
+    // A window asks for a few things at a time (a run, four heatmaps, a hover value); one that floods the
+    // engine is told so rather than given a thread per request.
+    reap();
+    if (m_jobs.size() >= kMaxInFlight)
+      throw std::runtime_error("the engine has " + std::to_string(m_jobs.size()) +
+                               " requests in flight already; ask again when some are answered");
     CancelToken token;
     {
       std::lock_guard<std::mutex> lk(m_mu);
@@ -390,6 +396,7 @@ class Server {
     }
   }
 
+  static constexpr size_t kMaxInFlight = 256;
   std::shared_ptr<Backend> m_backend;
   int m_in, m_out;
   ServeStats m_stats;
