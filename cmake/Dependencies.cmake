@@ -1,18 +1,25 @@
 # Every dependency, where it comes from, and why (the README repeats this for people).
+# The engine's (every build):
 find_package(PkgConfig REQUIRED)
 find_package(Threads REQUIRED)
-find_package(glfw3 3.3 REQUIRED)                      # Debian libglfw3-dev: windows, input, GL context
-pkg_check_modules(EPOXY REQUIRED IMPORTED_TARGET epoxy) # Debian libepoxy-dev: OpenGL function loader
-find_package(OpenGL REQUIRED COMPONENTS OpenGL EGL)   # libgl-dev / libegl-dev (glvnd)
-find_package(Vulkan QUIET)                            # Debian libvulkan-dev: memory CUDA and GL share (heatmaps)
 find_package(CLI11 2.1 CONFIG REQUIRED)               # Debian libcli11-dev: command line
 pkg_check_modules(ZSTD REQUIRED IMPORTED_TARGET libzstd)  # Debian libzstd-dev: what a remote engine sends, compressed
 find_package(nlohmann_json 3.10 REQUIRED)             # Debian nlohmann-json3-dev: JSON output, settings
-find_path(STB_INCLUDE_DIR stb_image_write.h PATH_SUFFIXES stb REQUIRED) # Debian libstb-dev: PNG writer
-add_library(tilescope_stb INTERFACE)
-target_include_directories(tilescope_stb SYSTEM INTERFACE ${STB_INCLUDE_DIR})
 
-include(${CMAKE_CURRENT_LIST_DIR}/ImGuiBundle.cmake)  # PyPI imgui-bundle sdist: Dear ImGui + ImPlot
+# The window's (TILESCOPE_GUI=ON only: a build of the engine alone asks for none of these, and
+# cmake/CheckNoWindow.cmake checks that no target links one):
+if(TILESCOPE_GUI)
+  find_package(glfw3 3.3 REQUIRED)                      # Debian libglfw3-dev: windows, input, GL context
+  pkg_check_modules(EPOXY REQUIRED IMPORTED_TARGET epoxy) # Debian libepoxy-dev: OpenGL function loader
+  find_package(OpenGL REQUIRED COMPONENTS OpenGL EGL)   # libgl-dev / libegl-dev (glvnd)
+  find_package(Vulkan QUIET)                            # Debian libvulkan-dev: memory CUDA and GL share (heatmaps)
+  # Debian libstb-dev: the PNG writer (app/gfx) and reader (ui's tests); nothing of the engine uses it.
+  find_path(STB_INCLUDE_DIR stb_image_write.h PATH_SUFFIXES stb REQUIRED)
+  add_library(tilescope_stb INTERFACE)
+  target_include_directories(tilescope_stb SYSTEM INTERFACE ${STB_INCLUDE_DIR})
+
+  include(${CMAKE_CURRENT_LIST_DIR}/ImGuiBundle.cmake)  # PyPI imgui-bundle sdist: Dear ImGui + ImPlot
+endif()
 
 # CUDA through CMake's CUDA language; cuBLAS from the same toolkit.
 set(TILESCOPE_HAVE_CUDA OFF)
