@@ -1,4 +1,6 @@
 # Every dependency, where it comes from, and why (the README repeats this for people).
+include(GNUInstallDirs)  # bin/, share/ ... of `cmake --install` and the packages (cmake/Packaging.cmake)
+
 # The engine's (every build):
 find_package(PkgConfig REQUIRED)
 find_package(Threads REQUIRED)
@@ -32,6 +34,13 @@ if(NOT TILESCOPE_CUDA STREQUAL "OFF")
     set(CMAKE_CUDA_STANDARD_REQUIRED ON)
     find_package(CUDAToolkit REQUIRED)
     set(TILESCOPE_HAVE_CUDA ON)
+    # Where an installed tilescope finds cuBLAS and NVRTC (its RUNPATH): the toolkit's lib folder of this build,
+    # then where NVIDIA's packages and runfile install this toolkit version, then /usr/local/cuda's. Elsewhere
+    # the loader's own paths (ld.so.conf, LD_LIBRARY_PATH) find them.
+    string(REGEX MATCH "^[0-9]+[.][0-9]+" _cuda_mm "${CUDAToolkit_VERSION}")
+    set(TILESCOPE_CUDA_RUNPATH "${CUDAToolkit_LIBRARY_DIR}"
+        "/usr/local/cuda-${_cuda_mm}/targets/${CMAKE_SYSTEM_PROCESSOR}-linux/lib" "/usr/local/cuda/lib64")
+    list(REMOVE_DUPLICATES TILESCOPE_CUDA_RUNPATH)
     message(STATUS "CUDA backend: ON (nvcc ${CMAKE_CUDA_COMPILER_VERSION}, architectures ${CMAKE_CUDA_ARCHITECTURES})")
   elseif(TILESCOPE_CUDA STREQUAL "ON")
     message(FATAL_ERROR "TILESCOPE_CUDA=ON but no CUDA compiler was found (install the CUDA toolkit or set CUDACXX)")
