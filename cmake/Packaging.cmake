@@ -7,7 +7,8 @@
 # full one provides the engine's name, so what asks for tilescope-engine is content with either.
 #
 # Dependencies: dpkg-shlibdeps reads Debian's from the binary's libraries (CPACK_DEBIAN_PACKAGE_SHLIBDEPS):
-# libc6, libstdc++6, libgcc-s1, and for the window libglfw3, libepoxy0, libegl1, libvulkan1. The CUDA runtime is
+# libc6, libstdc++6, libgcc-s1, libzstd1 (the remote engine's compression), and for the window libglfw3,
+# libepoxy0, libegl1, libvulkan1. The CUDA runtime is
 # linked statically; the driver (libcuda.so.1) and NVML are opened at run time and not depended on, since the
 # CPU backend runs without them. cuBLAS and NVRTC are the toolkit's shared libraries, and the toolkit is
 # NVIDIA's, not Debian's (Debian's nvidia-cuda-toolkit is another version, whose libraries have other sonames):
@@ -61,8 +62,9 @@ else()
   set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "see how a CUDA matrix multiplication really runs (engine, no window)")
   string(CONCAT CPACK_PACKAGE_DESCRIPTION
          "TileScope's engine for GPU servers: tilescope list, run and bench measure CUDA matrix-multiplication "
-         "kernels, verified against cuBLAS, from the command line. Built without the window: it needs no GLFW, "
-         "OpenGL, X11 or Dear ImGui. The window is in the package tilescope.")
+         "kernels, verified against cuBLAS, from the command line, and tilescope serve is the engine of a window "
+         "elsewhere (tilescope --engine 'ssh host tilescope serve'). Built without the window: it needs no "
+         "GLFW, OpenGL, X11 or Dear ImGui. The window is in the package tilescope.")
 endif()
 
 set(_recommends "")

@@ -28,7 +28,8 @@ packages=(
 )
 if [ "${1:-}" = "--engine" ]; then
   # build-essential brings dpkg-dev, whose dpkg-shlibdeps CPack runs.
-  packages=(build-essential cmake ninja-build git ca-certificates libcli11-dev nlohmann-json3-dev)
+  packages=(build-essential cmake ninja-build pkg-config git ca-certificates libcli11-dev libzstd-dev
+            nlohmann-json3-dev)
 fi
 
 missing=()

@@ -25,8 +25,8 @@ int no_window(NoWindowArgs&, const CLI::App& cmd) {
   for (const CLI::App* c = &cmd; c && c->get_parent(); c = c->get_parent())
     name = c->get_name() + (name.empty() ? "" : " " + name);
   std::fprintf(stderr,
-               "tilescope %s: %s. The engine's commands are here: tilescope list, run, bench "
-               "(tilescope --help).\n",
+               "tilescope %s: %s. The engine's commands are here: tilescope list, run, bench, merge, "
+               "serve (tilescope --help).\n",
                name.c_str(), kNoWindow);
   return kExitUsage;
 }
@@ -41,7 +41,8 @@ int no_command(NoWindowArgs&, const CLI::App& app) {
   }
   std::fprintf(stderr,
                "tilescope: %s, so it cannot open one. The engine's commands are here: tilescope list, run, "
-               "bench (tilescope --help).\n",
+               "bench, merge, serve (tilescope --help); the window of another machine reaches this one with "
+               "--engine \"ssh this-host tilescope serve\".\n",
                kNoWindow);
   return kExitUsage;
 }

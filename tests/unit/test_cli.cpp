@@ -300,7 +300,8 @@ TEST(Cli, OneCommandAtATime) {
 TEST(Cli, WithoutTheWindowItsCommandsSaySoAndExitWithTwo) {
   const auto help = ts_run("--help");
   EXPECT_EQ(help.code, 0) << help.output;
-  for (const char* engine : {"list", "run", "bench"}) EXPECT_NE(help.output.find(engine), std::string::npos);
+  for (const char* engine : {"list", "run", "bench", "merge", "serve"})
+    EXPECT_NE(help.output.find(engine), std::string::npos) << engine;
   for (const std::string window : {"snapshot", "figure", "gl-check", "bench heatmap"}) {
     const auto r = ts_run(window + " --help");
     EXPECT_EQ(r.code, 0) << window << "\n" << r.output;
