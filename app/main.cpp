@@ -4,50 +4,33 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/bench_cmd.hpp"
-#include "cli/bench_heatmap_cmd.hpp"
 #include "cli/cli.hpp"
-#include "cli/figure_cmd.hpp"
-#include "cli/gl_check_cmd.hpp"
-#include "cli/gui_cmd.hpp"
 #include "cli/kernel_file.hpp"
 #include "cli/list_cmd.hpp"
 #include "cli/merge_cmd.hpp"
 #include "cli/run_cmd.hpp"
 #include "cli/serve_cmd.hpp"
-#include "cli/snapshot_cmd.hpp"
 #include "tilescope/version.hpp"
 
 int main(int argc, char** argv) {
   using namespace ts::cli;
-  using Drawing = CommandTable::Drawing;
-  CLI::App app{
-      "TileScope: see how a CUDA matrix multiplication really runs.\n"
-      "With no command, opens the window."};
+  CLI::App app{"TileScope: see how a CUDA matrix multiplication really runs."};
   app.set_version_flag("--version", std::string("tilescope ") + ts::kVersion + " (" + ts::kGitCommit + ")");
   CommandTable table(app);
-  table.set_default<GuiArgs>(add_gui_options, cmd_gui, Drawing::Window);
+  // The engine's commands: in every build, a server's without the window (-DTILESCOPE_GUI=OFF) too.
   table.add<ListArgs>(app, "list", "print the kernels and their metadata", add_list_options, cmd_list);
   table.add<RunArgs>(app, "run", "run one kernel once, verify it against the reference, print the result",
                      add_run_options, cmd_run);
-  table.add<SnapshotArgs>(app, "snapshot", "render the whole GUI offscreen and write a PNG",
-                          add_snapshot_options, cmd_snapshot, Drawing::Offscreen);
   CLI::App* bench =
       table.add<BenchArgs>(app, "bench", "measure kernels x shapes on the GPU, verified against cuBLAS first",
                            add_bench_options, cmd_bench);
   table.add<MergeArgs>(app, "merge",
                        "join the parts of a sweep measured with bench --shard I/N into its table and session",
                        add_merge_options, cmd_merge);
-  table.add<FigureArgs>(
-      app, "figure",
-      "one plot as a figure (PNG + CSV + JSON): of a saved session, or measured first (a sweep, the ladder)",
-      add_figure_options, cmd_figure, Drawing::Offscreen);
   table.add<ServeArgs>(app, "serve",
                        "be the engine of a window or a command line elsewhere, on standard input and output "
                        "(tilescope --engine \"ssh this-host tilescope serve\")",
                        add_serve_options, cmd_serve);
-  table.add<GlCheckArgs>(app, "gl-check",
-                         "check that OpenGL draws what it is told (after a kernel faulted, it may not)",
-                         add_gl_check_options, cmd_gl_check, Drawing::Offscreen);
   // Started by TileScope itself: not listed in --help.
   table
       .add<WorkerArgs>(app, "worker", "(internal) run a person's kernel for TileScope in its own process",
@@ -57,9 +40,8 @@ int main(int argc, char** argv) {
       .add<CompilerArgs>(app, "compiler", "(internal) compile a person's kernel for TileScope",
                          add_compiler_options, compiler)
       ->group("");
-  table.add<HeatmapBenchArgs>(
-      *bench, "heatmap",
-      "time heatmap refreshes (CUDA-GL interop vs host) and GUI frames while the kernel re-runs",
-      add_bench_heatmap_options, cmd_bench_heatmap, Drawing::Offscreen);
+  // The window (what runs with no command) and the commands that draw: snapshot, figure, gl-check, bench
+  // heatmap; in a build without the window, their names, each saying so (cli.hpp).
+  add_window_commands(table, app, *bench);
   return table.run(argc, argv);
 }

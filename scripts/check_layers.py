@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""The layering check: no layer of TileScope includes a header of a layer above it, and the window links no
-CUDA library.
+"""The layering check: no layer of TileScope includes a header of a layer above it, the window links no
+CUDA library, and the engine's commands include nothing of the window.
 
 The layers, bottom to top (README, "Architecture"):
   app/core   the engine's model and pipeline: plain C++, no CUDA, no OpenGL, no ImGui
@@ -8,7 +8,9 @@ The layers, bottom to top (README, "Architecture"):
   kernels    the CUDA backend, the rungs, NVRTC, the worker (sees app/core)
   ui         panels and the app (sees app/core and app/gfx; reaches the engine through Backend only)
   app/hosts  what hosts the app's frame: the window, the offscreen snapshot and benchmarks (sees ui and below)
-  app/cli    the commands, and app/main.cpp (sees everything: it wires the layers together)
+  app/cli    the commands, and app/main.cpp: the engine's commands see app/core and kernels; the window's
+             commands (app/CMakeLists.txt: TILESCOPE_WINDOW_COMMAND_SOURCES, and each one's header), built only
+             with TILESCOPE_GUI=ON, see everything (they wire a backend of kernels/ to a host)
 
 Every include of the tree's own headers is written with its layer, from the include roots app/ and the top:
 "core/engine/backend.hpp", "gfx/heatmap_set.hpp", "kernels/engine/registry.hpp", "ui/panels/panel.hpp",
@@ -25,15 +27,37 @@ import sys
 
 ROOT = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), ".."))
 
-# What each layer may include of the tree (besides itself).
+WINDOW_CLI = "app/cli (window)"
+
+
+def window_commands():
+    """The files of app/cli built with the window only: app/CMakeLists.txt's TILESCOPE_WINDOW_COMMAND_SOURCES, and
+    the header of each."""
+    try:
+        with open(os.path.join(ROOT, "app", "CMakeLists.txt"), encoding="utf-8") as f:
+            m = re.search(r"set\(TILESCOPE_WINDOW_COMMAND_SOURCES([^)]*)\)", f.read())
+    except OSError:
+        return set()
+    files = set()
+    for src in (m.group(1).split() if m else []):
+        rel = os.path.normpath(os.path.join("app", src))
+        files |= {rel, os.path.splitext(rel)[0] + ".hpp"}
+    return files
+
+
+WINDOW_COMMANDS = window_commands()
+
+# What each layer may include of the tree (besides itself). The engine's commands (app/cli but the window's, and
+# app/main.cpp) are in a build without the window (TILESCOPE_GUI=OFF) too: nothing of the window for them.
 ALLOWED = {
     "app/core": set(),
     "app/gfx": {"app/core"},
     "kernels": {"app/core"},
     "ui": {"app/core", "app/gfx"},
     "app/hosts": {"app/core", "app/gfx", "ui"},
-    "app/cli": {"app/core", "app/gfx", "kernels", "ui", "app/hosts"},
-    "app": {"app/core", "app/gfx", "kernels", "ui", "app/hosts", "app/cli"},
+    "app/cli": {"app/core", "kernels"},
+    WINDOW_CLI: {"app/core", "app/gfx", "kernels", "ui", "app/hosts", "app/cli"},
+    "app": {"app/core", "kernels", "app/cli"},
 }
 # System headers a layer may not include (prefixes of the name inside <>).
 CUDA = ("cuda", "cublas", "nvrtc", "nvml", "cooperative_groups", "mma.h", "device_launch_parameters")
@@ -44,12 +68,16 @@ FORBIDDEN_SYSTEM = {
     "ui": CUDA,
     "app/hosts": CUDA,
     "app/gfx": ("imgui", "implot"),
+    "app/cli": GRAPHICS,
+    "app": GRAPHICS,
 }
 SOURCE = (".hpp", ".cpp", ".cu", ".cuh", ".h")
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
 
 
 def layer_of(rel):
+    if rel in WINDOW_COMMANDS:
+        return WINDOW_CLI
     for layer in ("app/core", "app/gfx", "app/hosts", "app/cli", "kernels", "ui"):
         if rel.startswith(layer + "/"):
             return layer

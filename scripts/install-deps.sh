@@ -2,6 +2,8 @@
 # Installs what TileScope needs to build and test, from Debian's packages (Debian 12 / Ubuntu 22.04+).
 # Idempotent: packages already present are skipped. The CUDA toolkit is not installed here (see README):
 # without nvcc the build has the CPU backend only.
+# --engine: only what the engine alone needs to build and be packaged (-DTILESCOPE_GUI=OFF, without the tests:
+# scripts/package.sh --engine-only), for a server without a window: no GLFW, GL, X11, Vulkan, stb or test tools.
 set -euo pipefail
 
 packages=(
@@ -24,6 +26,11 @@ packages=(
   clang-14 libclang-rt-14-dev  # the sanitizer build (ASan + UBSan) and libFuzzer (scripts/test-sanitizers.sh, fuzz.sh)
   llvm-14           # llvm-symbolizer: sanitizer reports with file and line
 )
+if [ "${1:-}" = "--engine" ]; then
+  # build-essential brings dpkg-dev, whose dpkg-shlibdeps CPack runs.
+  packages=(build-essential cmake ninja-build pkg-config git ca-certificates libcli11-dev libzstd-dev
+            nlohmann-json3-dev)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

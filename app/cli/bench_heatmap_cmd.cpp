@@ -4,6 +4,7 @@
 #include <sstream>
 #include <nlohmann/json.hpp>
 
+#include "cli/window_commands.hpp"
 #include "hosts/heatmap_bench.hpp"
 #include "core/engine/problem.hpp"
 #include "core/engine/sweep.hpp"

@@ -9,7 +9,6 @@
 #include "core/engine/problem.hpp"
 #include "core/remote/remote_backend.hpp"
 #include "kernels/engine/registry.hpp"
-#include "gfx/window.hpp"
 
 namespace ts::cli {
 
@@ -187,14 +186,6 @@ bool means_zero(const std::string& text) {
   return !text.empty() && text.find_first_not_of('0') == std::string::npos;
 }
 
-ts::gfx::GlChoice parse_gl_choice_or_usage(const std::string& s) {
-  try {
-    return ts::gfx::parse_gl_choice(s);
-  } catch (const std::invalid_argument& e) {
-    throw ts::ValidationError(e.what());
-  }
-}
-
 int CommandTable::run(int argc, char** argv) {
   try {
     m_app.parse(argc, argv);
@@ -228,23 +219,6 @@ int CommandTable::run(int argc, char** argv) {
     return chosen->run();
   } catch (const ValidationError& e) {
     std::fprintf(stderr, "tilescope: %s\n", e.what());
-    return kExitUsage;
-  } catch (const gfx::DisplayError& e) {
-    if (chosen->drawing == Drawing::Offscreen) {
-      // The command as it is typed ("bench heatmap", not "heatmap").
-      std::string name;
-      for (const CLI::App* c = chosen->cmd; c && c != &m_app; c = c->get_parent())
-        name = c->get_name() + (name.empty() ? "" : " " + name);
-      std::fprintf(
-          stderr,
-          "tilescope: %s.\n%s draws offscreen: it needs an EGL device (--gl egl: a GPU driver or Mesa) or an "
-          "X server (--gl x11), e.g. under a virtual one: xvfb-run -a tilescope %s ...\n",
-          e.what(), name.c_str(), name.c_str());
-    } else {
-      std::fprintf(stderr,
-                   "tilescope: %s. Use the headless commands (tilescope run, tilescope list) instead.\n",
-                   e.what());
-    }
     return kExitUsage;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "tilescope: %s\n", e.what());

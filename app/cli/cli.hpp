@@ -2,7 +2,8 @@
 // [SECTION] What the commands share: the exit codes, the problem options of run, snapshot and bench heatmap
 // and the request they make, opening a backend, writing an output, and the table main.cpp fills with the
 // commands (CommandTable): each command's options and run function, in a file of its own, and the one place
-// where what a command throws becomes its message and exit code.
+// where what a command throws becomes its message and exit code. The engine's side only: nothing here draws
+// (what the window's commands share is in window_commands.hpp).
 #include <functional>
 #include <memory>
 #include <string>
@@ -12,7 +13,6 @@
 
 #include "core/engine/backend.hpp"
 #include "core/io/files.hpp"
-#include "gfx/headless.hpp"
 #include "cli/kernel_file.hpp"
 
 namespace ts::cli {
@@ -49,51 +49,50 @@ void write_text_output(const std::string& path, const std::string& text, bool fo
 // "0" or "00": the documented "none" of an option that takes 0 (--frame-seconds 0 skips), however many zeros;
 // false for anything else, which the option's own parser then checks.
 bool means_zero(const std::string& text);
-gfx::GlChoice parse_gl_choice_or_usage(const std::string& s);
 
 // [SECTION] The command table.
 class CommandTable {
  public:
-  // How a missing display is explained: the window's commands point to the headless ones, the offscreen
-  // ones to EGL or a virtual X server.
-  enum class Drawing { None, Window, Offscreen };
-
   // One command at a time: `tilescope list run` is refused as a usage error.
   explicit CommandTable(CLI::App& app) : m_app(app) { m_app.require_subcommand(0, 1); }
   // A subcommand of `parent` (the app, or another command): its options are added now, and `run` is called
   // when it is the command given.
   template <class Args>
   CLI::App* add(CLI::App& parent, const std::string& name, const std::string& help,
-                void (*options)(CLI::App*, Args&), std::function<int(Args&, const CLI::App&)> run,
-                Drawing drawing = Drawing::None) {
+                void (*options)(CLI::App*, Args&), std::function<int(Args&, const CLI::App&)> run) {
     auto args = std::make_shared<Args>();
     CLI::App* cmd = parent.add_subcommand(name, help);
     cmd->require_subcommand(0, 1);
     options(cmd, *args);
-    m_commands.push_back({cmd, [args, run, cmd] { return run(*args, *cmd); }, drawing});
+    m_commands.push_back({cmd, [args, run, cmd] { return run(*args, *cmd); }});
     return cmd;
   }
   // What runs when no command is given (the window), with its options on the app itself.
   template <class Args>
-  void set_default(void (*options)(CLI::App*, Args&), std::function<int(Args&, const CLI::App&)> run,
-                   Drawing drawing) {
+  void set_default(void (*options)(CLI::App*, Args&), std::function<int(Args&, const CLI::App&)> run) {
     auto args = std::make_shared<Args>();
     options(&m_app, *args);
-    m_default = {&m_app, [args, run, app = &m_app] { return run(*args, *app); }, drawing};
+    m_default = {&m_app, [args, run, app = &m_app] { return run(*args, *app); }};
   }
   // Parses the command line and runs the command given: its exit code, or the exit code of what it threw
-  // (ValidationError: 2, no display: 2, anything else: 1), said in one line on standard error.
+  // (ValidationError: 2, anything else: 1), said in one line on standard error. (The window's commands say
+  // themselves what a missing display means: window_commands.cpp.)
   int run(int argc, char** argv);
 
  private:
   struct Command {
     CLI::App* cmd = nullptr;
     std::function<int()> run;
-    Drawing drawing = Drawing::None;
   };
   CLI::App& m_app;
   std::vector<Command> m_commands;
   Command m_default;
 };
+
+// The window and the commands that draw, added to `table` (bench heatmap under `bench`), the window as what
+// runs with no command (window_commands.cpp). In a build without the window (-DTILESCOPE_GUI=OFF) their
+// names alone, hidden from --help, each saying that this build has no window and exiting 2
+// (no_window_commands.cpp): the one place the two builds differ.
+void add_window_commands(CommandTable& table, CLI::App& app, CLI::App& bench);
 
 }  // namespace ts::cli

@@ -17,6 +17,7 @@
 #include "core/engine/run_queue.hpp"
 #include "core/io/session.hpp"
 #include "core/engine/sweep.hpp"
+#include "gfx/headless.hpp"
 #include "gfx/window.hpp"
 
 namespace ts::cli {

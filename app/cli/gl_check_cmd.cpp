@@ -11,6 +11,7 @@
 #include "ui/gl_health.hpp"
 #include "core/engine/problem.hpp"
 #include "kernels/engine/registry.hpp"
+#include "gfx/headless.hpp"
 #include "gfx/window.hpp"
 
 namespace ts::cli {

@@ -5,6 +5,7 @@
 #include <sstream>
 #include <nlohmann/json.hpp>
 
+#include "cli/window_commands.hpp"
 #include "hosts/gui.hpp"
 #include "core/engine/problem.hpp"
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Runs the hostile cases of make_hostile.py against a tilescope binary and checks each: the exit code (a
 crash or a signal is never one of them), the words the output must and must not hold, and for a figure the
-cells its CSV must hold. Kernel cases that need NVRTC are left out, and said so, where the binary has none.
+cells its CSV must hold. Kernel cases that need NVRTC are left out, and said so, where the binary has none;
+so are the session cases (figure) where it was built without the window.
 No case is timed: a command gets 10 minutes, only so a hang ends the run with a failure instead of never.
 
 Usage: run_hostile.py TILESCOPE [WORKDIR]   (exit 0: every case as it must be; 1: a list of the ones that were not)"""
@@ -31,11 +32,18 @@ try:
 except ValueError:
     has_nvrtc = False
 
-failures, ran, left_out = [], 0, 0
+# A build without the window (-DTILESCOPE_GUI=OFF) has no `figure`: the session cases are left out there.
+probe = subprocess.run([binary, "figure"], capture_output=True, text=True, env=env)
+has_figure = "this build has no window" not in probe.stderr
+
+failures, ran, left_out, no_figure = [], 0, 0, 0
 for i, c in enumerate(cases):
     name = os.path.relpath(c["file"], corpus)
     if c["nvrtc"] and not has_nvrtc:
         left_out += 1
+        continue
+    if c["what"] != "kernel" and not has_figure:
+        no_figure += 1
         continue
     if c["what"] == "kernel":
         cmd = [binary, "list", "--kernel-file", c["file"]] + c["args"]
@@ -63,7 +71,8 @@ for i, c in enumerate(cases):
         failures.append(f"{name}: " + "; ".join(problems) + "\n    " + out[-600:].replace("\n", "\n    "))
 
 print(f"{ran} hostile cases run" +
-      (f", {left_out} left out (they need NVRTC, which this build has not)" if left_out else ""))
+      (f", {left_out} left out (they need NVRTC, which this build has not)" if left_out else "") +
+      (f", {no_figure} left out (they need figure, which a build without the window has not)" if no_figure else ""))
 for f in failures:
     print("FAILED " + f)
 sys.exit(1 if failures else 0)
