@@ -327,3 +327,39 @@ TEST(RemoteEngine, AFloodOfRequestsIsRefusedBeyondItsLimitAndTheEngineLivesOn) {
   RemoteBackend remote(conn);
   EXPECT_TRUE(remote.run(small_request(), CancelToken()).error.passed);
 }
+
+// A link that stops carrying bytes (link_sim stalls after 300 kB) never holds up whoever asks: the frames
+// wait for the connection's writer thread, so asking returns at once (a frame of the window asks for
+// heatmaps); the answers simply do not come, and closing the connection does not wait for the stuck write.
+TEST(RemoteEngine, AStalledLinkNeverHoldsUpTheCaller) {
+  auto conn = Connection::start(std::string("exec ") + LINK_SIM_BIN + " --stall-after-bytes 300000 -- " +
+                                kBin + " serve --backend cpu --quiet");
+  RunRequest req = small_request();
+  auto a = std::make_shared<HostMatrix>(1024, 1024), b = std::make_shared<HostMatrix>(1024, 1024);
+  uint32_t x = 12345;
+  for (auto* m : {a.get(), b.get()})
+    for (float& v : m->data) v = float((x = x * 1664525u + 1013904223u) >> 8) / float(1 << 24);  // no pattern
+  req.spec.input = InputKind::File;
+  req.a = a;
+  req.b = b;
+  adopt_given_inputs(req);
+  const uint64_t run_id = conn->next_id();
+  std::vector<Frame> frames = matrix_parts(*a, MatrixId::A, run_id);
+  for (Frame& f : matrix_parts(*b, MatrixId::B, run_id)) frames.push_back(std::move(f));
+  RunMsg m{req, true};
+  m.request.a.reset();
+  m.request.b.reset();
+  frames.push_back(encode(m, run_id));
+  auto run = conn->send(std::move(frames), run_id);  // 8 MB that will never all arrive
+  std::vector<std::shared_ptr<Pending>> asked;
+  for (int i = 0; i < 50; ++i) {  // each returns without waiting for the link
+    const uint64_t id = conn->next_id();
+    asked.push_back(conn->send({encode(LaunchInfoMsg{req.spec}, id)}, id));
+    conn->post(encode(PingMsg{double(i)}, 0));
+  }
+  EXPECT_FALSE(run->ready());
+  EXPECT_TRUE(conn->alive());
+  conn.reset();  // closes: the stuck write is abandoned, the link_sim killed
+  EXPECT_TRUE(run->ready());
+  EXPECT_THROW(run->take(), EngineLost);
+}

@@ -1,10 +1,12 @@
 #include "core/remote/engine_server.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstdio>
 #include <list>
 #include <map>
+#include <set>
 #include <mutex>
 #include <thread>
 
@@ -131,6 +133,8 @@ class Server {
     {
       std::lock_guard<std::mutex> lk(m_mu);
       m_tokens[id] = token;
+      m_last_spawned = std::max(m_last_spawned, id);
+      if (m_cancel_early.erase(id)) token.cancel();  // cancelled before it arrived
     }
     auto done = std::make_shared<std::atomic<bool>>(false);
     m_jobs.push_back({std::thread([this, id, token, done, work = std::move(work)]() mutable {
@@ -251,7 +255,12 @@ class Server {
         case Type::Cancel: {
           std::lock_guard<std::mutex> lk(m_mu);
           auto it = m_tokens.find(id);
-          if (it != m_tokens.end()) it->second.cancel();
+          if (it != m_tokens.end()) {
+            it->second.cancel();
+          } else if (id > m_last_spawned) {  // its request is still on its way (a matrix ahead of it)
+            if (m_cancel_early.size() >= 1024) m_cancel_early.erase(m_cancel_early.begin());
+            m_cancel_early.insert(id);
+          }
           return;
         }
         case Type::Bandwidth:
@@ -404,6 +413,8 @@ class Server {
   bool m_gone = false;
   std::mutex m_mu;  // m_tokens, m_stores, m_next_store, m_refused
   std::map<uint64_t, CancelToken> m_tokens;
+  std::set<uint64_t> m_cancel_early;  // Cancel frames that came before their request
+  uint64_t m_last_spawned = 0;
   std::map<uint64_t, std::shared_ptr<const MatrixStore>> m_stores;
   std::map<std::string, std::string> m_refused;  // a person's kernel the engine could not take: why
   uint64_t m_next_store = 0;

@@ -813,34 +813,23 @@ size_t unframe(const std::string& bytes, Frame* out) {
   return kHeaderBytes + h.len;
 }
 
-namespace {
-// A write to a pipe whose reader is gone raises SIGPIPE, which would end the program: the signal is blocked
-// in this thread around the write, and one the write left pending is taken, so the write reports EPIPE
-// instead.
-class NoSigpipe {
- public:
-  NoSigpipe() {
-    sigemptyset(&m_pipe);
-    sigaddset(&m_pipe, SIGPIPE);
-    pthread_sigmask(SIG_BLOCK, &m_pipe, &m_old);
-    sigset_t pending;
-    sigpending(&pending);
-    m_was_pending = sigismember(&pending, SIGPIPE) == 1;
-  }
-  ~NoSigpipe() {
-    if (!m_was_pending) {
-      const timespec zero{0, 0};
-      while (sigtimedwait(&m_pipe, nullptr, &zero) == SIGPIPE) {
-      }
-    }
-    pthread_sigmask(SIG_SETMASK, &m_old, nullptr);
-  }
+NoSigpipe::NoSigpipe() {
+  sigemptyset(&m_pipe);
+  sigaddset(&m_pipe, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &m_pipe, &m_old);
+  sigset_t pending;
+  sigpending(&pending);
+  m_was_pending = sigismember(&pending, SIGPIPE) == 1;
+}
 
- private:
-  sigset_t m_pipe, m_old;
-  bool m_was_pending = false;
-};
-}  // namespace
+NoSigpipe::~NoSigpipe() {
+  if (!m_was_pending) {
+    const timespec zero{0, 0};
+    while (sigtimedwait(&m_pipe, nullptr, &zero) == SIGPIPE) {
+    }
+  }
+  pthread_sigmask(SIG_SETMASK, &m_old, nullptr);
+}
 
 bool write_frame(int fd, const Frame& f) {
   const std::string bytes = frame_bytes(f);

@@ -19,6 +19,7 @@
 // heatmaps reduced to the view's pixels, whole matrices only when asked (inputs opened locally, C saved), in
 // MatrixPart frames of at most kPartElements values. Plain C++ and POSIX (no CUDA): both sides and the unit
 // tests share it.
+#include <csignal>
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
@@ -323,6 +324,20 @@ std::string frame_bytes(const Frame& f);
 // ProtocolError.
 size_t unframe(const std::string& bytes, Frame* out);
 bool write_frame(int fd, const Frame& f);  // false when the other side is gone
+// A write to a pipe whose reader is gone raises SIGPIPE, which would end the program: while one of these
+// lives, SIGPIPE is blocked in this thread, and one a write left pending is taken when it goes, so the write
+// reports EPIPE instead.
+class NoSigpipe {
+ public:
+  NoSigpipe();
+  ~NoSigpipe();
+  NoSigpipe(const NoSigpipe&) = delete;
+  NoSigpipe& operator=(const NoSigpipe&) = delete;
+
+ private:
+  sigset_t m_pipe, m_old;
+  bool m_was_pending = false;
+};
 // Reads a whole frame, waiting at most timeout_ms for its first byte (-1: forever); the rest of a started
 // frame must follow within 30 s (a slow link carries 64 MiB in that time at 20 Mbit/s). Throws ProtocolError.
 wire::ReadStatus read_frame(int fd, Frame* out, int timeout_ms);

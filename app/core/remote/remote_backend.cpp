@@ -157,6 +157,10 @@ std::shared_ptr<Connection> Connection::start(const std::string& command, const 
     throw fail(std::string("did not speak the engine protocol: ") + e.what());
   }
   c->m_bytes_in += kHeaderBytes + f.payload.size();
+  if (::pipe2(c->m_wake, O_CLOEXEC | O_NONBLOCK) != 0)
+    throw EngineStartError(std::string("cannot make a pipe: ") + std::strerror(errno));
+  ::fcntl(c->m_to, F_SETFL, ::fcntl(c->m_to, F_GETFL) | O_NONBLOCK);
+  c->m_writer = std::thread([raw] { raw->writer(); });
   c->m_reader = std::thread([raw] { raw->reader(); });
   if (o.ping_interval_s > 0) c->m_pinger = std::thread([raw, s = o.ping_interval_s] { raw->pinger(s); });
   return c;
@@ -172,22 +176,93 @@ Connection::~Connection() {
   if (m_pinger.joinable()) m_pinger.join();
   // The engine exits when its input closes; else it is killed, with what is left of its group. (One the
   // reader reaped already is not killed: its number may be another process's by now.)
+  if (m_writer.joinable()) m_writer.join();  // it closes the engine's input
   if (m_pid > 0 && !m_reaped.load()) reap_process_group(m_pid, 5.0);
   if (m_reader.joinable()) m_reader.join();
   if (m_err_reader.joinable()) m_err_reader.join();
-  for (int fd : {m_from, m_err})
+  for (int fd : {m_from, m_err, m_wake[0], m_wake[1]})
     if (fd >= 0) ::close(fd);
+  if (m_to >= 0) ::close(m_to);  // a connection whose writer never started
 }
 
 void Connection::close(const std::string& why) {
   {
-    std::lock_guard<std::mutex> lk(m_write_mu);
-    if (m_to >= 0) {
-      ::close(m_to);
-      m_to = -1;
-    }
+    std::lock_guard<std::mutex> lk(m_queue_mu);
+    m_closing = true;
+  }
+  m_queue_cv.notify_all();
+  if (m_wake[1] >= 0) {
+    const char b = 1;
+    (void)!::write(m_wake[1], &b, 1);
   }
   lose(why);
+}
+
+void Connection::enqueue(std::vector<Frame> frames) {
+  bool bulk = false;
+  for (const Frame& f : frames) bulk = bulk || f.type == Type::MatrixPart || f.payload.size() > (64u << 10);
+  {
+    std::lock_guard<std::mutex> lk(m_queue_mu);
+    if (m_closing) return;
+    (bulk ? m_bulk : m_small).push_back(std::move(frames));
+  }
+  m_queue_cv.notify_one();
+}
+
+namespace {
+// Writes all of `bytes` to a non-blocking `fd`, waiting for room with poll; false when the other side is gone
+// or `wake` became readable (the connection closes).
+bool write_all(int fd, const std::string& bytes, int wake) {
+  size_t off = 0;
+  while (off < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + off, bytes.size() - off);
+    if (n > 0) {
+      off += size_t(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) return false;
+    pollfd p[2] = {{fd, POLLOUT, 0}, {wake, POLLIN, 0}};
+    if (::poll(p, 2, -1) < 0 && errno != EINTR) return false;
+    if (p[1].revents) return false;
+    if (p[0].revents & (POLLERR | POLLHUP)) return false;
+  }
+  return true;
+}
+}  // namespace
+
+void Connection::writer() {
+  for (;;) {
+    std::vector<Frame> frames;
+    {
+      std::unique_lock<std::mutex> lk(m_queue_mu);
+      m_queue_cv.wait(lk, [this] { return m_closing || !m_small.empty() || !m_bulk.empty(); });
+      if (m_closing) break;
+      std::deque<std::vector<Frame>>& q = m_small.empty() ? m_bulk : m_small;
+      frames = std::move(q.front());
+      q.pop_front();
+    }
+    bool ok = true;
+    {
+      const NoSigpipe guard;
+      for (const Frame& f : frames) {
+        ok = write_all(m_to, frame_bytes(f), m_wake[0]);
+        if (!ok) break;
+        m_bytes_out += kHeaderBytes + f.payload.size();
+      }
+    }
+    if (!ok) {
+      bool closing;
+      {
+        std::lock_guard<std::mutex> lk(m_queue_mu);
+        closing = m_closing;
+      }
+      if (!closing) lose(std::string("the engine's input closed: ") + std::strerror(errno));
+      break;
+    }
+  }
+  ::close(m_to);  // the engine sees its input end and exits
+  m_to = -1;
 }
 
 void Connection::lose(const std::string& why) {
@@ -234,15 +309,7 @@ std::shared_ptr<Pending> Connection::send(std::vector<Frame> frames, uint64_t id
     if (m_lost_flag.load()) throw EngineLost(m_lost);
     m_pending[id] = p;
   }
-  std::lock_guard<std::mutex> lk(m_write_mu);
-  for (const Frame& f : frames) {
-    if (m_to < 0 || !write_frame(m_to, f)) {
-      lose("the engine's input closed: " +
-           std::string(m_to < 0 ? "the link was closed" : std::strerror(errno)));
-      break;
-    }
-    m_bytes_out += kHeaderBytes + f.payload.size();
-  }
+  enqueue(std::move(frames));
   return p;
 }
 
@@ -251,8 +318,7 @@ std::vector<Frame> Connection::call(std::vector<Frame> frames, uint64_t id, cons
 }
 
 void Connection::post(const Frame& f) {
-  std::lock_guard<std::mutex> lk(m_write_mu);
-  if (m_to >= 0 && write_frame(m_to, f)) m_bytes_out += kHeaderBytes + f.payload.size();
+  enqueue({f});
 }
 
 void Connection::reader() {

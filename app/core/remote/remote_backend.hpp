@@ -109,7 +109,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
  private:
   Connection() = default;
   void reader();
+  void writer();
   void pinger(double interval_s);
+  // Frames wait here for the writer thread, so no caller (a frame asking for a heatmap) ever waits for the
+  // link: a request's frames stay together and in order; a request whose frames carry a matrix waits behind
+  // the small ones of other requests.
+  void enqueue(std::vector<Frame> frames);
   void lose(const std::string& why);
 
   std::string m_command;
@@ -118,7 +123,6 @@ class Connection : public std::enable_shared_from_this<Connection> {
   EngineInfo m_engine;
   std::string m_engine_version;
   std::atomic<uint64_t> m_next_id{0};
-  std::mutex m_write_mu;
   mutable std::mutex m_mu;  // m_pending, m_lost, m_incidents, m_stderr
   std::map<uint64_t, std::shared_ptr<Pending>> m_pending;
   std::atomic<bool> m_lost_flag{false};
@@ -127,9 +131,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::string m_stderr;
   std::atomic<double> m_rtt_ms{0};
   std::atomic<uint64_t> m_bytes_in{0}, m_bytes_out{0};
-  std::thread m_reader, m_err_reader, m_pinger;
-  std::atomic<bool> m_err_eof{false};  // the engine's standard error closed (it exited)
-  std::atomic<bool> m_reaped{false};   // the reader collected the command's exit status
+  std::thread m_reader, m_err_reader, m_pinger, m_writer;
+  std::mutex m_queue_mu;
+  std::condition_variable m_queue_cv;
+  std::deque<std::vector<Frame>> m_small, m_bulk;  // whole requests: small ones first
+  bool m_closing = false;                          // the writer stops and closes the engine's input
+  int m_wake[2] = {-1, -1};                        // wakes the writer out of a write the link holds up
+  std::atomic<bool> m_err_eof{false};              // the engine's standard error closed (it exited)
+  std::atomic<bool> m_reaped{false};               // the reader collected the command's exit status
   std::mutex m_stop_mu;
   std::condition_variable m_stop_cv;
   bool m_stop = false;
