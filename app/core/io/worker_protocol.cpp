@@ -344,12 +344,11 @@ size_t unframe(const std::string& bytes, Message* out) {
   return kHeaderBytes + h.len;
 }
 
-bool write_message(int fd, const Message& m) {
-  const std::string f = frame(m);
+bool write_bytes(int fd, const std::string& bytes) {
   size_t off = 0;
-  while (off < f.size()) {
-    ssize_t n = ::send(fd, f.data() + off, f.size() - off, MSG_NOSIGNAL);
-    if (n < 0 && errno == ENOTSOCK) n = ::write(fd, f.data() + off, f.size() - off);
+  while (off < bytes.size()) {
+    ssize_t n = ::send(fd, bytes.data() + off, bytes.size() - off, MSG_NOSIGNAL);
+    if (n < 0 && errno == ENOTSOCK) n = ::write(fd, bytes.data() + off, bytes.size() - off);
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN) {
@@ -364,52 +363,49 @@ bool write_message(int fd, const Message& m) {
   return true;
 }
 
-namespace {
+bool write_message(int fd, const Message& m) {
+  return write_bytes(fd, frame(m));
+}
 
-// Reads exactly n bytes; false at end of file. Waits at most timeout_ms for the first byte (-1: forever) and
-// 10 s for each later one.
-enum class Got { All, Eof, Timeout };
-Got read_exact(int fd, char* dst, size_t n, int first_timeout_ms) {
+ReadExact read_exact(int fd, char* dst, size_t n, int first_timeout_ms, int later_timeout_ms) {
   size_t got = 0;
   while (got < n) {
     pollfd p{fd, POLLIN, 0};
-    const int wait = got == 0 ? first_timeout_ms : 10000;
-    const int pr = ::poll(&p, 1, wait);
+    const int pr = ::poll(&p, 1, got == 0 ? first_timeout_ms : later_timeout_ms);
     if (pr < 0) {
       if (errno == EINTR) continue;
       throw ProtocolError(std::string("poll failed: ") + std::strerror(errno));
     }
     if (pr == 0) {
-      if (got == 0) return Got::Timeout;
-      throw ProtocolError("a message stopped arriving halfway");
+      if (got == 0) return ReadExact::Timeout;
+      throw ProtocolError("a message stopped arriving halfway (no byte for " +
+                          std::to_string(later_timeout_ms / 1000) + " s)");
     }
     const ssize_t r = ::read(fd, dst + got, n - got);
     if (r < 0) {
       if (errno == EINTR || errno == EAGAIN) continue;
       if (errno == ECONNRESET)
-        return got == 0 ? Got::Eof : throw ProtocolError("connection reset mid-message");
+        return got == 0 ? ReadExact::Eof : throw ProtocolError("connection reset mid-message");
       throw ProtocolError(std::string("read failed: ") + std::strerror(errno));
     }
     if (r == 0) {
-      if (got == 0) return Got::Eof;
+      if (got == 0) return ReadExact::Eof;
       throw ProtocolError("the other side closed the connection mid-message");
     }
     got += size_t(r);
   }
-  return Got::All;
+  return ReadExact::All;
 }
-
-}  // namespace
 
 ReadStatus read_message(int fd, Message* out, int timeout_ms) {
   std::string head(kHeaderBytes, '\0');
-  const Got g = read_exact(fd, head.data(), kHeaderBytes, timeout_ms);
-  if (g == Got::Eof) return ReadStatus::Eof;
-  if (g == Got::Timeout) return ReadStatus::Timeout;
+  const ReadExact g = read_exact(fd, head.data(), kHeaderBytes, timeout_ms, 10000);
+  if (g == ReadExact::Eof) return ReadStatus::Eof;
+  if (g == ReadExact::Timeout) return ReadStatus::Timeout;
   const FrameHeader h = read_header(head);
   out->type = h.type;
   out->payload.assign(h.len, '\0');
-  if (h.len > 0 && read_exact(fd, out->payload.data(), h.len, 10000) != Got::All)
+  if (h.len > 0 && read_exact(fd, out->payload.data(), h.len, 10000, 10000) != ReadExact::All)
     throw ProtocolError("the other side closed the connection mid-message");
   return ReadStatus::Ok;
 }

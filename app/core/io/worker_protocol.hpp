@@ -378,6 +378,13 @@ size_t unframe(const std::string& bytes, Message* out);
 
 // Writes a whole frame (EINTR-safe; no SIGPIPE on a socket). False when the other side is gone.
 bool write_message(int fd, const Message& m);
+// The bytes of any frame, written whole (the remote engine's frames too, core/remote/protocol.hpp).
+bool write_bytes(int fd, const std::string& bytes);
+// Reads exactly n bytes: waits at most first_timeout_ms for the first (-1: forever) and later_timeout_ms for
+// each later one (a frame that started must finish). Eof only before the first byte; throws ProtocolError for
+// a frame cut short or a read error.
+enum class ReadExact { All, Eof, Timeout };
+ReadExact read_exact(int fd, char* dst, size_t n, int first_timeout_ms, int later_timeout_ms);
 enum class ReadStatus { Ok, Eof, Timeout };
 // Reads one whole frame, waiting at most timeout_ms for its first byte (-1: forever); the rest of a frame
 // that has started must follow within 10 s. Throws ProtocolError for a malformed frame or a read error.
