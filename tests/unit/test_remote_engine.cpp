@@ -296,6 +296,15 @@ TEST(RemoteEngine, TheCommandLineRunsOnAnEngine) {
   r = test::run_cmd(kBin + " run --engine '" + kServe + "' --backend cpu --size 48");
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("give it to the engine"), std::string::npos) << r.output;
+  // bench through an engine: the table is the engine's device's, and bench's --backend is refused beside it.
+  r = test::run_cmd(
+      kBin + " bench --engine '" + kServe +
+      "' --kernels tiled --tiles 8 --sizes 48 --min-samples 3 --max-samples 3 --format csv 2>/dev/null");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("\ntiled,8,fp32,48,48,48,yes,"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("CPU ("), std::string::npos) << r.output;
+  r = test::run_cmd(kBin + " bench --engine '" + kServe + "' --backend cpu --kernels tiled --sizes 48");
+  EXPECT_EQ(r.code, 2) << r.output;
   r = test::run_cmd(kBin + " serve --backend cpu --device 1 </dev/null");
   EXPECT_EQ(r.code, 2) << r.output;
   r = test::run_cmd(kBin + " serve --backend cpu --quiet </dev/null");  // no window: it goes at once
