@@ -157,6 +157,11 @@ class HoldingBackend final : public test::ForwardingBackend {
     std::lock_guard<std::mutex> lock(m_mu);
     return m_held;
   }
+  void release() {
+    std::lock_guard<std::mutex> lock(m_mu);
+    m_released = true;
+    m_cv.notify_all();
+  }
   bool gave_up() {
     std::lock_guard<std::mutex> lock(m_mu);
     return m_gave_up;
@@ -230,6 +235,96 @@ TEST(SweepRunner, ProgressAdvancesWithoutBlockingAndCancelKeepsFinishedPoints) {
   runner.wait();
   EXPECT_EQ(runner.progress().state, SweepProgress::State::Done);
   EXPECT_EQ(runner.take_finished().size(), 2u);
+}
+
+// "Split across identical devices": two runners share one plan; each takes the next point no one has taken,
+// so while one device is held on a large point the other measures everything else, and every point is
+// measured exactly once.
+TEST(SweepRunner, RunnersSharingAPlanTakeTheNextPointSoTheFreeOneDoesTheRest) {
+  auto held = std::make_shared<HoldingBackend>(512);
+  auto free = std::make_shared<CpuBackend>(builtin_kernel_infos());
+  std::vector<ProblemSpec> points;
+  for (int64_t n : {512, 64, 96, 128, 160}) {
+    ProblemSpec p;
+    p.kernel = "tiled";
+    p.tile = 16;
+    p.m = p.n = p.k = n;
+    points.push_back(p);
+  }
+  auto plan = std::make_shared<SharedPlan>(points, 2);
+  SweepRunner a(held), b(free);
+  const MeasurePolicy policy = MeasurePolicy::fixed(3);
+  a.start(plan, policy);
+  const auto t_end = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (held->held() == 0 && std::chrono::steady_clock::now() < t_end)
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  ASSERT_EQ(held->held(), 1);  // a took the first point (512) and is held there
+  b.start(plan, policy);
+  b.wait();
+  EXPECT_TRUE(plan->untaken().empty());
+  const SweepProgress pa = a.progress(), pb = b.progress();
+  EXPECT_EQ(pb.state, SweepProgress::State::Done);
+  EXPECT_EQ(pb.done, 4);
+  EXPECT_EQ(pb.total, 4);  // its share, once the plan is all taken
+  EXPECT_EQ(pa.state, SweepProgress::State::Running);
+  ASSERT_TRUE(pa.in_flight);
+  EXPECT_EQ(pa.in_flight->n, 512);
+  EXPECT_EQ(pa.total, 1);
+  const SweepProgress both = combine_progress({pa, pb});
+  EXPECT_EQ(both.state, SweepProgress::State::Running);
+  EXPECT_EQ(both.done, 4);
+  EXPECT_EQ(both.total, 5);
+  ASSERT_TRUE(both.in_flight);
+  EXPECT_EQ(both.in_flight->n, 512);
+  held->release();
+  a.wait();
+  EXPECT_FALSE(held->gave_up());
+  std::vector<SweepPointResult> got = a.take_finished();
+  for (auto& f : b.take_finished()) got.push_back(std::move(f));
+  ASSERT_EQ(got.size(), 5u);
+  std::set<size_t> indices;
+  for (const SweepPointResult& r : got) {
+    ASSERT_TRUE(r.result) << r.error;
+    EXPECT_EQ(r.result->spec.n, points[r.index].n);
+    indices.insert(r.index);
+  }
+  EXPECT_EQ(indices.size(), 5u);  // each point once
+  const SweepProgress end = combine_progress({a.progress(), b.progress()});
+  EXPECT_EQ(end.state, SweepProgress::State::Done);
+  EXPECT_EQ(end.done, 5);
+  EXPECT_EQ(end.total, 5);
+  EXPECT_EQ(end.remaining_s, 0.0);
+}
+
+// Several runners' progress as one sweep: unknown time left while any has measured nothing, else the slowest
+// runner's; refused only when all were; cancelled when any was.
+TEST(SweepRunner, CombinedProgressOfSeveralRunners) {
+  SweepProgress r1, r2;
+  r1.state = r2.state = SweepProgress::State::Running;
+  r1.done = 3;
+  r1.total = 10;
+  r1.remaining_s = 40;
+  r2.done = 0;
+  r2.total = 10;
+  r2.remaining_s = -1;
+  SweepProgress c = combine_progress({r1, r2});
+  EXPECT_TRUE(c.running());
+  EXPECT_EQ(c.done, 3);
+  EXPECT_EQ(c.total, 20);
+  EXPECT_EQ(c.remaining_s, -1);
+  r2.remaining_s = 55;
+  EXPECT_EQ(combine_progress({r1, r2}).remaining_s, 55);
+  EXPECT_EQ(combine_progress({r2, r1}).remaining_s, 55);
+  r2.state = SweepProgress::State::Done;
+  EXPECT_EQ(combine_progress({r1, r2}).remaining_s, 40);  // a finished runner's estimate no longer counts
+  r1.state = SweepProgress::State::Cancelled;
+  EXPECT_EQ(combine_progress({r1, r2}).state, SweepProgress::State::Cancelled);
+  r1.state = r2.state = SweepProgress::State::Refused;
+  r1.error = "no such tile";
+  c = combine_progress({r1, r2});
+  EXPECT_EQ(c.state, SweepProgress::State::Refused);
+  EXPECT_EQ(c.error, "no such tile");
+  EXPECT_EQ(combine_progress({}).state, SweepProgress::State::Idle);
 }
 
 // The Sweep panel's line after Cancel read "cancelled: the 0 points finished are kept".

@@ -280,13 +280,16 @@ void validate_sweep(const Backend& backend, const std::vector<ProblemSpec>& poin
   sweep_requests(backend, points, policy);
 }
 
-int run_sweep(Backend& backend, const std::vector<ProblemSpec>& points, const MeasurePolicy& policy,
-              const CancelToken& cancel, const SweepCallback& on_point,
-              const std::function<void(size_t)>& on_start, const RunRequest& base) {
-  const std::vector<RunRequest> reqs = sweep_requests(backend, points, policy, base);
+namespace {
+// Measures the points `next` hands out (indices into `reqs`), one after the other.
+int measure_points(Backend& backend, const std::vector<RunRequest>& reqs,
+                   const std::function<std::optional<size_t>()>& next, const CancelToken& cancel,
+                   const SweepCallback& on_point, const std::function<void(size_t)>& on_start) {
   int done = 0;
-  for (size_t i = 0; i < reqs.size(); ++i) {
-    if (cancel.cancelled()) break;
+  while (!cancel.cancelled()) {
+    const std::optional<size_t> at = next();
+    if (!at) break;
+    const size_t i = *at;
     if (on_start) on_start(i);
     SweepPointResult pr;
     pr.index = i;
@@ -307,6 +310,41 @@ int run_sweep(Backend& backend, const std::vector<ProblemSpec>& points, const Me
     if (on_point) on_point(pr, done, int(reqs.size()));
   }
   return done;
+}
+}  // namespace
+
+int run_sweep(Backend& backend, const std::vector<ProblemSpec>& points, const MeasurePolicy& policy,
+              const CancelToken& cancel, const SweepCallback& on_point,
+              const std::function<void(size_t)>& on_start, const RunRequest& base) {
+  const std::vector<RunRequest> reqs = sweep_requests(backend, points, policy, base);
+  size_t i = 0;
+  return measure_points(
+      backend, reqs,
+      [&]() -> std::optional<size_t> { return i < reqs.size() ? std::optional(i++) : std::nullopt; }, cancel,
+      on_point, on_start);
+}
+
+SharedPlan::SharedPlan(std::vector<ProblemSpec> points, int runners)
+    : m_points(std::move(points)), m_runners(std::max(1, runners)) {}
+
+std::optional<size_t> SharedPlan::take() {
+  const size_t i = m_next.fetch_add(1);
+  if (i < m_points.size()) return i;
+  m_next.store(m_points.size());  // never runs past the end, however often it is asked
+  return std::nullopt;
+}
+
+std::vector<ProblemSpec> SharedPlan::untaken() const {
+  const size_t from = std::min(m_next.load(), m_points.size());
+  return {m_points.begin() + std::ptrdiff_t(from), m_points.end()};
+}
+
+int run_shared_sweep(Backend& backend, SharedPlan& plan, const MeasurePolicy& policy,
+                     const CancelToken& cancel, const SweepCallback& on_point,
+                     const std::function<void(size_t)>& on_start, const RunRequest& base) {
+  const std::vector<RunRequest> reqs = sweep_requests(backend, plan.points(), policy, base);
+  return measure_points(
+      backend, reqs, [&] { return plan.take(); }, cancel, on_point, on_start);
 }
 
 const char* to_string(SweepProgress::State s) {
@@ -408,6 +446,43 @@ std::string about_duration(double s) {
   return s >= 1 ? "about " + format_duration(s) : "less than a second";
 }
 
+SweepProgress combine_progress(const std::vector<SweepProgress>& runners) {
+  SweepProgress out;
+  if (runners.empty()) return out;
+  bool all_refused = true, any_cancelled = false, all_idle = true;
+  for (const SweepProgress& r : runners) {
+    out.done += r.done;
+    out.total += r.total;
+    out.failed += r.failed;
+    out.elapsed_s = std::max(out.elapsed_s, r.elapsed_s);
+    if (!out.in_flight && r.in_flight) out.in_flight = r.in_flight;
+    if (r.running()) {
+      // Unknown while any running runner has measured nothing yet; else the slowest runner's.
+      if (!out.running())
+        out.remaining_s = r.remaining_s;
+      else if (out.remaining_s >= 0)
+        out.remaining_s = r.remaining_s < 0 ? -1 : std::max(out.remaining_s, r.remaining_s);
+      out.state = SweepProgress::State::Running;
+      out.overdue = out.overdue || r.overdue;
+    }
+    if (r.state != SweepProgress::State::Refused) all_refused = false;
+    if (r.state == SweepProgress::State::Cancelled) any_cancelled = true;
+    if (r.state != SweepProgress::State::Idle) all_idle = false;
+    if (out.error.empty() && !r.error.empty()) out.error = r.error;
+  }
+  if (out.running()) return out;
+  out.remaining_s = 0;
+  if (all_idle)
+    out.state = SweepProgress::State::Idle;
+  else if (all_refused)
+    out.state = SweepProgress::State::Refused;
+  else if (any_cancelled)
+    out.state = SweepProgress::State::Cancelled;
+  else
+    out.state = SweepProgress::State::Done;
+  return out;
+}
+
 std::string describe_time_left(const SweepProgress& p) {
   if (!p.running()) return "";
   if (p.remaining_s < 0) return "time left after the first point";
@@ -439,6 +514,7 @@ void SweepRunner::start(std::vector<ProblemSpec> points, MeasurePolicy policy, R
   m_progress.state = SweepProgress::State::Running;
   m_progress.total = int(points.size());
   m_points = points;
+  m_shared.reset();
   m_times.clear();
   m_started = m_point_started = now_s();
   m_token = CancelToken();
@@ -448,10 +524,76 @@ void SweepRunner::start(std::vector<ProblemSpec> points, MeasurePolicy policy, R
       });
 }
 
+void SweepRunner::start(std::shared_ptr<SharedPlan> plan, MeasurePolicy policy, RunRequest base) {
+  if (!plan || plan->points().empty()) throw ValidationError("the sweep has no points");
+  if (plan->points().size() > size_t(kMaxSweepPoints))
+    throw ValidationError("the sweep has " + std::to_string(plan->points().size()) +
+                          " points, more than the limit of " + std::to_string(kMaxSweepPoints));
+  validate_policy(policy);
+  std::lock_guard<std::mutex> lock(m_mu);
+  if (m_progress.running()) throw ValidationError("a sweep is already running; cancel it first");
+  if (m_thread.joinable()) m_thread.join();
+  m_progress = SweepProgress{};
+  m_progress.state = SweepProgress::State::Running;
+  m_progress.total = int((plan->points().size() + size_t(plan->runners()) - 1) / size_t(plan->runners()));
+  m_points.clear();
+  m_shared = plan;
+  m_times.clear();
+  m_started = m_point_started = now_s();
+  m_token = CancelToken();
+  m_thread =
+      std::thread([this, plan = std::move(plan), policy, base = std::move(base), token = m_token]() mutable {
+        shared_loop(std::move(plan), std::move(policy), std::move(base), token);
+      });
+}
+
+void SweepRunner::shared_loop(std::shared_ptr<SharedPlan> plan, MeasurePolicy policy, RunRequest base,
+                              CancelToken token) {
+  std::string refused;
+  try {
+    run_shared_sweep(
+        *m_backend, *plan, policy, token,
+        [&](const SweepPointResult& p, int done, int) {
+          std::lock_guard<std::mutex> lock(m_mu);
+          m_progress.done = done;
+          if (!p.result) ++m_progress.failed;
+          m_progress.in_flight.reset();
+          m_times.push_back({p.wall_s, p.result.has_value()});
+          m_finished.push_back(p);
+        },
+        [&](size_t i) {
+          std::lock_guard<std::mutex> lock(m_mu);
+          m_points.push_back(plan->points()[i]);
+          m_progress.in_flight = plan->points()[i];
+          m_point_started = now_s();
+        },
+        base);
+  } catch (const std::exception& e) {  // a refusal before anything was measured
+    refused = e.what();
+  }
+  finish(token.cancelled(), refused);
+}
+
+void SweepRunner::finish(bool cancelled, const std::string& refused) {
+  std::lock_guard<std::mutex> lock(m_mu);
+  if (m_shared) m_progress.total = m_progress.done;  // what this runner took is its whole share
+  SweepProgress::State end = SweepProgress::State::Done;
+  if (!refused.empty())
+    end = SweepProgress::State::Refused;
+  else if (cancelled && (m_shared ? !m_shared->untaken().empty() || m_progress.in_flight.has_value()
+                                  : m_progress.done < m_progress.total))
+    end = SweepProgress::State::Cancelled;
+  m_progress.state = end;
+  m_progress.error = refused;
+  m_progress.in_flight.reset();
+  m_progress.elapsed_s = now_s() - m_started;
+  m_progress.remaining_s = 0;
+  m_progress.overdue = false;
+}
+
 void SweepRunner::loop(std::vector<ProblemSpec> points, MeasurePolicy policy, RunRequest base,
                        CancelToken token) {
-  SweepProgress::State end = SweepProgress::State::Done;
-  std::string error;
+  std::string refused;
   try {
     run_sweep(
         *m_backend, points, policy, token,
@@ -469,19 +611,10 @@ void SweepRunner::loop(std::vector<ProblemSpec> points, MeasurePolicy policy, Ru
           m_point_started = now_s();
         },
         base);
-    std::lock_guard<std::mutex> lock(m_mu);
-    if (token.cancelled() && m_progress.done < m_progress.total) end = SweepProgress::State::Cancelled;
   } catch (const std::exception& e) {  // a refusal before anything was measured
-    end = SweepProgress::State::Refused;
-    error = e.what();
+    refused = e.what();
   }
-  std::lock_guard<std::mutex> lock(m_mu);
-  m_progress.state = end;
-  m_progress.error = error;
-  m_progress.in_flight.reset();
-  m_progress.elapsed_s = now_s() - m_started;
-  m_progress.remaining_s = 0;
-  m_progress.overdue = false;
+  finish(token.cancelled(), refused);
 }
 
 void SweepRunner::cancel() {
@@ -495,8 +628,19 @@ SweepProgress SweepRunner::progress() const {
   if (p.running()) {
     const double now = now_s();
     p.elapsed_s = now - m_started;
-    const SweepTimeLeft left =
+    SweepTimeLeft left =
         estimate_time_left(m_points, m_times, p.in_flight.has_value(), now - m_point_started);
+    if (m_shared) {
+      // Its share of the points no runner has taken yet, at this runner's pace (the finished points first,
+      // so the estimate reads their times, then the untaken ones).
+      const std::vector<ProblemSpec> untaken = m_shared->untaken();
+      std::vector<ProblemSpec> own(m_points.begin(), m_points.begin() + std::ptrdiff_t(m_times.size()));
+      own.insert(own.end(), untaken.begin(), untaken.end());
+      const SweepTimeLeft rest = estimate_time_left(own, m_times, false, 0);
+      if (left.seconds >= 0 && rest.seconds >= 0) left.seconds += rest.seconds / m_shared->runners();
+      p.total = p.done + (p.in_flight ? 1 : 0) +
+                int((untaken.size() + size_t(m_shared->runners()) - 1) / size_t(m_shared->runners()));
+    }
     p.remaining_s = left.seconds;
     p.overdue = left.overdue;
   }

@@ -7,6 +7,7 @@
 //   SweepRunner      the same on a thread of its own, for a frame loop: start, progress(), take_finished(),
 //                    cancel() (finished points are kept)
 //   wave_marks       where a configuration's grid needs one more wave: the wave-quantisation sawtooth
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -136,6 +137,31 @@ int run_sweep(Backend& backend, const std::vector<ProblemSpec>& points, const Me
               const CancelToken& cancel, const SweepCallback& on_point,
               const std::function<void(size_t index)>& on_start = {}, const RunRequest& base = {});
 
+// [SECTION] One plan split across identical devices (the window's "split across identical devices", one
+// SweepRunner per engine): each runner takes the next point no runner has taken yet, so a device that
+// finishes early takes more, and the plan ends when its last point does (a plan dealt in fixed halves waits
+// for the half that held the largest points). Thread-safe.
+class SharedPlan {
+ public:
+  SharedPlan(std::vector<ProblemSpec> points, int runners);
+  const std::vector<ProblemSpec>& points() const { return m_points; }
+  int runners() const { return m_runners; }
+  std::optional<size_t> take();  // the next point's index; none once every point is taken
+  // The points no runner has taken yet, in order.
+  std::vector<ProblemSpec> untaken() const;
+
+ private:
+  std::vector<ProblemSpec> m_points;
+  int m_runners = 1;
+  std::atomic<size_t> m_next{0};
+};
+
+// The same as run_sweep, measuring the points of `plan` this runner takes (every point is validated against
+// `backend` first). SweepPointResult::index is the point's index in the plan.
+int run_shared_sweep(Backend& backend, SharedPlan& plan, const MeasurePolicy& policy,
+                     const CancelToken& cancel, const SweepCallback& on_point,
+                     const std::function<void(size_t index)>& on_start = {}, const RunRequest& base = {});
+
 // [SECTION] Time left. A point's time grows with its work (M N K): the estimate scales the work of every
 // point still to come by the seconds per unit of work that the finished points of its configuration (kernel x
 // tile) took, or all finished points while none of its configuration has finished. No point is expected to be
@@ -184,6 +210,10 @@ std::string format_duration(double seconds);
 // "the last point is taking longer than expected", "about 40 s left after the point in flight, which is
 // taking longer than expected". Empty when the sweep is not running.
 std::string describe_time_left(const SweepProgress& p);
+// One sweep run by several runners (on every connected device, or split across identical ones): running
+// while any runs; done, failed and the total added up; the time left and elapsed of the slowest; the point in
+// flight of the first runner that has one; refused with the first refusal when every runner was refused.
+SweepProgress combine_progress(const std::vector<SweepProgress>& runners);
 
 // A sweep on a thread of its own. The frame loop calls progress() and take_finished() every frame (neither
 // blocks on the measurement) and cancel() when asked; the window keeps drawing while the engine measures.
@@ -199,6 +229,10 @@ class SweepRunner {
   // plan is empty or longer than kMaxSweepPoints. Refusals of single points (a size that does not fit) come
   // back through progress(): state Refused with the reason.
   void start(std::vector<ProblemSpec> points, MeasurePolicy policy, RunRequest base = {});
+  // Takes its share of `plan` beside the plan's other runners (SharedPlan). progress() counts this runner's
+  // points (total: the points it has taken so far and its share of those not taken yet), and its time left
+  // is its point in flight plus its share of the points not taken yet, at its own pace.
+  void start(std::shared_ptr<SharedPlan> plan, MeasurePolicy policy, RunRequest base = {});
   void cancel();  // stops after the current sample; the points finished stay in take_finished()
   SweepProgress progress() const;
   // The points finished since the last call, in order.
@@ -208,13 +242,17 @@ class SweepRunner {
 
  private:
   void loop(std::vector<ProblemSpec> points, MeasurePolicy policy, RunRequest base, CancelToken token);
+  void shared_loop(std::shared_ptr<SharedPlan> plan, MeasurePolicy policy, RunRequest base,
+                   CancelToken token);
+  void finish(bool cancelled, const std::string& refused);  // the state at the end of either loop
 
   std::shared_ptr<Backend> m_backend;
   mutable std::mutex m_mu;
   SweepProgress m_progress;
   std::vector<SweepPointResult> m_finished;
-  std::vector<ProblemSpec> m_points;    // the plan, for the time left
-  std::vector<SweepPointTime> m_times;  // of the finished points, in order
+  std::vector<ProblemSpec> m_points;  // the plan (a shared plan: the points taken so far), for the time left
+  std::shared_ptr<SharedPlan> m_shared;  // the plan split with other runners (none: m_points is the plan)
+  std::vector<SweepPointTime> m_times;   // of the finished points, in order
   double m_started = 0, m_point_started = 0;
   CancelToken m_token;
   std::thread m_thread;
