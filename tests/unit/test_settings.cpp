@@ -306,3 +306,46 @@ TEST(Settings, MissingSweepFieldsTakeTheirDefaultsQuietly) {
   EXPECT_EQ(old.file_dialog, FileDialogChoice::Desktop);
   EXPECT_TRUE(old.kernel_file.empty());
 }
+
+// File > Connect to engine's remembered list: the most recent first, one entry per command, at most
+// kMaxRememberedEngines; read back as saved; a bad entry is left out and named, the rest kept.
+TEST(Settings, RememberedEnginesRoundTripMostRecentFirstAndBadEntriesAreNamed) {
+  std::vector<RememberedEngine> list;
+  remember_engine(list, {"box", "ssh box tilescope serve"});
+  remember_engine(list, {"gpu1", "tilescope serve --device 1"});
+  remember_engine(list, {"box again", "ssh box tilescope serve"});  // the same command: moved to the front
+  ASSERT_EQ(list.size(), 2u);
+  EXPECT_EQ(list[0].name, "box again");
+  EXPECT_EQ(list[1].command, "tilescope serve --device 1");
+  EXPECT_THROW(remember_engine(list, {"x", "   "}), ValidationError);
+  EXPECT_THROW(remember_engine(list, {"x", "ssh a\nb"}), ValidationError);
+  EXPECT_THROW(remember_engine(list, {std::string(kMaxEngineNameChars + 1, 'n'), "ssh a"}), ValidationError);
+  EXPECT_THROW(remember_engine(list, {"x", std::string(kMaxEngineCommandChars + 1, 'c')}), ValidationError);
+  EXPECT_EQ(list.size(), 2u);
+  for (size_t i = 0; i < kMaxRememberedEngines + 3; ++i)
+    remember_engine(list, {"", "ssh host" + std::to_string(i) + " tilescope serve"});
+  EXPECT_EQ(list.size(), kMaxRememberedEngines);
+  EXPECT_EQ(list.front().command,
+            "ssh host" + std::to_string(kMaxRememberedEngines + 2) + " tilescope serve");
+
+  Settings s;
+  s.engines = {{"box", "ssh box tilescope serve"}, {"", "srun --gres=gpu:1 tilescope serve"}};
+  std::string w;
+  const Settings back = settings_from_json(to_json(s), &w);
+  EXPECT_EQ(w, "");
+  EXPECT_EQ(back.engines, s.engines);
+
+  nlohmann::json j = to_json(s);
+  j["engines"] = nlohmann::json::array({nlohmann::json{{"name", "a"}, {"command", "ssh a tilescope serve"}},
+                                        nlohmann::json{{"name", 3}},
+                                        nlohmann::json{{"name", "b"}, {"command", "ssh b tilescope serve"}}});
+  const Settings bad = settings_from_json(j, &w);
+  ASSERT_EQ(bad.engines.size(), 2u);
+  EXPECT_EQ(bad.engines[0].name, "a");
+  EXPECT_EQ(bad.engines[1].name, "b");
+  EXPECT_NE(w.find("engines[1] left out"), std::string::npos) << w;
+  j["engines"] = "ssh a";
+  w.clear();
+  EXPECT_TRUE(settings_from_json(j, &w).engines.empty());
+  EXPECT_NE(w.find("engines"), std::string::npos) << w;
+}

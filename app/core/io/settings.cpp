@@ -1,5 +1,6 @@
 #include "core/io/settings.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 
@@ -297,7 +298,30 @@ nlohmann::json to_json(const Settings& s) {
             {"file_dialog", to_string(s.file_dialog)},
             {"kernel_file", s.kernel_file},
             {"sweep", s.sweep ? sweep_json(*s.sweep) : nlohmann::json(nullptr)}});
+  nlohmann::json engines = nlohmann::json::array();
+  for (const RememberedEngine& e : s.engines) engines.push_back({{"name", e.name}, {"command", e.command}});
+  j["engines"] = engines;
   return j;
+}
+
+void remember_engine(std::vector<RememberedEngine>& list, RememberedEngine e) {
+  auto check = [](const std::string& text, const char* what, size_t most) {
+    if (text.size() > most)
+      throw ValidationError(std::string("the engine's ") + what + " is " + std::to_string(text.size()) +
+                            " characters long; at most " + std::to_string(most) + " are kept");
+    for (unsigned char c : text)
+      if (c < 0x20 || c == 0x7f)
+        throw ValidationError(std::string("the engine's ") + what + " holds a control character");
+  };
+  const auto blank = e.command.find_first_not_of(" \t");
+  if (blank == std::string::npos) throw ValidationError("the engine's command is empty");
+  check(e.command, "command", kMaxEngineCommandChars);
+  check(e.name, "name", kMaxEngineNameChars);
+  list.erase(std::remove_if(list.begin(), list.end(),
+                            [&](const RememberedEngine& r) { return r.command == e.command; }),
+             list.end());
+  list.insert(list.begin(), std::move(e));
+  if (list.size() > kMaxRememberedEngines) list.resize(kMaxRememberedEngines);
 }
 
 Settings settings_from_json(const nlohmann::json& j, std::string* warnings, const Settings& defaults) {
@@ -355,6 +379,27 @@ Settings settings_from_json(const nlohmann::json& j, std::string* warnings, cons
     SweepSettings w = s.sweep.value_or(SweepSettings{});
     sweep_from_json(j["sweep"], w, warn);
     if (j["sweep"].is_object()) s.sweep = w;
+  }
+  if (j.contains("engines")) {
+    // Each entry checked as remember_engine checks a new one; a bad entry is left out and named.
+    std::vector<RememberedEngine> list;
+    if (!j["engines"].is_array()) {
+      invalid(warn, "engines", j["engines"], "a list of {name, command}");
+    } else {
+      const size_t n = j["engines"].size();
+      for (size_t i = n; i-- > 0;) {  // oldest first, so each is put before the older ones
+        const nlohmann::json& e = j["engines"][i];
+        try {
+          if (!e.is_object() || !e.contains("command") || !e["command"].is_string() ||
+              (e.contains("name") && !e["name"].is_string()))
+            throw ValidationError("not an object with a string command and name");
+          remember_engine(list, {e.value("name", std::string()), e["command"].get<std::string>()});
+        } catch (const ValidationError& v) {
+          warn("engines[" + std::to_string(i) + "] left out: " + v.what());
+        }
+      }
+    }
+    s.engines = std::move(list);
   }
   return s;
 }

@@ -54,6 +54,20 @@ struct SweepSettings {
   bool operator!=(const SweepSettings& o) const { return !(*this == o); }
 };
 
+// An engine the window connected to (File > Connect to engine...), remembered for the next time: its name as
+// the person gave it, and the command that starts it ("ssh gpu-box tilescope serve --device 1").
+struct RememberedEngine {
+  std::string name, command;
+  bool operator==(const RememberedEngine& o) const { return name == o.name && command == o.command; }
+};
+// At most this many are remembered (the most recent first); longer names and commands are refused.
+inline constexpr size_t kMaxRememberedEngines = 16;
+inline constexpr size_t kMaxEngineNameChars = 64, kMaxEngineCommandChars = 1024;
+// Puts `e` first in `list` (once: an entry of the same command is replaced), keeping at most
+// kMaxRememberedEngines. Throws ValidationError for an empty or too long command, a too long name, or a
+// control character in either.
+void remember_engine(std::vector<RememberedEngine>& list, RememberedEngine e);
+
 struct Settings {
   ProblemSpec spec;
   bool square = true;
@@ -66,6 +80,7 @@ struct Settings {
   FileDialogChoice file_dialog = FileDialogChoice::Desktop;
   std::string kernel_file;  // a person's kernel file open when the window closed (reopened at launch)
   std::optional<SweepSettings> sweep;  // absent until the Sweep panel was drawn: its defaults for the backend
+  std::vector<RememberedEngine> engines;  // File > Connect to engine's list, the most recent first
 };
 
 nlohmann::json to_json(const Settings& s);
