@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ui/plots/figure_render.hpp"
+#include "ui/dialogs/connect_dialog.hpp"
 #include "ui/dialogs/file_dialogs.hpp"
 #include "gfx/gl_check.hpp"
 #include "ui/gl_health.hpp"
@@ -29,9 +30,13 @@ namespace ts::ui {
 namespace fs = std::filesystem;
 
 App::App(std::shared_ptr<Backend> backend, const std::string& note, Settings settings, std::string renderer)
-    : m_queue(backend), m_panels(register_panels()) {
+    : m_panels(register_panels()) {
   m_state.settings = std::move(settings);
-  m_state.backend = backend.get();  // the run queue holds it for as long as the state lives
+  Engine& first = add_engine(backend, "", "");  // its session is made below
+  first.first = true;
+  first.command = backend->link().remote ? backend->link().command : "";
+  first.name = first.command.empty() ? "this machine" : first.command;
+  m_state.backend = backend.get();  // the engine holds it for as long as the state lives
   // The kernel file that was open when the window last closed: read, built and run again, as if opened now.
   bool reopening = false;
   if (const std::string f = m_state.settings.kernel_file; !f.empty()) {
@@ -83,16 +88,17 @@ App::App(std::shared_ptr<Backend> backend, const std::string& note, Settings set
     m_state.say(Severity::Error, std::string("cannot read the device's figures: ") + e.what());
   }
   m_state.sessions.current() = Session::for_device(device);
-  m_sweep = std::make_unique<SweepRunner>(backend);
+  m_state.sessions.current().engine = first.id;
   m_user = std::make_unique<UserKernelController>(*backend, m_jobs);
   m_incidents = backend->incidents().count;
+  report_engines();
   m_state.ask(rq::CheckGl{"at start"});  // the first frame checks that OpenGL draws what it is told
 }
 
 // [SECTION] The GL self-check
 void App::check_gl() {
   AppState& s = m_state;
-  const Backend::Incidents inc = m_queue.backend().incidents();
+  const Backend::Incidents inc = current_engine().backend->incidents();
   if (inc.count != m_incidents) {  // a person's kernel faulted or hung: the GPU's OpenGL may be broken now
     m_incidents = inc.count;
     if (s.gl.state == AppState::GlHealth::State::Ok) m_gl_attempt = 0;  // a new cause: a new episode
@@ -112,7 +118,7 @@ void App::check_gl() {
   // The known picture on the heatmaps' device, for the check's interop half (made once).
   if (s.heatmaps && s.heatmaps->interop().on && !m_probe) {
     try {
-      m_probe = m_queue.backend().probe_store(gfx::HeatmapPatternCheck::pattern());
+      m_probe = current_engine().backend->probe_store(gfx::HeatmapPatternCheck::pattern());
     } catch (const std::exception& e) {
       s.say(Severity::Warning,
             std::string("OpenGL self-check: the known picture could not be put on the GPU: ") + e.what());
@@ -174,7 +180,7 @@ void App::release_gl() {
 void App::restore_gl(const std::string& renderer) {
   AppState& s = m_state;
   s.gl_renderer = renderer;
-  s.heatmaps = std::make_shared<gfx::HeatmapSet>(m_queue.backend().cuda_device(), host_path_why());
+  s.heatmaps = std::make_shared<gfx::HeatmapSet>(current_engine().backend->cuda_device(), host_path_why());
   ++s.gl_generation;
   ++s.gl.rebuilds;
   m_gl_rebuild = GlRebuild::None;
@@ -184,7 +190,7 @@ void App::restore_gl(const std::string& renderer) {
 
 App::~App() {
   m_bandwidth_cancel.cancel();
-  if (m_sweep) m_sweep->cancel();
+  for (auto& e : m_engines) e->sweep->cancel();
 }
 
 void App::prepare_frame(float content_scale) {
@@ -229,9 +235,11 @@ void App::frame() {
   for (auto& p : m_panels) p->draw(s, m_report);
   m_layout.keep_on_screen(m_panels);
   draw_help_windows(s);
+  draw_connect_dialog(s);
   handle_files();
   handle_sessions();
   handle_sweep();
+  handle_engines();
   const bool had_kernel = !s.user.id.empty();
   m_user->frame(s);
   // A kernel opened: bring its panel to the front (once).
@@ -241,8 +249,10 @@ void App::frame() {
 }
 
 void App::report_jobs() {
-  m_state.jobs =
-      m_jobs.report({{kJobRun, m_queue.busy()}, {kJobSweep, m_sweep && m_sweep->progress().running()}});
+  bool sweeping = false;
+  for (uint64_t id : m_sweeping)
+    if (Engine* e = engine(id)) sweeping = sweeping || e->sweep->running();
+  m_state.jobs = m_jobs.report({{kJobRun, current_engine().queue->busy()}, {kJobSweep, sweeping}});
 }
 
 // [SECTION] Files: A and B from .npy (File > Open), C to .npy (File > Save). The reading and writing run in
@@ -370,13 +380,24 @@ void App::maybe_submit() {
 void App::submit(RunRequest req) {
   m_last_submitted = req.spec;
   m_submitted_any = true;
-  m_queue.submit(std::move(req));
+  current_engine().queue->submit(std::move(req));
   ++m_state.runs_submitted;
   report_jobs();
 }
 
 void App::pump() {
-  if (auto o = m_queue.poll()) take(std::move(*o));
+  // The current engine's outcome is the window's result; another engine's (a run in flight when the person
+  // chose another device) goes into that engine's session only.
+  for (auto& e : m_engines)
+    if (auto o = e->queue->poll()) {
+      if (e.get() == &current_engine()) {
+        take(std::move(*o));
+      } else if (o->result) {
+        add_to_session(*o->result, *e);
+      } else {
+        m_state.say(Severity::Warning, "on " + e->name + ": " + o->error);
+      }
+    }
   report_jobs();
   pump_measurements();
 }
@@ -387,7 +408,7 @@ void App::take(RunOutcome o) {
   const bool new_shape = !o.result || !s.result || o.result->spec.m != s.result->spec.m ||
                          o.result->spec.n != s.result->spec.n || o.result->spec.k != s.result->spec.k;
   if (o.result) {
-    add_to_session(*o.result);
+    add_to_session(*o.result, current_engine());
     s.result = std::move(*o.result);
     ++s.result_serial;
     s.last_error.clear();
@@ -403,26 +424,26 @@ void App::take(RunOutcome o) {
   }
   if (new_shape) {
     try {
-      s.capacity = m_queue.backend().capacity();
+      s.capacity = current_engine().backend->capacity();
     } catch (const std::exception&) {
     }
   }
 }
 
 // [SECTION] Sessions: every run and sweep point lands in the current session; saved sessions open beside it.
-void App::add_to_session(const RunResult& r) {
+void App::add_to_session(const RunResult& r, Engine& e) {
   AppState& s = m_state;
-  Session& cur = s.sessions.current();
+  Session& cur = session_of(e);
   if (cur.records.size() >= size_t(kMaxSessionRecords)) {
     // A session file holds at most kMaxSessionRecords points: the oldest make room, and are saved beside the
     // session file at the next save (said once now, and where they went then).
-    m_overflow.push_back(std::move(cur.records.front()));
+    e.overflow.push_back(std::move(cur.records.front()));
     cur.records.erase(cur.records.begin());
-    if (!m_session_capped)
-      s.say(Severity::Warning, "the session holds " + std::to_string(kMaxSessionRecords) +
+    if (!e.capped)
+      s.say(Severity::Warning, "the session of " + cur.label + " holds " + std::to_string(kMaxSessionRecords) +
                                    " points, the most a session file keeps: the oldest points make room "
                                    "(they are saved beside the session file when it is saved)");
-    m_session_capped = true;
+    e.capped = true;
   }
   cur.add(r);
   ++s.sessions_serial;
@@ -456,7 +477,8 @@ void App::open_session_file(const std::string& path) {
       // The device as the backend reads it now (driver, clocks, limits), as it was before the session was
       // read: the session's points keep their own device label; the session says where it is measured now.
       saved.device = s.device();
-      s.sessions.current() = std::move(saved);
+      saved.engine = m_engines.front()->id;
+      session_of(*m_engines.front()) = std::move(saved);
       ++s.sessions_serial;
       s.say(Severity::Info,
             "session: " + std::to_string(n) + (n == 1 ? " point from " : " points from ") + path);
@@ -483,10 +505,18 @@ void App::open_session_file(const std::string& path) {
 std::string App::save_session_file() {
   AppState& s = m_state;
   if (s.session_file.empty()) return "";
-  Session& cur = s.sessions.current();
+  // The other engines' sessions, each to its own file beside the window's.
+  std::string others;
+  for (auto& e : m_engines)
+    if (!e->first) {
+      const std::string w = save_engine_session(*e);
+      if (!w.empty()) others += (others.empty() ? "" : "\n") + w;
+    }
+  Engine& first = *m_engines.front();
+  Session& cur = session_of(first);
   const fs::path file = s.session_file;
   const fs::path dir = file.has_parent_path() ? file.parent_path() : fs::path(".");
-  std::string warnings;
+  std::string warnings = others;
   auto warn = [&](const std::string& m) {
     s.say(Severity::Warning, m);
     warnings += (warnings.empty() ? "" : "\n") + m;
@@ -512,7 +542,7 @@ std::string App::save_session_file() {
         s.say(Severity::Info, points(r.merged) + " saved by another window " +
                                   (r.merged == 1 ? "was" : "were") + " merged into this session");
       }
-      m_overflow.insert(m_overflow.end(), r.left_out.begin(), r.left_out.end());
+      first.overflow.insert(first.overflow.end(), r.left_out.begin(), r.left_out.end());
       if (!r.left_out.empty()) ++s.sessions_serial;
       s.say(Severity::Info, "session saved: " + points(r.points) + " to " + r.written.string() +
                                 (r.written != file ? " (the file " + file.string() + " links to)" : ""));
@@ -525,7 +555,7 @@ std::string App::save_session_file() {
       s.session_file = beside.string();
     }
   }
-  if (!m_overflow.empty()) {
+  if (!first.overflow.empty()) {
     Session aside;
     aside.label = cur.label + " (oldest points)";
     aside.created = cur.created;
@@ -533,8 +563,8 @@ std::string App::save_session_file() {
     aside.commit = cur.commit;
     aside.device = cur.device;
     aside.dram_gbs = cur.dram_gbs;
-    aside.records = std::move(m_overflow);
-    m_overflow.clear();
+    aside.records = std::move(first.overflow);
+    first.overflow.clear();
     const size_t n = aside.records.size();
     try {
       const fs::path beside = save_session_beside(dir, "session-oldest", aside);
@@ -542,7 +572,7 @@ std::string App::save_session_file() {
            std::to_string(kMaxSessionBytes >> 20) + " MiB: its " + points(n) + " oldest were saved to " +
            beside.string() + " (File > Open session to overlay shows them)");
     } catch (...) {
-      m_overflow = std::move(aside.records);  // kept for the next save
+      first.overflow = std::move(aside.records);  // kept for the next save
       throw;
     }
   }
@@ -598,8 +628,13 @@ void App::handle_sessions() {
     }
   }
   if (const auto close = s.asked.take<rq::CloseOverlay>()) {
-    s.sessions.close(close->index);
-    ++s.sessions_serial;
+    if (close->index < s.sessions.size() && s.sessions.all()[close->index].engine != 0) {
+      s.say(Severity::Warning, "that session is a connected engine's: close the engine instead (File > Connect "
+                               "to engine...)");
+    } else {
+      s.sessions.close(close->index);
+      ++s.sessions_serial;
+    }
   }
 }
 
@@ -608,9 +643,9 @@ void App::handle_sessions() {
 // CPU's own on the CPU backend) with the Sweep panel's seconds per point, or the quick one. Every sample goes
 // into the session: 2000 per point keep a long sweep's file small (a fast kernel's 0.5 s would otherwise be
 // 50000 samples), and pin the median to well under its IQR.
-MeasurePolicy App::sweep_policy(bool quick) {
-  if (quick) return m_queue.backend().default_policy();
-  MeasurePolicy policy = m_state.bench_policy();
+MeasurePolicy App::sweep_policy(bool quick, const Backend& backend) {
+  if (quick) return backend.default_policy();
+  MeasurePolicy policy = backend.bench_policy();
   policy.min_seconds = m_state.sweep_min_s;
   policy.max_seconds = m_state.sweep_max_s;
   policy.max_samples = std::min(policy.max_samples, int(AppState::kWindowSweepMaxSamples));
@@ -620,22 +655,98 @@ MeasurePolicy App::sweep_policy(bool quick) {
 
 // Measures the points on the sweep thread; its progress shows in the Sweep panel and the status bar.
 void App::start_points(std::vector<ProblemSpec> points, const MeasurePolicy& policy) {
+  for (uint64_t id : m_sweeping)
+    if (Engine* e = engine(id); e && e->sweep->running())
+      throw ValidationError("a sweep is already running on " + e->name + "; cancel it first");
   RunRequest base;
   base.memcheck_new_builds = m_state.settings.memcheck_new_builds;
-  m_sweep->start(std::move(points), policy, base);
+  Engine& e = current_engine();
+  e.sweep->start(std::move(points), policy, base);
+  m_sweeping = {e.id};
+  m_sweep_into = 0;
   report_jobs();
   m_sweep_state = SweepProgress::State::Running;
-  m_state.sweep_progress = m_sweep->progress();
+  m_state.sweep_progress = e.sweep->progress();
+}
+
+// The plan on several engines at once: each engine measures every point under its own device's policy
+// (EveryDevice, into its own session), or the engines whose device is the current one's take the points
+// one at a time from one shared plan (SplitIdentical, into the current engine's session).
+void App::start_everywhere(std::vector<ProblemSpec> points, SweepWhere where, bool quick, std::string* what) {
+  for (uint64_t id : m_sweeping)
+    if (Engine* e = engine(id); e && e->sweep->running())
+      throw ValidationError("a sweep is already running on " + e->name + "; cancel it first");
+  const AppState::EngineRow* cur = m_state.current_engine();
+  std::vector<Engine*> on;
+  for (size_t i = 0; i < m_engines.size(); ++i) {
+    Engine& e = *m_engines[i];
+    if (!e.backend->link().lost.empty()) continue;  // an engine whose link is gone measures nothing
+    if (where == SweepWhere::SplitIdentical && (!cur || m_state.engines[i].device_id != cur->device_id)) continue;
+    on.push_back(&e);
+  }
+  if (on.empty()) throw ValidationError("no connected engine can take the sweep");
+  if (where == SweepWhere::SplitIdentical && on.size() < 2)
+    throw ValidationError("no other connected engine has this device (" + m_state.device_name() +
+                          "): nothing to split the sweep with");
+  RunRequest base;
+  base.memcheck_new_builds = m_state.settings.memcheck_new_builds;
+  // Every engine checks the plan against its own device before any starts.
+  std::vector<MeasurePolicy> policies;
+  for (Engine* e : on) policies.push_back(sweep_policy(quick, *e->backend));
+  for (size_t i = 0; i < on.size(); ++i) {
+    try {
+      validate_sweep(*on[i]->backend, points, policies[i]);
+    } catch (const ValidationError& v) {
+      throw ValidationError("on " + on[i]->name + ": " + v.what());
+    }
+  }
+  m_sweeping.clear();
+  if (where == SweepWhere::SplitIdentical) {
+    auto plan = std::make_shared<SharedPlan>(points, int(on.size()));
+    for (size_t i = 0; i < on.size(); ++i) {
+      on[i]->sweep->start(plan, policies[i], base);
+      m_sweeping.push_back(on[i]->id);
+    }
+    m_sweep_into = current_engine().id;
+    *what = "split across " + std::to_string(on.size()) + " identical devices";
+  } else {
+    for (size_t i = 0; i < on.size(); ++i) {
+      on[i]->sweep->start(points, policies[i], base);
+      m_sweeping.push_back(on[i]->id);
+    }
+    m_sweep_into = 0;
+    *what = "on every connected device (" + std::to_string(on.size()) + ")";
+  }
+  report_jobs();
+  m_sweep_state = SweepProgress::State::Running;
+}
+
+SweepProgress App::sweep_progress() const {
+  std::vector<SweepProgress> all;
+  for (uint64_t id : m_sweeping)
+    for (const auto& e : m_engines)
+      if (e->id == id) all.push_back(e->sweep->progress());
+  return combine_progress(all);
 }
 
 void App::handle_sweep() {
   AppState& s = m_state;
-  if (s.asked.take<rq::CancelSweep>()) m_sweep->cancel();
+  if (s.asked.take<rq::CancelSweep>())
+    for (uint64_t id : m_sweeping)
+      if (Engine* e = engine(id)) e->sweep->cancel();
   if (const auto start = s.asked.take<rq::StartSweep>()) {
     const SweepSpec& sp = start->plan;
     try {
-      const MeasurePolicy policy = sweep_policy(s.sweep_quick);
-      start_points(expand_sweep(sp), policy);
+      std::string policy_name, where;
+      if (start->where == SweepWhere::ThisDevice || m_engines.size() == 1) {
+        const MeasurePolicy policy = sweep_policy(s.sweep_quick, *current_engine().backend);
+        start_points(expand_sweep(sp), policy);
+        policy_name = policy.name;
+      } else {
+        start_everywhere(expand_sweep(sp), start->where, s.sweep_quick, &where);
+        policy_name = s.sweep_quick ? "each device's quick" : "each device's bench";
+      }
+      s.sweep_progress = sweep_progress();
       s.sweep = sp;
       // The plots follow the sweep: its axis through the current configuration (else the first one swept), at
       // the swept size nearest the current N.
@@ -648,7 +759,8 @@ void App::handle_sweep() {
         if (std::llabs(v - cur.n) < std::llabs(at - cur.n)) at = v;
       s.plot_at = sp.problem(at, c);
       m_spec_at_sweep = cur;
-      s.say(Severity::Info, "sweep started: " + sp.describe() + " (" + policy.name + " policy)");
+      s.say(Severity::Info, "sweep started: " + sp.describe() + (where.empty() ? "" : " " + where) + " (" +
+                                policy_name + " policy)");
     } catch (const ValidationError& e) {
       s.sweep_progress = SweepProgress{};
       s.sweep_progress.state = SweepProgress::State::Refused;
@@ -660,7 +772,7 @@ void App::handle_sweep() {
     std::vector<ProblemSpec> points = std::move(tiles->points);
     try {
       if (points.empty()) throw ValidationError("every tile is timed at this shape already");
-      const MeasurePolicy policy = sweep_policy(false);
+      const MeasurePolicy policy = sweep_policy(false, *current_engine().backend);
       const size_t n = points.size();
       const std::string what = points.front().kernel;
       start_points(std::move(points), policy);
@@ -676,15 +788,21 @@ void App::handle_sweep() {
 
 void App::pump_measurements() {
   AppState& s = m_state;
-  for (SweepPointResult& p : m_sweep->take_finished()) {
-    if (p.result)
-      add_to_session(*p.result);
-    else if (!p.error.empty())
-      s.say(Severity::Warning, "sweep point " + KernelTile{p.spec.kernel, p.spec.tile}.label() + " at " +
-                                   std::to_string(p.spec.m) + " x " + std::to_string(p.spec.n) + " x " +
-                                   std::to_string(p.spec.k) + ": " + p.error);
+  Engine* into = engine(m_sweep_into);
+  for (uint64_t id : m_sweeping) {
+    Engine* e = engine(id);
+    if (!e) continue;
+    for (SweepPointResult& p : e->sweep->take_finished()) {
+      if (p.result)
+        add_to_session(*p.result, into ? *into : *e);
+      else if (!p.error.empty())
+        s.say(Severity::Warning, "sweep point " + KernelTile{p.spec.kernel, p.spec.tile}.label() + " at " +
+                                     std::to_string(p.spec.m) + " x " + std::to_string(p.spec.n) + " x " +
+                                     std::to_string(p.spec.k) + (m_sweeping.size() > 1 ? " on " + e->name : "") +
+                                     ": " + p.error);
+    }
   }
-  const SweepProgress p = m_sweep->progress();
+  const SweepProgress p = sweep_progress();
   if (!(p.state == SweepProgress::State::Idle && s.sweep_progress.state == SweepProgress::State::Refused))
     s.sweep_progress = p;
   report_jobs();
@@ -705,7 +823,7 @@ void App::pump_measurements() {
   using namespace std::chrono_literals;
   if (s.asked.take<rq::MeasureBandwidth>()) {
     if (!m_bandwidth.in_flight()) {
-      Backend* b = &m_queue.backend();
+      Backend* b = current_engine().backend.get();
       const CancelToken token = m_bandwidth_cancel;
       m_bandwidth.start([b, token] { return b->measure_bandwidth(token); });
     }
@@ -714,7 +832,8 @@ void App::pump_measurements() {
     try {
       const BandwidthResult r = m_bandwidth.take();
       s.bandwidth = r;
-      s.sessions.current().dram_gbs = r.gbs;
+      s.sessions.current().dram_gbs = r.gbs;  // (a bandwidth measured before another device was chosen is
+                                              // dropped when it is chosen: choose_engine)
       ++s.sessions_serial;
       s.say(Severity::Info,
             "DRAM bandwidth: " + std::to_string(int(std::lround(r.gbs))) + " GB/s (" + r.method + ")");
@@ -727,7 +846,7 @@ void App::pump_measurements() {
   // the device of the new engine are read through the backend as before; the results, sessions and panels
   // stay as they were.
   if (s.asked.take<rq::Reconnect>() && !m_reconnect.in_flight()) {
-    Backend* b = &m_queue.backend();
+    Backend* b = current_engine().backend.get();
     s.say(Severity::Info, "connecting to the engine again: " + b->link().command);
     m_reconnect.start([b] {
       b->reconnect();
@@ -737,8 +856,8 @@ void App::pump_measurements() {
   if (m_reconnect.ready()) {
     try {
       m_reconnect.take();
-      s.capacity = m_queue.backend().capacity();
-      s.say(Severity::Info, "connected to the engine on " + m_queue.backend().device_name());
+      s.capacity = current_engine().backend->capacity();
+      s.say(Severity::Info, "connected to the engine on " + current_engine().backend->device_name());
     } catch (const std::exception& e) {
       s.say(Severity::Error, std::string("could not connect to the engine: ") + e.what());
     }

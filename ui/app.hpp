@@ -2,6 +2,7 @@
 // [SECTION] The application: its state, the panels, the layout, and the bridge from edits to engine requests.
 // One App serves the window (gui.cpp: run_gui), the offscreen snapshot and the frame benchmark, so all three
 // draw exactly the same frame.
+#include <functional>
 #include <future>
 #include <memory>
 #include <optional>
@@ -33,7 +34,20 @@ class App {
   // What the last frame drew (FrameReport): for the frame's host (export crops), snapshot --layout-json and
   // the UI tests. The model never reads it.
   const FrameReport& report() const { return m_report; }
-  RunQueue& queue() { return m_queue; }
+  RunQueue& queue() { return *current_engine().queue; }  // the current engine's
+
+  // [SECTION] The window's engines. It starts with one (the constructor's backend); File > Connect to
+  // engine... adds more (two GPUs of one host, two servers, this machine beside a server), and the Controls'
+  // Device chooses the one runs, heatmaps, a person's kernel, the bandwidth and the GL check go to. Each engine
+  // has its own run queue, sweep runner and session (its points stay its own, labelled with its device);
+  // sweeps can run on every engine or split across identical ones (rq::StartSweep::where).
+  // Makes the engine a command starts, off the UI thread ("": this machine's own backend); throws
+  // ValidationError with what a command that does not start or speak the protocol printed. The host sets it;
+  // without one, only remote engines can be connected.
+  using EngineFactory = std::function<std::shared_ptr<Backend>(const std::string& command, std::string* note)>;
+  void set_engine_factory(EngineFactory f) { m_factory = std::move(f); }
+  // Connects to another engine (in the background; one after the other when several are asked).
+  void connect_engine(std::string name, std::string command, bool choose);
   // AppState::jobs made anew from the jobs in flight (App does it where they change, and after every frame).
   void report_jobs();
   const std::vector<std::unique_ptr<Panel>>& panels() const { return m_panels; }
@@ -75,16 +89,61 @@ class App {
   RunRequest request_for(const ProblemSpec& spec) const;
   void handle_sessions();
   void handle_sweep();
-  MeasurePolicy sweep_policy(bool quick);
+  MeasurePolicy sweep_policy(bool quick, const Backend& backend);
   void start_points(std::vector<ProblemSpec> points, const MeasurePolicy& policy);
+  void start_everywhere(std::vector<ProblemSpec> points, SweepWhere where, bool quick, std::string* what);
+  SweepProgress sweep_progress() const;  // of the sweep's engines together
   void pump_measurements();  // sweep points, bandwidth, figures: between frames
-  void add_to_session(const RunResult& r);
+  struct Engine;
+  void add_to_session(const RunResult& r, Engine& e);
   void check_gl();
+
+  // [SECTION] Engines (app_engines.cpp).
+  struct Engine {
+    uint64_t id = 0;  // never reused in this window
+    std::string name, command;
+    std::shared_ptr<Backend> backend;
+    std::unique_ptr<RunQueue> queue;
+    std::unique_ptr<SweepRunner> sweep;
+    std::string session_file;  // where its session is saved (the first engine's: AppState::session_file)
+    bool first = false;        // the engine the window started with
+    bool save_beside = false;  // its file was refused or holds another device's points: a new name
+    // The oldest points that made room in a session holding kMaxSessionRecords: saved beside the session file
+    // at the next save, never dropped.
+    std::vector<MeasurementRecord> overflow;
+    bool capped = false;
+  };
+  Engine& current_engine() { return *m_engines[m_current]; }
+  const Engine& current_engine() const { return *m_engines[m_current]; }
+  Engine* engine(uint64_t id);
+  Engine& add_engine(std::shared_ptr<Backend> backend, std::string name, std::string command);
+  void handle_engines();
+  void choose_engine(Engine& e);
+  void disconnect_engine(uint64_t id);
+  void report_engines();
+  Session& session_of(Engine& e);  // its session in AppState::sessions
+  // Its session's points saved to its file (merged with what is there), and the oldest that made room beside
+  // it. Returns warnings ("" none).
+  std::string save_engine_session(Engine& e);
+  void load_engine_session(Engine& e);  // the points saved for this engine's device and name before
 
   AppState m_state;
   FrameReport m_report;  // filled by the panels, the status bar and the dialogs as they draw
-  RunQueue m_queue;
   JobRunner m_jobs;  // the window's background jobs (before the jobs and the controller that hold them)
+  std::vector<std::unique_ptr<Engine>> m_engines;  // never empty; [0] the first
+  size_t m_current = 0;
+  uint64_t m_next_engine = 1;
+  EngineFactory m_factory;
+  struct Connected {
+    std::shared_ptr<Backend> backend;
+    std::string name, command, note, error;
+    bool choose = false;
+  };
+  std::vector<rq::ConnectEngine> m_to_connect;  // waiting for the connection in flight
+  JobRunner::Job<Connected> m_connecting{m_jobs, kJobConnect};
+  JobRunner::Job<bool> m_disconnecting{m_jobs, kJobDisconnect};  // an engine closed off the UI thread
+  std::vector<uint64_t> m_sweeping;  // the engines of the sweep started last
+  uint64_t m_sweep_into = 0;         // a split sweep: the engine whose session takes every point (0: each its own)
   std::vector<std::unique_ptr<Panel>> m_panels;
   Layout m_layout;
   std::unique_ptr<FileDialogs> m_dialogs;
@@ -107,16 +166,11 @@ class App {
     std::string path, error;
   };
   JobRunner::Job<OpenedSession> m_opening{m_jobs, kJobOpenSession};
-  std::unique_ptr<SweepRunner> m_sweep;
   SweepProgress::State m_sweep_state = SweepProgress::State::Idle;
   ProblemSpec m_spec_at_sweep;  // the Controls' problem when the sweep took over the plots
   JobRunner::Job<BandwidthResult> m_bandwidth{m_jobs, kJobBandwidth};
   JobRunner::Job<bool> m_reconnect{m_jobs, kJobReconnect};
   CancelToken m_bandwidth_cancel;
-  bool m_session_capped = false;
-  // The oldest points that made room in a session holding kMaxSessionRecords: saved beside the session file
-  // at the next save, never dropped.
-  std::vector<MeasurementRecord> m_overflow;
   // The GL self-check: faults seen so far, and whether this failure was already met by a rebuild.
   uint64_t m_incidents = 0;
   // Rebuilds in this episode: 1 as it was, 2 without interop; then the window says the pictures are wrong.

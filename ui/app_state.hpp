@@ -51,6 +51,30 @@ struct AppState {
   const std::string& backend_kind() const { return device().backend; }  // "cuda" or "cpu"
   const std::string& device_name() const { return device().label; }     // Backend::device_name()
   std::string backend_note;  // why the CPU backend was chosen, if it was chosen automatically (App's own)
+  // [SECTION] The window's engines, as of the end of the last frame (App makes the list; the Controls' Device
+  // and File > Connect to engine... read it and ask rq::ChooseEngine, rq::ConnectEngine, rq::DisconnectEngine).
+  struct EngineRow {
+    uint64_t id = 0;
+    std::string name;     // "this machine", or as the person named it
+    std::string command;  // "": this machine's own backend
+    std::string device;   // its device's label ("NVIDIA H100 80GB HBM3 (sm_90, 132 SMs)")
+    std::string device_id;  // backend and device name: rows of equal ids are identical devices
+    std::string lost;       // how its link ended ("" while it works)
+    bool current = false;
+  };
+  std::vector<EngineRow> engines;
+  const EngineRow* current_engine() const {
+    for (const EngineRow& e : engines)
+      if (e.current) return &e;
+    return nullptr;
+  }
+  // File > Connect to engine...: the dialog's fields (ui/dialogs/connect_dialog.cpp).
+  struct ConnectDialog {
+    bool open = false;
+    std::string command, name;
+    std::string error;  // of the last connection tried from it
+  } connect;
+  bool connecting() const { return jobs.has(kJobConnect); }
   std::string gl_renderer;
   std::string gl_context;  // offscreen: which context (EGL device, GLFW/X11)
   // What the backend can run (the size sliders' range): Backend::capacity() read at start and after a run of

@@ -7,6 +7,7 @@
 // wins), so nothing is done twice and the newest request counts.
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <set>
 #include <string>
@@ -33,6 +34,10 @@ struct FigureRequest {
   FigureTheme theme = FigureTheme::Dark;
   std::string title;
 };
+
+// Where a sweep runs when the window has several engines: the current device, every connected device (each
+// point on each, to compare), or split across the devices identical to the current one (to finish sooner).
+enum class SweepWhere { ThisDevice, EveryDevice, SplitIdentical };
 
 namespace rq {
 struct Run {};  // the problem now, even with auto-run off (Run, Space, a preset, a new build of your kernel)
@@ -68,13 +73,25 @@ struct CloseOverlay {
 };
 struct StartSweep {  // the Sweep panel's plan (validated by App)
   SweepSpec plan;
+  SweepWhere where = SweepWhere::ThisDevice;
 };
 struct TimeTiles {  // "Time the other tiles" (Result panel): measured like a sweep, into the session
   std::vector<ProblemSpec> points;
 };
 struct CancelSweep {};
 struct MeasureBandwidth {};  // the DRAM roof (Roofline panel)
-struct Reconnect {};         // a remote engine's link was lost: start its command again (status bar)
+struct Reconnect {};         // the current engine's link was lost: start its command again (status bar)
+// [SECTION] The window's engines (App: File > Connect to engine..., the Controls' Device).
+struct ConnectEngine {  // start this command and add its engine ("": this machine's own)
+  std::string name, command;
+  bool choose = true;  // measure on it once connected
+};
+struct ChooseEngine {  // measure on this engine (App's engine id)
+  uint64_t id = 0;
+};
+struct DisconnectEngine {  // close this engine (its session stays, as an overlay)
+  uint64_t id = 0;
+};
 struct ExportFigure {
   FigureRequest figure;
 };
@@ -99,7 +116,8 @@ using Request =
                  rq::OpenSession, rq::CloseOverlay, rq::StartSweep, rq::TimeTiles, rq::CancelSweep,
                  rq::MeasureBandwidth, rq::ExportFigure, rq::OpenKernel, rq::ChooseKernelFile,
                  rq::SwitchKernel, rq::ApplyKernelForm, rq::ResetKernelForm, rq::SaveKernel, rq::RevertKernel,
-                 rq::SanitizeKernel, rq::Reconnect>;
+                 rq::SanitizeKernel, rq::Reconnect, rq::ConnectEngine, rq::ChooseEngine,
+                 rq::DisconnectEngine>;
 
 // The requests pending, at most one of each kind.
 class Requests {

@@ -12,6 +12,9 @@ namespace ts::cli {
 void add_gui_options(CLI::App* cmd, GuiArgs& a) {
   cmd->add_option("--backend", a.backend, "GUI backend: auto, cuda or cpu")->capture_default_str();
   add_engine_option(cmd, a.engine);
+  cmd->add_option("--also-engine", a.also_engines,
+                  "connect this engine too (repeat for more): the Controls' Device chooses where runs go, and "
+                  "a sweep can run on every device or split across identical ones");
   cmd->add_option("--kernel-file", a.kernel_file,
                   "open the window with your own kernel (a .cu file or a KernelBench answer, .py)");
   cmd->add_flag(
@@ -40,6 +43,11 @@ int cmd_gui(GuiArgs& a, const CLI::App& cmd) {
   }
   go.log = a.log;
   go.backend = open_backend(a.backend, &go.backend_note, a.engine, cmd.count("--backend") > 0);
+  // File > Connect to engine...: a command, or "" for this machine's own engine (auto: CUDA where a GPU is).
+  go.engine_factory = [](const std::string& command, std::string* note) {
+    return open_backend("auto", note, command);
+  };
+  go.also_engines = a.also_engines;
   if (!go.backend_note.empty()) std::fprintf(stderr, "tilescope: %s\n", go.backend_note.c_str());
   return ts::ui::run_gui(go);
 }

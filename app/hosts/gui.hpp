@@ -40,6 +40,10 @@ struct GuiOptions {
   GuiHooks hooks;
   std::string kernel_file;  // a person's own kernel to open at start (tilescope --kernel-file)
   bool log = false;         // the window's messages and every measured point also on stderr (tilescope --log)
+  // Makes the engine a command starts ("": this machine's own backend) for File > Connect to engine...
+  // (App::EngineFactory; empty: remote engines only).
+  std::function<std::shared_ptr<Backend>(const std::string& command, std::string* note)> engine_factory;
+  std::vector<std::string> also_engines;  // connected too at start (tilescope --also-engine), in this order
 };
 
 // Opens the window and runs until it is closed. Returns the process exit code. Throws gfx::DisplayError

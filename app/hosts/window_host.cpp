@@ -192,6 +192,8 @@ int run_gui(const GuiOptions& opt) {
   g_drop_target = &app.state();
   if (!opt.kernel_file.empty()) app.state().ask(ui::rq::OpenKernel{opt.kernel_file});
   if (opt.log) app.state().log.echo_to(stderr);
+  if (opt.engine_factory) app.set_engine_factory(opt.engine_factory);
+  for (const std::string& e : opt.also_engines) app.connect_engine("", e, false);
   if (opt.hooks.started) opt.hooks.started(app, win);
   bool trusted_title =
       true;  // the title says when OpenGL failed its self-check (the title is not drawn by GL)

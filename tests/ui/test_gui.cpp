@@ -2383,3 +2383,112 @@ TEST_F(Gui, ARemoteEngineBehindASlowLinkDrawsRunsAndSurvivesItsDeath) {
   run_session(s);
   EXPECT_EQ(s.passed, 1);
 }
+
+// Two engines in one window (issue 28, "several devices"): this machine's CPU engine, then one behind a
+// simulated link connected through File > Connect to engine...; the Controls' Device chooses where runs go;
+// each engine's points go into its own session; a sweep runs on every connected device, then split across the
+// identical ones (both are this machine's CPU); closing the remote engine keeps its points as an overlay and
+// saves them beside the window's session file; the command is remembered in the settings.
+TEST_F(Gui, TwoEnginesInOneWindowEachWithItsSessionSweepsOnEveryDeviceAndSplit) {
+  std::filesystem::create_directories(m_dir.path() / "tilescope");
+  std::ofstream(config_file("settings.json"))
+      << R"({"m": 40, "n": 40, "k": 40, "square": true, "input": "ramp", "kernel": "tiled", "tile": 8})";
+  const std::string command = std::string("exec ") + LINK_SIM_BIN + " --rtt-ms 20 --mbit 100 -- " +
+                              TILESCOPE_BIN + " serve --backend cpu --quiet";
+  GuiRun s;
+  s.body = [&](ImGuiTestContext* ctx, App& app) {
+    ui::AppState& st = app.state();
+    const ui::FrameReport& drawn = app.report();
+    IM_CHECK(wait_for_result(ctx, app, 0));
+    IM_CHECK(!st.result->store->remote());
+    IM_CHECK_EQ(st.engines.size(), size_t(1));
+    const uint64_t local = st.engines[0].id;
+    IM_CHECK_EQ(st.sessions.size(), size_t(1));
+    const size_t local_points = st.sessions.current().records.size();
+    IM_CHECK_GE(local_points, size_t(1));
+
+    // File > Connect to engine...: the command typed, Connect pressed.
+    ctx->MenuClick("//##MainMenuBar/File/Connect to engine...");
+    IM_CHECK(st.connect.open);
+    ctx->SetRef("Connect to engine");
+    ctx->ItemClick("Command");
+    ctx->KeyCharsReplace(command.c_str());
+    ctx->ItemClick("Name");
+    ctx->KeyCharsReplace("linked");
+    ctx->ItemClick("Connect");
+    IM_CHECK(yield_until(
+        ctx, [&] { return st.engines.size() == 2 && !st.connecting(); }, 60));
+    IM_CHECK(!st.connect.open);  // closed once connected, and the engine chosen
+    const ui::AppState::EngineRow* remote = st.current_engine();
+    IM_CHECK(remote != nullptr);
+    IM_CHECK_EQ(remote->name, std::string("linked"));
+    IM_CHECK_EQ(remote->command, command);
+    const uint64_t linked = remote->id;
+    IM_CHECK_EQ(st.engines[0].device_id, st.engines[1].device_id);  // both this machine's CPU
+    // The same problem runs again, there: its result comes through the link, into the engine's own session.
+    IM_CHECK(yield_until(
+        ctx, [&] { return st.result && st.result->store->remote() && !st.busy(); }, 60));
+    IM_CHECK_EQ(st.sessions.size(), size_t(2));
+    IM_CHECK_EQ(st.sessions.current().engine, linked);
+    IM_CHECK_NE(st.sessions.current().label.find("(linked)"), std::string::npos);
+    IM_CHECK_EQ(st.sessions.current().records.size(), size_t(1));
+    IM_CHECK_EQ(st.sessions.all()[1].engine, local);
+    IM_CHECK_EQ(st.sessions.all()[1].records.size(), local_points);
+    IM_CHECK_NE(drawn.panels.at("Status").state.find(" ms: exec "), std::string::npos);
+    // The Controls show the Device now; choosing this machine again sends the next run here.
+    ctx->SetRef("Controls");
+    IM_CHECK(ctx->ItemExists("##device"));
+    st.ask(ui::rq::ChooseEngine{local});
+    IM_CHECK(yield_until(
+        ctx, [&] { return st.current_engine()->id == local && st.result && !st.result->store->remote() && !st.busy(); },
+        60));
+    IM_CHECK_EQ(st.sessions.current().engine, local);
+    IM_CHECK_EQ(st.sessions.current().records.size(), local_points + 1);
+
+    // A sweep on every connected device: each engine measures each point into its own session.
+    SweepSpec plan;
+    plan.sizes = {16, 24, 32};
+    plan.configs = {{"tiled", 8}};
+    plan.input = InputKind::Ramp;
+    st.sweep_quick = true;
+    auto points_of = [&](uint64_t engine) {
+      const std::optional<size_t> i = st.sessions.of_engine(engine);
+      return i ? st.sessions.all()[*i].records.size() : size_t(0);
+    };
+    const size_t here0 = points_of(local), there0 = points_of(linked);
+    st.ask(ui::rq::StartSweep{plan, ui::SweepWhere::EveryDevice});
+    IM_CHECK(yield_until(
+        ctx, [&] { return st.sweep_progress.state == SweepProgress::State::Done && !st.sweeping(); }, 120));
+    IM_CHECK(logged(st, "sweep started", "on every connected device (2)"));
+    IM_CHECK_EQ(st.sweep_progress.done, 6);
+    IM_CHECK_EQ(points_of(local), here0 + 3);
+    IM_CHECK_EQ(points_of(linked), there0 + 3);
+    // Split across the identical devices: every point once, all into the current device's session.
+    plan.sizes = {8, 16, 24, 32, 40, 48};
+    st.ask(ui::rq::StartSweep{plan, ui::SweepWhere::SplitIdentical});
+    IM_CHECK(yield_until(
+        ctx, [&] { return logged(st, "split across 2 identical devices") && !st.sweeping(); }, 120));
+    IM_CHECK_EQ(st.sweep_progress.state, SweepProgress::State::Done);
+    IM_CHECK_EQ(st.sweep_progress.done, 6);
+    IM_CHECK_EQ(points_of(local), here0 + 3 + 6);
+    IM_CHECK_EQ(points_of(linked), there0 + 3);
+
+    // Closing the remote engine: its points stay, as an overlay; it is remembered for the next time.
+    st.ask(ui::rq::DisconnectEngine{linked});
+    IM_CHECK(yield_until(
+        ctx, [&] { return st.engines.size() == 1 && !st.jobs.has(kJobDisconnect); }, 60));
+    IM_CHECK_EQ(st.sessions.size(), size_t(2));
+    IM_CHECK_EQ(st.sessions.all()[1].engine, uint64_t(0));
+    IM_CHECK_EQ(st.sessions.all()[1].records.size(), there0 + 3);
+    IM_CHECK_EQ(st.settings.engines.size(), size_t(1));
+    IM_CHECK_EQ(st.settings.engines[0].command, command);
+    IM_CHECK_EQ(st.settings.engines[0].name, std::string("linked"));
+    const std::filesystem::path saved =
+        m_dir.path() / "data" / "tilescope" /
+        engine_session_file_name(st.sessions.all()[1].device.name, "linked");
+    IM_CHECK(std::filesystem::exists(saved));
+    IM_CHECK_EQ(load_session(saved).records.size(), there0 + 3);
+  };
+  run_session(s);
+  EXPECT_EQ(s.passed, 1);
+}

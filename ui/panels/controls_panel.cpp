@@ -35,6 +35,29 @@ const char* dim_name(Dim d) {
   return d == Dim::M ? "M" : d == Dim::N ? "N" : "K";
 }
 
+// The device runs go to, chosen like the kernel (shown once the window has more than one engine: File >
+// Connect to engine...). Each row: the device and the engine that reaches it.
+void device_row(AppState& s) {
+  ImGui::SeparatorText("Device");
+  const AppState::EngineRow* cur = s.current_engine();
+  auto label = [](const AppState::EngineRow& e) {
+    return e.device + " - " + e.name + (e.lost.empty() ? "" : " (lost)");
+  };
+  ImGui::SetNextItemWidth(-1);
+  if (ImGui::BeginCombo("##device", cur ? label(*cur).c_str() : "")) {
+    for (const AppState::EngineRow& e : s.engines) {
+      ImGui::PushID(int(e.id));
+      if (ImGui::Selectable(label(e).c_str(), e.current) && !e.current) s.ask(rq::ChooseEngine{e.id});
+      if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("%s", e.command.empty() ? "this machine's own engine" : e.command.c_str());
+      ImGui::PopID();
+    }
+    ImGui::Separator();
+    if (ImGui::Selectable("Connect to engine...")) s.connect.open = true;
+    ImGui::EndCombo();
+  }
+}
+
 class ControlsPanel final : public Panel {
  public:
   const char* name() const override { return "Controls"; }
@@ -43,6 +66,7 @@ class ControlsPanel final : public Panel {
   void draw_content(AppState& s, FrameReport& out) override {
     ProblemSpec& p = s.settings.spec;
     const bool files = p.input == InputKind::File && s.file_a && s.file_b;
+    if (s.engines.size() > 1) device_row(s);
     ImGui::SeparatorText("Shape");
     text_fit("C (M x N) = A (M x K) B (K x N)", &palette().muted);
     ImGui::BeginDisabled(files);

@@ -61,6 +61,11 @@ void draw_menu_bar(AppState& s, const std::vector<std::unique_ptr<Panel>>& panel
     if (ImGui::MenuItem("Save C as .npy...", shortcut_label(Action::SaveC), false,
                         bool(s.result && s.result->store)))
       s.ask(rq::SaveC{});
+    if (ImGui::MenuItem("Connect to engine...")) s.connect.open = true;
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip(
+          "Measure on another GPU: a command that reaches `tilescope serve` there (ssh gpu-box tilescope "
+          "serve), or this machine's engine beside a remote one; the Controls' Device chooses where runs go");
     if (ImGui::MenuItem("Open kernel (.cu, .py)...")) s.ask(rq::ChooseKernelFile{});
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip(
@@ -89,8 +94,9 @@ void draw_menu_bar(AppState& s, const std::vector<std::unique_ptr<Panel>>& panel
           "A saved session (another GPU, tilescope bench --session-out) drawn beside this one on "
           "every plot");
     if (ImGui::BeginMenu("Close overlay", s.sessions.size() > 1)) {
-      for (size_t i = 1; i < s.sessions.size(); ++i)
-        if (ImGui::MenuItem(s.sessions.all()[i].label.c_str())) s.ask(rq::CloseOverlay{i});
+      for (size_t i = 1; i < s.sessions.size(); ++i)  // an engine's session goes when the engine is closed
+        if (s.sessions.all()[i].engine == 0 && ImGui::MenuItem(s.sessions.all()[i].label.c_str()))
+          s.ask(rq::CloseOverlay{i});
       ImGui::EndMenu();
     }
     ImGui::Separator();

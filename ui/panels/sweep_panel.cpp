@@ -49,6 +49,21 @@ class SweepPanel final : public Panel {
     }
     progress(s);
     ImGui::BeginDisabled(running);
+    if (s.engines.size() > 1) {
+      // Several engines (File > Connect to engine...): where the plan runs.
+      ImGui::SeparatorText("Devices");
+      int where = int(m_where);
+      ImGui::RadioButton("this device", &where, int(SweepWhere::ThisDevice));
+      ImGui::RadioButton("every connected device", &where, int(SweepWhere::EveryDevice));
+      if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("Every point on each device, each under its own bench policy, into its own session: "
+                          "the curves and the ladder show the devices side by side");
+      ImGui::RadioButton("split across identical devices", &where, int(SweepWhere::SplitIdentical));
+      if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("The devices identical to this one take the points one at a time, to finish "
+                          "sooner; every point goes into this device's session");
+      m_where = SweepWhere(where);
+    }
     ImGui::SeparatorText("Sizes");
     field("from", m_from, sizeof m_from);
     field("to", m_to, sizeof m_to);
@@ -247,7 +262,7 @@ class SweepPanel final : public Panel {
         s.sweep_min_s = lo;
         s.sweep_max_s = hi;
       }
-      s.ask(rq::StartSweep{sp});
+      s.ask(rq::StartSweep{sp, s.engines.size() > 1 ? m_where : SweepWhere::ThisDevice});
     } catch (const ValidationError& e) {
       m_error = e.what();
       s.say(Severity::Warning, std::string("sweep refused: ") + e.what());
@@ -323,6 +338,7 @@ class SweepPanel final : public Panel {
   char m_from[16] = "", m_to[16] = "", m_step[16] = "", m_fixed[16] = "", m_ragged[16] = "";
   char m_min_s[16] = "0.5", m_max_s[16] = "10";
   int m_spacing = 0, m_shape = 0;
+  SweepWhere m_where = SweepWhere::ThisDevice;
   bool m_ragged_on = false;
   std::set<std::pair<std::string, int>> m_chosen;
   std::string m_error;

@@ -30,6 +30,8 @@ inline constexpr const char* kJobBuildKernel = "building your kernel";
 inline constexpr const char* kJobBuildTiles = "building its tiles";
 inline constexpr const char* kJobSanitize = "compute-sanitizer";
 inline constexpr const char* kJobReconnect = "connecting to the engine";
+inline constexpr const char* kJobConnect = "connecting to another engine";
+inline constexpr const char* kJobDisconnect = "closing an engine";
 
 // Which jobs are in flight, by name.
 struct JobReport {

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -567,6 +568,33 @@ size_t SessionSet::open(Session s) {
 
 void SessionSet::close(size_t index) {
   if (index >= 1 && index < m_sessions.size()) m_sessions.erase(m_sessions.begin() + std::ptrdiff_t(index));
+}
+
+std::string engine_session_file_name(const std::string& device_name, const std::string& engine_name) {
+  auto slug = [](const std::string& text, size_t most) {
+    std::string out;
+    for (unsigned char c : text) {
+      if (std::isalnum(c))
+        out += char(std::tolower(c));
+      else if (!out.empty() && out.back() != '-')
+        out += '-';
+      if (out.size() >= most) break;
+    }
+    while (!out.empty() && out.back() == '-') out.pop_back();
+    return out.empty() ? std::string("x") : out;
+  };
+  return "session-" + slug(device_name, 48) + "-" + slug(engine_name, 40) + ".json";
+}
+
+std::optional<size_t> SessionSet::of_engine(uint64_t engine) const {
+  if (engine == 0) return std::nullopt;
+  for (size_t i = 0; i < m_sessions.size(); ++i)
+    if (m_sessions[i].engine == engine) return i;
+  return std::nullopt;
+}
+
+void SessionSet::make_current(size_t index) {
+  if (index >= 1 && index < m_sessions.size()) std::swap(m_sessions[0], m_sessions[index]);
 }
 
 // [SECTION] Plot data.

@@ -95,6 +95,9 @@ struct Session {
   std::vector<MeasurementRecord> records;
   // Written by `tilescope bench` (then its record_points and records go together); absent elsewhere.
   std::optional<SweepPart> part;
+  // The window's engine whose points this session takes (0: none, e.g. a session opened beside the current
+  // one, or read from a file). Not saved: it names an engine of this window only.
+  uint64_t engine = 0;
 
   static Session for_device(const DeviceInfo& d);  // empty, labelled "<device>, <date>"
   // Appends MeasurementRecord::from(r). A session that gains a point is no longer the part of a sweep that
@@ -143,6 +146,11 @@ SessionSave save_session_merged(const std::filesystem::path& path, Session& s);
 std::filesystem::path save_session_beside(const std::filesystem::path& dir, const std::string& prefix,
                                           const Session& s);
 
+// The file name of the session of an engine the window connected to, beside the window's own session file:
+// "session-<device>-<engine>.json" in lower-case letters, digits and dashes (at most 100 characters), so the
+// same device through the same engine name finds its points again at the next connection.
+std::string engine_session_file_name(const std::string& device_name, const std::string& engine_name);
+
 // Where the window keeps its session between launches: $XDG_DATA_HOME/tilescope/session.json, else
 // $HOME/.local/share/tilescope/session.json.
 std::filesystem::path default_session_path();
@@ -154,11 +162,17 @@ class SessionSet {
   Session& current() { return m_sessions[0]; }
   const Session& current() const { return m_sessions[0]; }
   const std::vector<Session>& all() const { return m_sessions; }
+  Session& at(size_t index) { return m_sessions.at(index); }
   static constexpr size_t kMaxOverlays = 8;  // sessions drawn beside the current one
   // Adds a session to overlay; its label gets " (2)", " (3)"... when another one already has it. Returns
   // its index (>= 1). Throws ValidationError past kMaxOverlays overlays.
   size_t open(Session s);
   void close(size_t index);  // index >= 1; out of range: no-op
+  // The session of the window's engine `engine` (Session::engine), if one is here.
+  std::optional<size_t> of_engine(uint64_t engine) const;
+  // Makes session `index` the current one (it changes places with the current one, which becomes an overlay):
+  // the window measures on another of its engines. Out of range: no-op.
+  void make_current(size_t index);
   size_t size() const { return m_sessions.size(); }
 
  private:
