@@ -440,7 +440,8 @@ void App::add_to_session(const RunResult& r, Engine& e) {
     e.overflow.push_back(std::move(cur.records.front()));
     cur.records.erase(cur.records.begin());
     if (!e.capped)
-      s.say(Severity::Warning, "the session of " + cur.label + " holds " + std::to_string(kMaxSessionRecords) +
+      s.say(Severity::Warning, "the session of " + cur.label + " holds " +
+                                   std::to_string(kMaxSessionRecords) +
                                    " points, the most a session file keeps: the oldest points make room "
                                    "(they are saved beside the session file when it is saved)");
     e.capped = true;
@@ -629,8 +630,9 @@ void App::handle_sessions() {
   }
   if (const auto close = s.asked.take<rq::CloseOverlay>()) {
     if (close->index < s.sessions.size() && s.sessions.all()[close->index].engine != 0) {
-      s.say(Severity::Warning, "that session is a connected engine's: close the engine instead (File > Connect "
-                               "to engine...)");
+      s.say(Severity::Warning,
+            "that session is a connected engine's: close the engine instead (File > Connect "
+            "to engine...)");
     } else {
       s.sessions.close(close->index);
       ++s.sessions_serial;
@@ -681,7 +683,8 @@ void App::start_everywhere(std::vector<ProblemSpec> points, SweepWhere where, bo
   for (size_t i = 0; i < m_engines.size(); ++i) {
     Engine& e = *m_engines[i];
     if (!e.backend->link().lost.empty()) continue;  // an engine whose link is gone measures nothing
-    if (where == SweepWhere::SplitIdentical && (!cur || m_state.engines[i].device_id != cur->device_id)) continue;
+    if (where == SweepWhere::SplitIdentical && (!cur || m_state.engines[i].device_id != cur->device_id))
+      continue;
     on.push_back(&e);
   }
   if (on.empty()) throw ValidationError("no connected engine can take the sweep");
@@ -798,8 +801,8 @@ void App::pump_measurements() {
       else if (!p.error.empty())
         s.say(Severity::Warning, "sweep point " + KernelTile{p.spec.kernel, p.spec.tile}.label() + " at " +
                                      std::to_string(p.spec.m) + " x " + std::to_string(p.spec.n) + " x " +
-                                     std::to_string(p.spec.k) + (m_sweeping.size() > 1 ? " on " + e->name : "") +
-                                     ": " + p.error);
+                                     std::to_string(p.spec.k) +
+                                     (m_sweeping.size() > 1 ? " on " + e->name : "") + ": " + p.error);
     }
   }
   const SweepProgress p = sweep_progress();

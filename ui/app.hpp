@@ -38,13 +38,14 @@ class App {
 
   // [SECTION] The window's engines. It starts with one (the constructor's backend); File > Connect to
   // engine... adds more (two GPUs of one host, two servers, this machine beside a server), and the Controls'
-  // Device chooses the one runs, heatmaps, a person's kernel, the bandwidth and the GL check go to. Each engine
-  // has its own run queue, sweep runner and session (its points stay its own, labelled with its device);
-  // sweeps can run on every engine or split across identical ones (rq::StartSweep::where).
-  // Makes the engine a command starts, off the UI thread ("": this machine's own backend); throws
-  // ValidationError with what a command that does not start or speak the protocol printed. The host sets it;
-  // without one, only remote engines can be connected.
-  using EngineFactory = std::function<std::shared_ptr<Backend>(const std::string& command, std::string* note)>;
+  // Device chooses the one runs, heatmaps, a person's kernel, the bandwidth and the GL check go to. Each
+  // engine has its own run queue, sweep runner and session (its points stay its own, labelled with its
+  // device); sweeps can run on every engine or split across identical ones (rq::StartSweep::where). Makes the
+  // engine a command starts, off the UI thread ("": this machine's own backend); throws ValidationError with
+  // what a command that does not start or speak the protocol printed. The host sets it; without one, only
+  // remote engines can be connected.
+  using EngineFactory =
+      std::function<std::shared_ptr<Backend>(const std::string& command, std::string* note)>;
   void set_engine_factory(EngineFactory f) { m_factory = std::move(f); }
   // Connects to another engine (in the background; one after the other when several are asked).
   void connect_engine(std::string name, std::string command, bool choose);
@@ -93,7 +94,7 @@ class App {
   void start_points(std::vector<ProblemSpec> points, const MeasurePolicy& policy);
   void start_everywhere(std::vector<ProblemSpec> points, SweepWhere where, bool quick, std::string* what);
   SweepProgress sweep_progress() const;  // of the sweep's engines together
-  void pump_measurements();  // sweep points, bandwidth, figures: between frames
+  void pump_measurements();              // sweep points, bandwidth, figures: between frames
   struct Engine;
   void add_to_session(const RunResult& r, Engine& e);
   void check_gl();
@@ -129,7 +130,7 @@ class App {
 
   AppState m_state;
   FrameReport m_report;  // filled by the panels, the status bar and the dialogs as they draw
-  JobRunner m_jobs;  // the window's background jobs (before the jobs and the controller that hold them)
+  JobRunner m_jobs;      // the window's background jobs (before the jobs and the controller that hold them)
   std::vector<std::unique_ptr<Engine>> m_engines;  // never empty; [0] the first
   size_t m_current = 0;
   uint64_t m_next_engine = 1;
@@ -142,8 +143,8 @@ class App {
   std::vector<rq::ConnectEngine> m_to_connect;  // waiting for the connection in flight
   JobRunner::Job<Connected> m_connecting{m_jobs, kJobConnect};
   JobRunner::Job<bool> m_disconnecting{m_jobs, kJobDisconnect};  // an engine closed off the UI thread
-  std::vector<uint64_t> m_sweeping;  // the engines of the sweep started last
-  uint64_t m_sweep_into = 0;         // a split sweep: the engine whose session takes every point (0: each its own)
+  std::vector<uint64_t> m_sweeping;                              // the engines of the sweep started last
+  uint64_t m_sweep_into = 0;  // a split sweep: the engine whose session takes every point (0: each its own)
   std::vector<std::unique_ptr<Panel>> m_panels;
   Layout m_layout;
   std::unique_ptr<FileDialogs> m_dialogs;

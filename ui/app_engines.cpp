@@ -1,5 +1,5 @@
-// [SECTION] The window's engines (app.hpp: "The window's engines"): connecting one (off the UI thread), choosing
-// the one the window measures on, closing one, and each engine's session and its file.
+// [SECTION] The window's engines (app.hpp: "The window's engines"): connecting one (off the UI thread),
+// choosing the one the window measures on, closing one, and each engine's session and its file.
 #include <algorithm>
 #include <filesystem>
 
@@ -29,7 +29,10 @@ std::string default_engine_name(const std::string& command) {
     }
   }
   if (!w.empty()) words.push_back(w);
-  if (!words.empty() && (words[0] == "ssh" || (words[0].size() > 4 && words[0].compare(words[0].size() - 4, 4, "/ssh") == 0))) {
+  while (!words.empty() && (words[0] == "exec" || words[0].find('=') != std::string::npos))
+    words.erase(words.begin());  // the shell's exec, VAR=value
+  if (!words.empty() &&
+      (words[0] == "ssh" || (words[0].size() > 4 && words[0].compare(words[0].size() - 4, 4, "/ssh") == 0))) {
     // ssh's options that take a value; the first other word is the host.
     const std::string with_value = "bcDEeFIiJLlmOopQRSWw";
     for (size_t i = 1; i < words.size(); ++i) {
@@ -42,7 +45,9 @@ std::string default_engine_name(const std::string& command) {
       return at == std::string::npos ? a : a.substr(at + 1);
     }
   }
-  return command.size() > 40 ? command.substr(0, 37) + "..." : command;
+  std::string shown;
+  for (const std::string& x : words) shown += (shown.empty() ? "" : " ") + x;
+  return shown.size() > 32 ? shown.substr(0, 29) + "..." : shown;
 }
 
 }  // namespace
@@ -152,6 +157,13 @@ void App::handle_engines() {
         device.backend = e.backend->kind();
         device.name = device.label = e.backend->device_name();
       }
+      // Sessions named by device and engine once there are several (the same GPU model on two hosts).
+      Session& first = session_of(*m_engines.front());
+      const std::string tag = " (" + m_engines.front()->name + ")";
+      if (first.label.find(tag) == std::string::npos) {
+        const size_t comma = first.label.rfind(", ");
+        first.label.insert(comma == std::string::npos ? first.label.size() : comma, tag);
+      }
       Session session = Session::for_device(device);
       session.label = device.name + " (" + e.name + "), " + session.created.substr(0, 10);
       session.engine = e.id;
@@ -223,8 +235,9 @@ void App::disconnect_engine(uint64_t id) {
   Engine* e = engine(id);
   if (!e) return;
   if (e->first) {
-    s.say(Severity::Warning, e->name + " is the engine the window started with: it stays (its session is "
-                                       "the window's session file)");
+    s.say(Severity::Warning, e->name +
+                                 " is the engine the window started with: it stays (its session is "
+                                 "the window's session file)");
     return;
   }
   if (m_disconnecting.in_flight() || m_reconnect.in_flight()) {
@@ -241,8 +254,7 @@ void App::disconnect_engine(uint64_t id) {
     s.say(Severity::Error, std::string("could not save its session: ") + x.what());
   }
   // Its session stays, as an overlay of points measured there (no longer an engine's).
-  if (const std::optional<size_t> i = s.sessions.of_engine(e->id))
-    s.sessions.at(*i).engine = 0;
+  if (const std::optional<size_t> i = s.sessions.of_engine(e->id)) s.sessions.at(*i).engine = 0;
   ++s.sessions_serial;
   m_sweeping.erase(std::remove(m_sweeping.begin(), m_sweeping.end(), id), m_sweeping.end());
   if (m_sweep_into == id) m_sweep_into = 0;
@@ -289,15 +301,16 @@ std::string App::save_engine_session(Engine& e) {
   if (cur.records.empty() && e.overflow.empty()) return "";
   const fs::path file = s.session_file;
   const fs::path dir = file.has_parent_path() ? file.parent_path() : fs::path(".");
-  if (e.session_file.empty()) e.session_file = (dir / engine_session_file_name(cur.device.name, e.name)).string();
+  if (e.session_file.empty())
+    e.session_file = (dir / engine_session_file_name(cur.device.name, e.name)).string();
   std::string warnings;
   auto points = [](size_t n) { return std::to_string(n) + (n == 1 ? " point" : " points"); };
   if (e.save_beside) {  // its file holds another device's points, or was refused: never written
     const fs::path beside = save_session_beside(dir, "session", cur);
     e.session_file = beside.string();
     e.save_beside = false;
-    s.say(Severity::Info, "session of " + e.name + " saved: " + points(cur.records.size()) + " to " +
-                              beside.string());
+    s.say(Severity::Info,
+          "session of " + e.name + " saved: " + points(cur.records.size()) + " to " + beside.string());
   } else {
     try {
       const SessionSave r = save_session_merged(e.session_file, cur);
@@ -319,8 +332,8 @@ std::string App::save_engine_session(Engine& e) {
     aside.records = std::move(e.overflow);
     e.overflow.clear();
     const fs::path beside = save_session_beside(dir, "session-oldest", aside);
-    const std::string w = "the oldest " + points(aside.records.size()) + " of " + e.name + " were saved to " +
-                          beside.string();
+    const std::string w =
+        "the oldest " + points(aside.records.size()) + " of " + e.name + " were saved to " + beside.string();
     s.say(Severity::Warning, w);
     warnings += (warnings.empty() ? "" : "\n") + w;
   }

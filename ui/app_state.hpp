@@ -52,12 +52,13 @@ struct AppState {
   const std::string& device_name() const { return device().label; }     // Backend::device_name()
   std::string backend_note;  // why the CPU backend was chosen, if it was chosen automatically (App's own)
   // [SECTION] The window's engines, as of the end of the last frame (App makes the list; the Controls' Device
-  // and File > Connect to engine... read it and ask rq::ChooseEngine, rq::ConnectEngine, rq::DisconnectEngine).
+  // and File > Connect to engine... read it and ask rq::ChooseEngine, rq::ConnectEngine,
+  // rq::DisconnectEngine).
   struct EngineRow {
     uint64_t id = 0;
-    std::string name;     // "this machine", or as the person named it
-    std::string command;  // "": this machine's own backend
-    std::string device;   // its device's label ("NVIDIA H100 80GB HBM3 (sm_90, 132 SMs)")
+    std::string name;       // "this machine", or as the person named it
+    std::string command;    // "": this machine's own backend
+    std::string device;     // its device's label ("NVIDIA H100 80GB HBM3 (sm_90, 132 SMs)")
     std::string device_id;  // backend and device name: rows of equal ids are identical devices
     std::string lost;       // how its link ended ("" while it works)
     bool current = false;

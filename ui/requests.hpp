@@ -110,14 +110,13 @@ struct RevertKernel {};     // load the file into the editor again
 struct SanitizeKernel {};   // Check with compute-sanitizer
 }  // namespace rq
 
-using Request =
-    std::variant<rq::Run, rq::Quit, rq::Screenshot, rq::ResetLayout, rq::BringToFront, rq::OpenInputs,
-                 rq::SaveC, rq::ExportPanel, rq::PressExport, rq::Zoom, rq::CheckGl, rq::SaveSession,
-                 rq::OpenSession, rq::CloseOverlay, rq::StartSweep, rq::TimeTiles, rq::CancelSweep,
-                 rq::MeasureBandwidth, rq::ExportFigure, rq::OpenKernel, rq::ChooseKernelFile,
-                 rq::SwitchKernel, rq::ApplyKernelForm, rq::ResetKernelForm, rq::SaveKernel, rq::RevertKernel,
-                 rq::SanitizeKernel, rq::Reconnect, rq::ConnectEngine, rq::ChooseEngine,
-                 rq::DisconnectEngine>;
+using Request = std::variant<rq::Run, rq::Quit, rq::Screenshot, rq::ResetLayout, rq::BringToFront,
+                             rq::OpenInputs, rq::SaveC, rq::ExportPanel, rq::PressExport, rq::Zoom,
+                             rq::CheckGl, rq::SaveSession, rq::OpenSession, rq::CloseOverlay, rq::StartSweep,
+                             rq::TimeTiles, rq::CancelSweep, rq::MeasureBandwidth, rq::ExportFigure,
+                             rq::OpenKernel, rq::ChooseKernelFile, rq::SwitchKernel, rq::ApplyKernelForm,
+                             rq::ResetKernelForm, rq::SaveKernel, rq::RevertKernel, rq::SanitizeKernel,
+                             rq::Reconnect, rq::ConnectEngine, rq::ChooseEngine, rq::DisconnectEngine>;
 
 // The requests pending, at most one of each kind.
 class Requests {

@@ -12,9 +12,10 @@ namespace ts::cli {
 void add_gui_options(CLI::App* cmd, GuiArgs& a) {
   cmd->add_option("--backend", a.backend, "GUI backend: auto, cuda or cpu")->capture_default_str();
   add_engine_option(cmd, a.engine);
-  cmd->add_option("--also-engine", a.also_engines,
-                  "connect this engine too (repeat for more): the Controls' Device chooses where runs go, and "
-                  "a sweep can run on every device or split across identical ones");
+  cmd->add_option(
+      "--also-engine", a.also_engines,
+      "connect this engine too (repeat for more): the Controls' Device chooses where runs go, and "
+      "a sweep can run on every device or split across identical ones");
   cmd->add_option("--kernel-file", a.kernel_file,
                   "open the window with your own kernel (a .cu file or a KernelBench answer, .py)");
   cmd->add_flag(

@@ -2440,7 +2440,10 @@ TEST_F(Gui, TwoEnginesInOneWindowEachWithItsSessionSweepsOnEveryDeviceAndSplit) 
     IM_CHECK(ctx->ItemExists("##device"));
     st.ask(ui::rq::ChooseEngine{local});
     IM_CHECK(yield_until(
-        ctx, [&] { return st.current_engine()->id == local && st.result && !st.result->store->remote() && !st.busy(); },
+        ctx,
+        [&] {
+          return st.current_engine()->id == local && st.result && !st.result->store->remote() && !st.busy();
+        },
         60));
     IM_CHECK_EQ(st.sessions.current().engine, local);
     IM_CHECK_EQ(st.sessions.current().records.size(), local_points + 1);
@@ -2483,9 +2486,8 @@ TEST_F(Gui, TwoEnginesInOneWindowEachWithItsSessionSweepsOnEveryDeviceAndSplit) 
     IM_CHECK_EQ(st.settings.engines.size(), size_t(1));
     IM_CHECK_EQ(st.settings.engines[0].command, command);
     IM_CHECK_EQ(st.settings.engines[0].name, std::string("linked"));
-    const std::filesystem::path saved =
-        m_dir.path() / "data" / "tilescope" /
-        engine_session_file_name(st.sessions.all()[1].device.name, "linked");
+    const std::filesystem::path saved = m_dir.path() / "data" / "tilescope" /
+                                        engine_session_file_name(st.sessions.all()[1].device.name, "linked");
     IM_CHECK(std::filesystem::exists(saved));
     IM_CHECK_EQ(load_session(saved).records.size(), there0 + 3);
   };

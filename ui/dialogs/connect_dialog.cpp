@@ -23,10 +23,12 @@ void draw_connect_dialog(AppState& s) {
   if (!d.open) return;
   const ImGuiViewport* vp = ImGui::GetMainViewport();
   const float em = ImGui::GetFontSize();
-  ImGui::SetNextWindowPos(ImVec2(vp->WorkPos.x + vp->WorkSize.x * 0.5f, vp->WorkPos.y + vp->WorkSize.y * 0.5f),
-                          ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
+  ImGui::SetNextWindowPos(
+      ImVec2(vp->WorkPos.x + vp->WorkSize.x * 0.5f, vp->WorkPos.y + vp->WorkSize.y * 0.5f),
+      ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
   ImGui::SetNextWindowSize(ImVec2(std::min(em * 44, vp->WorkSize.x - 2 * em), 0), ImGuiCond_Appearing);
-  if (!ImGui::Begin("Connect to engine", &d.open, ImGuiWindowFlags_NoDocking | ImGuiWindowFlags_NoSavedSettings)) {
+  if (!ImGui::Begin("Connect to engine", &d.open,
+                    ImGuiWindowFlags_NoDocking | ImGuiWindowFlags_NoSavedSettings)) {
     ImGui::End();
     return;
   }
@@ -58,14 +60,19 @@ void draw_connect_dialog(AppState& s) {
   }
 
   ImGui::SeparatorText("Connected");
-  if (ImGui::BeginTable("connected", 3, ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchProp)) {
+  if (ImGui::BeginTable("connected", 3, ImGuiTableFlags_RowBg)) {
+    ImGui::TableSetupColumn("name", ImGuiTableColumnFlags_WidthStretch, 1.0f);
+    ImGui::TableSetupColumn("device", ImGuiTableColumnFlags_WidthStretch, 1.2f);
+    ImGui::TableSetupColumn("do", ImGuiTableColumnFlags_WidthFixed,
+                            ImGui::CalcTextSize("Choose Close").x + ImGui::GetStyle().FramePadding.x * 6);
     for (const AppState::EngineRow& e : s.engines) {
       ImGui::PushID(int(e.id));
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(e.name.c_str());
+      ImGui::TextWrapped("%s", e.name.c_str());
+      if (ImGui::IsItemHovered() && !e.command.empty()) ImGui::SetTooltip("%s", e.command.c_str());
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(e.lost.empty() ? e.device.c_str() : ("lost: " + e.lost).c_str());
+      ImGui::TextWrapped("%s", e.lost.empty() ? e.device.c_str() : ("lost: " + e.lost).c_str());
       ImGui::TableNextColumn();
       if (e.current) {
         ImGui::TextDisabled("measuring here");
@@ -82,19 +89,25 @@ void draw_connect_dialog(AppState& s) {
   if (!s.settings.engines.empty()) {
     ImGui::SeparatorText("Remembered");
     int forget = -1;
-    if (ImGui::BeginTable("remembered", 3, ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchProp)) {
+    if (ImGui::BeginTable("remembered", 3, ImGuiTableFlags_RowBg)) {
+      ImGui::TableSetupColumn("name", ImGuiTableColumnFlags_WidthStretch, 0.6f);
+      ImGui::TableSetupColumn("command", ImGuiTableColumnFlags_WidthStretch, 1.6f);
+      ImGui::TableSetupColumn(
+          "do", ImGuiTableColumnFlags_WidthFixed,
+          ImGui::CalcTextSize("connected Forget").x + ImGui::GetStyle().FramePadding.x * 6);
       for (size_t i = 0; i < s.settings.engines.size(); ++i) {
         const RememberedEngine& r = s.settings.engines[i];
         ImGui::PushID(int(i));
         ImGui::TableNextRow();
         ImGui::TableNextColumn();
-        ImGui::TextUnformatted(r.name.c_str());
+        ImGui::TextWrapped("%s", r.name.c_str());
         ImGui::TableNextColumn();
-        ImGui::TextUnformatted(r.command.c_str());
+        ImGui::TextWrapped("%s", r.command.c_str());
         ImGui::TableNextColumn();
         const bool here = connected(s, r.command);
         ImGui::BeginDisabled(here || s.connecting());
-        if (ImGui::SmallButton(here ? "connected" : "Connect")) s.ask(rq::ConnectEngine{r.name, r.command, true});
+        if (ImGui::SmallButton(here ? "connected" : "Connect"))
+          s.ask(rq::ConnectEngine{r.name, r.command, true});
         ImGui::EndDisabled();
         ImGui::SameLine();
         if (ImGui::SmallButton("Forget")) forget = int(i);

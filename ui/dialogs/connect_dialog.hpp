@@ -1,8 +1,8 @@
 #pragma once
 // [SECTION] File > Connect to engine...: a command that reaches `tilescope serve` (ssh, srun, docker exec,
-// kubectl exec), an optional name, the engines connected now (choose, close) and the remembered ones (connect,
-// forget). It edits AppState::connect and the settings' list, and asks rq::ConnectEngine, rq::ChooseEngine and
-// rq::DisconnectEngine.
+// kubectl exec), an optional name, the engines connected now (choose, close) and the remembered ones
+// (connect, forget). It edits AppState::connect and the settings' list, and asks rq::ConnectEngine,
+// rq::ChooseEngine and rq::DisconnectEngine.
 #include "ui/app_state.hpp"
 
 namespace ts::ui {

@@ -93,7 +93,9 @@ void draw_menu_bar(AppState& s, const std::vector<std::unique_ptr<Panel>>& panel
       ImGui::SetTooltip(
           "A saved session (another GPU, tilescope bench --session-out) drawn beside this one on "
           "every plot");
-    if (ImGui::BeginMenu("Close overlay", s.sessions.size() > 1)) {
+    const bool overlays = std::any_of(s.sessions.all().begin() + 1, s.sessions.all().end(),
+                                      [](const Session& o) { return o.engine == 0; });
+    if (ImGui::BeginMenu("Close overlay", overlays)) {
       for (size_t i = 1; i < s.sessions.size(); ++i)  // an engine's session goes when the engine is closed
         if (s.sessions.all()[i].engine == 0 && ImGui::MenuItem(s.sessions.all()[i].label.c_str()))
           s.ask(rq::CloseOverlay{i});

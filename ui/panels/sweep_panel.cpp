@@ -56,12 +56,14 @@ class SweepPanel final : public Panel {
       ImGui::RadioButton("this device", &where, int(SweepWhere::ThisDevice));
       ImGui::RadioButton("every connected device", &where, int(SweepWhere::EveryDevice));
       if (ImGui::IsItemHovered())
-        ImGui::SetTooltip("Every point on each device, each under its own bench policy, into its own session: "
-                          "the curves and the ladder show the devices side by side");
+        ImGui::SetTooltip(
+            "Every point on each device, each under its own bench policy, into its own session: "
+            "the curves and the ladder show the devices side by side");
       ImGui::RadioButton("split across identical devices", &where, int(SweepWhere::SplitIdentical));
       if (ImGui::IsItemHovered())
-        ImGui::SetTooltip("The devices identical to this one take the points one at a time, to finish "
-                          "sooner; every point goes into this device's session");
+        ImGui::SetTooltip(
+            "The devices identical to this one take the points one at a time, to finish "
+            "sooner; every point goes into this device's session");
       m_where = SweepWhere(where);
     }
     ImGui::SeparatorText("Sizes");
