@@ -1,6 +1,8 @@
 #include "cli/bench_cmd.hpp"
 
 #include <algorithm>
+#include <mutex>
+#include <thread>
 #include <atomic>
 #include <csignal>
 #include <cstdio>
@@ -103,6 +105,11 @@ void add_bench_options(CLI::App* cmd, BenchArgs& a) {
                   "sweep: also measure every size + this offset (1..1024), a partial tile at every size");
   cmd->add_option("--backend", a.backend, "cuda or cpu")->capture_default_str();
   add_engine_option(cmd, a.engine);
+  cmd->add_option(
+      "--also-engine", a.also_engines,
+      "split the points across this engine too (repeat for more; each a command reaching "
+      "`tilescope serve` on an identical device, e.g. \"tilescope serve --device 1\"): each engine "
+      "takes the next point none has taken; one table and session, in the sweep's order");
   cmd->add_option("--session-out", a.session_out,
                   "also write the points as a TileScope session (open it in the window to overlay; the "
                   "parts of a sharded sweep are joined by `tilescope merge`)");
@@ -200,6 +207,26 @@ int cmd_bench(BenchArgs& a, const CLI::App& cmd) {
     backend = ts::make_backend(choice, nullptr);
   }
   const ts::MeasurePolicy policy = policy_for(backend->bench_policy());
+  // More engines of the same device (--also-engine): the points split across them all.
+  std::vector<std::shared_ptr<ts::Backend>> engines{backend};
+  if (!a.also_engines.empty()) {
+    if (!a.shard.empty())
+      throw ts::ValidationError(
+          "--also-engine splits the whole sweep; with --shard, give each shard its engine");
+    if (!a.file.file.empty())
+      throw ts::ValidationError(
+          "--also-engine measures built-in kernels only (your kernel is built on one engine)");
+    const ts::DeviceInfo first = backend->device_info();
+    for (const std::string& command : a.also_engines) {
+      if (command.empty()) throw ts::ValidationError("--also-engine is empty");
+      auto e = open_backend("auto", nullptr, command);
+      const ts::DeviceInfo d = e->device_info();
+      if (d.backend != first.backend || d.name != first.name)
+        throw ts::ValidationError("--also-engine \"" + command + "\" measures on " + d.label + ", not " +
+                                  first.label + ": a benchmark is split across identical devices only");
+      engines.push_back(std::move(e));
+    }
+  }
   BenchArgs with_file = a;
   if (!a.file.file.empty()) {
     // Your kernel, beside cuBLAS (and beside the kernels named with --kernels, when there are any).
@@ -345,7 +372,61 @@ int cmd_bench(BenchArgs& a, const CLI::App& cmd) {
   };
   ts::RunRequest base;
   base.memcheck_new_builds = !a.file.no_guard;
-  const int done = ts::run_sweep(*backend, to_measure, policy, stop, progress, {}, base);
+  int done = 0;
+  if (engines.size() == 1) {
+    done = ts::run_sweep(*backend, to_measure, policy, stop, progress, {}, base);
+  } else {
+    // Each engine on a thread of its own, taking points from one plan; the lines are printed as points
+    // finish, and the table and the session are put back in the sweep's order afterwards.
+    ts::SharedPlan plan(to_measure, int(engines.size()));
+    std::mutex mu;
+    std::vector<size_t> order;  // plan indices, as they finished
+    std::vector<std::string> errors(engines.size());
+    std::vector<std::thread> threads;
+    for (size_t e = 0; e < engines.size(); ++e)
+      threads.emplace_back([&, e] {
+        try {
+          ts::run_shared_sweep(
+              *engines[e], plan, policy, stop,
+              [&](const ts::SweepPointResult& pr, int, int) {
+                std::lock_guard<std::mutex> lock(mu);
+                order.push_back(pr.index);
+                progress(pr, ++done, int(to_measure.size()));
+              },
+              {}, base);
+        } catch (const std::exception& x) {
+          errors[e] = x.what();
+          stop.cancel();  // an engine that refused the plan stops the others
+        }
+      });
+    for (auto& t : threads) t.join();
+    for (size_t e = 0; e < engines.size(); ++e)
+      if (!errors[e].empty())
+        throw std::runtime_error("engine " + std::to_string(e + 1) + " of " + std::to_string(engines.size()) +
+                                 ": " + errors[e]);
+    // Back in the sweep's order: the table (every point), the session and its record points (the measured).
+    std::vector<size_t> by_plan(order.size());
+    for (size_t i = 0; i < order.size(); ++i) by_plan[i] = i;
+    std::stable_sort(by_plan.begin(), by_plan.end(), [&](size_t x, size_t y) { return order[x] < order[y]; });
+    std::vector<ts::BenchPoint> sorted_table;
+    for (size_t i : by_plan) sorted_table.push_back(table[i]);
+    table = std::move(sorted_table);
+    // The session's records and their points go together (progress pushes both for a measured point).
+    std::vector<size_t> rec_by_plan(part.record_points.size());
+    for (size_t i = 0; i < rec_by_plan.size(); ++i) rec_by_plan[i] = i;
+    std::stable_sort(rec_by_plan.begin(), rec_by_plan.end(),
+                     [&](size_t x, size_t y) { return part.record_points[x] < part.record_points[y]; });
+    std::vector<ts::MeasurementRecord> records;
+    std::vector<int64_t> points_sorted;
+    for (size_t i : rec_by_plan) {
+      records.push_back(session.records[i]);
+      points_sorted.push_back(part.record_points[i]);
+    }
+    session.records = std::move(records);
+    part.record_points = std::move(points_sorted);
+    std::fprintf(stderr, "tilescope bench: split across %zu engines of %s\n", engines.size(),
+                 dev.label.c_str());
+  }
   meta.interrupted = stop.cancelled() && done < int(to_measure.size());
   meta.wall_seconds = std::chrono::duration<double>(clock::now() - t0).count();
   ts::relate_to_cublas(table);

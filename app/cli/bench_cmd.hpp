@@ -5,6 +5,7 @@
 // merge` joins the parts). Ctrl+C or SIGTERM keeps the finished points. Exit codes: 0, 1 (a point failed
 // verification, runtime error), 2 (bad input), 128 + the signal.
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -19,6 +20,9 @@ struct BenchArgs {
   std::string engine;  // --engine: a remote engine's command (its own --backend chooses there)
   std::string fix_m, fix_k, ragged, session_out;
   std::string shard;  // "I/N": only part I of N of the sweep (core/engine/sweep.hpp, Shards)
+  // --also-engine: more engines of the same device; the points are split across them all (SharedPlan: each
+  // takes the next point no engine has taken), one table and one session in the sweep's order.
+  std::vector<std::string> also_engines;
   // The measuring policy: empty takes the backend's bench policy (Backend::bench_policy: a GPU's
   // nvbench-style one, or the CPU's, which a shared CPU can meet).
   std::string min_samples, max_samples, min_time, max_noise, max_time;

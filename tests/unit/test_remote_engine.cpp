@@ -1,6 +1,7 @@
 // A remote engine end to end: `tilescope serve --backend cpu` as a child process behind a RemoteBackend,
 // against the same CPU backend in this process. Results, matrices and errors must be the same wherever the
 // engine is; a cancelled request stops, a killed engine is said to be gone and reconnect() brings a new one.
+#include <filesystem>
 #include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -305,6 +306,30 @@ TEST(RemoteEngine, TheCommandLineRunsOnAnEngine) {
   EXPECT_NE(r.output.find("CPU ("), std::string::npos) << r.output;
   r = test::run_cmd(kBin + " bench --engine '" + kServe + "' --backend cpu --kernels tiled --sizes 48");
   EXPECT_EQ(r.code, 2) << r.output;
+  // Split across identical engines (--also-engine): one table, in the sweep's order, every point once.
+  r = test::run_cmd(
+      kBin + " bench --engine '" + kServe + "' --also-engine '" + kServe +
+      "' --kernels tiled,naive --tiles 8 --sizes 16:64:16 --min-samples 3 --max-samples 3 "
+      "--format csv --session-out " +
+      (std::filesystem::temp_directory_path() / ("split-" + std::to_string(::getpid()) + ".json")).string() +
+      " --force");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("split across 2 engines"), std::string::npos) << r.output;
+  size_t at = 0;
+  for (int n : {16, 32, 48, 64})
+    for (const char* k : {"tiled", "naive"}) {
+      const std::string row =
+          std::string("\n") + k + ",8,fp32," + std::to_string(n) + "," + std::to_string(n);
+      const size_t found = r.output.find(row, at);
+      ASSERT_NE(found, std::string::npos) << row << " after " << at << ":\n" << r.output;
+      at = found + 1;
+    }
+  std::filesystem::remove(std::filesystem::temp_directory_path() /
+                          ("split-" + std::to_string(::getpid()) + ".json"));
+  r = test::run_cmd(kBin + " bench --engine '" + kServe + "' --also-engine '" + kServe +
+                    "' --shard 1/2 --kernels tiled --sizes 48");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("with --shard"), std::string::npos) << r.output;
   r = test::run_cmd(kBin + " serve --backend cpu --device 1 </dev/null");
   EXPECT_EQ(r.code, 2) << r.output;
   r = test::run_cmd(kBin + " serve --backend cpu --quiet </dev/null");  // no window: it goes at once
