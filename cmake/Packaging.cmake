@@ -5,9 +5,10 @@
 # /proc/self/exe), and (the window's) colour maps, fonts and shaders are compiled into it, so it reads no data
 # file at run time. Beside it, in share/doc/<package>/: the README, the example kernels, the copyright (Debian's
 # machine-readable format: TileScope's MIT licence and that of everything compiled into the program, made of
-# cmake/debian/copyright-* for what this build links) and changelog.Debian.gz (cmake/debian/changelog). The two
-# packages conflict (one /usr/bin/tilescope); the full one provides the engine's name, so what asks for
-# tilescope-engine is content with either.
+# cmake/debian/copyright-* for what this build links) and changelog.Debian.gz (cmake/debian/changelog). The
+# window's package also installs its desktop entry (share/applications/tilescope.desktop) and icon
+# (share/icons/hicolor/scalable/apps/tilescope.svg). The two packages conflict (one /usr/bin/tilescope); the
+# full one provides the engine's name, so what asks for tilescope-engine is content with either.
 #
 # Dependencies: dpkg-shlibdeps reads Debian's from the binary's libraries (CPACK_DEBIAN_PACKAGE_SHLIBDEPS):
 # libc6, libstdc++6, libgcc-s1, libzstd1 (the remote engine's compression), and for the window libglfw3,
@@ -39,6 +40,10 @@ endif()
 set(_doc "${CMAKE_INSTALL_DATAROOTDIR}/doc/${TILESCOPE_PACKAGE_NAME}")
 install(FILES README.md DESTINATION "${_doc}")
 install(DIRECTORY examples/kernels/ DESTINATION "${_doc}/examples/kernels")
+if(TILESCOPE_GUI)
+  install(FILES assets/tilescope.desktop DESTINATION "${CMAKE_INSTALL_DATAROOTDIR}/applications")
+  install(FILES assets/icons/tilescope.svg DESTINATION "${CMAKE_INSTALL_DATAROOTDIR}/icons/hicolor/scalable/apps")
+endif()
 
 # [SECTION] The copyright and the changelog of the package, written at configure time into debian/ of the build.
 # The copyright: what every build compiles in (TileScope, CLI11, nlohmann-json), the CUDA runtime where CUDA is
