@@ -22,6 +22,7 @@ packages=(
   xvfb xauth        # the UI smoke test renders under a virtual X server
   libgl1-mesa-dri   # software OpenGL for Xvfb
   clang-format-14   # the pinned formatter: ctest checks every source against .clang-format
+  desktop-file-utils  # desktop-file-validate: ctest package.desktop_entry checks the window's desktop entry
   python3           # generates the .npy test corpus (tests/npy/make_corpus.py), at build time
   clang-14 libclang-rt-14-dev  # the sanitizer build (ASan + UBSan) and libFuzzer (scripts/test-sanitizers.sh, fuzz.sh)
   llvm-14           # llvm-symbolizer: sanitizer reports with file and line

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds TileScope's Debian packages with CPack (cmake/Packaging.cmake says what is in them and what they
-# depend on), each from a Release build of its own with CUDA (nvcc needed) and without the tests:
+# depend on), each from a Release build of its own with CUDA (nvcc needed) and without the tests, and checks
+# what they hold (scripts/check_packages.py):
 #   build-pkg-app/tilescope_<version>-1_<arch>.deb            the window and the engine (TILESCOPE_GUI=ON)
 #   build-pkg-engine/tilescope-engine_<version>-1_<arch>.deb  the engine alone (TILESCOPE_GUI=OFF): what a GPU
 #                                                             server installs; it needs no GLFW, GL, X11 or ImGui,
@@ -32,6 +33,12 @@ for kind in "${kinds[@]}"; do
   debs+=("$dir"/*.deb)
 done
 echo
+# What each holds (the copyright, the changelog, the window's desktop entry and icon): scripts/check_packages.py.
+if command -v python3 > /dev/null; then
+  python3 scripts/check_packages.py "${debs[@]}"
+else
+  echo "package.sh: no python3, so the packages were not checked (scripts/check_packages.py)"
+fi
 for deb in "${debs[@]}"; do
   echo "package.sh: $deb"
   dpkg-deb -f "$deb" Package Version Depends | sed 's/^/  /'

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <regex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -436,6 +437,51 @@ TEST(Figure, MeasuresOnTheCpuBackendAndLabelsTheoreticalFiguresAsSuch) {
     }
   }
   EXPECT_EQ(found, 2);
+}
+
+// --engine: the point is measured by the engine (`tilescope serve` on the CPU backend, its standard error
+// kept in a file) and drawn here. The engine says which device it serves and how many requests it answered;
+// the sidecar names that device, with the point, and its bar is drawn in its colour. One bar of one sample
+// (no whisker above it): it fills the plot's height whatever the machine's speed. (An engine that is no
+// engine, and --backend beside --engine: tests/unit/test_remote_engine.cpp.)
+TEST(Figure, MeasuresThroughAnEngineAndNamesTheEnginesDevice) {
+  test::TempDir dir;
+  const fs::path out = dir.path() / "figures";
+  const std::string log = dir.file("serve.log");
+  const Outcome r = figure(
+      "--plot bars --kernels tiled --tiles 8 --size 48 --max-samples 1 --figure-size 800x600 "
+      "--out-dir " +
+      out.string() + " --engine 'exec " + kBin + " serve --backend cpu 2>" + log + "'");
+  if (no_gl(r)) GTEST_SKIP() << r.output;
+  ASSERT_EQ(r.code, 0) << r.output;
+  // What the engine said as it started and as it ended: the device it served and the requests it answered.
+  const std::string said = read_file(log);
+  const std::string started = "tilescope serve: cpu engine on ";
+  const size_t at = said.find(started);
+  ASSERT_NE(at, std::string::npos) << "the engine did not start: " << said;
+  std::string device = said.substr(at + started.size(), said.find('\n', at) - at - started.size());
+  device = device.substr(0, device.find("; "));  // a note of the backend's, if it gave one
+  std::smatch answered;
+  ASSERT_TRUE(std::regex_search(said, answered, std::regex("after ([0-9]+) requests"))) << said;
+  EXPECT_GE(std::stoi(answered[1]), 1) << "the point was measured there";
+
+  auto files = figure_files(out);
+  ASSERT_EQ(files[".png"].size(), 1u);
+  ASSERT_EQ(files[".json"].size(), 1u);
+  const nlohmann::json j = nlohmann::json::parse(read_file(files[".json"][0]));
+  EXPECT_EQ(j["meta"]["device"], device);
+  EXPECT_EQ(j["meta"]["backend"], "cpu");
+  EXPECT_EQ(j["meta"]["plot"], "bars");
+  ASSERT_EQ(j["series"].size(), 1u) << j["series"].dump();
+  const auto& bar = j["series"][0];
+  EXPECT_EQ(bar["label"], "tiled T=8");
+  ASSERT_EQ(bar["rows"].size(), 1u);
+  EXPECT_GT(bar["rows"][0][2].get<double>(), 0.0) << "its median time";
+  const Image im = load_png(files[".png"][0].string());
+  EXPECT_EQ(im.w, 800);
+  EXPECT_EQ(im.h, 600);
+  EXPECT_GT(pixels_of(im, j["render"]["plot_area"], j["render"]["series_colours"]["tiled T=8"]), 1000)
+      << "its bar is not drawn";
 }
 
 // Issue 26: a session that cannot be drawn (a number no double holds, a negative median, deep nesting) is

@@ -5,7 +5,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <set>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -602,4 +604,108 @@ TEST(Orientation, TheTileGridShowsOnlyWhereATileIsManyPixelsWideAndIsFainterThan
   for (double col : {16.0, 32.0})
     for (int xx = int(pixel_x(col)) - 1; xx <= int(pixel_x(col)) + 1; ++xx)
       EXPECT_LE(std::fabs(luma(z.image.at(xx, y)) - luma_of(zero)), 1.0) << "column " << col;
+}
+
+// [SECTION] Through a remote engine (--engine): the problem runs in `tilescope serve` (the CPU backend here),
+// its matrices stay there, and each view comes reduced through the link to be drawn here. An engine command
+// that is no engine, and --backend beside --engine: tests/unit/test_remote_engine.cpp.
+namespace {
+
+// The command's own refusal when it has no offscreen OpenGL (no EGL device, no X server): the test is
+// skipped.
+bool no_gl(const test::CmdResult& r) {
+  return r.code == 2 && r.output.find("draws offscreen") != std::string::npos;
+}
+
+std::string text_of(const std::string& path) {
+  std::ifstream f(path);
+  return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+}
+
+// The number of requests `tilescope serve` says it answered, in its last words on standard error (-1: none).
+int requests_answered(const std::string& said) {
+  const std::string marker = " requests (";
+  const size_t at = said.rfind(marker);
+  if (at == std::string::npos) return -1;
+  const size_t from = said.rfind(' ', at - 1) + 1;
+  return std::stoi(said.substr(from, at - from));
+}
+
+}  // namespace
+
+// The ramp problem run by the engine: the pixel of each element has its value's colour, as the Orientation
+// test checks it in one process; the layout says the heatmaps came through the link, and the engine started
+// on its CPU backend and answered requests.
+TEST(Snapshot, ThroughAnEngineShowsTheEnginesMatricesElementByElement) {
+  test::TempDir dir;
+  const std::string png = dir.file("o.png"), layout = dir.file("o.json"), log = dir.file("serve.log");
+  const auto r = test::run_cmd(
+      kBin + " snapshot --m 24 --n 20 --k 12 --input ramp --width 1600 --height 1000 --out " + png +
+      " --layout-json " + layout + " --engine 'exec " + kBin + " serve --backend cpu 2>" + log + "'");
+  if (no_gl(r)) GTEST_SKIP() << r.output;
+  ASSERT_EQ(r.code, 0) << r.output;
+  const std::string said = text_of(log);
+  EXPECT_NE(said.find("tilescope serve: cpu engine on "), std::string::npos) << said;
+  EXPECT_GE(requests_answered(said), 1) << said;
+  std::ifstream lf(layout);
+  const auto j = nlohmann::json::parse(lf);
+  EXPECT_EQ(j["backend"], "cpu");
+  EXPECT_EQ(j["interop"], false);
+  EXPECT_EQ(j["interop_why"], "the engine is remote: each view comes reduced through its link");
+  EXPECT_EQ(j["result"]["passed"], true);
+  const Image im = load_png(png);
+  ASSERT_EQ(im.w, 1600);
+  const Colormap& viridis = *find_colormap("viridis");
+  // A[i][j] = i, B[i][j] = j, C = K i j (K = 12), as in
+  // Orientation.RampAndIdentityPixelsSitAtTheirRowsAndColumns.
+  const Map a = map_of(j, "heatmap A"), b = map_of(j, "heatmap B"), c = map_of(j, "heatmap C = A B");
+  EXPECT_EQ(a.lo, 0.0f);
+  EXPECT_EQ(a.hi, 23.0f);
+  for (auto [row, col] : {std::pair<int64_t, int64_t>{0, 0}, {23, 0}, {0, 11}, {23, 11}, {6, 7}, {17, 2}})
+    EXPECT_LE(colour_distance(im, a.pixel(row, col), viridis, a, float(row)), 2)
+        << "A at " << row << "," << col;
+  for (auto [row, col] : {std::pair<int64_t, int64_t>{0, 0}, {11, 0}, {0, 19}, {11, 19}, {5, 8}})
+    EXPECT_LE(colour_distance(im, b.pixel(row, col), viridis, b, float(col)), 2)
+        << "B at " << row << "," << col;
+  for (auto [row, col] : {std::pair<int64_t, int64_t>{0, 0}, {0, 19}, {23, 0}, {23, 19}, {12, 9}})
+    EXPECT_LE(colour_distance(im, c.pixel(row, col), viridis, c, float(12 * row * col)), 2)
+        << "C at " << row << "," << col;
+}
+
+// bench heatmap through an engine behind the tests' simulated link (40 ms round trip, tests/tools/link_sim):
+// its report names the engine and the bytes a refresh moves over the link, the views are reduced in the
+// engine, and the round trip it measured is at least the link's (a lower bound that holds on any machine).
+// Without the link, the Markdown report says the same in its lines.
+TEST(BenchHeatmap, ThroughAnEngineReportsTheEngineAndItsLink) {
+  const std::string engine = "exec " + std::string(LINK_SIM_BIN) + " --rtt-ms 40 --mbit 0 -- " + kBin +
+                             " serve --backend cpu --quiet";
+  auto r = test::run_cmd(kBin +
+                         " bench heatmap --size 96 --view 64 --repeats 2 --frame-seconds 0 --format json "
+                         "--engine '" +
+                         engine + "'");
+  if (no_gl(r)) GTEST_SKIP() << r.output;
+  ASSERT_EQ(r.code, 0) << r.output;
+  const size_t open = r.output.find('{'), close = r.output.rfind('}');
+  ASSERT_TRUE(open != std::string::npos && close != std::string::npos) << r.output;
+  const auto j = nlohmann::json::parse(r.output.substr(open, close - open + 1));
+  ASSERT_TRUE(j.contains("engine")) << j.dump(2);
+  EXPECT_EQ(j["engine"]["command"], engine);
+  EXPECT_GE(j["engine"]["rtt_ms"].get<double>(), 40.0) << "the round trip is the link's at least";
+  EXPECT_GT(j["engine"]["refresh_link_bytes"]["in"].get<double>(), 0.0);
+  EXPECT_EQ(j["device"].get<std::string>().rfind("CPU (", 0), 0u) << j["device"];
+  EXPECT_EQ(j["interop"], false);
+  EXPECT_EQ(j["interop_why"], "the engine is remote: each view comes reduced through its link");
+  bool reduced_there = false;
+  for (const auto& p : j["refresh"])
+    reduced_there |= p["what"].get<std::string>().find("LOD in the remote engine") != std::string::npos &&
+                     p["median_ms"].get<double>() > 0;
+  EXPECT_TRUE(reduced_there) << j["refresh"].dump(2);
+
+  const std::string direct = "exec " + kBin + " serve --backend cpu --quiet";
+  r = test::run_cmd(kBin + " bench heatmap --size 96 --view 64 --repeats 2 --frame-seconds 0 --engine '" +
+                    direct + "'");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("- engine: `" + direct + "`, round trip "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("| host fallback | "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("LOD in the remote engine"), std::string::npos) << r.output;
 }

@@ -6,7 +6,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <filesystem>
+#include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -335,6 +339,38 @@ TEST(RemoteEngine, TheCommandLineRunsOnAnEngine) {
   r = test::run_cmd(kBin + " serve --backend cpu --quiet </dev/null");  // no window: it goes at once
   EXPECT_EQ(r.code, 0) << r.output;
 }
+
+#if defined(TILESCOPE_HAVE_GUI)
+// The window's commands that take --engine (figure, snapshot, bench heatmap): an engine command that is no
+// engine is refused with exit code 2 and the reason, before anything is drawn or written (so without a
+// display too), as is --backend beside --engine. Through a real engine they are tested where they can draw
+// (tests/ui: test_figure.cpp, test_snapshot.cpp).
+TEST(RemoteEngine, TheWindowsCommandsRefuseAnEngineCommandThatIsNoEngine) {
+  test::TempDir dir;
+  const std::string png = dir.file("never.png"), figures = dir.file("figures");
+  const std::vector<std::pair<std::string, std::string>> commands = {
+      {"figure", "figure --plot bars --kernels tiled --size 48 --out-dir " + figures},
+      {"snapshot", "snapshot --size 48 --out " + png},
+      {"bench heatmap", "bench heatmap --size 48 --frame-seconds 0 --repeats 1"}};
+  for (const auto& [name, args] : commands) {
+    SCOPED_TRACE(name);
+    auto r = test::run_cmd("env -u DISPLAY " + kBin + " " + args + " --engine 'echo hello'");
+    EXPECT_EQ(r.code, 2) << r.output;
+    EXPECT_NE(r.output.find("--engine: the engine command `echo hello` did not speak the engine protocol"),
+              std::string::npos)
+        << r.output;
+    EXPECT_EQ(r.output.find("draws offscreen"), std::string::npos) << "refused for the display instead";
+    r = test::run_cmd(kBin + " " + args + " --engine 'exec /nonexistent/tilescope serve'");
+    EXPECT_EQ(r.code, 2) << r.output;
+    EXPECT_NE(r.output.find("/nonexistent/tilescope"), std::string::npos) << r.output;
+    r = test::run_cmd(kBin + " " + args + " --engine '" + kServe + "' --backend cpu");
+    EXPECT_EQ(r.code, 2) << r.output;
+    EXPECT_NE(r.output.find("give it to the engine"), std::string::npos) << r.output;
+    EXPECT_FALSE(std::filesystem::exists(png));
+    EXPECT_FALSE(std::filesystem::exists(figures));
+  }
+}
+#endif
 
 TEST(RemoteEngine, AFloodOfRequestsIsRefusedBeyondItsLimitAndTheEngineLivesOn) {
   auto conn = Connection::start(kServe);
