@@ -7,12 +7,12 @@
 // Seeds: TILESCOPE_FUZZ_SEEDS=DIR writes a stream of every message and each payload alone into DIR at start.
 #include <cstdint>
 #include <cstdlib>
-#include <fstream>
 #include <string>
 #include <vector>
 
 #include "core/base/compress.hpp"
 #include "core/remote/protocol.hpp"
+#include "frame_fuzz.hpp"
 #include "remote_samples.hpp"
 
 namespace {
@@ -95,16 +95,8 @@ void decode_any(const Frame& f) {
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  const char* dir = std::getenv("TILESCOPE_FUZZ_SEEDS");
-  if (!dir) return 0;
-  std::string stream = "\x01";
-  int i = 0;
-  for (const Frame& f : ts::test::sample_frames()) {
-    stream += frame_bytes(f);
-    std::ofstream(std::string(dir) + "/payload-" + std::to_string(i++), std::ios::binary)
-        << char(0x80 + (uint16_t(f.type) - 1)) << f.payload;
-  }
-  std::ofstream(std::string(dir) + "/stream", std::ios::binary) << stream;
+  if (const char* dir = std::getenv("TILESCOPE_FUZZ_SEEDS"))
+    ts::fuzz::write_seeds(dir, ts::test::sample_frames(), [](const Frame& f) { return frame_bytes(f); });
   return 0;
 }
 
@@ -112,29 +104,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   const uint8_t mode = data[0];
   const std::string rest(reinterpret_cast<const char*>(data + 1), size - 1);
-  try {
+  ts::fuzz::refusals_allowed<ProtocolError, IncompatiblePeer>([&] {
     if (mode < 0x80) {
-      std::string bytes = rest;
-      for (int i = 0; i < 64; ++i) {
-        Frame f;
-        const size_t took = unframe(bytes, &f);
-        if (took == 0) break;
-        if (took > bytes.size() || took != kHeaderBytes + f.payload.size()) std::abort();
-        try {
-          decode_any(f);
-        } catch (const ProtocolError&) {
-        } catch (const IncompatiblePeer&) {
-        }
-        bytes.erase(0, took);
-      }
+      ts::fuzz::fuzz_stream<Frame, ProtocolError, IncompatiblePeer>(
+          rest, kHeaderBytes, [](const std::string& b, Frame* f) { return unframe(b, f); }, decode_any);
     } else {
       Frame f;
       f.type = Type(uint16_t(uint16_t(Type::Hello) + (mode - 0x80) % uint16_t(Type::Last)));
       f.payload = rest;
       decode_any(f);
     }
-  } catch (const ProtocolError&) {
-  } catch (const IncompatiblePeer&) {
-  }
+  });
   return 0;
 }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/io/worker_protocol.hpp"
+#include "frame_fuzz.hpp"
 
 namespace {
 
@@ -107,14 +108,7 @@ std::vector<Message> every_message() {
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   const char* dir = std::getenv("TILESCOPE_FUZZ_SEEDS");
   if (!dir) return 0;
-  std::string stream = "\x01";
-  int i = 0;
-  for (const Message& m : every_message()) {
-    stream += frame(m);
-    std::ofstream(std::string(dir) + "/payload-" + std::to_string(i++), std::ios::binary)
-        << char(0x80 + (uint16_t(m.type) - 1)) << m.payload;
-  }
-  std::ofstream(std::string(dir) + "/stream", std::ios::binary) << stream;
+  ts::fuzz::write_seeds(dir, every_message(), [](const Message& m) { return frame(m); });
   ts::WorkerJob j;
   j.load = LoadMsg{"cubin", "_Z1kPf", "", ""};
   j.launch.args = {{ts::ParamType::F32Ptr, ts::ParamRole::A, 0}};
@@ -127,21 +121,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   const uint8_t mode = data[0];
   const std::string rest(reinterpret_cast<const char*>(data + 1), size - 1);
-  try {
+  ts::fuzz::refusals_allowed<ProtocolError>([&] {
     if (mode < 0x80) {
       // A stream of frames, as a socket delivers them.
-      std::string bytes = rest;
-      for (int i = 0; i < 64; ++i) {
-        Message m;
-        const size_t took = unframe(bytes, &m);
-        if (took == 0) break;
-        if (took > bytes.size() || took != kHeaderBytes + m.payload.size()) std::abort();
-        try {
-          decode_any(m);
-        } catch (const ProtocolError&) {
-        }
-        bytes.erase(0, took);
-      }
+      ts::fuzz::fuzz_stream<Message, ProtocolError>(
+          rest, kHeaderBytes, [](const std::string& b, Message* m) { return unframe(b, m); }, decode_any);
     } else if (mode < 0xf0) {
       // One payload for the decoder of a type chosen by the first byte.
       const uint16_t type = uint16_t(uint16_t(Type::Hello) + (mode - 0x80) % uint16_t(Type::Last));
@@ -151,7 +135,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (ts::decode_worker_job(ts::encode_worker_job(j)).launch.args.size() != j.launch.args.size())
         std::abort();
     }
-  } catch (const ProtocolError&) {
-  }
+  });
   return 0;
 }
