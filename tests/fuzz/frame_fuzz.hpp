@@ -1,9 +1,9 @@
 #pragma once
-// What the two protocol targets (fuzz_worker_protocol, fuzz_engine_protocol) share: the first byte of an input
-// picks what the rest is, a stream of frames (mode < 0x80: unframed one after another as a socket delivers
-// them, each handed to `decode_any`) or one payload for the decoder of a type the byte chooses; and the seeds,
-// a stream of every sample message and each payload alone. The protocol's own refusals (`Refused...`) end one
-// frame (in a stream) or the input; anything else that escapes is a finding.
+// What the two protocol targets (fuzz_worker_protocol, fuzz_engine_protocol) share: the first byte of an
+// input picks what the rest is, a stream of frames (mode < 0x80: unframed one after another as a socket
+// delivers them, each handed to `decode_any`) or one payload for the decoder of a type the byte chooses; and
+// the seeds, a stream of every sample message and each payload alone. The protocol's own refusals
+// (`Refused...`) end one frame (in a stream) or the input; anything else that escapes is a finding.
 #include <cstdint>
 #include <cstdlib>
 #include <fstream>
@@ -13,7 +13,9 @@
 namespace ts::fuzz {
 
 // The first byte of a one-payload input for type number `type` (1 = the protocol's first type).
-inline char payload_mode(uint16_t type) { return char(0x80 + (type - 1)); }
+inline char payload_mode(uint16_t type) {
+  return char(0x80 + (type - 1));
+}
 
 // Runs `f` and ignores the protocol's refusals Refused... (the exception types it throws for bad input).
 template <class... Refused, class F>

@@ -1,6 +1,7 @@
 // What the plots of issue #11 show, as data: curves along the axis the person varies, wave marks where the
 // grid needs one more wave, the ladder against a baseline, roofline placement, and the numbers a figure
 // keeps.
+#include <algorithm>
 #include <cmath>
 
 #include <gtest/gtest.h>
@@ -313,4 +314,36 @@ TEST(PlotData, RunsThatFailVerificationAreLeftOutAndCounted) {
   const TimingsData e = timings_data(set, spec("tiled", 32, 1000, 1000, 1000), builtin_kernel_infos());
   EXPECT_FALSE(e.empty());
   EXPECT_EQ(e.unverified, 1);
+}
+
+// A window measuring on two engines: every curve names its session (device and engine), the current one's
+// too; with an overlay opened from a file only, the current session's curves stay unlabelled.
+TEST(PlotData, WithTwoEnginesEveryCurveNamesItsDevice) {
+  SessionSet set;
+  set.current() = square_session();
+  set.current().label = "NVIDIA H100 80GB HBM3 (this machine), 2025-02-01";
+  set.current().engine = 1;
+  Session other = square_session();
+  other.label = "NVIDIA H100 80GB HBM3 (gpu-box), 2025-02-01";
+  set.open(other);
+  const ProblemSpec at = spec("tiled", 32, 1024, 1024, 1024);
+  auto labels = [&] {
+    std::vector<std::string> out;
+    for (const TimingsCurve& c : timings_data(set, at, builtin_kernel_infos()).curves)
+      if (c.series.config == KernelTile{"tiled", 32}) out.push_back(c.label);
+    return out;
+  };
+  std::vector<std::string> l = labels();
+  ASSERT_EQ(l.size(), 2u);
+  // The overlay read from a file (no engine's): the current session's curve as it always was.
+  EXPECT_NE(std::find(l.begin(), l.end(), "tiled T=32"), l.end());
+  EXPECT_NE(std::find(l.begin(), l.end(), "tiled T=32 [NVIDIA H100 80GB HBM3 (gpu-box), 2025-02-01]"),
+            l.end());
+  set.at(1).engine = 2;  // the overlay is a connected engine's
+  l = labels();
+  ASSERT_EQ(l.size(), 2u);
+  EXPECT_NE(std::find(l.begin(), l.end(), "tiled T=32 [NVIDIA H100 80GB HBM3 (this machine), 2025-02-01]"),
+            l.end());
+  EXPECT_NE(std::find(l.begin(), l.end(), "tiled T=32 [NVIDIA H100 80GB HBM3 (gpu-box), 2025-02-01]"),
+            l.end());
 }

@@ -55,8 +55,12 @@ std::string shape_text(const ProblemSpec& s) {
   return std::to_string(s.m) + " x " + std::to_string(s.n) + " x " + std::to_string(s.k);
 }
 
+// An overlay's curves carry its session's label. The current session's do too while another of the set is a
+// connected engine's (the window measuring on several devices): every curve then names its device.
 std::string overlay_suffix(const SessionSet& sessions, size_t i) {
-  return i == 0 ? "" : " [" + sessions.all()[i].label + "]";
+  bool engines = false;
+  for (size_t j = 1; j < sessions.size(); ++j) engines = engines || sessions.all()[j].engine != 0;
+  return i == 0 && !engines ? "" : " [" + sessions.all()[i].label + "]";
 }
 
 }  // namespace
