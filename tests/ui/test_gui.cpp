@@ -36,6 +36,7 @@
 #include "forwarding_backend.hpp"
 #include "core/engine/measure.hpp"
 #include "gfx/gl_check.hpp"
+#include "gfx/heatmap_set.hpp"
 #include "core/engine/gpu_catalog.hpp"
 #include "core/io/npy.hpp"
 #include "hosts/gui.hpp"
@@ -2490,6 +2491,54 @@ TEST_F(Gui, TwoEnginesInOneWindowEachWithItsSessionSweepsOnEveryDeviceAndSplit) 
                                         engine_session_file_name(st.sessions.all()[1].device.name, "linked");
     IM_CHECK(std::filesystem::exists(saved));
     IM_CHECK_EQ(load_session(saved).records.size(), there0 + 3);
+  };
+  run_session(s);
+  EXPECT_EQ(s.passed, 1);
+}
+
+// The status bar says when the engine's link has been silent for longer than Link::kStalledAfterS while
+// something is awaited (a hung ssh), and goes back to the round trip when frames come again. The connection's
+// clock is the test's, so the silence is counted, not waited for: a run the engine is busy with is awaited
+// with no pings, the clock moves 12 s, and then one Pong comes.
+TEST_F(Gui, TheStatusBarSaysWhenTheEngineLinkIsSilentAndWhenItMovesAgain) {
+  std::filesystem::create_directories(m_dir.path() / "tilescope");
+  std::ofstream(config_file("settings.json"))
+      << R"({"m": 64, "n": 48, "k": 40, "square": false, "input": "ramp", "kernel": "tiled", "tile": 8})";
+  auto now = std::make_shared<std::atomic<double>>(1000.0);
+  remote::ConnectOptions o;
+  o.clock = [now] { return now->load(); };
+  o.ping_interval_s = 0;
+  const std::string command = "exec " + std::string(TILESCOPE_BIN) + " serve --backend cpu --quiet";
+  auto remote = std::make_shared<remote::RemoteBackend>(command, o);
+  GuiRun s;
+  s.backend = remote;
+  s.body = [&](ImGuiTestContext* ctx, App& app) {
+    const ui::FrameReport& drawn = app.report();
+    IM_CHECK(wait_for_result(ctx, app, 0));
+    auto status = [&] { return drawn.panels.at("Status").state; };
+    IM_CHECK(yield_until(ctx, [&] { return !app.state().heatmaps || !app.state().heatmaps->waiting(); }));
+    auto conn = remote->connection();
+    RunRequest big;
+    big.spec = ProblemSpec{1024, 1024, 1024, "tiled", 16, InputKind::Random, 1};
+    big.policy = MeasurePolicy::fixed(50);
+    const uint64_t id = conn->next_id();
+    auto run = conn->send({remote::encode(remote::RunMsg{big, false}, id)}, id);
+    now->store(now->load() + 12);
+    IM_CHECK(yield_until(
+        ctx,
+        [&] {
+          return status().find("engine silent for 12 s (link stalled?): " + command) != std::string::npos;
+        },
+        20));
+    // A frame comes (a Pong, its ping sent 42 ms ago by this clock): the round trip again, no silence.
+    conn->post(remote::encode(remote::PingMsg{(now->load() - 0.042) * 1000}, 0));
+    IM_CHECK(yield_until(
+        ctx, [&] { return status().find("engine 42 ms: " + command) != std::string::npos; }, 20));
+    IM_CHECK_EQ(status().find("silent"), std::string::npos);
+    IM_CHECK(!run->ready());
+    conn->post(remote::empty(remote::Type::Cancel, id));
+    IM_CHECK(yield_until(
+        ctx, [&] { return run->ready(); }, 60));
   };
   run_session(s);
   EXPECT_EQ(s.passed, 1);
