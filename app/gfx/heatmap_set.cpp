@@ -107,31 +107,34 @@ void HeatmapSet::refresh_batch(const HeatmapRequest& current) {
   }
 }
 
+bool HeatmapSet::view_of(Map& m, const HeatmapRequest& req, LodRegion* region, int* out_w, int* out_h) const {
+  try {
+    *region = region_of(req, *m_store, out_w, out_h);
+    return true;
+  } catch (const std::exception& e) {
+    fail(m, e.what());
+    return false;
+  }
+}
+
+const HeatmapPicture& HeatmapSet::fail(Map& m, const std::string& why) const {
+  m.pic = HeatmapPicture{};
+  m.pic.error = why;
+  return m.pic;
+}
+
 const HeatmapPicture& HeatmapSet::picture(const HeatmapRequest& req) {
   Map& m = m_maps[size_t(req.id)];
-  if (!gl_usable()) {  // the context was lost: nothing can be drawn (the GL self-check makes a new one)
-    m.pic = HeatmapPicture{};
-    m.pic.error = "the OpenGL context is lost";
-    return m.pic;
-  }
-  if (!m_store) {
-    m.pic = HeatmapPicture{};
-    m.pic.error = "no matrices yet";
-    return m.pic;
-  }
+  // The context was lost: nothing can be drawn (the GL self-check makes a new one).
+  if (!gl_usable()) return fail(m, "the OpenGL context is lost");
+  if (!m_store) return fail(m, "no matrices yet");
   if (m_store->remote()) return remote_picture(m, req);
   // A new result: every map seen before, at its current view, in one batch.
   if (m.serial != m_serial) refresh_batch(req);
   m.last = req;
   int out_w = 1, out_h = 1;
   LodRegion region;
-  try {
-    region = region_of(req, *m_store, &out_w, &out_h);
-  } catch (const std::exception& e) {
-    m.pic = HeatmapPicture{};
-    m.pic.error = e.what();
-    return m.pic;
-  }
+  if (!view_of(m, req, &region, &out_w, &out_h)) return m.pic;
   // Zoomed, panned, resized or another reduction: this map alone.
   if (!m.pic.ok || m.pic.region != region || m.reduce != req.reduce) {
     if (!m.pic.error.empty() && m.serial == m_serial && m.pic.region == region && m.reduce == req.reduce)
@@ -144,8 +147,7 @@ const HeatmapPicture& HeatmapSet::picture(const HeatmapRequest& req) {
       m.pic.data = r.range;
       m.pic.interop = r.interop;
     } catch (const std::exception& e) {
-      m.pic = HeatmapPicture{};
-      m.pic.error = e.what();
+      fail(m, e.what());
     }
     m.pic.refresh_ms = now_ms() - t0;
     m.pic.region = region;
@@ -164,34 +166,8 @@ const HeatmapPicture& HeatmapSet::remote_picture(Map& m, const HeatmapRequest& r
   m.last = req;
   int out_w = 1, out_h = 1;
   LodRegion region;
-  try {
-    region = region_of(req, *m_store, &out_w, &out_h);
-  } catch (const std::exception& e) {
-    m.pic = HeatmapPicture{};
-    m.pic.error = e.what();
-    return m.pic;
-  }
-  if (m.pending && m.pending->ready()) {
-    const std::shared_ptr<PendingReduce> p = std::move(m.pending);
-    if (m.pending_serial == m_serial) {  // else the answer is of an earlier result: dropped
-      m.pic = HeatmapPicture{};
-      m.pic.region = m.pending_region;
-      try {
-        std::vector<float> v(size_t(m.pending_region.w) * size_t(m.pending_region.h));
-        m.pic.data = p->take(v.data());
-        m.layer.upload(m.pending_region, v.data());
-        m.pic.ok = true;
-      } catch (const std::exception& e) {
-        m.pic.error = e.what();
-      }
-      m.pic.refresh_ms = now_ms() - m.pending_t0;
-      m.reduce = m.pending_mode;
-      m.serial = m_serial;
-      m.region_w = m.pending_w;
-      m.region_h = m.pending_h;
-      m.painted.clear();
-    }
-  }
+  if (!view_of(m, req, &region, &out_w, &out_h)) return m.pic;
+  if (m.pending && m.pending->ready()) collect_remote(m);
   // What is shown is the view asked for (or its failure, which is not asked again every frame).
   const bool current = m.serial == m_serial && m.pic.region == region && m.reduce == req.reduce;
   if (!current && !m.pending) {
@@ -204,8 +180,7 @@ const HeatmapPicture& HeatmapSet::remote_picture(Map& m, const HeatmapRequest& r
       m.pending_h = out_h;
       m.pending_t0 = now_ms();
     } catch (const std::exception& e) {  // the link is gone: said in the plot
-      m.pic = HeatmapPicture{};
-      m.pic.error = e.what();
+      fail(m, e.what());
       m.pic.region = region;
       m.reduce = req.reduce;
       m.serial = m_serial;
@@ -213,9 +188,8 @@ const HeatmapPicture& HeatmapSet::remote_picture(Map& m, const HeatmapRequest& r
     }
   }
   if (m.serial != m_serial) {
-    m.pic = HeatmapPicture{};
+    fail(m, "coming from the engine");
     m.pic.pending = true;
-    m.pic.error = "coming from the engine";
     return m.pic;
   }
   if (!m.pic.ok) return m.pic;
@@ -224,6 +198,27 @@ const HeatmapPicture& HeatmapSet::remote_picture(Map& m, const HeatmapRequest& r
   paint(m, req, shown, m.region_w, m.region_h);
   m.pic.pending = !current;
   return m.pic;
+}
+
+void HeatmapSet::collect_remote(Map& m) {
+  const std::shared_ptr<PendingReduce> p = std::move(m.pending);
+  if (m.pending_serial != m_serial) return;  // the answer is of an earlier result: dropped
+  m.pic = HeatmapPicture{};
+  m.pic.region = m.pending_region;
+  try {
+    std::vector<float> v(size_t(m.pending_region.w) * size_t(m.pending_region.h));
+    m.pic.data = p->take(v.data());
+    m.layer.upload(m.pending_region, v.data());
+    m.pic.ok = true;
+  } catch (const std::exception& e) {
+    m.pic.error = e.what();
+  }
+  m.pic.refresh_ms = now_ms() - m.pending_t0;
+  m.reduce = m.pending_mode;
+  m.serial = m_serial;
+  m.region_w = m.pending_w;
+  m.region_h = m.pending_h;
+  m.painted.clear();
 }
 
 const HeatmapPicture& HeatmapSet::paint(Map& m, const HeatmapRequest& req, const LodRegion& region, int out_w,

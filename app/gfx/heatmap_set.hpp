@@ -107,7 +107,11 @@ class HeatmapSet {
     int region_w = 1, region_h = 1;
   };
   void refresh_batch(const HeatmapRequest& current);
+  // The region `req` shows and its texture's size; false when it has none, its failure then in m.pic.
+  bool view_of(Map& m, const HeatmapRequest& req, LodRegion* region, int* out_w, int* out_h) const;
+  const HeatmapPicture& fail(Map& m, const std::string& why) const;
   const HeatmapPicture& remote_picture(Map& m, const HeatmapRequest& req);
+  void collect_remote(Map& m);  // a remote answer that came, into the map's picture
   const HeatmapPicture& paint(Map& m, const HeatmapRequest& req, const LodRegion& region, int out_w,
                               int out_h);
   static LodRegion region_of(const HeatmapRequest& req, const MatrixStore& store, int* out_w, int* out_h);
