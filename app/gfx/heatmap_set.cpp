@@ -161,19 +161,35 @@ const HeatmapPicture& HeatmapSet::picture(const HeatmapRequest& req) {
 
 // A remote store: the view is asked for without waiting and drawn when it comes; until then the last view
 // of the same matrices stays (at its own place), so a slow link shows a coarser or older view, never a frozen
-// window and never the previous result's values as this one's.
+// window and never the previous result's values as this one's. A view that would be long on the link as
+// measured is asked coarse first (coarse_first()), and the whole view once the coarse one is in: still one
+// request in flight per map, and a drag on a slow link shows coarse views as fast as they come.
 const HeatmapPicture& HeatmapSet::remote_picture(Map& m, const HeatmapRequest& req) {
   m.last = req;
   int out_w = 1, out_h = 1;
   LodRegion region;
   if (!view_of(m, req, &region, &out_w, &out_h)) return m.pic;
   if (m.pending && m.pending->ready()) collect_remote(m);
-  // What is shown is the view asked for (or its failure, which is not asked again every frame).
-  const bool current = m.serial == m_serial && m.pic.region == region && m.reduce == req.reduce;
+  // What is shown is the view asked for (or its failure, which is not asked again every frame), or the coarse
+  // version of it (then the whole view is asked next).
+  const LodRegion& has = m.pic.region;
+  const bool of_this = m.serial == m_serial && m.reduce == req.reduce;
+  const bool current = of_this && !m.pic.coarse && has == region;
+  const bool coarse_of_it = of_this && m.pic.coarse && has.row0 == region.row0 && has.col0 == region.col0 &&
+                            has.rows == region.rows && has.cols == region.cols;
   if (!current && !m.pending) {
+    LodRegion ask = region;
+    bool coarse = false;
+    if (!coarse_of_it) {
+      const LodRegion c = coarse_region(region);
+      const LinkFigures link = m_store->link_figures();
+      coarse = c != region && coarse_first(view_bytes(region), link.bytes_per_s, link.rtt_ms);
+      if (coarse) ask = c;
+    }
     try {
-      m.pending = m_store->reduce_later(req.id, region, req.reduce);
-      m.pending_region = region;
+      m.pending = m_store->reduce_later(req.id, ask, req.reduce);
+      m.pending_coarse = coarse;
+      m.pending_region = ask;
       m.pending_mode = req.reduce;
       m.pending_serial = m_serial;
       m.pending_w = out_w;
@@ -193,7 +209,8 @@ const HeatmapPicture& HeatmapSet::remote_picture(Map& m, const HeatmapRequest& r
     return m.pic;
   }
   if (!m.pic.ok) return m.pic;
-  // Painted at the region it shows, at the screen size it was asked at.
+  // Painted at the region it shows, at the screen size it was asked at (a coarse view too: its values are
+  // blocks of that picture).
   const LodRegion shown = m.pic.region;
   paint(m, req, shown, m.region_w, m.region_h);
   m.pic.pending = !current;
@@ -205,6 +222,7 @@ void HeatmapSet::collect_remote(Map& m) {
   if (m.pending_serial != m_serial) return;  // the answer is of an earlier result: dropped
   m.pic = HeatmapPicture{};
   m.pic.region = m.pending_region;
+  m.pic.coarse = m.pending_coarse;
   try {
     std::vector<float> v(size_t(m.pending_region.w) * size_t(m.pending_region.h));
     m.pic.data = p->take(v.data());

@@ -45,6 +45,10 @@ struct HeatmapPicture {
   // the same matrices (drawn at its own region, coarser or beside the new one) until it comes; without ok,
   // nothing of this result has come yet.
   bool pending = false;
+  // A remote engine's view asked coarse first over a slow link (coarse_first() in core/plots/heatmap.hpp):
+  // region has kCoarseFactor times fewer values each way than the view, the texture is still at the view's
+  // screen size (each value a block of pixels over its elements), and the whole view is on its way (pending).
+  bool coarse = false;
 };
 
 struct HoverValue {
@@ -99,6 +103,7 @@ class HeatmapSet {
     // A remote store: the reduction in flight (one per map: a drag asks again once the last one is in), and
     // the screen size the shown region was asked at.
     std::shared_ptr<PendingReduce> pending;
+    bool pending_coarse = false;  // it is the coarse view of the view asked
     LodRegion pending_region;
     Reduce pending_mode = Reduce::Mean;
     uint64_t pending_serial = 0;

@@ -2496,6 +2496,64 @@ TEST_F(Gui, TwoEnginesInOneWindowEachWithItsSessionSweepsOnEveryDeviceAndSplit) 
   EXPECT_EQ(s.passed, 1);
 }
 
+// A slow link degrades to coarser views first: through link_sim at 1 Mbit/s, C's 512 x 512 heatmap (a view
+// of some 200 x 200 values: more than a second of floats on this link, whether the link's rate is measured
+// yet or not) is drawn coarse first, over the same elements, and the whole view replaces it; never the other
+// way round. Events in the order the frames drew them, not times.
+TEST_F(Gui, ASlowLinkDrawsACoarseHeatmapBeforeTheWholeOne) {
+  std::filesystem::create_directories(m_dir.path() / "tilescope");
+  std::ofstream(config_file("settings.json"))
+      << R"({"m": 512, "n": 512, "k": 16, "square": false, "input": "ramp", "kernel": "tiled", "tile": 8})";
+  auto remote = std::make_shared<remote::RemoteBackend>(std::string("exec ") + LINK_SIM_BIN +
+                                                        " --rtt-ms 20 --mbit 1 -- " + TILESCOPE_BIN +
+                                                        " serve --backend cpu --quiet");
+  GuiRun s;
+  s.backend = remote;
+  s.resize = ImVec2(1920, 1080);  // maps of a few hundred pixels each way, whatever the display's default
+  s.body = [&](ImGuiTestContext* ctx, App& app) {
+    ui::AppState& st = app.state();
+    const ui::FrameReport& drawn = app.report();
+    IM_CHECK(wait_for_result(ctx, app, 0));
+    auto settled = [&] {
+      auto it = drawn.heatmaps.find("heatmap C = A B");
+      return it != drawn.heatmaps.end() && it->second.drawn && !it->second.pending;
+    };
+    IM_CHECK(yield_until(ctx, settled, 60));
+    // The same problem again, in the window at its full size: every frame from its result on is watched.
+    const uint64_t serial = st.result_serial;
+    st.ask(ui::rq::Run{});
+    std::optional<ui::HeatmapReport> coarse, whole;
+    bool whole_first = false;
+    IM_CHECK(yield_until(
+        ctx,
+        [&] {
+          if (st.result_serial == serial) return false;
+          auto it = drawn.heatmaps.find("heatmap C = A B");
+          if (it == drawn.heatmaps.end() || !it->second.drawn) return false;
+          const ui::HeatmapReport& r = it->second;
+          if (r.coarse && !coarse) coarse = r;
+          if (!r.coarse && !r.pending) {
+            whole = r;
+            whole_first = !coarse;
+          }
+          return whole.has_value();
+        },
+        60));
+    IM_CHECK(!whole_first);
+    IM_CHECK(coarse.has_value());
+    IM_CHECK(coarse->pending);  // the whole view was on its way while the coarse one was drawn
+    // The same elements, a quarter of the values each way (rounded up).
+    IM_CHECK_EQ(coarse->region.row0, whole->region.row0);
+    IM_CHECK_EQ(coarse->region.rows, whole->region.rows);
+    IM_CHECK_EQ(coarse->region.cols, whole->region.cols);
+    IM_CHECK_EQ(coarse->region.w, (whole->region.w + kCoarseFactor - 1) / kCoarseFactor);
+    IM_CHECK_EQ(coarse->region.h, (whole->region.h + kCoarseFactor - 1) / kCoarseFactor);
+    IM_CHECK_GT(view_bytes(whole->region), kCoarseFirstUnmeasuredBytes);
+  };
+  run_session(s);
+  EXPECT_EQ(s.passed, 1);
+}
+
 // The status bar says when the engine's link has been silent for longer than Link::kStalledAfterS while
 // something is awaited (a hung ssh), and goes back to the round trip when frames come again. The connection's
 // clock is the test's, so the silence is counted, not waited for: a run the engine is busy with is awaited

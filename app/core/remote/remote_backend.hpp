@@ -172,6 +172,7 @@ class RemoteStore : public MatrixStore {
   int64_t rows(MatrixId id) const override { return m_shape.dims[int(id)][0]; }
   int64_t cols(MatrixId id) const override { return m_shape.dims[int(id)][1]; }
   ValueRange reduce(MatrixId id, const LodRegion& r, Reduce mode, float* out) const override;
+  LinkFigures link_figures() const override { return {m_conn->bytes_per_s(), m_conn->rtt_ms()}; }
   float element(MatrixId id, int64_t row, int64_t col) const override;
   HostMatrix copy(MatrixId id) const override;
   bool remote() const override { return true; }
