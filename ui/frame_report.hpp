@@ -43,7 +43,8 @@ struct HeatmapReport {
   float scale_w = 0;                 // the colour scale's width beside the plot (px)
   bool drawn = false;                // a picture was drawn
   bool pending = false;  // a remote engine's view is on its way (drawn: an earlier view of the same matrices)
-  LodRegion region;      // the elements the picture drawn shows
+  bool coarse = false;   // drawn: a remote engine's coarse view, asked first over a slow link (pending too)
+  LodRegion region;      // the elements the picture drawn shows, and its values (w x h)
 };
 
 // The element under the mouse in a heatmap, as the tooltip shows it (tests read it back).

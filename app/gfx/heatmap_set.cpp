@@ -107,31 +107,34 @@ void HeatmapSet::refresh_batch(const HeatmapRequest& current) {
   }
 }
 
+bool HeatmapSet::view_of(Map& m, const HeatmapRequest& req, LodRegion* region, int* out_w, int* out_h) const {
+  try {
+    *region = region_of(req, *m_store, out_w, out_h);
+    return true;
+  } catch (const std::exception& e) {
+    fail(m, e.what());
+    return false;
+  }
+}
+
+const HeatmapPicture& HeatmapSet::fail(Map& m, const std::string& why) const {
+  m.pic = HeatmapPicture{};
+  m.pic.error = why;
+  return m.pic;
+}
+
 const HeatmapPicture& HeatmapSet::picture(const HeatmapRequest& req) {
   Map& m = m_maps[size_t(req.id)];
-  if (!gl_usable()) {  // the context was lost: nothing can be drawn (the GL self-check makes a new one)
-    m.pic = HeatmapPicture{};
-    m.pic.error = "the OpenGL context is lost";
-    return m.pic;
-  }
-  if (!m_store) {
-    m.pic = HeatmapPicture{};
-    m.pic.error = "no matrices yet";
-    return m.pic;
-  }
+  // The context was lost: nothing can be drawn (the GL self-check makes a new one).
+  if (!gl_usable()) return fail(m, "the OpenGL context is lost");
+  if (!m_store) return fail(m, "no matrices yet");
   if (m_store->remote()) return remote_picture(m, req);
   // A new result: every map seen before, at its current view, in one batch.
   if (m.serial != m_serial) refresh_batch(req);
   m.last = req;
   int out_w = 1, out_h = 1;
   LodRegion region;
-  try {
-    region = region_of(req, *m_store, &out_w, &out_h);
-  } catch (const std::exception& e) {
-    m.pic = HeatmapPicture{};
-    m.pic.error = e.what();
-    return m.pic;
-  }
+  if (!view_of(m, req, &region, &out_w, &out_h)) return m.pic;
   // Zoomed, panned, resized or another reduction: this map alone.
   if (!m.pic.ok || m.pic.region != region || m.reduce != req.reduce) {
     if (!m.pic.error.empty() && m.serial == m_serial && m.pic.region == region && m.reduce == req.reduce)
@@ -144,8 +147,7 @@ const HeatmapPicture& HeatmapSet::picture(const HeatmapRequest& req) {
       m.pic.data = r.range;
       m.pic.interop = r.interop;
     } catch (const std::exception& e) {
-      m.pic = HeatmapPicture{};
-      m.pic.error = e.what();
+      fail(m, e.what());
     }
     m.pic.refresh_ms = now_ms() - t0;
     m.pic.region = region;
@@ -159,53 +161,42 @@ const HeatmapPicture& HeatmapSet::picture(const HeatmapRequest& req) {
 
 // A remote store: the view is asked for without waiting and drawn when it comes; until then the last view
 // of the same matrices stays (at its own place), so a slow link shows a coarser or older view, never a frozen
-// window and never the previous result's values as this one's.
+// window and never the previous result's values as this one's. A view that would be long on the link as
+// measured is asked coarse first (coarse_first()), and the whole view once the coarse one is in: still one
+// request in flight per map, and a drag on a slow link shows coarse views as fast as they come.
 const HeatmapPicture& HeatmapSet::remote_picture(Map& m, const HeatmapRequest& req) {
   m.last = req;
   int out_w = 1, out_h = 1;
   LodRegion region;
-  try {
-    region = region_of(req, *m_store, &out_w, &out_h);
-  } catch (const std::exception& e) {
-    m.pic = HeatmapPicture{};
-    m.pic.error = e.what();
-    return m.pic;
-  }
-  if (m.pending && m.pending->ready()) {
-    const std::shared_ptr<PendingReduce> p = std::move(m.pending);
-    if (m.pending_serial == m_serial) {  // else the answer is of an earlier result: dropped
-      m.pic = HeatmapPicture{};
-      m.pic.region = m.pending_region;
-      try {
-        std::vector<float> v(size_t(m.pending_region.w) * size_t(m.pending_region.h));
-        m.pic.data = p->take(v.data());
-        m.layer.upload(m.pending_region, v.data());
-        m.pic.ok = true;
-      } catch (const std::exception& e) {
-        m.pic.error = e.what();
-      }
-      m.pic.refresh_ms = now_ms() - m.pending_t0;
-      m.reduce = m.pending_mode;
-      m.serial = m_serial;
-      m.region_w = m.pending_w;
-      m.region_h = m.pending_h;
-      m.painted.clear();
-    }
-  }
-  // What is shown is the view asked for (or its failure, which is not asked again every frame).
-  const bool current = m.serial == m_serial && m.pic.region == region && m.reduce == req.reduce;
+  if (!view_of(m, req, &region, &out_w, &out_h)) return m.pic;
+  if (m.pending && m.pending->ready()) collect_remote(m);
+  // What is shown is the view asked for (or its failure, which is not asked again every frame), or the coarse
+  // version of it (then the whole view is asked next).
+  const LodRegion& has = m.pic.region;
+  const bool of_this = m.serial == m_serial && m.reduce == req.reduce;
+  const bool current = of_this && !m.pic.coarse && has == region;
+  const bool coarse_of_it = of_this && m.pic.coarse && has.row0 == region.row0 && has.col0 == region.col0 &&
+                            has.rows == region.rows && has.cols == region.cols;
   if (!current && !m.pending) {
+    LodRegion ask = region;
+    bool coarse = false;
+    if (!coarse_of_it) {
+      const LodRegion c = coarse_region(region);
+      const LinkFigures link = m_store->link_figures();
+      coarse = c != region && coarse_first(view_bytes(region), link.bytes_per_s, link.rtt_ms);
+      if (coarse) ask = c;
+    }
     try {
-      m.pending = m_store->reduce_later(req.id, region, req.reduce);
-      m.pending_region = region;
+      m.pending = m_store->reduce_later(req.id, ask, req.reduce);
+      m.pending_coarse = coarse;
+      m.pending_region = ask;
       m.pending_mode = req.reduce;
       m.pending_serial = m_serial;
       m.pending_w = out_w;
       m.pending_h = out_h;
       m.pending_t0 = now_ms();
     } catch (const std::exception& e) {  // the link is gone: said in the plot
-      m.pic = HeatmapPicture{};
-      m.pic.error = e.what();
+      fail(m, e.what());
       m.pic.region = region;
       m.reduce = req.reduce;
       m.serial = m_serial;
@@ -213,17 +204,39 @@ const HeatmapPicture& HeatmapSet::remote_picture(Map& m, const HeatmapRequest& r
     }
   }
   if (m.serial != m_serial) {
-    m.pic = HeatmapPicture{};
+    fail(m, "coming from the engine");
     m.pic.pending = true;
-    m.pic.error = "coming from the engine";
     return m.pic;
   }
   if (!m.pic.ok) return m.pic;
-  // Painted at the region it shows, at the screen size it was asked at.
+  // Painted at the region it shows, at the screen size it was asked at (a coarse view too: its values are
+  // blocks of that picture).
   const LodRegion shown = m.pic.region;
   paint(m, req, shown, m.region_w, m.region_h);
   m.pic.pending = !current;
   return m.pic;
+}
+
+void HeatmapSet::collect_remote(Map& m) {
+  const std::shared_ptr<PendingReduce> p = std::move(m.pending);
+  if (m.pending_serial != m_serial) return;  // the answer is of an earlier result: dropped
+  m.pic = HeatmapPicture{};
+  m.pic.region = m.pending_region;
+  m.pic.coarse = m.pending_coarse;
+  try {
+    std::vector<float> v(size_t(m.pending_region.w) * size_t(m.pending_region.h));
+    m.pic.data = p->take(v.data());
+    m.layer.upload(m.pending_region, v.data());
+    m.pic.ok = true;
+  } catch (const std::exception& e) {
+    m.pic.error = e.what();
+  }
+  m.pic.refresh_ms = now_ms() - m.pending_t0;
+  m.reduce = m.pending_mode;
+  m.serial = m_serial;
+  m.region_w = m.pending_w;
+  m.region_h = m.pending_h;
+  m.painted.clear();
 }
 
 const HeatmapPicture& HeatmapSet::paint(Map& m, const HeatmapRequest& req, const LodRegion& region, int out_w,

@@ -45,6 +45,10 @@ struct HeatmapPicture {
   // the same matrices (drawn at its own region, coarser or beside the new one) until it comes; without ok,
   // nothing of this result has come yet.
   bool pending = false;
+  // A remote engine's view asked coarse first over a slow link (coarse_first() in core/plots/heatmap.hpp):
+  // region has kCoarseFactor times fewer values each way than the view, the texture is still at the view's
+  // screen size (each value a block of pixels over its elements), and the whole view is on its way (pending).
+  bool coarse = false;
 };
 
 struct HoverValue {
@@ -99,6 +103,7 @@ class HeatmapSet {
     // A remote store: the reduction in flight (one per map: a drag asks again once the last one is in), and
     // the screen size the shown region was asked at.
     std::shared_ptr<PendingReduce> pending;
+    bool pending_coarse = false;  // it is the coarse view of the view asked
     LodRegion pending_region;
     Reduce pending_mode = Reduce::Mean;
     uint64_t pending_serial = 0;
@@ -107,7 +112,11 @@ class HeatmapSet {
     int region_w = 1, region_h = 1;
   };
   void refresh_batch(const HeatmapRequest& current);
+  // The region `req` shows and its texture's size; false when it has none, its failure then in m.pic.
+  bool view_of(Map& m, const HeatmapRequest& req, LodRegion* region, int* out_w, int* out_h) const;
+  const HeatmapPicture& fail(Map& m, const std::string& why) const;
   const HeatmapPicture& remote_picture(Map& m, const HeatmapRequest& req);
+  void collect_remote(Map& m);  // a remote answer that came, into the map's picture
   const HeatmapPicture& paint(Map& m, const HeatmapRequest& req, const LodRegion& region, int out_w,
                               int out_h);
   static LodRegion region_of(const HeatmapRequest& req, const MatrixStore& store, int* out_w, int* out_h);

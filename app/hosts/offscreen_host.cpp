@@ -194,13 +194,22 @@ int run_snapshot(const SnapshotOptions& opt) {
   app.report_jobs();
 
   // A few frames: the dock space is built on the first, and ImGui sizes windows and tables from the previous
-  // frame's measurements. Only the last one, the picture written, is drawn in pixels.
+  // frame's measurements. Only the last one, the picture written, is drawn in pixels. A remote engine's
+  // heatmaps come a round trip after they are asked (over a slow link a coarse view first, then the whole
+  // one): the frames go on until the whole views are in (60 s at most; then the plots say they are coming).
   auto settle = [&] {
     constexpr int kSettleFrames = 6;
-    for (int frame = 0; frame < kSettleFrames; ++frame) {
+    const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    auto awaiting = [&] {
+      return st.heatmaps && st.heatmaps->waiting() && std::chrono::steady_clock::now() < limit;
+    };
+    for (int frame = 0;; ++frame) {
       if (opt.zoom)
         st.ask(rq::Zoom{ZoomRequest{(*opt.zoom)[0], (*opt.zoom)[1], (*opt.zoom)[2], (*opt.zoom)[3], true}});
-      offscreen_frame(off, opt.scale, 1.0f / 60, nullptr, frame == kSettleFrames - 1);
+      const bool last = frame >= kSettleFrames - 1 && !awaiting();
+      offscreen_frame(off, opt.scale, 1.0f / 60, nullptr, last);
+      if (last) break;
+      if (frame >= kSettleFrames - 1) std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
   };
   settle();
@@ -273,14 +282,19 @@ int run_snapshot(const SnapshotOptions& opt) {
     }
     for (const auto& [name, h] : drawn.heatmaps) {
       j["rects"][name] = rect_json(h.plot);
-      j["heatmaps"][name] = {{"plot", rect_json(h.plot)},
-                             {"x0", h.x0},
-                             {"x1", h.x1},
-                             {"y0", h.y0},
-                             {"y1", h.y1},
-                             {"shown_lo", h.shown_lo},
-                             {"shown_hi", h.shown_hi},
-                             {"scale_w", h.scale_w}};
+      j["heatmaps"][name] = {
+          {"plot", rect_json(h.plot)},
+          {"x0", h.x0},
+          {"x1", h.x1},
+          {"y0", h.y0},
+          {"y1", h.y1},
+          {"shown_lo", h.shown_lo},
+          {"shown_hi", h.shown_hi},
+          {"scale_w", h.scale_w},
+          {"drawn", h.drawn},
+          {"pending", h.pending},
+          {"coarse", h.coarse},
+          {"region", {h.region.row0, h.region.col0, h.region.rows, h.region.cols, h.region.w, h.region.h}}};
     }
     for (const auto& [name, r] : drawn.plot_areas) {
       j["rects"]["plot " + name] = rect_json(r);

@@ -4,6 +4,7 @@
 // leak. Each test reports SKIP, visibly, when its context or device is missing.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <string>
@@ -11,6 +12,7 @@
 #include "core/engine/backend.hpp"
 #include "core/plots/colormap.hpp"
 #include "gfx/headless.hpp"
+#include "gfx/heatmap_set.hpp"
 #include "heatmap_checks.hpp"
 #include "gfx/heatmap_gl.hpp"
 #include "core/engine/input_gen.hpp"
@@ -137,6 +139,158 @@ TEST(HeatmapHostPath, NanIsMagentaAndTheTileGridIsDrawnOnTileBoundaries) {
     EXPECT_GT(step, 10.0) << "the line must still be seen";
     EXPECT_LT(step, data_contrast / 3) << "the line must be fainter than the data";
   }
+}
+
+namespace {
+
+// A remote engine's store whose answers come when the test lets them, reduced from host matrices, over a link
+// whose figures the test sets: what a heatmap asks, and in which order, is seen without any link's timing.
+class HeldRemoteStore : public MatrixStore {
+ public:
+  struct Held : PendingReduce {
+    std::shared_ptr<const MatrixStore> from;
+    MatrixId id = MatrixId::A;
+    LodRegion region;
+    Reduce mode = Reduce::Mean;
+    bool released = false;
+    bool ready() const override { return released; }
+    ValueRange take(float* out) override { return from->reduce(id, region, mode, out); }
+  };
+  explicit HeldRemoteStore(std::shared_ptr<const MatrixStore> inner) : m_inner(std::move(inner)) {}
+  int64_t rows(MatrixId id) const override { return m_inner->rows(id); }
+  int64_t cols(MatrixId id) const override { return m_inner->cols(id); }
+  ValueRange reduce(MatrixId id, const LodRegion& r, Reduce mode, float* out) const override {
+    return m_inner->reduce(id, r, mode, out);
+  }
+  float element(MatrixId id, int64_t row, int64_t col) const override {
+    return m_inner->element(id, row, col);
+  }
+  HostMatrix copy(MatrixId id) const override { return m_inner->copy(id); }
+  bool remote() const override { return true; }
+  LinkFigures link_figures() const override { return figures; }
+  std::shared_ptr<PendingReduce> reduce_later(MatrixId id, const LodRegion& r, Reduce mode) const override {
+    auto h = std::make_shared<Held>();
+    h->from = m_inner;
+    h->id = id;
+    h->region = r;
+    h->mode = mode;
+    asked.push_back(h);
+    return h;
+  }
+
+  LinkFigures figures;
+  mutable std::vector<std::shared_ptr<Held>> asked;
+
+ private:
+  std::shared_ptr<const MatrixStore> m_inner;
+};
+
+// Distinct colours down one column of a painted picture.
+size_t colours_down(const std::vector<uint8_t>& rgba, int w, int h, int x) {
+  std::vector<uint32_t> seen;
+  for (int y = 0; y < h; ++y) {
+    const uint8_t* p = &rgba[(size_t(y) * size_t(w) + size_t(x)) * 4];
+    const uint32_t c = uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16;
+    if (std::find(seen.begin(), seen.end(), c) == seen.end()) seen.push_back(c);
+  }
+  return seen.size();
+}
+
+}  // namespace
+
+// A slow link degrades to coarser views first: a big view of a remote store whose link has no rate yet is
+// asked coarse first, drawn at once over the same elements (right values, right way up: a ramp grows down the
+// rows), and the whole view, asked once the coarse one is in, replaces it. A link measured fast asks the
+// whole view at once; one measured slow asks coarse first again; a view left while its coarse answer was on
+// its way asks the new view's coarse one, not the old view's whole one.
+TEST(HeatmapRemote, ASlowLinkDrawsACoarseViewFirstThenTheWholeOne) {
+  REQUIRE_GL(-1);
+  auto a = std::make_shared<HostMatrix>(512, 512);
+  for (int64_t i = 0; i < 512; ++i)
+    for (int64_t j = 0; j < 512; ++j) a->at(i, j) = float(i);  // grows down the rows
+  auto store = std::make_shared<HeldRemoteStore>(make_host_store(a, a, a, a));
+  gfx::HeatmapSet set(-1, "the test's held answers");
+  set.set_store(store, 1);
+  gfx::HeatmapRequest req;
+  req.id = MatrixId::A;
+  req.limits = PlotLimits{0, 512, 0, 512};
+  req.px_w = req.px_h = 400;
+  const LodRegion whole{0, 0, 512, 512, 400, 400};
+  const LodRegion coarse = coarse_region(whole);
+  ASSERT_EQ(coarse.w, 100);
+
+  // Nothing measured yet: 640 kB asked coarse first; nothing to draw until it comes, one request at a time.
+  const gfx::HeatmapPicture* pic = &set.picture(req);
+  EXPECT_FALSE(pic->ok);
+  EXPECT_TRUE(pic->pending);
+  ASSERT_EQ(store->asked.size(), 1u);
+  EXPECT_EQ(store->asked[0]->region, coarse);
+  EXPECT_TRUE(set.waiting());
+  set.picture(req);
+  EXPECT_EQ(store->asked.size(), 1u);
+
+  // The coarse view: drawn over the whole region at the view's screen size, its values blocks of the ramp.
+  store->asked[0]->released = true;
+  pic = &set.picture(req);
+  ASSERT_TRUE(pic->ok) << pic->error;
+  EXPECT_TRUE(pic->coarse);
+  EXPECT_TRUE(pic->pending);
+  EXPECT_EQ(pic->region, coarse);
+  EXPECT_EQ(pic->block_rows, 6);  // ceil(512 / 100) elements a value
+  test::expect_values_match(set.layer(MatrixId::A).read_values(), *a, coarse, Reduce::Mean);
+  std::vector<float> coarse_values(100 * 100);
+  lod_reduce(a->data.data(), a->cols, a->rows, a->cols, coarse, Reduce::Mean, coarse_values.data());
+  const Colormap& map = colormaps().front();
+  const auto coarse_px = set.layer(MatrixId::A).painter()->read_rgba();
+  test::expect_picture_matches(coarse_px, 400, 400, coarse_values, coarse, map, pic->shown.lo, pic->shown.hi);
+  auto luma_at = [](const std::vector<uint8_t>& px, int x, int y) {
+    const uint8_t* p = &px[(size_t(y) * 400 + size_t(x)) * 4];
+    return 0.2126 * p[0] + 0.7152 * p[1] + 0.0722 * p[2];
+  };
+  for (int y = 0; y + 80 < 400; y += 80)  // viridis lightens with the value: row 0 at the top is darkest
+    EXPECT_LT(luma_at(coarse_px, 200, y), luma_at(coarse_px, 200, y + 80)) << y;
+  EXPECT_LE(colours_down(coarse_px, 400, 400, 200), 100u);  // a hundred values down the rows at most
+  // ... and the whole view is asked now that it is in.
+  ASSERT_EQ(store->asked.size(), 2u);
+  EXPECT_EQ(store->asked[1]->region, whole);
+  EXPECT_TRUE(set.waiting());
+
+  // The whole view replaces it: every value its own, nothing more asked.
+  store->asked[1]->released = true;
+  pic = &set.picture(req);
+  ASSERT_TRUE(pic->ok) << pic->error;
+  EXPECT_FALSE(pic->coarse);
+  EXPECT_FALSE(pic->pending);
+  EXPECT_EQ(pic->region, whole);
+  test::expect_values_match(set.layer(MatrixId::A).read_values(), *a, whole, Reduce::Mean);
+  EXPECT_GT(colours_down(set.layer(MatrixId::A).painter()->read_rgba(), 400, 400, 200), 200u);
+  set.picture(req);
+  EXPECT_EQ(store->asked.size(), 2u);
+  EXPECT_FALSE(set.waiting());
+
+  // A link measured fast (a pipe on one machine): a new view comes whole at once.
+  store->figures = LinkFigures{1e9, 0.1};
+  req.limits = PlotLimits{0, 256, 0, 256};
+  set.picture(req);
+  ASSERT_EQ(store->asked.size(), 3u);
+  EXPECT_EQ(store->asked[2]->region, (LodRegion{0, 0, 256, 256, 256, 256}));
+  store->asked[2]->released = true;
+  EXPECT_FALSE(set.picture(req).coarse);
+
+  // Measured slow (1 Mbit/s): coarse first again. The view moves on before it comes: the coarse picture is
+  // drawn where it belongs, and the new view is asked coarse too (not the old view's whole one).
+  store->figures = LinkFigures{125e3, 40};
+  req.limits = PlotLimits{0, 512, 0, 512};
+  set.picture(req);
+  ASSERT_EQ(store->asked.size(), 4u);
+  EXPECT_EQ(store->asked[3]->region, coarse);
+  req.limits = PlotLimits{256, 512, 256, 512};
+  store->asked[3]->released = true;
+  pic = &set.picture(req);
+  EXPECT_TRUE(pic->ok && pic->coarse && pic->pending);
+  EXPECT_EQ(pic->region, coarse);
+  ASSERT_EQ(store->asked.size(), 5u);
+  EXPECT_EQ(store->asked[4]->region, coarse_region(LodRegion{256, 256, 256, 256, 256, 256}));
 }
 
 #if defined(TILESCOPE_HAVE_CUDA)

@@ -36,6 +36,7 @@
 #include "forwarding_backend.hpp"
 #include "core/engine/measure.hpp"
 #include "gfx/gl_check.hpp"
+#include "gfx/heatmap_set.hpp"
 #include "core/engine/gpu_catalog.hpp"
 #include "core/io/npy.hpp"
 #include "hosts/gui.hpp"
@@ -2490,6 +2491,112 @@ TEST_F(Gui, TwoEnginesInOneWindowEachWithItsSessionSweepsOnEveryDeviceAndSplit) 
                                         engine_session_file_name(st.sessions.all()[1].device.name, "linked");
     IM_CHECK(std::filesystem::exists(saved));
     IM_CHECK_EQ(load_session(saved).records.size(), there0 + 3);
+  };
+  run_session(s);
+  EXPECT_EQ(s.passed, 1);
+}
+
+// A slow link degrades to coarser views first: through link_sim at 1 Mbit/s, C's 512 x 512 heatmap (a view
+// of some 200 x 200 values: more than a second of floats on this link, whether the link's rate is measured
+// yet or not) is drawn coarse first, over the same elements, and the whole view replaces it; never the other
+// way round. Events in the order the frames drew them, not times.
+TEST_F(Gui, ASlowLinkDrawsACoarseHeatmapBeforeTheWholeOne) {
+  std::filesystem::create_directories(m_dir.path() / "tilescope");
+  std::ofstream(config_file("settings.json"))
+      << R"({"m": 512, "n": 512, "k": 16, "square": false, "input": "ramp", "kernel": "tiled", "tile": 8})";
+  auto remote = std::make_shared<remote::RemoteBackend>(std::string("exec ") + LINK_SIM_BIN +
+                                                        " --rtt-ms 20 --mbit 1 -- " + TILESCOPE_BIN +
+                                                        " serve --backend cpu --quiet");
+  GuiRun s;
+  s.backend = remote;
+  s.resize = ImVec2(1920, 1080);  // maps of a few hundred pixels each way, whatever the display's default
+  s.body = [&](ImGuiTestContext* ctx, App& app) {
+    ui::AppState& st = app.state();
+    const ui::FrameReport& drawn = app.report();
+    IM_CHECK(wait_for_result(ctx, app, 0));
+    auto settled = [&] {
+      auto it = drawn.heatmaps.find("heatmap C = A B");
+      return it != drawn.heatmaps.end() && it->second.drawn && !it->second.pending;
+    };
+    IM_CHECK(yield_until(ctx, settled, 60));
+    // The same problem again, in the window at its full size: every frame from its result on is watched.
+    const uint64_t serial = st.result_serial;
+    st.ask(ui::rq::Run{});
+    std::optional<ui::HeatmapReport> coarse, whole;
+    bool whole_first = false;
+    IM_CHECK(yield_until(
+        ctx,
+        [&] {
+          if (st.result_serial == serial) return false;
+          auto it = drawn.heatmaps.find("heatmap C = A B");
+          if (it == drawn.heatmaps.end() || !it->second.drawn) return false;
+          const ui::HeatmapReport& r = it->second;
+          if (r.coarse && !coarse) coarse = r;
+          if (!r.coarse && !r.pending) {
+            whole = r;
+            whole_first = !coarse;
+          }
+          return whole.has_value();
+        },
+        60));
+    IM_CHECK(!whole_first);
+    IM_CHECK(coarse.has_value());
+    IM_CHECK(coarse->pending);  // the whole view was on its way while the coarse one was drawn
+    // The same elements, a quarter of the values each way (rounded up).
+    IM_CHECK_EQ(coarse->region.row0, whole->region.row0);
+    IM_CHECK_EQ(coarse->region.rows, whole->region.rows);
+    IM_CHECK_EQ(coarse->region.cols, whole->region.cols);
+    IM_CHECK_EQ(coarse->region.w, (whole->region.w + kCoarseFactor - 1) / kCoarseFactor);
+    IM_CHECK_EQ(coarse->region.h, (whole->region.h + kCoarseFactor - 1) / kCoarseFactor);
+    IM_CHECK_GT(view_bytes(whole->region), kCoarseFirstUnmeasuredBytes);
+  };
+  run_session(s);
+  EXPECT_EQ(s.passed, 1);
+}
+
+// The status bar says when the engine's link has been silent for longer than Link::kStalledAfterS while
+// something is awaited (a hung ssh), and goes back to the round trip when frames come again. The connection's
+// clock is the test's, so the silence is counted, not waited for: a run the engine is busy with is awaited
+// with no pings, the clock moves 12 s, and then one Pong comes.
+TEST_F(Gui, TheStatusBarSaysWhenTheEngineLinkIsSilentAndWhenItMovesAgain) {
+  std::filesystem::create_directories(m_dir.path() / "tilescope");
+  std::ofstream(config_file("settings.json"))
+      << R"({"m": 64, "n": 48, "k": 40, "square": false, "input": "ramp", "kernel": "tiled", "tile": 8})";
+  auto now = std::make_shared<std::atomic<double>>(1000.0);
+  remote::ConnectOptions o;
+  o.clock = [now] { return now->load(); };
+  o.ping_interval_s = 0;
+  const std::string command = "exec " + std::string(TILESCOPE_BIN) + " serve --backend cpu --quiet";
+  auto remote = std::make_shared<remote::RemoteBackend>(command, o);
+  GuiRun s;
+  s.backend = remote;
+  s.body = [&](ImGuiTestContext* ctx, App& app) {
+    const ui::FrameReport& drawn = app.report();
+    IM_CHECK(wait_for_result(ctx, app, 0));
+    auto status = [&] { return drawn.panels.at("Status").state; };
+    IM_CHECK(yield_until(ctx, [&] { return !app.state().heatmaps || !app.state().heatmaps->waiting(); }));
+    auto conn = remote->connection();
+    RunRequest big;
+    big.spec = ProblemSpec{1024, 1024, 1024, "tiled", 16, InputKind::Random, 1};
+    big.policy = MeasurePolicy::fixed(50);
+    const uint64_t id = conn->next_id();
+    auto run = conn->send({remote::encode(remote::RunMsg{big, false}, id)}, id);
+    now->store(now->load() + 12);
+    IM_CHECK(yield_until(
+        ctx,
+        [&] {
+          return status().find("engine silent for 12 s (link stalled?): " + command) != std::string::npos;
+        },
+        20));
+    // A frame comes (a Pong, its ping sent 42 ms ago by this clock): the round trip again, no silence.
+    conn->post(remote::encode(remote::PingMsg{(now->load() - 0.042) * 1000}, 0));
+    IM_CHECK(yield_until(
+        ctx, [&] { return status().find("engine 42 ms: " + command) != std::string::npos; }, 20));
+    IM_CHECK_EQ(status().find("silent"), std::string::npos);
+    IM_CHECK(!run->ready());
+    conn->post(remote::empty(remote::Type::Cancel, id));
+    IM_CHECK(yield_until(
+        ctx, [&] { return run->ready(); }, 60));
   };
   run_session(s);
   EXPECT_EQ(s.passed, 1);

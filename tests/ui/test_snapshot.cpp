@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/plots/colormap.hpp"
+#include "core/plots/heatmap.hpp"
 #include "test_util.hpp"
 
 using namespace ts;
@@ -445,12 +446,14 @@ struct Snap {
   nlohmann::json layout;
 };
 
-Snap snapshot(const std::string& args, const test::TempDir& dir) {
+// `engine`: where it runs (this machine's engine by default, or --engine COMMAND).
+Snap snapshot(const std::string& args, const test::TempDir& dir,
+              const std::string& engine = "--backend auto") {
   Snap s;
   const std::string png = dir.file("o.png"), layout = dir.file("o.json");
   std::filesystem::remove(png);
   std::filesystem::remove(layout);
-  auto r = test::run_cmd("env -u DISPLAY " + kBin + " snapshot --gl egl --backend auto --out " + png +
+  auto r = test::run_cmd("env -u DISPLAY " + kBin + " snapshot --gl egl " + engine + " --out " + png +
                          " --layout-json " + layout + " " + args);
   s.code = r.code;
   s.output = r.output;
@@ -496,6 +499,37 @@ TEST(Orientation, RampAndIdentityPixelsSitAtTheirRowsAndColumns) {
     EXPECT_LE(colour_distance(id.image, ia.pixel(i, i), viridis, ia, 1.0f), 2) << "diagonal at " << i;
     EXPECT_LE(colour_distance(id.image, ia.pixel(i, 19 - i), viridis, ia, 0.0f), 2)
         << "anti-diagonal at " << i;
+  }
+}
+
+// A remote engine's heatmaps are in the snapshot, whole: through link_sim (50 ms round trip, 20 Mbit/s) a
+// ramp of 512 x 512 is drawn coarse first (nothing is measured on the link yet), and the picture written
+// waits for the whole views, the right way up (A grows down the rows, B along the columns).
+TEST(Orientation, ARemoteEnginesHeatmapsAreInTheSnapshotWhole) {
+  test::TempDir dir;
+  Snap s = snapshot("--size 512 --input ramp --kernel tiled --tile 16 --width 1600 --height 1000", dir,
+                    std::string("--engine 'exec ") + LINK_SIM_BIN + " --rtt-ms 50 --mbit 20 -- " + kBin +
+                        " serve --backend cpu --quiet'");
+  if (s.code == 2 && s.output.find("EGL") != std::string::npos) GTEST_SKIP() << "no EGL device: " << s.output;
+  ASSERT_EQ(s.code, 0) << s.output;
+  for (const char* name : {"heatmap A", "heatmap B", "heatmap C = A B", "heatmap C - reference"}) {
+    SCOPED_TRACE(name);
+    const auto& h = s.layout["heatmaps"][name];
+    EXPECT_TRUE(h["drawn"].get<bool>());
+    EXPECT_FALSE(h["pending"].get<bool>());
+    EXPECT_FALSE(h["coarse"].get<bool>());
+  }
+  const auto& region = s.layout["heatmaps"]["heatmap A"]["region"];
+  const int w = region[4], h = region[5];
+  ASSERT_GT(int64_t(w) * h * 4, kCoarseFirstUnmeasuredBytes) << "a view the link asks coarse first";
+  const Map a = map_of(s.layout, "heatmap A"), b = map_of(s.layout, "heatmap B");
+  auto luma = [&](std::pair<int, int> px) {
+    const uint8_t* p = s.image.at(px.first, px.second);
+    return 0.2126 * p[0] + 0.7152 * p[1] + 0.0722 * p[2];
+  };
+  for (int64_t i = 0; i + 128 < 512; i += 128) {
+    EXPECT_LT(luma(a.pixel(i, 256)), luma(a.pixel(i + 128, 256))) << "A at row " << i;
+    EXPECT_LT(luma(b.pixel(256, i)), luma(b.pixel(256, i + 128))) << "B at column " << i;
   }
 }
 

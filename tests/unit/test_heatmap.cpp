@@ -470,6 +470,55 @@ TEST(HeatmapZoom, TileGridAppearsWhenATileSpansEnoughPixels) {
   EXPECT_FALSE(tile_grid_visible(PlotLimits{0, 256, 0, 256}, 400, 400, 16));
 }
 
+// [SECTION] A slow link's views: coarse first
+
+TEST(HeatmapCoarseFirst, AnUnmeasuredLinkAsksBigViewsCoarseFirst) {
+  const LodRegion view{0, 0, 512, 512, 400, 400};
+  EXPECT_EQ(view_bytes(view), 400 * 400 * 4);
+  EXPECT_TRUE(coarse_first(view_bytes(view), 0, 0));  // a fresh link: no rate, no round trip yet
+  EXPECT_TRUE(coarse_first(view_bytes(view), 0, 50));
+  EXPECT_TRUE(coarse_first(view_bytes(view), NAN, 50));  // a rate that is no figure counts as none
+  EXPECT_TRUE(coarse_first(view_bytes(view), -1, 50));
+  EXPECT_TRUE(coarse_first(view_bytes(view), INFINITY, 50));
+  EXPECT_FALSE(coarse_first(kCoarseFirstUnmeasuredBytes, 0, 0));  // up to the limit: whole at once
+  EXPECT_TRUE(coarse_first(kCoarseFirstUnmeasuredBytes + 1, 0, 0));
+  EXPECT_FALSE(coarse_first(view_bytes(LodRegion{0, 0, 64, 48, 48, 64}), 0, 0));  // a small matrix
+  EXPECT_FALSE(coarse_first(0, 0, 0));
+}
+
+TEST(HeatmapCoarseFirst, AMeasuredLinkAsksCoarseFirstWhenTheWholeViewWouldBeLongAndItPays) {
+  const int64_t view = 400 * 400 * 4;                // 640 kB
+  const double mbit = 1e6 / 8;                       // bytes a second in one Mbit/s
+  EXPECT_TRUE(coarse_first(view, 20 * mbit, 50));    // 0.256 s of transfer: coarse in 16 ms
+  EXPECT_FALSE(coarse_first(view, 100 * mbit, 50));  // 51 ms: whole at once
+  EXPECT_FALSE(coarse_first(view, 1e9, 0.1));        // a pipe on one machine
+  EXPECT_TRUE(coarse_first(1920 * 1080 * 4, 1 * mbit, 300));
+  // What the coarse view saves (15/16 of the transfer, 0.24 s here) against what it delays the whole one (a
+  // round trip and its own sixteenth): a long round trip makes it not worth it.
+  EXPECT_TRUE(coarse_first(view, 20 * mbit, 200));
+  EXPECT_FALSE(coarse_first(view, 20 * mbit, 250));
+  EXPECT_FALSE(coarse_first(view, 20 * mbit, 1000));
+  // The threshold is the transfer's: kCoarseFirstAfterS of it at the measured rate.
+  const double rate = 1e6;
+  EXPECT_FALSE(coarse_first(int64_t(kCoarseFirstAfterS * rate), rate, 0));
+  EXPECT_TRUE(coarse_first(int64_t(kCoarseFirstAfterS * rate) + 1000, rate, 0));
+}
+
+TEST(HeatmapCoarseFirst, TheCoarseRegionCoversTheSameElementsWithFewerValues) {
+  const LodRegion r{3, 5, 500, 300, 401, 250};
+  const LodRegion c = coarse_region(r);
+  EXPECT_EQ(c.row0, r.row0);
+  EXPECT_EQ(c.col0, r.col0);
+  EXPECT_EQ(c.rows, r.rows);
+  EXPECT_EQ(c.cols, r.cols);
+  EXPECT_EQ(c.w, 101);  // ceil(401 / 4)
+  EXPECT_EQ(c.h, 63);   // ceil(250 / 4)
+  EXPECT_TRUE(lod_region_fits(c, 503, 305));
+  EXPECT_EQ(coarse_region(LodRegion{0, 0, 7, 9, 1, 1}), (LodRegion{0, 0, 7, 9, 1, 1}));  // nothing fewer
+  EXPECT_EQ(coarse_region(LodRegion{0, 0, 7, 9, 9, 3}).w, 3);
+  EXPECT_EQ(coarse_region(LodRegion{0, 0, 7, 9, 9, 3}).h, 1);
+}
+
 // [SECTION] Colour maps
 
 TEST(Colormap, IndexBoundaries) {

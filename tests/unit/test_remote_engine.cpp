@@ -6,7 +6,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <cmath>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -432,4 +435,133 @@ TEST(RemoteEngine, AStalledLinkNeverHoldsUpTheCaller) {
   conn.reset();  // closes: the stuck write is abandoned, the link_sim killed
   EXPECT_TRUE(run->ready());
   EXPECT_THROW(run->take(), EngineLost);
+}
+
+namespace {
+
+// Time the test moves by hand: what a connection reads for its silences and rates.
+struct HandClock {
+  std::shared_ptr<std::atomic<double>> t = std::make_shared<std::atomic<double>>(1000.0);
+  LinkClock clock() const {
+    return [t = t] { return t->load(); };
+  }
+  void advance(double s) { t->store(t->load() + s); }
+};
+
+// The engine's Hello, in bytes on the link (the same for every `serve --backend cpu` of this build here).
+uint64_t engine_hello_bytes() {
+  ConnectOptions o;
+  o.ping_interval_s = 0;
+  return Connection::start(kServe, o)->bytes_in();
+}
+
+void wait_until(const std::function<bool()>& done) {
+  while (!done()) std::this_thread::yield();
+}
+
+}  // namespace
+
+// A link that stalls (link_sim stops carrying anything once the engine's Hello is through) is said to be
+// stalled once the engine has been silent for Link::kStalledAfterS while something is awaited, a ping
+// unanswered first, then a request too, in time counted by the test's own clock.
+TEST(RemoteEngine, ALinkSilentWhileAnswersAreAwaitedIsSaidToBeStalled) {
+  HandClock hand;
+  ConnectOptions o;
+  o.clock = hand.clock();
+  o.ping_interval_s = 3600;  // one ping, at once
+  auto conn = Connection::start(std::string("exec ") + LINK_SIM_BIN + " --rtt-ms 10 --stall-after-bytes " +
+                                    std::to_string(engine_hello_bytes()) + " -- " + kBin +
+                                    " serve --backend cpu --quiet",
+                                o);
+  RemoteBackend remote(conn);
+  wait_until([&] { return conn->bytes_out() > 0; });  // the ping went into the link
+  Backend::Link l = remote.link();
+  EXPECT_EQ(l.silent_s, 0);
+  EXPECT_FALSE(l.stalled);
+  hand.advance(Backend::Link::kStalledAfterS - 1);
+  l = remote.link();
+  EXPECT_EQ(l.silent_s, Backend::Link::kStalledAfterS - 1);
+  EXPECT_FALSE(l.stalled);
+  hand.advance(2);
+  l = remote.link();
+  EXPECT_EQ(l.silent_s, Backend::Link::kStalledAfterS + 1);
+  EXPECT_TRUE(l.stalled);
+  EXPECT_TRUE(l.connected);  // stalled is not lost: nothing says the link dropped
+  // A request asked meanwhile does not start the silence again; it is not answered either.
+  const uint64_t id = conn->next_id();
+  auto asked = conn->send({encode(LaunchInfoMsg{small_request().spec}, id)}, id);
+  hand.advance(7);
+  l = remote.link();
+  EXPECT_EQ(l.silent_s, Backend::Link::kStalledAfterS + 8);
+  EXPECT_TRUE(l.stalled);
+  EXPECT_FALSE(asked->ready());
+  conn->close("the test gave up on the link");
+  l = remote.link();
+  EXPECT_FALSE(l.connected);
+  EXPECT_FALSE(l.stalled);  // lost is said instead
+  EXPECT_EQ(l.silent_s, 0);
+}
+
+// A link that moves again is no longer said to be stalled: the engine busy with a run the test does not let
+// anything else answer for (no pinger) is silent for longer than kStalledAfterS, then a Pong comes (a frame
+// moving the link) and the silence starts from there; nothing awaited, nothing is silent.
+TEST(RemoteEngine, TheStalledSayingClearsWhenFramesComeAgain) {
+  HandClock hand;
+  ConnectOptions o;
+  o.clock = hand.clock();
+  o.ping_interval_s = 0;
+  auto conn = Connection::start(kServe, o);
+  RemoteBackend remote(conn);
+  hand.advance(100);
+  EXPECT_EQ(remote.link().silent_s, 0);  // nothing awaited: a quiet link is no silent one
+  RunRequest big;
+  big.spec = ProblemSpec{1024, 1024, 1024, "tiled", 16, InputKind::Random, 1};
+  big.policy = MeasurePolicy::fixed(50);
+  const uint64_t id = conn->next_id();
+  auto run = conn->send({encode(RunMsg{big, false}, id)}, id);
+  hand.advance(Backend::Link::kStalledAfterS + 5);
+  EXPECT_TRUE(remote.link().stalled);
+  EXPECT_EQ(remote.link().silent_s, Backend::Link::kStalledAfterS + 5);
+  const uint64_t in = conn->bytes_in();
+  conn->post(encode(PingMsg{hand.t->load() * 1000}, 0));
+  wait_until([&] { return conn->bytes_in() > in; });  // its Pong
+  Backend::Link l = remote.link();
+  EXPECT_FALSE(l.stalled);
+  EXPECT_EQ(l.silent_s, 0);
+  hand.advance(2);
+  l = remote.link();
+  EXPECT_FALSE(l.stalled);
+  EXPECT_EQ(l.silent_s, 2);  // the run is still awaited
+  EXPECT_FALSE(run->ready());
+  conn->post(empty(Type::Cancel, id));
+  EXPECT_EQ(run->wait().back().type, Type::Error);
+  hand.advance(60);
+  EXPECT_EQ(remote.link().silent_s, 0);
+  EXPECT_FALSE(remote.link().stalled);
+}
+
+// The rate the link carries is measured on long frames, from their header to their last piece, in the
+// connection's time: a clock that ticks a millisecond each time it is read gives a frame of P payload bytes
+// read in ceil(P / kReadPieceBytes) pieces a rate of P / (pieces x 1 ms).
+TEST(RemoteEngine, TheLinkRateIsMeasuredOnLongFramesInTheConnectionsTime) {
+  auto ticks = std::make_shared<std::atomic<int64_t>>(0);
+  ConnectOptions o;
+  o.clock = [ticks] { return double(ticks->fetch_add(1)) * 1e-3; };
+  o.ping_interval_s = 0;
+  RemoteBackend remote(Connection::start(kServe, o));
+  RunRequest req;
+  req.spec = ProblemSpec{1024, 1024, 8, "tiled", 8, InputKind::Random, 3};
+  req.keep_store = true;
+  req.policy = MeasurePolicy::fixed(1);
+  const RunResult r = remote.run(req, CancelToken());
+  ASSERT_TRUE(r.store);
+  ASSERT_EQ(remote.link().bytes_per_s, 0) << "no long frame yet";
+  const uint64_t before = remote.connection()->bytes_in();
+  std::vector<float> v(1024 * 1024);
+  r.store->reduce(MatrixId::C, LodRegion{0, 0, 1024, 1024, 1024, 1024}, Reduce::Mean, v.data());
+  const double payload = double(remote.connection()->bytes_in() - before - kHeaderBytes);
+  ASSERT_GE(payload, double(Connection::kRateFrameBytes)) << "random values do not compress much";
+  const double pieces = std::ceil(payload / double(kReadPieceBytes));
+  const double want = payload / (pieces * 1e-3);
+  EXPECT_NEAR(remote.link().bytes_per_s, want, want * 1e-9);
 }

@@ -465,6 +465,7 @@ class MatricesPanel final : public Panel {
       rep.shown_hi = pic.shown.hi;
       rep.drawn = pic.ok;
       rep.pending = pic.pending;
+      rep.coarse = pic.ok && pic.coarse;
       rep.region = pic.region;
       ImPlot::EndPlot();
     }

@@ -51,7 +51,20 @@ void draw_status_bar(AppState& s, FrameReport& out) {
       if (l.remote) {
         ImGui::TextDisabled("|");
         std::string text;
-        if (l.connected) {
+        if (l.connected &&
+            l.stalled) {  // nothing moves, though answers are awaited: a hung ssh, a dead network
+          char silent[32];
+          std::snprintf(silent, sizeof silent, "%.0f s", l.silent_s);
+          text = std::string("engine silent for ") + silent + " (link stalled?): " + l.command;
+          text_fit(text, &pal.warn,
+                   std::min(ImGui::GetFontSize() * 24, ImGui::GetContentRegionAvail().x * 0.4f));
+          if (ImGui::IsItemHovered())
+            ImGui::SetTooltip(
+                "nothing has come from the engine for %s while answers are awaited: the link (ssh, the "
+                "network) may be stalled\nthe window goes on; what was asked comes when the link moves "
+                "again, and a link that drops is said to be lost, with Reconnect",
+                silent);
+        } else if (l.connected) {
           char rtt[32];
           if (l.rtt_ms <= 0)
             std::snprintf(rtt, sizeof rtt, "...");

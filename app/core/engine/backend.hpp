@@ -246,6 +246,14 @@ class Backend {
     double rtt_ms = 0;  // the last round trip (0: not measured yet)
     uint64_t bytes_in = 0, bytes_out = 0;
     std::string engine_version;  // the engine's TileScope version and commit
+    // A link can stall without dropping (a hung ssh, a network that stopped carrying): then nothing comes,
+    // however long. silent_s: seconds since the engine last sent a byte (or the link last took one of a
+    // matrix going up) while something is awaited (a request in flight or a ping unanswered); 0 while nothing
+    // is. stalled once that reaches kStalledAfterS; it clears when bytes move again.
+    static constexpr double kStalledAfterS = 5;  // a healthy link answers the 1 s pings well within it
+    double silent_s = 0;
+    bool stalled = false;
+    double bytes_per_s = 0;  // the rate the engine's long frames arrived at lately (0: not measured yet)
   };
   virtual Link link() const { return {}; }
   // A remote engine: starts the engine command again after the link was lost (the kernels and device of the

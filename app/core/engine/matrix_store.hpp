@@ -39,6 +39,13 @@ class PendingElement {
   virtual float take() = 0;  // once ready; throws what failed
 };
 
+// What the link to a remote store has measured (0: not yet): the bytes a second its long answers arrived at
+// and the round trip. A heatmap decides from them whether a view comes coarse first (coarse_first()).
+struct LinkFigures {
+  double bytes_per_s = 0;
+  double rtt_ms = 0;
+};
+
 class MatrixStore {
  public:
   virtual ~MatrixStore() = default;
@@ -80,6 +87,8 @@ class MatrixStore {
     (void)id, (void)row, (void)col;
     return nullptr;
   }
+  // A remote store: its link as measured so far ({} elsewhere).
+  virtual LinkFigures link_figures() const { return {}; }
 };
 
 // A store over host matrices (the CPU backend). error = c - ref.

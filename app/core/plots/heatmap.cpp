@@ -136,6 +136,23 @@ bool tile_grid_visible(const PlotLimits& lim, int px_w, int px_h, int tile, doub
   return pixels_per_element(lim, px_w) * tile >= min_px && pixels_per_element_y(lim, px_h) * tile >= min_px;
 }
 
+bool coarse_first(int64_t full_bytes, double link_bytes_per_s, double rtt_ms) {
+  if (full_bytes <= 0) return false;
+  if (!std::isfinite(link_bytes_per_s) || link_bytes_per_s <= 0)
+    return full_bytes > kCoarseFirstUnmeasuredBytes;
+  const double full_s = double(full_bytes) / link_bytes_per_s;
+  const double coarse_s = full_s / double(kCoarseFactor * kCoarseFactor);
+  const double rtt_s = std::isfinite(rtt_ms) ? std::max(0.0, rtt_ms) / 1000 : 0;
+  return full_s > kCoarseFirstAfterS && full_s - coarse_s > rtt_s + coarse_s;
+}
+
+LodRegion coarse_region(const LodRegion& r) {
+  LodRegion c = r;
+  c.w = std::max(1, (r.w + kCoarseFactor - 1) / kCoarseFactor);
+  c.h = std::max(1, (r.h + kCoarseFactor - 1) / kCoarseFactor);
+  return c;
+}
+
 ValueRange range_from_keys(const unsigned keys[2]) {
   if (keys[0] > keys[1]) return {};  // no finite value
   auto to_float = [](unsigned k) {

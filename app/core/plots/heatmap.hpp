@@ -95,6 +95,31 @@ double pixels_per_element_y(const PlotLimits& lim, int px_h);
 // matrix of 16-tiles in a laptop's 150-pixel map), one every 32 px or more as cells around it.
 bool tile_grid_visible(const PlotLimits& lim, int px_w, int px_h, int tile, double min_px = 32.0);
 
+// [SECTION] A remote engine's views over a slow link degrade to coarser views first, never to a frozen
+// window: a view whose whole answer would keep the person waiting is asked coarse first (kCoarseFactor times
+// fewer values each way, a sixteenth of the bytes), drawn stretched over the same elements at once, and the
+// whole view is asked when it has come and replaces it.
+inline constexpr int kCoarseFactor = 4;
+// A whole view whose values take longer than this to cross the link comes coarse first.
+inline constexpr double kCoarseFirstAfterS = 0.25;
+// A link with no rate measured yet: a view of more bytes than this comes coarse first (128 x 128 values, a
+// quarter of a second at 2 Mbit/s; on a fast link the coarse view costs a round trip more for the whole one).
+inline constexpr int64_t kCoarseFirstUnmeasuredBytes = 64 << 10;
+
+// The bytes of a view's values as they leave the engine, at most (4 a value; compressed, often fewer).
+inline int64_t view_bytes(const LodRegion& r) {
+  return int64_t(r.w) * int64_t(r.h) * int64_t(sizeof(float));
+}
+// Whether a view of `full_bytes` comes coarse first over a link measured at `link_bytes_per_s` (0 or not
+// finite: not measured yet) with a round trip of `rtt_ms`. The coarse view comes sooner by most of the whole
+// view's transfer; the whole view, asked once the coarse one is in, comes a round trip and the coarse
+// transfer later than it would have. So: coarse first when the whole transfer is over kCoarseFirstAfterS and
+// what the coarse view saves is more than what it delays; on an unmeasured link, when the view is over
+// kCoarseFirstUnmeasuredBytes. Pure: the same figures give the same answer.
+bool coarse_first(int64_t full_bytes, double link_bytes_per_s, double rtt_ms);
+// The same elements as `r` at kCoarseFactor times fewer values each way (at least 1 each way).
+LodRegion coarse_region(const LodRegion& r);
+
 // Axis ticks of a map: the smallest step of 1, 2, 5, 10, 20, 50 ... that labels `span` units in at most
 // max_ticks ticks (1 when span <= 0 or max_ticks < 1 leaves nothing to choose).
 double tick_step(double span, double max_ticks);

@@ -1,5 +1,6 @@
 #include "core/remote/protocol.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -832,19 +833,25 @@ bool write_frame(int fd, const Frame& f) {
   return wire::write_bytes(fd, frame_bytes(f));
 }
 
-wire::ReadStatus read_frame(int fd, Frame* out, int timeout_ms) {
+wire::ReadStatus read_frame(int fd, Frame* out, int timeout_ms, const std::function<void(size_t)>& arrived) {
   std::string head(kHeaderBytes, '\0');
   // A started frame must finish within 30 s: a slow link carries 64 MiB in that time at 20 Mbit/s.
   const wire::ReadExact g = wire::read_exact(fd, head.data(), kHeaderBytes, timeout_ms, 30000);
   if (g == wire::ReadExact::Eof) return wire::ReadStatus::Eof;
   if (g == wire::ReadExact::Timeout) return wire::ReadStatus::Timeout;
   const Header h = read_header(head);
+  if (arrived) arrived(kHeaderBytes);
   out->type = h.type;
   out->id = h.id;
   out->version = h.version;
   out->payload.assign(h.len, '\0');
-  if (h.len > 0 && wire::read_exact(fd, out->payload.data(), h.len, 30000, 30000) != wire::ReadExact::All)
-    throw ProtocolError("the other side closed the connection mid-message");
+  for (size_t at = 0; at < h.len;) {
+    const size_t n = std::min<size_t>(kReadPieceBytes, h.len - at);
+    if (wire::read_exact(fd, out->payload.data() + at, n, 30000, 30000) != wire::ReadExact::All)
+      throw ProtocolError("the other side closed the connection mid-message");
+    at += n;
+    if (arrived) arrived(n);
+  }
   return wire::ReadStatus::Ok;
 }
 

@@ -21,6 +21,7 @@
 // tests share it.
 #include <csignal>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -339,7 +340,11 @@ class NoSigpipe {
   bool m_was_pending = false;
 };
 // Reads a whole frame, waiting at most timeout_ms for its first byte (-1: forever); the rest of a started
-// frame must follow within 30 s (a slow link carries 64 MiB in that time at 20 Mbit/s). Throws ProtocolError.
-wire::ReadStatus read_frame(int fd, Frame* out, int timeout_ms);
+// frame must follow within 30 s (a slow link carries 64 MiB in that time at 20 Mbit/s). `arrived`, when
+// given, is told the bytes as they come (the header, then the payload in pieces of at most kReadPieceBytes),
+// so a reader sees a long frame moving. Throws ProtocolError.
+inline constexpr size_t kReadPieceBytes = 64 << 10;
+wire::ReadStatus read_frame(int fd, Frame* out, int timeout_ms,
+                            const std::function<void(size_t bytes)>& arrived = {});
 
 }  // namespace ts::remote

@@ -1,5 +1,6 @@
 #include "core/remote/remote_backend.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -15,11 +16,18 @@
 
 namespace ts::remote {
 
+double steady_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
 namespace {
 
-double now_ms() {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+// A request whose frames carry a matrix (or anything long): it waits behind the small ones of others, and the
+// link taking its bytes counts as the link moving.
+bool bulky(const std::vector<Frame>& frames) {
+  for (const Frame& f : frames)
+    if (f.type == Type::MatrixPart || f.payload.size() > (64u << 10)) return true;
+  return false;
 }
 
 }  // namespace
@@ -89,6 +97,8 @@ std::shared_ptr<Connection> Connection::start(const std::string& command, const 
     throw EngineStartError(std::string("cannot make pipes for the engine: ") + std::strerror(errno));
   std::shared_ptr<Connection> c(new Connection());
   c->m_command = command;
+  if (o.clock) c->m_clock = o.clock;
+  c->m_moved_s = c->now_s();
   SpawnSpec spec;
   spec.argv = {"/bin/sh", "-c", command};
   spec.moves = {{in[0], 0}, {out[1], 1}, {err[1], 2}};
@@ -199,8 +209,7 @@ void Connection::close(const std::string& why) {
 }
 
 void Connection::enqueue(std::vector<Frame> frames) {
-  bool bulk = false;
-  for (const Frame& f : frames) bulk = bulk || f.type == Type::MatrixPart || f.payload.size() > (64u << 10);
+  const bool bulk = bulky(frames);
   {
     std::lock_guard<std::mutex> lk(m_queue_mu);
     if (m_closing) return;
@@ -211,13 +220,15 @@ void Connection::enqueue(std::vector<Frame> frames) {
 
 namespace {
 // Writes all of `bytes` to a non-blocking `fd`, waiting for room with poll; false when the other side is gone
-// or `wake` became readable (the connection closes).
-bool write_all(int fd, const std::string& bytes, int wake) {
+// or `wake` became readable (the connection closes). `took`, when given, is called after every write the
+// link took.
+bool write_all(int fd, const std::string& bytes, int wake, const std::function<void()>& took) {
   size_t off = 0;
   while (off < bytes.size()) {
     const ssize_t n = ::write(fd, bytes.data() + off, bytes.size() - off);
     if (n > 0) {
       off += size_t(n);
+      if (took) took();
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
@@ -245,8 +256,12 @@ void Connection::writer() {
     bool ok = true;
     {
       const NoSigpipe guard;
+      // A matrix going up keeps the engine quiet until it is all there (its pings wait behind it): the link
+      // taking its bytes is the link moving. (Small frames are not: a stalled link's buffers take those.)
+      std::function<void()> took;
+      if (bulky(frames)) took = [this] { moved(); };
       for (const Frame& f : frames) {
-        ok = write_all(m_to, frame_bytes(f), m_wake[0]);
+        ok = write_all(m_to, frame_bytes(f), m_wake[0], took);
         if (!ok) break;
         m_bytes_out += kHeaderBytes + f.payload.size();
       }
@@ -287,6 +302,19 @@ std::string Connection::lost() const {
   return m_lost;
 }
 
+void Connection::moved() {
+  const double t = now_s();
+  std::lock_guard<std::mutex> lk(m_mu);
+  m_moved_s = t;
+}
+
+double Connection::silent_s() const {
+  const double t = now_s();
+  std::lock_guard<std::mutex> lk(m_mu);
+  if (m_lost_flag.load() || (m_pending.empty() && m_pings_unanswered == 0)) return 0;
+  return std::max(0.0, t - m_moved_s);
+}
+
 Backend::Incidents Connection::incidents() const {
   std::lock_guard<std::mutex> lk(m_mu);
   return m_incidents;
@@ -304,9 +332,11 @@ std::shared_ptr<Pending> Connection::send(std::vector<Frame> frames, uint64_t id
   p->m_cancel = [self, id] {
     if (auto c = self.lock()) c->post(empty(Type::Cancel, id));
   };
+  const double t = now_s();
   {
     std::lock_guard<std::mutex> lk(m_mu);
     if (m_lost_flag.load()) throw EngineLost(m_lost);
+    if (m_pending.empty() && m_pings_unanswered == 0) m_moved_s = t;  // silence counts from now
     m_pending[id] = p;
   }
   enqueue(std::move(frames));
@@ -323,20 +353,37 @@ void Connection::post(const Frame& f) {
 
 void Connection::reader() {
   std::string why;
+  // Every piece of a frame is the link moving; a long frame's pieces, from its header to its end, give the
+  // rate the link carries.
+  double first_s = 0, last_s = 0;
+  bool started = false;
+  const auto arrived = [&](size_t) {
+    last_s = now_s();
+    if (!started) first_s = last_s;
+    started = true;
+    std::lock_guard<std::mutex> lk(m_mu);
+    m_moved_s = last_s;
+  };
   try {
     for (;;) {
       Frame f;
-      const auto st = read_frame(m_from, &f, -1);
+      started = false;
+      const auto st = read_frame(m_from, &f, -1, arrived);
       if (st != wire::ReadStatus::Ok) {
         why = "the engine closed the connection";
         break;
       }
       m_bytes_in += kHeaderBytes + f.payload.size();
+      if (f.payload.size() >= kRateFrameBytes && last_s > first_s) {
+        const double rate = double(f.payload.size()) / (last_s - first_s), was = m_bytes_per_s.load();
+        m_bytes_per_s.store(was > 0 ? 0.5 * was + 0.5 * rate : rate);
+      }
       if (f.type == Type::Pong) {
         const PongMsg p = decode<PongMsg>(f);
-        m_rtt_ms.store(now_ms() - p.sent);
+        m_rtt_ms.store(now_s() * 1000 - p.sent);
         std::lock_guard<std::mutex> lk(m_mu);
         m_incidents = {p.incidents, p.latest_incident};
+        if (m_pings_unanswered > 0) --m_pings_unanswered;
         continue;
       }
       std::shared_ptr<Pending> p;
@@ -349,16 +396,16 @@ void Connection::reader() {
       const uint64_t id = f.id;
       bool done = f.type != Type::MatrixPart;
       if (!done && p->m_copy) done = decode<MatrixPartMsg>(f).last();
+      if (done) {  // no longer awaited once whoever asked can see its answer
+        std::lock_guard<std::mutex> lk(m_mu);
+        m_pending.erase(id);
+      }
       {
         std::lock_guard<std::mutex> lk(p->m_mu);
         p->m_frames.push_back(std::move(f));
         p->m_done = done;
       }
-      if (done) {
-        p->m_cv.notify_all();
-        std::lock_guard<std::mutex> lk(m_mu);
-        m_pending.erase(id);
-      }
+      if (done) p->m_cv.notify_all();
     }
   } catch (const std::exception& e) {
     why = std::string("the engine sent a malformed message: ") + e.what();
@@ -394,7 +441,13 @@ void Connection::pinger(double interval_s) {
   std::unique_lock<std::mutex> lk(m_stop_mu);
   while (!m_stop) {
     lk.unlock();
-    post(encode(PingMsg{now_ms()}, 0));
+    const double t = now_s();
+    {
+      std::lock_guard<std::mutex> g(m_mu);
+      if (m_pending.empty() && m_pings_unanswered == 0) m_moved_s = t;  // silence counts from now
+      ++m_pings_unanswered;
+    }
+    post(encode(PingMsg{t * 1000}, 0));
     lk.lock();
     m_stop_cv.wait_for(lk, std::chrono::duration<double>(interval_s), [this] { return m_stop; });
   }
@@ -601,6 +654,9 @@ Backend::Link RemoteBackend::link() const {
   l.connected = c->alive();
   l.lost = c->lost();
   l.rtt_ms = c->rtt_ms();
+  l.silent_s = c->silent_s();
+  l.stalled = l.silent_s >= Link::kStalledAfterS;
+  l.bytes_per_s = c->bytes_per_s();
   l.bytes_in = c->bytes_in();
   l.bytes_out = c->bytes_out();
   l.engine_version = c->engine_version();

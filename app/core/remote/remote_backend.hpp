@@ -70,9 +70,15 @@ class Pending {
   std::function<void()> m_cancel;
 };
 
+// Where a connection reads the time, in seconds of a clock that never goes back: its round trips, how long
+// the link has been silent, the rate frames arrive at. Tests give their own to count time instead of waiting.
+using LinkClock = std::function<double()>;
+double steady_seconds();  // the default: std::chrono::steady_clock
+
 struct ConnectOptions {
   double hello_timeout_s = 120;  // ssh may ask for a host key or a password on the terminal first
-  double ping_interval_s = 1;    // the round trip shown in the status bar, and a dead link noticed
+  double ping_interval_s = 1;    // the round trip shown in the status bar, and a dead link noticed (0: none)
+  LinkClock clock;               // empty: steady_seconds (the ping interval is always real time)
 };
 
 // One engine process and the frames to and from it. Thread-safe.
@@ -98,6 +104,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool alive() const { return !m_lost_flag.load(); }
   std::string lost() const;                          // why the link is gone (empty while alive)
   double rtt_ms() const { return m_rtt_ms.load(); }  // the last ping's round trip (0: none yet)
+  // Seconds since the link last moved (a byte from the engine, or a byte of a matrix going up taken by the
+  // link) while an answer is awaited (a request in flight, a ping unanswered); 0 while none is, or once lost.
+  double silent_s() const;
+  // Bytes a second the engine's long frames (kRateFrameBytes or more) arrived at, smoothed over the last few
+  // (0: none yet).
+  double bytes_per_s() const { return m_bytes_per_s.load(); }
+  static constexpr size_t kRateFrameBytes = 64 << 10;
   Backend::Incidents incidents() const;
   std::string stderr_tail() const;
   uint64_t bytes_in() const { return m_bytes_in.load(); }
@@ -108,6 +121,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
  private:
   Connection() = default;
+  double now_s() const { return m_clock(); }
+  void moved();  // the link moved a byte: silent_s() starts again
   void reader();
   void writer();
   void pinger(double interval_s);
@@ -130,6 +145,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   Backend::Incidents m_incidents;
   std::string m_stderr;
   std::atomic<double> m_rtt_ms{0};
+  LinkClock m_clock = steady_seconds;
+  // When the link last moved, or when something began to be awaited after nothing was (m_mu).
+  double m_moved_s = 0;
+  int m_pings_unanswered = 0;  // the pinger's (m_mu)
+  std::atomic<double> m_bytes_per_s{0};
   std::atomic<uint64_t> m_bytes_in{0}, m_bytes_out{0};
   std::thread m_reader, m_err_reader, m_pinger, m_writer;
   std::mutex m_queue_mu;
@@ -152,6 +172,7 @@ class RemoteStore : public MatrixStore {
   int64_t rows(MatrixId id) const override { return m_shape.dims[int(id)][0]; }
   int64_t cols(MatrixId id) const override { return m_shape.dims[int(id)][1]; }
   ValueRange reduce(MatrixId id, const LodRegion& r, Reduce mode, float* out) const override;
+  LinkFigures link_figures() const override { return {m_conn->bytes_per_s(), m_conn->rtt_ms()}; }
   float element(MatrixId id, int64_t row, int64_t col) const override;
   HostMatrix copy(MatrixId id) const override;
   bool remote() const override { return true; }
