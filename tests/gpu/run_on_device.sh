@@ -11,6 +11,7 @@ export LD_LIBRARY_PATH="$build/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
 ts="$build/app/tilescope"
 # A person's kernel runs in the same binary started as a worker; the GPU tests find it and the examples here.
 export TILESCOPE_TEST_BIN="$ts" TILESCOPE_WORKER="$ts"
+export TILESCOPE_LINK_SIM="$build/tests/tools/link_sim"  # the simulated link, for the remote engine's snapshot
 export TILESCOPE_EXAMPLES="${TILESCOPE_EXAMPLES:-$(cd "$(dirname "$0")/../.." && pwd)/examples/kernels}"
 
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv > "$out/device.txt" 2>&1

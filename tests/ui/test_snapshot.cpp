@@ -28,6 +28,9 @@ namespace {
 // The binary under test: the build's, or TILESCOPE_TEST_BIN (a build folder copied to a GPU machine).
 const std::string kBin =
     std::getenv("TILESCOPE_TEST_BIN") ? std::getenv("TILESCOPE_TEST_BIN") : TILESCOPE_BIN;
+// The simulated link (tests/tools/link_sim): the build's, or TILESCOPE_LINK_SIM (beside it on a GPU machine).
+const std::string kLinkSim =
+    std::getenv("TILESCOPE_LINK_SIM") ? std::getenv("TILESCOPE_LINK_SIM") : LINK_SIM_BIN;
 
 struct Image {
   int w = 0, h = 0;
@@ -508,7 +511,7 @@ TEST(Orientation, RampAndIdentityPixelsSitAtTheirRowsAndColumns) {
 TEST(Orientation, ARemoteEnginesHeatmapsAreInTheSnapshotWhole) {
   test::TempDir dir;
   Snap s = snapshot("--size 512 --input ramp --kernel tiled --tile 16 --width 1600 --height 1000", dir,
-                    std::string("--engine 'exec ") + LINK_SIM_BIN + " --rtt-ms 50 --mbit 20 -- " + kBin +
+                    std::string("--engine 'exec ") + kLinkSim + " --rtt-ms 50 --mbit 20 -- " + kBin +
                         " serve --backend cpu --quiet'");
   if (s.code == 2 && s.output.find("EGL") != std::string::npos) GTEST_SKIP() << "no EGL device: " << s.output;
   ASSERT_EQ(s.code, 0) << s.output;
@@ -711,8 +714,8 @@ TEST(Snapshot, ThroughAnEngineShowsTheEnginesMatricesElementByElement) {
 // engine, and the round trip it measured is at least the link's (a lower bound that holds on any machine).
 // Without the link, the Markdown report says the same in its lines.
 TEST(BenchHeatmap, ThroughAnEngineReportsTheEngineAndItsLink) {
-  const std::string engine = "exec " + std::string(LINK_SIM_BIN) + " --rtt-ms 40 --mbit 0 -- " + kBin +
-                             " serve --backend cpu --quiet";
+  const std::string engine =
+      "exec " + kLinkSim + " --rtt-ms 40 --mbit 0 -- " + kBin + " serve --backend cpu --quiet";
   auto r = test::run_cmd(kBin +
                          " bench heatmap --size 96 --view 64 --repeats 2 --frame-seconds 0 --format json "
                          "--engine '" +
