@@ -249,10 +249,11 @@ void App::frame() {
 }
 
 void App::report_jobs() {
-  bool sweeping = false;
-  for (uint64_t id : m_sweeping)
-    if (Engine* e = engine(id)) sweeping = sweeping || e->sweep->running();
-  m_state.jobs = m_jobs.report({{kJobRun, current_engine().queue->busy()}, {kJobSweep, sweeping}});
+  // The sweep as AppState::sweep_progress last read it (pump_measurements), so the jobs and the progress
+  // never disagree within a frame: a sweep that ended between two reads is not "not sweeping" while its
+  // progress still says running, nor done before its last points are in the session.
+  m_state.jobs = m_jobs.report(
+      {{kJobRun, current_engine().queue->busy()}, {kJobSweep, m_state.sweep_progress.running()}});
 }
 
 // [SECTION] Files: A and B from .npy (File > Open), C to .npy (File > Save). The reading and writing run in
@@ -666,9 +667,9 @@ void App::start_points(std::vector<ProblemSpec> points, const MeasurePolicy& pol
   e.sweep->start(std::move(points), policy, base);
   m_sweeping = {e.id};
   m_sweep_into = 0;
-  report_jobs();
   m_sweep_state = SweepProgress::State::Running;
   m_state.sweep_progress = e.sweep->progress();
+  report_jobs();
 }
 
 // The plan on several engines at once: each engine measures every point under its own device's policy
@@ -720,8 +721,9 @@ void App::start_everywhere(std::vector<ProblemSpec> points, SweepWhere where, bo
     m_sweep_into = 0;
     *what = "on every connected device (" + std::to_string(on.size()) + ")";
   }
-  report_jobs();
   m_sweep_state = SweepProgress::State::Running;
+  m_state.sweep_progress = sweep_progress();
+  report_jobs();
 }
 
 SweepProgress App::sweep_progress() const {
@@ -791,6 +793,9 @@ void App::handle_sweep() {
 
 void App::pump_measurements() {
   AppState& s = m_state;
+  // Where the sweep stands first, then its finished points: a runner reports done only after its last point
+  // is in take_finished(), so a progress that says done comes with every point in the session.
+  const SweepProgress p = sweep_progress();
   Engine* into = engine(m_sweep_into);
   for (uint64_t id : m_sweeping) {
     Engine* e = engine(id);
@@ -805,7 +810,6 @@ void App::pump_measurements() {
                                      (m_sweeping.size() > 1 ? " on " + e->name : "") + ": " + p.error);
     }
   }
-  const SweepProgress p = sweep_progress();
   if (!(p.state == SweepProgress::State::Idle && s.sweep_progress.state == SweepProgress::State::Refused))
     s.sweep_progress = p;
   report_jobs();
