@@ -553,25 +553,28 @@ void SweepRunner::shared_loop(std::shared_ptr<SharedPlan> plan, MeasurePolicy po
   try {
     run_shared_sweep(
         *m_backend, *plan, policy, token,
-        [&](const SweepPointResult& p, int done, int) {
-          std::lock_guard<std::mutex> lock(m_mu);
-          m_progress.done = done;
-          if (!p.result) ++m_progress.failed;
-          m_progress.in_flight.reset();
-          m_times.push_back({p.wall_s, p.result.has_value()});
-          m_finished.push_back(p);
-        },
-        [&](size_t i) {
-          std::lock_guard<std::mutex> lock(m_mu);
-          m_points.push_back(plan->points()[i]);
-          m_progress.in_flight = plan->points()[i];
-          m_point_started = now_s();
-        },
-        base);
+        [&](const SweepPointResult& p, int done, int) { point_finished(p, done); },
+        [&](size_t i) { point_started(plan->points()[i], true); }, base);
   } catch (const std::exception& e) {  // a refusal before anything was measured
     refused = e.what();
   }
   finish(token.cancelled(), refused);
+}
+
+void SweepRunner::point_started(const ProblemSpec& p, bool taken) {
+  std::lock_guard<std::mutex> lock(m_mu);
+  if (taken) m_points.push_back(p);  // a shared plan: the points this runner took, in order
+  m_progress.in_flight = p;
+  m_point_started = now_s();
+}
+
+void SweepRunner::point_finished(const SweepPointResult& p, int done) {
+  std::lock_guard<std::mutex> lock(m_mu);
+  m_progress.done = done;
+  if (!p.result) ++m_progress.failed;
+  m_progress.in_flight.reset();
+  m_times.push_back({p.wall_s, p.result.has_value()});
+  m_finished.push_back(p);
 }
 
 void SweepRunner::finish(bool cancelled, const std::string& refused) {
@@ -597,20 +600,8 @@ void SweepRunner::loop(std::vector<ProblemSpec> points, MeasurePolicy policy, Ru
   try {
     run_sweep(
         *m_backend, points, policy, token,
-        [&](const SweepPointResult& p, int done, int) {
-          std::lock_guard<std::mutex> lock(m_mu);
-          m_progress.done = done;
-          if (!p.result) ++m_progress.failed;
-          m_progress.in_flight.reset();
-          m_times.push_back({p.wall_s, p.result.has_value()});
-          m_finished.push_back(p);
-        },
-        [&](size_t i) {
-          std::lock_guard<std::mutex> lock(m_mu);
-          m_progress.in_flight = points[i];
-          m_point_started = now_s();
-        },
-        base);
+        [&](const SweepPointResult& p, int done, int) { point_finished(p, done); },
+        [&](size_t i) { point_started(points[i], false); }, base);
   } catch (const std::exception& e) {  // a refusal before anything was measured
     refused = e.what();
   }

@@ -245,6 +245,9 @@ class SweepRunner {
   void shared_loop(std::shared_ptr<SharedPlan> plan, MeasurePolicy policy, RunRequest base,
                    CancelToken token);
   void finish(bool cancelled, const std::string& refused);  // the state at the end of either loop
+  // Either loop's progress as a point starts (`taken`: from a shared plan) and finishes.
+  void point_started(const ProblemSpec& p, bool taken);
+  void point_finished(const SweepPointResult& p, int done);
 
   std::shared_ptr<Backend> m_backend;
   mutable std::mutex m_mu;
