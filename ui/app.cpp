@@ -17,6 +17,7 @@
 #include "gfx/gl_check.hpp"
 #include "ui/gl_health.hpp"
 #include "gfx/heatmap_set.hpp"
+#include "ui/panels/algorithm_overlays.hpp"
 #include "ui/panels/menu_bar.hpp"
 #include "core/io/npy.hpp"
 #include "ui/plots/plots.hpp"
@@ -224,6 +225,7 @@ void App::frame() {
   s.now = ImGui::GetTime();
   check_gl();
   handle_shortcuts();
+  advance_algorithm_views();
   draw_menu_bar(s, m_panels);
   draw_status_bar(s, m_report);
   if (s.asked.take<rq::ResetLayout>()) {
@@ -246,6 +248,15 @@ void App::frame() {
   if (!had_kernel && !s.user.id.empty()) ImGui::SetWindowFocus("Your kernel");
   maybe_submit();
   report_jobs();
+}
+
+// The replay and the k steps move on while they play, once a frame, by the frame's time.
+void App::advance_algorithm_views() {
+  AppState& s = m_state;
+  if (!s.views.replay.playing && !s.views.feed.playing) return;
+  const ScheduleReplay* r = current_replay(s);
+  const std::optional<FeedPlan> f = s.views.feed.playing ? current_feed_plan(s) : std::nullopt;
+  advance_views(s.views, r ? r->duration_ns() : 0, f ? int(f->steps.size()) : 0, ImGui::GetIO().DeltaTime);
 }
 
 void App::report_jobs() {

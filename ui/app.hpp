@@ -49,6 +49,8 @@ class App {
   void set_engine_factory(EngineFactory f) { m_factory = std::move(f); }
   // Connects to another engine (in the background; one after the other when several are asked).
   void connect_engine(std::string name, std::string command, bool choose);
+  // The playing replay and k steps moved on by this frame's time (ui/algorithm_views.hpp).
+  void advance_algorithm_views();
   // AppState::jobs made anew from the jobs in flight (App does it where they change, and after every frame).
   void report_jobs();
   const std::vector<std::unique_ptr<Panel>>& panels() const { return m_panels; }

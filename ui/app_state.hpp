@@ -21,6 +21,7 @@
 #include "core/io/session.hpp"
 #include "core/io/settings.hpp"
 #include "core/engine/sweep.hpp"
+#include "ui/algorithm_views.hpp"
 #include "ui/requests.hpp"
 #include "ui/user_kernel/user_kernel_state.hpp"
 
@@ -101,6 +102,9 @@ struct AppState {
   std::string last_error;           // the latest failed request, cleared by the next success
   bool last_error_is_input = false;
   bool repeat = false;  // keep re-running the current problem
+
+  // The schedule replay's and the feeding tiles' cursors (Matrices, Tile schedule).
+  AlgorithmViews views;
 
   // A person's own kernel (File > Open kernel, a dropped file, --kernel-file): see user_kernel_state.hpp.
   UserKernelUi user;

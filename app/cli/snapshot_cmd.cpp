@@ -1,6 +1,8 @@
 #include "cli/snapshot_cmd.hpp"
 
 #include <array>
+#include <cerrno>
+#include <cstdlib>
 #include <cstdio>
 #include <sstream>
 #include <nlohmann/json.hpp>
@@ -35,6 +37,42 @@ std::array<double, 4> parse_zoom(const std::string& text, const ts::ProblemSpec&
   return z;
 }
 
+// --feed-tile ROW,COL[,STEP[,SLICE]]: checked against the kernel's tile description at the problem's shape.
+ts::ui::SnapshotOptions::FeedTile parse_feed_tile(const std::string& text, const ts::ProblemSpec& s,
+                                                  const std::vector<ts::KernelInfo>& kernels) {
+  std::vector<int64_t> v;
+  for (std::stringstream ss(text); ss.good();) {
+    std::string part;
+    std::getline(ss, part, ',');
+    char* end = nullptr;
+    errno = 0;
+    const long long x = std::strtoll(part.c_str(), &end, 10);
+    if (part.empty() || *end != 0 || errno != 0 || x < 0 || x > (1LL << 40))
+      throw ts::ValidationError("--feed-tile = '" + text + "': '" + part +
+                                "' is not a whole number from 0 (ROW,COL[,STEP[,SLICE]])");
+    v.push_back(x);
+  }
+  if (v.size() < 2 || v.size() > 4)
+    throw ts::ValidationError("--feed-tile = '" + text +
+                              "' is not ROW,COL[,STEP[,SLICE]] (tile row, tile column, "
+                              "k step from 0, split-K slice from 0)");
+  const ts::KernelInfo* k = ts::find_kernel(kernels, s.kernel);
+  const ts::TileGeometry* g = k ? k->tile_geometry(s.tile) : nullptr;
+  if (!g) throw ts::ValidationError("--feed-tile: " + s.kernel + " has no tile description to draw");
+  ts::ui::SnapshotOptions::FeedTile f;
+  f.row = v[0];
+  f.col = v[1];
+  f.step = v.size() > 2 ? int(std::min<int64_t>(v[2], INT32_MAX)) : 0;
+  f.slice = v.size() > 3 ? int(std::min<int64_t>(v[3], INT32_MAX)) : 0;
+  const ts::FeedPlan p = ts::feeding_plan(*g, s.m, s.n, s.k, f.row, f.col, f.slice);
+  if (!p.problem.empty()) throw ts::ValidationError("--feed-tile = '" + text + "': " + p.problem);
+  if (f.step > 0 && f.step >= int64_t(p.steps.size()))
+    throw ts::ValidationError("--feed-tile = '" + text + "': the tile is summed in " +
+                              std::to_string(p.steps.size()) + " k steps (0.." +
+                              std::to_string(std::max<int64_t>(0, int64_t(p.steps.size()) - 1)) + ")");
+  return f;
+}
+
 }  // namespace
 
 void add_snapshot_options(CLI::App* cmd, SnapshotArgs& a) {
@@ -59,6 +97,13 @@ void add_snapshot_options(CLI::App* cmd, SnapshotArgs& a) {
                   "comma-separated panels to show in front of their tabs (e.g. Sweep,Roofline)");
   cmd->add_option("--zoom", a.zoom,
                   "heatmaps show ROW0,COL0,ROWS,COLS (e.g. 0,0,96,96 to see the tile grid)");
+  cmd->add_option("--replay-at", a.replay_at,
+                  "draw the traced launch's replay over C at this time (microseconds after the first block "
+                  "started; CUDA backend, a traceable kernel)");
+  cmd->add_option(
+      "--feed-tile", a.feed_tile,
+      "outline the pieces of A and B feeding tile ROW,COL of C at k step STEP (from 0) and split-K "
+      "slice SLICE: ROW,COL[,STEP[,SLICE]]");
 }
 
 int cmd_snapshot(SnapshotArgs& a, const CLI::App& cmd) {
@@ -86,6 +131,17 @@ int cmd_snapshot(SnapshotArgs& a, const CLI::App& cmd) {
   so.request = build_request(a.problem, *so.backend);
   so.gl = parse_gl_choice_or_usage(a.gl);
   if (!a.zoom.empty()) so.zoom = parse_zoom(a.zoom, so.request.spec);
+  if (!a.replay_at.empty()) {
+    const double us = a.replay_at == "0" ? 0.0 : parse_positive(a.replay_at, "--replay-at");
+    const ts::KernelInfo* k = ts::find_kernel(*so.backend->kernel_list(), so.request.spec.kernel);
+    if (so.backend->kind() != "cuda" || !k || !k->traceable)
+      throw ts::ValidationError(
+          "--replay-at needs a traced launch: the CUDA backend and a kernel it traces (" +
+          so.request.spec.kernel + " on the " + so.backend->kind() + " backend has none)");
+    so.replay_at_ns = uint64_t(us * 1e3);
+  }
+  if (!a.feed_tile.empty())
+    so.feed = parse_feed_tile(a.feed_tile, so.request.spec, *so.backend->kernel_list());
   so.session = a.session;
   for (std::stringstream ss(a.front); ss.good();) {
     std::string p;

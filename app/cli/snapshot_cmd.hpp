@@ -13,7 +13,7 @@ namespace ts::cli {
 struct SnapshotArgs {
   ProblemArgs problem;
   std::string out, width = "1600", height = "1000", layout_json, scale = "1", theme = "dark", gl = "auto";
-  std::string zoom, export_panels, front, session;
+  std::string zoom, export_panels, front, session, replay_at, feed_tile;
   bool force = false;
 };
 

@@ -67,6 +67,15 @@ struct SnapshotOptions {
   std::vector<std::string> front;             // panels to show in front of their tabs (throws ValidationError
                                               // naming one that is not a panel)
   std::string session;  // a saved session to show in the plots (read only; SessionError)
+  // The algorithm views: the schedule replay at this time (ns after the first block start; a traced launch
+  // is needed) and the pieces of A and B feeding tile (row, col) of C at k step `step` (0-based), slice
+  // `slice` of split-K.
+  std::optional<uint64_t> replay_at_ns;
+  struct FeedTile {
+    int64_t row = 0, col = 0;
+    int step = 0, slice = 0;
+  };
+  std::optional<FeedTile> feed;
 };
 
 // Renders the whole GUI offscreen after the run finishes, writes the PNG. Returns 0, or 1 when the run failed

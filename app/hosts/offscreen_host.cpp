@@ -192,6 +192,20 @@ int run_snapshot(const SnapshotOptions& opt) {
   const bool ok = outcome.result && outcome.result->error.passed;
   app.take(std::move(outcome));
   app.report_jobs();
+  if (opt.replay_at_ns) {
+    st.views.replay.shown = true;
+    st.views.replay.serial = st.result_serial;
+    st.views.replay.t_ns = *opt.replay_at_ns;
+  }
+  if (opt.feed) {
+    ui::FeedCursor& f = st.views.feed;
+    f.shown = true;
+    f.serial = st.result_serial;
+    f.tile_row = opt.feed->row;
+    f.tile_col = opt.feed->col;
+    f.step = opt.feed->step;
+    f.slice = opt.feed->slice;
+  }
 
   // A few frames: the dock space is built on the first, and ImGui sizes windows and tables from the previous
   // frame's measurements. Only the last one, the picture written, is drawn in pixels. A remote engine's

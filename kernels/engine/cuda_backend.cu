@@ -23,6 +23,7 @@
 #include "kernels/user/nvrtc_workshop.hpp"
 #include "core/user_kernel/your_kernel.hpp"
 #include "core/io/bench.hpp"
+#include "core/engine/schedule_replay.hpp"
 #include "core/engine/stats.hpp"
 
 namespace ts {
@@ -483,6 +484,7 @@ class CudaBackend final : public Backend {
     t->traced_ms = quantile(traced_ms, 0.5);
     t->timer_resolution_ns = timer_resolution(*t);
     t->view = std::make_shared<const ScheduleView>(prepare_schedule_view(*t));  // here, not in a frame
+    t->replay = std::make_shared<const ScheduleReplay>(*t);
     r.trace = std::move(t);
   }
 

@@ -11,6 +11,32 @@
 
 namespace ts {
 
+TileGeometry block_tile(int bm, int bn, int bk, int stages) {
+  TileGeometry g;
+  g.block_m = bm;
+  g.block_n = bn;
+  g.block_k = bk;
+  g.stages = stages;
+  return g;
+}
+
+TileGeometry& thread_pieces(TileGeometry& g, int piece_m, int piece_n, int pieces_m, int pieces_n, int step_m,
+                            int step_n) {
+  g.piece_m = piece_m;
+  g.piece_n = piece_n;
+  g.pieces_m = pieces_m;
+  g.pieces_n = pieces_n;
+  g.step_m = step_m;
+  g.step_n = step_n;
+  return g;
+}
+
+TileGeometry& warp_tile(TileGeometry& g, int warp_m, int warp_n) {
+  g.warp_m = warp_m;
+  g.warp_n = warp_n;
+  return g;
+}
+
 KernelInfo kernel_info(std::string id, std::string title, std::string description, std::vector<int> tiles,
                        std::vector<std::string> tile_labels, int default_tile,
                        std::string threads_per_block) {

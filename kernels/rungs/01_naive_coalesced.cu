@@ -90,6 +90,15 @@ namespace {
 const std::vector<int> kTiles = {8, 16, 32};
 const std::vector<std::string> kLabels = {"8 x 8 threads, 8 x 8 tile", "16 x 16 threads, 16 x 16 tile",
                                           "32 x 32 threads, 32 x 32 tile"};
+// A TILE x TILE block of threads, one output each, nothing staged in shared memory.
+std::vector<TileGeometry> geometry() {
+  std::vector<TileGeometry> out;
+  for (int t : kTiles) {
+    TileGeometry g = block_tile(t, t, 0);
+    out.push_back(thread_pieces(g, 1, 1));
+  }
+  return out;
+}
 }  // namespace
 
 KernelEntry entry_naive() {
@@ -99,6 +108,7 @@ KernelEntry entry_naive() {
                   "warp's loads and stores hit 32 different rows, so every access is its own "
                   "transaction.",
                   kTiles, kLabels, 16, "TILE x TILE");
+  k.geometry = geometry();
   k.cpu = &cpu_gemm_naive;
   k.cpu_blocks_c = true;
   return {k, TS_LAUNCHER(launch_naive)};
@@ -111,6 +121,7 @@ KernelEntry entry_coalesced() {
                   "broadcast value of A and 32 consecutive values of B; still two global loads per "
                   "multiply-add.",
                   kTiles, kLabels, 16, "TILE x TILE");
+  k.geometry = geometry();
   k.cpu = &cpu_gemm_naive;
   k.cpu_blocks_c = true;
   return {k, TS_LAUNCHER(launch_coalesced)};

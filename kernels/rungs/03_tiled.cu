@@ -122,6 +122,17 @@ namespace {
 const std::vector<int> kTiles = {8, 16, 32};
 const std::vector<std::string> kLabels = {"8 x 8 threads, 8 x 8 tile", "16 x 16 threads, 16 x 16 tile",
                                           "32 x 32 threads, 32 x 32 tile"};
+// TILE x TILE tiles of C summed in TILE-deep steps, one output per thread; `bug`: what the variant gets
+// wrong.
+std::vector<TileGeometry> geometry(StagingBug bug) {
+  std::vector<TileGeometry> out;
+  for (int t : kTiles) {
+    TileGeometry g = block_tile(t, t, t);
+    g.bug = bug;
+    out.push_back(thread_pieces(g, 1, 1));
+  }
+  return out;
+}
 }  // namespace
 
 KernelEntry entry_tiled() {
@@ -133,6 +144,7 @@ KernelEntry entry_tiled() {
                   kTiles, kLabels, 16, "TILE x TILE");
   k.cpu = &cpu_gemm_tiled;
   k.cpu_blocks_c = true;
+  k.geometry = geometry(StagingBug::None);
   return {k, TS_LAUNCHER(launch_tiled)};
 }
 
@@ -143,6 +155,7 @@ KernelEntry entry_tiled_nosync() {
                   "read them (a race; wrong values appear where warps drift apart).",
                   kTiles, kLabels, 32, "TILE x TILE");
   k.teaching = true;
+  k.geometry = geometry(StagingBug::NoSecondSync);
   return {k, TS_LAUNCHER(launch_tiled_nosync)};
 }
 
@@ -155,6 +168,7 @@ KernelEntry entry_tiled_floork() {
   k.teaching = true;
   k.cpu = &cpu_gemm_tiled_floork;
   k.cpu_blocks_c = true;
+  k.geometry = geometry(StagingBug::FloorK);
   return {k, TS_LAUNCHER(launch_tiled_floork)};
 }
 
@@ -168,6 +182,7 @@ KernelEntry entry_tiled_mirror() {
                   kTiles, kLabels, 32, "TILE x TILE");
   k.teaching = true;
   k.cpu = &cpu_gemm_tiled_mirror;
+  k.geometry = geometry(StagingBug::Mirror);
   return {k, TS_LAUNCHER(launch_tiled_mirror)};
 }
 

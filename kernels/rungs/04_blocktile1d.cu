@@ -80,6 +80,8 @@ KernelEntry entry_blocktile1d() {
                   "Each thread computes 8 outputs down a column from registers, reusing each B value 8 "
                   "times: fewer shared-memory loads per FMA, at the cost of 8 accumulators per thread.",
                   {64}, {"block 64 x 64 x 8, thread 8 x 1, 512 threads"}, 64, "512");
+  TileGeometry g = block_tile(64, 64, 8);
+  k.geometry = {thread_pieces(g, 8, 1)};  // a thread's 8 rows of one column
   return {k, TS_LAUNCHER(launch_blocktile1d)};
 }
 

@@ -92,6 +92,8 @@ KernelEntry entry_vectorized() {
       {64, 128},
       {"block 64 x 64 x 8, thread 4 x 4, 256 threads", "block 128 x 128 x 8, thread 8 x 8, 256 threads"}, 128,
       "256");
+  TileGeometry g64 = block_tile(64, 64, 8), g128 = block_tile(128, 128, 8);
+  k.geometry = {thread_pieces(g64, 4, 4), thread_pieces(g128, 8, 8)};  // one square of outputs per thread
   return {k, TS_LAUNCHER(launch_vectorized)};
 }
 

@@ -95,6 +95,9 @@ KernelEntry entry_warptile() {
                   "4 pieces: shared-memory reads without bank conflicts, at the cost of harder index "
                   "arithmetic.",
                   {128}, {"block 128 x 128 x 8, warp 32 x 64, thread 8 x 8, 256 threads"}, 128, "256");
+  TileGeometry g = block_tile(128, 128, 8);
+  thread_pieces(g, 4, 4, 2, 2, 16, 32);  // rows r and r + 16, columns c and c + 32
+  k.geometry = {warp_tile(g, 32, 64)};
   return {k, TS_LAUNCHER(launch_warptile)};
 }
 

@@ -129,6 +129,9 @@ KernelEntry entry_async() {
       "latency hides behind FMAs, for twice the shared memory and pipeline bookkeeping.",
       {128}, {"block 128 x 128 x 16, warp 32 x 64, thread 8 x 8, 2 stages, 256 threads"}, 128, "256");
   k.min_sm = 80;
+  TileGeometry g = block_tile(128, 128, 16, 2);
+  thread_pieces(g, 4, 4, 2, 2, 16, 32);
+  k.geometry = {warp_tile(g, 32, 64)};
   return {k, TS_LAUNCHER(launch_async)};
 }
 

@@ -492,6 +492,12 @@ KernelEntry entry_splitk() {
        "block 128 x 128 x 16, K in 6 slices", "block 128 x 128 x 16, K in 8 slices"},
       4, "256");
   k.min_sm = 80;
+  for (int slices : k.tiles) {  // SplitCfg = Cfg<128, 128, 16, 32, 64, 3, 2>, rung 9's tile 128, per slice
+    TileGeometry g = block_tile(128, 128, 16, 3);
+    g.k_slices = slices;
+    thread_pieces(g, 4, 4, 2, 2, 16, 32);
+    k.geometry.push_back(warp_tile(g, 32, 64));
+  }
   return {k, TS_LAUNCHER(launch_splitk)};
 }
 
@@ -508,6 +514,12 @@ KernelEntry entry_pipelined() {
                    "block 128 x 256 x 8, thread 8 x 16, 3 stages, 256 threads"},
                   256, "256");
   k.min_sm = 80;
+  // Cfg<128, 128, 16, 32, 64, 3, 2> and Cfg<128, 256, 8, 32, 128, 3, 1, true> (launch_pipelined): a warp's
+  // lanes are 4 rows x 8 columns of 4 x 4 pieces, a thread's pieces 16 rows and 32 columns apart.
+  TileGeometry g128 = block_tile(128, 128, 16, 3), g256 = block_tile(128, 256, 8, 3);
+  thread_pieces(g128, 4, 4, 2, 2, 16, 32);
+  thread_pieces(g256, 4, 4, 2, 4, 16, 32);
+  k.geometry = {warp_tile(g128, 32, 64), warp_tile(g256, 32, 128)};
   return {k, TS_LAUNCHER(launch_pipelined)};
 }
 

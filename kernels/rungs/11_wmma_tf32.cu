@@ -154,6 +154,8 @@ KernelEntry entry_wmma_tf32() {
                   {128}, {"block 128 x 128 x 32, warp 64 x 32, 2 stages, 256 threads"}, 128, "256");
   k.tf32 = true;
   k.min_sm = 80;
+  TileGeometry g = block_tile(128, 128, 32, 2);
+  k.geometry = {warp_tile(g, 64, 32)};  // a warp's 64 x 32: 4 x 2 WMMA fragments (not drawn per thread)
   return {k, TS_LAUNCHER(launch_wmma_tf32)};
 }
 

@@ -196,6 +196,8 @@ KernelEntry entry_mma_tf32() {
                   256, "256");
   k.tf32 = true;
   k.min_sm = 80;
+  TileGeometry g128 = block_tile(128, 128, 32, 3), g256 = block_tile(128, 256, 32, 4);
+  k.geometry = {warp_tile(g128, 64, 32), warp_tile(g256, 64, 64)};
   return {k, TS_LAUNCHER(launch_mma_tf32)};
 }
 

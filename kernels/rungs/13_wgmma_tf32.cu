@@ -724,6 +724,11 @@ KernelEntry entry_wgmma_tf32() {
                    "half of A for both (TMA multicast), a producer warpgroup, 384 threads; tiles in bands "
                    "of 8 rows"},
                   256, "256 (tile 512: 384)");
+  // Two consumer warpgroups, 64 columns of C each (over all 256 rows); tile 512 is a cluster's 256 x 256.
+  TileGeometry g256 = block_tile(256, 128, 32, 4), g512 = block_tile(256, 256, 32, 4);
+  warp_tile(g256, 256, 64).warpgroup = true;
+  warp_tile(g512, 256, 64).warpgroup = true;
+  k.geometry = {g256, g512};
   k.tf32 = true;
   k.min_sm = 90;
   return {k, TS_LAUNCHER(launch_wgmma_tf32)};  // nullptr when built without sm_90 (compiled as C++ then)

@@ -28,6 +28,14 @@ struct KernelEntry {
 KernelInfo kernel_info(std::string id, std::string title, std::string description, std::vector<int> tiles,
                        std::vector<std::string> tile_labels, int default_tile, std::string threads_per_block);
 
+// A tile as its launcher builds it (KernelInfo::geometry): a bm x bn block tile of C summed in bk-deep steps,
+// `stages` of them in shared memory at once; thread 0's outputs as pieces_m x pieces_n pieces of piece_m x
+// piece_n, step_m rows and step_n columns apart; warp 0's tile (0: none).
+TileGeometry block_tile(int bm, int bn, int bk, int stages = 1);
+TileGeometry& thread_pieces(TileGeometry& g, int piece_m, int piece_n, int pieces_m = 1, int pieces_n = 1,
+                            int step_m = 0, int step_n = 0);
+TileGeometry& warp_tile(TileGeometry& g, int warp_m, int warp_n);
+
 // The entries, one function per kernel, defined in the kernel's own file: kernels/rungs/NN_name.cu, numbered
 // in ladder order (cuBLAS, the reference: kernels/engine/cublas_ref.cu).
 KernelEntry entry_naive();         // 01_naive_coalesced.cu

@@ -746,3 +746,67 @@ TEST(BenchHeatmap, ThroughAnEngineReportsTheEngineAndItsLink) {
   EXPECT_NE(r.output.find("| host fallback | "), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("LOD in the remote engine"), std::string::npos) << r.output;
 }
+
+// [SECTION] The feeding tiles, drawn over the maps. tiled_floork, TILE 32, M = N = K = 70, A a ramp
+// (A[i][j] = i): tile (1, 0) of C reads A's rows 32-63 in three pieces of K, 0-31, 32-63 and 64-69; the
+// kernel makes K / TILE = 2 steps, so the third piece is never loaded. At step 0 the first piece is filled
+// in the pieces' yellow, the third in red, and A outside the tile's row panel is drawn as it is.
+TEST(Orientation, TheFeedingPiecesOfATileSitOnTheirRowsAndTheDroppedPieceIsRed) {
+  test::TempDir dir;
+  Snap s = snapshot(
+      "--size 70 --kernel tiled_floork --tile 32 --input ramp --feed-tile 1,0,0 --width 1600 "
+      "--height 1000",
+      dir);
+  if (s.code == 2 && s.output.find("EGL") != std::string::npos) GTEST_SKIP() << "no EGL device: " << s.output;
+  ASSERT_EQ(s.code, 1) << "the teaching kernel fails verification at K = 70: " << s.output;
+  const Colormap& viridis = *find_colormap("viridis");
+  const Map a = map_of(s.layout, "heatmap A"), b = map_of(s.layout, "heatmap B");
+  ASSERT_EQ(a.x1 - a.x0, 70.0) << "the whole matrix";
+  // Outside the row panel (rows 0-31 and 64-69): the heatmap's own colours.
+  for (auto [row, col] : {std::pair<int64_t, int64_t>{10, 16}, {20, 66}, {67, 40}, {2, 2}})
+    EXPECT_LE(colour_distance(s.image, a.pixel(row, col), viridis, a, float(row)), 2)
+        << "A at " << row << "," << col << " is outside the tile's row panel";
+  // Step 0's piece (rows 32-63, K 0-31) is tinted yellow: redder and less blue than the element's colour.
+  auto tint = [&](const Image& im, const Map& m, int64_t row, int64_t col, float value) {
+    const auto want = colormap_color(viridis, value, m.lo, m.hi);
+    const uint8_t* got = im.at(m.pixel(row, col).first, m.pixel(row, col).second);
+    return std::array<int, 3>{int(got[0]) - int(want[0]), int(got[1]) - int(want[1]),
+                              int(got[2]) - int(want[2])};
+  };
+  for (auto [row, col] : {std::pair<int64_t, int64_t>{40, 8}, {56, 24}}) {
+    const auto d = tint(s.image, a, row, col, float(row));
+    EXPECT_GT(d[0], 15) << "A at " << row << "," << col << ": step 0's piece, yellow";
+    EXPECT_LT(d[2], -5) << "A at " << row << "," << col;
+  }
+  // The piece at K 32-63 is not in shared memory at step 0 (one stage): untinted inside its outline.
+  EXPECT_LE(colour_distance(s.image, a.pixel(40, 48), viridis, a, 40.0f), 2);
+  // The never-loaded piece (K 64-69) is red: green down everywhere, red up where the ramp is not red already.
+  for (int64_t row : {34, 48, 60}) {
+    const auto d = tint(s.image, a, row, 67, float(row));
+    EXPECT_LT(d[1], -10) << "A at row " << row << ", K 67: never loaded";
+  }
+  EXPECT_GT(tint(s.image, a, 34, 67, 34.0f)[0], 30) << "A at row 34, K 67: never loaded";
+  // In B (B[i][j] = j), the same piece is rows 64-69 of columns 0-31; rows 0-31 are step 0's.
+  const auto bd = tint(s.image, b, 66, 4, 4.0f);
+  EXPECT_GT(bd[0], 30) << "B at row 66: never loaded";
+  const auto b0 = tint(s.image, b, 12, 20, 20.0f);
+  EXPECT_GT(b0[0], 15) << "B's step 0 piece";
+  EXPECT_LE(colour_distance(s.image, b.pixel(12, 50), viridis, b, 50.0f), 2) << "B outside the column panel";
+}
+
+TEST(Snapshot, FeedTileAndReplayAtAreChecked) {
+  test::TempDir dir;
+  for (const char* bad :
+       {"--kernel tiled --tile 16 --feed-tile 9,0", "--kernel tiled --tile 16 --feed-tile 0",
+        "--kernel tiled --tile 16 --feed-tile a,b", "--kernel tiled --tile 16 --feed-tile 0,0,9",
+        "--kernel tiled --tile 16 --feed-tile -1,0", "--backend cpu --kernel tiled --tile 16 --replay-at 5",
+        "--backend cpu --kernel tiled --tile 16 --replay-at x"}) {
+    auto r =
+        test::run_cmd(kBin + " snapshot --size 64 " + std::string(bad) + " --out " + dir.file("never.png"));
+    EXPECT_EQ(r.code, 2) << bad << ": " << r.output;
+    EXPECT_TRUE(r.output.find("--feed-tile") != std::string::npos ||
+                r.output.find("--replay-at") != std::string::npos)
+        << bad << ": " << r.output;
+    EXPECT_FALSE(std::filesystem::exists(dir.file("never.png")));
+  }
+}

@@ -18,6 +18,7 @@
 #include "core/plots/colormap.hpp"
 #include "core/plots/heatmap.hpp"
 #include "gfx/heatmap_set.hpp"
+#include "ui/panels/algorithm_overlays.hpp"
 #include "ui/panels/panel.hpp"
 #include "ui/theme.hpp"
 
@@ -73,6 +74,7 @@ class MatricesPanel final : public Panel {
     const MatrixStore& store = *s.result->store;
     m_reset = std::exchange(m_reset_next, false) || m_reset;
     toolbar(s);
+    algorithm_controls(s, out);
     if (m_reset) m_whole = {true, true, true, true};
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     const float gap = ImGui::GetStyle().ItemSpacing.x;
@@ -111,7 +113,56 @@ class MatricesPanel final : public Panel {
     out.panels[name()].state = any_interop && !any_host ? "interop" : "host: " + set.interop().why;
   }
 
+ public:
+  void release_gl() override { m_layer.release(); }
+
  private:
+  // The schedule replay's and the feeding tiles' controls, under the toolbar, when they have something to
+  // show; the plan and the replay for this frame's maps.
+  void algorithm_controls(AppState& s, FrameReport& out) {
+    m_replay = current_replay(s);
+    if (m_replay) {
+      replay_controls(s, *m_replay, out);
+      if (s.views.replay.shown)
+        m_layer.update(*m_replay, s.result_serial, s.views.replay.t_ns, s.result->trace->sm_count);
+      else
+        m_replay = nullptr;
+    }
+    m_feed = current_feed_plan(s);
+    if (m_feed) feed_controls(s, *m_feed);
+  }
+
+  // Over a map, inside its plot: the replay's layer (C and the error map) and the feeding outlines.
+  void draw_algorithm_layers(const AppState& s, const MapInfo& mi, int64_t rows, int64_t cols) {
+    const bool c_like = mi.id == MatrixId::C || mi.id == MatrixId::Error;
+    if (c_like && m_replay && m_layer.ready())
+      m_layer.draw("##replay", double(m_replay->cover_cols()), double(m_replay->cover_rows()), double(cols),
+                   double(rows));
+    if (m_feed)
+      draw_feed_outlines(*m_feed, s.views.feed.step,
+                         mi.id == MatrixId::A   ? FeedMap::A
+                         : mi.id == MatrixId::B ? FeedMap::B
+                                                : FeedMap::C);
+  }
+
+  // A click (not a drag) on C or the error map chooses the tile under it for the feeding view.
+  void maybe_choose_tile(AppState& s, const MapInfo& mi) {
+    if (mi.id != MatrixId::C && mi.id != MatrixId::Error) return;
+    if (!ImGui::IsMouseReleased(ImGuiMouseButton_Left)) return;
+    const ImVec2 drag = ImGui::GetMouseDragDelta(ImGuiMouseButton_Left, 0.0f);
+    if (std::fabs(drag.x) + std::fabs(drag.y) > 3.0f) return;  // a pan, not a click
+    const ImPlotPoint mp = ImPlot::GetPlotMousePos();
+    int64_t tr = 0, tc = 0;
+    if (!tile_at(s, int64_t(std::floor(mp.y)), int64_t(std::floor(mp.x)), tr, tc)) return;
+    FeedCursor& f = s.views.feed;
+    if (!f.shown || f.serial != s.result_serial || f.tile_row != tr || f.tile_col != tc)
+      f.step = 0, f.slice = 0;
+    f.shown = true;
+    f.serial = s.result_serial;
+    f.tile_row = tr;
+    f.tile_col = tc;
+  }
+
   void toolbar(AppState& s) {
     auto group = [&](const char* label, HeatmapSettings& h, const char* kind) {
       ImGui::PushID(label);
@@ -443,6 +494,7 @@ class MatricesPanel final : public Panel {
           s.say(Severity::Error, std::string("heatmap ") + mi.title + ": " + pic.error);
         }
       }
+      if (pic.ok) draw_algorithm_layers(s, mi, rows, cols);
       if (ImPlot::IsPlotHovered()) {
         // The person pans: the view is theirs from now on (C and the error map together; the wheel is
         // wheel_zoom's).
@@ -451,6 +503,7 @@ class MatricesPanel final : public Panel {
           if (linked) m_whole[size_t(MatrixId::C)] = m_whole[size_t(MatrixId::Error)] = false;
         }
         hover(out, set, mi, pic, rows, cols, hs.reduce);
+        maybe_choose_tile(s, mi);
         // ImPlot's double-click fits the plotted image (the region in view): make it mean "whole matrix".
         if (ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) m_reset_next = true;
       }
@@ -546,6 +599,9 @@ class MatricesPanel final : public Panel {
   std::array<std::pair<int64_t, int64_t>, 4> m_shape{};  // the shape each map showed last
   std::array<double, 4> m_link{};                        // x min, x max, y min, y max of C and the error map
   const ZoomRequest* m_zoom = nullptr;                   // the region asked for this frame (null: none)
+  const ScheduleReplay* m_replay = nullptr;              // this frame's replay, when it is drawn
+  ReplayLayer m_layer;
+  std::optional<FeedPlan> m_feed;  // this frame's feeding outlines
   bool m_reset = false, m_reset_next = false;
   std::string m_reported_error;
 };

@@ -11,6 +11,7 @@
 #include <imgui.h>
 #include <implot.h>
 
+#include "ui/panels/algorithm_overlays.hpp"
 #include "ui/panels/panel.hpp"
 #include "ui/plots/plots.hpp"
 #include "ui/theme.hpp"
@@ -59,18 +60,34 @@ class SchedulePanel final : public Panel {
                   t.traced_ms, t.plain_ms, t.plain_ms > 0 ? t.traced_ms / t.plain_ms : 0.0,
                   (unsigned long long)t.timer_resolution_ns);
     text_muted_wrapped(cost);
+    // The replay: the same cursor as the Matrices panel's, over the tile grid and as a line in time.
+    ScheduleOverlay overlay;
+    if (const ScheduleReplay* r = current_replay(s)) {
+      replay_controls(s, *r, out);
+      if (s.views.replay.shown) {
+        m_layer.update(*r, s.result_serial, s.views.replay.t_ns, t.sm_count);
+        overlay.over_grid = [&] {
+          m_layer.draw("##replay", double(t.grid_x), double(t.grid_y), t.grid_x, t.grid_y);
+        };
+        overlay.cursor_us = double(s.views.replay.t_ns) * 1e-3;
+      }
+    }
     const ImVec2 before = ImGui::GetCursorScreenPos();
-    const PlotReport rep = m_view.draw(t, ImVec2(-1, -1), PlotStyle{true});
+    const PlotReport rep = m_view.draw(t, ImVec2(-1, -1), PlotStyle{true}, &overlay);
     m_size = ImVec2(std::max(1.0f, ImGui::GetItemRectMax().x - before.x),
                     std::max(1.0f, ImGui::GetItemRectMax().y - before.y));
     out.plot_areas["schedule"] = rep.area;
   }
 
-  void release_gl() override { m_view = SchedulePlot(); }
+  void release_gl() override {
+    m_view = SchedulePlot();
+    m_layer.release();
+  }
 
  private:
   int m_mode = 0;
   SchedulePlot m_view;
+  ReplayLayer m_layer;
   ImVec2 m_size{960, 540};
 };
 

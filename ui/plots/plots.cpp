@@ -877,7 +877,15 @@ bool SchedulePlot::update(const TileTrace& t, uint64_t serial, ColorBy mode) {
   return true;
 }
 
-PlotReport SchedulePlot::draw(const TileTrace& t, ImVec2 size, const PlotStyle& st) {
+PlotReport SchedulePlot::draw(const TileTrace& t, ImVec2 size, const PlotStyle& st,
+                              const ScheduleOverlay* overlay) {
+  // The replay's time: a line across the timeline and the resident curve.
+  auto cursor = [&] {
+    if (!overlay || overlay->cursor_us < 0) return;
+    double x = overlay->cursor_us;
+    ImPlot::SetNextLineStyle(ImVec4(1, 1, 1, 0.9f), 2.0f * ImGui::GetFontSize() / 16);
+    ImPlot::PlotInfLines("##now", &x, 1);
+  };
   PlotReport rep;
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float h = size.y > 0 ? size.y : avail.y;
@@ -892,6 +900,7 @@ PlotReport SchedulePlot::draw(const TileTrace& t, ImVec2 size, const PlotStyle& 
       cell_ticks(ImAxis_Y1, t.grid_y, top_h * 0.8f, true);
       ImPlot::SetupAxesLimits(0, t.grid_x, 0, t.grid_y, st.interactive ? ImPlotCond_Once : ImPlotCond_Always);
       draw_rows_down("##grid", m_grid.id(), 0, 0, t.grid_x, t.grid_y);
+      if (overlay && overlay->over_grid) overlay->over_grid();
       rep.area = plot_area();
       if (st.interactive && ImPlot::IsPlotHovered()) {
         const ImPlotPoint p = ImPlot::GetPlotMousePos();
@@ -918,6 +927,7 @@ PlotReport SchedulePlot::draw(const TileTrace& t, ImVec2 size, const PlotStyle& 
       readable_ticks(ImAxis_X1);  // "100", "120", "140" apart, never "100120140"
       readable_ticks(ImAxis_Y1);
       draw_rows_down("##gantt", m_gantt.id(), 0, 0, span_us, m_sms);
+      cursor();
       ImPlot::EndPlot();
     }
     ImGui::EndTable();
@@ -941,6 +951,7 @@ PlotReport SchedulePlot::draw(const TileTrace& t, ImVec2 size, const PlotStyle& 
     ImPlot::PlotStairs("resident", m_view->curve_us.data(), m_view->curve_tiles.data(),
                        int(m_view->curve_us.size()));
     rep.colours.emplace_back("resident", palette().accent);
+    cursor();
     ImPlot::EndPlot();
   }
   return rep;

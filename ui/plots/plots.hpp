@@ -6,6 +6,7 @@
 // session, the problem or a plot setting changes).
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -64,6 +65,13 @@ PlotReport draw_occupancy(const OccupancyData& d, ImVec2 size, const PlotStyle& 
 // tiles resident over time. Colours the aggregates the engine prepared with the trace (TileTrace::view,
 // prepare_schedule_view) into textures it owns (a GL context must be current): a lookup per tile and per
 // gantt bin, cheap enough for the frame a new result arrives in.
+// What the schedule replay adds to the Tile schedule's plots: its layer over the tile grid (drawn inside the
+// grid's plot, in tile units) and the replay's time as a line on the timeline and the resident curve.
+struct ScheduleOverlay {
+  std::function<void()> over_grid;
+  double cursor_us = -1;  // < 0: none
+};
+
 class SchedulePlot {
  public:
   enum class ColorBy { Sm = 0, Start = 1, Duration = 2 };
@@ -71,7 +79,8 @@ class SchedulePlot {
   // the trace is inconsistent.
   bool update(const TileTrace& t, uint64_t serial, ColorBy mode);
   const ScheduleSummary& summary() const { return m_summary; }
-  PlotReport draw(const TileTrace& t, ImVec2 size, const PlotStyle& st);
+  PlotReport draw(const TileTrace& t, ImVec2 size, const PlotStyle& st,
+                  const ScheduleOverlay* overlay = nullptr);
 
  private:
   ColorBy m_mode = ColorBy::Sm;

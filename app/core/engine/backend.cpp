@@ -15,6 +15,12 @@ std::string KernelInfo::tile_label(int tile) const {
   return "";
 }
 
+const TileGeometry* KernelInfo::tile_geometry(int tile) const {
+  for (size_t i = 0; i < tiles.size() && i < geometry.size(); ++i)
+    if (tiles[i] == tile) return &geometry[i];
+  return nullptr;
+}
+
 std::shared_ptr<const std::vector<KernelInfo>> Backend::kernel_list() const {
   // The serial before the list: a kernel published in between makes the next call read the list again.
   const uint64_t serial = kernels_serial();

@@ -17,6 +17,7 @@
 
 #include "core/base/cancel.hpp"
 #include "core/engine/dims.hpp"
+#include "core/engine/feeding.hpp"
 #include "core/engine/matrix.hpp"
 #include "core/engine/measure.hpp"
 #include "core/engine/matrix_store.hpp"
@@ -44,6 +45,9 @@ struct KernelInfo {
   // block / warp / thread tiles it stands for. Empty when the kernel has no tile parameter.
   std::vector<int> tiles;
   std::vector<std::string> tile_labels;
+  // The same tiles as the launcher builds them (block, k step, stages, warp and thread tiles): what the
+  // Matrices panel outlines as the pieces feeding a tile of C. Empty, or shorter than tiles: not described.
+  std::vector<TileGeometry> geometry;
   int default_tile = 0;
   std::string threads_per_block;  // e.g. "TILE x TILE"
   bool is_reference = false;      // the trusted result others are checked against
@@ -61,7 +65,8 @@ struct KernelInfo {
   bool square_only = false;  // it is told one size only, so it runs on M = N = K
   std::string source;        // user kernels: the file it comes from
 
-  std::string tile_label(int tile) const;  // "" when unknown
+  std::string tile_label(int tile) const;             // "" when unknown
+  const TileGeometry* tile_geometry(int tile) const;  // nullptr when not described
   bool has_cpu() const { return cpu != nullptr || cpu_elsewhere; }
   // It can run on a backend of this kind ("cuda": it has a CUDA implementation; "cpu": a CPU one).
   bool runs_on(const std::string& backend_kind) const {

@@ -20,6 +20,7 @@ static_assert(sizeof(TileRecord) == 24, "TileRecord layout is shared with the de
 
 struct ScheduleSummary;
 struct ScheduleView;
+class ScheduleReplay;
 
 struct TileTrace {
   int grid_x = 0, grid_y = 0;  // tiles along N and along M
@@ -37,6 +38,8 @@ struct TileTrace {
   // The aggregates a panel draws (prepare_schedule_view), made once where the trace is recorded, off the
   // window's thread: on a 128 x 128 grid they take milliseconds, too long for a frame. Null: not made yet.
   std::shared_ptr<const ScheduleView> view;
+  // The same for the replay on C (schedule_replay.hpp): the stamps sorted once. Null: not made yet.
+  std::shared_ptr<const ScheduleReplay> replay;
 };
 
 struct ScheduleSummary {

@@ -64,6 +64,26 @@ void kernel_fields(Io& io, K& k) {
   io.text("description", k.description, 1 << 16);
   io.list("tiles", k.tiles, kMaxTiles, [](auto& e, auto& t) { e.integer("tile", t, 0, 1 << 16); });
   io.list("tile_labels", k.tile_labels, kMaxTiles, [](auto& e, auto& t) { e.text("label", t, 4096); });
+  io.list("geometry", k.geometry, kMaxTiles, [](auto& e, auto& g) {
+    constexpr int kEdge = 1 << 16;
+    e.integer("block_m", g.block_m, 0, kEdge);
+    e.integer("block_n", g.block_n, 0, kEdge);
+    e.integer("block_k", g.block_k, 0, kEdge);
+    e.integer("stages", g.stages, 1, 64);
+    e.integer("k_slices", g.k_slices, 1, kEdge);
+    e.integer("warp_m", g.warp_m, 0, kEdge);
+    e.integer("warp_n", g.warp_n, 0, kEdge);
+    e.flag("warpgroup", g.warpgroup);
+    e.integer("piece_m", g.piece_m, 0, kEdge);
+    e.integer("piece_n", g.piece_n, 0, kEdge);
+    e.integer("pieces_m", g.pieces_m, 1, kEdge);
+    e.integer("pieces_n", g.pieces_n, 1, kEdge);
+    e.integer("step_m", g.step_m, 0, kEdge);
+    e.integer("step_n", g.step_n, 0, kEdge);
+    int bug = int(g.bug);
+    e.integer("bug", bug, 0, int(StagingBug::Mirror));
+    if constexpr (std::remove_reference_t<decltype(e)>::reading) g.bug = StagingBug(bug);
+  });
   io.integer("default_tile", k.default_tile, 0, 1 << 16);
   io.text("threads_per_block", k.threads_per_block, 4096);
   io.flag("is_reference", k.is_reference);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "core/base/child_process.hpp"
+#include "core/engine/schedule_replay.hpp"
 #include "tilescope/version.hpp"
 
 namespace ts::remote {
@@ -620,6 +621,7 @@ RunResult RemoteBackend::run(const RunRequest& req, const CancelToken& cancel) {
   if (r.trace) {  // the schedule's view is made here, off the window's thread, as the CUDA backend does
     auto t = std::make_shared<TileTrace>(*r.trace);
     t->view = std::make_shared<const ScheduleView>(prepare_schedule_view(*t));
+    t->replay = std::make_shared<const ScheduleReplay>(*t);
     r.trace = t;
   }
   return r;

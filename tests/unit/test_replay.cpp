@@ -1,0 +1,140 @@
+// The schedule replay (core/engine/schedule_replay.hpp) on synthetic traces whose every state is known.
+#include <gtest/gtest.h>
+
+#include "core/engine/schedule_replay.hpp"
+
+namespace ts {
+namespace {
+
+// 2 x 3 tiles of 32 x 32 on 2 SMs: tile i runs on SM i % 2 from 1000 + 100 * i to 1000 + 100 * i + 150 (ns).
+TileTrace six_tiles() {
+  TileTrace t;
+  t.grid_x = 3;
+  t.grid_y = 2;
+  t.tile_m = t.tile_n = 32;
+  t.sm_count = 2;
+  for (uint64_t i = 0; i < 6; ++i) t.records.push_back({1000 + 100 * i, 1000 + 100 * i + 150, uint32_t(i % 2), 0});
+  return t;
+}
+
+TEST(Replay, StatesAtKnownTimes) {
+  const ScheduleReplay r(six_tiles());
+  ASSERT_TRUE(r.problem().empty()) << r.problem();
+  EXPECT_EQ(r.blocks(), 6u);
+  EXPECT_EQ(r.duration_ns(), 650u);  // 1000 .. 1650
+  // t = 0: block 0 has just started, the rest wait.
+  EXPECT_EQ(r.state(0, 0), BlockState::Running);
+  EXPECT_EQ(r.state(1, 0), BlockState::Waiting);
+  // t = 120: block 0 running (ends at 150), block 1 running (from 100), block 2 waiting (from 200).
+  std::vector<BlockState> s;
+  r.states(120, s);
+  EXPECT_EQ(s, (std::vector<BlockState>{BlockState::Running, BlockState::Running, BlockState::Waiting,
+                                        BlockState::Waiting, BlockState::Waiting, BlockState::Waiting}));
+  // t = 150: block 0 done exactly at its end.
+  EXPECT_EQ(r.state(0, 150), BlockState::Done);
+  const ScheduleReplay::Counts c = r.counts(320);  // done: 0 (150), 1 (250); running: 2 (200-350), 3 (300-)
+  EXPECT_EQ(c.done, 2);
+  EXPECT_EQ(c.running, 2);
+  EXPECT_EQ(c.waiting, 2);
+  const ScheduleReplay::Counts end = r.counts(r.duration_ns());
+  EXPECT_EQ(end.done, 6);
+  EXPECT_EQ(end.running, 0);
+  // The counts agree with the states at every stamp and between them.
+  for (uint64_t t = 0; t <= 700; t += 25) {
+    r.states(t, s);
+    int64_t n[3] = {0, 0, 0};
+    for (BlockState b : s) ++n[int(b)];
+    const ScheduleReplay::Counts k = r.counts(t);
+    EXPECT_EQ(n[0], k.waiting) << t;
+    EXPECT_EQ(n[1], k.running) << t;
+    EXPECT_EQ(n[2], k.done) << t;
+  }
+}
+
+TEST(Replay, StepsAndWaves) {
+  const ScheduleReplay r(six_tiles());
+  EXPECT_EQ(r.next_start(0), 100u);
+  EXPECT_EQ(r.next_start(100), 200u);
+  EXPECT_EQ(r.next_start(499), 500u);
+  EXPECT_EQ(r.next_start(500), r.duration_ns());  // no start left: the end
+  EXPECT_EQ(r.previous_start(250), 200u);
+  EXPECT_EQ(r.previous_start(200), 100u);
+  EXPECT_EQ(r.previous_start(0), 0u);
+  // 2 slots (1 block per SM x 2 SMs): 3 waves, starting at blocks 0, 2 and 4.
+  EXPECT_EQ(r.waves(2), 3);
+  EXPECT_EQ(r.wave_start(0, 2), 0u);
+  EXPECT_EQ(r.wave_start(1, 2), 200u);
+  EXPECT_EQ(r.wave_start(2, 2), 400u);
+  EXPECT_EQ(r.wave_start(3, 2), r.duration_ns());
+  EXPECT_EQ(r.waves(4), 2);
+  EXPECT_EQ(r.waves(0), 0);
+}
+
+TEST(Replay, CellsAndRectanglesOfCFollowTheGrid) {
+  TileTrace t = six_tiles();
+  const ScheduleReplay r(t);
+  EXPECT_EQ(r.cells_x(), 3);
+  EXPECT_EQ(r.cells_y(), 2);
+  // Block 4 is tile (row 1, col 1): rows 32-63, columns 32-63; on a 50 x 70 C it is clipped.
+  EXPECT_EQ(r.cell(4), (std::pair<int, int>{1, 1}));
+  const BlockRect b = r.rect(4, 50, 70);
+  EXPECT_EQ(b.row0, 32);
+  EXPECT_EQ(b.col0, 32);
+  EXPECT_EQ(b.rows, 18);
+  EXPECT_EQ(b.cols, 32);
+  const BlockRect e = r.rect(5, 50, 70);  // tile (1, 2): columns 64-69
+  EXPECT_EQ(e.col0, 64);
+  EXPECT_EQ(e.cols, 6);
+}
+
+TEST(Replay, SplitKSlicesAreStripsOfTheirTileAndClustersColumns) {
+  // 1 x 2 tiles of 128 x 128, K in 3 slices: record (z * 1 + 0) * 2 + x.
+  TileTrace t;
+  t.grid_x = 2;
+  t.grid_y = 1;
+  t.grid_z = 3;
+  t.tile_m = t.tile_n = 128;
+  t.sm_count = 6;
+  for (uint64_t i = 0; i < 6; ++i) t.records.push_back({10 + i, 20 + i, uint32_t(i), 0});
+  const ScheduleReplay r(t);
+  ASSERT_TRUE(r.problem().empty()) << r.problem();
+  EXPECT_EQ(r.cells_x(), 2);
+  EXPECT_EQ(r.cells_y(), 3);
+  EXPECT_EQ(r.cell(3), (std::pair<int, int>{1, 1}));  // slice 1 of tile 1
+  const BlockRect s1 = r.rect(3, 128, 256);
+  EXPECT_EQ(s1.row0, 42);  // 128 / 3 rows per strip, edges at 0, 42, 85, 128
+  EXPECT_EQ(s1.rows, 43);
+  EXPECT_EQ(s1.col0, 128);
+  EXPECT_EQ(s1.cols, 128);
+  const BlockRect s2 = r.rect(5, 128, 256);
+  EXPECT_EQ(s2.row0 + s2.rows, 128);  // the strips cover the tile exactly
+
+  t.z_splits_columns = true;
+  t.grid_z = 2;
+  t.records.resize(4);
+  const ScheduleReplay c(t);
+  ASSERT_TRUE(c.problem().empty()) << c.problem();
+  EXPECT_EQ(c.cells_x(), 4);
+  EXPECT_EQ(c.cells_y(), 1);
+  const BlockRect b = c.rect(3, 128, 256);  // tile 1, second block: columns 192-255
+  EXPECT_EQ(b.col0, 192);
+  EXPECT_EQ(b.cols, 64);
+  EXPECT_EQ(b.rows, 128);
+}
+
+TEST(Replay, AnInconsistentTraceSaysWhyAndHasNoBlocks) {
+  TileTrace t = six_tiles();
+  t.records.pop_back();
+  const ScheduleReplay r(t);
+  EXPECT_FALSE(r.problem().empty());
+  EXPECT_TRUE(r.empty());
+  EXPECT_EQ(r.counts(10).done, 0);
+}
+
+TEST(Replay, DescribesTime) {
+  EXPECT_EQ(describe_replay_time(412500, 1034000), "412.5 us of 1034.0 us");
+  EXPECT_EQ(describe_replay_time(5000000, 62000000), "5.000 ms of 62.000 ms");
+}
+
+}  // namespace
+}  // namespace ts
