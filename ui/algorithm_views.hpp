@@ -26,9 +26,9 @@ struct FeedCursor {
   int slice = 0;  // split-K: which slice of K
   int step = 0;   // k step
   bool playing = false;
-  float speed = 1;          // 1: kFeedStepsPerSecond
-  double step_clock = 0;    // seconds into the current step while playing
-  uint64_t serial = 0;      // the result the tile was chosen on (another shape clears it)
+  float speed = 1;        // 1: kFeedStepsPerSecond
+  double step_clock = 0;  // seconds into the current step while playing
+  uint64_t serial = 0;    // the result the tile was chosen on (another shape clears it)
 };
 
 struct AlgorithmViews {
@@ -36,9 +36,9 @@ struct AlgorithmViews {
   FeedCursor feed;
 };
 
-// Moves the playing cursors on by dt seconds: the replay by speed x duration / kReplaySeconds, stopping at the
-// end; the k step by speed x kFeedStepsPerSecond steps a second, stopping at the last step. duration_ns and
-// steps: of the current trace and tile (0: nothing to play, the cursor stops).
+// Moves the playing cursors on by dt seconds: the replay by speed x duration / kReplaySeconds, stopping at
+// the end; the k step by speed x kFeedStepsPerSecond steps a second, stopping at the last step. duration_ns
+// and steps: of the current trace and tile (0: nothing to play, the cursor stops).
 inline void advance_views(AlgorithmViews& v, uint64_t duration_ns, int steps, double dt) {
   if (v.replay.playing) {
     if (duration_ns == 0) {

@@ -32,6 +32,7 @@
 #include <stb_image.h>
 
 #include "ui/app.hpp"
+#include "core/engine/schedule_replay.hpp"
 #include "core/io/files.hpp"
 #include "forwarding_backend.hpp"
 #include "core/engine/measure.hpp"
@@ -2597,6 +2598,71 @@ TEST_F(Gui, TheStatusBarSaysWhenTheEngineLinkIsSilentAndWhenItMovesAgain) {
     conn->post(remote::empty(remote::Type::Cancel, id));
     IM_CHECK(yield_until(
         ctx, [&] { return run->ready(); }, 60));
+  };
+  run_session(s);
+  EXPECT_EQ(s.passed, 1);
+}
+
+// The algorithm views, driven by the mouse. A click on C chooses the tile under it and the Matrices panel
+// outlines what feeds it; Play walks the k steps to the last and stops. A traced launch (made here: the CPU
+// backend traces none) gives the Replay checkbox; the replay's steps land on block starts and its counts are
+// those of the trace at that time.
+TEST_F(Gui, ClickingATileOfCShowsWhatFeedsItAndTheReplayStepsThroughTheTrace) {
+  std::filesystem::create_directories(m_dir.path() / "tilescope");
+  std::ofstream(config_file("settings.json"))
+      << R"({"m": 64, "n": 64, "k": 64, "kernel": "tiled", "tile": 16, "input": "ramp"})";
+  GuiRun s;
+  s.body = [](ImGuiTestContext* ctx, App& app) {
+    ui::AppState& st = app.state();
+    const ui::FrameReport& drawn = app.report();
+    IM_CHECK(wait_for_result(ctx, app, 0));
+    ctx->Yield(4);
+    IM_CHECK_EQ(st.result->spec.tile, 16);
+    // Element (40, 20) is in tile (2, 1) of 16 x 16 tiles.
+    const ui::HeatmapReport& c = drawn.heatmaps.at("heatmap C = A B");
+    ctx->MouseMoveToPos(element_centre(c, 40, 20));
+    ctx->MouseClick(0);
+    ctx->Yield(2);
+    IM_CHECK(st.views.feed.shown);
+    IM_CHECK_EQ(st.views.feed.tile_row, 2);
+    IM_CHECK_EQ(st.views.feed.tile_col, 1);
+    IM_CHECK_EQ(st.views.feed.step, 0);
+    // K = 64 in steps of 16: Play runs to step 3 and stops there.
+    ctx->SetRef("Matrices");
+    ctx->ItemClick("feed/Play");
+    IM_CHECK(yield_until(
+        ctx, [&] { return !st.views.feed.playing; }, 60));
+    IM_CHECK_EQ(st.views.feed.step, 3);
+    ctx->ItemClick("feed/Close");
+    IM_CHECK(!st.views.feed.shown);
+
+    // A trace of the 4 x 4 tiles on 2 SMs, two at a time: tile i from 100 i to 100 i + 150 ns.
+    auto t = std::make_shared<TileTrace>();
+    t->grid_x = t->grid_y = 4;
+    t->tile_m = t->tile_n = 16;
+    t->sm_count = 2;
+    for (uint64_t i = 0; i < 16; ++i)
+      t->records.push_back({1000 + 100 * i, 1150 + 100 * i, uint32_t(i % 2), 0});
+    t->replay = std::make_shared<const ScheduleReplay>(*t);
+    st.result->trace = t;
+    ctx->Yield(2);
+    ctx->ItemClick("replay/Replay");
+    IM_CHECK(st.views.replay.shown);
+    IM_CHECK_EQ(st.views.replay.t_ns, 0u);
+    ctx->ItemClick("replay/>");  // the next block start: 100 ns
+    ctx->ItemClick("replay/>");  // 200 ns
+    ctx->Yield(2);
+    IM_CHECK_EQ(st.views.replay.t_ns, 200u);
+    // At 200 ns: block 0 done (150), blocks 1 and 2 running, 13 waiting.
+    const std::string line = drawn.panels.at("replay").state;
+    IM_CHECK(line.find("2 running, 1 done, 13 waiting of 16 blocks") != std::string::npos);
+    if (line.find("2 running, 1 done") == std::string::npos) ctx->LogError("replay says: %s", line.c_str());
+    ctx->ItemClick("replay/Play");
+    IM_CHECK(yield_until(
+        ctx, [&] { return !st.views.replay.playing; }, 60));
+    IM_CHECK_EQ(st.views.replay.t_ns, t->replay->duration_ns());
+    ctx->Yield(2);
+    IM_CHECK(drawn.panels.at("replay").state.find("0 running, 16 done") != std::string::npos);
   };
   run_session(s);
   EXPECT_EQ(s.passed, 1);

@@ -94,7 +94,8 @@ TEST(Feeding, PipelinedKeepsThreeStagesAndSplitKSumsItsSlice) {
   EXPECT_EQ(resident_steps(p, 63), std::vector<int>{63});
   EXPECT_EQ(p.warp, (Rect64{256, 384, 32, 64}));
   // Thread 0: 2 x 2 pieces of 4 x 4, 16 rows and 32 columns apart.
-  EXPECT_EQ(p.thread, (std::vector<Rect64>{{256, 384, 4, 4}, {256, 416, 4, 4}, {272, 384, 4, 4}, {272, 416, 4, 4}}));
+  EXPECT_EQ(p.thread,
+            (std::vector<Rect64>{{256, 384, 4, 4}, {256, 416, 4, 4}, {272, 384, 4, 4}, {272, 416, 4, 4}}));
   // splitk 4 at K = 1000: 63 K steps of 16, slice 1 takes steps 15-30 (K 240-495).
   const FeedPlan s = feeding_plan(geometry_of("splitk", 4), 1000, 1000, 1000, 0, 0, 1);
   ASSERT_TRUE(s.problem.empty()) << s.problem;

@@ -13,7 +13,8 @@ TileTrace six_tiles() {
   t.grid_y = 2;
   t.tile_m = t.tile_n = 32;
   t.sm_count = 2;
-  for (uint64_t i = 0; i < 6; ++i) t.records.push_back({1000 + 100 * i, 1000 + 100 * i + 150, uint32_t(i % 2), 0});
+  for (uint64_t i = 0; i < 6; ++i)
+    t.records.push_back({1000 + 100 * i, 1000 + 100 * i + 150, uint32_t(i % 2), 0});
   return t;
 }
 

@@ -45,7 +45,8 @@ void outline(ImDrawList* dl, double x0, double y0, double x1, double y1, ImU32 c
   dl->AddRect(lo, hi, colour, 0, 0, thickness);
 }
 
-void outline(ImDrawList* dl, const Rect64& r, ImU32 colour, float thickness, ImU32 fill = 0, float least = 3) {
+void outline(ImDrawList* dl, const Rect64& r, ImU32 colour, float thickness, ImU32 fill = 0,
+             float least = 3) {
   if (r.empty()) return;
   outline(dl, double(r.col0), double(r.row0), double(r.col0 + r.cols), double(r.row0 + r.rows), colour,
           thickness, fill, least);
@@ -60,15 +61,16 @@ void label(ImDrawList* dl, const Rect64& r, const char* text, ImU32 colour) {
   if (std::fabs(b.x - a.x) < size.x + 6 || std::fabs(b.y - a.y) < size.y + 4) return;
   const ImVec2 mid(0.5f * (a.x + b.x), 0.5f * (a.y + b.y));
   const ImVec2 at(mid.x - size.x / 2, mid.y - size.y / 2);
-  dl->AddRectFilled(ImVec2(at.x - 2, at.y - 1), ImVec2(at.x + size.x + 2, at.y + size.y + 1), IM_COL32(0, 0, 0, 190));
+  dl->AddRectFilled(ImVec2(at.x - 2, at.y - 1), ImVec2(at.x + size.x + 2, at.y + size.y + 1),
+                    IM_COL32(0, 0, 0, 190));
   dl->AddText(at, colour, text);
 }
 
-constexpr ImU32 kPanel = IM_COL32(255, 255, 255, 230);     // the row panel of A, the column panel of B
-constexpr ImU32 kPiece = IM_COL32(255, 200, 0, 255);       // the pieces in shared memory at this step
+constexpr ImU32 kPanel = IM_COL32(255, 255, 255, 230);  // the row panel of A, the column panel of B
+constexpr ImU32 kPiece = IM_COL32(255, 200, 0, 255);    // the pieces in shared memory at this step
 constexpr ImU32 kPieceFill = IM_COL32(255, 200, 0, 70);
-constexpr ImU32 kInFlight = IM_COL32(255, 200, 0, 150);    // loading (cp.async stages ahead)
-constexpr ImU32 kWrong = IM_COL32(255, 60, 60, 255);       // what a teaching kernel gets wrong
+constexpr ImU32 kInFlight = IM_COL32(255, 200, 0, 150);  // loading (cp.async stages ahead)
+constexpr ImU32 kWrong = IM_COL32(255, 60, 60, 255);     // what a teaching kernel gets wrong
 constexpr ImU32 kWrongFill = IM_COL32(255, 60, 60, 80);
 constexpr ImU32 kWarp = IM_COL32(0, 230, 255, 255);
 constexpr ImU32 kThread = IM_COL32(255, 80, 255, 255);
@@ -78,7 +80,8 @@ constexpr ImU32 kThread = IM_COL32(255, 80, 255, 255);
 uint32_t sm_colour(uint32_t sm, int sm_count, uint8_t alpha) {
   // The Tile schedule's colouring: SMs spread over the Spectral map so neighbours differ.
   const float x = float((sm * 37u) % uint32_t(std::max(1, sm_count))) / float(std::max(1, sm_count - 1));
-  return with_alpha(ImGui::ColorConvertFloat4ToU32(ImPlot::SampleColormap(x, ImPlotColormap_Spectral)), alpha);
+  return with_alpha(ImGui::ColorConvertFloat4ToU32(ImPlot::SampleColormap(x, ImPlotColormap_Spectral)),
+                    alpha);
 }
 
 // [SECTION] The replay.
@@ -105,15 +108,16 @@ void ReplayLayer::update(const ScheduleReplay& r, uint64_t serial, uint64_t t_ns
         break;
     }
   }
-  m_tex.upload_rgba(std::max(1, r.cells_x()), std::max(1, r.cells_y()), reinterpret_cast<const uint8_t*>(m_px.data()));
+  m_tex.upload_rgba(std::max(1, r.cells_x()), std::max(1, r.cells_y()),
+                    reinterpret_cast<const uint8_t*>(m_px.data()));
 }
 
 void ReplayLayer::draw(const char* id, double cover_x, double cover_y, double x1, double y1) const {
   if (!m_built || cover_x <= 0 || cover_y <= 0) return;
   const double fx = std::min(1.0, x1 / cover_x), fy = std::min(1.0, y1 / cover_y);
   // Row 0 at the top (the plots' row axis points down): texel row 0 at y = 0.
-  ImPlot::PlotImage(id, ImTextureID(intptr_t(m_tex.id())), ImPlotPoint(0, 0), ImPlotPoint(fx * cover_x, fy * cover_y),
-                    ImVec2(0, float(fy)), ImVec2(float(fx), 0));
+  ImPlot::PlotImage(id, ImTextureID(intptr_t(m_tex.id())), ImPlotPoint(0, 0),
+                    ImPlotPoint(fx * cover_x, fy * cover_y), ImVec2(0, float(fy)), ImVec2(float(fx), 0));
 }
 
 const ScheduleReplay* current_replay(const AppState& s, std::string* why) {
@@ -122,7 +126,8 @@ const ScheduleReplay* current_replay(const AppState& s, std::string* why) {
     return nullptr;
   };
   if (!s.result) return say("no result yet");
-  if (!s.result->trace) return say(s.result->trace_note.empty() ? "no traced launch (a GPU run traces one)" : "");
+  if (!s.result->trace)
+    return say(s.result->trace_note.empty() ? "no traced launch (a GPU run traces one)" : "");
   const TileTrace& t = *s.result->trace;
   if (!t.replay) return say("the trace has no replay");
   if (!t.replay->problem().empty()) return say("the trace is inconsistent");
@@ -140,8 +145,9 @@ void replay_controls(AppState& s, const ScheduleReplay& r, FrameReport& out) {
   ImGui::PushID("replay");
   ImGui::Checkbox("Replay", &c.shown);
   if (ImGui::IsItemHovered())
-    ImGui::SetTooltip("Draw the traced launch over C: dark tiles wait, coloured ones run (the colour of their "
-                      "SM), the others are done");
+    ImGui::SetTooltip(
+        "Draw the traced launch over C: dark tiles wait, coloured ones run (the colour of their "
+        "SM), the others are done");
   if (!c.shown) {
     ImGui::PopID();
     return;
@@ -173,13 +179,12 @@ void replay_controls(AppState& s, const ScheduleReplay& r, FrameReport& out) {
   ImGui::SameLine();
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 4.5f);
   ImGui::SliderFloat("##speed", &c.speed, 0.1f, 10.0f, "x%.1f", ImGuiSliderFlags_Logarithmic);
-  if (ImGui::IsItemHovered())
-    ImGui::SetTooltip("speed: x1 plays the whole launch in %.0f s", kReplaySeconds);
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("speed: x1 plays the whole launch in %.0f s", kReplaySeconds);
   // Waves from the occupancy arithmetic: blocks per SM x SMs resident at once.
   const OccupancyReport* occ = s.result && s.result->occupancy ? &*s.result->occupancy : nullptr;
-  const int64_t slots = occ && s.result->trace
-                            ? int64_t(std::max(occ->blocks_per_sm, 0)) * int64_t(std::max(s.result->trace->sm_count, 0))
-                            : 0;
+  const int64_t slots = occ && s.result->trace ? int64_t(std::max(occ->blocks_per_sm, 0)) *
+                                                     int64_t(std::max(s.result->trace->sm_count, 0))
+                                               : 0;
   const int waves = r.waves(slots);
   if (waves > 0) {
     ImGui::SameLine();
@@ -193,14 +198,19 @@ void replay_controls(AppState& s, const ScheduleReplay& r, FrameReport& out) {
       ImGui::EndCombo();
     }
     if (ImGui::IsItemHovered())
-      ImGui::SetTooltip("jump to the start of a wave: %lld blocks at once (%d per SM x %d SMs, from the occupancy "
-                        "arithmetic); wave k starts when its first block does",
-                        (long long)slots, occ->blocks_per_sm, s.result->trace->sm_count);
+      ImGui::SetTooltip(
+          "jump to the start of a wave: %lld blocks at once (%d per SM x %d SMs, from the occupancy "
+          "arithmetic); wave k starts when its first block does",
+          (long long)slots, occ->blocks_per_sm, s.result->trace->sm_count);
   }
   const ScheduleReplay::Counts n = r.counts(c.t_ns);
   char line[200];
   std::snprintf(line, sizeof line, "%s: %lld running, %lld done, %lld waiting of %zu blocks", when.c_str(),
                 (long long)n.running, (long long)n.done, (long long)n.waiting, r.blocks());
+  // Beside the controls when it fits, else under them.
+  const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
+  if (right - ImGui::GetItemRectMax().x - ImGui::GetStyle().ItemSpacing.x > ImGui::CalcTextSize(line).x)
+    ImGui::SameLine();
   text_fit(line, &palette().muted);
   PanelReport& rep = out.panels["replay"];
   rep.state = line;
@@ -267,8 +277,8 @@ void feed_controls(AppState& s, const FeedPlan& p) {
     ImGui::SameLine();
     text_fit(words, wrong ? &palette().bad : nullptr);
   }
-  const bool bug = p.bug != StagingBug::None;
-  text_lines(p.note, bug ? &palette().warn : &palette().muted);
+  // One line (all of it on hover): the maps keep the panel's height.
+  text_fit(p.note, p.bug != StagingBug::None ? &palette().warn : &palette().muted);
   ImGui::PopID();
 }
 

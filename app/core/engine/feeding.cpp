@@ -102,19 +102,20 @@ FeedPlan feeding_plan(const TileGeometry& g, int64_t m, int64_t n, int64_t k, in
       }
 
   // The words.
-  const std::string slice_words =
-      slices > 1 ? format(" (slice %d of %d: K %" PRId64 "-%" PRId64 ")", slice + 1, slices, p.slice_k0,
-                          p.slice_k1 - 1)
-                 : "";
+  const std::string slice_words = slices > 1 ? format(" (slice %d of %d: K %" PRId64 "-%" PRId64 ")",
+                                                      slice + 1, slices, p.slice_k0, p.slice_k1 - 1)
+                                             : "";
   if (!p.staged) {
-    p.note = "Nothing is staged in shared memory: each thread reads its row of A and its column of B from "
-             "global memory, one k at a time.";
+    p.note =
+        "Nothing is staged in shared memory: each thread reads its row of A and its column of B from "
+        "global memory, one k at a time.";
   } else if (p.mirrored) {
-    p.note = format("Below the diagonal: this tile's block does nothing. Its values are the transpose of tile "
-                    "(%" PRId64 ", %" PRId64 "), made from A's rows %" PRId64 "-%" PRId64
-                    " and B's columns %" PRId64 "-%" PRId64 ", not this tile's own panels.",
-                    p.source_row, p.source_col, p.a_panel.row0, p.a_panel.row0 + p.a_panel.rows - 1,
-                    p.b_panel.col0, p.b_panel.col0 + p.b_panel.cols - 1);
+    p.note = format(
+        "Below the diagonal: this tile's block does nothing. Its values are the transpose of tile "
+        "(%" PRId64 ", %" PRId64 "), made from A's rows %" PRId64 "-%" PRId64 " and B's columns %" PRId64
+        "-%" PRId64 ", not this tile's own panels.",
+        p.source_row, p.source_col, p.a_panel.row0, p.a_panel.row0 + p.a_panel.rows - 1, p.b_panel.col0,
+        p.b_panel.col0 + p.b_panel.cols - 1);
   } else {
     p.note = format("%" PRId64 " steps of K %" PRId64 " deep%s; %s.", int64_t(p.steps.size()), bk,
                     slice_words.c_str(),
@@ -124,20 +125,24 @@ FeedPlan feeding_plan(const TileGeometry& g, int64_t m, int64_t n, int64_t k, in
                                        .c_str()
                                  : "one piece of A and one of B are in shared memory at a time");
   }
+  // What the teaching kernel gets wrong comes first: the panel shows the note on one line.
+  std::string bug;
   if (g.bug == StagingBug::FloorK) {
     if (k % bk != 0)
-      p.note += format(" K = %" PRId64 " is not a multiple of %" PRId64 ": the kernel makes K / TILE = %" PRId64
-                       " steps, so K %" PRId64 "-%" PRId64 " is never loaded and every element of the tile "
-                       "misses those products.",
-                       k, bk, k / bk, (k / bk) * bk, k - 1);
+      bug = format("K %" PRId64 "-%" PRId64 " is never loaded: the kernel makes K / TILE = %" PRId64
+                   " steps and K = %" PRId64 " is not a multiple of %" PRId64
+                   ", so every element of the tile misses those products.",
+                   (k / bk) * bk, k - 1, k / bk, k, bk);
     else
-      p.note += format(" K = %" PRId64 " is a multiple of %" PRId64 ": nothing is dropped at this shape.", k, bk);
+      bug = format("K = %" PRId64 " is a multiple of %" PRId64 ": nothing is dropped at this shape.", k, bk);
   } else if (g.bug == StagingBug::NoSecondSync) {
-    p.note += " No barrier after each step's products: a fast warp's load for the next step overwrites the "
-              "shared pieces while slower warps still read them (a race).";
+    bug =
+        "No barrier after each step's products: the next step's load can overwrite the pieces slower warps "
+        "still read (a race).";
   } else if (g.bug == StagingBug::Mirror && tile_row == tile_col) {
-    p.note += " On the diagonal: the upper triangle is computed and mirrored into the lower one.";
+    bug = "On the diagonal: the upper triangle is computed and mirrored into the lower one.";
   }
+  if (!bug.empty()) p.note = bug + " " + p.note;
   return p;
 }
 
@@ -158,8 +163,8 @@ std::string describe_step(const FeedPlan& p, int step) {
   if (step < 0 || step >= int(p.steps.size())) return "";
   const FeedStep& s = p.steps[size_t(step)];
   const bool partial = s.k1 - s.k0 < (p.steps.size() > 1 ? p.steps[0].k1 - p.steps[0].k0 : s.k1 - s.k0);
-  std::string text = format("step %d of %d: K %" PRId64 "-%" PRId64 "%s", step + 1, int(p.steps.size()),
-                            s.k0, s.k1 - 1, partial ? " (a partial piece)" : "");
+  std::string text = format("step %d of %d: K %" PRId64 "-%" PRId64 "%s", step + 1, int(p.steps.size()), s.k0,
+                            s.k1 - 1, partial ? " (a partial piece)" : "");
   if (!s.visited) text += ": never loaded (the kernel stops before it)";
   if (overwrites_in_use(p, step))
     text += format(": step %d's load may overwrite these pieces while slow warps still read them", step + 2);

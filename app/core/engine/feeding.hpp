@@ -1,6 +1,6 @@
 #pragma once
-// [SECTION] Which tiles of A and B feed a tile of C. A blocked kernel computes a tile of C from the tile's row
-// panel of A and column panel of B, a block_k-deep piece of each at a time, staged in shared memory; the
+// [SECTION] Which tiles of A and B feed a tile of C. A blocked kernel computes a tile of C from the tile's
+// row panel of A and column panel of B, a block_k-deep piece of each at a time, staged in shared memory; the
 // pipelined rungs keep `stages` pieces there at once. The registry describes each rung's tiles (TileGeometry,
 // beside its launcher); this file turns that description and a problem's shape into the rectangles the
 // Matrices panel outlines, step by step, including what the teaching kernels get wrong. Pure arithmetic: no
@@ -23,8 +23,8 @@ enum class StagingBug : uint8_t {
 // memory (each thread reads A and B from global memory).
 struct TileGeometry {
   int block_m = 0, block_n = 0, block_k = 0;  // C tile of one block, and the K depth of one staged step
-  int stages = 1;    // pieces of K in shared memory at once (cp.async pipelines: 2, 3, 4)
-  int k_slices = 1;  // split-K: blocks per tile of C, each summing a slice of the K steps
+  int stages = 1;              // pieces of K in shared memory at once (cp.async pipelines: 2, 3, 4)
+  int k_slices = 1;            // split-K: blocks per tile of C, each summing a slice of the K steps
   int warp_m = 0, warp_n = 0;  // warp 0's tile of C (0: no warp tile)
   bool warpgroup = false;      // the warp tile is a warpgroup's (4 warps: Hopper wgmma)
   // Thread 0's outputs: pieces_m x pieces_n pieces of piece_m x piece_n elements, piece (i, j) at rows
@@ -49,15 +49,15 @@ struct FeedStep {
 };
 
 struct FeedPlan {
-  std::string problem;        // non-empty: no plan (the reason), e.g. a tile outside C
-  Rect64 c_tile;              // the tile of C, clipped to M x N
-  Rect64 a_panel, b_panel;    // the rows of A and the columns of B it reads, over the K it sums
+  std::string problem;                 // non-empty: no plan (the reason), e.g. a tile outside C
+  Rect64 c_tile;                       // the tile of C, clipped to M x N
+  Rect64 a_panel, b_panel;             // the rows of A and the columns of B it reads, over the K it sums
   int64_t slice_k0 = 0, slice_k1 = 0;  // split-K: the slice of K this block sums (else 0 to K)
-  std::vector<FeedStep> steps;  // in order; never-visited pieces included, marked
+  std::vector<FeedStep> steps;         // in order; never-visited pieces included, marked
   int stages = 1;
-  Rect64 warp;                  // warp 0's tile inside the tile (empty: none)
-  std::vector<Rect64> thread;   // thread 0's outputs (one rectangle per piece)
-  bool staged = true;           // false: nothing is staged in shared memory (naive, coalesced)
+  Rect64 warp;                 // warp 0's tile inside the tile (empty: none)
+  std::vector<Rect64> thread;  // thread 0's outputs (one rectangle per piece)
+  bool staged = true;          // false: nothing is staged in shared memory (naive, coalesced)
   StagingBug bug = StagingBug::None;
   // Mirror: the tile is below the diagonal, its block does nothing, and its values are the transpose of
   // tile (source_row, source_col), made from that tile's panels (a_panel and b_panel say which).

@@ -95,7 +95,9 @@ BlockRect ScheduleReplay::rect(size_t block, int64_t m, int64_t n) const {
   const auto [cx, cy] = cell(block);
   // Cell edges at a fraction of the tile, so grid_z strips that do not divide the tile still tile it.
   const int64_t per_x = m_z_cols ? m_grid_z : 1, per_y = m_z_cols ? 1 : m_grid_z;
-  auto edge = [](int c, int64_t per, int64_t tile) { return (int64_t(c / per) * tile) + (c % per) * tile / per; };
+  auto edge = [](int c, int64_t per, int64_t tile) {
+    return (int64_t(c / per) * tile) + (c % per) * tile / per;
+  };
   const int64_t c0 = edge(cx, per_x, m_tile_n), c1 = edge(cx + 1, per_x, m_tile_n);
   const int64_t r0 = edge(cy, per_y, m_tile_m), r1 = edge(cy + 1, per_y, m_tile_m);
   BlockRect r;

@@ -1,8 +1,8 @@
 #pragma once
 // [SECTION] Replaying a traced launch on C: at time t (nanoseconds after the launch's first block started),
 // every block of the launch is waiting, running or done. The Matrices and Tile schedule panels draw that as a
-// layer over C (or its tile grid), the figure command as an animation or a strip of stills. Pure arithmetic on
-// a TileTrace (schedule.hpp): no drawing, no CUDA.
+// layer over C (or its tile grid), the figure command as an animation or a strip of stills. Pure arithmetic
+// on a TileTrace (schedule.hpp): no drawing, no CUDA.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -59,7 +59,8 @@ class ScheduleReplay {
   // Block i's rectangle in C (M x N), from the trace's grid and tile.
   BlockRect rect(size_t block, int64_t m, int64_t n) const;
   // The replay picture's cells: one per block, cells_x across and cells_y down, covering grid_x * tile_n
-  // columns and grid_y * tile_m rows of C (the last tiles may hang over C's edge). cell(i) = (x, y) of block i.
+  // columns and grid_y * tile_m rows of C (the last tiles may hang over C's edge). cell(i) = (x, y) of block
+  // i.
   int cells_x() const { return m_cells_x; }
   int cells_y() const { return m_cells_y; }
   std::pair<int, int> cell(size_t block) const;
@@ -70,8 +71,8 @@ class ScheduleReplay {
 
  private:
   std::string m_problem;
-  std::vector<uint64_t> m_start, m_end;        // per block, relative to the first start
-  std::vector<uint32_t> m_sm;                  // per block
+  std::vector<uint64_t> m_start, m_end;  // per block, relative to the first start
+  std::vector<uint32_t> m_sm;            // per block
   std::vector<uint64_t> m_sorted_start, m_sorted_end;
   uint64_t m_duration = 0;
   int m_grid_x = 0, m_grid_y = 0, m_grid_z = 1, m_tile_m = 0, m_tile_n = 0;
