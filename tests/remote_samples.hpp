@@ -142,6 +142,7 @@ inline RunResult sample_result() {
   t->grid_y = 1;
   t->tile_m = t->tile_n = 32;
   t->sm_count = 132;
+  t->k_step = 16;
   t->records = {{100, 200, 3, 0}, {150, 260, 7, 0}};
   t->traced_ms = 0.01;
   r.trace = t;

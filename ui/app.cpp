@@ -900,6 +900,19 @@ void App::pump_measurements() {
       s.say(Severity::Error, std::string("figure export failed: ") + e.what());
     }
   }
+  // The Tile schedule's traced launch as a trace event JSON (Perfetto, chrome://tracing), under a new name.
+  if (const auto trace = s.asked.take<rq::ExportScheduleTrace>()) {
+    try {
+      if (!trace->trace) throw std::runtime_error("no traced launch");
+      const fs::path dir =
+          s.settings.export_dir.empty() ? default_export_dir() : fs::path(s.settings.export_dir);
+      const fs::path written = write_schedule_trace(dir, *trace->trace, trace->context);
+      s.say(Severity::Info,
+            "Perfetto trace: " + written.string() + " (open it in ui.perfetto.dev or chrome://tracing)");
+    } catch (const std::exception& e) {
+      s.say(Severity::Error, std::string("Perfetto trace not written: ") + e.what());
+    }
+  }
 }
 
 }  // namespace ts::ui

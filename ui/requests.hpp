@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -17,6 +18,7 @@
 #include "core/plots/figure.hpp"
 #include "core/engine/problem.hpp"
 #include "core/engine/sweep.hpp"
+#include "core/io/schedule_trace.hpp"
 
 namespace ts::ui {
 
@@ -95,6 +97,10 @@ struct DisconnectEngine {  // close this engine (its session stays, as an overla
 struct ExportFigure {
   FigureRequest figure;
 };
+struct ExportScheduleTrace {  // the Tile schedule's "Export Perfetto trace" (trace event JSON, App writes it)
+  std::shared_ptr<const TileTrace> trace;
+  ScheduleTraceContext context;
+};
 // A person's kernel (the controller takes these, user_kernel_controller.hpp).
 struct OpenKernel {  // read this file (File > Open kernel, a drop, --kernel-file): open it, or read it again
   std::string path;
@@ -110,13 +116,14 @@ struct RevertKernel {};     // load the file into the editor again
 struct SanitizeKernel {};   // Check with compute-sanitizer
 }  // namespace rq
 
-using Request = std::variant<rq::Run, rq::Quit, rq::Screenshot, rq::ResetLayout, rq::BringToFront,
-                             rq::OpenInputs, rq::SaveC, rq::ExportPanel, rq::PressExport, rq::Zoom,
-                             rq::CheckGl, rq::SaveSession, rq::OpenSession, rq::CloseOverlay, rq::StartSweep,
-                             rq::TimeTiles, rq::CancelSweep, rq::MeasureBandwidth, rq::ExportFigure,
-                             rq::OpenKernel, rq::ChooseKernelFile, rq::SwitchKernel, rq::ApplyKernelForm,
-                             rq::ResetKernelForm, rq::SaveKernel, rq::RevertKernel, rq::SanitizeKernel,
-                             rq::Reconnect, rq::ConnectEngine, rq::ChooseEngine, rq::DisconnectEngine>;
+using Request =
+    std::variant<rq::Run, rq::Quit, rq::Screenshot, rq::ResetLayout, rq::BringToFront, rq::OpenInputs,
+                 rq::SaveC, rq::ExportPanel, rq::PressExport, rq::Zoom, rq::CheckGl, rq::SaveSession,
+                 rq::OpenSession, rq::CloseOverlay, rq::StartSweep, rq::TimeTiles, rq::CancelSweep,
+                 rq::MeasureBandwidth, rq::ExportFigure, rq::OpenKernel, rq::ChooseKernelFile,
+                 rq::SwitchKernel, rq::ApplyKernelForm, rq::ResetKernelForm, rq::SaveKernel, rq::RevertKernel,
+                 rq::SanitizeKernel, rq::Reconnect, rq::ConnectEngine, rq::ChooseEngine, rq::DisconnectEngine,
+                 rq::ExportScheduleTrace>;
 
 // The requests pending, at most one of each kind.
 class Requests {

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
+#include <stdexcept>
 
 #include <nlohmann/json.hpp>
 
@@ -11,6 +13,7 @@
 #include "core/io/npy.hpp"
 #include "core/engine/run_queue.hpp"
 #include "core/engine/schedule.hpp"
+#include "core/io/schedule_trace.hpp"
 #include "core/io/session.hpp"
 #include "core/io/settings.hpp"
 #include "core/engine/stats.hpp"
@@ -106,13 +109,17 @@ void add_run_options(CLI::App* cmd, RunArgs& a) {
   cmd->add_option("--out", a.out, "write C to this .npy file");
   cmd->add_option("--samples", a.samples, "timed launches, 1 to 100000 (default: 10 on CUDA, 3 on the CPU)");
   cmd->add_flag("--json", a.json, "print a JSON object instead of text");
-  cmd->add_flag("--force", a.force, "replace existing --out and --trace-csv files (regular files only)");
+  cmd->add_flag("--force", a.force,
+                "replace existing --out, --trace-csv and --trace-json files (regular files only)");
   cmd->add_flag("--suggest-tile", a.suggest,
                 "also time every other tile of the kernel at this shape (the bench policy for all, unless "
                 "--samples) and print the fastest, from those measurements");
   cmd->add_flag("--profile", a.profile, "GPU: also print occupancy and a traced launch's tile schedule");
   cmd->add_option("--trace-csv", a.trace_csv,
                   "with --profile: write the tile schedule (one row per tile) here");
+  cmd->add_option("--trace-json", a.trace_json,
+                  "with --profile: write the traced launch here as a Chrome trace event JSON (open it in "
+                  "ui.perfetto.dev or chrome://tracing: one track per SM, one slice per block)");
   cmd->add_flag(
       "--sanitize", a.sanitize,
       "with --kernel-file: run your kernel once under compute-sanitizer memcheck and racecheck (shape "
@@ -131,6 +138,11 @@ int cmd_run(RunArgs& a, const CLI::App& cmd) {
   ts::check_output_path(a.out, replace_if(a.force), "--out");
   if (!a.trace_csv.empty() && !a.profile) throw ts::ValidationError("--trace-csv needs --profile");
   ts::check_output_path(a.trace_csv, replace_if(a.force), "--trace-csv");
+  if (!a.trace_json.empty() && !a.profile) throw ts::ValidationError("--trace-json needs --profile");
+  ts::check_output_path(a.trace_json, replace_if(a.force), "--trace-json");
+  if (!a.trace_json.empty() && std::filesystem::path(a.trace_json).lexically_normal() ==
+                                   std::filesystem::path(a.trace_csv).lexically_normal())
+    throw ts::ValidationError("--trace-csv and --trace-json name the same file: " + a.trace_json);
   std::string note;
   auto backend = open_backend(a.problem.backend, &note, a.problem.engine, cmd.count("--backend") > 0);
   if (!note.empty()) std::fprintf(stderr, "tilescope: %s\n", note.c_str());
@@ -168,6 +180,17 @@ int cmd_run(RunArgs& a, const CLI::App& cmd) {
     std::fprintf(stderr, "tilescope: --profile needs the CUDA backend; no occupancy or trace on the CPU\n");
   if (!a.trace_csv.empty() && r.trace)
     ts::write_file(a.trace_csv, ts::schedule_csv(*r.trace), replace_if(a.force));
+  if (!a.trace_json.empty() && r.trace) {
+    const ts::ScheduleTraceContext context{r.spec.kernel, r.spec.tile, r.spec.m,
+                                           r.spec.n,      r.spec.k,    r.device};
+    std::string text;
+    try {
+      text = ts::schedule_trace_text(*r.trace, context);
+    } catch (const std::invalid_argument& e) {  // a trace that fails check_trace
+      throw std::runtime_error("--trace-json " + a.trace_json + " not written: " + e.what());
+    }
+    ts::write_file(a.trace_json, text, replace_if(a.force));
+  }
   if (!a.suggest) {
     if (a.json)
       std::cout << ts::result_to_json(r).dump(2) << "\n";

@@ -14,7 +14,7 @@ namespace ts::cli {
 
 struct RunArgs {
   ProblemArgs problem;
-  std::string out, samples, trace_csv;  // samples "": the backend's default policy
+  std::string out, samples, trace_csv, trace_json;  // samples "": the backend's default policy
   bool json = false, force = false, profile = false, suggest = false, sanitize = false;
 };
 

@@ -464,6 +464,7 @@ class CudaBackend final : public Backend {
     t->tile_n = q.tile_n;
     t->grid_z = int(q.grid_z);
     t->z_splits_columns = q.z_splits_columns;
+    t->k_step = q.k_step;
     std::vector<TileRecord> raw(tiles);
     CUDA_CHECK(cudaMemcpyAsync(raw.data(), rec.get(), rec.bytes(), cudaMemcpyDeviceToHost, st));
     CUDA_CHECK(cudaStreamSynchronize(st));

@@ -32,6 +32,7 @@ struct LaunchQuery {
   // blockIdx.z takes a share of the tile's columns instead of a slice of K (a cluster of blocks that make one
   // tile of C together: wgmma_tf32 tile 512, tile_n / grid_z columns per block).
   bool z_splits_columns = false;
+  int k_step = 0;  // split-K: the K steps its slices are cut in (TileTrace::k_step); 0 otherwise
   // Set by the caller: describe the launch without any CUDA call (no device needed; the build-time resource
   // table is made this way). Without it, a query also prepares the kernel (e.g. its dynamic shared memory
   // limit) so that the occupancy API gives the figures of a real launch.

@@ -424,6 +424,7 @@ void launch_splitk(const GemmArgs& a, int tile, void* stream, LaunchQuery* q) {
     go<SplitCfg, true>(a, static_cast<cudaStream_t>(stream), q, splits);
   else  // no partials: rung 9's tile 128 as it is
     go<SplitCfg, false>(a, static_cast<cudaStream_t>(stream), q, 1);
+  if (q && splits > 1) q->k_step = SplitCfg::BK;  // the slices are whole K tiles (t_first in the kernel)
 }
 
 // Picked from 14 variants measured in one run on an H100 at 4096^3 (TFLOP/s; cuBLAS 51.0, rung 8 38.8):

@@ -17,6 +17,7 @@
 #include "core/engine/matrix_store.hpp"
 #include "core/engine/sweep.hpp"
 #include "core/engine/schedule.hpp"
+#include "core/io/schedule_trace.hpp"
 #include "core/engine/cpu_gemm.hpp"
 #include "kernels/engine/registry.hpp"
 #include "core/engine/verify.hpp"
@@ -476,6 +477,43 @@ TEST(Profile, TracesCoverEveryTileOnceAndOccupancyMatchesTheCudaApi) {
       EXPECT_GT(t.plain_ms, 0.0);
       EXPECT_GT(t.timer_resolution_ns, 0u);
     }
+  }
+}
+
+// A traced launch of tiled and of splitk (K = 1100 in 3 slices of whole K steps of 16: 69 steps, 23 a slice)
+// as a Perfetto trace (Chrome trace event JSON): the format's checks pass, it reads back as the device's
+// records exactly, and the slices of each tile cover K once, in order, as the kernel divides it.
+TEST(Profile, TracedLaunchesExportAsATraceEventJsonThatReadsBackExactly) {
+  REQUIRE_GPU(backend);
+  for (const auto& [kernel, tile] : {std::pair<std::string, int>{"tiled", 16}, {"splitk", 3}}) {
+    SCOPED_TRACE(kernel);
+    const RunResult r = backend->run(profiled(kernel, tile, 1000, 700, 1100, 2), CancelToken());
+    ASSERT_TRUE(r.trace) << r.trace_note;
+    ASSERT_EQ(check_trace(*r.trace), "");
+    const ScheduleTraceContext c{r.spec.kernel, r.spec.tile, r.spec.m, r.spec.n, r.spec.k, r.device};
+    const std::string text = schedule_trace_text(*r.trace, c);
+    const nlohmann::json doc = nlohmann::json::parse(text);
+    EXPECT_EQ(check_trace_event_json(doc), "");
+    const ScheduleTraceFile back = read_schedule_trace_json(text);
+    ASSERT_EQ(back.trace.records.size(), r.trace->records.size());
+    for (size_t i = 0; i < r.trace->records.size(); ++i) {
+      EXPECT_EQ(back.trace.records[i].start_ns, r.trace->records[i].start_ns) << i;
+      EXPECT_EQ(back.trace.records[i].end_ns, r.trace->records[i].end_ns) << i;
+      EXPECT_EQ(back.trace.records[i].smid, r.trace->records[i].smid) << i;
+    }
+    EXPECT_EQ(back.context.kernel, kernel);
+    const int slices = kernel == "splitk" ? 3 : 1;
+    EXPECT_EQ(r.trace->grid_z, slices);
+    EXPECT_EQ(r.trace->k_step, kernel == "splitk" ? 16 : 0);
+    std::vector<std::pair<int64_t, int64_t>> k_of_tile(size_t(slices), {-1, -1});  // tile (1, 2)'s slices
+    for (const auto& e : doc["traceEvents"])
+      if (e["ph"] == "X" && e["args"]["tile_row"] == 1 && e["args"]["tile_col"] == 2)
+        k_of_tile.at(e["args"]["k_slice"].get<size_t>()) = {e["args"]["k_begin"].get<int64_t>(),
+                                                            e["args"]["k_end"].get<int64_t>()};
+    EXPECT_EQ(k_of_tile.front().first, 0);
+    for (int z = 1; z < slices; ++z) EXPECT_EQ(k_of_tile[size_t(z)].first, k_of_tile[size_t(z) - 1].second);
+    EXPECT_EQ(k_of_tile.back().second, 1100);
+    if (slices == 3) EXPECT_EQ(k_of_tile[1], (std::pair<int64_t, int64_t>{368, 736}));  // steps 23 to 46
   }
 }
 

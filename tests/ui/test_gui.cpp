@@ -44,6 +44,7 @@
 #include "ui/plots/plots.hpp"
 #include "kernels/engine/registry.hpp"
 #include "core/io/session.hpp"
+#include "core/io/schedule_trace.hpp"
 #include "core/remote/remote_backend.hpp"
 #include "test_util.hpp"
 #include "core/user_kernel/kernel_workshop.hpp"
@@ -1750,6 +1751,61 @@ TEST_F(Gui, ExportPngAndCsvWritesThePanelWithoutTheTooltipOfItsButton) {
     IM_CHECK_GT(compared, 2000);  // the tooltip lay over the panel
     IM_CHECK_LE(differ, compared / 200);
     if (differ > compared / 200) ctx->LogError("%d of %d pixels under the tooltip differ", differ, compared);
+  };
+  run_session(s);
+  EXPECT_EQ(s.passed, 1);
+}
+
+// The Tile schedule's "Export Perfetto trace", pressed with the mouse: tilescope-schedule-<date>-<time>.json
+// in the export folder, a valid trace event JSON that reads back as the trace the panel shows, named by the
+// run's kernel, tile and shape; pressed again, a second file (never replacing the first). The CPU backend
+// traces nothing, so the window's result gets a trace of 2 x 3 tiles in 2 slices of K, and its session is
+// taken for a GPU's (the panel draws only there).
+TEST_F(Gui, ExportPerfettoTraceWritesTheTracedLaunchAsATraceEventJson) {
+  const std::filesystem::path dir = m_dir.path() / "exports";
+  auto trace = std::make_shared<TileTrace>();
+  trace->grid_x = 3;
+  trace->grid_y = 2;
+  trace->grid_z = 2;
+  trace->k_step = 16;
+  trace->tile_m = trace->tile_n = 32;
+  trace->sm_count = 4;
+  for (uint32_t i = 0; i < 12; ++i)
+    trace->records.push_back({1'000'000'007ull + i * 37, 1'000'000'500ull + i * 101, i % 4, 0});
+  GuiRun s;
+  s.body = [&](ImGuiTestContext* ctx, App& app) {
+    ui::AppState& st = app.state();
+    IM_CHECK(wait_for_result(ctx, app, 0));
+    st.settings.export_dir = dir.string();
+    st.sessions.current().device.backend = "cuda";
+    st.result->trace = trace;
+    ++st.result_serial;
+    st.ask(ui::rq::BringToFront{{"Tile schedule"}});
+    ctx->Yield(4);
+    ctx->SetRef("//Tile schedule");
+    ctx->ItemClick("Export Perfetto trace");
+    IM_CHECK(yield_until(
+        ctx, [&] { return files_starting(dir, "tilescope-schedule-", ".json").size() == 1; }, 10));
+    const std::string first = files_starting(dir, "tilescope-schedule-", ".json").at(0);
+    std::ifstream f(first);
+    const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    IM_CHECK_EQ(check_trace_event_json(nlohmann::json::parse(text)), std::string());
+    const ScheduleTraceFile back = read_schedule_trace_json(text);
+    IM_CHECK(back.trace.records.size() == trace->records.size());
+    for (size_t i = 0; i < trace->records.size(); ++i) {
+      IM_CHECK_EQ(back.trace.records[i].start_ns, trace->records[i].start_ns);
+      IM_CHECK_EQ(back.trace.records[i].end_ns, trace->records[i].end_ns);
+      IM_CHECK_EQ(back.trace.records[i].smid, trace->records[i].smid);
+    }
+    IM_CHECK_EQ(back.context.kernel, st.result->spec.kernel);
+    IM_CHECK_EQ(back.context.m, st.result->spec.m);
+    IM_CHECK_EQ(back.context.k, st.result->spec.k);
+    IM_CHECK(logged(st, "Perfetto trace: " + first));
+    ctx->ItemClick("Export Perfetto trace");
+    IM_CHECK(yield_until(
+        ctx, [&] { return files_starting(dir, "tilescope-schedule-", ".json").size() == 2; }, 10));
+    std::ifstream again(first);
+    IM_CHECK(std::string((std::istreambuf_iterator<char>(again)), std::istreambuf_iterator<char>()) == text);
   };
   run_session(s);
   EXPECT_EQ(s.passed, 1);

@@ -455,6 +455,7 @@ TEST(Cli, OutputsThatCannotBeWrittenAreFoundBeforeTheRun) {
   for (const std::string& args :
        {"run --backend cpu --size 1024 --out " + ro + "/c.npy",
         "run --backend cpu --size 1024 --profile --trace-csv " + ro + "/t.csv",
+        "run --backend cpu --size 1024 --profile --trace-json " + ro + "/t.json",
         "snapshot --backend cpu --size 1024 --out " + ro + "/s.png",
         "snapshot --backend cpu --size 1024 --out " + dir.file("s.png") + " --layout-json " + ro + "/l.json",
         "snapshot --backend cpu --size 1024 --out " + dir.file("s.png") + " --export-panels " + ro +
@@ -469,6 +470,50 @@ TEST(Cli, OutputsThatCannotBeWrittenAreFoundBeforeTheRun) {
   }
   if (::geteuid() != 0) std::filesystem::permissions(ro, std::filesystem::perms::owner_all);
   EXPECT_FALSE(std::filesystem::exists(dir.file("s.png")));
+}
+
+// --trace-json (the traced launch for Perfetto) is checked as --trace-csv is, before the run: it needs
+// --profile, never replaces a file without --force, and its folder must exist; both naming one file is
+// refused. Without a GPU (here, and through a CPU engine) --profile has no trace: the run says so, and
+// neither file is written.
+TEST(Cli, TraceJsonIsCheckedLikeTraceCsvBeforeTheRun) {
+  test::TempDir dir;
+  { std::ofstream(dir.file("old.json")) << "precious"; }
+  { std::ofstream(dir.file("old.csv")) << "precious"; }
+  const std::string base = "run --backend cpu --size 48 --kernel tiled --tile 8 ";
+  struct Case {
+    std::string args, says;
+  };
+  for (const Case& c : std::vector<Case>{
+           {base + "--trace-json " + dir.file("t.json"), "--trace-json needs --profile"},
+           {base + "--trace-csv " + dir.file("t.csv"), "--trace-csv needs --profile"},
+           {base + "--profile --trace-json " + dir.file("old.json"), dir.file("old.json")},
+           {base + "--profile --trace-csv " + dir.file("old.csv"), dir.file("old.csv")},
+           {base + "--profile --trace-json " + dir.file("no/such/folder/t.json"), dir.file("no/such/folder")},
+           {base + "--profile --trace-json " + dir.path().string(), dir.path().string()},
+           {base + "--profile --trace-csv " + dir.file("t") + " --trace-json " + dir.file("./t"),
+            "--trace-csv and --trace-json name the same file"}}) {
+    auto r = ts_run(c.args);
+    EXPECT_EQ(r.code, 2) << c.args << "\n" << r.output;
+    EXPECT_NE(r.output.find(c.says), std::string::npos) << c.args << "\n" << r.output;
+    EXPECT_EQ(r.output.find("kernel "), std::string::npos) << "the run happened first:\n" << r.output;
+  }
+  auto existing = ts_run(base + "--profile --trace-json " + dir.file("old.json"));
+  EXPECT_NE(existing.output.find("--force"), std::string::npos) << existing.output;
+  EXPECT_EQ(content(dir.file("old.json")), "precious");
+  // No GPU: no trace, so no file, as with --trace-csv; the run itself succeeds.
+  const std::string serve = "exec " + kBin + " serve --backend cpu --quiet";
+  for (const std::string& where : {std::string("--backend cpu"), "--engine '" + serve + "'"}) {
+    auto r = ts_run("run " + where + " --size 48 --kernel tiled --tile 8 --profile --trace-json " +
+                    dir.file("new.json") + " --trace-csv " + dir.file("new.csv"));
+    EXPECT_EQ(r.code, 0) << where << "\n" << r.output;
+    EXPECT_NE(r.output.find("--profile needs the CUDA backend"), std::string::npos) << where << "\n"
+                                                                                    << r.output;
+    EXPECT_FALSE(std::filesystem::exists(dir.file("new.json"))) << where;
+    EXPECT_FALSE(std::filesystem::exists(dir.file("new.csv"))) << where;
+  }
+  auto forced = ts_run(base + "--profile --force --trace-json " + dir.file("old.json"));
+  EXPECT_EQ(forced.code, 0) << forced.output;
 }
 
 TEST(Cli, ForceReplacesRegularFilesOnlyAndNothingElseIsEverTouched) {

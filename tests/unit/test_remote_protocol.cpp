@@ -117,6 +117,7 @@ TEST(RemoteProtocol, ValuesSurviveTheTrip) {
   ASSERT_EQ(d.result.trace->records.size(), 2u);
   EXPECT_EQ(d.result.trace->records[1].start_ns, 150u);
   EXPECT_EQ(d.result.trace->records[1].smid, 7u);
+  EXPECT_EQ(d.result.trace->k_step, 16);  // split-K's K ranges in the Perfetto export
   EXPECT_EQ(d.store.id, 9u);
   EXPECT_EQ(d.store.dims[3][1], 1024);
 

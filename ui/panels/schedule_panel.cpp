@@ -42,6 +42,18 @@ class SchedulePanel final : public Panel {
     export_button(s, name(), "schedule", [&] { return schedule_csv(t); });
     same_line_if_fits(small_button_width("Export figure..."));
     figure_button(s, PlotKind::Schedule, "schedule", m_size);
+    same_line_if_fits(small_button_width("Export Perfetto trace"));
+    if (ImGui::SmallButton("Export Perfetto trace")) {
+      const ProblemSpec& p = s.result->spec;
+      s.ask(rq::ExportScheduleTrace{s.result->trace, {p.kernel, p.tile, p.m, p.n, p.k, s.result->device}});
+    }
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip(
+          "Writes tilescope-schedule-<date>-<time>.json to %s (never replacing a file): the traced launch as "
+          "a "
+          "Chrome trace event JSON, one track per SM and one slice per block with its tile, SM and exact "
+          "times.\nOpen it in ui.perfetto.dev or chrome://tracing.",
+          s.settings.export_dir.empty() ? default_export_dir().c_str() : s.settings.export_dir.c_str());
     same_line_if_fits(ImGui::GetFontSize() * 13);
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
     ImGui::Combo("colour by", &m_mode, "SM\0start time\0duration\0");

@@ -30,6 +30,9 @@ struct TileTrace {
   // blockIdx.z is a block's share of the tile's columns (a cluster making one tile together: tile_n / grid_z
   // columns each, every block writes its own) instead of a slice of K.
   bool z_splits_columns = false;
+  // Split-K: the length of the K steps its slices are cut in (the kernel's BK: slice z takes steps
+  // [z S / grid_z, (z + 1) S / grid_z) of S = ceil(K / k_step), rounded down). 0: not known or not split.
+  int k_step = 0;
   int tile_m = 0, tile_n = 0;  // rows and columns of C per tile
   int sm_count = 0;
   std::vector<TileRecord> records;
