@@ -3,6 +3,7 @@
 // tiles of C wait, run or are done at time t of the traced launch: Matrices and Tile schedule) and the
 // feeding tiles (which pieces of A and B a chosen tile of C reads at k step s: Matrices). Plain state: the
 // panels edit it, App moves the playing cursors on once a frame, snapshot sets it from the command line.
+#include <cmath>
 #include <cstdint>
 
 namespace ts::ui {
@@ -16,6 +17,8 @@ struct ReplayCursor {
   bool shown = false;    // the layer is drawn over C and over the tile grid
   bool playing = false;  // t moves on by itself (App::frame)
   uint64_t t_ns = 0;     // since the launch's first block started
+  double carry_ns = 0;   // playing: the part of a nanosecond not yet added to t_ns (a short launch at a high
+                         // frame rate moves less than 1 ns a frame)
   float speed = 1;       // 1: the launch in kReplaySeconds
   uint64_t serial = 0;   // the result (AppState::result_serial) t belongs to: a new trace starts at 0
 };
@@ -45,12 +48,15 @@ inline void advance_views(AlgorithmViews& v, uint64_t duration_ns, int steps, do
       v.replay.playing = false;
     } else {
       const double step = double(duration_ns) / kReplaySeconds * double(v.replay.speed) * dt;
-      const double t = double(v.replay.t_ns) + (step > 0 ? step : 0);
-      if (t >= double(duration_ns)) {
+      v.replay.carry_ns += step > 0 ? step : 0;
+      const double whole = std::floor(v.replay.carry_ns);
+      v.replay.carry_ns -= whole;
+      if (double(v.replay.t_ns) + whole >= double(duration_ns)) {
         v.replay.t_ns = duration_ns;
         v.replay.playing = false;
+        v.replay.carry_ns = 0;
       } else {
-        v.replay.t_ns = uint64_t(t);
+        v.replay.t_ns += uint64_t(whole);
       }
     }
   }

@@ -98,8 +98,8 @@ void add_snapshot_options(CLI::App* cmd, SnapshotArgs& a) {
   cmd->add_option("--zoom", a.zoom,
                   "heatmaps show ROW0,COL0,ROWS,COLS (e.g. 0,0,96,96 to see the tile grid)");
   cmd->add_option("--replay-at", a.replay_at,
-                  "draw the traced launch's replay over C at this time (microseconds after the first block "
-                  "started; CUDA backend, a traceable kernel)");
+                  "draw the traced launch's replay over C at this time: microseconds after the first block "
+                  "started, or a percentage of the launch (40%); CUDA backend, a traceable kernel");
   cmd->add_option(
       "--feed-tile", a.feed_tile,
       "outline the pieces of A and B feeding tile ROW,COL of C at k step STEP (from 0) and split-K "
@@ -132,13 +132,20 @@ int cmd_snapshot(SnapshotArgs& a, const CLI::App& cmd) {
   so.gl = parse_gl_choice_or_usage(a.gl);
   if (!a.zoom.empty()) so.zoom = parse_zoom(a.zoom, so.request.spec);
   if (!a.replay_at.empty()) {
-    const double us = a.replay_at == "0" ? 0.0 : parse_positive(a.replay_at, "--replay-at");
+    const bool percent = a.replay_at.size() > 1 && a.replay_at.back() == '%';
+    const std::string number = percent ? a.replay_at.substr(0, a.replay_at.size() - 1) : a.replay_at;
+    const double us = number == "0" ? 0.0 : parse_positive(number, "--replay-at");
+    if (percent && us > 100)
+      throw ts::ValidationError("--replay-at = " + a.replay_at + " is past the launch's end (100%)");
     const ts::KernelInfo* k = ts::find_kernel(*so.backend->kernel_list(), so.request.spec.kernel);
     if (so.backend->kind() != "cuda" || !k || !k->traceable)
       throw ts::ValidationError(
           "--replay-at needs a traced launch: the CUDA backend and a kernel it traces (" +
           so.request.spec.kernel + " on the " + so.backend->kind() + " backend has none)");
-    so.replay_at_ns = uint64_t(us * 1e3);
+    if (percent)
+      so.replay_at_fraction = us / 100;
+    else
+      so.replay_at_ns = uint64_t(us * 1e3);
   }
   if (!a.feed_tile.empty())
     so.feed = parse_feed_tile(a.feed_tile, so.request.spec, *so.backend->kernel_list());

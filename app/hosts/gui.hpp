@@ -71,6 +71,7 @@ struct SnapshotOptions {
   // is needed) and the pieces of A and B feeding tile (row, col) of C at k step `step` (0-based), slice
   // `slice` of split-K.
   std::optional<uint64_t> replay_at_ns;
+  std::optional<double> replay_at_fraction;  // or at this fraction (0..1) of the launch
   struct FeedTile {
     int64_t row = 0, col = 0;
     int step = 0, slice = 0;

@@ -23,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ui/app.hpp"
+#include "core/engine/schedule_replay.hpp"
 #include "core/engine/measure.hpp"
 #include "core/io/csv.hpp"
 #include "gfx/egl_context.hpp"
@@ -192,10 +193,13 @@ int run_snapshot(const SnapshotOptions& opt) {
   const bool ok = outcome.result && outcome.result->error.passed;
   app.take(std::move(outcome));
   app.report_jobs();
-  if (opt.replay_at_ns) {
+  if (opt.replay_at_ns || opt.replay_at_fraction) {
     st.views.replay.shown = true;
     st.views.replay.serial = st.result_serial;
-    st.views.replay.t_ns = *opt.replay_at_ns;
+    const ScheduleReplay* r = st.result && st.result->trace ? st.result->trace->replay.get() : nullptr;
+    st.views.replay.t_ns = opt.replay_at_ns ? *opt.replay_at_ns
+                           : r              ? uint64_t(*opt.replay_at_fraction * double(r->duration_ns()))
+                                            : 0;
   }
   if (opt.feed) {
     ui::FeedCursor& f = st.views.feed;

@@ -800,7 +800,8 @@ TEST(Snapshot, FeedTileAndReplayAtAreChecked) {
        {"--kernel tiled --tile 16 --feed-tile 9,0", "--kernel tiled --tile 16 --feed-tile 0",
         "--kernel tiled --tile 16 --feed-tile a,b", "--kernel tiled --tile 16 --feed-tile 0,0,9",
         "--kernel tiled --tile 16 --feed-tile -1,0", "--backend cpu --kernel tiled --tile 16 --replay-at 5",
-        "--backend cpu --kernel tiled --tile 16 --replay-at x"}) {
+        "--backend cpu --kernel tiled --tile 16 --replay-at x",
+        "--backend cpu --kernel tiled --tile 16 --replay-at 150%"}) {
     auto r =
         test::run_cmd(kBin + " snapshot --size 64 " + std::string(bad) + " --out " + dir.file("never.png"));
     EXPECT_EQ(r.code, 2) << bad << ": " << r.output;

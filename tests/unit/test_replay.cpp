@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "core/engine/schedule_replay.hpp"
+#include "ui/algorithm_views.hpp"
 
 namespace ts {
 namespace {
@@ -135,6 +136,37 @@ TEST(Replay, AnInconsistentTraceSaysWhyAndHasNoBlocks) {
 TEST(Replay, DescribesTime) {
   EXPECT_EQ(describe_replay_time(412500, 1034000), "412.5 us of 1034.0 us");
   EXPECT_EQ(describe_replay_time(5000000, 62000000), "5.000 ms of 62.000 ms");
+}
+
+// Playing with an injected clock: a 1650 ns launch at 1000 frames a second moves 0.275 ns a frame; the
+// fractions add up, so it reaches the end after kReplaySeconds of frames and stops there.
+TEST(Replay, PlayingAddsUpFractionsOfANanosecondAndStopsAtTheEnd) {
+  ui::AlgorithmViews v;
+  v.replay.playing = true;
+  int frames = 0;
+  while (v.replay.playing && frames < 100000) {
+    ui::advance_views(v, 1650, 0, 0.001);
+    ++frames;
+  }
+  EXPECT_FALSE(v.replay.playing);
+  EXPECT_EQ(v.replay.t_ns, 1650u);
+  EXPECT_NEAR(frames, int(ui::kReplaySeconds * 1000), 2);
+  // Half-way after half the frames, at speed 2 in a quarter.
+  v.replay = {};
+  v.replay.playing = true;
+  v.replay.speed = 2;
+  for (int i = 0; i < int(ui::kReplaySeconds * 1000) / 4; ++i) ui::advance_views(v, 1650, 0, 0.001);
+  EXPECT_NEAR(double(v.replay.t_ns), 825.0, 1.0);
+  // The k steps: 2 a second at speed 1; 4 steps take 1.5 s to reach the last and stop.
+  v.feed.playing = true;
+  int steps_frames = 0;
+  while (v.feed.playing && steps_frames < 100000) {
+    ui::advance_views(v, 0, 4, 0.01);
+    ++steps_frames;
+  }
+  EXPECT_EQ(v.feed.step, 3);
+  EXPECT_NEAR(steps_frames, 150, 1);
+  EXPECT_FALSE(v.replay.playing) << "no trace: the replay stops";
 }
 
 }  // namespace
