@@ -86,7 +86,8 @@ uint32_t sm_colour(uint32_t sm, int sm_count, uint8_t alpha) {
 
 // [SECTION] The replay.
 
-void ReplayLayer::update(const ScheduleReplay& r, uint64_t serial, uint64_t t_ns, int sm_count) {
+void ReplayLayer::update(const ScheduleReplay& r, uint64_t serial, uint64_t t_ns, int sm_count,
+                         uint8_t waiting_alpha) {
   if (m_built && serial == m_serial && t_ns == m_t) return;
   m_built = true;
   m_serial = serial;
@@ -98,7 +99,7 @@ void ReplayLayer::update(const ScheduleReplay& r, uint64_t serial, uint64_t t_ns
     uint32_t& px = m_px[size_t(y) * size_t(r.cells_x()) + size_t(x)];
     switch (m_states[i]) {
       case BlockState::Waiting:
-        px = IM_COL32(12, 12, 16, 185);
+        px = IM_COL32(12, 12, 16, waiting_alpha);
         break;
       case BlockState::Running:
         px = sm_colour(r.sm(i), sm_count, 235);

@@ -25,7 +25,10 @@ uint32_t sm_colour(uint32_t sm, int sm_count, uint8_t alpha = 255);
 // heatmap as it is.
 class ReplayLayer {
  public:
-  void update(const ScheduleReplay& r, uint64_t serial, uint64_t t_ns, int sm_count);
+  // waiting_alpha: how much waiting blocks hide what is under them (over the tile grid, whose colours are
+  // SMs too, nearly all; over a heatmap, enough to dim it).
+  void update(const ScheduleReplay& r, uint64_t serial, uint64_t t_ns, int sm_count,
+              uint8_t waiting_alpha = 185);
   // Inside a plot whose units put the layer over [0, cover_x) x [0, cover_y) (elements of C, or tiles),
   // draws the part over [0, x1) x [0, y1) (C's edge: the last tiles may hang over it).
   void draw(const char* id, double cover_x, double cover_y, double x1, double y1) const;

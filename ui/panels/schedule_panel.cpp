@@ -77,7 +77,7 @@ class SchedulePanel final : public Panel {
     if (const ScheduleReplay* r = current_replay(s)) {
       replay_controls(s, *r, out);
       if (s.views.replay.shown) {
-        m_layer.update(*r, s.result_serial, s.views.replay.t_ns, t.sm_count);
+        m_layer.update(*r, s.result_serial, s.views.replay.t_ns, t.sm_count, 240);
         overlay.over_grid = [&] {
           m_layer.draw("##replay", double(t.grid_x), double(t.grid_y), t.grid_x, t.grid_y);
         };
