@@ -84,6 +84,7 @@ TEST(Feeding, MirrorTakesTheLowerTilesFromTheUpperOnes) {
   EXPECT_EQ(p.a_panel, (Rect64{32, 0, 32, 128}));
   EXPECT_EQ(p.b_panel, (Rect64{0, 96, 128, 32}));
   EXPECT_NE(p.note.find("transpose of tile (1, 3)"), std::string::npos) << p.note;
+  EXPECT_TRUE(p.thread.empty()) << "its block does nothing";
   EXPECT_FALSE(feeding_plan(geometry_of("tiled_mirror", 32), 128, 128, 128, 1, 3).mirrored);
 }
 

@@ -90,10 +90,11 @@ FeedPlan feeding_plan(const TileGeometry& g, int64_t m, int64_t n, int64_t k, in
       p.steps.push_back(s);
     }
   }
-  if (g.warp_m > 0 && g.warp_n > 0)
+  // A mirrored tile's block does nothing: it has no warps or threads of its own to draw.
+  if (g.warp_m > 0 && g.warp_n > 0 && !p.mirrored)
     p.warp = clip(p.c_tile.row0, p.c_tile.col0, std::min<int64_t>(g.warp_m, g.block_m),
                   std::min<int64_t>(g.warp_n, g.block_n), m, n);
-  if (g.piece_m > 0 && g.piece_n > 0)
+  if (g.piece_m > 0 && g.piece_n > 0 && !p.mirrored)
     for (int i = 0; i < std::max(1, g.pieces_m); ++i)
       for (int j = 0; j < std::max(1, g.pieces_n); ++j) {
         const Rect64 r = clip(p.c_tile.row0 + int64_t(i) * g.step_m, p.c_tile.col0 + int64_t(j) * g.step_n,
