@@ -41,7 +41,7 @@ class SchedulePanel final : public Panel {
     const ScheduleSummary& sum = m_view.summary();
     export_button(s, name(), "schedule", [&] { return schedule_csv(t); });
     same_line_if_fits(small_button_width("Export figure..."));
-    figure_button(s, PlotKind::Schedule, "schedule", m_size);
+    figure_button(s, PlotKind::Schedule, "schedule", m_size, PlotKind::Replay);
     same_line_if_fits(small_button_width("Export Perfetto trace"));
     if (ImGui::SmallButton("Export Perfetto trace")) {
       const ProblemSpec& p = s.result->spec;
