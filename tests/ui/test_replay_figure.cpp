@@ -5,6 +5,8 @@
 // last none. Needs an offscreen GL context (EGL through Mesa or a GPU, else the X server ctest starts): SKIP
 // for itself when there is none. TILESCOPE_REPLAY_FIGURE_DIR keeps the files (and every frame as a PNG)
 // there, to look at.
+#include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -320,5 +322,67 @@ TEST(ReplayFigure, MomentsAfterTheLaunchAndAResultWithoutATraceAreRefused) {
     ADD_FAILURE() << "a replay without a traced launch";
   } catch (const ValidationError& e) {
     EXPECT_NE(std::string(e.what()).find("no traced launch"), std::string::npos) << e.what();
+  }
+}
+
+// A launch like a real one: 24 x 32 tiles of 128 x 128, K in 2 slices (1536 blocks) on 132 SMs, one block
+// per SM at once (12 waves, 7 of them shown and the end). At 1920 x 1080, 960 x 540 and 480 x 320 every
+// picture lies inside the figure, above the caption, beside the others without overlapping, and keeps C's
+// shape (32 : 24 across to down); a slice-1 block's strip sits in the lower half of its tile.
+TEST(ReplayFigure, ASplitKLaunchOfManyBlocksFitsAtFullAndSmallSizesKeepingCsShape) {
+  std::string why;
+  auto host = host_or_null(why);
+  if (!host) GTEST_SKIP() << "no offscreen OpenGL: " << why;
+  test::TempDir dir;
+  const fs::path out = keep_dir().empty() ? dir.path() : keep_dir();
+  RunResult run = four_wave_run();
+  run.spec.m = 24 * 128;
+  run.spec.n = 32 * 128;
+  run.spec.k = 4096;
+  run.spec.kernel = "splitk";
+  run.occupancy->blocks_per_sm = 1;
+  auto t = std::make_shared<TileTrace>();
+  t->grid_x = 32;
+  t->grid_y = 24;
+  t->grid_z = 2;
+  t->tile_m = t->tile_n = 128;
+  t->sm_count = 132;
+  for (uint64_t i = 0; i < 1536; ++i) {
+    const uint64_t s = 9000 + 1000 * (i / 132) + 3 * (i % 132);
+    t->records.push_back({s, s + 950, uint32_t(i % 132), 0});
+  }
+  run.trace = t;
+  ui::AppState st = state_with(run);
+  for (const FigureSize size : {FigureSize{1920, 1080}, FigureSize{960, 540}, FigureSize{480, 320}}) {
+    ui::FigureRequest req = replay_request(0);
+    req.size = size;
+    req.scale = std::clamp(std::min(size.width / 1280.0f, size.height / 720.0f), 0.75f, 4.0f);
+    const ui::FigureWritten w = ui::write_figure(ui::figure_job(st, req), out);
+    const json side = json::parse(slurp(w.paths.json));
+    const json& areas = side.at("render").at("panel_areas");
+    ASSERT_EQ(areas.size(), 8u) << size.width;
+    std::vector<std::array<double, 4>> boxes;
+    for (const json& a : areas) {
+      const double x = a[0], y = a[1], wd = a[2], ht = a[3];
+      EXPECT_GE(x, 0);
+      EXPECT_GE(y, 0);
+      EXPECT_LE(x + wd, size.width);
+      EXPECT_LE(y + ht, size.height * 0.97) << "above the caption";
+      EXPECT_NEAR(wd / ht, 32.0 / 24.0, 0.02) << size.width;
+      for (const auto& b : boxes)
+        EXPECT_TRUE(x >= b[0] + b[2] || b[0] >= x + wd || y >= b[1] + b[3] || b[1] >= y + ht) << "overlap";
+      boxes.push_back({x, y, wd, ht});
+    }
+    if (size.width == 1920) {
+      // Wave 7 of 12 (the 4th moment shown: waves 1, 3, 5, 7, ...) starts with block 6 * 132 = 792, the first
+      // of slice 1 at tile (0, 24): its strip is the lower half of that tile, the upper half (slice 0) done.
+      const Image im = load_png(w.paths.png);
+      const json& a = areas[3];
+      const double tw = a[2].get<double>() / 32, th = a[3].get<double>() / 24;
+      const uint8_t* upper = im.at(int(a[0].get<double>() + 24.5 * tw), int(a[1].get<double>() + 0.25 * th));
+      const uint8_t* lower = im.at(int(a[0].get<double>() + 24.5 * tw), int(a[1].get<double>() + 0.75 * th));
+      EXPECT_TRUE(is(upper, colour_of(side, "done"), "slice 0 of tile (0, 24)"));
+      EXPECT_TRUE(is(lower, colour_of(side, "SM " + std::to_string(792 % 132)), "slice 1 of tile (0, 24)"));
+    }
   }
 }

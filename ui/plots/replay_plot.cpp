@@ -26,13 +26,26 @@ struct Header {
   std::string first, second;
   bool second_muted = false;  // the second line says why, not the counts
 };
+// The counts in the fewest words: "116 run, 677 done" (a small figure's narrow pictures).
+std::string compact_counts(const ScheduleReplay::Counts& c) {
+  return std::to_string(c.running) + " run, " + std::to_string(c.done) + " done";
+}
+
 Header header_lines(const ScheduleReplay& r, const ReplayMoment& m, float width) {
   const std::string when = replay_time_label(m.t_ns, r.duration_ns());
-  const std::string counts = replay_counts_label(r.counts(m.t_ns), r.blocks());
+  const ScheduleReplay::Counts c = r.counts(m.t_ns);
+  const std::string counts = replay_counts_label(c, r.blocks());
   const std::string one = when + ": " + counts;
   if (ImGui::CalcTextSize(one.c_str()).x <= width) return {one, m.why, true};
   const std::string with_why = m.why.empty() ? when : when + " (" + m.why + ")";
-  return {ImGui::CalcTextSize(with_why.c_str()).x <= width ? with_why : when, counts, false};
+  const std::string first = ImGui::CalcTextSize(with_why.c_str()).x <= width ? with_why : when;
+  return {first, ImGui::CalcTextSize(counts.c_str()).x <= width ? counts : compact_counts(c), false};
+}
+
+// The narrowest a header can be: its time over its compact counts.
+float header_least_width(const ScheduleReplay& r, const ReplayMoment& m) {
+  return std::max(ImGui::CalcTextSize(replay_time_label(m.t_ns, r.duration_ns()).c_str()).x,
+                  ImGui::CalcTextSize(compact_counts(r.counts(m.t_ns)).c_str()).x);
 }
 
 }  // namespace
@@ -57,8 +70,13 @@ PlotReport ReplayStrip::draw(const ReplayStripData& d, ImVec2 size, bool light) 
   // The picture keeps C's shape: the cells cover cover_cols x cover_rows elements.
   const double aspect =
       double(std::max<int64_t>(1, r.cover_cols())) / double(std::max<int64_t>(1, r.cover_rows()));
+  // The rows that make the pictures largest, among those whose columns leave room for every header (any,
+  // where none does: the headers are then cut at their column's edge).
+  float need_w = 0;
+  for (const ReplayMoment& m : d.moments) need_w = std::max(need_w, header_least_width(r, m));
   int best_rows = 1;
   float best_w = 0, best_h = 0, cell_w = 0;
+  bool best_fits = false;
   for (int rows = 1; rows <= n; ++rows) {
     const int cols = (n + rows - 1) / rows;
     const float cw = (W - left - float(cols - 1) * gap) / float(cols);
@@ -66,10 +84,13 @@ PlotReport ReplayStrip::draw(const ReplayStripData& d, ImVec2 size, bool light) 
     if (cw <= 4 || ch <= 4) continue;
     float pw = cw, ph = float(double(cw) / aspect);
     if (ph > ch) ph = ch, pw = float(double(ch) * aspect);
-    if (pw * ph > best_w * best_h) best_rows = rows, best_w = pw, best_h = ph;
+    const bool fits = cw >= need_w;
+    if ((fits && !best_fits) || (fits == best_fits && pw * ph > best_w * best_h))
+      best_rows = rows, best_w = pw, best_h = ph, best_fits = fits, cell_w = cw;
   }
   if (best_w <= 0) return rep;
-  cell_w = best_w;  // headers stand over their pictures (a narrow one in two lines)
+  // Headers stand over their pictures, as wide as the picture or the header's least width.
+  cell_w = std::min(cell_w, std::max(best_w, need_w));
   const int cols = (n + best_rows - 1) / best_rows;
   // Centre the strip in the region: the rows' total height and the columns' total width.
   const float used_w = left + float(cols) * cell_w + float(cols - 1) * gap;
@@ -89,8 +110,10 @@ PlotReport ReplayStrip::draw(const ReplayStripData& d, ImVec2 size, bool light) 
     const float y0 = at.y + float(row) * (header_h + best_h + gap);
     const float px = x0, py = y0 + header_h;
     const Header h = header_lines(r, d.moments[size_t(i)], cell_w);
+    dl->PushClipRect(ImVec2(x0, y0), ImVec2(x0 + cell_w, y0 + header_h), true);
     dl->AddText(ImVec2(x0, y0), text, h.first.c_str());
     dl->AddText(ImVec2(x0, y0 + line), h.second_muted ? muted : text, h.second.c_str());
+    dl->PopClipRect();
     ReplayLayer& layer = m_layers[size_t(i)];
     layer.update(r, 1, d.moments[size_t(i)].t_ns, d.sm_count, colours);
     dl->AddImage(ImTextureID(intptr_t(layer.texture())), ImVec2(px, py), ImVec2(px + best_w, py + best_h),
