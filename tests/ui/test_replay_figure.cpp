@@ -184,7 +184,7 @@ fs::path keep_dir() {
 
 }  // namespace
 
-TEST(ReplayFigure, TheStillShowsEachMomentsStatesWhereTheTilesSitAndItsCounts) {
+TEST(ReplayFigureRender, TheStillShowsEachMomentsStatesWhereTheTilesSitAndItsCounts) {
   std::string why;
   auto host = host_or_null(why);
   if (!host) GTEST_SKIP() << "no offscreen OpenGL: " << why;
@@ -243,7 +243,7 @@ TEST(ReplayFigure, TheStillShowsEachMomentsStatesWhereTheTilesSitAndItsCounts) {
   EXPECT_NE(side.dump().find("12 blocks resident at once, 4 waves"), std::string::npos);
 }
 
-TEST(ReplayFigure, TheWebpDecodesToTheFramesAskedForFromTheFirstWaveToNoneRunning) {
+TEST(ReplayFigureRender, TheWebpDecodesToTheFramesAskedForFromTheFirstWaveToNoneRunning) {
   std::string why;
   auto host = host_or_null(why);
   if (!host) GTEST_SKIP() << "no offscreen OpenGL: " << why;
@@ -303,7 +303,7 @@ TEST(ReplayFigure, TheWebpDecodesToTheFramesAskedForFromTheFirstWaveToNoneRunnin
     }
 }
 
-TEST(ReplayFigure, MomentsAfterTheLaunchAndAResultWithoutATraceAreRefused) {
+TEST(ReplayFigureRender, MomentsAfterTheLaunchAndAResultWithoutATraceAreRefused) {
   ui::AppState st = state_with(four_wave_run());
   ui::FigureRequest req = replay_request(0);
   req.replay_times = parse_replay_times("1us,5us");
@@ -329,7 +329,7 @@ TEST(ReplayFigure, MomentsAfterTheLaunchAndAResultWithoutATraceAreRefused) {
 // per SM at once (12 waves, 7 of them shown and the end). At 1920 x 1080, 960 x 540 and 480 x 320 every
 // picture lies inside the figure, above the caption, beside the others without overlapping, and keeps C's
 // shape (32 : 24 across to down); a slice-1 block's strip sits in the lower half of its tile.
-TEST(ReplayFigure, ASplitKLaunchOfManyBlocksFitsAtFullAndSmallSizesKeepingCsShape) {
+TEST(ReplayFigureRender, ASplitKLaunchOfManyBlocksFitsAtFullAndSmallSizesKeepingCsShape) {
   std::string why;
   auto host = host_or_null(why);
   if (!host) GTEST_SKIP() << "no offscreen OpenGL: " << why;
