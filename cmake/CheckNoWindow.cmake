@@ -5,8 +5,8 @@
 
 set(_window_libraries
     "^(glfw|glfw3|epoxy|GL|GLX|GLU|EGL|OpenGL|GLESv2|vulkan|X11|Xrandr|Xi|Xcursor|Xinerama|xcb|stb)$"
-    "^-l(glfw|epoxy|GL|GLX|EGL|OpenGL|vulkan|X11)$"
-    "^(PkgConfig::EPOXY|OpenGL::.*|Vulkan::.*|glfw::.*)$"
+    "^-l(glfw|epoxy|GL|GLX|EGL|OpenGL|vulkan|X11|webp.*)$"
+    "^(PkgConfig::EPOXY|PkgConfig::WEBP.*|OpenGL::.*|Vulkan::.*|glfw::.*)$"
     "^tilescope_(gfx|stb|imgui.*|ui.*|hosts.*)$"
     "(^|/)lib(glfw|epoxy|GL|GLX|EGL|OpenGL|vulkan|X11)[.]")
 

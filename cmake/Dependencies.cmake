@@ -15,6 +15,12 @@ if(TILESCOPE_GUI)
   pkg_check_modules(EPOXY REQUIRED IMPORTED_TARGET epoxy) # Debian libepoxy-dev: OpenGL function loader
   find_package(OpenGL REQUIRED COMPONENTS OpenGL EGL)   # libgl-dev / libegl-dev (glvnd)
   find_package(Vulkan QUIET)                            # Debian libvulkan-dev: memory CUDA and GL share (heatmaps)
+  # Debian libwebp-dev: the replay figure's animated WebP (WebPAnimEncoder, in libwebpmux); the tests decode it
+  # with WebPAnimDecoder (libwebpdemux, the same package).
+  pkg_check_modules(WEBP REQUIRED IMPORTED_TARGET libwebp libwebpmux)
+  if(TILESCOPE_BUILD_TESTS)
+    pkg_check_modules(WEBPDEMUX REQUIRED IMPORTED_TARGET libwebpdemux)
+  endif()
   # Debian libstb-dev: the PNG writer (app/gfx) and reader (ui's tests); nothing of the engine uses it.
   find_path(STB_INCLUDE_DIR stb_image_write.h PATH_SUFFIXES stb REQUIRED)
   add_library(tilescope_stb INTERFACE)

@@ -12,7 +12,7 @@
 #
 # Dependencies: dpkg-shlibdeps reads Debian's from the binary's libraries (CPACK_DEBIAN_PACKAGE_SHLIBDEPS):
 # libc6, libstdc++6, libgcc-s1, libzstd1 (the remote engine's compression), and for the window libglfw3,
-# libepoxy0, libegl1, libvulkan1. The CUDA runtime is
+# libepoxy0, libegl1, libvulkan1, libwebp7, libwebpmux3. The CUDA runtime is
 # linked statically; the driver (libcuda.so.1) and NVML are opened at run time and not depended on, since the
 # CPU backend runs without them. cuBLAS and NVRTC are the toolkit's shared libraries, and the toolkit is
 # NVIDIA's, not Debian's (Debian's nvidia-cuda-toolkit is another version, whose libraries have other sonames):

@@ -15,6 +15,7 @@ packages=(
   libegl-mesa0      # Mesa's EGL (software device when there is no GPU)
   libvulkan-dev     # Vulkan allocates the heatmap memory CUDA and OpenGL share on a GPU
   libstb-dev        # stb_image_write (PNG) / stb_image (tests)
+  libwebp-dev       # the replay figure's animated WebP (WebPAnimEncoder); the tests decode it (WebPAnimDecoder)
   libcli11-dev      # command line parsing
   nlohmann-json3-dev
   libzstd-dev       # zstd: a remote engine's heatmaps and matrices travel compressed

@@ -893,7 +893,10 @@ void App::pump_measurements() {
           s.settings.export_dir.empty() ? default_export_dir() : fs::path(s.settings.export_dir);
       const FigureWritten w = write_figure(job, dir);
       s.last_figure = w.paths.png.string();
-      s.say(Severity::Info, "figure: " + w.paths.png.string() + " (and its .csv and .json)");
+      s.say(Severity::Info,
+            "figure: " + w.paths.png.string() + " (and its .csv and .json" +
+                (w.paths.webp.empty() ? "" : ", and the animation " + w.paths.webp.filename().string()) +
+                ")");
     } catch (const ValidationError& e) {
       s.say(Severity::Warning, std::string("no figure: ") + e.what());
     } catch (const std::exception& e) {

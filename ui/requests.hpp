@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/plots/figure.hpp"
+#include "core/plots/replay_figure.hpp"
 #include "core/engine/problem.hpp"
 #include "core/engine/sweep.hpp"
 #include "core/io/schedule_trace.hpp"
@@ -35,6 +36,10 @@ struct FigureRequest {
   float scale = 1.5f;  // text and line scale of the figure
   FigureTheme theme = FigureTheme::Dark;
   std::string title;
+  // PlotKind::Replay: the moments shown (empty: the starts of the waves and the end), and the animated WebP.
+  std::vector<ReplayTimeArg> replay_times;
+  bool webp = false;
+  int frames = kDefaultReplayFrames;
 };
 
 // Where a sweep runs when the window has several engines: the current device, every connected device (each

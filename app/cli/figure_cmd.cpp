@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/plots/figure.hpp"
+#include "core/plots/replay_figure.hpp"
 #include "ui/plots/figure_render.hpp"
 #include "core/engine/gpu_catalog.hpp"
 #include "core/plots/plot_data.hpp"
@@ -102,7 +103,7 @@ std::vector<KernelTile> configs_of(const FigureArgs& a, const std::vector<Kernel
 }  // namespace
 
 void add_figure_options(CLI::App* cmd, FigureArgs& a) {
-  cmd->add_option("--plot", a.plot, "timings, bars, roofline, occupancy or schedule")->required();
+  cmd->add_option("--plot", a.plot, "timings, bars, roofline, occupancy, schedule or replay")->required();
   cmd->add_option("--session", a.sessions,
                   "plot this saved session instead of measuring (repeat to overlay more sessions)");
   cmd->add_option("--figure-size", a.figure_size, "WIDTHxHEIGHT of the PNG (320..8192 a side)")
@@ -132,6 +133,11 @@ void add_figure_options(CLI::App* cmd, FigureArgs& a) {
   cmd->add_option("--max-samples", a.max_samples,
                   "bench policy: samples per point at most (default: 100000 on a GPU, 100 on the CPU)");
   cmd->add_flag("--quick", a.quick, "measure with the window's quick policy instead of bench");
+  cmd->add_option("--times", a.times,
+                  "replay: the moments shown, after the first block start: 120 or 120us, 500ns, 1.5ms, 50% "
+                  "(default: the start of each wave from the occupancy arithmetic, and the end)");
+  cmd->add_flag("--webp", a.webp, "replay: also an animated WebP of the whole launch beside the PNG");
+  cmd->add_option("--frames", a.frames, "replay: frames of the WebP, 2..600 (default 60)");
   add_engine_option(cmd, a.engine);
   cmd->add_option("--backend", a.backend, "auto (CUDA if a GPU is present), cuda or cpu")
       ->capture_default_str();
@@ -183,10 +189,22 @@ int cmd_figure(FigureArgs& a, const CLI::App& cmd) {
     throw ValidationError("--fix-m, --fix-k and --ragged go with --sizes");
   if (!a.sessions.empty() && (sweep || !a.session_out.empty()))
     throw ValidationError("--session plots saved points: it does not go with --sizes or --session-out");
-  if (!a.sessions.empty() && (plot == PlotKind::Occupancy || plot == PlotKind::Schedule))
+  if (!a.sessions.empty() &&
+      (plot == PlotKind::Occupancy || plot == PlotKind::Schedule || plot == PlotKind::Replay))
     throw ValidationError(std::string("--plot ") + to_string(plot) +
                           " is not drawn from a session (give the "
                           "problem options instead)");
+  // The replay's options, checked as typed (times against the launch once it is traced).
+  std::vector<ReplayTimeArg> replay_times;
+  int frames = kDefaultReplayFrames;
+  const bool times_given = cmd.count("--times") > 0, frames_given = cmd.count("--frames") > 0;
+  if (plot != PlotKind::Replay && (times_given || frames_given || a.webp))
+    throw ValidationError("--times, --frames and --webp go with --plot replay");
+  if (times_given) replay_times = parse_replay_times(a.times, "--times");
+  if (frames_given) {
+    if (!a.webp) throw ValidationError("--frames is the animated WebP's frame count: give --webp too");
+    frames = parse_replay_frames(a.frames, "--frames");
+  }
   if (plot == PlotKind::Timings && a.sessions.empty() && !sweep)
     throw ValidationError("--plot timings needs points along a size: a sweep (--sizes) or --session FILE");
   // The backend's bench policy (a GPU's, or the CPU's, which a shared CPU can meet) with what was given over
@@ -244,8 +262,9 @@ int cmd_figure(FigureArgs& a, const CLI::App& cmd) {
     at = problem_of(a, registry, !cuda);
     st.sessions.current() = Session::for_device(backend->device_info());
     std::vector<ProblemSpec> points;
-    if (plot == PlotKind::Schedule && !cuda)
-      throw ValidationError("--plot schedule needs a GPU: the CPU backend has no SMs to trace");
+    if ((plot == PlotKind::Schedule || plot == PlotKind::Replay) && !cuda)
+      throw ValidationError(std::string("--plot ") + to_string(plot) +
+                            " needs a GPU: the CPU backend has no SMs to trace");
     if (sweep) {
       SweepSpec sp;
       sp.sizes = parse_sizes(a.sizes);
@@ -303,7 +322,8 @@ int cmd_figure(FigureArgs& a, const CLI::App& cmd) {
           });
       std::fprintf(stderr, "tilescope figure: %d points measured (%s)\n", done, policy.name.c_str());
     }
-    if (plot == PlotKind::Schedule || (plot == PlotKind::Occupancy && cuda && a.gpu.empty())) {
+    if (plot == PlotKind::Schedule || plot == PlotKind::Replay ||
+        (plot == PlotKind::Occupancy && cuda && a.gpu.empty())) {
       // One run of the problem with the profile (occupancy of every tile, one traced launch).
       RunRequest req;
       req.spec = at;
@@ -338,12 +358,18 @@ int cmd_figure(FigureArgs& a, const CLI::App& cmd) {
   req.scale = std::clamp(std::min(size.width / 1280.0f, size.height / 720.0f), 0.75f, 4.0f);
   req.theme = theme;
   req.title = a.title;
+  req.replay_times = replay_times;
+  req.webp = a.webp;
+  req.frames = frames;
   ui::FigureHost host(gl, backend ? backend->cuda_device() : -1);  // gfx::DisplayError: no offscreen GL
   std::fprintf(stderr, "tilescope figure: OpenGL: %s\n", host.gl_note().c_str());
   const ui::FigureJob job = ui::figure_job(st, req);
   const ui::FigureWritten w = ui::write_figure(job, a.out_dir);
   std::printf("wrote %s (%d x %d), %s and %s\n", w.paths.png.string().c_str(), size.width, size.height,
               w.paths.csv.filename().string().c_str(), w.paths.json.filename().string().c_str());
+  if (job.animation)
+    std::printf("wrote %s (%d frames of %d x %d)\n", w.paths.webp.string().c_str(), w.frames,
+                job.animation->size.width, job.animation->size.height);
   return kExitOk;
 }
 

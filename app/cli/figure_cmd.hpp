@@ -12,7 +12,7 @@
 namespace ts::cli {
 
 struct FigureArgs {
-  std::string plot;                   // timings | bars | roofline | occupancy | schedule
+  std::string plot;                   // timings | bars | roofline | occupancy | schedule | replay
   std::vector<std::string> sessions;  // plot these (the first is current, the rest overlays)
   std::string figure_size = "1920x1080", theme = "dark", title, y = "flops", gpu, out_dir = ".", gl = "auto";
   std::string session_out;  // also write the measured points as a session
@@ -22,7 +22,10 @@ struct FigureArgs {
   bool quick = false;
   // The problem (as for run): the configuration highlighted, the shape of the ladder.
   std::string backend = "auto", kernel = "tiled", tile, size, m, n, k, input = "random", seed = "1";
-  std::string engine;                              // --engine: a remote engine's command
+  std::string engine;  // --engine: a remote engine's command
+  // --plot replay: the moments of the still (empty: the waves' starts and the end), the animated WebP.
+  std::string times, frames;
+  bool webp = false;
   bool kernel_given = false, shape_given = false;  // set by cmd_figure from the parsed options
 };
 

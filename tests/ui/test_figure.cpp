@@ -390,6 +390,36 @@ TEST(Figure, BadInputIsRefusedWithExitCode2AndNothingWritten) {
   EXPECT_TRUE(figure_files(out).empty()) << "a refused figure wrote files";
 }
 
+TEST(Figure, TheReplaysBadInputIsRefusedWithExitCode2AndNothingWritten) {
+  test::TempDir dir;
+  save_session(dir.path() / "h100.json", h100_sweep(), false);
+  const fs::path out = dir.path() / "figures";
+  struct Case {
+    std::string args, says;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"--plot replay --backend cpu", "--plot replay needs a GPU: the CPU backend has no SMs to trace"},
+           {"--plot replay --backend cpu --webp --times 10us", "needs a GPU"},
+           {"--plot replay --session " + dir.file("h100.json"), "session"},
+           {"--plot replay --times 200%", "past the end of the launch"},
+           {"--plot replay --times abc", "--times: 'abc' is not a time"},
+           {"--plot replay --times ''", "--times is empty"},
+           {"--plot replay --times 1,2,3,4,5,6,7,8,9,10,11,12,13", "more than 12 times"},
+           {"--plot replay --times=-5us", "not a time"},
+           {"--plot replay --webp --frames 1", "--frames = '1'"},
+           {"--plot replay --webp --frames 601", "2 to 600"},
+           {"--plot replay --webp --frames ten", "--frames"},
+           {"--plot replay --frames 10", "give --webp too"},
+           {"--plot bars --backend cpu --webp", "go with --plot replay"},
+           {"--plot schedule --times 10us", "go with --plot replay"},
+       }) {
+    const Outcome r = figure(c.args + " --out-dir " + out.string());
+    EXPECT_EQ(r.code, 2) << c.args << "\n" << r.output;
+    EXPECT_NE(r.output.find(c.says), std::string::npos) << c.args << "\n" << r.output;
+  }
+  EXPECT_TRUE(figure_files(out).empty()) << "a refused figure wrote files";
+}
+
 TEST(Figure, MeasuresOnTheCpuBackendAndLabelsTheoreticalFiguresAsSuch) {
   test::TempDir dir;
   const fs::path out = dir.path() / "figures";

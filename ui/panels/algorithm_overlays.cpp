@@ -87,11 +87,12 @@ uint32_t sm_colour(uint32_t sm, int sm_count, uint8_t alpha) {
 // [SECTION] The replay.
 
 void ReplayLayer::update(const ScheduleReplay& r, uint64_t serial, uint64_t t_ns, int sm_count,
-                         uint8_t waiting_alpha) {
-  if (m_built && serial == m_serial && t_ns == m_t) return;
+                         const ReplayColours& colours) {
+  if (m_built && serial == m_serial && t_ns == m_t && colours == m_colours) return;
   m_built = true;
   m_serial = serial;
   m_t = t_ns;
+  m_colours = colours;
   r.states(t_ns, m_states);
   m_px.assign(size_t(std::max(1, r.cells_x())) * size_t(std::max(1, r.cells_y())), 0u);
   for (size_t i = 0; i < m_states.size(); ++i) {
@@ -99,13 +100,13 @@ void ReplayLayer::update(const ScheduleReplay& r, uint64_t serial, uint64_t t_ns
     uint32_t& px = m_px[size_t(y) * size_t(r.cells_x()) + size_t(x)];
     switch (m_states[i]) {
       case BlockState::Waiting:
-        px = IM_COL32(12, 12, 16, waiting_alpha);
+        px = colours.waiting;
         break;
       case BlockState::Running:
-        px = sm_colour(r.sm(i), sm_count, 235);
+        px = sm_colour(r.sm(i), sm_count, colours.running_alpha);
         break;
       case BlockState::Done:
-        px = 0;
+        px = colours.done;
         break;
     }
   }

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <imgui.h>
+
 #include "core/engine/feeding.hpp"
 #include "core/engine/schedule_replay.hpp"
 #include "gfx/texture.hpp"
@@ -20,15 +22,26 @@ namespace ts::ui {
 // it.
 uint32_t sm_colour(uint32_t sm, int sm_count, uint8_t alpha = 255);
 
-// The replay's layer: one texel per block (replay.cells_x() x cells_y()), remade when the time or the trace
-// changes. Waiting blocks darken what is under them, running ones take their SM's colour, done ones leave the
-// heatmap as it is.
+// The replay's colours (RGBA packed as ImGui packs it). Over a heatmap (the default): waiting blocks darken
+// what is under them, running ones take their SM's colour, done ones leave the heatmap as it is. A figure,
+// with nothing under it, gives opaque ones (replay_plot.hpp).
+struct ReplayColours {
+  uint32_t waiting = IM_COL32(12, 12, 16, 185);
+  uint32_t done = 0;
+  uint8_t running_alpha = 235;
+  bool operator==(const ReplayColours& o) const {
+    return waiting == o.waiting && done == o.done && running_alpha == o.running_alpha;
+  }
+};
+
+// The replay's layer: one texel per block (replay.cells_x() x cells_y()), remade when the time, the trace or
+// the colours change.
 class ReplayLayer {
  public:
-  // waiting_alpha: how much waiting blocks hide what is under them (over the tile grid, whose colours are
-  // SMs too, nearly all; over a heatmap, enough to dim it).
   void update(const ScheduleReplay& r, uint64_t serial, uint64_t t_ns, int sm_count,
-              uint8_t waiting_alpha = 185);
+              const ReplayColours& colours = {});
+  // The texture (0 before update): row 0 of texels is the replay's top row of cells.
+  unsigned texture() const { return m_tex.id(); }
   // Inside a plot whose units put the layer over [0, cover_x) x [0, cover_y) (elements of C, or tiles),
   // draws the part over [0, x1) x [0, y1) (C's edge: the last tiles may hang over it).
   void draw(const char* id, double cover_x, double cover_y, double x1, double y1) const;
@@ -39,6 +52,7 @@ class ReplayLayer {
   gfx::Texture2D m_tex;
   bool m_built = false;
   uint64_t m_serial = 0, m_t = 0;
+  ReplayColours m_colours;
   std::vector<BlockState> m_states;
   std::vector<uint32_t> m_px;
 };

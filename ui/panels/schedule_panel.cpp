@@ -41,7 +41,7 @@ class SchedulePanel final : public Panel {
     const ScheduleSummary& sum = m_view.summary();
     export_button(s, name(), "schedule", [&] { return schedule_csv(t); });
     same_line_if_fits(small_button_width("Export figure..."));
-    figure_button(s, PlotKind::Schedule, "schedule", m_size);
+    figure_button(s, PlotKind::Schedule, "schedule", m_size, PlotKind::Replay);
     same_line_if_fits(small_button_width("Export Perfetto trace"));
     if (ImGui::SmallButton("Export Perfetto trace")) {
       const ProblemSpec& p = s.result->spec;
@@ -77,7 +77,10 @@ class SchedulePanel final : public Panel {
     if (const ScheduleReplay* r = current_replay(s)) {
       replay_controls(s, *r, out);
       if (s.views.replay.shown) {
-        m_layer.update(*r, s.result_serial, s.views.replay.t_ns, t.sm_count, 240);
+        // Waiting tiles nearly hide the grid under them: its colours are SMs too.
+        ReplayColours colours;
+        colours.waiting = IM_COL32(12, 12, 16, 240);
+        m_layer.update(*r, s.result_serial, s.views.replay.t_ns, t.sm_count, colours);
         overlay.over_grid = [&] {
           m_layer.draw("##replay", double(t.grid_x), double(t.grid_y), t.grid_x, t.grid_y);
         };

@@ -1,6 +1,8 @@
 #include "ui/plots/figure_render.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <ctime>
 #include <stdexcept>
 
 #include <imgui.h>
@@ -15,6 +17,8 @@
 #include "ui/panels/panel.hpp"
 #include "core/io/settings.hpp"
 #include "gfx/texture.hpp"
+#include "gfx/webp.hpp"
+#include "ui/plots/replay_plot.hpp"
 #include "ui/theme.hpp"
 
 namespace ts::ui {
@@ -98,15 +102,19 @@ nlohmann::json colour_json(const ImVec4& c) {
 
 }  // namespace
 
-std::vector<uint8_t> render_figure(const FigureJob& job, PlotReport* report) {
-  const FigureSize sz = job.data.meta.size;
+namespace {
+
+void check_size(const FigureSize& sz) {
   if (sz.width < kMinFigureSide || sz.height < kMinFigureSide || sz.width > kMaxFigureSide ||
       sz.height > kMaxFigureSide)
     throw ValidationError("figure size " + std::to_string(sz.width) + " x " + std::to_string(sz.height) +
                           " is outside " + std::to_string(kMinFigureSide) + ".." +
                           std::to_string(kMaxFigureSide));
-  FigureContext ctx(job);
-  gfx::Framebuffer fbo(sz.width, sz.height);
+}
+
+// One picture of the job in the current figure context, into `fbo` (of the job's size), read back.
+std::vector<uint8_t> render_once(const FigureJob& job, gfx::Framebuffer& fbo, PlotReport* report) {
+  const FigureSize sz = job.data.meta.size;
   PlotReport rep;
   // A few frames: ImPlot and ImGui size legends, tables and wrapped text from the previous frame. Only the
   // last one, the picture read back, is drawn in pixels (software GL spends most of a figure's time there).
@@ -139,16 +147,48 @@ std::vector<uint8_t> render_figure(const FigureJob& job, PlotReport* report) {
   return rgba;
 }
 
+}  // namespace
+
+std::vector<uint8_t> render_figure(const FigureJob& job, PlotReport* report) {
+  check_size(job.data.meta.size);
+  FigureContext ctx(job);
+  gfx::Framebuffer fbo(job.data.meta.size.width, job.data.meta.size.height);
+  return render_once(job, fbo, report);
+}
+
+std::string render_animation(const FigureJob& job, PlotReport* report) {
+  if (!job.animation || job.animation->duration_ms.empty() || !job.animation->draw)
+    throw std::invalid_argument("render_animation: the job has no animation");
+  const FigureAnimation& a = *job.animation;
+  check_size(a.size);
+  // Each frame is the figure's window at the animation's size and scale around draw(frame).
+  FigureJob frame = job;
+  frame.animation = nullptr;
+  frame.data.meta.size = a.size;
+  frame.scale = a.scale;
+  int at = 0;
+  frame.draw = [&a, &at](ImVec2 plot_size) { return a.draw(at, plot_size); };
+  FigureContext ctx(frame);
+  gfx::Framebuffer fbo(a.size.width, a.size.height);
+  gfx::WebpAnimation webp(a.size.width, a.size.height);
+  for (at = 0; at < int(a.duration_ms.size()); ++at)
+    webp.add(render_once(frame, fbo, report), a.duration_ms[size_t(at)]);
+  return webp.finish();
+}
+
 FigureWritten write_figure(const FigureJob& job, const fs::path& dir) {
   fs::create_directories(dir);
   FigureWritten w;
   const std::vector<uint8_t> rgba = render_figure(job, &w.report);
+  // The animation before any file: a frame that cannot be drawn leaves nothing behind.
+  PlotReport frame_report;
+  const std::string webp = job.animation ? render_animation(job, &frame_report) : std::string();
   const FigureMeta& m = job.data.meta;
   // The three files are a set, written whole or not at all: a write that fails (a full disk) removes those of
   // the set written before it (NewNames::written), so no PNG is left without its data.
   bool removed = false;
   try {
-    NewNames names = figure_names(dir, m.plot);  // taken exclusively: another export gets -2
+    NewNames names = figure_names(dir, m.plot, std::time(nullptr), bool(job.animation));  // exclusive: -2
     w.paths = figure_paths(names);
     try {
       gfx::write_png(w.paths.png.string(), m.size.width, m.size.height, rgba, Replace::Reserved);
@@ -164,8 +204,30 @@ FigureWritten write_figure(const FigureJob& job, const fs::path& dir) {
                      {"scale", job.scale},
                      {"subtitle", job.subtitle},
                      {"png", w.paths.png.filename().string()}};
+      auto areas = [](const std::vector<Rect>& rects) {
+        nlohmann::json out = nlohmann::json::array();
+        for (const Rect& r : rects) out.push_back({r.x, r.y, r.w, r.h});
+        return out;
+      };
+      if (!w.report.panels.empty()) j["render"]["panel_areas"] = areas(w.report.panels);
+      if (job.animation) {
+        const FigureAnimation& an = *job.animation;
+        const Rect& fa = frame_report.area;
+        j["render"]["webp"] = {{"file", w.paths.webp.filename().string()},
+                               {"width", an.size.width},
+                               {"height", an.size.height},
+                               {"frames", an.duration_ms.size()},
+                               {"duration_ms", an.duration_ms},
+                               {"scale", an.scale},
+                               {"plot_area", {fa.x, fa.y, fa.w, fa.h}}};
+      }
       write_file(w.paths.json, j.dump(2) + "\n", Replace::Reserved);
       names.written(2);
+      if (job.animation) {
+        write_file(w.paths.webp, webp, Replace::Reserved);
+        names.written(3);
+        w.frames = int(job.animation->duration_ms.size());
+      }
       names.complete();
     } catch (...) {
       removed = names.any_written();
@@ -180,6 +242,69 @@ FigureWritten write_figure(const FigureJob& job, const fs::path& dir) {
   }
   return w;
 }
+
+namespace {
+
+// The replay's still (small multiples at the moments asked for, or the waves' starts and the end) and, when
+// asked, its animation: frames at equal steps over the launch, each drawn by the same ReplayStrip::draw.
+void replay_job(const AppState& s, const FigureRequest& r, FigureJob& job) {
+  if (!s.result || !s.result->trace)
+    throw ValidationError("no traced launch to replay (the replay needs a GPU run of a traceable kernel)");
+  const std::shared_ptr<const TileTrace> trace = s.result->trace;
+  std::shared_ptr<const ScheduleReplay> replay =
+      trace->replay ? trace->replay : std::make_shared<const ScheduleReplay>(*trace);
+  if (!replay->problem().empty())
+    throw ValidationError("the traced launch is inconsistent: " + replay->problem());
+  if (replay->empty()) throw ValidationError("the traced launch has no blocks to replay");
+  // Waves from the occupancy arithmetic: blocks per SM x the trace's SMs resident at once.
+  const int64_t slots = s.result->occupancy ? int64_t(std::max(s.result->occupancy->blocks_per_sm, 0)) *
+                                                  int64_t(std::max(trace->sm_count, 0))
+                                            : 0;
+  std::vector<ReplayMoment> moments;
+  if (r.replay_times.empty()) {
+    moments = default_replay_moments(*replay, slots);
+  } else {
+    const std::vector<uint64_t> t =
+        resolve_replay_times(r.replay_times, replay->duration_ns(), "replay moment");
+    for (size_t i = 0; i < t.size(); ++i) moments.push_back({t[i], "asked for: " + r.replay_times[i].text});
+  }
+  std::shared_ptr<const ReplayFrames> frames;
+  if (r.webp) frames = std::make_shared<const ReplayFrames>(replay_frames(replay->duration_ns(), r.frames));
+  job.data = replay_figure(*trace, *replay, moments, slots, frames.get(), figure_meta_of(s, r.plot, {}));
+  job.subtitle =
+      "one traced launch replayed on the tiles of C (tiles down and across like C, row 0 at the top): dark "
+      "blocks wait, coloured ones run (the colour of their SM), grey ones are done";
+  if (trace->grid_z > 1)
+    job.subtitle += trace->z_splits_columns ? "; a cluster's blocks side by side in their tile"
+                                            : "; split-K: each tile's slices as strips, slice 0 on top";
+  const bool light = r.theme == FigureTheme::Light;
+  const int sms = trace->sm_count;
+  auto strip = std::make_shared<ReplayStrip>();
+  ReplayStripData still{replay, sms, moments};
+  job.draw = [strip, still, light](ImVec2 size) { return strip->draw(still, size, light); };
+  if (!frames) return;
+  auto anim = std::make_shared<FigureAnimation>();
+  // Frames at most 1280 x 720 (the still's shape; never under the figures' smallest side): a few megabytes
+  // for a few seconds.
+  const double f = std::min({1.0, 1280.0 / r.size.width, 720.0 / r.size.height});
+  anim->size = {std::max(kMinFigureSide, int(std::lround(r.size.width * f))),
+                std::max(kMinFigureSide, int(std::lround(r.size.height * f)))};
+  anim->scale = std::clamp(std::min(anim->size.width / 1280.0f, anim->size.height / 720.0f), 0.75f, 4.0f);
+  anim->duration_ms = frames->duration_ms;
+  auto frame_strip = std::make_shared<ReplayStrip>();
+  anim->draw = [frame_strip, frames, replay, sms, light](int i, ImVec2 size) {
+    const int n = int(frames->t_ns.size());
+    ReplayStripData one{
+        replay,
+        sms,
+        {{frames->t_ns[size_t(i)], "frame " + std::to_string(i + 1) + " of " + std::to_string(n)}},
+        true};
+    return frame_strip->draw(one, size, light);
+  };
+  job.animation = anim;
+}
+
+}  // namespace
 
 FigureJob figure_job(AppState& s, const FigureRequest& r) {
   FigureJob job;
@@ -249,6 +374,9 @@ FigureJob figure_job(AppState& s, const FigureRequest& r) {
       };
       break;
     }
+    case PlotKind::Replay:
+      replay_job(s, r, job);
+      break;
   }
   job.data.meta.title = r.title.empty() ? figure_title(s, r.plot) : r.title;
   job.data.meta.theme = r.theme;

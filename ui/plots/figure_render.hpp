@@ -18,6 +18,15 @@ struct ImGuiContext;
 
 namespace ts::ui {
 
+// An animation written beside the figure's PNG (the replay's WebP): `frames` pictures of `size`, each the
+// figure's window (title, subtitle, caption) around draw(frame, plot_size), shown for its duration.
+struct FigureAnimation {
+  FigureSize size;
+  float scale = 1;
+  std::vector<int> duration_ms;  // one per frame
+  std::function<PlotReport(int frame, ImVec2 plot_size)> draw;
+};
+
 struct FigureJob {
   FigureData data;  // meta (title, theme, size and the caption's fields) + every number behind the plot
   std::string
@@ -25,20 +34,28 @@ struct FigureJob {
   float scale = 1.5f;  // text and line scale (1: as on a 96-dpi screen)
   std::function<PlotReport(ImVec2 plot_size)>
       draw;  // draws the plot at that size (PlotStyle: not interactive)
+  std::shared_ptr<const FigureAnimation> animation;  // also an animated WebP (null: none)
 };
 
 // Renders the job into an RGBA image of data.meta.size (top row first) on the current GL context, in a Dear
 // ImGui + ImPlot context of its own that shares the current context's fonts; the current contexts and the
 // palette are restored afterwards. Needs a current ImGui context (the window's, or FigureHost's).
 std::vector<uint8_t> render_figure(const FigureJob& job, PlotReport* report);
+// The job's animation, frame by frame through the same window as render_figure (one Dear ImGui context for
+// all frames), encoded as an animated WebP (gfx/webp.hpp). `report`: the last frame's. Throws as
+// render_figure does.
+std::string render_animation(const FigureJob& job, PlotReport* report);
 
 struct FigureWritten {
   FigurePaths paths;
   PlotReport report;
+  int frames = 0;  // of the WebP (0: none)
 };
 // render_figure, then writes tilescope-<plot>-<date>-<time>[-n].png, .csv and .json into `dir` (created if
-// needed), never replacing a file. The sidecar holds figure_sidecar(data) and, under "render", where the plot
-// was drawn and each series' colour. Throws std::runtime_error (or ValidationError) with the reason.
+// needed), never replacing a file; with an animation, its .webp under the same stem (rendered before any file
+// is written). The sidecar holds figure_sidecar(data) and, under "render", where the plot was drawn, each
+// series' colour, the small multiples' pictures and the animation's size, frames and picture. Throws
+// std::runtime_error (or ValidationError) with the reason.
 FigureWritten write_figure(const FigureJob& job, const std::filesystem::path& dir);
 
 // The job for one of the window's plots, from its state (the same data its panel draws). Throws

@@ -1065,6 +1065,7 @@ std::string figure_title(AppState& s, PlotKind plot) {
              d.gpu;
     }
     case PlotKind::Schedule:
+    case PlotKind::Replay:
       return default_title(plot, at);
   }
   return default_title(plot, at);
@@ -1086,6 +1087,11 @@ struct FigureDialog {
   int theme = -1;  // -1: the window's
   char title[256] = "";
   std::string error;
+  // A panel offering a second plot (the Tile schedule: its replay): which one, and the replay's options.
+  int which = 0;  // 0: the panel's plot, 1: the alternative
+  char times[128] = "";
+  bool webp = true;
+  int frames = kDefaultReplayFrames;
 };
 std::map<std::string, FigureDialog>& dialogs() {
   static std::map<std::string, FigureDialog> d;
@@ -1093,9 +1099,12 @@ std::map<std::string, FigureDialog>& dialogs() {
 }
 }  // namespace
 
-void figure_button(AppState& s, PlotKind plot, const char* id, ImVec2 on_screen) {
+void figure_button(AppState& s, PlotKind panel_plot, const char* id, ImVec2 on_screen,
+                   std::optional<PlotKind> also) {
   ImGui::PushID(id);
   FigureDialog& dlg = dialogs()[id];
+  if (!also) dlg.which = 0;
+  const PlotKind plot = dlg.which == 1 && also ? *also : panel_plot;
   if (ImGui::SmallButton("Export figure...")) {
     dlg.error.clear();
     if (dlg.theme < 0) dlg.theme = s.settings.view.theme == Theme::Light ? 1 : 0;
@@ -1115,6 +1124,40 @@ void figure_button(AppState& s, PlotKind plot, const char* id, ImVec2 on_screen)
         s.settings.export_dir.empty() ? default_export_dir().c_str() : s.settings.export_dir.c_str());
   if (ImGui::BeginPopup("figure")) {
     const FigureSize screen{int(std::lround(on_screen.x)), int(std::lround(on_screen.y))};
+    if (also) {
+      ImGui::TextUnformatted("Plot");
+      ImGui::SameLine();
+      const int before = dlg.which;
+      ImGui::RadioButton(to_string(panel_plot), &dlg.which, 0);
+      ImGui::SameLine();
+      ImGui::RadioButton(to_string(*also), &dlg.which, 1);
+      if (dlg.which != before) {  // the other plot's title
+        const PlotKind now = dlg.which == 1 ? *also : panel_plot;
+        std::string t;
+        try {
+          t = figure_title(s, now);
+        } catch (const ValidationError&) {
+          t = default_title(now, plot_reference(s));
+        }
+        std::snprintf(dlg.title, sizeof dlg.title, "%s", t.c_str());
+      }
+    }
+    const bool replay = (dlg.which == 1 && also ? *also : panel_plot) == PlotKind::Replay;
+    if (replay) {
+      ImGui::SetNextItemWidth(ImGui::GetFontSize() * 14);
+      ImGui::InputTextWithHint("moments", "the waves' starts and the end", dlg.times, sizeof dlg.times);
+      if (ImGui::IsItemHovered())
+        ImGui::SetTooltip(
+            "comma-separated times after the first block start: 120 or 120us, 500ns, 1.5ms, 50%%; "
+            "empty: the start of each wave (occupancy arithmetic) and the end");
+      ImGui::Checkbox("animated WebP too", &dlg.webp);
+      if (dlg.webp) {
+        ImGui::SameLine();
+        ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
+        ImGui::SliderInt("frames", &dlg.frames, kMinReplayFrames, kMaxReplayFrames, "%d",
+                         ImGuiSliderFlags_AlwaysClamp);
+      }
+    }
     ImGui::TextUnformatted("Size");
     ImGui::RadioButton("1920 x 1080", &dlg.size_choice, 0);
     char b[64];
@@ -1157,6 +1200,11 @@ void figure_button(AppState& s, PlotKind plot, const char* id, ImVec2 on_screen)
                 : std::clamp(std::min(req.size.width / 1280.0f, req.size.height / 720.0f), 0.75f, 4.0f);
         req.theme = dlg.theme == 1 ? FigureTheme::Light : FigureTheme::Dark;
         req.title = dlg.title;
+        if (replay) {
+          if (dlg.times[0]) req.replay_times = parse_replay_times(dlg.times, "moments");
+          req.webp = dlg.webp;
+          req.frames = dlg.frames;
+        }
         s.ask(rq::ExportFigure{req});
         ImGui::CloseCurrentPopup();
       } catch (const ValidationError& e) {

@@ -39,6 +39,8 @@ struct PlotReport {
   // Each plot's axis limits as drawn this frame (x_lo, x_hi, y_lo, y_hi; the rows of a grid in order): the UI
   // tests check that they stay on the data over many frames.
   std::vector<std::array<double, 4>> limits;
+  // Small multiples (the replay's strip): each picture's rectangle, in order.
+  std::vector<Rect> panels;
 };
 
 // A configuration's colour (its ladder index); cuBLAS is always the palette's reference colour.
@@ -108,7 +110,9 @@ OccupancyData occupancy_of(const AppState& s);
 FigureMeta figure_meta_of(const AppState& s, PlotKind plot, const std::vector<size_t>& records);
 
 // [SECTION] "Export figure..." next to a plot: a small button and its pop-up (size: 1920 x 1080, 2x or 3x of
-// the plot on screen, or typed; dark or light; title). Pressing Export asks for rq::ExportFigure.
-void figure_button(AppState& s, PlotKind plot, const char* id, ImVec2 on_screen);
+// the plot on screen, or typed; dark or light; title). Pressing Export asks for rq::ExportFigure. `also`: a
+// second plot the pop-up offers (the Tile schedule's replay, with its moments and animated WebP).
+void figure_button(AppState& s, PlotKind plot, const char* id, ImVec2 on_screen,
+                   std::optional<PlotKind> also = std::nullopt);
 
 }  // namespace ts::ui

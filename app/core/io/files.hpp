@@ -97,6 +97,7 @@ class NewNames {
   NewNames& operator=(NewNames&&) = delete;
 
   const std::filesystem::path& operator[](size_t i) const { return m_paths.at(i).path; }
+  size_t count() const { return m_paths.size(); }
   const std::string& stem() const { return m_stem; }  // "tilescope-bars-20250131-120000-2"
   void keep() { m_keep = true; }  // the caller writes the files later: the empty reservations stay
   void written(size_t i);         // the file of index i was written (see above)

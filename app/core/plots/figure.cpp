@@ -28,15 +28,18 @@ const char* to_string(PlotKind p) {
       return "occupancy";
     case PlotKind::Schedule:
       return "schedule";
+    case PlotKind::Replay:
+      return "replay";
   }
   return "?";
 }
 
 PlotKind parse_plot_kind(const std::string& s) {
-  for (PlotKind p :
-       {PlotKind::Timings, PlotKind::Bars, PlotKind::Roofline, PlotKind::Occupancy, PlotKind::Schedule})
+  for (PlotKind p : {PlotKind::Timings, PlotKind::Bars, PlotKind::Roofline, PlotKind::Occupancy,
+                     PlotKind::Schedule, PlotKind::Replay})
     if (s == to_string(p)) return p;
-  throw ValidationError("unknown plot '" + s + "' (allowed: timings, bars, roofline, occupancy, schedule)");
+  throw ValidationError("unknown plot '" + s +
+                        "' (allowed: timings, bars, roofline, occupancy, schedule, replay)");
 }
 
 const char* to_string(FigureTheme t) {
@@ -96,6 +99,9 @@ std::string default_title(PlotKind plot, const ProblemSpec& spec) {
       return "Occupancy of " + config_label(spec);
     case PlotKind::Schedule:
       return "Tile schedule of " + config_label(spec) + " at " + shape_label(spec);
+    case PlotKind::Replay:
+      return "The launch of " + config_label(spec) + " at " + shape_label(spec) +
+             ", replayed on the tiles of C";
   }
   return "";
 }
@@ -241,12 +247,16 @@ std::string figure_csv(const FigureData& d) {
   return out;
 }
 
-NewNames figure_names(const fs::path& dir, PlotKind plot, std::time_t when) {
-  return NewNames(dir, std::string("tilescope-") + to_string(plot), {"png", "csv", "json"}, when);
+NewNames figure_names(const fs::path& dir, PlotKind plot, std::time_t when, bool webp) {
+  std::vector<std::string> exts = {"png", "csv", "json"};
+  if (webp) exts.push_back("webp");
+  return NewNames(dir, std::string("tilescope-") + to_string(plot), exts, when);
 }
 
 FigurePaths figure_paths(const NewNames& names) {
-  return {names[0], names[1], names[2]};
+  FigurePaths p{names[0], names[1], names[2], {}};
+  if (names.count() > 3) p.webp = names[3];
+  return p;
 }
 
 void write_figure_data(const FigurePaths& paths, const FigureData& d) {

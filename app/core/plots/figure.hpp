@@ -23,8 +23,10 @@
 
 namespace ts {
 
-enum class PlotKind { Timings, Bars, Roofline, Occupancy, Schedule };
-const char* to_string(PlotKind p);               // "timings", "bars", "roofline", "occupancy", "schedule"
+// Replay: the traced launch replayed on the tile grid of C (replay_figure.hpp), a strip of moments and, when
+// asked, an animated WebP beside the PNG.
+enum class PlotKind { Timings, Bars, Roofline, Occupancy, Schedule, Replay };
+const char* to_string(PlotKind p);  // "timings", "bars", "roofline", "occupancy", "schedule", "replay"
 PlotKind parse_plot_kind(const std::string& s);  // throws ValidationError listing the kinds
 
 enum class FigureTheme { Dark, Light };
@@ -88,11 +90,14 @@ std::string figure_csv(const FigureData& d);
 
 struct FigurePaths {
   std::filesystem::path png, csv, json;
+  std::filesystem::path webp;  // the animation's (empty: none asked for)
 };
 // In `dir`: tilescope-<plot>-YYYYmmdd-HHMMSS[-n] with .png, .csv and .json, taken together and exclusively
 // (files.hpp: two figures in the same second, in one process or two, get -2, -3). Write them with
 // Replace::Reserved while the NewNames lives.
-NewNames figure_names(const std::filesystem::path& dir, PlotKind plot, std::time_t when = std::time(nullptr));
+// `webp`: a fourth name, .webp, taken with the others (the replay's animation).
+NewNames figure_names(const std::filesystem::path& dir, PlotKind plot, std::time_t when = std::time(nullptr),
+                      bool webp = false);
 FigurePaths figure_paths(const NewNames& names);
 // Writes the CSV and the JSON sidecar into their reserved names. The PNG is the renderer's.
 void write_figure_data(const FigurePaths& paths, const FigureData& d);
