@@ -360,10 +360,30 @@ SassAnalysis analyse_sass(const std::string& text, int threads, int tile_m, int 
     return an;
   }
   const Loop& l = an.loops[size_t(an.main_loop)];
-  an.loop = mix_of(an.code, l.first, l.last);
+  an.loop_all = mix_of(an.code, l.first, l.last);
+  // Its inner loops: every loop whose chain of parents reaches the main loop.
+  an.in_inner.assign(an.code.size(), false);
+  for (size_t i = 0; i < an.loops.size(); ++i) {
+    int p = an.loops[i].parent;
+    while (p >= 0 && p != an.main_loop) p = an.loops[size_t(p)].parent;
+    if (p != an.main_loop) continue;
+    ++an.inner_loops;
+    for (size_t j = an.loops[i].first; j <= an.loops[i].last; ++j) an.in_inner[j] = true;
+  }
+  best = 0;
+  for (size_t j = l.first; j <= l.last; ++j) {
+    if (an.in_inner[j]) continue;
+    ++an.loop.counts[int(classify(an.code[j]))];
+    ++an.loop.total;
+    best += macs_per_thread(an.code[j]);
+  }
   an.main_loop_why = "of " + std::to_string(an.loops.size()) +
                      " loop(s), the one with the most multiply-adds (FFMA, HMMA, HGMMA; the innermost where "
                      "nested loops hold the same)";
+  if (an.inner_loops > 0)
+    an.main_loop_why += "; its " + std::to_string(an.inner_loops) + " inner loop(s) (" +
+                        std::to_string(an.loop_all.total - an.loop.total) +
+                        " instructions) left out of the mix";
   // k per iteration: the block's multiply-adds in one iteration over its C tile.
   if (threads > 0 && tile_m > 0 && tile_n > 0) {
     const double k = best * threads / (double(tile_m) * tile_n);
@@ -511,6 +531,10 @@ std::string format_mix(const SassAnalysis& an) {
   std::snprintf(buf, sizeof buf, "%-12s %10d %10s %7.1f%%\n", "total", an.loop.total,
                 an.per_k.empty() ? "-" : fixed(an.loop.total / an.k_per_iteration, 2).c_str(), 100.0);
   s += buf;
+  if (an.inner_loops > 0)
+    s += "with its inner loops counted once: " + std::to_string(an.loop_all.total) + " instructions, FFMA " +
+         fixed(100 * an.loop_all.share(SassClass::Ffma), 1) + "%, HMMA/HGMMA " +
+         fixed(100 * an.loop_all.share(SassClass::Mma), 1) + "%\n";
   return s;
 }
 

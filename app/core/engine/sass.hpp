@@ -12,8 +12,14 @@
 //   - the main loop: the loop whose instructions hold the most multiply-adds (FFMA, HMMA, HGMMA, counted
 //     statically, inner loops included); when a loop inside it holds all of them, that inner one (the
 //     innermost loop that carries the work). No loop: no main loop.
-//   - the mix: per class (FFMA, LDS, STS, LDG/LDGSTS, BAR, HMMA/HGMMA, other) in the main loop's body;
-//   - k per iteration: the multiply-adds one iteration does for the block (FFMA: one per thread; HMMA mMnNkK:
+//   - the mix: per class (FFMA, LDS, STS, LDG/LDGSTS, BAR, HMMA/HGMMA, other) of one pass through the main
+//     loop's body with its inner loops left out (a static count: each instruction once). Inner loops of the
+//     main loop are loops with fewer multiply-adds (loaders nvcc unrolled by 4 with a remainder, spin-waits
+//     on a barrier): counted whole, their bodies would outweigh what one iteration runs (blocktile2d 64's
+//     loaders: 14 LDG written, 4 run). The mix with them is kept beside it (loop_all);
+//   - k per iteration: the multiply-adds one iteration does for the block (inner loops left out; FFMA: one
+//   per
+//     thread; HMMA mMnNkK:
 //     m*n*k per warp; HGMMA mMxNxK: m*n*k per warpgroup of 128 threads) divided by the block's C tile
 //     (tile_m * tile_n): the k steps one iteration covers (one BK step of a tiled kernel when nvcc unrolled
 //     it). Needs the launch's threads and tile; 0 when they are unknown.
@@ -126,7 +132,11 @@ struct SassAnalysis {
   std::vector<Loop> loops;
   int main_loop = -1;          // index into loops, -1: none
   std::string main_loop_why;   // how it was chosen, or why there is none
-  SassMix whole, loop;         // of the whole function and of one main-loop iteration
+  SassMix whole;               // of the whole function
+  SassMix loop;                // one main-loop iteration, its inner loops left out
+  SassMix loop_all;            // every instruction from the loop's head to its branch back, inner loops in
+  int inner_loops = 0;         // loops nested in the main loop
+  std::vector<bool> in_inner;  // per instruction: inside a loop nested in the main loop
   double k_per_iteration = 0;  // k steps one iteration covers (0: unknown)
   std::string k_note;          // what one iteration covers, in words
   // The loop's mix per k step (loop / k_per_iteration; empty when k_per_iteration is 0).
