@@ -144,7 +144,7 @@ int main(int argc, char** argv) {
     for (const auto& m : missing) std::fprintf(stderr, "  %s\n", m.c_str());
     return 1;
   }
-  const std::string blob = text.empty() ? std::string() : ts::zstd_compress(text, 19);
+  const std::string blob = text.empty() ? std::string() : ts::zstd_compress(text, 12);
   char made[64] = "";
   const std::time_t now = std::time(nullptr);
   std::strftime(made, sizeof made, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
