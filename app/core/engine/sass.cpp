@@ -412,7 +412,7 @@ std::string normalised(const Instruction& in) {
   auto anonymise = [](const std::string& s) {
     std::string out;
     for (size_t i = 0; i < s.size();) {
-      const bool boundary = i == 0 || std::string(" ,[-!|(~+{").find(s[i - 1]) != std::string::npos;
+      const bool boundary = i == 0 || std::string(" ,[-!|(~+{@").find(s[i - 1]) != std::string::npos;
       size_t p = 0;
       if (boundary) {
         for (const char* prefix : {"UR", "UP", "R", "P", "B"}) {
