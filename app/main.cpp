@@ -9,11 +9,14 @@
 #include "cli/list_cmd.hpp"
 #include "cli/merge_cmd.hpp"
 #include "cli/run_cmd.hpp"
+#include "cli/sass_cmd.hpp"
 #include "cli/serve_cmd.hpp"
+#include "core/engine/sass.hpp"
 #include "tilescope/version.hpp"
 
 int main(int argc, char** argv) {
   using namespace ts::cli;
+  ts::set_program_listings(&ts::build_sass_archive());  // the kernels' machine code, for every backend
   CLI::App app{"TileScope: see how a CUDA matrix multiplication really runs."};
   app.set_version_flag("--version", std::string("tilescope ") + ts::kVersion + " (" + ts::kGitCommit + ")");
   CommandTable table(app);
@@ -27,6 +30,11 @@ int main(int argc, char** argv) {
   table.add<MergeArgs>(app, "merge",
                        "join the parts of a sweep measured with bench --shard I/N into its table and session",
                        add_merge_options, cmd_merge);
+  table.add<SassArgs>(
+      app, "sass",
+      "print a kernel's machine code (SASS) with its main loop, its instruction mix (--mix) or "
+      "a diff with another kernel and tile (--diff)",
+      add_sass_options, cmd_sass);
   table.add<ServeArgs>(app, "serve",
                        "be the engine of a window or a command line elsewhere, on standard input and output "
                        "(tilescope --engine \"ssh this-host tilescope serve\")",

@@ -27,12 +27,49 @@ packages=(
   python3           # generates the .npy test corpus (tests/npy/make_corpus.py), at build time
   clang-14 libclang-rt-14-dev  # the sanitizer build (ASan + UBSan) and libFuzzer (scripts/test-sanitizers.sh, fuzz.sh)
   llvm-14           # llvm-symbolizer: sanitizer reports with file and line
+  python3-pip       # pip --target: the pinned cuobjdump below (Debian's pip refuses system installs)
 )
 if [ "${1:-}" = "--engine" ]; then
   # build-essential brings dpkg-dev, whose dpkg-shlibdeps CPack runs.
   packages=(build-essential cmake ninja-build pkg-config git ca-certificates libcli11-dev libzstd-dev
-            nlohmann-json3-dev)
+            nlohmann-json3-dev python3-pip)
 fi
+
+# cuobjdump (and the nvdisasm it runs) for the build-time SASS listings (the SASS panel, `tilescope sass`), pinned with its hash in
+# scripts/requirements-cuda-tools.txt, into third_party/cuda-tools (ignored by git; CMake looks there when the
+# CUDA toolkit has none). Skipped when the toolkit has one, when the pinned copy is there already, and on a
+# machine that is not x86_64 (the hash is the x86_64 wheel's): the build then says it has no listings.
+install_cuobjdump() {
+  local root dest req stamp want
+  root="$(cd "$(dirname "$0")/.." && pwd)"
+  dest="$root/third_party/cuda-tools"
+  req="$root/scripts/requirements-cuda-tools.txt"
+  stamp="$dest/.requirements.sha256"
+  want="$(sha256sum "$req" | cut -d' ' -f1)"
+  if [ -x /usr/local/cuda/bin/cuobjdump ] || command -v cuobjdump >/dev/null; then
+    echo "install-deps: cuobjdump: the CUDA toolkit's"
+    return 0
+  fi
+  if [ -x "$dest/nvidia/cu13/bin/cuobjdump" ] && [ -x "$dest/nvidia/cu13/bin/nvdisasm" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
+    echo "install-deps: cuobjdump: $dest (pinned, present)"
+    return 0
+  fi
+  if [ "$(uname -m)" != "x86_64" ]; then
+    echo "install-deps: cuobjdump: no pinned wheel for $(uname -m); the build will have no SASS listings" >&2
+    return 0
+  fi
+  rm -rf "$dest.tmp"
+  if python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore --no-deps --only-binary=:all: --require-hashes \
+       --target "$dest.tmp" -r "$req"; then
+    rm -rf "$dest"
+    mv "$dest.tmp" "$dest"
+    echo "$want" >"$stamp"
+    echo "install-deps: cuobjdump $("$dest/nvidia/cu13/bin/cuobjdump" --version | grep -o "V[0-9][0-9.]*" | head -1) in $dest"
+  else
+    rm -rf "$dest.tmp"
+    echo "install-deps: cuobjdump could not be installed (pip failed); the build will have no SASS listings" >&2
+  fi
+}
 
 missing=()
 for p in "${packages[@]}"; do
@@ -40,6 +77,7 @@ for p in "${packages[@]}"; do
 done
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#packages[@]} Debian packages present"
+  install_cuobjdump
   exit 0
 fi
 echo "install-deps: installing ${missing[*]}"
@@ -48,3 +86,4 @@ if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+install_cuobjdump

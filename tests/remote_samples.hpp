@@ -266,6 +266,23 @@ inline std::vector<remote::Frame> sample_frames() {
   n.shape = san.spec;
   reports.reports = {n, r};
   out.push_back(encode(reports, 17));
+  out.push_back(encode(SassMsg{"tiled", 32, 90}, 18));
+  SassReplyMsg sass;
+  sass.listing.available = true;
+  sass.listing.kernel = "tiled";
+  sass.listing.tile = 32;
+  sass.listing.function = "_ZN2ts12tiled_kernelILi32ELb1ELb1ELb0EEEvPKfS2_PflllPNS_10TileRecordE";
+  sass.listing.arch = 90;
+  sass.listing.text = "/*0000*/ LDC R1, c[0x0][0x28] ;\n/*0010*/ @!P0 BRA 0x10 ;\n";
+  sass.listing.tool = "cuobjdump 13.2.51";
+  sass.listing.made = "2026-11-27 10:55 UTC";
+  sass.listing.engine = "CPU (16 threads)";
+  sass.listing.regs = 32;
+  sass.listing.static_smem = 8192;
+  sass.listing.spill_bytes = sass.listing.stack_bytes = 0;
+  sass.listing.threads = 1024;
+  sass.listing.tile_m = sass.listing.tile_n = 32;
+  out.push_back(encode(sass, 18));
   return out;
 }
 

@@ -860,6 +860,8 @@ void App::pump_measurements() {
     }
   }
 
+  pump_sass();
+
   // A remote engine again, after its link was lost (off the UI thread: ssh may take seconds). The kernels and
   // the device of the new engine are read through the backend as before; the results, sessions and panels
   // stay as they were.
@@ -915,6 +917,35 @@ void App::pump_measurements() {
     } catch (const std::exception& e) {
       s.say(Severity::Error, std::string("Perfetto trace not written: ") + e.what());
     }
+  }
+}
+
+void App::pump_sass() {
+  AppState& s = m_state;
+  // The SASS panel's listings, off the UI thread (a person's kernel is built and disassembled; a remote
+  // engine answers over its link). A request that came while one is in flight waits for it.
+  if (!m_sass.in_flight()) {
+    if (auto want = s.asked.take<rq::FetchSass>()) {
+      std::shared_ptr<Backend> b = current_engine().backend;
+      s.sass.asked = want->which;
+      s.sass.error.clear();
+      m_sass.start([b, which = want->which] {
+        std::vector<SassListing> out;
+        for (const auto& [kernel, tile] : which) out.push_back(b->sass_listing(kernel, tile, 0));
+        return out;
+      });
+      report_jobs();  // fetching_sass() from now on, in this frame already
+    }
+  }
+  if (m_sass.ready()) {
+    try {
+      s.sass.listings = m_sass.take();
+    } catch (const std::exception& e) {
+      s.sass.listings.clear();
+      s.sass.error = e.what();
+    }
+    ++s.sass.serial;
+    report_jobs();
   }
 }
 

@@ -62,6 +62,9 @@ class App {
   void frame();
   // Takes a finished run, if any (call once per frame).
   void pump();
+  // The SASS panel's listings (rq::FetchSass): starts the fetch off the UI thread, takes its answer. Part
+  // of pump(); a snapshot, which draws frames without pumping, calls it between its frames.
+  void pump_sass();
   void submit(RunRequest req);
   void take(RunOutcome o);
 
@@ -172,6 +175,7 @@ class App {
   SweepProgress::State m_sweep_state = SweepProgress::State::Idle;
   ProblemSpec m_spec_at_sweep;  // the Controls' problem when the sweep took over the plots
   JobRunner::Job<BandwidthResult> m_bandwidth{m_jobs, kJobBandwidth};
+  JobRunner::Job<std::vector<SassListing>> m_sass{m_jobs, kJobSass};  // the SASS panel's (rq::FetchSass)
   JobRunner::Job<bool> m_reconnect{m_jobs, kJobReconnect};
   CancelToken m_bandwidth_cancel;
   // The GL self-check: faults seen so far, and whether this failure was already met by a rebuild.

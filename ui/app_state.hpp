@@ -164,6 +164,15 @@ struct AppState {
   bool roofline_this_shape = false;
   // DRAM bandwidth for the roofline (measured off the UI thread).
   std::optional<BandwidthResult> bandwidth;
+  // The SASS panel's listings (rq::FetchSass, fetched off the UI thread by app.cpp): what was asked, the
+  // answers in the same order once they are in (each available or saying why not), or what the fetch threw.
+  struct SassListings {
+    std::vector<std::pair<std::string, int>> asked;
+    std::vector<SassListing> listings;
+    std::string error;
+    uint64_t serial = 0;  // grows with every answer
+  } sass;
+  bool fetching_sass() const { return jobs.has(kJobSass); }
   // Figures (rq::ExportFigure): one plot rendered offscreen at a chosen size and theme (PNG + CSV + JSON).
   std::string last_figure;  // the PNG written last
   // The occupancy calculator's kernel and tile (the Occupancy panel; its figures as drawn are in the

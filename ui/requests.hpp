@@ -119,16 +119,23 @@ struct ResetKernelForm {};  // back to what TileScope proposes
 struct SaveKernel {};       // write the editor's text to the file (then it is rebuilt and run again)
 struct RevertKernel {};     // load the file into the editor again
 struct SanitizeKernel {};   // Check with compute-sanitizer
+struct FetchSass {          // the SASS panel's listings, in order (App asks the engine off the UI thread)
+  std::vector<std::pair<std::string, int>> which;  // kernel, tile
+};
 }  // namespace rq
 
-using Request =
-    std::variant<rq::Run, rq::Quit, rq::Screenshot, rq::ResetLayout, rq::BringToFront, rq::OpenInputs,
-                 rq::SaveC, rq::ExportPanel, rq::PressExport, rq::Zoom, rq::CheckGl, rq::SaveSession,
-                 rq::OpenSession, rq::CloseOverlay, rq::StartSweep, rq::TimeTiles, rq::CancelSweep,
-                 rq::MeasureBandwidth, rq::ExportFigure, rq::OpenKernel, rq::ChooseKernelFile,
-                 rq::SwitchKernel, rq::ApplyKernelForm, rq::ResetKernelForm, rq::SaveKernel, rq::RevertKernel,
-                 rq::SanitizeKernel, rq::Reconnect, rq::ConnectEngine, rq::ChooseEngine, rq::DisconnectEngine,
-                 rq::ExportScheduleTrace>;
+// New kinds go at the end as lines of their own: a new kind changes two lines, never reflows the list.
+// clang-format off
+using Request = std::variant<rq::Run, rq::Quit, rq::Screenshot, rq::ResetLayout, rq::BringToFront,
+                             rq::OpenInputs, rq::SaveC, rq::ExportPanel, rq::PressExport, rq::Zoom,
+                             rq::CheckGl, rq::SaveSession, rq::OpenSession, rq::CloseOverlay, rq::StartSweep,
+                             rq::TimeTiles, rq::CancelSweep, rq::MeasureBandwidth, rq::ExportFigure,
+                             rq::OpenKernel, rq::ChooseKernelFile, rq::SwitchKernel, rq::ApplyKernelForm,
+                             rq::ResetKernelForm, rq::SaveKernel, rq::RevertKernel, rq::SanitizeKernel,
+                             rq::Reconnect, rq::ConnectEngine, rq::ChooseEngine, rq::DisconnectEngine,
+                             rq::ExportScheduleTrace,
+                             rq::FetchSass>;
+// clang-format on
 
 // The requests pending, at most one of each kind.
 class Requests {

@@ -215,15 +215,19 @@ int run_snapshot(const SnapshotOptions& opt) {
   // frame's measurements. Only the last one, the picture written, is drawn in pixels. A remote engine's
   // heatmaps come a round trip after they are asked (over a slow link a coarse view first, then the whole
   // one): the frames go on until the whole views are in (60 s at most; then the plots say they are coming).
+  // The same for the SASS panel's listings.
   auto settle = [&] {
     constexpr int kSettleFrames = 6;
     const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(60);
     auto awaiting = [&] {
-      return st.heatmaps && st.heatmaps->waiting() && std::chrono::steady_clock::now() < limit;
+      // (and the SASS panel's listings, when it is shown: a person's kernel is built first)
+      const bool sass = st.fetching_sass() || st.asked.pending<rq::FetchSass>();
+      return ((st.heatmaps && st.heatmaps->waiting()) || sass) && std::chrono::steady_clock::now() < limit;
     };
     for (int frame = 0;; ++frame) {
       if (opt.zoom)
         st.ask(rq::Zoom{ZoomRequest{(*opt.zoom)[0], (*opt.zoom)[1], (*opt.zoom)[2], (*opt.zoom)[3], true}});
+      off.app.pump_sass();
       const bool last = frame >= kSettleFrames - 1 && !awaiting();
       offscreen_frame(off, opt.scale, 1.0f / 60, nullptr, last);
       if (last) break;

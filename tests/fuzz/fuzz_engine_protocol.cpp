@@ -85,6 +85,10 @@ void decode_any(const Frame& f) {
       return round_trip<SanitizeMsg>(f);
     case Type::Sanitized:
       return round_trip<SanitizedMsg>(f);
+    case Type::Sass:
+      return round_trip<SassMsg>(f);
+    case Type::SassReply:
+      return round_trip<SassReplyMsg>(f);
     case Type::Cancel:
     case Type::Bandwidth:
       return;

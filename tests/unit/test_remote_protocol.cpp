@@ -71,6 +71,10 @@ Frame again(const Frame& f) {
       return encode(decode<SanitizeMsg>(f), f.id);
     case Type::Sanitized:
       return encode(decode<SanitizedMsg>(f), f.id);
+    case Type::Sass:
+      return encode(decode<SassMsg>(f), f.id);
+    case Type::SassReply:
+      return encode(decode<SassReplyMsg>(f), f.id);
     case Type::Cancel:
     case Type::Bandwidth:
       return f;

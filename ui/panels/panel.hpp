@@ -44,6 +44,7 @@ std::unique_ptr<Panel> make_sweep_panel();
 std::unique_ptr<Panel> make_roofline_panel();
 std::unique_ptr<Panel> make_kernel_panel();         // Your kernel
 std::unique_ptr<Panel> make_kernel_editor_panel();  // Kernel source
+std::unique_ptr<Panel> make_sass_panel();           // SASS: the machine code
 
 // "Export PNG + CSV" button shared by the profiler panels: asks the frame loop to crop this window and write
 // the CSV.

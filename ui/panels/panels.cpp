@@ -36,6 +36,7 @@ std::vector<std::unique_ptr<Panel>> register_panels() {
   p.push_back(make_messages_panel());
   p.push_back(make_kernel_panel());
   p.push_back(make_kernel_editor_panel());
+  p.push_back(make_sass_panel());
   return p;
 }
 

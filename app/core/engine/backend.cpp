@@ -5,7 +5,9 @@
 #include <sstream>
 
 #include "core/user_kernel/kernel_workshop.hpp"
+#include "core/engine/sass_tool.hpp"
 #include "core/engine/stats.hpp"
+#include "core/user_kernel/user_kernel.hpp"
 
 namespace ts {
 
@@ -19,6 +21,70 @@ const TileGeometry* KernelInfo::tile_geometry(int tile) const {
   for (size_t i = 0; i < tiles.size() && i < geometry.size(); ++i)
     if (tiles[i] == tile) return &geometry[i];
   return nullptr;
+}
+
+SassListing Backend::sass_listing(const std::string& kernel, int tile, int arch,
+                                  const CancelToken* cancel) const {
+  if (arch <= 0) arch = device_info().sm;  // 0 on the CPU: the newest compiled
+  const KernelWorkshop* w = workshop();
+  const auto user = w ? w->find(kernel) : nullptr;
+  SassListing l;
+  if (!user) {
+    if (const BuildSassArchive* a = program_listings()) {
+      l = built_in_sass(*a, kernel, tile, arch);
+    } else {
+      l.kernel = kernel;
+      l.tile = tile;
+      l.why = "this program was linked without the build's machine code listings";
+    }
+    l.engine = device_name();
+    return l;
+  }
+  // A person's kernel: its plain build for this architecture (NVRTC, or the cache), disassembled now.
+  l.kernel = kernel;
+  l.tile = tile;
+  l.engine = device_name();
+  l.build_time = false;
+  std::string why;
+  if (!w->can_build(&why)) {
+    l.why = "a person's kernel is disassembled from its build, and this engine cannot build: " + why;
+    return l;
+  }
+  const auto tool = find_sass_tool(&why);
+  if (!tool) {
+    l.why = why;
+    return l;
+  }
+  if (arch <= 0) {
+    const auto archs = w->architectures();
+    arch = archs.empty() ? 90 : archs.back();
+  }
+  const ExprVars sizes{4096, 4096, 4096, tile};
+  const auto module = w->build(*user, tile, arch, sizes, cancel);
+  if (cancel) cancel->throw_if_cancelled();
+  const SassFunctionText f = disassemble_cubin(*tool, module->cubin, module->lowered_name);
+  l.available = true;
+  l.function = f.name;
+  l.arch = f.arch > 0 ? f.arch : arch;
+  l.text = f.text;
+  l.tool = tool->label();
+  l.made = utc_now();
+  l.note = std::string("built by ") + w->compiler() + (module->from_cache ? " (from its cache)" : "");
+  if (module->resources.found) {
+    l.regs = module->resources.regs;
+    l.static_smem = module->resources.static_smem;
+    l.spill_bytes = module->resources.spill_stores;
+    l.stack_bytes = module->resources.stack_bytes;
+  }
+  try {
+    const LaunchGeometry g = launch_geometry(user->spec(), sizes);
+    l.threads = int(g.threads());
+    // The C tile of one block, assuming the grid's x and y cover C's columns and rows (4096^2).
+    l.tile_m = int((4096 + g.grid[1] - 1) / g.grid[1]);
+    l.tile_n = int((4096 + g.grid[0] - 1) / g.grid[0]);
+  } catch (const std::exception&) {
+  }
+  return l;
 }
 
 std::shared_ptr<const std::vector<KernelInfo>> Backend::kernel_list() const {

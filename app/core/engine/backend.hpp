@@ -24,6 +24,7 @@
 #include "core/engine/occupancy.hpp"
 #include "core/engine/schedule.hpp"
 #include "core/engine/problem.hpp"
+#include "core/engine/sass.hpp"
 #include "core/engine/verify.hpp"
 
 namespace ts {
@@ -276,6 +277,14 @@ class Backend {
     (void)spec;
     return std::nullopt;
   }
+  // The machine code (SASS) of `kernel` at `tile` for compute capability `arch` (0: this device's, else the
+  // newest compiled), with where it comes from (sass.hpp). A built-in kernel's comes from the program's
+  // archive of listings (program_listings(); none: not available, and why says so); a person's kernel is
+  // built by the workshop (or taken from its cache) and its cubin disassembled now by cuobjdump, when one is
+  // found (sass_tool.hpp). Not available (why says so) for closed kernels (cuBLAS). A person's kernel may
+  // take seconds (a build): call it off the UI thread. Throws Cancelled, and what a build throws.
+  virtual SassListing sass_listing(const std::string& kernel, int tile, int arch,
+                                   const CancelToken* cancel = nullptr) const;
 
  private:
   mutable std::mutex m_list_mu;  // kernel_list()'s cache

@@ -22,6 +22,7 @@ namespace ts {
 inline constexpr const char* kJobRun = "run";
 inline constexpr const char* kJobSweep = "sweep";
 inline constexpr const char* kJobBandwidth = "DRAM bandwidth";
+inline constexpr const char* kJobSass = "machine code";
 inline constexpr const char* kJobReadInputs = "reading A and B";
 inline constexpr const char* kJobSaveC = "saving C";
 inline constexpr const char* kJobOpenSession = "reading a session";

@@ -66,8 +66,8 @@ class Server {
     hello.tilescope = ::ts::kVersion;
     hello.commit = ::ts::kGitCommit;
     hello.role = "engine";
-    hello.capabilities = {"run",         "reduce", "element", "copy",  "bandwidth",
-                          "launch-info", "cancel", "publish", "build", "sanitize"};
+    hello.capabilities = {"run",    "reduce",  "element", "copy",     "bandwidth", "launch-info",
+                          "cancel", "publish", "build",   "sanitize", "sass"};
     hello.has_engine = true;
     hello.engine = describe_engine(*m_backend);
     send(encode(hello, 0));
@@ -382,6 +382,14 @@ class Server {
             SanitizedMsg r;
             r.reports = workshop().sanitize(*k, m.spec, m.tools, m.timeout_s, &token);
             send(encode(r, id));
+          });
+          return;
+        }
+        case Type::Sass: {
+          const SassMsg m = decode<SassMsg>(f);
+          check_not_refused(m.kernel);
+          spawn(id, [this, id, m](const CancelToken& token) {
+            send(encode(SassReplyMsg{m_backend->sass_listing(m.kernel, m.tile, m.arch, &token)}, id));
           });
           return;
         }

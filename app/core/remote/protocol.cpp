@@ -18,10 +18,11 @@ namespace ts::remote {
 
 const char* to_string(Type t) {
   static const char* const names[] = {
-      "Hello",        "Error",         "Run",        "RunDone",         "Validate", "Validated", "Cancel",
-      "Bandwidth",    "BandwidthDone", "LaunchInfo", "LaunchInfoReply", "Reduce",   "Reduced",   "Element",
-      "ElementValue", "CopyMatrix",    "MatrixPart", "ReleaseStore",    "Ping",     "Pong",      "Publish",
-      "Published",    "Withdraw",      "Build",      "Built",           "Sanitize", "Sanitized"};
+      "Hello",   "Error",     "Run",           "RunDone",    "Validate",        "Validated",
+      "Cancel",  "Bandwidth", "BandwidthDone", "LaunchInfo", "LaunchInfoReply", "Reduce",
+      "Reduced", "Element",   "ElementValue",  "CopyMatrix", "MatrixPart",      "ReleaseStore",
+      "Ping",    "Pong",      "Publish",       "Published",  "Withdraw",        "Build",
+      "Built",   "Sanitize",  "Sanitized",     "Sass",       "SassReply"};
   const auto i = size_t(t);
   return i >= 1 && i <= size_t(Type::Last) ? names[i - 1] : "?";
 }
@@ -667,6 +668,43 @@ struct Fields<SanitizedMsg> {
   }
 };
 
+template <>
+struct Fields<SassMsg> {
+  template <class Io, class M>
+  static void walk(Io& io, M& m) {
+    io.text("kernel", m.kernel, 4096);
+    io.integer("tile", m.tile, 0, 1 << 20);
+    io.integer("arch", m.arch, 0, 1000);
+  }
+};
+
+template <>
+struct Fields<SassReplyMsg> {
+  template <class Io, class M>
+  static void walk(Io& io, M& m) {
+    auto& l = m.listing;
+    io.flag("available", l.available);
+    io.text("why", l.why, 1 << 16);
+    io.text("kernel", l.kernel, 4096);
+    io.integer("tile", l.tile, 0, 1 << 20);
+    io.text("function", l.function, 1 << 16);
+    io.integer("arch", l.arch, 0, 1000);
+    io.text("text", l.text, kMaxSassText);
+    io.text("tool", l.tool, 256);
+    io.flag("build_time", l.build_time);
+    io.text("made", l.made, 64);
+    io.text("engine", l.engine, 4096);
+    io.integer("regs", l.regs, -1, 1 << 16);
+    io.integer("static_smem", l.static_smem, -1, 1 << 30);
+    io.integer("spill_bytes", l.spill_bytes, -1, 1 << 30);
+    io.integer("stack_bytes", l.stack_bytes, -1, 1 << 30);
+    io.integer("threads", l.threads, 0, 1 << 20);
+    io.integer("tile_m", l.tile_m, 0, 1 << 20);
+    io.integer("tile_n", l.tile_n, 0, 1 << 20);
+    io.text("note", l.note, 1 << 16);
+  }
+};
+
 }  // namespace
 
 KernelText kernel_text(const UserKernel& k) {
@@ -714,7 +752,7 @@ Codecs<M...> codecs() {
 template Codecs<HelloMsg, ErrorMsg, RunMsg, RunDoneMsg, ValidateMsg, ValidatedMsg, BandwidthDoneMsg,
                 LaunchInfoMsg, LaunchInfoReplyMsg, ReduceMsg, ReducedMsg, ElementMsg, ElementValueMsg,
                 CopyMatrixMsg, MatrixPartMsg, ReleaseStoreMsg, PingMsg, PongMsg, PublishMsg, PublishedMsg,
-                WithdrawMsg, BuildMsg, BuiltMsg, SanitizeMsg, SanitizedMsg>
+                WithdrawMsg, BuildMsg, BuiltMsg, SanitizeMsg, SanitizedMsg, SassMsg, SassReplyMsg>
 codecs();
 
 Frame empty(Type t, uint64_t id) {

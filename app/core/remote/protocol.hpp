@@ -78,7 +78,9 @@ enum class Type : uint16_t {
   Built,            // BuiltMsg
   Sanitize,         // SanitizeMsg -> Sanitized | Error
   Sanitized,        // SanitizedMsg
-  Last = Sanitized
+  Sass,             // SassMsg -> SassReply | Error (engines whose Hello has the capability "sass")
+  SassReply,        // SassReplyMsg
+  Last = SassReply
 };
 const char* to_string(Type t);
 
@@ -290,6 +292,19 @@ struct SanitizeMsg {
 struct SanitizedMsg {
   static constexpr Type kType = Type::Sanitized;
   std::vector<SanitizerReport> reports;
+};
+
+// The machine code of a kernel at a tile (Backend::sass_listing).
+inline constexpr size_t kMaxSassText = size_t(32) << 20;  // a listing's text (a few hundred KiB is usual)
+struct SassMsg {
+  static constexpr Type kType = Type::Sass;
+  std::string kernel;
+  int32_t tile = 0;
+  int32_t arch = 0;  // 0: the engine's device, else its newest
+};
+struct SassReplyMsg {
+  static constexpr Type kType = Type::SassReply;
+  SassListing listing;
 };
 
 // encode(m) and decode<M>(frame): every message's one field list (protocol.cpp). decode checks the frame's

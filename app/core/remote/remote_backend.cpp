@@ -148,8 +148,8 @@ std::shared_ptr<Connection> Connection::start(const std::string& command, const 
   hello.tilescope = ::ts::kVersion;
   hello.commit = ::ts::kGitCommit;
   hello.role = "window";
-  hello.capabilities = {"run",         "reduce", "element", "copy",  "bandwidth",
-                        "launch-info", "cancel", "publish", "build", "sanitize"};
+  hello.capabilities = {"run",    "reduce",  "element", "copy",     "bandwidth", "launch-info",
+                        "cancel", "publish", "build",   "sanitize", "sass"};
   write_frame(c->m_to, encode(hello, 0));  // a command that exited already is found out below
   Frame f;
   try {
@@ -162,6 +162,7 @@ std::shared_ptr<Connection> Connection::start(const std::string& command, const 
     if (theirs.role != "engine" || !theirs.has_engine) throw fail("is not an engine but a " + theirs.role);
     c->m_engine = theirs.engine;
     c->m_engine_version = theirs.tilescope + " (" + theirs.commit + ")";
+    c->m_capabilities = theirs.capabilities;
   } catch (const EngineStartError&) {
     throw;
   } catch (const std::exception& e) {
@@ -635,6 +636,12 @@ BandwidthResult RemoteBackend::measure_bandwidth(const CancelToken& cancel) {
       .result;
 }
 
+bool Connection::engine_can(const std::string& capability) const {
+  for (const auto& c : m_capabilities)
+    if (c == capability) return true;
+  return false;
+}
+
 Backend::Incidents RemoteBackend::incidents() const {
   return connection()->incidents();
 }
@@ -646,6 +653,23 @@ std::optional<LaunchInfo> RemoteBackend::launch_info(const ProblemSpec& spec) co
       answer(c->call({encode(LaunchInfoMsg{spec}, id)}, id), Type::LaunchInfoReply));
   if (!r.has) return std::nullopt;
   return r.info;
+}
+
+SassListing RemoteBackend::sass_listing(const std::string& kernel, int tile, int arch,
+                                        const CancelToken* cancel) const {
+  const auto c = connection();
+  if (!c->engine_can("sass")) {
+    SassListing l;
+    l.kernel = kernel;
+    l.tile = tile;
+    l.why = "the engine (TileScope " + c->engine_version() + ") cannot send machine code listings";
+    return l;
+  }
+  const uint64_t id = c->next_id();
+  SassListing l = decode<SassReplyMsg>(
+                      answer(c->call({encode(SassMsg{kernel, tile, arch}, id)}, id, cancel), Type::SassReply))
+                      .listing;
+  return l;
 }
 
 Backend::Link RemoteBackend::link() const {

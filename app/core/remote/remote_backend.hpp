@@ -93,6 +93,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   pid_t pid() const { return m_pid; }  // the engine command's process (/bin/sh -c, or what it exec'd)
   const EngineInfo& engine() const { return m_engine; }
   const std::string& engine_version() const { return m_engine_version; }
+  // The engine's Hello named `capability` (an older engine lacks the newer ones, e.g. "sass").
+  bool engine_can(const std::string& capability) const;
 
   // Sends `frames` (the last one the request, all with its id) and returns where its answer will come.
   std::shared_ptr<Pending> send(std::vector<Frame> frames, uint64_t id, bool copy = false);
@@ -137,6 +139,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   pid_t m_pid = -1;
   EngineInfo m_engine;
   std::string m_engine_version;
+  std::vector<std::string> m_capabilities;
   std::atomic<uint64_t> m_next_id{0};
   mutable std::mutex m_mu;  // m_pending, m_lost, m_incidents, m_stderr
   std::map<uint64_t, std::shared_ptr<Pending>> m_pending;
@@ -210,6 +213,10 @@ class RemoteBackend : public Backend {
   BandwidthResult measure_bandwidth(const CancelToken& cancel) override;
   Incidents incidents() const override;
   std::optional<LaunchInfo> launch_info(const ProblemSpec& spec) const override;
+  // The engine's answer (its build's listings, its workshop's builds); an engine without the capability
+  // "sass" (an older TileScope) cannot: not available, and why says so.
+  SassListing sass_listing(const std::string& kernel, int tile, int arch,
+                           const CancelToken* cancel = nullptr) const override;
   Link link() const override;
   // Starts the engine command again; the kernels registered here are published to the new engine.
   void reconnect() override;
