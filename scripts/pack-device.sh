@@ -19,7 +19,7 @@ done
 mkdir -p "$dest/lib"
 rm -f "$dest/bins.tar.xz"
 tar -C "$stage" -cf - app tests | xz -T2 -6 > "$dest/bins.tar.xz"
-for lib in libzstd.so.1 libglfw.so.3 libepoxy.so.0 libX11.so.6 libxcb.so.1 libXau.so.6 libXdmcp.so.6 libbsd.so.0 libmd.so.0; do
+for lib in libzstd.so.1 libwebp.so.7 libwebpmux.so.3 libwebpdemux.so.2 libglfw.so.3 libepoxy.so.0 libX11.so.6 libxcb.so.1 libXau.so.6 libXdmcp.so.6 libbsd.so.0 libmd.so.0; do
   cp -L "$(ldconfig -p | awk -v l="$lib" '$1 == l { print $NF; exit }')" "$dest/lib/"
 done
 du -sh "$dest"

@@ -110,6 +110,10 @@ void Layout::build_default(AppState& s, const FrameReport& drawn,
   ImGui::DockBuilderDockWindow("Matrices", top);
   // The tile schedule needs a GPU: on the CPU backend its notice is a tab, not a third of the bottom row.
   const bool schedule_split = wide && !row_as_tabs && s.backend_kind() == "cuda";
+  // Where a panel not named below goes: the bottom row's tabs (its left part once the row is split: a split
+  // node takes no window, and one docked there floated at the top-left corner, as the SASS panel did on a
+  // GPU at 1920 x 1080).
+  ImGuiID tabs = bottom;
   if (wide) {
     // Result above Occupancy on the right; Timings beside the tile schedule under the heatmaps.
     ImGuiID r_top = 0, r_bottom = 0, b_left = bottom, b_right = bottom;
@@ -125,6 +129,7 @@ void Layout::build_default(AppState& s, const FrameReport& drawn,
     ImGui::DockBuilderDockWindow("Kernel source", b_left);
     ImGui::DockBuilderDockWindow("Timings", b_left);
     ImGui::DockBuilderDockWindow("Tile schedule", b_right);
+    tabs = b_left;
   } else {
     // A laptop screen: tabs instead of splits, every panel still one click away.
     ImGui::DockBuilderDockWindow("Occupancy", r);
@@ -142,7 +147,7 @@ void Layout::build_default(AppState& s, const FrameReport& drawn,
     if (n != "Controls" && n != "Matrices" && n != "Result" && n != "Occupancy" && n != "Timings" &&
         n != "Tile schedule" && n != "Messages" && n != "Sweep" && n != "Roofline" && n != "Your kernel" &&
         n != "Kernel source")
-      ImGui::DockBuilderDockWindow(p->name(), bottom);
+      ImGui::DockBuilderDockWindow(p->name(), tabs);
   }
   ImGui::DockBuilderFinish(id);
   // Controls, Result and Timings in front of their tabs once the tab bars exist (Matrices where the bottom

@@ -2723,3 +2723,36 @@ TEST_F(Gui, ClickingATileOfCShowsWhatFeedsItAndTheReplayStepsThroughTheTrace) {
   run_session(s);
   EXPECT_EQ(s.passed, 1);
 }
+
+// On a GPU the bottom row is split (Timings beside the Tile schedule): a panel the layout does not name (the
+// SASS panel) joins the left part's tabs. Docked into the split node itself, it floated over Controls at the
+// top-left corner. The session's device says "cuda" here, as a GPU's would; the layout reads nothing else.
+TEST_F(Gui, OnAGpusSplitBottomRowEveryPanelIsDockedAndNoneFloats) {
+  GuiRun s;
+  s.body = [&s](ImGuiTestContext* ctx, App& app) {
+    ui::AppState& st = app.state();
+    const ui::FrameReport& drawn = app.report();
+    IM_CHECK(wait_for_result(ctx, app, 0));
+    st.sessions.current().device.backend = "cuda";
+    for (ImVec2 size : {ImVec2(1920, 1080), ImVec2(1600, 1000), ImVec2(1366, 768)}) {
+      s.resize = size;
+      IM_CHECK(yield_until(
+          ctx, [&] { return s.window_size.x == size.x && s.window_size.y == size.y; }, 10));
+      st.ask(ui::rq::ResetLayout{});
+      ctx->Yield(8);
+      check_layout(ctx, drawn, size);
+      for (const auto& [name, p] : drawn.panels) {
+        if (name == "Status" || name == "replay" || !(p.visible || p.docked)) continue;
+        IM_CHECK_NO_RET(p.docked);
+        if (!p.docked) ctx->LogError("%s floats at %.0f x %.0f", name.c_str(), size.x, size.y);
+      }
+      IM_CHECK(drawn.panels.count("SASS") && drawn.panels.at("SASS").docked);
+      st.ask(ui::rq::BringToFront{{"SASS"}});
+      ctx->Yield(6);
+      IM_CHECK(drawn.panels.at("SASS").visible);
+      check_layout(ctx, drawn, size);
+    }
+  };
+  run_session(s);
+  EXPECT_EQ(s.passed, 1);
+}
