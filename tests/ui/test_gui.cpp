@@ -65,6 +65,7 @@ bool have_display() {
 struct GuiRun {
   std::function<void(ImGuiTestContext*, App&)> body;
   std::function<void(App&, GLFWwindow*)> first_shown;  // right after the first frame the window shows
+  std::function<void(App&)> before_first_frame;        // when the window has started, before any frame
   std::shared_ptr<Backend> backend;                    // the engine (empty: the CPU backend)
   std::optional<ImVec2> resize;
   ImVec2 window_size{0, 0};  // the OS window's size after the last frame
@@ -80,6 +81,7 @@ void run_session(GuiRun& s) {
   go.hooks.poll_continuously = true;
   go.hooks.unseen = true;  // no test here reads the window's pixels (exports and screenshots still draw)
   go.hooks.started = [&](App& app, GLFWwindow*) {
+    if (s.before_first_frame) s.before_first_frame(app);
     engine = ImGuiTestEngine_CreateContext();
     ImGuiTestEngineIO& io = ImGuiTestEngine_GetIO(engine);
     io.ConfigVerboseLevel = ImGuiTestVerboseLevel_Warning;
@@ -2729,11 +2731,17 @@ TEST_F(Gui, ClickingATileOfCShowsWhatFeedsItAndTheReplayStepsThroughTheTrace) {
 // top-left corner. The session's device says "cuda" here, as a GPU's would; the layout reads nothing else.
 TEST_F(Gui, OnAGpusSplitBottomRowEveryPanelIsDockedAndNoneFloats) {
   GuiRun s;
+  // From the first frame, as on a GPU: the layout is built before the SASS panel has ever been drawn.
+  s.before_first_frame = [](App& app) { app.state().sessions.current().device.backend = "cuda"; };
   s.body = [&s](ImGuiTestContext* ctx, App& app) {
     ui::AppState& st = app.state();
     const ui::FrameReport& drawn = app.report();
     IM_CHECK(wait_for_result(ctx, app, 0));
-    st.sessions.current().device.backend = "cuda";
+    IM_CHECK_EQ(st.backend_kind(), std::string("cuda"));
+    for (const auto& [name, p] : drawn.panels)
+      if (name != "Status" && p.visible && !p.docked)
+        ctx->LogError("%s floats in the first layout", name.c_str());
+    IM_CHECK(drawn.panels.count("SASS") && drawn.panels.at("SASS").docked);
     for (ImVec2 size : {ImVec2(1920, 1080), ImVec2(1600, 1000), ImVec2(1366, 768)}) {
       s.resize = size;
       IM_CHECK(yield_until(
