@@ -183,7 +183,8 @@ FigureData replay_figure(const TileTrace& t, const ScheduleReplay& r, const std:
   meta.notes.push_back(describe_grid(t) + b);
   if (waves > 0)
     meta.notes.push_back("waves from the occupancy arithmetic: " + std::to_string(slots) +
-                         " blocks resident at once, " + std::to_string(waves) + " waves");
+                         " blocks resident at once, " + std::to_string(waves) +
+                         (waves == 1 ? " wave" : " waves"));
   else
     meta.notes.push_back("no occupancy report: the moments are quarters of the launch, not waves");
   std::string moments = "moments shown:";
