@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/engine/mangled_names.hpp"
 #include "kernels/engine/registry.hpp"
 
 namespace {
@@ -31,15 +32,9 @@ struct Usage {
   int regs = 0, smem = 0, stack = 0, spill = 0;
 };
 
-// GCC marks internal-linkage names with 'L' before the length of the name in host symbols ("...L4kernI...")
-// where the device name has none; an 'L' followed by a digit never occurs otherwise in a mangled name.
+// The occupancy table's names and the listings' are compared normalised (mangled_names.hpp).
 std::string normalize(const std::string& mangled) {
-  std::string out;
-  for (size_t i = 0; i < mangled.size(); ++i)
-    if (!(mangled[i] == 'L' && i + 1 < mangled.size() &&
-          std::isdigit(static_cast<unsigned char>(mangled[i + 1]))))
-      out += mangled[i];
-  return out;
+  return ts::normalize_mangled(mangled);
 }
 
 int number_before(const std::string& line, const std::string& unit) {

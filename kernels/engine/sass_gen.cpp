@@ -23,20 +23,16 @@
 #include <string>
 #include <vector>
 
+#include "kernels/engine/mangled_names.hpp"
 #include "core/base/compress.hpp"
 #include "core/engine/gpu_catalog.hpp"
 #include "core/engine/sass_tool.hpp"
 
 namespace {
 
-// The occupancy table's names are normalised the same way (resource_gen.cpp): GCC's 'L' before a length.
+// The occupancy table's names and the listings' are compared normalised (mangled_names.hpp).
 std::string normalize(const std::string& mangled) {
-  std::string out;
-  for (size_t i = 0; i < mangled.size(); ++i)
-    if (!(mangled[i] == 'L' && i + 1 < mangled.size() &&
-          std::isdigit(static_cast<unsigned char>(mangled[i + 1]))))
-      out += mangled[i];
-  return out;
+  return ts::normalize_mangled(mangled);
 }
 
 std::string quoted(const std::string& s) {
