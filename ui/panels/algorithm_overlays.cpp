@@ -169,16 +169,8 @@ void replay_controls(AppState& s, const ScheduleReplay& r, FrameReport& out) {
   if (ImGui::SmallButton(">")) c.t_ns = r.next_start(c.t_ns), c.playing = false;
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("the next block start");
   ImGui::SameLine();
-  // The slider in microseconds (a float slider over nanoseconds would round at 16.7 ms).
-  const double dur_us = double(r.duration_ns()) * 1e-3;
-  float t_us = float(double(c.t_ns) * 1e-3);
-  const std::string when = describe_replay_time(c.t_ns, r.duration_ns());
-  ImGui::SetNextItemWidth(std::max(ImGui::GetFontSize() * 8, ImGui::GetContentRegionAvail().x * 0.35f));
-  if (ImGui::SliderFloat("##t", &t_us, 0.0f, float(dur_us), when.c_str())) {
-    c.t_ns = uint64_t(std::clamp(double(t_us), 0.0, dur_us) * 1e3);
-    c.playing = false;
-  }
-  ImGui::SameLine();
+  // Speed and waves first; the time slider takes the rest of the line and carries the counts, so the replay
+  // costs the maps one line (at 1366 x 768 a second line of counts left them 100 px tall).
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 4.5f);
   ImGui::SliderFloat("##speed", &c.speed, 0.1f, 10.0f, "x%.1f", ImGuiSliderFlags_Logarithmic);
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("speed: x1 plays the whole launch in %.0f s", kReplaySeconds);
@@ -205,15 +197,24 @@ void replay_controls(AppState& s, const ScheduleReplay& r, FrameReport& out) {
           "arithmetic); wave k starts when its first block does",
           (long long)slots, occ->blocks_per_sm, s.result->trace->sm_count);
   }
+  const std::string when = describe_replay_time(c.t_ns, r.duration_ns());
   const ScheduleReplay::Counts n = r.counts(c.t_ns);
   char line[200];
   std::snprintf(line, sizeof line, "%s: %lld running, %lld done, %lld waiting of %zu blocks", when.c_str(),
                 (long long)n.running, (long long)n.done, (long long)n.waiting, r.blocks());
-  // Beside the controls when it fits, else under them.
-  const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
-  if (right - ImGui::GetItemRectMax().x - ImGui::GetStyle().ItemSpacing.x > ImGui::CalcTextSize(line).x)
-    ImGui::SameLine();
-  text_fit(line, &palette().muted);
+  char shown[200];
+  std::snprintf(shown, sizeof shown, "%s: %lld running, %lld done", when.c_str(), (long long)n.running,
+                (long long)n.done);
+  // The slider in microseconds (a float slider over nanoseconds would round at 16.7 ms).
+  ImGui::SameLine();
+  const double dur_us = double(r.duration_ns()) * 1e-3;
+  float t_us = float(double(c.t_ns) * 1e-3);
+  ImGui::SetNextItemWidth(std::max(ImGui::GetFontSize() * 8, ImGui::GetContentRegionAvail().x));
+  if (ImGui::SliderFloat("##t", &t_us, 0.0f, float(dur_us), shown)) {
+    c.t_ns = uint64_t(std::clamp(double(t_us), 0.0, dur_us) * 1e3);
+    c.playing = false;
+  }
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", line);
   PanelReport& rep = out.panels["replay"];
   rep.state = line;
   ImGui::PopID();
