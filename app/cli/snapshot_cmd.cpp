@@ -41,9 +41,7 @@ std::array<double, 4> parse_zoom(const std::string& text, const ts::ProblemSpec&
 ts::ui::SnapshotOptions::FeedTile parse_feed_tile(const std::string& text, const ts::ProblemSpec& s,
                                                   const std::vector<ts::KernelInfo>& kernels) {
   std::vector<int64_t> v;
-  for (std::stringstream ss(text); ss.good();) {
-    std::string part;
-    std::getline(ss, part, ',');
+  for (const std::string& part : ts::split_fields(text, ',')) {
     char* end = nullptr;
     errno = 0;
     const long long x = std::strtoll(part.c_str(), &end, 10);

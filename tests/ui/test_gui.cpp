@@ -2687,6 +2687,7 @@ TEST_F(Gui, ClickingATileOfCShowsWhatFeedsItAndTheReplayStepsThroughTheTrace) {
     IM_CHECK_EQ(st.views.feed.step, 0);
     // K = 64 in steps of 16: Play runs to step 3 and stops there.
     ctx->SetRef("Matrices");
+    st.views.feed.speed = 20;  // a few frames' worth of steps, however slow the machine's frames are
     ctx->ItemClick("feed/Play");
     IM_CHECK(yield_until(
         ctx, [&] { return !st.views.feed.playing; }, 60));
@@ -2715,6 +2716,7 @@ TEST_F(Gui, ClickingATileOfCShowsWhatFeedsItAndTheReplayStepsThroughTheTrace) {
     const std::string line = drawn.panels.at("replay").state;
     IM_CHECK(line.find("2 running, 1 done, 13 waiting of 16 blocks") != std::string::npos);
     if (line.find("2 running, 1 done") == std::string::npos) ctx->LogError("replay says: %s", line.c_str());
+    st.views.replay.speed = 10;  // the launch in 0.6 s of frames
     ctx->ItemClick("replay/Play");
     IM_CHECK(yield_until(
         ctx, [&] { return !st.views.replay.playing; }, 60));

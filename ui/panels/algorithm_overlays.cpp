@@ -21,10 +21,7 @@ uint32_t with_alpha(uint32_t c, uint8_t a) {
 
 // The result's kernel's entry (nullptr: not in the list, e.g. an engine that went away).
 const KernelInfo* result_kernel(const AppState& s) {
-  if (!s.result) return nullptr;
-  for (const KernelInfo& k : s.kernels())
-    if (k.id == s.result->spec.kernel) return &k;
-  return nullptr;
+  return s.result ? find_kernel(s.kernels(), s.result->spec.kernel) : nullptr;
 }
 
 // A plot rectangle [x0, x1) x [y0, y1) on the screen, at least `least` pixels each way (a 4 x 4 piece of a
@@ -76,13 +73,6 @@ constexpr ImU32 kWarp = IM_COL32(0, 230, 255, 255);
 constexpr ImU32 kThread = IM_COL32(255, 80, 255, 255);
 
 }  // namespace
-
-uint32_t sm_colour(uint32_t sm, int sm_count, uint8_t alpha) {
-  // The Tile schedule's colouring: SMs spread over the Spectral map so neighbours differ.
-  const float x = float((sm * 37u) % uint32_t(std::max(1, sm_count))) / float(std::max(1, sm_count - 1));
-  return with_alpha(ImGui::ColorConvertFloat4ToU32(ImPlot::SampleColormap(x, ImPlotColormap_Spectral)),
-                    alpha);
-}
 
 // [SECTION] The replay.
 

@@ -15,12 +15,9 @@
 #include "gfx/texture.hpp"
 #include "ui/app_state.hpp"
 #include "ui/frame_report.hpp"
+#include "ui/plots/plots.hpp"  // sm_colour
 
 namespace ts::ui {
-
-// An SM's colour in the replay and the Tile schedule's map (the same for both), RGBA packed as ImGui packs
-// it.
-uint32_t sm_colour(uint32_t sm, int sm_count, uint8_t alpha = 255);
 
 // The replay's colours (RGBA packed as ImGui packs it). Over a heatmap (the default): waiting blocks darken
 // what is under them, running ones take their SM's colour, done ones leave the heatmap as it is. A figure,

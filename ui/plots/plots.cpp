@@ -837,6 +837,12 @@ uint32_t pack(ImVec4 c) {
 }
 }  // namespace
 
+uint32_t sm_colour(uint32_t sm, int sm_count, uint8_t alpha) {
+  const float x = float((sm * 37u) % uint32_t(std::max(1, sm_count))) / float(std::max(1, sm_count - 1));
+  const uint32_t c = ImGui::ColorConvertFloat4ToU32(ImPlot::SampleColormap(x, ImPlotColormap_Spectral));
+  return (c & ~IM_COL32_A_MASK) | (uint32_t(alpha) << IM_COL32_A_SHIFT);
+}
+
 bool SchedulePlot::update(const TileTrace& t, uint64_t serial, ColorBy mode) {
   if (m_built && serial == m_serial && mode == m_mode) return m_summary.problem.empty();
   m_built = true;
@@ -862,11 +868,11 @@ bool SchedulePlot::update(const TileTrace& t, uint64_t serial, ColorBy mode) {
   // One pixel per tile of C (split-K: its first start, its last end, the SM that wrote it).
   std::vector<uint32_t> px(v.tile_sm.size());
   for (size_t i = 0; i < px.size(); ++i) {
-    const float x = m_mode == ColorBy::Sm ? float((v.tile_sm[i] * 37u) % uint32_t(std::max(1, t.sm_count))) /
-                                                float(std::max(1, t.sm_count - 1))
-                    : m_mode == ColorBy::Start ? v.tile_start_frac[i]
-                                               : v.tile_duration_frac[i];
-    px[i] = colour(lut, x);
+    if (m_mode == ColorBy::Sm) {
+      px[i] = sm_colour(v.tile_sm[i], t.sm_count);  // the replay's colours too
+      continue;
+    }
+    px[i] = colour(lut, m_mode == ColorBy::Start ? v.tile_start_frac[i] : v.tile_duration_frac[i]);
   }
   m_grid.upload_rgba(t.grid_x, t.grid_y, reinterpret_cast<const uint8_t*>(px.data()));
   m_sms = std::max(1, v.gantt_sms);

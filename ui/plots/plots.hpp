@@ -67,6 +67,10 @@ PlotReport draw_occupancy(const OccupancyData& d, ImVec2 size, const PlotStyle& 
 // tiles resident over time. Colours the aggregates the engine prepared with the trace (TileTrace::view,
 // prepare_schedule_view) into textures it owns (a GL context must be current): a lookup per tile and per
 // gantt bin, cheap enough for the frame a new result arrives in.
+// An SM's colour in the Tile schedule's map and in the replay (the same for both): SMs spread over ImPlot's
+// Spectral map so neighbours differ. RGBA packed as ImGui packs it.
+uint32_t sm_colour(uint32_t sm, int sm_count, uint8_t alpha = 255);
+
 // What the schedule replay adds to the Tile schedule's plots: its layer over the tile grid (drawn inside the
 // grid's plot, in tile units) and the replay's time as a line on the timeline and the resident curve.
 struct ScheduleOverlay {
