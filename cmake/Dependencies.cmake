@@ -7,6 +7,8 @@ find_package(Threads REQUIRED)
 find_package(CLI11 2.1 CONFIG REQUIRED)               # Debian libcli11-dev: command line
 pkg_check_modules(ZSTD REQUIRED IMPORTED_TARGET libzstd)  # Debian libzstd-dev: what a remote engine sends, compressed
 find_package(nlohmann_json 3.10 REQUIRED)             # Debian nlohmann-json3-dev: JSON output, settings
+# Debian libopenblas-dev (pthread): the float64 reference every CPU check trusts (dgemm on the widened inputs).
+pkg_check_modules(OPENBLAS REQUIRED IMPORTED_TARGET openblas)
 
 # The window's (TILESCOPE_GUI=ON only: a build of the engine alone asks for none of these, and
 # cmake/CheckNoWindow.cmake checks that no target links one):

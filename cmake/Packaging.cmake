@@ -11,7 +11,8 @@
 # full one provides the engine's name, so what asks for tilescope-engine is content with either.
 #
 # Dependencies: dpkg-shlibdeps reads Debian's from the binary's libraries (CPACK_DEBIAN_PACKAGE_SHLIBDEPS):
-# libc6, libstdc++6, libgcc-s1, libzstd1 (the remote engine's compression), and for the window libglfw3,
+# libc6, libstdc++6, libgcc-s1, libzstd1 (the remote engine's compression), libopenblas0 (the CPU checks'
+# float64 reference), and for the window libglfw3,
 # libepoxy0, libegl1, libvulkan1, libwebp7, libwebpmux3. The CUDA runtime is
 # linked statically; the driver (libcuda.so.1) and NVML are opened at run time and not depended on, since the
 # CPU backend runs without them. cuBLAS and NVRTC are the toolkit's shared libraries, and the toolkit is

@@ -19,6 +19,7 @@ packages=(
   libcli11-dev      # command line parsing
   nlohmann-json3-dev
   libzstd-dev       # zstd: a remote engine's heatmaps and matrices travel compressed
+  libopenblas-dev   # OpenBLAS (pthread): dgemm for the float64 reference of the CPU checks
   libgtest-dev      # GoogleTest
   xvfb xauth        # the UI smoke test renders under a virtual X server
   libgl1-mesa-dri   # software OpenGL for Xvfb
@@ -32,7 +33,7 @@ packages=(
 if [ "${1:-}" = "--engine" ]; then
   # build-essential brings dpkg-dev, whose dpkg-shlibdeps CPack runs.
   packages=(build-essential cmake ninja-build pkg-config git ca-certificates libcli11-dev libzstd-dev
-            nlohmann-json3-dev python3-pip)
+            libopenblas-dev nlohmann-json3-dev python3-pip)
 fi
 
 # cuobjdump (and the nvdisasm it runs) for the build-time SASS listings (the SASS panel, `tilescope sass`), pinned with its hash in

@@ -369,6 +369,39 @@ TEST(DeviceInfo, CarriesVersionsPeaksAndAMeasuredBandwidth) {
   if (d.datasheet_bandwidth_gbs > 0) EXPECT_LT(bw.best_gbs, 1.05 * d.datasheet_bandwidth_gbs);
 }
 
+// The CPU backend's twins must fail where the GPU kernel fails and pass where it passes: every kernel with a
+// twin (the teaching variants included) gives the same bits on the GPU as its twin on the CPU, since both
+// take each element's fused multiply-adds in the same order.
+TEST(CpuTwins, GiveTheGpuKernelsBitsForEveryTileAndShape) {
+  REQUIRE_GPU(backend);
+  int compared = 0;
+  for (const auto& e : register_kernels()) {
+    if (!e.cuda || !e.info.cpu || e.info.id == "tiled_nosync") continue;  // nosync: a race, not arithmetic
+    for (int tile : e.info.tiles)
+      for (auto [m, n, k] : std::vector<std::tuple<int64_t, int64_t, int64_t>>{
+               {70, 90, 37}, {129, 257, 100}, {300, 200, 70}, {64, 64, 64}}) {
+        SCOPED_TRACE(describe({e.info.id, tile}, m, n, k));
+        const RunRequest req = kept_run({e.info.id, tile}, m, n, k, InputKind::Random, uint64_t(m + n + k));
+        const RunResult r = backend->run(req, CancelToken());
+        ASSERT_TRUE(r.c);
+        const HostMatrix A = generate_input(InputKind::Random, req.spec.seed, 0, m, k);
+        const HostMatrix B = generate_input(InputKind::Random, req.spec.seed, 1, k, n);
+        HostMatrix C(m, n);
+        std::memset(C.data.data(), 0xff,
+                    C.data.size() * sizeof(float));  // the poisoned C the GPU starts from
+        e.info.cpu(A.data.data(), B.data.data(), C.data.data(), m, n, k, tile, nullptr);
+        size_t differ = 0, first = 0;
+        for (size_t i = 0; i < C.data.size(); ++i)
+          if (std::memcmp(&C.data[i], &r.c->data[i], sizeof(float)) != 0 && differ++ == 0) first = i;
+        EXPECT_EQ(differ, 0u) << "first at element " << first << ": CPU " << C.data[first] << ", GPU "
+                              << r.c->data[first];
+        ++compared;
+      }
+  }
+  EXPECT_GE(compared,
+            4 * 3 * 5);  // naive, coalesced, tiled, floork and mirror at three tiles and four shapes
+}
+
 TEST(TeachingVariants, FloorKFailsExactlyWhenTheTileDoesNotDivideK) {
   REQUIRE_GPU(backend);
   for (int tile : {8, 16, 32})
