@@ -131,8 +131,9 @@ void add_bench_options(CLI::App* cmd, BenchArgs& a) {
   cmd->add_option(
       "--max-noise", a.max_noise,
       "stop when the relative std. deviation is below this % (default: 0.5 on a GPU, 2 on the CPU)");
-  cmd->add_option("--max-time", a.max_time,
-                  "seconds per point before giving up on the noise target (default: 10)");
+  cmd->add_option(
+      "--max-time", a.max_time,
+      "seconds per point before giving up on the noise target (default: 10 on a GPU, 0.5 on the CPU)");
 }
 
 int cmd_bench(BenchArgs& a, const CLI::App& cmd) {

@@ -182,12 +182,16 @@ TEST(CpuBackend, GivenInputsSetTheShapeAndMustMatch) {
 
 TEST(CpuBackend, RefusesWhatItCannotServe) {
   CpuBackend b(builtin_kernel_infos());
-  RunRequest big = request(2048, 2048, 2048);
+  EXPECT_NO_THROW({
+    RunRequest most = request(2048, 2048, 2048);
+    b.validate(most);
+  });
+  RunRequest big = request(2048, 2048, 2049);
   try {
     b.validate(big);
     FAIL();
   } catch (const ValidationError& e) {
-    EXPECT_NE(std::string(e.what()).find("limit of 1073741824"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("limit of 8589934592 (2048^3)"), std::string::npos);
   }
   RunRequest cublas = request(64, 64, 64, "cublas", 0);
   EXPECT_THROW(b.validate(cublas), ValidationError);
@@ -238,33 +242,40 @@ TEST(RunQueue, ANewerRequestSupersedesTheOneInFlight) {
 }
 
 // A CPU never holds a kernel's time to 0.5 %: under the GPU's bench policy every CPU point ran to its 10 s
-// limit. The CPU backend's own stops at a noise target a quiet CPU reaches, and on a busy one after a number
-// of launches, so that a point's cost scales with its launch time.
+// limit. The CPU backend's own stops at a noise target a quiet CPU reaches, and on a busy one at a time
+// budget of a fraction of a second, so that a sweep point never costs more than that.
 TEST(CpuBackend, BenchesUnderAPolicyACpuCanMeet) {
   const CpuBackend b(builtin_kernel_infos());
   const MeasurePolicy p = b.bench_policy();
   EXPECT_EQ(p.name, "bench");
   EXPECT_NO_THROW(validate_policy(p));
-  EXPECT_GE(p.min_samples, 20);  // a median and an IQR that hold still: each quartile 5 samples deep
+  EXPECT_EQ(p.min_samples, MeasurePolicy::kCpuBenchMinSamples);
   EXPECT_EQ(p.max_noise, MeasurePolicy::kCpuBenchNoise);
+  EXPECT_LE(p.max_seconds, 0.5);
   EXPECT_FALSE(p.time_failed);
-  // A quiet CPU: 20 samples of 5 ms, 1.5 % noise: done (the GPU's policy would go on).
+  // A quiet CPU: 1.5 % noise: done once the minimum samples and 0.05 s of kernel time are in (the GPU's
+  // policy would go on).
   std::vector<double> quiet;
-  for (int i = 0; i < 20; ++i) quiet.push_back(i % 2 ? 4.925 : 5.075);
-  EXPECT_EQ(should_stop(quiet, 0.1, p), StopReason::Converged);
-  EXPECT_EQ(should_stop(quiet, 0.1, MeasurePolicy::bench()), StopReason::Continue);
-  // A busy CPU (10 % noise): max_samples launches, whether one takes 10 us or 50 ms; the GPU's policy would
-  // run on to its time limit.
+  for (int i = 0; i < 10; ++i) quiet.push_back(i % 2 ? 4.925 : 5.075);
+  EXPECT_EQ(should_stop(quiet, 0.06, p), StopReason::Converged);
+  quiet.resize(4);
+  EXPECT_EQ(should_stop(quiet, 0.02, p), StopReason::Continue);  // 20 ms of kernel time: not yet
+  EXPECT_EQ(should_stop(std::vector<double>(10, 5.0), 0.06, MeasurePolicy::bench()), StopReason::Continue);
+  // A busy CPU (10 % noise): it stops when its time budget is spent, whether a launch takes 10 us or 50 ms;
+  // the GPU's policy would run on to its 10 s limit.
   for (const double ms : {0.01, 50.0}) {
     SCOPED_TRACE(ms);
     std::vector<double> noisy;
-    for (int i = 0; i + 1 < p.max_samples; ++i) noisy.push_back(i % 2 ? 0.9 * ms : 1.1 * ms);
     const auto wall = [&] { return double(noisy.size()) * ms * 1e-3; };
-    EXPECT_EQ(should_stop(noisy, wall(), p), StopReason::Continue);
-    noisy.push_back(ms);
-    EXPECT_EQ(should_stop(noisy, wall(), p), StopReason::SampleLimit);
+    while (wall() < p.max_seconds) noisy.push_back(noisy.size() % 2 ? 0.9 * ms : 1.1 * ms);
+    EXPECT_EQ(should_stop(noisy, wall(), p), StopReason::TimeLimit);
     EXPECT_EQ(should_stop(noisy, wall(), MeasurePolicy::bench()), StopReason::Continue);
+    noisy.pop_back();
+    EXPECT_EQ(should_stop(noisy, wall(), p), StopReason::Continue);
   }
+  // A launch of 0.4 s: the minimum samples first, up to 3 x the budget.
+  EXPECT_EQ(should_stop({400, 440, 360}, 1.2, p), StopReason::Continue);
+  EXPECT_EQ(should_stop({400, 440, 360, 420}, 1.6, p), StopReason::TimeLimit);
   // The GPU backend keeps nvbench's.
   EXPECT_EQ(MeasurePolicy::bench().max_noise, 0.005);
 }

@@ -29,6 +29,35 @@ TEST(StopRule, BenchNeedsMinimumSamplesAndTimeThenLowNoise) {
   EXPECT_EQ(should_stop(noisy, 1.0, capped), StopReason::SampleLimit);
 }
 
+// Short launches are timed in batches under the bench policy: a sample of b launches counts b launches of
+// kernel time towards the minimum, and the batch holds at least min_sample_ms of launches (never with a cold
+// L2, which would need a flush before every launch).
+TEST(StopRule, ABatchedSampleCountsEveryLaunchOfKernelTime) {
+  const MeasurePolicy p = MeasurePolicy::bench();
+  EXPECT_EQ(p.min_sample_ms, 1.0);
+  EXPECT_EQ(p.launches_per_sample(0.030), 34);  // 25-70 us launches: 15-40 of them a sample
+  EXPECT_EQ(p.launches_per_sample(1.0), 1);
+  EXPECT_EQ(p.launches_per_sample(20.0), 1);
+  EXPECT_EQ(p.launches_per_sample(1e-6), MeasurePolicy::kMaxLaunchesPerSample);
+  EXPECT_EQ(p.launches_per_sample(0), 1);  // nothing measured: one
+  MeasurePolicy cold = p;
+  cold.cold_l2 = true;
+  EXPECT_EQ(cold.launches_per_sample(0.030), 1);
+  EXPECT_EQ(MeasurePolicy::quick().launches_per_sample(0.030), 1);
+  EXPECT_EQ(MeasurePolicy::cpu_bench().launches_per_sample(0.030), 1);
+  // 10 samples of 30 us: 0.3 ms of kernel time alone, 0.5 s as samples of 1700 launches.
+  const std::vector<double> s(10, 0.030);
+  EXPECT_EQ(should_stop(s, 0.6, p), StopReason::Continue);
+  EXPECT_EQ(should_stop(s, 0.6, p, 1700), StopReason::Converged);
+  EXPECT_NE(p.describe().find("samples of launches back to back, >= 1 ms each"), std::string::npos);
+  EXPECT_EQ(cold.describe().find("back to back"), std::string::npos);
+  MeasurePolicy bad = p;
+  bad.min_sample_ms = -1;
+  EXPECT_THROW(validate_policy(bad), ValidationError);
+  bad.min_sample_ms = NAN;
+  EXPECT_THROW(validate_policy(bad), ValidationError);
+}
+
 TEST(StopRule, TheTimeLimitWaitsForTheMinimumUnlessThatTakesForever) {
   const MeasurePolicy p = MeasurePolicy::bench();
   std::vector<double> slow(3, 4000.0);  // 4 s per launch
@@ -131,6 +160,18 @@ TEST(MeasureLoop, WarmsUpThenSamplesUntilThePolicyIsMet) {
   EXPECT_EQ(m.stats.median, 2.0);
   EXPECT_EQ(c.flushes, 0);  // warm L2 unless asked
   EXPECT_EQ(m.clocks.size(), 10u);
+}
+
+TEST(MeasureLoop, TheBatchTheBackendTimesIsRecordedAndCountsTowardsTheMinimumTime) {
+  Counter c;
+  MeasureHooks h = c.hooks();
+  h.launches_per_sample = 250;  // what `timed` returns is the mean of 250 launches of 2 ms
+  MeasurePolicy p = MeasurePolicy::bench();
+  p.warmup_seconds = 0;
+  const Measurement m = measure(p, h, CancelToken(), 1);
+  EXPECT_EQ(m.launches_per_sample, 250);
+  EXPECT_EQ(m.samples_ms.size(), 10u);  // 10 x 250 x 2 ms = 5 s of kernel time: the minimum 10 samples
+  EXPECT_EQ(m.stop, StopReason::Converged);
 }
 
 TEST(MeasureLoop, ColdL2FlushesBeforeEverySampleAndNoiseKeepsItSampling) {

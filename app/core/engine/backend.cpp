@@ -175,6 +175,7 @@ void record_measurement(RunResult& r, const Measurement& m, const MeasurePolicy&
   r.timed = true;
   r.samples_ms = m.samples_ms;
   r.stats = m.stats;
+  r.launches_per_sample = m.launches_per_sample;
   r.stop = to_string(m.stop);
   r.warmups = m.warmups;
   r.clock = summarize_clocks(m.clocks, device_max_mhz);

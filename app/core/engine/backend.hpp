@@ -165,6 +165,9 @@ struct RunRecord {
   int64_t frames_drawn = 0;    // frames a window drew while this was timed (at most 4 a second; TimingGate)
   int tile_m = 0, tile_n = 0;  // rows and columns of C per block (0: not a blocked kernel)
   int blocks_per_tile = 1;     // blocks per tile of C (split-K: the slices of K)
+  // Each sample is the mean of this many launches back to back (MeasurePolicy::min_sample_ms: short launches
+  // are timed in batches), and so is each of the interleaved reference's.
+  int launches_per_sample = 1;
   // cuBLAS (same precision) at the same shape, the median of 5 launches after the samples (profile, where
   // there is no interleaved reference; 0: not run). Read cublas_ms() for "% of cuBLAS".
   double reference_ms = 0;

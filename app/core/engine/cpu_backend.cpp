@@ -52,7 +52,7 @@ void CpuBackend::validate(RunRequest& req, bool tile_given) const {
     std::ostringstream os;
     os << "M x N x K = " << req.spec.m << " x " << req.spec.n << " x " << req.spec.k << " = " << int64_t(work)
        << " is above the CPU backend's limit of " << kCpuMaxWork
-       << " (1024^3); use smaller sizes or a machine with an NVIDIA GPU";
+       << " (2048^3); use smaller sizes or a machine with an NVIDIA GPU";
     throw ValidationError(os.str());
   }
   check_host_memory(uint64_t(run_bytes(req.spec.m, req.spec.n, req.spec.k)),
@@ -63,7 +63,7 @@ void CpuBackend::validate(RunRequest& req, bool tile_given) const {
 Capacity CpuBackend::capacity() const {
   const double avail = double(available_host_memory());
   return {double(kCpuMaxWork), avail,
-          "the CPU backend runs up to M N K = 1024^3" +
+          "the CPU backend runs up to M N K = 2048^3" +
               (avail > 0 ? ", A, B and C in the " + format_bytes(avail) + " of host memory available"
                          : std::string())};
 }

@@ -15,7 +15,7 @@ namespace ts {
 struct Capacity {
   double max_work = 0;   // M * N * K (the CPU backend: what it serves in seconds)
   double max_bytes = 0;  // device memory for one run's matrices (the CUDA backend: 90 % of free memory)
-  std::string what;      // says where the limit comes from, for tooltips ("CPU backend: M N K <= 1024^3")
+  std::string what;      // says where the limit comes from, for tooltips ("CPU backend: M N K <= 2048^3")
 };
 
 // Bytes a run holds on the device: A (M x K), B (K x N), and C, the reference and C - reference (M x N).

@@ -31,7 +31,14 @@ MeasurePolicy MeasurePolicy::bench() {
   p.max_seconds = 10;
   p.time_failed = false;
   p.interleave_reference = true;
+  p.min_sample_ms = 1.0;
   return p;
+}
+
+int MeasurePolicy::launches_per_sample(double single_launch_ms) const {
+  if (!(min_sample_ms > 0) || cold_l2 || !(single_launch_ms > 0)) return 1;
+  const double n = std::ceil(min_sample_ms / single_launch_ms);
+  return int(std::clamp(n, 1.0, double(kMaxLaunchesPerSample)));
 }
 
 MeasurePolicy MeasurePolicy::cpu_bench() {
@@ -42,8 +49,7 @@ MeasurePolicy MeasurePolicy::cpu_bench() {
   p.min_samples = kCpuBenchMinSamples;
   p.min_seconds = 0.05;
   p.max_noise = kCpuBenchNoise;
-  p.max_samples = kCpuBenchMaxSamples;
-  p.max_seconds = 10;
+  p.max_seconds = kCpuBenchSeconds;
   p.time_failed = false;
   p.interleave_reference = true;  // the backend decides: the CPU has no cuBLAS to interleave
   return p;
@@ -69,7 +75,12 @@ std::string MeasurePolicy::describe() const {
                   "s%s",
                   name.c_str(), warmup_launches, warmup_seconds, min_samples, min_seconds, 100 * max_noise,
                   max_seconds, cold_l2 ? ", cold L2" : "");
-  return b;
+  std::string out = b;
+  if (min_sample_ms > 0 && !cold_l2) {
+    std::snprintf(b, sizeof b, "; samples of launches back to back, >= %.3g ms each", min_sample_ms);
+    out += b;
+  }
+  return out;
 }
 
 void validate_policy(const MeasurePolicy& p) {
@@ -89,6 +100,8 @@ void validate_policy(const MeasurePolicy& p) {
   seconds(p.warmup_seconds, "warm-up time", false);
   seconds(p.min_seconds, "minimum time", false);
   seconds(p.max_seconds, "time limit", true);
+  if (!std::isfinite(p.min_sample_ms) || p.min_sample_ms < 0 || p.min_sample_ms > 1000)
+    bad("shortest sample = " + std::to_string(p.min_sample_ms) + " ms is outside 0..1000 ms");
   if (!std::isfinite(p.max_noise) || p.max_noise < 0 || p.max_noise >= 1)
     bad("noise target = " + std::to_string(100 * p.max_noise) + " % is outside 0..100 %");
 }
@@ -128,9 +141,11 @@ double noise(const std::vector<double>& s) {
   return s.size() < 2 ? 0.0 : relative_stddev(summarize(s));
 }
 
-StopReason should_stop(const std::vector<double>& s, double wall_s, const MeasurePolicy& p) {
+StopReason should_stop(const std::vector<double>& s, double wall_s, const MeasurePolicy& p,
+                       int launches_per_sample) {
   const int n = int(s.size());
-  const double measured_s = std::accumulate(s.begin(), s.end(), 0.0) * 1e-3;
+  const double measured_s =
+      std::accumulate(s.begin(), s.end(), 0.0) * 1e-3 * double(std::max(1, launches_per_sample));
   if (n >= p.min_samples && measured_s >= p.min_seconds) {
     if (p.max_noise <= 0) return StopReason::CountReached;
     if (noise(s) < p.max_noise) return StopReason::Converged;
@@ -177,6 +192,7 @@ Measurement measure(const MeasurePolicy& p, const MeasureHooks& h, const CancelT
   using clock = std::chrono::steady_clock;
   auto since = [](clock::time_point t0) { return std::chrono::duration<double>(clock::now() - t0).count(); };
   Measurement m;
+  m.launches_per_sample = std::max(1, h.launches_per_sample);
   TimingGate::Hold hold;
   const int64_t frames0 = TimingGate::instance().frames();
   const bool with_reference = bool(h.reference_timed);
@@ -211,7 +227,7 @@ Measurement measure(const MeasurePolicy& p, const MeasureHooks& h, const CancelT
       if (h.reference_clock) m.reference_clocks.push_back(h.reference_clock());
     }
     m.wall_s = since(t0);
-    m.stop = should_stop(m.samples_ms, m.wall_s, p);
+    m.stop = should_stop(m.samples_ms, m.wall_s, p, m.launches_per_sample);
   }
   m.stats = summarize(m.samples_ms);
   m.noise = noise(m.samples_ms);

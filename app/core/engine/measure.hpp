@@ -37,20 +37,31 @@ struct MeasurePolicy {
   // sample, in the same loop (measure(), MeasureHooks::reference_timed). The backend decides where there is
   // one: not for cuBLAS itself, a person's kernel in the worker process, or the CPU backend.
   bool interleave_reference = false;
+  // Short launches: a sample times as many back-to-back launches as last at least this long together (the
+  // fastest of three single launches decides how many, at most kMaxLaunchesPerSample) and is their mean, so
+  // that a 25 us launch is not timed alone against the event timer's resolution and the launch's own jitter.
+  // Each launch in a sample includes the gap to the next (the GPU's time between two launches on a stream,
+  // about a microsecond), the interleaved reference is timed the same way, and the result records how many
+  // launches each sample held. 0, or cold_l2 (a flush before every launch would be needed): one launch per
+  // sample.
+  double min_sample_ms = 0;
 
+  static constexpr int kMaxLaunchesPerSample = 1000;
+  // The launches one sample holds under min_sample_ms, given the fastest single launch (1 when off).
+  int launches_per_sample(double single_launch_ms) const;
   static MeasurePolicy quick();  // 2 warm-ups, exactly 10 samples, 2 s cap (3x that with fewer than 10)
   static MeasurePolicy bench();  // nvbench-style, as described above; failed kernels are not timed;
-                                 // interleave_reference on
+                                 // interleave_reference on; samples of at least 1 ms (min_sample_ms)
   // bench for a CPU (the CPU backend's Backend::bench_policy()): a CPU shared with the operating system and
   // other programs never holds a kernel's time to 0.5 %, so under bench() every point runs to its sample or
-  // time limit. Instead, as benchmark tools do on a CPU (Google Benchmark, criterion, hyperfine): a short
-  // warm-up, at least kCpuBenchMinSamples samples (a median and an IQR that hold still: each quartile is 5
-  // samples deep) and 0.05 s of kernel time, a noise target that ends a point early when the CPU is quiet
-  // (kCpuBenchNoise), and a cap counted in launches (kCpuBenchMaxSamples), so that a point costs a number of
-  // its own launches; the time limit (10 s) only bounds the largest points.
+  // time limit. Instead, as benchmark tools do on a CPU (Google Benchmark's fixed time budget, hyperfine's
+  // minimum runs): a short warm-up, at least kCpuBenchMinSamples samples and 0.05 s of kernel time, a noise
+  // target that ends a point early when the CPU is quiet (kCpuBenchNoise), and a time budget per point
+  // (kCpuBenchSeconds), so that a sweep point costs a fraction of a second whatever the CPU is doing; a
+  // launch so slow that the minimum samples take longer stops at 3 x the budget (should_stop).
   static MeasurePolicy cpu_bench();
-  static constexpr int kCpuBenchMinSamples = 20, kCpuBenchMaxSamples = 100;
-  static constexpr double kCpuBenchNoise = 0.02;
+  static constexpr int kCpuBenchMinSamples = 10;
+  static constexpr double kCpuBenchNoise = 0.02, kCpuBenchSeconds = 0.5;
   static MeasurePolicy fixed(int samples, int warmup = 0);  // exactly `samples` samples (tests, --samples)
   std::string describe() const;                             // one line for outputs and figure captions
 };
@@ -74,15 +85,17 @@ std::string describe_stop(const std::string& stop, double noise, int samples);
 // noise = stddev / mean of the samples (0 for fewer than 2).
 double noise(const std::vector<double>& samples);
 
-// The stop rule, asked after each sample (samples in ms, wall_s = wall-clock time spent sampling):
-// - Converged: a noise rule (max_noise > 0), at least min_samples, at least min_seconds of kernel time, and
-//   noise under max_noise;
+// The stop rule, asked after each sample (samples in ms, each the mean of launches_per_sample launches;
+// wall_s = wall-clock time spent sampling):
+// - Converged: a noise rule (max_noise > 0), at least min_samples, at least min_seconds of kernel time (every
+//   launch counted), and noise under max_noise;
 // - CountReached: no noise rule, at least min_samples and at least min_seconds of kernel time;
 // - SampleLimit: max_samples reached without converging;
 // - TimeLimit: wall_s >= max_seconds once min_samples are in, or wall_s >= 3 max_seconds in any case (a
 //   kernel so slow that the minimum itself would take forever);
 // - otherwise Continue.
-StopReason should_stop(const std::vector<double>& samples_ms, double wall_s, const MeasurePolicy& p);
+StopReason should_stop(const std::vector<double>& samples_ms, double wall_s, const MeasurePolicy& p,
+                       int launches_per_sample = 1);
 
 // What a backend reads after each sample: the SM clock (0: unknown) and the active throttle reasons (power or
 // thermal limits, named; empty when none).
@@ -115,6 +128,9 @@ bool clocks_differ(const ClockRecord& kernel, const ClockRecord& reference);
 // milliseconds; `reference_clock` reads the clock after it (may be empty). It must not touch the kernel's
 // output.
 struct MeasureHooks {
+  // Launches each `timed` (and `reference_timed`) call makes; what it returns is their mean
+  // (MeasurePolicy::min_sample_ms).
+  int launches_per_sample = 1;
   std::function<void()> untimed;
   std::function<double()> timed;
   std::function<void()> flush;
@@ -124,7 +140,8 @@ struct MeasureHooks {
 };
 
 struct Measurement {
-  std::vector<double> samples_ms;
+  std::vector<double> samples_ms;  // per launch: each the mean of launches_per_sample launches
+  int launches_per_sample = 1;
   SampleStats stats;
   double noise = 0;
   StopReason stop = StopReason::Continue;

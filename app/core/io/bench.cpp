@@ -66,6 +66,7 @@ BenchPoint bench_point(const MeasurementRecord& r, double peak) {
   p.date = r.date;
   if (r.timed) {
     p.stats = r.stats;
+    p.launches_per_sample = r.launches_per_sample;
     p.noise = r.noise();
     p.tflops = r.tflops();
     p.pct_peak = peak > 0 ? 100.0 * r.tflops() / peak : 0.0;
@@ -204,7 +205,7 @@ std::string format_csv(const BenchMeta& m, const std::vector<BenchPoint>& pts) {
         "cublas_samples,cublas_median_ms,cublas_iqr_ms,sm_clock_min_mhz,sm_clock_median_mhz,sm_clock_max_mhz,"
         "cublas_sm_clock_min_mhz,cublas_sm_clock_median_mhz,cublas_sm_clock_max_mhz,clocks_differ,throttled,"
         "throttle_reasons,cublas_throttled,cublas_throttle_reasons,cublas_note,error,blocks_per_sm,waves,"
-        "intensity_est,date\n";
+        "intensity_est,date,launches_per_sample\n";
   for (const auto& p : pts) {
     const bool ref = p.reference_samples > 0;
     auto if_ref = [&](const char* f, double v) { return ref ? fmt(f, v) : std::string(); };
@@ -225,7 +226,7 @@ std::string format_csv(const BenchMeta& m, const std::vector<BenchPoint>& pts) {
        << csv_field(p.throttle_reasons) << "," << (ref ? (p.reference_throttled ? "yes" : "no") : "") << ","
        << csv_field(p.reference_throttle_reasons) << "," << csv_field(p.reference_note) << ","
        << csv_field(p.error) << "," << p.blocks_per_sm << "," << fmt("%.4f", p.waves) << ","
-       << fmt("%.4g", p.intensity) << "," << csv_field(p.date) << "\n";
+       << fmt("%.4g", p.intensity) << "," << csv_field(p.date) << "," << p.launches_per_sample << "\n";
   }
   return os.str();
 }
@@ -272,6 +273,7 @@ std::string format_json(const BenchMeta& m, const std::vector<BenchPoint>& pts) 
                         {"max_abs_err", p.max_abs_err},
                         {"tolerance", p.tolerance},
                         {"samples", p.stats.count},
+                        {"launches_per_sample", p.launches_per_sample},
                         {"median_ms", p.stats.median},
                         {"p25_ms", p.stats.p25},
                         {"p75_ms", p.stats.p75},
@@ -353,6 +355,10 @@ std::string format_markdown(const BenchMeta& m, const std::vector<BenchPoint>& p
     os << "Each kernel is timed interleaved with cuBLAS of its precision (cuBLAS TF32 for TF32 kernels), one "
           "cuBLAS sample right after each of its own: cuBLAS ms and its SM clock come from those samples, "
           "and % cuBLAS compares the two medians.\n\n";
+  if (std::any_of(pts.begin(), pts.end(), [](const BenchPoint& p) { return p.launches_per_sample > 1; }))
+    os << "Samples \"n x b\": each of the n samples is the mean of b launches back to back (short launches, "
+          "timed in batches of at least 1 ms; each launch includes the GPU's gap to the next, about a "
+          "microsecond), and each cuBLAS sample the same.\n\n";
   // FLOP/s in the unit that keeps the table's largest value readable (GFLOP/s on a CPU, not 0.00 TFLOP/s);
   // the CSV and JSON keep TFLOP/s.
   double max_flops = 0;
@@ -382,9 +388,10 @@ std::string format_markdown(const BenchMeta& m, const std::vector<BenchPoint>& p
       }
       const bool ref = p.reference_samples > 0;
       os << fmt("%.4f", p.stats.median) << " | " << fmt("%.4f", p.stats.p75 - p.stats.p25) << " | "
-         << p.stats.count << " | " << fmt("%.2f", p.tflops * 1e12 * fu.scale) << " | "
-         << fmt("%.1f", p.pct_peak) << " | " << (ref ? fmt("%.4f", p.reference_median_ms) : "-") << " | "
-         << pct << " | " << (p.sm_clock_median_mhz > 0 ? fmt("%.0f", p.sm_clock_median_mhz) : "-")
+         << p.stats.count << (p.launches_per_sample > 1 ? " x " + std::to_string(p.launches_per_sample) : "")
+         << " | " << fmt("%.2f", p.tflops * 1e12 * fu.scale) << " | " << fmt("%.1f", p.pct_peak) << " | "
+         << (ref ? fmt("%.4f", p.reference_median_ms) : "-") << " | " << pct << " | "
+         << (p.sm_clock_median_mhz > 0 ? fmt("%.0f", p.sm_clock_median_mhz) : "-")
          << (p.throttled ? " (throttled)" : "") << " | "
          << (ref ? fmt("%.0f", p.reference_clock_median_mhz) + (p.reference_throttled ? " (throttled)" : "")
                  : "-")

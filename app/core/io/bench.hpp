@@ -79,6 +79,7 @@ struct BenchPoint {
   // none; reference_note says why, e.g. "CPU backend: no cuBLAS ...").
   std::string reference_kernel;  // "cublas" or "cublas_tf32"
   int reference_samples = 0;
+  int launches_per_sample = 1;  // each sample (and each of the reference's) the mean of this many launches
   double reference_median_ms = 0, reference_iqr_ms = 0;
   double reference_clock_min_mhz = 0, reference_clock_median_mhz = 0, reference_clock_max_mhz = 0;
   bool reference_throttled = false;

@@ -150,6 +150,7 @@ void record_fields(Io& io, M& r) {
   io.text("policy", r.policy);
   io.flag("timed", r.timed);
   sampled_fields(io, r.samples_ms, r.stats);
+  io.optional_integer("launches_per_sample", r.launches_per_sample, 1, 1 << 20);  // older files: 1
   io.derived("tflops", r.tflops(), 0, kMaxQuantity, r.stats.count == 0);
   io.derived("noise", r.noise(), 0, kMaxQuantity);
   io.text("stop", r.stop);

@@ -45,6 +45,7 @@ void policy_fields(Io& io, P& p) {
   io.number("max_seconds", p.max_seconds, 0, 1e9, false);
   io.integer("max_samples", p.max_samples, 0, 1 << 30);
   io.flag("cold_l2", p.cold_l2);
+  io.number("min_sample_ms", p.min_sample_ms, 0, 1000, false);
   io.flag("time_failed", p.time_failed);
   io.flag("interleave_reference", p.interleave_reference);
   if constexpr (Io::reading) {
@@ -226,6 +227,7 @@ void result_fields(Io& io, R& r) {
   io.text("policy", r.policy, 4096);
   io.flag("timed", r.timed);
   io::sampled_fields(io, r.samples_ms, r.stats);
+  io.integer("launches_per_sample", r.launches_per_sample, 1, 1 << 20);
   io.text("stop", r.stop, 256);
   io.object("clock", [&](auto& c) { io::clock_fields(c, r.clock); });
   io.integer("frames_drawn", r.frames_drawn, 0, INT64_MAX);
