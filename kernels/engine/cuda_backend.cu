@@ -191,6 +191,7 @@ class CudaBackend final : public Backend {
     if (e) {  // the built-in kernel's launch at this shape and tile (a person's is checked below)
       LaunchQuery q;
       q.offline = true;
+      q.sm_count = m_limits.sm_count;
       e->cuda(GemmArgs{nullptr, nullptr, nullptr, s.m, s.n, s.k}, s.tile, nullptr, &q);
       check_gpu_grid(s, {int64_t(q.grid_x), int64_t(q.grid_y), int64_t(q.grid_z)});
       need.workspace = double(q.workspace_bytes);  // split-K's partial tiles
@@ -269,7 +270,7 @@ class CudaBackend final : public Backend {
       (void)cancel;
       m_args = GemmArgs{m_mats.a(), m_mats.b(), m_mats.c(), m_s.m, m_s.n, m_s.k};
       // What the kernel needs beside A, B and C (split-K: partial tiles and a count per tile), zeroed once.
-      if (const size_t ws = workspace_bytes(m_e, m_s); ws > 0) {
+      if (const size_t ws = workspace_bytes(m_e, m_s, m_be.m_limits.sm_count); ws > 0) {
         m_workspace.emplace(ws, m_st);
         CUDA_CHECK(cudaMemsetAsync(m_workspace->get(), 0, ws, m_st));
         m_args.workspace = m_workspace->get();
@@ -408,10 +409,11 @@ class CudaBackend final : public Backend {
   }
 
   // Bytes of workspace the built-in kernel's launch at this shape and tile needs (0 for most).
-  static size_t workspace_bytes(const KernelEntry& e, const ProblemSpec& s) {
+  static size_t workspace_bytes(const KernelEntry& e, const ProblemSpec& s, int sm_count) {
     if (!e.cuda) return 0;
     LaunchQuery q;
     q.offline = true;
+    q.sm_count = sm_count;  // stream-K plans its units by it
     e.cuda(GemmArgs{nullptr, nullptr, nullptr, s.m, s.n, s.k}, s.tile, nullptr, &q);
     return q.workspace_bytes;
   }
@@ -420,13 +422,15 @@ class CudaBackend final : public Backend {
   std::optional<LaunchInfo> launch_info_locked(const KernelEntry& e, const ProblemSpec& s,
                                                int tile = -1) const {
     LaunchQuery q;
+    q.sm_count = m_limits.sm_count;
     const GemmArgs shape_only{nullptr, nullptr, nullptr, s.m, s.n, s.k};
     e.cuda(shape_only, tile >= 0 ? tile : s.tile, nullptr, &q);
     LaunchInfo li;
     li.tile_m = q.tile_m;
     li.tile_n = q.tile_n;
-    li.grid_blocks = int64_t(q.grid_x) * q.grid_y * q.grid_z;
-    li.blocks_per_tile = int(q.grid_z);
+    li.grid_blocks = q.launch_blocks > 0 ? q.launch_blocks : int64_t(q.grid_x) * q.grid_y * q.grid_z;
+    // Stream-K's grid_z counts the trace's segments, not blocks of a tile.
+    li.blocks_per_tile = q.k_segments ? 1 : int(q.grid_z);
     if (!q.func) return li;  // cuBLAS: no occupancy to report
     cudaFuncAttributes fa{};
     CUDA_CHECK(cudaFuncGetAttributes(&fa, q.func));
@@ -467,8 +471,10 @@ class CudaBackend final : public Backend {
       return;
     }
     LaunchQuery q;
+    q.sm_count = m_limits.sm_count;
     entry.cuda(args, s.tile, st, &q);
-    const size_t tiles = size_t(q.grid_x) * q.grid_y * q.grid_z;  // records: one per block
+    // Records: one per block (stream-K: one per segment of a tile, grid_z per tile, absent ones left zero).
+    const size_t tiles = size_t(q.grid_x) * q.grid_y * q.grid_z;
     DeviceBuffer<TileRecord> rec(tiles);
     GemmArgs traced = args;
     traced.trace = rec.get();
@@ -485,6 +491,7 @@ class CudaBackend final : public Backend {
     t->grid_z = int(q.grid_z);
     t->z_splits_columns = q.z_splits_columns;
     t->k_step = q.k_step;
+    t->k_segments = q.k_segments;
     std::vector<TileRecord> raw(tiles);
     CUDA_CHECK(cudaMemcpyAsync(raw.data(), rec.get(), rec.bytes(), cudaMemcpyDeviceToHost, st));
     CUDA_CHECK(cudaStreamSynchronize(st));

@@ -55,12 +55,12 @@ const std::vector<KernelEntry>& register_kernels() {
   // The ladder, slowest to fastest, then cuBLAS, then the teaching variants. Each description says what the
   // rung buys and what it costs; the kernel files say why in more detail.
   static const std::vector<KernelEntry> entries = [] {
-    std::vector<KernelEntry> e = {entry_naive(),        entry_coalesced(),    entry_tiled(),
-                                  entry_blocktile1d(),  entry_blocktile2d(),  entry_vectorized(),
-                                  entry_warptile(),     entry_async(),        entry_pipelined(),
-                                  entry_splitk(),       entry_wmma_tf32(),    entry_mma_tf32(),
-                                  entry_wgmma_tf32(),   entry_cublas(),       entry_cublas_tf32(),
-                                  entry_tiled_nosync(), entry_tiled_floork(), entry_tiled_mirror()};
+    std::vector<KernelEntry> e = {
+        entry_naive(),        entry_coalesced(),    entry_tiled(),       entry_blocktile1d(),
+        entry_blocktile2d(),  entry_vectorized(),   entry_warptile(),    entry_async(),
+        entry_pipelined(),    entry_splitk(),       entry_streamk(),     entry_wmma_tf32(),
+        entry_mma_tf32(),     entry_wgmma_tf32(),   entry_cublas(),      entry_cublas_tf32(),
+        entry_tiled_nosync(), entry_tiled_floork(), entry_tiled_mirror()};
     for (KernelEntry& k : e) {
       k.info.has_cuda = k.cuda != nullptr;
       // Our kernels carry an instrumented build (kTrace); cuBLAS's are closed.

@@ -169,7 +169,8 @@ int main(int argc, char** argv) {
           rows << "      {" << quoted(e.info.id) << ", " << tile << ", " << (aligned ? "true" : "false")
                << ", " << arch << ", " << quoted(name) << ", " << u->second.regs << ", " << u->second.smem
                << ", " << u->second.spill << ", " << u->second.stack << ", " << q.threads << ", "
-               << q.dynamic_smem << ", " << q.tile_m << ", " << q.tile_n << ", " << q.grid_z << "},\n";
+               << q.dynamic_smem << ", " << q.tile_m << ", " << q.tile_n << ", "
+               << (q.k_segments ? 1u : q.grid_z) << "},\n";  // stream-K: grid_z counts trace segments
         }
         if (!found)
           missing.push_back(e.info.id + " T=" + std::to_string(tile) +

@@ -51,6 +51,7 @@ KernelEntry entry_warptile();      // 07_warptile.cu
 KernelEntry entry_async();         // 08_async.cu
 KernelEntry entry_pipelined();     // 09_pipelined_splitk.cu
 KernelEntry entry_splitk();        // 09_pipelined_splitk.cu
+KernelEntry entry_streamk();       // 10_streamk.cu
 KernelEntry entry_wmma_tf32();     // 11_wmma_tf32.cu
 KernelEntry entry_mma_tf32();      // 12_mma_tf32.cu
 KernelEntry entry_wgmma_tf32();    // 13_wgmma_tf32.cu

@@ -711,6 +711,67 @@ TEST(SplitK, IsDeterministicTracesEverySliceAndIndexesItsWorkspaceIn64Bits) {
 // columns. N = 300 leaves the second cluster's second block wholly past N (it only loads its half of A for
 // the other block). The trace says the blocks split columns, not K; and without the workspace its padded
 // rows need (N % 4 != 0) the launch is refused with the byte count instead of running another kernel.
+// Stream-K: the whole waves' tiles made one block each, the partial wave's shared by k tiles; a shared tile's
+// partials are added in K order by the last segment to finish, so C is the same bits from launch to launch.
+// The trace has a record per segment: every tile's segments start at K step 0 and cover its K in order, the
+// shared ones on several SMs; only tiles past the whole waves are shared.
+TEST(StreamK, IsDeterministicAndTracesEverySegmentOfEveryTile) {
+  REQUIRE_GPU(backend);
+  const int sms = backend->device_info().sm_count;
+  // 3000^3: 24 x 12 = 288 tiles of 128 x 256; 1000 x 1001 x 1003: 8 x 4 = 32 tiles, all shared; 4099 x 4100
+  // x 37: 5 k tiles per tile, fewer iterations than units in the shared part.
+  for (auto [m, n, k] : std::vector<std::tuple<int64_t, int64_t, int64_t>>{
+           {3000, 3000, 3000}, {1000, 1001, 1003}, {4099, 4100, 37}}) {
+    SCOPED_TRACE(describe({"streamk", 256}, m, n, k));
+    RunRequest req = profiled("streamk", 256, m, n, k, 2);
+    req.keep_output = true;
+    const RunResult a = backend->run(req, CancelToken());
+    req.profile = false;
+    const RunResult b = backend->run(req, CancelToken());
+    const RunResult c = backend->run(req, CancelToken());
+    ASSERT_TRUE(a.error.passed && b.error.passed && c.error.passed) << a.error.max_abs_err;
+    ASSERT_TRUE(a.c && b.c && c.c);
+    EXPECT_EQ(std::memcmp(a.c->data.data(), b.c->data.data(), a.c->data.size() * sizeof(float)), 0);
+    EXPECT_EQ(std::memcmp(a.c->data.data(), c.c->data.data(), a.c->data.size() * sizeof(float)), 0);
+    ASSERT_TRUE(a.trace);
+    const TileTrace& t = *a.trace;
+    EXPECT_TRUE(t.k_segments);
+    EXPECT_EQ(t.grid_x, int((n + 255) / 256));
+    EXPECT_EQ(t.grid_y, int((m + 127) / 128));
+    EXPECT_EQ(t.k_step, 8);
+    const int64_t tiles = int64_t(t.grid_x) * t.grid_y, steps = (k + 7) / 8;
+    const int64_t whole = tiles / sms * sms;  // tiles made by one block each
+    int64_t shared_tiles = 0;
+    for (int64_t tile = 0; tile < tiles; ++tile) {
+      SCOPED_TRACE("tile " + std::to_string(tile));
+      std::vector<uint32_t> firsts, sm;
+      for (int z = 0; z < t.grid_z; ++z) {
+        const TileRecord& r = t.records[size_t(z) * size_t(tiles) + size_t(tile)];
+        if (r.start_ns == 0) {  // absent: every later one too, and all zero
+          EXPECT_EQ(r.end_ns, 0u);
+          EXPECT_EQ(r.k_first, 0u);
+          continue;
+        }
+        ASSERT_EQ(size_t(z), firsts.size()) << "a gap before segment " << z;
+        EXPECT_GE(r.end_ns, r.start_ns);
+        firsts.push_back(r.k_first);
+        sm.push_back(r.smid);
+      }
+      ASSERT_FALSE(firsts.empty());
+      EXPECT_EQ(firsts[0], 0u);
+      for (size_t i = 1; i < firsts.size(); ++i) {
+        EXPECT_GT(firsts[i], firsts[i - 1]);
+        EXPECT_LT(int64_t(firsts[i]), steps);
+      }
+      if (tile < whole) EXPECT_EQ(firsts.size(), 1u) << "a whole wave's tile was shared";
+      shared_tiles += firsts.size() > 1;
+    }
+    EXPECT_EQ(shared_tiles > 0, tiles % sms != 0 && steps > 1);
+    ASSERT_TRUE(a.occupancy);
+    EXPECT_EQ(a.occupancy->grid_blocks, whole + (tiles % sms ? sms : 0));
+  }
+}
+
 TEST(WgmmaPair, TakesItsTilesInBandsOfEightRowsAndTracesEachAtItsOwnPlace) {
   REQUIRE_GPU(backend);
   if (backend->device_info().sm != 90) GTEST_SKIP() << "wgmma_tf32 runs on compute capability 9.0 only";

@@ -57,8 +57,8 @@ TEST(Registry, EveryEntryIsCompleteOnItsOwn) {
   for (const auto& k : e) order.push_back(k.info.id);
   EXPECT_EQ(order, (std::vector<std::string>{"naive", "coalesced", "tiled", "blocktile1d", "blocktile2d",
                                              "vectorized", "warptile", "async", "pipelined", "splitk",
-                                             "wmma_tf32", "mma_tf32", "wgmma_tf32", "cublas", "cublas_tf32",
-                                             "tiled_nosync", "tiled_floork", "tiled_mirror"}));
+                                             "streamk", "wmma_tf32", "mma_tf32", "wgmma_tf32", "cublas",
+                                             "cublas_tf32", "tiled_nosync", "tiled_floork", "tiled_mirror"}));
   // Only the reference is the reference; only cuBLAS is untraceable among the CUDA kernels.
   for (const auto& k : e) {
     EXPECT_EQ(k.info.is_reference, k.info.id == "cublas") << k.info.id;

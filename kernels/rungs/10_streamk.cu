@@ -1,0 +1,397 @@
+// Rung 10b: stream-K over rung 9's tile 256 (its block, its main loop, its copies: pipeline.cuh). Where the
+// last wave of tiles is partial, one more wave of blocks shares the remaining tiles' k tiles equally, so
+// every SM works until the end; a tile made by several blocks is added up, in K order, by the last of them to
+// finish. See the StreamK section below; the measurements are at launch_streamk.
+#include "kernels/rungs/kernel_entry.hpp"
+
+#if defined(__CUDACC__)
+#include <algorithm>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+#include "kernels/rungs/gemm_common.cuh"
+#include "kernels/rungs/pipeline.cuh"
+#include "kernels/rungs/trace.cuh"
+
+namespace ts {
+
+namespace {
+
+// The STRAIGHT pipeline (Cfg::STRAIGHT) over k tiles [t_first, t_first + tiles) of the block tile at (row0,
+// col0): acc += its share of A B, once per segment of a tile's K. It is pipelined_kernel's STRAIGHT loop
+// (09_pipelined_splitk.cu), repeated here rather than shared, and stream-K lives in a file of its own: ptxas
+// assigns registers from the shape of the code, and both pipelined_kernel calling this function and this
+// kernel merely compiled in 09's file changed tile 256's SASS (cuobjdump, CUDA 13.0, other registers from the
+// prologue on), where its 103 % of cuBLAS comes from that assignment. B's rows are ld_b floats apart. No
+// branch inside its loops: whether copies need bounds checks (kCheck: an edge block, or a last k tile that is
+// partial) is decided once per call, and the last S - 1 tiles, which have nothing left to issue, run in a
+// loop of their own (kMore false), so each loop body is straight-line code. On return, copies may still be in
+// flight (empty groups only: every tile's copies have been waited for) and other threads may still read the
+// last stage.
+template <class G, bool kPadB>
+__device__ __forceinline__ void straight_tiles(float (&acc)[G::TM][G::TN], const float* __restrict__ A,
+                                               const float* __restrict__ B, int64_t m, int64_t n, int64_t k,
+                                               int64_t ld_b, int64_t row0, int64_t col0, int64_t t_first,
+                                               int64_t tiles, float* smem, int tid, int a_off, int b_off) {
+  constexpr int BN = G::BN, BK = G::BK, S = G::STAGES, TM = G::TM, TN = G::TN;
+  const bool interior = row0 + G::BM <= m && col0 + BN <= n;
+  // Per-thread source pointers, advanced by one k tile per issue, and which of the thread's rows of A and
+  // columns of B exist (out-of-range ones are clamped to row / column 0 and never read).
+  const float* pa[G::PA];
+  unsigned a_rows = 0;
+#pragma unroll
+  for (int i = 0; i < G::PA; ++i) {
+    const int64_t r = row0 + tid / 8 + G::RPA * i;
+    a_rows |= unsigned(r < m) << i;
+    pa[i] = A + (r < m ? r : 0) * k + tid % 8 + t_first * BK;
+  }
+  const int64_t bcol = col0 + (tid % (BN / 4)) * 4;
+  unsigned b_cols = 0;
+#pragma unroll
+  for (int e = 0; e < 4; ++e) b_cols |= unsigned(bcol + e < n) << e;
+  const int64_t b_pass = int64_t(G::RPB) * ld_b;
+  const float* pb = B + (int64_t(tid / (BN / 4)) + t_first * BK) * ld_b + (bcol < n ? bcol : 0);
+
+  float fa[2][TM], fb[2][TN];
+  auto load_frag = [&](int buf, const float* st, int kk) {
+    const float* as = st + kk * G::ALD + a_off;
+    const float* bs = st + G::A_FLOATS + kk * BN + b_off;
+#pragma unroll
+    for (int p = 0; p < TM / 4; ++p)
+      *reinterpret_cast<float4*>(&fa[buf][4 * p]) = *reinterpret_cast<const float4*>(as + 16 * p);
+#pragma unroll
+    for (int q = 0; q < TN / 4; ++q)
+      *reinterpret_cast<float4*>(&fb[buf][4 * q]) = *reinterpret_cast<const float4*>(bs + 32 * q);
+  };
+  auto run = [&](auto check) {
+    constexpr bool kCheck = decltype(check)::value;
+    auto issue = [&](int stage, int64_t t) {
+      load_tile<G, kPadB, kCheck>(smem + stage * G::STAGE_FLOATS, A, B, k, (t_first + t) * BK, tid, pa, pb,
+                                  b_pass, a_rows, b_cols);
+#pragma unroll
+      for (int i = 0; i < G::PA; ++i) pa[i] += BK;
+      pb += (BK / G::RPB) * b_pass;
+    };
+    // Prologue: tiles 0 .. S-2 in flight (one commit group per tile, empty groups past the end keep the
+    // count).
+#pragma unroll
+    for (int s = 0; s < S - 1; ++s) {
+      if (s < tiles) issue(s, s);
+      cp_async_commit();
+    }
+    cp_async_wait<S - 2>();
+    __syncthreads();
+    int rs = 0, ws = S - 1;  // the stage read now, the stage written next
+    load_frag(0, smem, 0);
+    auto tile = [&](int64_t t, auto more) {
+      constexpr bool kMore = decltype(more)::value;
+#pragma unroll
+      for (int kk = 0; kk < BK; ++kk) {
+        if (kk == BK - 1) {
+          // Tile t + 1 has landed (this thread's copies) and is visible (everyone's); every thread is also
+          // past its last read of the stage that is refilled next.
+          cp_async_wait<S - 2>();
+          __syncthreads();
+          rs = rs + 1 == S ? 0 : rs + 1;
+        }
+        // The next step's fragments (after the last tile: a stale stage, never used).
+        load_frag((kk + 1) % 2, smem + rs * G::STAGE_FLOATS, (kk + 1) % BK);
+        if (kk == 0) {
+          if constexpr (kMore) issue(ws, t + S - 1);
+          cp_async_commit();
+          ws = ws + 1 == S ? 0 : ws + 1;
+        }
+        // The outer product, column by column, down one column and up the next. This order (with C stored
+        // element by element) is what lets ptxas keep the FFMAs' operands in registers that do not stall
+        // the dispatch: see the measurements at launch_pipelined.
+#pragma unroll
+        for (int j = 0; j < TN; ++j)
+#pragma unroll
+          for (int r = 0; r < TM; ++r) {
+            const int i = j % 2 ? TM - 1 - r : r;
+            acc[i][j] += fa[kk % 2][i] * fb[kk % 2][j];
+          }
+      }
+    };
+    int64_t t = 0;
+    for (; t + S - 1 < tiles; ++t) tile(t, std::true_type{});
+    for (; t < tiles; ++t) tile(t, std::false_type{});
+  };
+  if (interior && (t_first + tiles) * BK <= k)
+    run(std::false_type{});
+  else
+    run(std::true_type{});
+}
+
+// [SECTION] Stream-K (rung 10b). The partial last wave is what a fixed tiling cannot fill: at 3000^3 tile
+// 256 makes 288 tiles for 132 SMs, 2.18 waves, and the third wave runs 24 tiles on 132 SMs. Stream-K (Osama,
+// Merrill, Cecka, Garland, Ravishankar, 2023) cuts the work into k tiles ("iterations") instead of output
+// tiles: the P units of one wave share the partial wave's iterations equally, so every SM works until the
+// end. Here, as CUTLASS's "data-parallel + one-tile stream-K" does: the first D = floor(T / P) P tiles are
+// made whole, one block each (rung 9's tile 256, the same loop), and the last R = T mod P tiles are shared by
+// P more blocks, unit v taking iterations [v R I / P, (v + 1) R I / P) of them in order (I = ceil(K / BK) per
+// tile). A unit's range crosses at most a few tiles; each piece of a tile it makes is a segment. A tile made
+// of several segments is fixed up without any block waiting for another: every segment writes its partial
+// tile to the workspace, counts itself in, and the last to arrive adds the partials in K order (the first
+// segment's, then the next ...), its own from its registers, so C does not depend on which finished first and
+// is the same bits run to run.
+struct StreamK {
+  int64_t tiles_n = 0;   // tiles along N (raster order: tile t is row t / tiles_n, column t % tiles_n)
+  int64_t dp = 0;        // data-parallel tiles: 0 .. dp - 1, block u makes tile u
+  int64_t sk_tiles = 0;  // tiles dp .. dp + sk_tiles - 1, shared by `units` blocks (0: none)
+  int64_t iters = 0;     // k tiles per tile
+  int64_t units = 0;
+  // First iteration (of sk_tiles * iters) of unit v; begin(units) is the end.
+  __host__ __device__ int64_t begin(int64_t v) const { return v * (sk_tiles * iters) / units; }
+  // The unit whose range holds iteration g: the last v with begin(v) <= g (units left empty when there are
+  // fewer iterations than units share none).
+  __host__ __device__ int64_t unit_of(int64_t g) const {
+    const int64_t total = sk_tiles * iters;
+    return ((g + 1) * units + total - 1) / total - 1;
+  }
+  // Where unit v keeps its partial of shared tile s: slot 0 for the tile its range starts in, 1 for the tile
+  // it ends in (a range holds at most these two pieces of tiles that others share).
+  __host__ __device__ int slot(int64_t v, int64_t s) const { return begin(v) >= s * iters ? 0 : 1; }
+};
+
+// The trace record of a segment: segment z (in K order) of tile (ty, tx), records grid_z per tile (the most
+// segments any tile has), its first K step in k_first.
+template <bool kTrace>
+__device__ __forceinline__ size_t segment_begin(TileRecord* trace, int64_t tx, int64_t ty, int64_t tiles_n,
+                                                int64_t tiles_m, int64_t z, int64_t k_first) {
+  const size_t index = (size_t(z) * size_t(tiles_m) + size_t(ty)) * size_t(tiles_n) + size_t(tx);
+  if (kTrace && threadIdx.x == 0) trace[index].k_first = uint32_t(k_first);
+  trace_begin<kTrace>(trace, index);
+  return index;
+}
+
+template <class G, bool kPadB, bool kTrace>
+__global__ void __launch_bounds__(G::NT, G::MINB)
+    streamk_kernel(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int64_t m,
+                   int64_t n, int64_t k, TileRecord* trace, float* __restrict__ work, int64_t ldb,
+                   StreamK sk) {
+  static_assert(G::STRAIGHT, "stream-K runs the straight pipeline");
+  constexpr int BM = G::BM, BN = G::BN, WN = G::WN, TM = G::TM, TN = G::TN;
+  constexpr int V = TM * TN / 4;  // float4s per thread
+  extern __shared__ __align__(16) float smem[];
+  __shared__ bool last;
+  const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
+  const int wr = warp / (BN / WN), wc = warp % (BN / WN);
+  const int a_off = wr * G::WM + (lane / 8) * 4;  // rows a_off + 16 p + {0..3}
+  const int b_off = wc * WN + (lane % 8) * 4;     // columns b_off + 32 q + {0..3}
+  const int64_t ld_b = kPadB ? ldb : n;
+  const int64_t tiles_m = (m + BM - 1) / BM;
+  // C stored element by element, as rung 9's tile 256 does (see the STRAIGHT store there).
+  auto store = [&](const float(&acc)[TM][TN], int64_t row0, int64_t col0) {
+#pragma unroll
+    for (int i = 0; i < TM; ++i) {
+      const int64_t row = row0 + a_off + 16 * (i / 4) + i % 4;
+#pragma unroll
+      for (int q = 0; q < TN / 4; ++q)
+        store4_checked(C, row, col0 + b_off + 32 * q, m, n, n, false,
+                       make_float4(acc[i][4 * q], acc[i][4 * q + 1], acc[i][4 * q + 2], acc[i][4 * q + 3]));
+    }
+  };
+  const int64_t unit = blockIdx.x;
+  if (unit < sk.dp) {  // a whole tile, data-parallel
+    const int64_t ty = unit / sk.tiles_n, tx = unit % sk.tiles_n;
+    const size_t rec = segment_begin<kTrace>(trace, tx, ty, sk.tiles_n, tiles_m, 0, 0);
+    float acc[TM][TN] = {};
+    straight_tiles<G, kPadB>(acc, A, B, m, n, k, ld_b, ty * BM, tx * BN, 0, sk.iters, smem, tid, a_off,
+                             b_off);
+    cp_async_wait<0>();
+    store(acc, ty * BM, tx * BN);
+    trace_end<kTrace>(trace, rec);
+    return;
+  }
+  const int64_t v = unit - sk.dp;
+  const int64_t g_end = sk.begin(v + 1);
+  unsigned* counts =
+      reinterpret_cast<unsigned*>(reinterpret_cast<float4*>(work) + 2 * sk.units * int64_t(V * G::NT));
+  for (int64_t g = sk.begin(v); g < g_end;) {
+    const int64_t s = g / sk.iters, kb = g - s * sk.iters;   // shared tile s, from its iteration kb ...
+    const int64_t ke = min(sk.iters, g_end - s * sk.iters);  // ... to ke
+    const int64_t tile = sk.dp + s, ty = tile / sk.tiles_n, tx = tile % sk.tiles_n;
+    const int64_t row0 = ty * BM, col0 = tx * BN;
+    const int64_t v_first = sk.unit_of(s * sk.iters), v_last = sk.unit_of(s * sk.iters + sk.iters - 1);
+    const size_t rec = segment_begin<kTrace>(trace, tx, ty, sk.tiles_n, tiles_m, v - v_first, kb);
+    float acc[TM][TN] = {};
+    straight_tiles<G, kPadB>(acc, A, B, m, n, k, ld_b, row0, col0, kb, ke - kb, smem, tid, a_off, b_off);
+    cp_async_wait<0>();
+    __syncthreads();  // every thread is past its last read of shared memory before the next segment's copies
+    if (v_first == v_last) {
+      store(acc, row0, col0);  // the whole tile in this unit
+    } else {
+      // The partial, in the threads' own register order (float4 j of thread tid at j * NT + tid: each warp
+      // writes 512 contiguous bytes, no bounds checks), then a count of the segments done.
+      const auto part = [&](int64_t w) {
+        return reinterpret_cast<float4*>(work) + (2 * w + sk.slot(w, s)) * int64_t(V * G::NT);
+      };
+      float4* mine = part(v);
+#pragma unroll
+      for (int i = 0; i < TM; ++i)
+#pragma unroll
+        for (int q = 0; q < TN / 4; ++q)
+          __stcg(mine + (i * (TN / 4) + q) * G::NT + tid,
+                 make_float4(acc[i][4 * q], acc[i][4 * q + 1], acc[i][4 * q + 2], acc[i][4 * q + 3]));
+      __threadfence();  // the partial is visible to every block before the count says it is there
+      __syncthreads();
+      if (tid == 0) {
+        last = atomicAdd(counts + s, 1u) == unsigned(v_last - v_first);
+        if (last) counts[s] = 0;  // ready for the next launch
+      }
+      __syncthreads();
+      if (last) {
+        __threadfence();
+#pragma unroll
+        for (int i = 0; i < TM; ++i) {
+          const int64_t row = row0 + a_off + 16 * (i / 4) + i % 4;
+#pragma unroll
+          for (int q = 0; q < TN / 4; ++q) {
+            const int64_t at = (i * (TN / 4) + q) * G::NT + tid;
+            const float4 own =
+                make_float4(acc[i][4 * q], acc[i][4 * q + 1], acc[i][4 * q + 2], acc[i][4 * q + 3]);
+            // The segments in K order, whichever finished first.
+            float4 sum = v_first == v ? own : __ldcg(part(v_first) + at);
+            for (int64_t w = v_first + 1; w <= v_last; ++w) {
+              const float4 p = w == v ? own : __ldcg(part(w) + at);
+              sum.x += p.x, sum.y += p.y, sum.z += p.z, sum.w += p.w;
+            }
+            store4_checked(C, row, col0 + b_off + 32 * q, m, n, n, false, sum);
+          }
+        }
+      }
+    }
+    trace_end<kTrace>(trace, rec);
+    g += ke - kb;
+  }
+}
+
+}  // namespace
+
+// Stream-K over tile 256's block (StreamK above). P, the units of one wave, is the SMs' count (one block of
+// 226 registers x 256 threads per SM): the device's, or LaunchQuery::sm_count for a query (an offline query
+// without it plans for an H100's 132).
+using StreamKCfg = Cfg<128, 256, 8, 32, 128, 3, 1, true>;
+
+static int device_sm_count() {
+  int dev = 0, sms = 0;
+  CUDA_CHECK(cudaGetDevice(&dev));
+  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  return sms;
+}
+
+static StreamK plan_streamk(int64_t m, int64_t n, int64_t k, int64_t units_per_wave) {
+  using G = StreamKCfg;
+  StreamK sk;
+  sk.tiles_n = blocks_for(n, G::BN);
+  const int64_t tiles = sk.tiles_n * int64_t(blocks_for(m, G::BM));
+  sk.iters = (k + G::BK - 1) / G::BK;
+  sk.sk_tiles = tiles % units_per_wave;
+  sk.dp = tiles - sk.sk_tiles;
+  sk.units = sk.sk_tiles > 0 ? units_per_wave : 0;
+  return sk;
+}
+
+// The most segments any shared tile is cut into (the trace's records per tile).
+static int streamk_segments(const StreamK& sk) {
+  int64_t most = 1;
+  for (int64_t s = 0; s < sk.sk_tiles; ++s)
+    most = std::max(most, sk.unit_of(s * sk.iters + sk.iters - 1) - sk.unit_of(s * sk.iters) + 1);
+  return int(most);
+}
+
+// Two partial tiles per unit, then a count per shared tile.
+static size_t streamk_bytes(const StreamK& sk) {
+  using G = StreamKCfg;
+  if (sk.units == 0) return 0;
+  return size_t(2 * sk.units) * G::BM * G::BN * sizeof(float) + size_t(sk.sk_tiles) * sizeof(unsigned);
+}
+
+template <bool kPadB>
+static void go_streamk(const GemmArgs& a, cudaStream_t s, LaunchQuery* q, const StreamK& sk, float* work,
+                       int64_t ldb) {
+  using G = StreamKCfg;
+  auto plain = streamk_kernel<G, kPadB, false>;
+  auto traced = streamk_kernel<G, kPadB, true>;
+  if (needs_device(q)) {
+    static const bool configured = [&] {
+      for (const void* f : {reinterpret_cast<const void*>(plain), reinterpret_cast<const void*>(traced)})
+        CUDA_CHECK(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, int(G::SMEM)));
+      return true;
+    }();
+    (void)configured;
+  }
+  const int64_t blocks = sk.dp + sk.units;
+  if (q) {
+    q->func = reinterpret_cast<const void*>(a.trace ? traced : plain);
+    q->grid_x = unsigned(sk.tiles_n);  // the trace's grid: tiles, and segments per tile
+    q->grid_y = blocks_for(a.m, G::BM);
+    q->grid_z = unsigned(streamk_segments(sk));
+    q->launch_blocks = blocks;
+    q->k_segments = true;
+    q->k_step = G::BK;
+    q->threads = G::NT;
+    q->dynamic_smem = G::SMEM;
+    q->tile_m = G::BM;
+    q->tile_n = G::BN;
+    return;
+  }
+  if (blocks > INT32_MAX) throw std::invalid_argument("streamk: more than 2^31 - 1 blocks");
+  (a.trace ? traced : plain)<<<unsigned(blocks), G::NT, G::SMEM, s>>>(a.A, a.B, a.C, a.m, a.n, a.k, a.trace,
+                                                                      work, ldb, sk);
+  CUDA_CHECK_LAUNCH();
+}
+
+void launch_streamk(const GemmArgs& a, int tile, void* stream, LaunchQuery* q) {
+  if (tile != 256) bad_tile("streamk", tile);
+  const int64_t units = q && q->sm_count > 0 ? q->sm_count : (needs_device(q) ? device_sm_count() : 132);
+  const StreamK sk = plan_streamk(a.m, a.n, a.k, units);
+  const size_t split = streamk_bytes(sk);
+  const size_t need = workspace_for(split, a.n, a.k);
+  auto s = static_cast<cudaStream_t>(stream);
+  float* work = static_cast<float*>(a.workspace);
+  if (!q && need > 0 && (!work || a.workspace_bytes < need))
+    throw std::invalid_argument("streamk at " + std::to_string(a.m) + " x " + std::to_string(a.n) + " x " +
+                                std::to_string(a.k) + " on " + std::to_string(units) +
+                                " SMs needs a workspace of " + std::to_string(need) + " bytes");
+  if (a.n % 4 == 0) {
+    go_streamk<false>(a, s, q, sk, work, a.n);
+  } else {
+    const int64_t ldb = padded_ld(a.n);
+    GemmArgs padded = a;
+    if (!q) {
+      float* bp = reinterpret_cast<float*>(reinterpret_cast<char*>(work) + padded_b_offset(split));
+      copy_to_padded_rows(bp, ldb, a.B, a.k, a.n, s);
+      padded.B = bp;
+    }
+    go_streamk<true>(padded, s, q, sk, work, ldb);
+  }
+  if (q) q->workspace_bytes = need;
+}
+
+}  // namespace ts
+#endif  // __CUDACC__
+
+// [SECTION] Registry entry (plain data: also compiled without nvcc).
+namespace ts {
+
+KernelEntry entry_streamk() {
+  KernelInfo k = kernel_info(
+      "streamk", "10b. Stream-K",
+      "Rung 9's tile 256 (128 x 256 x 8) where the last wave is partial: the whole waves' tiles are made "
+      "one block each, and one more wave of blocks shares the remaining tiles' k tiles equally, so no SM "
+      "idles at the end (3000^3: 288 tiles are 2.18 waves of 132 SMs). A tile shared by several blocks is "
+      "added up by the last to finish, in K order, so C is the same bits every run. Costs a partial tile "
+      "written and read per shared piece; where tiles fill whole waves it is rung 9.",
+      {256}, {"block 128 x 256 x 8, thread 8 x 16, 3 stages; the last wave shared by k tiles"}, 256, "256");
+  k.min_sm = 80;
+  TileGeometry g = block_tile(128, 256, 8, 3);  // StreamKCfg, rung 9's tile 256
+  thread_pieces(g, 4, 4, 2, 4, 16, 32);
+  k.geometry = {warp_tile(g, 32, 128)};
+  return {k, TS_LAUNCHER(launch_streamk)};
+}
+
+}  // namespace ts
