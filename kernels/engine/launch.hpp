@@ -33,6 +33,13 @@ struct LaunchQuery {
   // tile of C together: wgmma_tf32 tile 512, tile_n / grid_z columns per block).
   bool z_splits_columns = false;
   int k_step = 0;  // split-K: the K steps its slices are cut in (TileTrace::k_step); 0 otherwise
+  // Stream-K (TileTrace::k_segments): grid_x * grid_y * grid_z is the trace's records (tiles x the most
+  // segments a tile has), and the kernel launches launch_blocks blocks instead.
+  bool k_segments = false;
+  int64_t launch_blocks = 0;  // blocks launched, when not grid_x * grid_y * grid_z (0: that product)
+  // Set by the caller when known: the device's SM count (stream-K plans its units by it; 0: the launcher asks
+  // the device, or an offline query plans for an H100's 132).
+  int sm_count = 0;
   // Set by the caller: describe the launch without any CUDA call (no device needed; the build-time resource
   // table is made this way). Without it, a query also prepares the kernel (e.g. its dynamic shared memory
   // limit) so that the occupancy API gives the figures of a real launch.
@@ -59,6 +66,7 @@ void launch_warptile(const GemmArgs& args, int tile, void* stream, LaunchQuery* 
 void launch_async(const GemmArgs& args, int tile, void* stream, LaunchQuery* query = nullptr);
 void launch_pipelined(const GemmArgs& args, int tile, void* stream, LaunchQuery* query = nullptr);
 void launch_splitk(const GemmArgs& args, int tile, void* stream, LaunchQuery* query = nullptr);
+void launch_streamk(const GemmArgs& args, int tile, void* stream, LaunchQuery* query = nullptr);
 void launch_wmma_tf32(const GemmArgs& args, int tile, void* stream, LaunchQuery* query = nullptr);
 void launch_mma_tf32(const GemmArgs& args, int tile, void* stream, LaunchQuery* query = nullptr);
 #if defined(TILESCOPE_HAVE_WGMMA)

@@ -14,7 +14,8 @@ struct TileRecord {
   uint64_t start_ns;
   uint64_t end_ns;
   uint32_t smid;
-  uint32_t reserved;  // padding (keeps the record 24 bytes)
+  // TileTrace::k_segments (stream-K): the segment's first K step (of k_step); 0 otherwise.
+  uint32_t k_first;
 };
 static_assert(sizeof(TileRecord) == 24, "TileRecord layout is shared with the device");
 
@@ -33,6 +34,11 @@ struct TileTrace {
   // Split-K: the length of the K steps its slices are cut in (the kernel's BK: slice z takes steps
   // [z S / grid_z, (z + 1) S / grid_z) of S = ceil(K / k_step), rounded down). 0: not known or not split.
   int k_step = 0;
+  // Stream-K: blockIdx.z is not a slice of K but the tile's segments, each block's share of the tile's K in K
+  // order: record z of a tile is its z-th segment, from K step records[].k_first to the next segment's
+  // first step (or the tile's last). A tile has one segment or more, never more than grid_z; the records past
+  // a tile's last segment are absent (start_ns = end_ns = 0, see present()).
+  bool k_segments = false;
   int tile_m = 0, tile_n = 0;  // rows and columns of C per tile
   int sm_count = 0;
   std::vector<TileRecord> records;
