@@ -1,5 +1,6 @@
 // The profiler's model: ring buffers, CSV, occupancy arithmetic, tile-schedule aggregation.
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 
 #include <gtest/gtest.h>
@@ -8,6 +9,7 @@
 #include "core/engine/occupancy.hpp"
 #include "core/base/ring_buffer.hpp"
 #include "core/engine/schedule.hpp"
+#include "core/plots/plot_data.hpp"
 #include "streamk_sample.hpp"
 #include "test_util.hpp"
 
@@ -403,4 +405,29 @@ TEST(Schedule, StreamKCsvHasOneRowPerPresentSegmentWithItsKRange) {
   plain.grid_z = 1;
   plain.records.resize(12);
   EXPECT_EQ(schedule_csv(plain).rfind("tile_row,tile_col,k_slice,sm,start_us,end_us,duration_us\n", 0), 0u);
+}
+
+// The Tile schedule figure's numbers for stream-K: a row per present segment with its K range (k_end NaN
+// where K is not known), times from the first start; the resident curve over the segments.
+TEST(Schedule, StreamKFigureDataHoldTheSegmentsAndTheirKRanges) {
+  const TileTrace t = test::streamk_trace();
+  const FigureData f = schedule_figure(t, FigureMeta{});
+  ASSERT_EQ(f.series.size(), 2u);
+  const FigureSeries& rows = f.series[0];
+  EXPECT_EQ(rows.columns, (std::vector<std::string>{"tile_row", "tile_col", "k_segment", "k_begin", "k_end",
+                                                    "sm", "start_us", "end_us", "duration_us"}));
+  ASSERT_EQ(rows.rows.size(), 18u);
+  const std::vector<double>& tile11_last = rows.rows.back();  // record 35: tile 11's segment 2
+  EXPECT_EQ(tile11_last[0], 2);
+  EXPECT_EQ(tile11_last[1], 3);
+  EXPECT_EQ(tile11_last[2], 2);
+  EXPECT_EQ(tile11_last[3], 2560);
+  EXPECT_EQ(tile11_last[4], 4096);
+  EXPECT_EQ(tile11_last[5], 3);
+  EXPECT_NEAR(tile11_last[6], 1.45, 1e-12);
+  EXPECT_EQ(f.series[1].rows.front()[1], 4) << "four segments start at the first start";
+  EXPECT_NE(f.meta.notes.at(0).find("stream-K: 8 made whole, 4 shared in 10 segments"), std::string::npos);
+  TileTrace unknown = t;
+  unknown.k = 0;
+  EXPECT_TRUE(std::isnan(schedule_figure(unknown, FigureMeta{}).series[0].rows.back()[4]));
 }
