@@ -88,14 +88,14 @@ void print_result(const ts::RunResult& r) {
     const ts::ScheduleSummary s = ts::summarize_schedule(*r.trace);
     int used = 0;
     for (int c : s.tiles_per_sm) used += c > 0;
-    const bool split = r.trace->grid_z > 1;
+    const std::string noun = ts::record_noun(*r.trace);  // tile, block or (stream-K) segment
     std::printf(
         "trace      %s on %d SMs (%s), mean %s %.1f us, up to %d resident, %d in a row per SM; "
         "traced/plain %.4f / %.4f ms = %.3f; timer step %llu ns\n",
         ts::describe_grid(*r.trace).c_str(), used,
-        s.problem.empty() ? (split ? "every block once" : "every tile once") : s.problem.c_str(),
-        split ? "block" : "tile", s.mean_tile_us, s.max_concurrency, s.waves, r.trace->traced_ms,
-        r.trace->plain_ms, r.trace->plain_ms > 0 ? r.trace->traced_ms / r.trace->plain_ms : 0.0,
+        s.problem.empty() ? ("every " + noun + " once").c_str() : s.problem.c_str(), noun.c_str(),
+        s.mean_tile_us, s.max_concurrency, s.waves, r.trace->traced_ms, r.trace->plain_ms,
+        r.trace->plain_ms > 0 ? r.trace->traced_ms / r.trace->plain_ms : 0.0,
         (unsigned long long)r.trace->timer_resolution_ns);
   } else if (!r.trace_note.empty()) {
     std::printf("trace      %s\n", r.trace_note.c_str());

@@ -492,6 +492,7 @@ class CudaBackend final : public Backend {
     t->z_splits_columns = q.z_splits_columns;
     t->k_step = q.k_step;
     t->k_segments = q.k_segments;
+    t->k = s.k;  // where a stream-K tile's last segment ends
     std::vector<TileRecord> raw(tiles);
     CUDA_CHECK(cudaMemcpyAsync(raw.data(), rec.get(), rec.bytes(), cudaMemcpyDeviceToHost, st));
     CUDA_CHECK(cudaStreamSynchronize(st));

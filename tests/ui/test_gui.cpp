@@ -46,6 +46,7 @@
 #include "core/io/session.hpp"
 #include "core/io/schedule_trace.hpp"
 #include "core/remote/remote_backend.hpp"
+#include "streamk_sample.hpp"
 #include "test_util.hpp"
 #include "core/user_kernel/kernel_workshop.hpp"
 #include "kernels/user/nvrtc_compile.hpp"
@@ -1808,6 +1809,97 @@ TEST_F(Gui, ExportPerfettoTraceWritesTheTracedLaunchAsATraceEventJson) {
         ctx, [&] { return files_starting(dir, "tilescope-schedule-", ".json").size() == 2; }, 10));
     std::ifstream again(first);
     IM_CHECK(std::string((std::istreambuf_iterator<char>(again)), std::istreambuf_iterator<char>()) == text);
+  };
+  run_session(s);
+  EXPECT_EQ(s.passed, 1);
+}
+
+// Stream-K in the Tile schedule (a trace made here: streamk_sample.hpp, 3 x 4 tiles, row 2's tiles shared in
+// 2 or 3 segments), at 1366 x 768 and 1920 x 1080. The replay counts segments, not the absent records; at
+// 1350 ns after the first start it draws each segment as a strip of its tile, as tall as its share of K:
+// tile (2, 1)'s first quarter (K steps 0-32) runs on SM 1 and its middle half (32-96) is done (the map's
+// colour under it: SM 5, which wrote C); tile (2, 0)'s upper half runs on SM 0 (the map under it: SM 4);
+// tile (2, 3)'s first strip (0-40) runs on SM 3 and its last (80-128) waits. TILESCOPE_GUI_KEEP_DIR keeps the
+// screenshots there.
+TEST_F(Gui, AStreamKTraceReplaysEachSegmentAsAStripOfItsTile) {
+  auto trace = std::make_shared<TileTrace>(test::streamk_trace());
+  trace->view = std::make_shared<const ScheduleView>(prepare_schedule_view(*trace));
+  trace->replay = std::make_shared<const ScheduleReplay>(*trace);
+  GuiRun s;
+  s.body = [&](ImGuiTestContext* ctx, App& app) {
+    ui::AppState& st = app.state();
+    const ui::FrameReport& drawn = app.report();
+    IM_CHECK(wait_for_result(ctx, app, 0));
+    st.sessions.current().device.backend = "cuda";
+    st.result->trace = trace;
+    ++st.result_serial;
+    st.ask(ui::rq::BringToFront{{"Tile schedule"}});
+    ctx->Yield(4);
+    ctx->SetRef("//Tile schedule");
+    ctx->ItemClick("replay/Replay");
+    IM_CHECK(st.views.replay.shown);
+    st.views.replay.t_ns = 1350;
+    const std::filesystem::path dir = m_dir.path() / "pictures" / "TileScope";
+    auto shots = [&] {
+      std::vector<std::string> files;
+      std::error_code ec;
+      for (const auto& e : std::filesystem::directory_iterator(dir, ec)) files.push_back(e.path().string());
+      return files;
+    };
+    for (const ImVec2 size : {ImVec2(1366, 768), ImVec2(1920, 1080)}) {
+      s.resize = size;
+      IM_CHECK(yield_until(
+          ctx, [&] { return s.window_size.x == size.x && s.window_size.y == size.y; }, 10));
+      ctx->Yield(4);
+      // At 1366 x 768 the map of C lies partly under the panel's fold: scrolled until its bottom shows.
+      if (ImGuiWindow* win = ctx->GetWindowByRef("//Tile schedule")) {
+        const ui::Rect map = drawn.plot_areas.at("schedule");
+        const float below = map.y + map.h + 8 - (win->InnerClipRect.Max.y);
+        if (below > 0) ctx->ScrollToY("//Tile schedule", win->Scroll.y + below);
+        ctx->Yield(2);
+      }
+      const std::string line = drawn.panels.at("replay").state;
+      IM_CHECK(line.find("7 running, 10 done, 1 waiting of 18 segments") != std::string::npos);
+      if (line.find("of 18 segments") == std::string::npos) ctx->LogError("replay says: %s", line.c_str());
+      const std::set<std::string> before = [&] {
+        const auto v = shots();
+        return std::set<std::string>(v.begin(), v.end());
+      }();
+      st.ask(ui::rq::Screenshot{});
+      IM_CHECK(yield_until(
+          ctx, [&] { return shots().size() > before.size(); }, 10));
+      std::string shot;
+      for (const std::string& f : shots())
+        if (!before.count(f)) shot = f;
+      const std::string name = "streamk_schedule_" + std::to_string(int(size.x)) + ".png";
+      if (const char* keep = std::getenv("TILESCOPE_GUI_KEEP_DIR"); keep && *keep)
+        std::filesystem::copy_file(shot, std::filesystem::path(keep) / name,
+                                   std::filesystem::copy_options::overwrite_existing);
+      int w = 0, h = 0, n = 0;
+      unsigned char* px = stbi_load(shot.c_str(), &w, &h, &n, 3);
+      IM_CHECK(px != nullptr);
+      const ui::Rect area = drawn.plot_areas.at("schedule");  // the tiles of C: 4 across, 3 down
+      auto at = [&](int row, double f, int col) {  // left of the tile's middle, where the axis has its tick
+        const int x = std::clamp(int(area.x + (col + 0.3) * area.w / 4), 0, w - 1);
+        const int y = std::clamp(int(area.y + (row + f) * area.h / 3), 0, h - 1);
+        const unsigned char* p = px + 3 * (size_t(y) * size_t(w) + size_t(x));
+        return std::array<int, 3>{p[0], p[1], p[2]};
+      };
+      auto near = [](const std::array<int, 3>& got, uint32_t c, int by) {
+        for (int k = 0; k < 3; ++k)
+          if (std::abs(got[size_t(k)] - int((c >> (8 * k)) & 0xff)) > by) return false;
+        return true;
+      };
+      const auto sm1 = at(2, 0.12, 1), done = at(2, 0.5, 1), sm0 = at(2, 0.25, 0), sm3 = at(2, 0.15, 3),
+                 waiting = at(2, 0.8, 3);
+      stbi_image_free(px);
+      // Running: the SM's colour at 235 of 255 over the map's; done: the map as it is.
+      IM_CHECK(near(sm1, ui::sm_colour(1, 8), 24));
+      IM_CHECK(near(done, ui::sm_colour(5, 8), 3));
+      IM_CHECK(near(sm0, ui::sm_colour(0, 8), 24));
+      IM_CHECK(near(sm3, ui::sm_colour(3, 8), 24));
+      IM_CHECK_LT(waiting[0] + waiting[1] + waiting[2], 100);  // near black over the map
+    }
   };
   run_session(s);
   EXPECT_EQ(s.passed, 1);

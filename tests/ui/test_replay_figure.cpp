@@ -23,6 +23,7 @@
 #include "core/engine/schedule_replay.hpp"
 #include "gfx/texture.hpp"
 #include "gfx/window.hpp"
+#include "streamk_sample.hpp"
 #include "test_util.hpp"
 #include "ui/plots/figure_render.hpp"
 
@@ -385,4 +386,80 @@ TEST(ReplayFigureRender, ASplitKLaunchOfManyBlocksFitsAtFullAndSmallSizesKeeping
       EXPECT_TRUE(is(lower, colour_of(side, "SM " + std::to_string(792 % 132)), "slice 1 of tile (0, 24)"));
     }
   }
+}
+
+// Stream-K (streamk_sample.hpp: 3 x 4 tiles, tiles 8-11 of row 2 shared in 2 or 3 segments): at 1350 ns after
+// the first start each segment shows its state in its own strip of its tile, as tall as its share of K and in
+// K order. Tile (2, 1): K steps 0-32 run on SM 1, 32-96 done, 96-128 run on SM 5; tile (2, 3)'s last strip
+// (steps 80-128) still waits; the whole tiles of rows 0 and 1 are done. The absent records count nowhere.
+TEST(ReplayFigureRender, AStreamKLaunchShowsEachSegmentAsAStripOfItsShareOfK) {
+  std::string why;
+  auto host = host_or_null(why);
+  if (!host) GTEST_SKIP() << "no offscreen OpenGL: " << why;
+  test::TempDir dir;
+  const fs::path out = keep_dir().empty() ? dir.path() : keep_dir();
+  RunResult run = four_wave_run();
+  run.spec.kernel = "streamk";
+  run.spec.tile = 128;
+  run.spec.m = 3 * 128;
+  run.spec.n = 4 * 128;
+  run.spec.k = 4096;
+  run.occupancy->blocks_per_sm = 1;
+  run.trace = std::make_shared<TileTrace>(test::streamk_trace());
+  ui::AppState st = state_with(run);
+  ui::FigureRequest req = replay_request(0);
+  req.replay_times = parse_replay_times("1350ns");
+  const ui::FigureWritten w = ui::write_figure(ui::figure_job(st, req), out);
+  const json side = json::parse(slurp(w.paths.json));
+  const Image im = load_png(w.paths.png);
+  const json& areas = side.at("render").at("panel_areas");
+  ASSERT_EQ(areas.size(), 1u);
+  const json& a = areas[0];
+  EXPECT_NEAR(a[2].get<double>() / a[3].get<double>(), 4.0 / 3.0, 0.02) << "C's shape";
+  // The pixel at (row + f) tile heights down and the middle of tile column col.
+  auto at = [&](int row, double f, int col) {
+    const double x = a[0].get<double>() + (col + 0.5) * a[2].get<double>() / 4;
+    const double y = a[1].get<double>() + (row + f) * a[3].get<double>() / 3;
+    return im.at(int(x), int(y));
+  };
+  const auto waiting = colour_of(side, "waiting"), done = colour_of(side, "done");
+  auto sm = [&](int k) { return colour_of(side, "SM " + std::to_string(k)); };
+  EXPECT_TRUE(is(at(2, 0.12, 1), sm(1), "tile (2, 1), K steps 0-32"));
+  EXPECT_TRUE(is(at(2, 0.5, 1), done, "tile (2, 1), K steps 32-96"));
+  EXPECT_TRUE(is(at(2, 0.88, 1), sm(5), "tile (2, 1), K steps 96-128"));
+  EXPECT_TRUE(is(at(2, 0.4, 2), sm(2), "tile (2, 2), K steps 0-100"));
+  EXPECT_TRUE(is(at(2, 0.9, 2), done, "tile (2, 2), K steps 100-128"));
+  EXPECT_TRUE(is(at(2, 0.15, 3), sm(3), "tile (2, 3), K steps 0-40"));
+  EXPECT_TRUE(is(at(2, 0.47, 3), sm(7), "tile (2, 3), K steps 40-80"));
+  EXPECT_TRUE(is(at(2, 0.8, 3), waiting, "tile (2, 3), K steps 80-128"));
+  EXPECT_TRUE(is(at(2, 0.25, 0), sm(0), "tile (2, 0), K steps 0-64"));
+  EXPECT_TRUE(is(at(2, 0.75, 0), sm(4), "tile (2, 0), K steps 64-128"));
+  for (int r = 0; r < 2; ++r)
+    for (int c = 0; c < 4; ++c)
+      for (double f : {0.1, 0.9})
+        EXPECT_TRUE(
+            is(at(r, f, c), done, "whole tile (" + std::to_string(r) + ", " + std::to_string(c) + ")"));
+  // The numbers: 18 segments (7 running, 10 done, 1 waiting at 1350 ns), each with its K range.
+  const json* blocks = nullptr;
+  const json* moments = nullptr;
+  for (const json& s : side.at("series")) {
+    if (s.at("label") == "blocks") blocks = &s;
+    if (s.at("label") == "moments") moments = &s;
+  }
+  ASSERT_TRUE(blocks && moments);
+  EXPECT_EQ(blocks->at("columns"), json::array({"tile_row", "tile_col", "k_segment", "k_begin", "k_end", "sm",
+                                                "start_us", "end_us"}));
+  ASSERT_EQ(blocks->at("rows").size(), 18u);
+  const json& last = blocks->at("rows")[16];  // tile 9's segment 2
+  EXPECT_EQ(last[0].get<double>(), 2);
+  EXPECT_EQ(last[1].get<double>(), 1);
+  EXPECT_EQ(last[2].get<double>(), 2);
+  EXPECT_EQ(last[3].get<double>(), 3072);
+  EXPECT_EQ(last[4].get<double>(), 4096);
+  EXPECT_EQ(last[5].get<double>(), 5);
+  ASSERT_EQ(moments->at("rows").size(), 1u);
+  EXPECT_EQ(moments->at("rows")[0][1].get<double>(), 1);   // waiting
+  EXPECT_EQ(moments->at("rows")[0][2].get<double>(), 7);   // running
+  EXPECT_EQ(moments->at("rows")[0][3].get<double>(), 10);  // done
+  EXPECT_NE(side.dump().find("stream-K: 8 made whole, 4 shared in 10 segments"), std::string::npos);
 }

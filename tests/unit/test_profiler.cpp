@@ -1,4 +1,6 @@
 // The profiler's model: ring buffers, CSV, occupancy arithmetic, tile-schedule aggregation.
+#include <algorithm>
+#include <cmath>
 #include <fstream>
 
 #include <gtest/gtest.h>
@@ -7,6 +9,8 @@
 #include "core/engine/occupancy.hpp"
 #include "core/base/ring_buffer.hpp"
 #include "core/engine/schedule.hpp"
+#include "core/plots/plot_data.hpp"
+#include "streamk_sample.hpp"
 #include "test_util.hpp"
 
 using namespace ts;
@@ -258,4 +262,172 @@ TEST(Schedule, SplitKTracesEveryBlockAndTheMapShowsEachTileOnce) {
   t.z_splits_columns = false;
   t.records.pop_back();  // a block missing
   EXPECT_NE(check_trace(t).find("record count"), std::string::npos);
+}
+
+// Stream-K (TileTrace::k_segments): a record per segment of a tile, in K order; the records past a tile's
+// last segment are absent (all zero) and count nowhere: not in the SMs' tiles, not in t0, not in the means.
+TEST(Schedule, StreamKSegmentsAreCheckedAndAggregatedWithoutTheAbsentRecords) {
+  const TileTrace t = test::streamk_trace();
+  EXPECT_EQ(check_trace(t), "");
+  EXPECT_FALSE(present(t.records[12])) << "tile 0 has no segment 1";
+  EXPECT_TRUE(present(t.records[20])) << "tile 8's segment 1";
+  EXPECT_EQ(tile_segments(t, 0), 1);
+  EXPECT_EQ(tile_segments(t, 8), 2);
+  EXPECT_EQ(tile_segments(t, 9), 3);
+  EXPECT_EQ(k_steps_of(t), 128);
+  EXPECT_EQ(segment_steps(t, 9), (std::pair<int64_t, int64_t>{0, 32}));          // tile 9, segment 0
+  EXPECT_EQ(segment_steps(t, 33), (std::pair<int64_t, int64_t>{96, 128}));       // its last: to S
+  EXPECT_EQ(segment_k_range(t, 21), (std::pair<int64_t, int64_t>{1024, 3072}));  // its segment 1
+  EXPECT_EQ(segment_k_range(t, 0), (std::pair<int64_t, int64_t>{0, 4096}));      // a whole tile
+
+  const ScheduleSummary s = summarize_schedule(t);
+  EXPECT_EQ(s.problem, "");
+  EXPECT_EQ(s.t0, 1000u) << "not 0, an absent record's start";
+  EXPECT_EQ(s.t1, 2800u);
+  EXPECT_EQ(s.tiles_per_sm, (std::vector<int>{2, 2, 2, 3, 2, 3, 2, 2})) << "18 segments";
+  EXPECT_EQ(s.waves, 3);            // SM 3: tile 3, then tile 11's segments 0 and 2; SM 5 likewise
+  EXPECT_EQ(s.max_concurrency, 8);  // one at a time on each of the 8 SMs
+  EXPECT_NEAR(s.mean_tile_us, 12015.0 / 18 * 1e-3, 1e-12);
+  EXPECT_NEAR(s.min_tile_us, 0.03, 1e-12);  // tile 11's segment 2
+  EXPECT_NEAR(s.max_tile_us, 1.1, 1e-12);   // tile 1
+  EXPECT_EQ(timer_resolution(t), 5u);
+  const auto curve = concurrency_curve(t);
+  EXPECT_EQ(curve.front(), (std::pair<double, int>{0.0, 4})) << "four start at 1000 ns";
+  EXPECT_EQ(curve.back(), (std::pair<double, int>{1800.0, 0}));
+
+  EXPECT_EQ(describe_grid(t), "12 tiles of 128 x 128, stream-K: 8 made whole, 4 shared in 10 segments");
+  EXPECT_EQ(std::string(block_z_name(t)), "k_segment");
+  EXPECT_EQ(std::string(record_noun(t)), "segment");
+  // The map of C: each tile from its first segment's start to its last end, by the SM that wrote C.
+  const std::vector<TileRecord> spans = tile_spans(t);
+  ASSERT_EQ(spans.size(), 12u);
+  EXPECT_EQ(spans[0].smid, 0u);
+  EXPECT_EQ(spans[8].start_ns, 2000u);
+  EXPECT_EQ(spans[8].end_ns, 2600u);
+  EXPECT_EQ(spans[8].smid, 4u) << "segment 1 finished last";
+  EXPECT_EQ(spans[9].smid, 5u);
+  EXPECT_EQ(spans[10].start_ns, 1900u);
+  EXPECT_EQ(spans[10].smid, 2u) << "segment 0 finished last";
+  EXPECT_EQ(spans[11].smid, 7u);
+  EXPECT_EQ(
+      describe_tile_blocks(t, 8, 1000, spans[8].smid),
+      "tile (2, 0): K in 2 segments\nK 0-2047: SM 0, 1.00 to 1.50 us\nK 2048-4095: SM 4, 1.00 to 1.60 us\n"
+      "C written by SM 4 (the last segment to finish)");
+  EXPECT_EQ(describe_tile_blocks(t, 1, 1000, spans[1].smid),
+            "tile (0, 1): made whole by one block\nK 0-4095: SM 1, 0.00 to 1.10 us");
+
+  const ScheduleView v = prepare_schedule_view(t, 18, 100);
+  EXPECT_EQ(v.summary.problem, "");
+  ASSERT_EQ(v.start_frac.size(), 36u);
+  EXPECT_FLOAT_EQ(v.start_frac[33], 1300.0f / 1800.0f);  // tile 9's segment 2
+  EXPECT_EQ(v.start_frac[34], 0.0f);                     // tile 10 has no segment 2
+  EXPECT_EQ(v.duration_frac[34], 0.0f);
+  EXPECT_EQ(v.tile_sm, (std::vector<uint32_t>{0, 1, 2, 3, 4, 5, 6, 7, 4, 5, 2, 7}));
+  ASSERT_EQ(v.gantt_sms, 8);
+  // 18 bins of 100 ns: SM 0 ran tile 0 (1000-2000) then tile 8's segment 0 (2000-2500), nothing after.
+  EXPECT_EQ(v.gantt[0 * 18 + 0], 1.0f);
+  EXPECT_EQ(v.gantt[0 * 18 + 17], 0.0f);
+  EXPECT_EQ(v.gantt[3 * 18 + 17], 0.0f);  // SM 3 is done at 2480
+  EXPECT_EQ(v.curve_tiles.front(), 4);
+
+  // The same trace with K unknown: the last segments' ends are not known, the order still checked.
+  TileTrace unknown = t;
+  unknown.k = 0;
+  EXPECT_EQ(check_trace(unknown), "");
+  EXPECT_EQ(k_steps_of(unknown), 0);
+  EXPECT_EQ(segment_k_range(unknown, 21), (std::pair<int64_t, int64_t>{1024, 3072}));
+  EXPECT_EQ(segment_k_range(unknown, 33), (std::pair<int64_t, int64_t>{3072, -1}));
+  EXPECT_NE(describe_tile_blocks(unknown, 8, 1000, 4).find("\nK 2048-end: SM 4"), std::string::npos);
+}
+
+TEST(Schedule, StreamKRulesRefuseGapsDisorderAMissingSegmentZeroAndLitteredAbsentRecords) {
+  auto why = [](void (*change)(TileTrace&)) {
+    TileTrace t = test::streamk_trace();
+    change(t);
+    return check_trace(t);
+  };
+  EXPECT_EQ(why([](TileTrace& t) { t.records[21] = {}; }),
+            "segment 2 of tile (2, 1) follows an absent segment 1");
+  EXPECT_EQ(why([](TileTrace& t) { t.records[35].k_first = 40; }),
+            "segment 2 of tile (2, 3) starts at K step 40, not after segment 1's 40");
+  EXPECT_EQ(why([](TileTrace& t) { t.records[21].k_first = 0; }),
+            "segment 1 of tile (2, 1) starts at K step 0, not after segment 0's 0");
+  EXPECT_EQ(why([](TileTrace& t) { t.records[8] = {}; }),
+            "segment 0 of tile (2, 0) was never started (every tile has a segment 0)");
+  EXPECT_EQ(why([](TileTrace& t) { t.records[3].k_first = 3; }),
+            "segment 0 of tile (0, 3) starts at K step 3, not 0");
+  EXPECT_EQ(why([](TileTrace& t) { t.records[12].smid = 5; }),
+            "segment 1 of tile (0, 0) is absent (start 0) but not all zero");
+  EXPECT_EQ(why([](TileTrace& t) { t.records[34].end_ns = 9; }),
+            "segment 2 of tile (2, 2) is absent (start 0) but not all zero");
+  EXPECT_EQ(why([](TileTrace& t) { t.records[13].k_first = 7; }),
+            "segment 1 of tile (0, 1) is absent (start 0) but not all zero");
+  EXPECT_EQ(why([](TileTrace& t) { t.records[22].k_first = 128; }),
+            "segment 1 of tile (2, 2) starts at K step 128, past the tile's 128 steps (K = 4096)");
+  EXPECT_EQ(why([](TileTrace& t) { t.records[22].k_first = 128, t.k = 0; }), "") << "K unknown: no bound";
+  EXPECT_EQ(why([](TileTrace& t) { t.records[20].end_ns = 1999; }),
+            "segment 1 of tile (2, 0) ends before it starts");
+  EXPECT_EQ(why([](TileTrace& t) { t.records[33].smid = 8; }), "segment 2 of tile (2, 1) reports SM 8");
+  EXPECT_EQ(why([](TileTrace& t) { t.k_step = 0; }),
+            "stream-K segments without the K step they count in (k_step)");
+  EXPECT_EQ(why([](TileTrace& t) { t.z_splits_columns = true; }),
+            "stream-K segments and a cluster's columns at once");
+  EXPECT_EQ(why([](TileTrace& t) { t.records.pop_back(); }), "record count differs from the grid");
+  // Without k_segments nothing changes: the absent records are blocks that never started.
+  EXPECT_EQ(why([](TileTrace& t) { t.k_segments = false; }), "tile 12 was never started");
+  const TileTrace bad = [] {
+    TileTrace t = test::streamk_trace();
+    t.records[21] = {};
+    return t;
+  }();
+  EXPECT_NE(summarize_schedule(bad).problem, "");
+  EXPECT_NE(prepare_schedule_view(bad).summary.problem, "");
+}
+
+TEST(Schedule, StreamKCsvHasOneRowPerPresentSegmentWithItsKRange) {
+  const TileTrace t = test::streamk_trace();
+  const std::string csv = schedule_csv(t);
+  EXPECT_EQ(csv.rfind("tile_row,tile_col,k_segment,k_begin,k_end,sm,start_us,end_us,duration_us\n", 0), 0u)
+      << csv;
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 19) << "a header and 18 segments:\n" << csv;
+  EXPECT_NE(csv.find("\n0,0,0,0,4096,0,0.000,1.000,1.000\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("\n2,1,1,1024,3072,5,1.005,1.300,0.295\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("\n2,1,2,3072,4096,5,1.300,1.800,0.500\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("\n2,2,1,3200,4096,6,0.900,1.100,0.200\n"), std::string::npos) << csv;
+  TileTrace unknown = t;
+  unknown.k = 0;
+  const std::string ucsv = schedule_csv(unknown);
+  EXPECT_NE(ucsv.find("\n2,1,2,3072,,5,1.300,1.800,0.500\n"), std::string::npos) << "K unknown:\n" << ucsv;
+  EXPECT_NE(ucsv.find("\n2,1,1,1024,3072,5,"), std::string::npos) << ucsv;
+  // Other traces keep their columns.
+  TileTrace plain = t;
+  plain.k_segments = false;
+  plain.grid_z = 1;
+  plain.records.resize(12);
+  EXPECT_EQ(schedule_csv(plain).rfind("tile_row,tile_col,k_slice,sm,start_us,end_us,duration_us\n", 0), 0u);
+}
+
+// The Tile schedule figure's numbers for stream-K: a row per present segment with its K range (k_end NaN
+// where K is not known), times from the first start; the resident curve over the segments.
+TEST(Schedule, StreamKFigureDataHoldTheSegmentsAndTheirKRanges) {
+  const TileTrace t = test::streamk_trace();
+  const FigureData f = schedule_figure(t, FigureMeta{});
+  ASSERT_EQ(f.series.size(), 2u);
+  const FigureSeries& rows = f.series[0];
+  EXPECT_EQ(rows.columns, (std::vector<std::string>{"tile_row", "tile_col", "k_segment", "k_begin", "k_end",
+                                                    "sm", "start_us", "end_us", "duration_us"}));
+  ASSERT_EQ(rows.rows.size(), 18u);
+  const std::vector<double>& tile11_last = rows.rows.back();  // record 35: tile 11's segment 2
+  EXPECT_EQ(tile11_last[0], 2);
+  EXPECT_EQ(tile11_last[1], 3);
+  EXPECT_EQ(tile11_last[2], 2);
+  EXPECT_EQ(tile11_last[3], 2560);
+  EXPECT_EQ(tile11_last[4], 4096);
+  EXPECT_EQ(tile11_last[5], 3);
+  EXPECT_NEAR(tile11_last[6], 1.45, 1e-12);
+  EXPECT_EQ(f.series[1].rows.front()[1], 4) << "four segments start at the first start";
+  EXPECT_NE(f.meta.notes.at(0).find("stream-K: 8 made whole, 4 shared in 10 segments"), std::string::npos);
+  TileTrace unknown = t;
+  unknown.k = 0;
+  EXPECT_TRUE(std::isnan(schedule_figure(unknown, FigureMeta{}).series[0].rows.back()[4]));
 }

@@ -12,6 +12,7 @@
 #include "core/base/compress.hpp"
 #include "core/remote/protocol.hpp"
 #include "remote_samples.hpp"
+#include "streamk_sample.hpp"
 
 using namespace ts;
 using namespace ts::remote;
@@ -361,4 +362,44 @@ TEST(RemoteProtocol, APersonsKernelTravelsWithinTheLimitsOfReadingIt) {
   built.module = test::sample_module();
   built.failed = true;  // and yet the module says ok
   EXPECT_THROW(decode<BuiltMsg>(encode(built, 1)), ProtocolError);
+}
+
+// Protocol 4: a stream-K trace travels whole: k_segments and K beside the grid, every record's k_first in its
+// bytes, the absent records as the zeros they are.
+TEST(RemoteProtocol, AStreamKTraceTravelsWithItsSegments) {
+  RunDoneMsg d;
+  d.result = test::sample_result();
+  const TileTrace want = test::streamk_trace();
+  d.result.trace = std::make_shared<TileTrace>(want);
+  const RunDoneMsg back = decode<RunDoneMsg>(encode(d, 3));
+  ASSERT_TRUE(back.result.trace);
+  const TileTrace& t = *back.result.trace;
+  EXPECT_TRUE(t.k_segments);
+  EXPECT_EQ(t.k, 4096);
+  EXPECT_EQ(t.k_step, 32);
+  EXPECT_EQ(t.grid_z, 3);
+  ASSERT_EQ(t.records.size(), want.records.size());
+  for (size_t i = 0; i < t.records.size(); ++i) {
+    EXPECT_EQ(t.records[i].start_ns, want.records[i].start_ns) << i;
+    EXPECT_EQ(t.records[i].end_ns, want.records[i].end_ns) << i;
+    EXPECT_EQ(t.records[i].smid, want.records[i].smid) << i;
+    EXPECT_EQ(t.records[i].k_first, want.records[i].k_first) << i;
+  }
+  EXPECT_EQ(check_trace(t), "");
+  EXPECT_EQ(describe_grid(t), describe_grid(want));
+  // A split-K trace stays one: k_segments false, K as sent (0: not known).
+  d.result.trace = test::sample_result().trace;
+  const RunDoneMsg plain = decode<RunDoneMsg>(encode(d, 3));
+  EXPECT_FALSE(plain.result.trace->k_segments);
+  EXPECT_EQ(plain.result.trace->k, 0);
+  // K out of range is refused by name.
+  auto bad = std::make_shared<TileTrace>(want);
+  bad->k = -1;
+  d.result.trace = bad;
+  try {
+    decode<RunDoneMsg>(encode(d, 3));
+    FAIL() << "a trace of K = -1 was accepted";
+  } catch (const ProtocolError& e) {
+    EXPECT_NE(std::string(e.what()).find("'k' = -1 is outside"), std::string::npos) << e.what();
+  }
 }

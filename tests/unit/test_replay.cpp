@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "core/engine/schedule_replay.hpp"
+#include "streamk_sample.hpp"
 #include "ui/algorithm_views.hpp"
 
 namespace ts {
@@ -122,6 +123,107 @@ TEST(Replay, SplitKSlicesAreStripsOfTheirTileAndClustersColumns) {
   EXPECT_EQ(b.col0, 192);
   EXPECT_EQ(b.cols, 64);
   EXPECT_EQ(b.rows, 128);
+}
+
+// Stream-K: the replay's blocks are the present segments (the absent records never ran: not drawn, not
+// counted), in record order; a segment is a strip of its tile's rows, as tall as its share of K, in K order.
+TEST(Replay, StreamKSegmentsAreStripsOfTheirShareOfKAndAbsentRecordsAreNotBlocks) {
+  const TileTrace t = test::streamk_trace();
+  const ScheduleReplay r(t);
+  ASSERT_TRUE(r.problem().empty()) << r.problem();
+  EXPECT_TRUE(r.k_segments());
+  EXPECT_EQ(r.blocks(), 18u);
+  EXPECT_EQ(std::string(r.blocks_noun()), "segments");
+  EXPECT_EQ(r.duration_ns(), 1800u);  // 1000 .. 2800, not from an absent record's 0
+  // Blocks 0-11: segment 0 of every tile; 12-15: segment 1 of tiles 8-11; 16, 17: segment 2 of tiles 9, 11.
+  EXPECT_EQ(r.record(11), 11u);
+  EXPECT_EQ(r.record(12), 20u);
+  EXPECT_EQ(r.record(15), 23u);
+  EXPECT_EQ(r.record(16), 33u);
+  EXPECT_EQ(r.record(17), 35u);
+  EXPECT_EQ(r.sm(16), 5u);
+  EXPECT_EQ(r.start_ns(16), 1300u);
+  // The picture: 4 x 3 tiles, each 128 rows of cells (one per K step of the 128).
+  EXPECT_EQ(r.tiles_x(), 4);
+  EXPECT_EQ(r.tiles_y(), 3);
+  EXPECT_EQ(r.cells_per_tile_x(), 1);
+  EXPECT_EQ(r.cells_per_tile_y(), 128);
+  EXPECT_EQ(r.cells_x(), 4);
+  EXPECT_EQ(r.cells_y(), 384);
+  auto span = [&](size_t block) {
+    const CellSpan c = r.cell_span(block);
+    return std::vector<int>{c.x, c.y, c.w, c.h};
+  };
+  EXPECT_EQ(span(0), (std::vector<int>{0, 0, 1, 128})) << "a whole tile: all of it";
+  EXPECT_EQ(span(6), (std::vector<int>{2, 128, 1, 128}));
+  EXPECT_EQ(span(9), (std::vector<int>{1, 256, 1, 32})) << "tile 9, K steps 0-32";
+  EXPECT_EQ(span(13), (std::vector<int>{1, 288, 1, 64})) << "tile 9, K steps 32-96";
+  EXPECT_EQ(span(16), (std::vector<int>{1, 352, 1, 32})) << "tile 9, K steps 96-128";
+  EXPECT_EQ(span(10), (std::vector<int>{2, 256, 1, 100})) << "tile 10, K steps 0-100";
+  EXPECT_EQ(span(14), (std::vector<int>{2, 356, 1, 28})) << "tile 10, K steps 100-128";
+  EXPECT_EQ(r.cell(13), (std::pair<int, int>{1, 288}));
+  // In C: tile 9's segment 1 is rows 288-351 of columns 128-255; clipped at M = 300 it keeps 12 rows.
+  const BlockRect b = r.rect(13, 384, 512);
+  EXPECT_EQ(b.row0, 288);
+  EXPECT_EQ(b.rows, 64);
+  EXPECT_EQ(b.col0, 128);
+  EXPECT_EQ(b.cols, 128);
+  EXPECT_EQ(r.rect(13, 300, 512).rows, 12);
+  EXPECT_EQ(r.rect(16, 384, 512).row0 + r.rect(16, 384, 512).rows, 384) << "the last strip ends the tile";
+  // At 1000 ns after the first start: tiles 0, 2, 4, 6 done; 12 segments started (every whole tile, tile 8's
+  // two, tile 10's two); 6 waiting (tile 9's three, tile 11's three).
+  const ScheduleReplay::Counts c = r.counts(1000);
+  EXPECT_EQ(c.done, 4);
+  EXPECT_EQ(c.running, 8);
+  EXPECT_EQ(c.waiting, 6);
+  EXPECT_EQ(c.done + c.running + c.waiting, 18);
+  EXPECT_EQ(r.state(16, 1000), BlockState::Waiting);
+  EXPECT_EQ(r.state(16, 1300), BlockState::Running);
+  EXPECT_EQ(r.state(16, 1800), BlockState::Done);
+  EXPECT_EQ(r.state(14, 1000), BlockState::Running);  // tile 10's segment 1, 900-1100
+  EXPECT_EQ(r.counts(1800).done, 18);
+  std::vector<BlockState> s;
+  for (uint64_t at = 0; at <= 1800; at += 50) {
+    r.states(at, s);
+    ASSERT_EQ(s.size(), 18u);
+    int64_t n[3] = {0, 0, 0};
+    for (BlockState x : s) ++n[int(x)];
+    const ScheduleReplay::Counts k = r.counts(at);
+    EXPECT_EQ(n[0], k.waiting) << at;
+    EXPECT_EQ(n[1], k.running) << at;
+    EXPECT_EQ(n[2], k.done) << at;
+  }
+  EXPECT_EQ(r.next_start(1000), 1005u);
+  EXPECT_EQ(r.waves(8), 3);             // 18 segments, 8 at once
+  EXPECT_EQ(r.wave_start(1, 8), 900u);  // the 9th start: tile 10's segment 1
+
+  // K not known: a tile's segments share its rows equally (60 rows of cells per tile).
+  TileTrace unknown = t;
+  unknown.k = 0;
+  const ScheduleReplay u(unknown);
+  ASSERT_TRUE(u.problem().empty()) << u.problem();
+  EXPECT_EQ(u.cells_per_tile_y(), 60);
+  EXPECT_EQ(u.cell_span(13).y, 120 + 20);
+  EXPECT_EQ(u.cell_span(13).h, 20);
+  EXPECT_EQ(u.cell_span(12).y, 120 + 30) << "tile 8's segment 1: the lower half";
+  EXPECT_EQ(u.cell_span(12).h, 30);
+
+  // A tall grid keeps the picture near 2048 rows of cells: 64 rows of tiles, 32 cells each; a narrow segment
+  // still gets a row.
+  TileTrace tall = t;
+  tall.grid_y = 64;
+  tall.grid_x = 1;
+  tall.grid_z = 2;
+  tall.records.assign(128, TileRecord{0, 0, 0, 0});
+  for (size_t i = 0; i < 64; ++i) tall.records[i] = {100 + i, 200 + i, uint32_t(i % 8), 0};
+  tall.records[64 + 5] = {150, 260, 3, 127};  // tile 5's last K step on its own
+  const ScheduleReplay tr(tall);
+  ASSERT_TRUE(tr.problem().empty()) << tr.problem();
+  EXPECT_EQ(tr.cells_per_tile_y(), 32);
+  EXPECT_EQ(tr.blocks(), 65u);
+  EXPECT_EQ(tr.cell_span(5).h, 31);
+  EXPECT_EQ(tr.cell_span(64).y, 5 * 32 + 31);
+  EXPECT_EQ(tr.cell_span(64).h, 1);
 }
 
 TEST(Replay, AnInconsistentTraceSaysWhyAndHasNoBlocks) {

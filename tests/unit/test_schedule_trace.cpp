@@ -14,6 +14,7 @@
 #include "core/engine/problem.hpp"
 #include "core/engine/schedule.hpp"
 #include "core/io/schedule_trace.hpp"
+#include "streamk_sample.hpp"
 #include "test_util.hpp"
 
 using namespace ts;
@@ -86,12 +87,26 @@ void expect_same(const TileTrace& a, const TileTrace& b) {
   EXPECT_EQ(a.traced_ms, b.traced_ms);
   EXPECT_EQ(a.plain_ms, b.plain_ms);
   EXPECT_EQ(a.timer_resolution_ns, b.timer_resolution_ns);
+  EXPECT_EQ(a.k_segments, b.k_segments);
   ASSERT_EQ(a.records.size(), b.records.size());
   for (size_t i = 0; i < a.records.size(); ++i) {
     EXPECT_EQ(a.records[i].start_ns, b.records[i].start_ns) << "block " << i;
     EXPECT_EQ(a.records[i].end_ns, b.records[i].end_ns) << "block " << i;
     EXPECT_EQ(a.records[i].smid, b.records[i].smid) << "block " << i;
+    EXPECT_EQ(a.records[i].k_first, b.records[i].k_first) << "block " << i;
   }
+}
+
+// The stream-K sample (streamk_sample.hpp) at %globaltimer's scale: its present records moved by kT0.
+TileTrace streamk_at_kt0() {
+  TileTrace t = test::streamk_trace();
+  for (TileRecord& r : t.records)
+    if (present(r)) r.start_ns += kT0, r.end_ns += kT0;
+  t.timer_resolution_ns = timer_resolution(t);
+  return t;
+}
+ScheduleTraceContext streamk_context() {
+  return {"streamk", 128, 384, 512, 4096, "H100"};
 }
 
 // The first problem the reader finds ("" when it reads the document).
@@ -277,6 +292,134 @@ TEST(ScheduleTrace, ADroppedBlockOrAShiftedTimeIsFound) {
   EXPECT_NE(reader_refuses(json{{"traceEvents", json::array()}}).find("no otherData"), std::string::npos);
   EXPECT_NE(reader_refuses(json::object()).find("no traceEvents"), std::string::npos);
   EXPECT_THROW(read_schedule_trace_json(std::string("{\"traceEvents\": [")), ValidationError);
+}
+
+// Stream-K: one event per present segment, named and placed by its K range; the absent records are not
+// exported, and the reader gives them back as zeros, with every segment's k_first.
+TEST(ScheduleTrace, StreamKSegmentsAreSlicesWithTheirKRangesAndComeBackExactly) {
+  const TileTrace t = streamk_at_kt0();
+  const json doc = schedule_trace_json(t, streamk_context());
+  ASSERT_EQ(check_trace_event_json(doc), "");
+  const json& o = doc["otherData"];
+  EXPECT_EQ(o["k_segments"], true);
+  EXPECT_EQ(o["format_version"], 2);
+  EXPECT_EQ(o["k"], 4096);
+  EXPECT_EQ(o["grid"], "12 tiles of 128 x 128, stream-K: 8 made whole, 4 shared in 10 segments");
+  int slices = 0;
+  for (const json& e : doc["traceEvents"]) {
+    if (e["ph"] != "X") continue;
+    ++slices;
+    EXPECT_FALSE(e["args"].contains("k_slice")) << e.dump();
+    EXPECT_GT(e["args"]["start_ns"].get<uint64_t>(), kT0) << "no absent record exported";
+  }
+  EXPECT_EQ(slices, 18);
+  // Tile (2, 1): K steps 0, 32 and 96 of 32 elements; its last segment ends at K.
+  const int64_t want[3][3] = {{0, 0, 1024}, {32, 1024, 3072}, {96, 3072, 4096}};
+  for (int z = 0; z < 3; ++z) {
+    const json* e = block_event(doc, "tile (row 2, col 1, K segment " + std::to_string(z) + ")");
+    ASSERT_TRUE(e) << z;
+    const json& a = e->at("args");
+    EXPECT_EQ(a["k_segment"], z);
+    EXPECT_EQ(a["k_first_step"], want[z][0]) << z;
+    EXPECT_EQ(a["k_begin"], want[z][1]) << z;
+    EXPECT_EQ(a["k_end"], want[z][2]) << z;
+    EXPECT_EQ(a["row_begin"], 256);
+    EXPECT_EQ(a["col_begin"], 128);
+  }
+  const json* seg = block_event(doc, "tile (row 2, col 1, K segment 2)");
+  EXPECT_EQ(seg->at("args")["sm"], 5);
+  EXPECT_EQ(int64_t(seg->at("ts").get<double>() * 1000), 1300) << "from the first start, not from 0";
+  EXPECT_EQ(block_event(doc, "tile (row 0, col 0, K segment 1)"), nullptr) << "absent";
+  const json* whole = block_event(doc, "tile (row 0, col 0, K segment 0)");
+  ASSERT_TRUE(whole);
+  EXPECT_EQ(whole->at("args")["k_end"], 4096);
+  // Each SM runs its segments one after another: one track each.
+  int tracks = 0;
+  for (const json& e : doc["traceEvents"]) tracks += e["ph"] == "M" && e["name"] == "thread_name";
+  EXPECT_EQ(tracks, 8);
+
+  const ScheduleTraceFile back = read_schedule_trace_json(schedule_trace_text(t, streamk_context()));
+  expect_same(back.trace, t);
+  EXPECT_EQ(back.trace.k, 4096);
+  EXPECT_EQ(check_trace(back.trace), "");
+  // K from the trace where the caller has none; without either, the last segments have no range.
+  ScheduleTraceContext no_k = streamk_context();
+  no_k.k = 0;
+  EXPECT_EQ(schedule_trace_json(t, no_k)["otherData"]["k"], 4096);
+  TileTrace unknown = t;
+  unknown.k = 0;
+  const json udoc = schedule_trace_json(unknown, no_k);
+  ASSERT_EQ(check_trace_event_json(udoc), "");
+  const json* mid = block_event(udoc, "tile (row 2, col 1, K segment 1)");
+  const json* last = block_event(udoc, "tile (row 2, col 1, K segment 2)");
+  ASSERT_TRUE(mid && last);
+  EXPECT_EQ(mid->at("args")["k_end"], 3072) << "the next segment's start is known";
+  EXPECT_FALSE(last->at("args").contains("k_end"));
+  EXPECT_EQ(last->at("args")["k_first_step"], 96);
+  const ScheduleTraceFile uback = read_schedule_trace_json(udoc);
+  expect_same(uback.trace, unknown);
+  EXPECT_EQ(uback.trace.k, 0);
+}
+
+TEST(ScheduleTrace, TheReaderHoldsAStreamKFileToItsRules) {
+  const json doc = schedule_trace_json(streamk_at_kt0(), streamk_context());
+  auto without = [&](const std::string& name) {
+    json d = doc;
+    auto& ev = d["traceEvents"];
+    for (size_t i = 0; i < ev.size(); ++i)
+      if (ev[i]["name"] == name) {
+        ev.erase(i);
+        break;
+      }
+    return d;
+  };
+  // A segment lost from the middle of a tile: a gap.
+  EXPECT_NE(reader_refuses(without("tile (row 2, col 1, K segment 1)"))
+                .find("segment 2 of tile (2, 1) follows an absent segment 1"),
+            std::string::npos);
+  // Its last segment lost: segment 1's k_end still says where segment 2 began.
+  EXPECT_NE(reader_refuses(without("tile (row 2, col 1, K segment 2)"))
+                .find("segment 1 of tile (2, 1) has k_end 3072 but the segments of its tile end it at 4096"),
+            std::string::npos)
+      << reader_refuses(without("tile (row 2, col 1, K segment 2)"));
+  EXPECT_NE(
+      reader_refuses(without("tile (row 1, col 1, K segment 0)")).find("segment 0 of tile (1, 1) was never"),
+      std::string::npos);
+  json order = doc;
+  for (json& e : order["traceEvents"])
+    if (e["name"] == "tile (row 2, col 3, K segment 2)") {
+      e["args"]["k_first_step"] = 40;
+      e["args"]["k_begin"] = 40 * 32;
+    }
+  EXPECT_NE(reader_refuses(order).find("starts at K step 40, not after segment 1's 40"), std::string::npos)
+      << reader_refuses(order);
+  json begin = doc;
+  for (json& e : begin["traceEvents"])
+    if (e["name"] == "tile (row 2, col 3, K segment 2)") e["args"]["k_begin"] = 99;
+  EXPECT_NE(reader_refuses(begin).find("has k_begin 99 for K step 80 of 32"), std::string::npos)
+      << reader_refuses(begin);
+  json no_first = doc;
+  for (json& e : no_first["traceEvents"])
+    if (e["name"] == "tile (row 2, col 3, K segment 2)") e["args"].erase("k_first_step");
+  EXPECT_NE(reader_refuses(no_first).find("no integer k_first_step"), std::string::npos);
+  json v1 = doc;
+  v1["otherData"]["format_version"] = 1;
+  EXPECT_NE(reader_refuses(v1).find("stream-K segments in a format_version 1 file"), std::string::npos);
+  json v3 = doc;
+  v3["otherData"]["format_version"] = 3;
+  EXPECT_NE(reader_refuses(v3).find("format_version 3 (this TileScope reads versions 1 to 2)"),
+            std::string::npos)
+      << reader_refuses(v3);
+  json flag = doc;
+  flag["otherData"]["k_segments"] = "yes";
+  EXPECT_NE(reader_refuses(flag).find("k_segments is not true or false"), std::string::npos);
+  // Files of other traces keep format version 1; one written before k_segments existed reads as before.
+  json old = schedule_trace_json(splitk_trace(), plain_context());
+  EXPECT_EQ(old["otherData"]["format_version"], 1);
+  old["otherData"].erase("k_segments");
+  const ScheduleTraceFile back = read_schedule_trace_json(old);
+  EXPECT_FALSE(back.trace.k_segments);
+  expect_same(back.trace, splitk_trace());
 }
 
 TEST(ScheduleTrace, TheValidatorNamesWhatBreaksTheTraceEventFormat) {

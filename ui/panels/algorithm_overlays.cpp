@@ -86,19 +86,21 @@ void ReplayLayer::update(const ScheduleReplay& r, uint64_t serial, uint64_t t_ns
   r.states(t_ns, m_states);
   m_px.assign(size_t(std::max(1, r.cells_x())) * size_t(std::max(1, r.cells_y())), 0u);
   for (size_t i = 0; i < m_states.size(); ++i) {
-    const auto [x, y] = r.cell(i);
-    uint32_t& px = m_px[size_t(y) * size_t(r.cells_x()) + size_t(x)];
+    uint32_t colour = colours.done;
     switch (m_states[i]) {
       case BlockState::Waiting:
-        px = colours.waiting;
+        colour = colours.waiting;
         break;
       case BlockState::Running:
-        px = sm_colour(r.sm(i), sm_count, colours.running_alpha);
+        colour = sm_colour(r.sm(i), sm_count, colours.running_alpha);
         break;
       case BlockState::Done:
-        px = colours.done;
         break;
     }
+    // A block's cells: one, or a stream-K segment's strip of its tile (its share of K).
+    const CellSpan c = r.cell_span(i);
+    for (int y = c.y; y < c.y + c.h; ++y)
+      for (int x = c.x; x < c.x + c.w; ++x) m_px[size_t(y) * size_t(r.cells_x()) + size_t(x)] = colour;
   }
   m_tex.upload_rgba(std::max(1, r.cells_x()), std::max(1, r.cells_y()),
                     reinterpret_cast<const uint8_t*>(m_px.data()));
@@ -190,8 +192,8 @@ void replay_controls(AppState& s, const ScheduleReplay& r, FrameReport& out) {
   const std::string when = describe_replay_time(c.t_ns, r.duration_ns());
   const ScheduleReplay::Counts n = r.counts(c.t_ns);
   char line[200];
-  std::snprintf(line, sizeof line, "%s: %lld running, %lld done, %lld waiting of %zu blocks", when.c_str(),
-                (long long)n.running, (long long)n.done, (long long)n.waiting, r.blocks());
+  std::snprintf(line, sizeof line, "%s: %lld running, %lld done, %lld waiting of %zu %s", when.c_str(),
+                (long long)n.running, (long long)n.done, (long long)n.waiting, r.blocks(), r.blocks_noun());
   char shown[200];
   std::snprintf(shown, sizeof shown, "%s: %lld running, %lld done", when.c_str(), (long long)n.running,
                 (long long)n.done);

@@ -31,8 +31,8 @@ struct ReplayColours {
   }
 };
 
-// The replay's layer: one texel per block (replay.cells_x() x cells_y()), remade when the time, the trace or
-// the colours change.
+// The replay's layer: one texel per cell of the replay (replay.cells_x() x cells_y(); a block covers one, a
+// stream-K segment a strip of its tile), remade when the time, the trace or the colours change.
 class ReplayLayer {
  public:
   void update(const ScheduleReplay& r, uint64_t serial, uint64_t t_ns, int sm_count,

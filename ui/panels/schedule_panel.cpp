@@ -63,7 +63,7 @@ class SchedulePanel final : public Panel {
     std::snprintf(line, sizeof line,
                   "%s on %d SMs, up to %d in a row on one SM; %s take %.1f us on average (%.1f-%.1f); up to "
                   "%d resident at once",
-                  describe_grid(t).c_str(), used, sum.waves, t.grid_z > 1 ? "blocks" : "tiles",
+                  describe_grid(t).c_str(), used, sum.waves, (std::string(record_noun(t)) + "s").c_str(),
                   sum.mean_tile_us, sum.min_tile_us, sum.max_tile_us, sum.max_concurrency);
     text_lines(line);
     char cost[200];

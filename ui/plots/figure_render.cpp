@@ -274,7 +274,10 @@ void replay_job(const AppState& s, const FigureRequest& r, FigureJob& job) {
   job.subtitle =
       "one traced launch replayed on the tiles of C (tiles down and across like C, row 0 at the top): dark "
       "blocks wait, coloured ones run (the colour of their SM), grey ones are done";
-  if (trace->grid_z > 1)
+  if (trace->k_segments)
+    job.subtitle +=
+        "; stream-K: a shared tile's segments as strips in K order, each as tall as its share of K";
+  else if (trace->grid_z > 1)
     job.subtitle += trace->z_splits_columns ? "; a cluster's blocks side by side in their tile"
                                             : "; split-K: each tile's slices as strips, slice 0 on top";
   const bool light = r.theme == FigureTheme::Light;

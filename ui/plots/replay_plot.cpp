@@ -34,7 +34,7 @@ std::string compact_counts(const ScheduleReplay::Counts& c) {
 Header header_lines(const ScheduleReplay& r, const ReplayMoment& m, float width) {
   const std::string when = replay_time_label(m.t_ns, r.duration_ns());
   const ScheduleReplay::Counts c = r.counts(m.t_ns);
-  const std::string counts = replay_counts_label(c, r.blocks());
+  const std::string counts = replay_counts_label(c, r.blocks(), r.k_segments() ? "segments" : nullptr);
   const std::string one = when + ": " + counts;
   if (ImGui::CalcTextSize(one.c_str()).x <= width) return {one, m.why, true};
   const std::string with_why = m.why.empty() ? when : when + " (" + m.why + ")";
@@ -63,7 +63,7 @@ PlotReport ReplayStrip::draw(const ReplayStripData& d, ImVec2 size, bool light) 
   const float font = ImGui::GetFontSize(), line = ImGui::GetTextLineHeightWithSpacing();
   const float gap = font * 1.2f, header_h = 2 * line + font * 0.25f;
   const float timeline_h = d.timeline ? line * 1.6f : 0, legend_h = line * 1.8f + timeline_h;
-  const int rows_of_tiles = r.cells_y() / (r.z_splits_columns() ? 1 : std::max(1, r.blocks_per_tile()));
+  const int rows_of_tiles = r.tiles_y();
   char last_row[48];
   std::snprintf(last_row, sizeof last_row, "row %d", std::max(0, rows_of_tiles - 1));
   const float left = ImGui::CalcTextSize(last_row).x + font * 0.5f;
@@ -118,9 +118,9 @@ PlotReport ReplayStrip::draw(const ReplayStripData& d, ImVec2 size, bool light) 
     layer.update(r, 1, d.moments[size_t(i)].t_ns, d.sm_count, colours);
     dl->AddImage(ImTextureID(intptr_t(layer.texture())), ImVec2(px, py), ImVec2(px + best_w, py + best_h),
                  ImVec2(0, 0), ImVec2(1, 1));
-    // The tiles' edges, faintly, where a tile is many pixels (split-K's strips and a cluster's columns are
-    // not edges of C's tiles).
-    const int tiles_x = r.z_splits_columns() ? r.cells_x() / std::max(1, r.blocks_per_tile()) : r.cells_x();
+    // The tiles' edges, faintly, where a tile is many pixels (split-K's strips, stream-K's segments and a
+    // cluster's columns are not edges of C's tiles).
+    const int tiles_x = r.tiles_x();
     const float tile_w = best_w / float(std::max(1, tiles_x)),
                 tile_h = best_h / float(std::max(1, rows_of_tiles));
     if (tile_w >= 6 && tile_h >= 6) {

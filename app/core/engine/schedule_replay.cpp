@@ -5,37 +5,86 @@
 
 namespace ts {
 
+namespace {
+
+// Stream-K's rows of cells per tile: its K steps, kept to about kMaxCellRows down the picture (the texture's
+// height), never fewer than grid_z (every segment a row at least). K unknown: 60 (equal shares of 2 to 6).
+constexpr int64_t kMaxCellRows = 2048;
+
+int64_t segment_cell_rows(const TileTrace& t) {
+  const int64_t steps = k_steps_of(t);
+  const int64_t cap = std::max<int64_t>(t.grid_z, kMaxCellRows / std::max(1, t.grid_y));
+  return steps > 0 ? std::min(steps, cap) : std::max<int64_t>(t.grid_z, std::min<int64_t>(cap, 60));
+}
+
+}  // namespace
+
 ScheduleReplay::ScheduleReplay(const TileTrace& t) {
   m_problem = check_trace(t);
   if (!m_problem.empty()) return;
-  uint64_t t0 = UINT64_MAX, t1 = 0;
-  for (const TileRecord& r : t.records) {
-    t0 = std::min(t0, r.start_ns);
-    t1 = std::max(t1, r.end_ns);
-  }
-  if (t.records.empty()) t0 = t1 = 0;
-  m_duration = t1 - t0;
-  const size_t n = t.records.size();
-  m_start.resize(n);
-  m_end.resize(n);
-  m_sm.resize(n);
-  for (size_t i = 0; i < n; ++i) {
-    m_start[i] = t.records[i].start_ns - t0;
-    m_end[i] = t.records[i].end_ns - t0;
-    m_sm[i] = t.records[i].smid;
-  }
-  m_sorted_start = m_start;
-  m_sorted_end = m_end;
-  std::sort(m_sorted_start.begin(), m_sorted_start.end());
-  std::sort(m_sorted_end.begin(), m_sorted_end.end());
+  m_k_segments = t.k_segments;
   m_grid_x = t.grid_x;
   m_grid_y = t.grid_y;
   m_grid_z = std::max(1, t.grid_z);
   m_tile_m = t.tile_m;
   m_tile_n = t.tile_n;
   m_z_cols = t.z_splits_columns;
-  m_cells_x = m_grid_x * (m_z_cols ? m_grid_z : 1);
-  m_cells_y = m_grid_y * (m_z_cols ? 1 : m_grid_z);
+  m_per_x = m_z_cols ? m_grid_z : 1;
+  m_per_y = m_z_cols ? 1 : m_grid_z;
+  const size_t tiles = size_t(m_grid_x) * size_t(m_grid_y);
+  std::vector<uint32_t> row0, rows;  // stream-K: per record, its rows of cells in its tile
+  if (m_k_segments) {
+    const int64_t per = segment_cell_rows(t), steps = k_steps_of(t);
+    m_per_y = int(per);
+    row0.assign(t.records.size(), 0);
+    rows.assign(t.records.size(), 0);
+    std::vector<int64_t> edge;
+    for (size_t tile = 0; tile < tiles; ++tile) {
+      const int n = tile_segments(t, tile);
+      edge.assign(size_t(n) + 1, per);
+      edge[0] = 0;
+      for (int z = 1; z < n; ++z) {
+        const int64_t first = t.records[size_t(z) * tiles + tile].k_first;
+        const int64_t ideal = steps > 0 ? (2 * first * per + steps) / (2 * steps) : int64_t(z) * per / n;
+        edge[size_t(z)] = std::clamp(ideal, edge[size_t(z) - 1] + 1, per - (n - z));
+      }
+      for (int z = 0; z < n; ++z) {
+        row0[size_t(z) * tiles + tile] = uint32_t(edge[size_t(z)]);
+        rows[size_t(z) * tiles + tile] = uint32_t(edge[size_t(z) + 1] - edge[size_t(z)]);
+      }
+    }
+  }
+  m_cells_x = m_grid_x * m_per_x;
+  m_cells_y = m_grid_y * m_per_y;
+  uint64_t t0 = UINT64_MAX, t1 = 0;
+  size_t n = 0;
+  for (const TileRecord& r : t.records) {
+    if (!present(r)) continue;  // a stream-K tile's segments past its last: nothing ran
+    t0 = std::min(t0, r.start_ns);
+    t1 = std::max(t1, r.end_ns);
+    ++n;
+  }
+  if (n == 0) t0 = t1 = 0;
+  m_duration = t1 - t0;
+  m_start.reserve(n);
+  m_end.reserve(n);
+  m_sm.reserve(n);
+  for (size_t i = 0; i < t.records.size(); ++i) {
+    const TileRecord& r = t.records[i];
+    if (!present(r)) continue;
+    m_start.push_back(r.start_ns - t0);
+    m_end.push_back(r.end_ns - t0);
+    m_sm.push_back(r.smid);
+    if (m_k_segments) {
+      m_record.push_back(uint32_t(i));
+      m_row0.push_back(row0[i]);
+      m_rows.push_back(rows[i]);
+    }
+  }
+  m_sorted_start = m_start;
+  m_sorted_end = m_end;
+  std::sort(m_sorted_start.begin(), m_sorted_start.end());
+  std::sort(m_sorted_end.begin(), m_sorted_end.end());
 }
 
 BlockState ScheduleReplay::state(size_t block, uint64_t t_ns) const {
@@ -83,23 +132,30 @@ uint64_t ScheduleReplay::wave_start(int wave, int64_t slots) const {
   return m_sorted_start[size_t(first)];
 }
 
-std::pair<int, int> ScheduleReplay::cell(size_t block) const {
+CellSpan ScheduleReplay::cell_span(size_t block) const {
   const size_t tiles = size_t(std::max(1, m_grid_x)) * size_t(std::max(1, m_grid_y));
-  const int z = int(block / tiles);
-  const size_t tile = block % tiles;
+  const size_t rec = record(block);
+  const int z = int(rec / tiles);
+  const size_t tile = rec % tiles;
   const int x = int(tile % size_t(std::max(1, m_grid_x))), y = int(tile / size_t(std::max(1, m_grid_x)));
-  return m_z_cols ? std::pair<int, int>{x * m_grid_z + z, y} : std::pair<int, int>{x, y * m_grid_z + z};
+  if (m_k_segments) return {x, y * m_per_y + int(m_row0[block]), 1, int(m_rows[block])};
+  if (m_z_cols) return {x * m_grid_z + z, y, 1, 1};
+  return {x, y * m_grid_z + z, 1, 1};
+}
+
+std::pair<int, int> ScheduleReplay::cell(size_t block) const {
+  const CellSpan c = cell_span(block);
+  return {c.x, c.y};
 }
 
 BlockRect ScheduleReplay::rect(size_t block, int64_t m, int64_t n) const {
-  const auto [cx, cy] = cell(block);
-  // Cell edges at a fraction of the tile, so grid_z strips that do not divide the tile still tile it.
-  const int64_t per_x = m_z_cols ? m_grid_z : 1, per_y = m_z_cols ? 1 : m_grid_z;
-  auto edge = [](int c, int64_t per, int64_t tile) {
-    return (int64_t(c / per) * tile) + (c % per) * tile / per;
+  const CellSpan c = cell_span(block);
+  // Cell edges at a fraction of the tile, so strips that do not divide the tile still tile it.
+  auto edge = [](int cell, int64_t per, int64_t tile) {
+    return (int64_t(cell / per) * tile) + (cell % per) * tile / per;
   };
-  const int64_t c0 = edge(cx, per_x, m_tile_n), c1 = edge(cx + 1, per_x, m_tile_n);
-  const int64_t r0 = edge(cy, per_y, m_tile_m), r1 = edge(cy + 1, per_y, m_tile_m);
+  const int64_t c0 = edge(c.x, m_per_x, m_tile_n), c1 = edge(c.x + c.w, m_per_x, m_tile_n);
+  const int64_t r0 = edge(c.y, m_per_y, m_tile_m), r1 = edge(c.y + c.h, m_per_y, m_tile_m);
   BlockRect r;
   r.row0 = std::min(r0, m);
   r.col0 = std::min(c0, n);

@@ -20,7 +20,9 @@ namespace {
 using json = nlohmann::json;
 constexpr int kPid = 1;
 constexpr const char* kFormat = "tilescope-schedule";
-constexpr int kFormatVersion = 1;
+// 1: every record a block; 2: stream-K's segments (k_segments), written only for such a trace, so that an
+// older TileScope refuses it by its version rather than by a missing k_slice.
+constexpr int kFormatVersion = 2;
 
 // Nanoseconds as a viewer reads them back from microseconds (Perfetto: int64(x * 1000), truncating).
 int64_t viewer_ns(double us) {
@@ -39,10 +41,12 @@ std::string lane_name(uint32_t sm, int lane) {
   return "SM " + std::to_string(sm) + (lane == 0 ? "" : " #" + std::to_string(lane + 1));
 }
 
-// Each record's lane on its SM (first free lane by start time) and the most lanes any SM needs.
+// Each present record's lane on its SM (first free lane by start time) and the most lanes any SM needs.
 std::pair<std::vector<int>, int> lay_out_lanes(const TileTrace& t) {
-  std::vector<size_t> order(t.records.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::vector<size_t> order;
+  order.reserve(t.records.size());
+  for (size_t i = 0; i < t.records.size(); ++i)
+    if (present(t.records[i])) order.push_back(i);
   std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
     const TileRecord &ra = t.records[a], &rb = t.records[b];
     if (ra.smid != rb.smid) return ra.smid < rb.smid;
@@ -76,7 +80,9 @@ BlockPlace place_of(const TileTrace& t, size_t i) {
 
 std::string block_name(const TileTrace& t, const BlockPlace& p) {
   std::string s = "tile (row " + std::to_string(p.row) + ", col " + std::to_string(p.col);
-  if (t.grid_z > 1)
+  if (t.k_segments)
+    s += ", K segment " + std::to_string(p.z);
+  else if (t.grid_z > 1)
     s += t.z_splits_columns ? ", block " + std::to_string(p.z) + " of the cluster"
                             : ", K slice " + std::to_string(p.z);
   return s + ")";
@@ -104,6 +110,7 @@ json schedule_trace_json(const TileTrace& t, const ScheduleTraceContext& c) {
   uint64_t t0 = UINT64_MAX;
   uint32_t top_sm = 0;
   for (const auto& r : t.records) {
+    if (!present(r)) continue;  // stream-K: a tile's segments past its last are not exported
     t0 = std::min(t0, r.start_ns);
     top_sm = std::max(top_sm, r.smid);
   }
@@ -117,7 +124,8 @@ json schedule_trace_json(const TileTrace& t, const ScheduleTraceContext& c) {
   std::set<std::pair<uint32_t, int>> tracks;
   const uint32_t sms = std::max(uint32_t(std::max(t.sm_count, 0)), top_sm + 1);
   for (uint32_t sm = 0; sm < sms; ++sm) tracks.insert({sm, 0});
-  for (size_t i = 0; i < t.records.size(); ++i) tracks.insert({t.records[i].smid, lane[i]});
+  for (size_t i = 0; i < t.records.size(); ++i)
+    if (present(t.records[i])) tracks.insert({t.records[i].smid, lane[i]});
   for (const auto& [sm, l] : tracks) {
     const int64_t tid = int64_t(sm) * lanes + l;
     events.push_back({{"name", "thread_name"},
@@ -133,9 +141,11 @@ json schedule_trace_json(const TileTrace& t, const ScheduleTraceContext& c) {
   }
   const bool cols = t.z_splits_columns;
   const int64_t share = cols ? t.tile_n / std::max(1, t.grid_z) : t.tile_n;
-  const int64_t k_steps = t.k_step > 0 && c.k > 0 ? (c.k + t.k_step - 1) / t.k_step : 0;
+  const int64_t k = c.k > 0 ? c.k : t.k;  // the launch's K, where known
+  const int64_t k_steps = t.k_step > 0 && k > 0 ? (k + t.k_step - 1) / t.k_step : 0;
   for (size_t i = 0; i < t.records.size(); ++i) {
     const TileRecord& r = t.records[i];
+    if (!present(r)) continue;
     const BlockPlace p = place_of(t, i);
     json args = {{"tile_row", p.row}, {"tile_col", p.col}};
     if (t.tile_m > 0 && t.tile_n > 0) {
@@ -147,15 +157,26 @@ json schedule_trace_json(const TileTrace& t, const ScheduleTraceContext& c) {
     }
     if (cols) {
       args["cluster_block"] = p.z;
+    } else if (t.k_segments) {
+      // The segment's first K step as the trace has it, and its K range: to the next segment's first step,
+      // or to K for the tile's last (left out when K is not known).
+      args["k_segment"] = p.z;
+      args["k_first_step"] = r.k_first;
+      const size_t after = i + size_t(t.grid_x) * size_t(t.grid_y);
+      const bool last = after >= t.records.size() || !present(t.records[after]);
+      if (!last || k > 0) {
+        args["k_begin"] = int64_t(r.k_first) * t.k_step;
+        args["k_end"] = last ? k : clip(int64_t(t.records[after].k_first) * t.k_step, k);
+      }
     } else {
       args["k_slice"] = p.z;
-      if (t.grid_z == 1 && c.k > 0) {
+      if (t.grid_z == 1 && k > 0) {
         args["k_begin"] = 0;
-        args["k_end"] = c.k;
+        args["k_end"] = k;
       } else if (k_steps > 0) {
         const int64_t first = p.z * k_steps / t.grid_z, end = (p.z + 1) * k_steps / t.grid_z;
-        args["k_begin"] = std::min(first * t.k_step, c.k);
-        args["k_end"] = std::min(end * t.k_step, c.k);
+        args["k_begin"] = std::min(first * t.k_step, k);
+        args["k_end"] = std::min(end * t.k_step, k);
       }
     }
     args["sm"] = r.smid;
@@ -178,13 +199,13 @@ json schedule_trace_json(const TileTrace& t, const ScheduleTraceContext& c) {
                       {"ts", us_of(uint64_t(time_ns))},
                       {"args", {{"blocks", level}}}});
   json other = {{"format", kFormat},
-                {"format_version", kFormatVersion},
+                {"format_version", t.k_segments ? 2 : 1},
                 {"title", schedule_trace_title(c)},
                 {"kernel", c.kernel},
                 {"tile", c.tile},
                 {"m", c.m},
                 {"n", c.n},
-                {"k", c.k},
+                {"k", k},
                 {"device", c.device},
                 {"grid", describe_grid(t)},
                 {"grid_x", t.grid_x},
@@ -192,6 +213,7 @@ json schedule_trace_json(const TileTrace& t, const ScheduleTraceContext& c) {
                 {"grid_z", t.grid_z},
                 {"z_splits_columns", t.z_splits_columns},
                 {"k_step", t.k_step},
+                {"k_segments", t.k_segments},
                 {"tile_m", t.tile_m},
                 {"tile_n", t.tile_n},
                 {"sm_count", t.sm_count},
@@ -405,8 +427,9 @@ ScheduleTraceFile read_schedule_trace_json(const json& doc) {
   if (!doc.contains("otherData")) refuse("no otherData");
   const json& o = doc["otherData"];
   if (text_of(o, "format") != kFormat) refuse("otherData.format is not \"" + std::string(kFormat) + "\"");
-  if (int_in(o, "format_version", 1, 1000, "otherData") != kFormatVersion)
-    refuse("format_version " + o["format_version"].dump() + " (this TileScope reads version " +
+  const int64_t version = int_in(o, "format_version", 1, 1000, "otherData");
+  if (version > kFormatVersion)
+    refuse("format_version " + o["format_version"].dump() + " (this TileScope reads versions 1 to " +
            std::to_string(kFormatVersion) + ")");
   ScheduleTraceFile f;
   TileTrace& t = f.trace;
@@ -418,6 +441,10 @@ ScheduleTraceFile read_schedule_trace_json(const json& doc) {
     refuse("otherData: no z_splits_columns");
   t.z_splits_columns = o["z_splits_columns"].get<bool>();
   t.k_step = int(int_in(o, "k_step", 0, 1 << 20, od));
+  if (o.contains("k_segments") && !o["k_segments"].is_boolean())
+    refuse("otherData: k_segments is not true or false");
+  t.k_segments = o.value("k_segments", false);  // older files: no stream-K
+  if (t.k_segments && version < 2) refuse("otherData: stream-K segments in a format_version 1 file");
   t.tile_m = int(int_in(o, "tile_m", 0, 1 << 20, od));
   t.tile_n = int(int_in(o, "tile_n", 0, 1 << 20, od));
   t.sm_count = int(int_in(o, "sm_count", 0, 1 << 20, od));
@@ -434,16 +461,19 @@ ScheduleTraceFile read_schedule_trace_json(const json& doc) {
   f.context.m = int_in(o, "m", 0, kMaxDim, od);
   f.context.n = int_in(o, "n", 0, kMaxDim, od);
   f.context.k = int_in(o, "k", 0, kMaxDim, od);
+  t.k = f.context.k;
   const uint64_t blocks = uint64_t(t.grid_x) * uint64_t(t.grid_y) * uint64_t(t.grid_z);
   if (blocks > (uint64_t(1) << 24)) refuse("a grid of " + std::to_string(blocks) + " blocks, above 2^24");
   t.records.assign(size_t(blocks), TileRecord{0, 0, 0, 0});
   std::vector<bool> seen(size_t(blocks), false);
+  constexpr int64_t kNoEnd = -2;  // stream-K: each segment's k_end as the file says it (kNoEnd: not given)
+  std::vector<int64_t> k_end_of(t.k_segments ? size_t(blocks) : 0, kNoEnd);
 
   std::map<int64_t, std::string> thread_names;
   for (const json& e : doc["traceEvents"])
     if (e["ph"] == "M" && e["name"] == "thread_name" && e["pid"] == kPid)
       thread_names[e["tid"].get<int64_t>()] = e["args"]["name"].get<std::string>();
-  const char* z_key = t.z_splits_columns ? "cluster_block" : "k_slice";
+  const char* z_key = block_z_name(t);
   const json& events = doc["traceEvents"];
   bool starts_at_t0 = false;
   for (size_t i = 0; i < events.size(); ++i) {
@@ -457,11 +487,16 @@ ScheduleTraceFile read_schedule_trace_json(const json& doc) {
     const int64_t col = int_in(a, "tile_col", 0, t.grid_x - 1, at);
     const int64_t z = int_in(a, z_key, 0, t.grid_z - 1, at);
     const int64_t sm = int_in(a, "sm", 0, UINT32_MAX, at);
+    const int64_t k_first = t.k_segments ? int_in(a, "k_first_step", 0, UINT32_MAX, at) : 0;
     const uint64_t start = stamp(a, "start_ns", at), end = stamp(a, "end_ns", at);
     const size_t index = size_t((z * t.grid_y + row) * t.grid_x + col);
     const std::string block = "block (row " + std::to_string(row) + ", col " + std::to_string(col) + ", " +
                               z_key + " " + std::to_string(z) + ")";
     if (seen[index]) refuse(at + ": " + block + " appears twice");
+    if (t.k_segments && a.contains("k_begin") &&
+        !(is_int(a["k_begin"]) && a["k_begin"] == k_first * t.k_step))
+      refuse(at + ": " + block + " has k_begin " + a["k_begin"].dump() + " for K step " +
+             std::to_string(k_first) + " of " + std::to_string(t.k_step));
     seen[index] = true;
     if (start < t0) refuse(at + ": " + block + " starts before the first start (t0_ns)");
     if (end < start) refuse(at + ": " + block + " ends before it starts");
@@ -481,9 +516,11 @@ ScheduleTraceFile read_schedule_trace_json(const json& doc) {
       refuse(at + ": " + block + " has dur " + e["dur"].dump() + " us, its stamps say " +
              std::to_string(end - start) + " ns");
     starts_at_t0 |= start == t0;
-    t.records[index] = TileRecord{start, end, uint32_t(sm), 0};
+    if (start == 0) refuse(at + ": " + block + " starts at 0 (the stamps of a block that never ran)");
+    if (t.k_segments && a.contains("k_end")) k_end_of[index] = int_in(a, "k_end", 0, kMaxDim, at);
+    t.records[index] = TileRecord{start, end, uint32_t(sm), uint32_t(k_first)};
   }
-  for (size_t i = 0; i < seen.size(); ++i)
+  for (size_t i = 0; i < seen.size() && !t.k_segments; ++i)  // stream-K: check_trace says which are missing
     if (!seen[i]) {
       const size_t tiles = size_t(t.grid_x) * size_t(t.grid_y);
       refuse("block " + std::to_string(i) + " (row " + std::to_string(i % tiles / size_t(t.grid_x)) +
@@ -493,6 +530,19 @@ ScheduleTraceFile read_schedule_trace_json(const json& doc) {
   if (!starts_at_t0) refuse("no block starts at t0_ns: the times are not from the first start");
   const std::string problem = check_trace(t);
   if (!problem.empty()) refuse(problem);
+  // A segment's end is the next one's start: a k_end that says otherwise lost the segment after it (or K).
+  for (size_t i = 0; i < k_end_of.size(); ++i) {
+    if (k_end_of[i] == kNoEnd || !present(t.records[i])) continue;
+    const int64_t want = segment_k_range(t, i).second;
+    if (k_end_of[i] != want) {
+      const size_t tiles = size_t(t.grid_x) * size_t(t.grid_y), tile = i % tiles;
+      refuse("segment " + std::to_string(i / tiles) + " of tile (" + std::to_string(tile / size_t(t.grid_x)) +
+             ", " + std::to_string(tile % size_t(t.grid_x)) + ") has k_end " + std::to_string(k_end_of[i]) +
+             " but the segments of its tile end it at " +
+             (want < 0 ? std::string("K, which is not known") : std::to_string(want)) +
+             " (a segment after it is missing?)");
+    }
+  }
   return f;
 }
 

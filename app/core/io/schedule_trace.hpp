@@ -32,7 +32,8 @@
 namespace ts {
 
 // What the trace does not know about its launch (the caller has the RunResult / ProblemSpec / DeviceInfo).
-// Zero / empty: unknown (rows, columns and K ranges are then not clipped, or not given).
+// Zero / empty: unknown (rows, columns and K ranges are then not clipped, or not given). Where k is 0, the
+// trace's own (TileTrace::k) is taken.
 struct ScheduleTraceContext {
   std::string kernel;  // "tiled"
   int tile = 0;        // the kernel's tile parameter
@@ -43,8 +44,8 @@ struct ScheduleTraceContext {
 // The process's name: "tiled tile 16, 1024 x 1024 x 1024 (M x N x K) on <device>".
 std::string schedule_trace_title(const ScheduleTraceContext& c);
 
-// The trace as the JSON object above. Each block's event: name "tile (row 3, col 7)" (with ", K slice 1" or
-// ", block 1 of the cluster" when a tile has several blocks), cat "tile", args:
+// The trace as the JSON object above. Each block's event: name "tile (row 3, col 7)" (with ", K slice 1",
+// ", block 1 of the cluster" or ", K segment 1" when a tile has several blocks), cat "tile", args:
 //   tile_row, tile_col             the tile of C (row-major grid of grid_y x grid_x tiles)
 //   row_begin, row_end             rows of C the tile covers, [begin, end), clipped to M
 //   col_begin, col_end             its columns (a cluster's block: its share, tile_n / grid_z), clipped to N
@@ -56,6 +57,12 @@ std::string schedule_trace_title(const ScheduleTraceContext& c);
 //                                  split: k_slice 0 and the whole of K. k_begin, k_end are left out when K or
 //                                  k_step is unknown.
 //   cluster_block                  instead of k_slice when z splits a tile's columns (a cluster)
+//   k_segment, k_first_step,       stream-K (TileTrace::k_segments) instead of k_slice: one event per present
+//   k_begin, k_end                 segment (the absent records are not exported), its first K step
+//                                  (TileRecord::k_first) and its K range: from k_first * k_step to the next
+//                                  segment's first step * k_step, or to K for the tile's last (k_begin, k_end
+//                                  left out for a last segment when K is not known). Such a file says
+//                                  "k_segments": true and format_version 2 in otherData (1 otherwise).
 //   sm, start_ns, end_ns           exact integers; duration_us = (end_ns - start_ns) / 1000
 // Throws std::invalid_argument for a trace that fails check_trace (nothing to export).
 nlohmann::json schedule_trace_json(const TileTrace& t, const ScheduleTraceContext& c);
@@ -77,14 +84,17 @@ nlohmann::json schedule_trace_json(const TileTrace& t, const ScheduleTraceContex
 std::string check_trace_event_json(const nlohmann::json& doc);
 
 // A trace read back from schedule_trace_json's output, exactly: the grid, the tile, the device's SM count,
-// k_step, the traced and plain times, and every record (start_ns, end_ns, smid) at its block's index.
+// k_step, k_segments, K (TileTrace::k, the context's k), the traced and plain times, and every record
+// (start_ns, end_ns, smid; stream-K: k_first, and the absent records all zero) at its block's index. Reads
+// format versions 1 and 2.
 struct ScheduleTraceFile {
   TileTrace trace;
   ScheduleTraceContext context;
 };
 // Checks the format (check_trace_event_json), then that the document is one of ours and agrees with itself:
-// every block of the grid exactly once, each on the track of its SM, ts and dur equal to its stamps (as
-// above), ts from the first start. Throws ValidationError saying what is wrong.
+// every block of the grid exactly once (stream-K: every present segment once, check_trace's rules), each on
+// the track of its SM, ts and dur equal to its stamps (as above), ts from the first start. Throws
+// ValidationError saying what is wrong.
 ScheduleTraceFile read_schedule_trace_json(const nlohmann::json& doc);
 ScheduleTraceFile read_schedule_trace_json(const std::string& text);  // parses first (ValidationError)
 

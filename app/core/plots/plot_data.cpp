@@ -578,13 +578,24 @@ FigureData schedule_figure(const TileTrace& t, FigureMeta meta) {
   FigureSeries tiles;
   tiles.label = "tiles";
   tiles.columns = {"tile_row", "tile_col", block_z_name(t), "sm", "start_us", "end_us", "duration_us"};
+  if (t.k_segments) tiles.columns.insert(tiles.columns.begin() + 3, {"k_begin", "k_end"});
   const size_t n_tiles = size_t(std::max(1, t.grid_x)) * size_t(std::max(1, t.grid_y));
   for (size_t i = 0; i < t.records.size() && t.grid_x > 0; ++i) {
     const TileRecord& r = t.records[i];
+    if (!present(r)) continue;  // stream-K: a tile's segments past its last
     const size_t tile = i % n_tiles;
-    tiles.rows.push_back({double(tile / size_t(t.grid_x)), double(tile % size_t(t.grid_x)),
-                          double(i / n_tiles), double(r.smid), double(r.start_ns - sum.t0) * 1e-3,
-                          double(r.end_ns - sum.t0) * 1e-3, double(r.end_ns - r.start_ns) * 1e-3});
+    std::vector<double> row = {double(tile / size_t(t.grid_x)),
+                               double(tile % size_t(t.grid_x)),
+                               double(i / n_tiles),
+                               double(r.smid),
+                               double(r.start_ns - sum.t0) * 1e-3,
+                               double(r.end_ns - sum.t0) * 1e-3,
+                               double(r.end_ns - r.start_ns) * 1e-3};
+    if (t.k_segments) {
+      const auto [k0, k1] = segment_k_range(t, i);
+      row.insert(row.begin() + 3, {double(k0), k1 < 0 ? NAN : double(k1)});  // NAN: K not known
+    }
+    tiles.rows.push_back(std::move(row));
   }
   f.series.push_back(std::move(tiles));
   FigureSeries res;

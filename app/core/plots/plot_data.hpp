@@ -168,7 +168,8 @@ FigureData bars_figure(const BarsData& d, FigureMeta meta);
 FigureData roofline_figure(const RooflineData& d, FigureMeta meta);
 FigureData occupancy_figure(const OccupancyData& d, FigureMeta meta);
 // One row per block: tile_row, tile_col, k_slice (split-K; else 0; cluster_block when z splits the columns),
-// sm, start_us, end_us (relative to the first start); and the tiles resident over time.
+// sm, start_us, end_us (relative to the first start); and the tiles resident over time. Stream-K: one row per
+// present segment, k_segment, k_begin, k_end (its K range; k_end NaN where K is not known) after tile_col.
 FigureData schedule_figure(const TileTrace& t, FigureMeta meta);
 
 }  // namespace ts

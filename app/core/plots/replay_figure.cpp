@@ -166,10 +166,10 @@ std::string replay_time_label(uint64_t t_ns, uint64_t duration_ns) {
   return b;
 }
 
-std::string replay_counts_label(const ScheduleReplay::Counts& c, size_t blocks) {
-  char b[128];
-  std::snprintf(b, sizeof b, "%lld running, %lld done of %zu", (long long)c.running, (long long)c.done,
-                blocks);
+std::string replay_counts_label(const ScheduleReplay::Counts& c, size_t blocks, const char* noun) {
+  char b[160];
+  std::snprintf(b, sizeof b, "%lld running, %lld done of %zu%s%s", (long long)c.running, (long long)c.done,
+                blocks, noun && *noun ? " " : "", noun ? noun : "");
   return b;
 }
 
@@ -197,12 +197,19 @@ FigureData replay_figure(const TileTrace& t, const ScheduleReplay& r, const std:
   FigureSeries blocks;
   blocks.label = "blocks";
   blocks.columns = {"tile_row", "tile_col", block_z_name(t), "sm", "start_us", "end_us"};
+  const bool segments = t.k_segments && r.k_segments();
+  if (segments) blocks.columns.insert(blocks.columns.begin() + 3, {"k_begin", "k_end"});
   const size_t n_tiles = size_t(std::max(1, t.grid_x)) * size_t(std::max(1, t.grid_y));
   for (size_t i = 0; i < r.blocks() && t.grid_x > 0; ++i) {
-    const size_t tile = i % n_tiles;
-    blocks.rows.push_back({double(tile / size_t(t.grid_x)), double(tile % size_t(t.grid_x)),
-                           double(i / n_tiles), double(r.sm(i)), double(r.start_ns(i)) * 1e-3,
-                           double(r.end_ns(i)) * 1e-3});
+    const size_t rec = r.record(i), tile = rec % n_tiles;  // stream-K: present segments only
+    std::vector<double> row = {double(tile / size_t(t.grid_x)), double(tile % size_t(t.grid_x)),
+                               double(rec / n_tiles),           double(r.sm(i)),
+                               double(r.start_ns(i)) * 1e-3,    double(r.end_ns(i)) * 1e-3};
+    if (segments && rec < t.records.size()) {
+      const auto [k0, k1] = segment_k_range(t, rec);
+      row.insert(row.begin() + 3, {double(k0), k1 < 0 ? NAN : double(k1)});  // NAN: K not known
+    }
+    blocks.rows.push_back(std::move(row));
   }
   f.series.push_back(std::move(blocks));
 

@@ -63,10 +63,12 @@ int parse_replay_frames(const std::string& text, const char* what = "--frames");
 
 // "t = 120.0 us" (in ms when the launch is 10 ms or longer, as describe_replay_time).
 std::string replay_time_label(uint64_t t_ns, uint64_t duration_ns);
-// "132 running, 900 done of 1024"
-std::string replay_counts_label(const ScheduleReplay::Counts& c, size_t blocks);
+// "132 running, 900 done of 1024", or with a noun "... of 1024 segments" (stream-K:
+// ScheduleReplay::blocks_noun).
+std::string replay_counts_label(const ScheduleReplay::Counts& c, size_t blocks, const char* noun = nullptr);
 
-// The figure's numbers: series "blocks" (tile_row, tile_col, k_slice or cluster_block, sm, start_us, end_us),
+// The figure's numbers: series "blocks" (tile_row, tile_col, k_slice or cluster_block, sm, start_us, end_us;
+// stream-K: one row per present segment, tile_row, tile_col, k_segment, k_begin, k_end, sm, ...),
 // "moments" (time_us, waiting, running, done: one row per panel of the still) and, when `frames` is given,
 // "frames" (time_us, waiting, running, done, duration_ms: one row per frame of the WebP). A note says the
 // grid, the SMs, the waves and how the moments were chosen.

@@ -183,6 +183,8 @@ void trace_fields(Io& io, T& t) {
   io.integer("grid_z", t.grid_z, 1, INT32_MAX);
   io.flag("z_splits_columns", t.z_splits_columns);
   io.integer("k_step", t.k_step, 0, 1 << 20);
+  io.flag("k_segments", t.k_segments);  // protocol 4: stream-K (the records' k_first travel in their bytes)
+  io.integer("k", t.k, 0, kMaxDim);
   io.integer("tile_m", t.tile_m, 0, 1 << 20);
   io.integer("tile_n", t.tile_n, 0, 1 << 20);
   io.integer("sm_count", t.sm_count, 0, 1 << 20);
