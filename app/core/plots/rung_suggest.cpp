@@ -159,6 +159,11 @@ std::string RungRanking::missing_text() const {
 }
 
 std::string RungRanking::line() const {
+  if (!fastest()) return body();
+  return std::string(complete() ? "fastest here: " : "fastest ") + body();
+}
+
+std::string RungRanking::body() const {
   const std::string precision = tf32 ? "TF32" : "FP32";
   if (configurations == 0) return "no " + precision + " rung runs on this device";
   const RungTiming* best = fastest();
@@ -167,8 +172,8 @@ std::string RungRanking::line() const {
     return "no " + precision + " rung measured at " + shape_text(m, n, k) + " yet (" +
            std::to_string(configurations) + " configuration" + (configurations == 1 ? "" : "s") + ")";
   }
-  std::string text = std::string(complete() ? "fastest here: " : "fastest so far: ") +
-                     rung_label(best->config) + ", " + format_flops(best->tflops * 1e12);
+  std::string text = std::string(complete() ? "" : "so far: ") + rung_label(best->config) + ", " +
+                     format_flops(best->tflops * 1e12);
   if (to_cublas) text += ", " + pct(best->percent_of_cublas()) + " % of cuBLAS";
   // The margin to the fastest other kernel; where it is the only kernel here, to its own next tile.
   if (const auto& g = next_kernel ? next_kernel : next_tile)

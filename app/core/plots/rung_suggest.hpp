@@ -82,6 +82,10 @@ struct RungRanking {
   //   "fastest so far: tiled 32, 2.1 GFLOP/s; 6 of 9 not measured"        (complete() false)
   //   "no FP32 rung measured at 256 x 256 x 256 yet (9 configurations)"   (nothing measured)
   std::string line() const;
+  // The line as it reads after "fastest rung" (the Result panel's row): without "fastest here: " where the
+  // ladder is complete, "so far: tiled 16, ..." where it is not; the same as line() where nothing is
+  // measured.
+  std::string body() const;
   // What the line leaves out, a sentence each: every margin with its noise ("4.2 % ahead of splitk 2, the
   // fastest other kernel; their quartiles do not overlap"), the cuBLAS timed with it or why there is none,
   // SM clocks that differ, the failed and the missing configurations. Below the ranking in the panel's hover
