@@ -181,6 +181,7 @@ nlohmann::json ranking_json(const ts::RungRanking& r, size_t measured_before) {
           {"to_cublas", margin_json(r.to_cublas)},
           {"measured", rows},
           {"failed_verification", configs(r.failed)},
+          {"impossible", configs(r.impossible)},
           {"missing", configs(r.missing)},
           {"line", r.line()},
           {"notes", r.notes()}};

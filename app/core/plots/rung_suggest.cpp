@@ -125,6 +125,8 @@ RungRanking rank_rungs(const Session& s, const std::vector<KernelInfo>& registry
         out.missing.push_back({rung->id, t});
       else if (it->second.failed)
         out.failed.push_back({rung->id, t});
+      else if (impossible_point(s.records[it->second.record]))
+        out.impossible.push_back({rung->id, t});
       else
         out.measured.push_back(timing_of(s.records[it->second.record], it->second.record, out.cublas));
     }
@@ -168,7 +170,9 @@ std::string RungRanking::body() const {
   if (configurations == 0) return "no " + precision + " rung runs on this device";
   const RungTiming* best = fastest();
   if (!best) {
-    if (missing.empty()) return "every " + precision + " rung failed verification at " + shape_text(m, n, k);
+    if (missing.empty())
+      return impossible.empty() ? "every " + precision + " rung failed verification at " + shape_text(m, n, k)
+                                : "no " + precision + " rung has a possible timing at " + shape_text(m, n, k);
     return "no " + precision + " rung measured at " + shape_text(m, n, k) + " yet (" +
            std::to_string(configurations) + " configuration" + (configurations == 1 ? "" : "s") + ")";
   }
@@ -209,6 +213,9 @@ std::vector<std::string> RungRanking::notes() const {
     if (!complete()) out.push_back("the fastest of those measured: the others may be faster");
   }
   if (!failed.empty()) out.push_back("failed verification (never the fastest): " + config_list(failed));
+  if (!impossible.empty())
+    out.push_back("impossible timing, faster than the device can go (never the fastest): " +
+                  config_list(impossible));
   if (!missing.empty()) out.push_back("not measured at " + shape_text(m, n, k) + ": " + missing_text());
   return out;
 }

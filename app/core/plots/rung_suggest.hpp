@@ -66,13 +66,16 @@ struct RungRanking {
   int configurations = 0;            // of the ladder (kernel x tile) at this precision on this device
   std::vector<RungTiming> measured;  // every measured configuration, fastest first
   std::vector<KernelTile> failed;    // its newest point failed verification: never the fastest
-  std::vector<KernelTile> missing;   // no point here yet, in ladder order
+  std::vector<KernelTile>
+      impossible;  // its standing point is impossible (impossible_point()): never the fastest
+  std::vector<KernelTile> missing;  // no point here yet, in ladder order
   // With at least one measured configuration: the margins of the fastest (measured.front()) to the fastest
   // of another kernel, to its own kernel's next tile, and to the cuBLAS timed with it.
   std::optional<RungMargin> next_kernel, next_tile, to_cublas;
 
   const RungTiming* fastest() const { return measured.empty() ? nullptr : &measured.front(); }
-  // Every configuration has a point here (measured or failed): the fastest is the fastest of the ladder.
+  // Every configuration has a point here (measured, failed or impossible): the fastest is the fastest of the
+  // ladder.
   bool complete() const { return missing.empty(); }
   // The kernels with configurations missing, with their tiles: "splitk (2, 4), warptile".
   std::string missing_text() const;

@@ -25,8 +25,9 @@ namespace ts {
 //   person asked to be measured carefully are the ones compared. (Not the best-converged one: an older point
 //   of an earlier build or driver with less noise is still an older point.)
 // - records timed with a cold L2 are left out (the window and `tilescope run` time with a warm one; a
-//   `bench --cold` session's points are no timing of the same thing);
-// - records flagged impossible are left out (impossible_point()).
+//   `bench --cold` session's points are no timing of the same thing).
+// A standing point that is impossible (impossible_point(): faster than the device can go) is reported by the
+// suggestions, never the fastest and not measured again, as a failed one is.
 struct StandingPoint {
   size_t record = 0;    // index into the session's records
   bool failed = false;  // the configuration's newest record failed verification (record: that one)
@@ -38,9 +39,9 @@ std::map<std::pair<std::string, int>, StandingPoint> standing_points(const Sessi
 bool benchmarked(const RunRecord& r);
 // The record was timed with the L2 flushed before every sample (MeasurePolicy::describe() says ", cold L2").
 bool timed_cold(const RunRecord& r);
-// A point faster than the device allows: never a candidate. TODO(issue 30): "numbers that refuse to be
-// fooled" adds a flag for points faster than the device's roof; until it is on main this returns false. The
-// one place such points are skipped.
+// A point faster than the device allows (above its compute roof or under its DRAM floor): never the fastest.
+// TODO(issue 30): "numbers that refuse to be fooled" adds that flag (RunRecord::impossible, on its branch,
+// not on main yet); until it is merged this returns false. The one place the suggestions ask.
 bool impossible_point(const RunRecord& r);
 
 struct TileTiming {
