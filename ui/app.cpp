@@ -20,6 +20,7 @@
 #include "ui/panels/algorithm_overlays.hpp"
 #include "ui/panels/menu_bar.hpp"
 #include "core/io/npy.hpp"
+#include "core/plots/rung_suggest.hpp"
 #include "ui/plots/plots.hpp"
 #include "ui/shortcuts.hpp"
 #include "ui/panels/status_bar.hpp"
@@ -796,6 +797,34 @@ void App::handle_sweep() {
                                 " at this shape (" + policy.name + " policy)");
     } catch (const ValidationError& e) {
       s.say(Severity::Warning, std::string("tile search refused: ") + e.what());
+    }
+  }
+  if (auto rungs = s.asked.take<rq::TimeRungs>()) {
+    try {
+      if (rungs->points.empty()) throw ValidationError("every rung is measured at this shape already");
+      Backend& backend = *current_engine().backend;
+      const MeasurePolicy policy = sweep_policy(false, backend);
+      // A sweep is refused whole for one point the engine cannot run: such a rung (a workspace that does not
+      // fit, a grid too large) is named and left out, the others are measured.
+      std::vector<ProblemSpec> points;
+      for (const ProblemSpec& p : rungs->points) {
+        RunRequest one;
+        one.spec = p;
+        one.policy = policy;
+        try {
+          backend.validate(one);
+          points.push_back(p);
+        } catch (const ValidationError& e) {
+          s.say(Severity::Warning, rung_label({p.kernel, p.tile}) + " cannot run at this shape: " + e.what());
+        }
+      }
+      if (points.empty()) throw ValidationError("none of the missing rungs can run at this shape here");
+      const size_t n = points.size();
+      start_points(std::move(points), policy);
+      s.say(Severity::Info, "measuring " + std::to_string(n) + " configuration" + (n == 1 ? "" : "s") +
+                                " of the ladder at this shape (" + policy.name + " policy)");
+    } catch (const ValidationError& e) {
+      s.say(Severity::Warning, std::string("rung search refused: ") + e.what());
     }
   }
   // Once the person changes the problem, the plots follow the Controls again.

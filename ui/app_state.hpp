@@ -144,7 +144,8 @@ struct AppState {
   uint64_t sessions_serial = 0;  // increments whenever a session changes (plots rebuild their data)
   std::string session_file;      // where the current session is saved (empty: nowhere, e.g. a snapshot)
   std::string session_refused;   // why the saved session could not be read (then it is never overwritten)
-  // Sweeps (rq::StartSweep, rq::TimeTiles, rq::CancelSweep): their policy and where the sweep stands.
+  // Sweeps (rq::StartSweep, rq::TimeTiles, rq::TimeRungs, rq::CancelSweep): their policy and where the sweep
+  // stands.
   bool sweep_quick = false;  // quick policy instead of bench (a fast look; fewer samples per point)
   static constexpr int kWindowSweepMaxSamples =
       2000;                                    // bench samples per point at most (sessions stay small)

@@ -82,12 +82,25 @@ struct OccupancyCalcReport {
   std::map<std::string, std::string> facts;  // key -> the text shown
 };
 
+// The Result panel's fastest rung as drawn (tests read it): the whole line (RungRanking::line(); the row
+// shows its body() after the key "fastest rung"), whether that was cut short to fit, whether its ranking was
+// shown on hover this frame (and how many configurations it listed), where the line is, and the button that
+// measures the missing configurations ("": none).
+struct RungLineReport {
+  std::string line;
+  bool elided = false, hovered = false;
+  int hover_rows = 0;
+  Rect rect;
+  std::string button;
+};
+
 struct FrameReport {
   std::map<std::string, PanelReport> panels;      // by window name ("Status": the status bar)
   std::map<std::string, HeatmapReport> heatmaps;  // "heatmap A", "heatmap C = A B", ...
   HoverReport hover;
   FileDialogReport file_dialog;
   OccupancyCalcReport occupancy_calc;
+  RungLineReport rung_line;                // empty line: not drawn this frame
   std::map<std::string, Rect> plot_areas;  // each plot's area on screen ("timings", "bars", "launches"...)
   // An axis label a plot chose to fit its room, and its length in pixels ("launches": the launch strip's).
   std::map<std::string, std::pair<std::string, float>> plot_labels;

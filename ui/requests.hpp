@@ -85,6 +85,11 @@ struct StartSweep {  // the Sweep panel's plan (validated by App)
 struct TimeTiles {  // "Time the other tiles" (Result panel): measured like a sweep, into the session
   std::vector<ProblemSpec> points;
 };
+// "Measure N missing" (Result panel's fastest rung): the ladder's configurations not measured at this shape,
+// measured like a sweep into the session; App leaves out, and names, those the engine cannot run here.
+struct TimeRungs {
+  std::vector<ProblemSpec> points;
+};
 struct CancelSweep {};
 struct MeasureBandwidth {};  // the DRAM roof (Roofline panel)
 struct Reconnect {};         // the current engine's link was lost: start its command again (status bar)
@@ -134,7 +139,8 @@ using Request = std::variant<rq::Run, rq::Quit, rq::Screenshot, rq::ResetLayout,
                              rq::ResetKernelForm, rq::SaveKernel, rq::RevertKernel, rq::SanitizeKernel,
                              rq::Reconnect, rq::ConnectEngine, rq::ChooseEngine, rq::DisconnectEngine,
                              rq::ExportScheduleTrace,
-                             rq::FetchSass>;
+                             rq::FetchSass,
+                             rq::TimeRungs>;
 // clang-format on
 
 // The requests pending, at most one of each kind.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <stdexcept>
 
@@ -17,6 +18,7 @@
 #include "core/io/session.hpp"
 #include "core/io/settings.hpp"
 #include "core/engine/stats.hpp"
+#include "core/plots/rung_suggest.hpp"
 #include "core/plots/tile_suggest.hpp"
 
 namespace ts::cli {
@@ -102,6 +104,184 @@ void print_result(const ts::RunResult& r) {
   }
 }
 
+// Measures `points` one after the other as `base` is measured (its policy and inputs; no profile, no C kept),
+// each result into `into` (a failed one too: the suggestions name it and never pick it). A point the backend
+// refuses or that fails on the device is said in `skipped` ("tile 64: ...", "splitk 4: ..."), the latter also
+// counted in device_errors. `name` names a point in those lines and in the progress on standard error.
+struct PointsMeasured {
+  std::vector<std::string> skipped;
+  int device_errors = 0;
+};
+PointsMeasured measure_points(ts::RunQueue& queue, const ts::RunRequest& base,
+                              const std::vector<ts::ProblemSpec>& points, ts::Session& into, bool progress,
+                              const std::function<std::string(const ts::ProblemSpec&)>& name) {
+  PointsMeasured out;
+  for (size_t i = 0; i < points.size(); ++i) {
+    ts::RunRequest one = base;
+    one.spec = points[i];
+    one.profile = false;
+    one.keep_output = false;
+    ts::RunOutcome o = queue.wait(queue.submit(one));
+    if (!o.result) {
+      out.skipped.push_back(name(points[i]) + ": " + o.error);
+      out.device_errors += !o.bad_input;
+    } else {
+      into.add(*o.result);
+    }
+    if (progress)
+      std::fprintf(stderr, "tilescope: %s %s (%zu of %zu)\n", o.result ? "timed" : "could not time",
+                   name(points[i]).c_str(), i + 1, points.size());
+  }
+  return out;
+}
+
+// [SECTION] --suggest-kernel: the ladder's kernels at this shape and precision, ranked from measurements.
+nlohmann::json margin_json(const std::optional<ts::RungMargin>& g) {
+  if (!g) return nullptr;
+  return {{"against", g->against}, {"percent_ahead", g->percent}, {"within_noise", g->within_noise}};
+}
+
+nlohmann::json ranking_json(const ts::RungRanking& r, size_t measured_before) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const ts::RungTiming& t : r.measured)
+    rows.push_back(
+        {{"kernel", t.config.kernel},
+         {"tile", t.config.tile},
+         {"median_ms", t.median_ms},
+         {"p25_ms", t.p25_ms},
+         {"p75_ms", t.p75_ms},
+         {"tflops", t.tflops},
+         {"samples", t.samples},
+         {"noise", t.noise},
+         {"stop", t.stop},
+         {"policy", t.policy},
+         {"date", t.date},
+         {"cublas_ms", t.cublas_ms > 0 ? nlohmann::json(t.cublas_ms) : nlohmann::json()},
+         {"percent_of_cublas", t.cublas_ms > 0 ? nlohmann::json(t.percent_of_cublas()) : nlohmann::json()},
+         {"cublas_note", t.cublas_note},
+         {"clocks_differ", t.clocks_differ},
+         {"measured_now", t.record >= measured_before}});
+  auto configs = [](const std::vector<ts::KernelTile>& list) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const ts::KernelTile& c : list) out.push_back({{"kernel", c.kernel}, {"tile", c.tile}});
+    return out;
+  };
+  const ts::RungTiming* best = r.fastest();
+  return {{"m", r.m},
+          {"n", r.n},
+          {"k", r.k},
+          {"precision", r.tf32 ? "tf32" : "fp32"},
+          {"cublas", r.cublas},
+          {"configurations", r.configurations},
+          {"complete", r.complete()},
+          {"fastest", best ? nlohmann::json{{"kernel", best->config.kernel}, {"tile", best->config.tile}}
+                           : nlohmann::json()},
+          {"next_kernel", margin_json(r.next_kernel)},
+          {"next_tile", margin_json(r.next_tile)},
+          {"to_cublas", margin_json(r.to_cublas)},
+          {"measured", rows},
+          {"failed_verification", configs(r.failed)},
+          {"impossible", configs(r.impossible)},
+          {"missing", configs(r.missing)},
+          {"line", r.line()},
+          {"notes", r.notes()}};
+}
+
+void print_ranking(const ts::RungRanking& r, const std::string& device, size_t measured_before) {
+  std::printf("%s rungs at %lld x %lld x %lld on %s (against %s):\n", r.tf32 ? "TF32" : "FP32",
+              (long long)r.m, (long long)r.n, (long long)r.k, device.c_str(), r.cublas.c_str());
+  // One unit per column, the one that keeps the column's largest value readable.
+  double max_ms = 0, max_flops = 0;
+  size_t name_w = 6;
+  for (const ts::RungTiming& t : r.measured) {
+    max_ms = std::max(max_ms, t.p75_ms);
+    max_flops = std::max(max_flops, t.tflops * 1e12);
+    name_w = std::max(name_w, t.config.kernel.size());
+  }
+  const ts::Unit tu = ts::time_unit(max_ms), fu = ts::flops_unit(max_flops);
+  std::printf("  %3s  %-*s  %5s  %10s  %10s  %12s  %9s  %7s  %7s  %s\n", "", int(name_w), "kernel", "tile",
+              ("median " + tu.name).c_str(), ("IQR " + tu.name).c_str(), fu.name.c_str(), "% cuBLAS",
+              "noise %", "samples", "stop");
+  int rank = 0;
+  for (const ts::RungTiming& t : r.measured) {
+    const std::string of = t.cublas_ms > 0 ? ts::CsvWriter::num(t.percent_of_cublas(), "%.1f") : "-";
+    std::printf("  %2d.  %-*s  %5s  %10.4g  %10.3g  %12.4g  %9s  %7.2f  %7d  %s%s\n", ++rank, int(name_w),
+                t.config.kernel.c_str(), t.config.tile ? std::to_string(t.config.tile).c_str() : "-",
+                t.median_ms * tu.scale, (t.p75_ms - t.p25_ms) * tu.scale, t.tflops * 1e12 * fu.scale,
+                of.c_str(), 100 * t.noise, t.samples, t.stop.c_str(),
+                t.record >= measured_before ? "" : "  (from the session)");
+  }
+  std::printf("%s\n", r.line().c_str());
+  for (const std::string& note : r.notes()) std::printf("  %s\n", note.c_str());
+}
+
+int suggest_kernel(const RunArgs& a, const std::shared_ptr<ts::Backend>& backend, const ts::RunRequest& req,
+                   std::optional<ts::Session> given) {
+  const ts::DeviceInfo dev = backend->device_info();
+  if (given && (given->device.backend != dev.backend || given->device.name != dev.name))
+    throw ts::ValidationError("--session " + a.session + " holds points measured on " + given->device.name +
+                              " (" + given->device.backend + " backend), not on " + dev.name +
+                              ": its points say nothing about this device");
+  ts::Session session = given ? std::move(*given) : ts::Session::for_device(dev);
+  const size_t before = session.records.size();
+  const std::vector<ts::KernelInfo> kernels = backend->kernels();
+  const ts::KernelInfo* chosen = ts::find_kernel(kernels, req.spec.kernel);  // checked by build_request
+  const bool tf32 = chosen && chosen->tf32;
+  const ts::ProblemSpec& at = req.spec;
+  ts::RungRanking ranking = ts::rank_rungs(session, kernels, at.m, at.n, at.k, tf32);
+  if (ranking.configurations == 0)
+    throw ts::ValidationError(std::string("--suggest-kernel: no ") + (tf32 ? "TF32" : "FP32") +
+                              " kernel of TileScope's ladder runs on " + dev.label +
+                              " (--kernel chooses the precision: its own)");
+  // Every missing point is checked against the backend first: one that cannot run here is said, not measured.
+  std::vector<ts::ProblemSpec> runnable;
+  std::vector<std::string> refused;
+  for (const ts::ProblemSpec& p : ts::rung_search_points(ranking, at)) {
+    ts::RunRequest one = req;
+    one.spec = p;
+    try {
+      backend->validate(one);
+      runnable.push_back(p);
+    } catch (const ts::ValidationError& e) {
+      refused.push_back(ts::rung_label({p.kernel, p.tile}) + ": " + e.what());
+    }
+  }
+  if (runnable.empty() && ranking.measured.empty() && !refused.empty()) {
+    std::string why;
+    for (const std::string& r : refused) why += "\n  " + r;
+    throw ts::ValidationError("--suggest-kernel: no rung can run at this shape here:" + why);
+  }
+  ts::RunQueue queue(backend);
+  const PointsMeasured m =
+      measure_points(queue, req, runnable, session, !a.json, [](const ts::ProblemSpec& p) {
+        return ts::rung_label({p.kernel, p.tile});
+      });
+  refused.insert(refused.end(), m.skipped.begin(), m.skipped.end());
+  ranking = ts::rank_rungs(session, kernels, at.m, at.n, at.k, tf32);
+  if (!a.session_out.empty()) {
+    ts::save_session(a.session_out, session, a.force);
+    if (!a.json)
+      std::fprintf(stderr, "wrote %s (%zu points)\n", a.session_out.c_str(), session.records.size());
+  }
+  if (a.json) {
+    nlohmann::json j;
+    j["device"] = dev.label;
+    j["backend"] = dev.backend;
+    j["policy"] = req.policy ? req.policy->describe() : backend->default_policy().describe();
+    j["measured_now"] = session.records.size() - before;
+    j["not_measured"] = refused;
+    j["rung_ranking"] = ranking_json(ranking, before);
+    std::cout << j.dump(2) << "\n";
+  } else {
+    if (before > 0)
+      std::printf("%zu points read from %s, %zu measured now\n", before, a.session.c_str(),
+                  session.records.size() - before);
+    print_ranking(ranking, dev.label, before);
+    for (const std::string& why : refused) std::printf("  not measured: %s\n", why.c_str());
+  }
+  return m.device_errors > 0 ? kExitFailed : kExitOk;
+}
+
 }  // namespace
 
 void add_run_options(CLI::App* cmd, RunArgs& a) {
@@ -114,6 +294,17 @@ void add_run_options(CLI::App* cmd, RunArgs& a) {
   cmd->add_flag("--suggest-tile", a.suggest,
                 "also time every other tile of the kernel at this shape (the bench policy for all, unless "
                 "--samples) and print the fastest, from those measurements");
+  cmd->add_flag(
+      "--suggest-kernel", a.suggest_kernel,
+      "rank TileScope's kernels of --kernel's precision (FP32 by default, TF32 for a TF32 kernel) at "
+      "this shape: time every kernel and tile of the ladder (the bench policy, unless --samples), "
+      "only those --session lacks when it is given, then print the fastest with its margins to the "
+      "next kernel, its next tile and the cuBLAS timed with it");
+  cmd->add_option("--session", a.session,
+                  "with --suggest-kernel: points measured before (a session of this device, from the window "
+                  "or --session-out); only what it lacks at this shape is measured");
+  cmd->add_option("--session-out", a.session_out,
+                  "with --suggest-kernel: write the points (--session's and the new ones) as a session");
   cmd->add_flag("--profile", a.profile, "GPU: also print occupancy and a traced launch's tile schedule");
   cmd->add_option("--trace-csv", a.trace_csv,
                   "with --profile: write the tile schedule (one row per tile) here");
@@ -143,6 +334,20 @@ int cmd_run(RunArgs& a, const CLI::App& cmd) {
   if (!a.trace_json.empty() && std::filesystem::path(a.trace_json).lexically_normal() ==
                                    std::filesystem::path(a.trace_csv).lexically_normal())
     throw ts::ValidationError("--trace-csv and --trace-json name the same file: " + a.trace_json);
+  std::optional<ts::Session> given;
+  if (a.suggest_kernel) {
+    if (a.suggest) throw ts::ValidationError("--suggest-tile and --suggest-kernel: choose one");
+    if (a.sanitize) throw ts::ValidationError("--suggest-kernel and --sanitize: choose one");
+    if (!a.problem.file.file.empty())
+      throw ts::ValidationError("--suggest-kernel ranks TileScope's own kernels: leave out --kernel-file");
+    if (!a.out.empty() || a.profile)
+      throw ts::ValidationError(
+          "--suggest-kernel measures many kernels: --out and --profile go with one run");
+    ts::check_output_path(a.session_out, replace_if(a.force), "--session-out");
+    if (!a.session.empty()) given = ts::load_session(a.session);  // a missing or damaged file: exit 2
+  } else if (!a.session.empty() || !a.session_out.empty()) {
+    throw ts::ValidationError("--session and --session-out go with --suggest-kernel");
+  }
   std::string note;
   auto backend = open_backend(a.problem.backend, &note, a.problem.engine, cmd.count("--backend") > 0);
   if (!note.empty()) std::fprintf(stderr, "tilescope: %s\n", note.c_str());
@@ -158,7 +363,7 @@ int cmd_run(RunArgs& a, const CLI::App& cmd) {
   }
   ts::RunRequest req = build_request(a.problem, *backend);
   if (a.sanitize) return ts::cli::sanitize(req, *backend, a.json);
-  if (a.suggest && a.samples.empty()) req.policy = ts::MeasurePolicy::bench();
+  if ((a.suggest || a.suggest_kernel) && a.samples.empty()) req.policy = backend->bench_policy();
   if (fixed_samples > 0) {
     ts::MeasurePolicy p = backend->default_policy();
     p.name = "fixed";
@@ -166,6 +371,7 @@ int cmd_run(RunArgs& a, const CLI::App& cmd) {
     p.max_seconds = 60;
     req.policy = p;
   }
+  if (a.suggest_kernel) return suggest_kernel(a, backend, req, std::move(given));
   req.keep_output = !a.out.empty();
   req.profile = a.profile;
   ts::RunQueue queue(backend);  // the same path as the GUI, waited for
@@ -201,7 +407,6 @@ int cmd_run(RunArgs& a, const CLI::App& cmd) {
   // --suggest-tile: every other tile at the same shape and policy, then the fastest of the measured.
   ts::Session measured = ts::Session::for_device(backend->device_info());
   measured.add(r);
-  std::vector<std::string> refused;
   const std::vector<ts::KernelInfo> kernels = backend->kernels();
   const ts::KernelInfo* kp = ts::find_kernel(kernels, req.spec.kernel);
   if (!kp || kp->tiles.size() < 2) {
@@ -211,19 +416,13 @@ int cmd_run(RunArgs& a, const CLI::App& cmd) {
   }
   const ts::KernelInfo& k = *kp;
   if (!a.json) print_result(r);
-  for (const ts::ProblemSpec& p : ts::tile_search_points(k, req.spec)) {
-    if (p.tile == req.spec.tile) continue;
-    ts::RunRequest other = req;
-    other.spec = p;
-    other.profile = false;
-    other.keep_output = false;
-    ts::RunOutcome oo = queue.wait(queue.submit(other));
-    if (!oo.result)
-      refused.push_back("tile " + std::to_string(p.tile) + ": " + oo.error);
-    else
-      measured.add(*oo.result);  // a failed one too: the suggestion names it and never picks it
-    if (!a.json) std::fprintf(stderr, "tilescope: timed tile %d\n", p.tile);
-  }
+  std::vector<ts::ProblemSpec> others;
+  for (const ts::ProblemSpec& p : ts::tile_search_points(k, req.spec))
+    if (p.tile != req.spec.tile) others.push_back(p);
+  const std::vector<std::string> refused =
+      measure_points(queue, req, others, measured, !a.json, [](const ts::ProblemSpec& p) {
+        return "tile " + std::to_string(p.tile);
+      }).skipped;
   const ts::TileSuggestion t = ts::suggest_tile(measured, k, req.spec);
   if (a.json) {
     nlohmann::json j = ts::result_to_json(r);

@@ -44,6 +44,7 @@
 #include "ui/plots/plots.hpp"
 #include "kernels/engine/registry.hpp"
 #include "core/io/session.hpp"
+#include "core/plots/rung_suggest.hpp"
 #include "core/io/schedule_trace.hpp"
 #include "core/remote/remote_backend.hpp"
 #include "streamk_sample.hpp"
@@ -2134,6 +2135,78 @@ TEST_F(Gui, TheResultPanelTimesEveryTileHereThenOffersTheFastest) {
       IM_CHECK_EQ(st.runs_submitted, runs + 1);
     } else {
       IM_CHECK(!ctx->ItemExists(("**/Use tile " + std::to_string(*fastest)).c_str()));
+    }
+  };
+  run_session(s);
+  EXPECT_EQ(s.passed, 1);
+}
+
+// Which rung for this shape (issue 30): the Result panel's "fastest rung" line, from the session's points at
+// this shape. With only the run just made it is the fastest so far and offers to measure the rest of the
+// ladder (on the CPU backend: naive, coalesced and tiled, each with its tiles); once they are measured it
+// names the fastest kernel and tile with its margin to the next kernel, on one line that fits at 1366 x 768
+// and 1920 x 1080, and the whole ranking on hover.
+TEST_F(Gui, TheResultPanelNamesTheFastestRungHereFromTheSessionsPoints) {
+  GuiRun s;
+  s.before_first_frame = [](App& app) {
+    ProblemSpec& p = app.state().settings.spec;
+    p.m = p.n = p.k = 64;
+  };
+  s.body = [&s](ImGuiTestContext* ctx, App& app) {
+    ui::AppState& st = app.state();
+    const ui::FrameReport& drawn = app.report();
+    IM_CHECK(wait_for_result(ctx, app, 0));
+    ctx->Yield(2);
+    const ProblemSpec at = st.result->spec;
+    IM_CHECK_EQ(at.n, 64);
+    const std::string first = "fastest so far: " + rung_label({at.kernel, at.tile}) + ", ";
+    IM_CHECK_EQ(drawn.rung_line.line.rfind(first, 0), size_t(0));
+    IM_CHECK(!drawn.rung_line.button.empty());
+    ctx->SetRef("Result");
+    const std::string button = drawn.rung_line.button;  // "Measure 8 missing"
+    ctx->ItemClick(("**/" + button).c_str());
+    // Measured like a sweep (at 64^3 on the CPU it may be over within a frame or two).
+    auto ranking = [&] { return rank_rungs(st.sessions.current(), st.kernels(), at.m, at.n, at.k, false); };
+    IM_CHECK(yield_until(
+        ctx, [&] { return !st.sweeping() && ranking().complete(); }, 180));
+    const std::string count = button.substr(8, button.find(' ', 8) - 8);  // "Measure N missing"
+    IM_CHECK(logged(st, "measuring " + count + " configurations"));
+    ctx->Yield(3);
+    // Every configuration of the CPU's ladder has a point here now, of several kernels.
+    const RungRanking g = ranking();
+    IM_CHECK(g.complete());
+    std::set<std::string> kernels;
+    for (const RungTiming& t : g.measured) kernels.insert(t.config.kernel);
+    IM_CHECK_GE(kernels.size(), size_t(2));
+    IM_CHECK(g.next_kernel.has_value());
+    IM_CHECK_EQ(drawn.rung_line.line, g.line());
+    IM_CHECK_EQ(drawn.rung_line.line.rfind("fastest here: " + rung_label(g.fastest()->config) + ", ", 0),
+                size_t(0));
+    IM_CHECK_NE(drawn.rung_line.line.find(g.next_kernel->against), std::string::npos);
+    IM_CHECK(drawn.rung_line.button.empty());
+    ctx->LogInfo("%s", drawn.rung_line.line.c_str());
+    for (ImVec2 size : {ImVec2(1366, 768), ImVec2(1920, 1080)}) {
+      s.resize = size;
+      IM_CHECK(yield_until(
+          ctx, [&] { return s.window_size.x == size.x && s.window_size.y == size.y; }, 10));
+      ctx->Yield(6);
+      st.ask(ui::rq::BringToFront{{"Result"}});
+      ctx->Yield(4);
+      // One line, inside the panel, nothing cut off at its right edge.
+      const ui::Rect line = drawn.rung_line.rect, panel = drawn.panels.at("Result").rect;
+      IM_CHECK_LE(line.h, ImGui::GetTextLineHeight() + 1);
+      IM_CHECK_LE(line.x + line.w, panel.x + panel.w);
+      IM_CHECK_EQ(drawn.panels.at("Result").clipped_px, 0.0f);
+      ctx->LogInfo("%.0f x %.0f: the line is %.0f px of the panel's %.0f%s", size.x, size.y, line.w, panel.w,
+                   drawn.rung_line.elided ? " (cut short; whole on hover)" : "");
+      // Hover: the whole ranking, a row a configuration.
+      IM_CHECK(!drawn.rung_line.hovered);
+      ctx->MouseMoveToPos(ImVec2(line.x + 4, line.y + line.h / 2));
+      ctx->Yield(3);
+      IM_CHECK(drawn.rung_line.hovered);
+      IM_CHECK_EQ(drawn.rung_line.hover_rows, int(g.measured.size()));
+      ctx->MouseMoveToPos(ImGui::GetMainViewport()->GetCenter());
+      ctx->Yield(2);
     }
   };
   run_session(s);

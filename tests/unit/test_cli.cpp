@@ -10,6 +10,7 @@
 #include <cmath>
 #include <fstream>
 #include <iterator>
+#include <set>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -637,6 +638,114 @@ TEST(Cli, SuggestTileTimesEveryTileAndNamesTheFastestFromThem) {
   auto one = run_cmd(kBin + " run --backend cpu --size 64 --kernel blocktile1d --suggest-tile 2>&1");
   EXPECT_EQ(one.code, 2) << one.output;
   EXPECT_NE(one.output.find("nothing to choose"), std::string::npos) << one.output;
+}
+
+// --suggest-kernel ranks the ladder's kernels of the chosen precision at the shape from measurements: every
+// configuration measured, fastest first, with the margins; given a --session, only what it lacks is measured.
+TEST(Cli, SuggestKernelRanksTheLadderAndMeasuresOnlyWhatTheSessionLacks) {
+  test::TempDir dir;
+  const std::string session = dir.file("rungs.json");
+  const std::string base = "run --backend cpu --size 48 --samples 3 --suggest-kernel --json";
+  auto r = ts_run(base + " --session-out " + session + " 2>/dev/null");
+  ASSERT_EQ(r.code, 0) << r.output;
+  const auto j = nlohmann::json::parse(r.output);
+  const auto& g = j["rung_ranking"];
+  EXPECT_EQ(g["precision"], "fp32");
+  EXPECT_EQ(g["cublas"], "cublas");
+  EXPECT_EQ(g["m"], 48);
+  const int configs = g["configurations"].get<int>();
+  ASSERT_GE(configs, 2) << "the CPU's ladder: naive, coalesced and tiled with their tiles";
+  EXPECT_EQ(j["measured_now"].get<int>(), configs);
+  ASSERT_EQ(int(g["measured"].size()), configs) << r.output;
+  EXPECT_TRUE(g["complete"].get<bool>());
+  EXPECT_TRUE(g["missing"].empty());
+  double previous = 0;
+  std::set<std::string> kernels;
+  for (const auto& row : g["measured"]) {
+    EXPECT_GE(row["median_ms"].get<double>(), previous) << "fastest first";
+    previous = row["median_ms"].get<double>();
+    EXPECT_GT(row["tflops"].get<double>(), 0.0);
+    EXPECT_EQ(row["stop"], "samples taken");
+    EXPECT_TRUE(row["percent_of_cublas"].is_null()) << "no cuBLAS on the CPU, none guessed";
+    EXPECT_EQ(row["cublas_note"], "none timed with it (fixed policy)");
+    EXPECT_TRUE(row["measured_now"].get<bool>());
+    kernels.insert(row["kernel"].get<std::string>());
+  }
+  EXPECT_EQ(kernels.count("tiled_floork") + kernels.count("cublas"), 0u)
+      << "teaching kernels and cuBLAS are no rung";
+  const auto& best = g["measured"][0];
+  EXPECT_EQ(g["fastest"]["kernel"], best["kernel"]);
+  EXPECT_EQ(g["fastest"]["tile"], best["tile"]);
+  const std::string label = best["kernel"].get<std::string>() + " " + std::to_string(best["tile"].get<int>());
+  EXPECT_EQ(g["line"].get<std::string>().rfind("fastest here: " + label + ", ", 0), 0u) << g["line"];
+  ASSERT_TRUE(g["next_kernel"].is_object());
+  EXPECT_GE(g["next_kernel"]["percent_ahead"].get<double>(), 0.0);
+  EXPECT_EQ(g["next_kernel"]["against"].get<std::string>().rfind(best["kernel"].get<std::string>() + " ", 0),
+            std::string::npos)
+      << "the next kernel is another kernel";
+  EXPECT_TRUE(g["to_cublas"].is_null());
+
+  // The session holds every configuration: nothing is measured again, and the ranking is the same.
+  auto again = ts_run(base + " --session " + session + " 2>/dev/null");
+  ASSERT_EQ(again.code, 0) << again.output;
+  const auto ja = nlohmann::json::parse(again.output);
+  EXPECT_EQ(ja["measured_now"], 0);
+  ASSERT_EQ(ja["rung_ranking"]["measured"].size(), g["measured"].size());
+  for (size_t i = 0; i < g["measured"].size(); ++i)
+    EXPECT_EQ(ja["rung_ranking"]["measured"][i]["median_ms"], g["measured"][i]["median_ms"]) << i;
+  EXPECT_EQ(ja["rung_ranking"]["fastest"], g["fastest"]);
+  EXPECT_FALSE(ja["rung_ranking"]["measured"][0]["measured_now"].get<bool>());
+  // A session without the tiled kernel's points: only tiled's tiles are measured.
+  Session partial = load_session(session);
+  const size_t all = partial.records.size();
+  partial.records.erase(std::remove_if(partial.records.begin(), partial.records.end(),
+                                       [](const MeasurementRecord& p) { return p.spec.kernel == "tiled"; }),
+                        partial.records.end());
+  const size_t tiled = all - partial.records.size();
+  ASSERT_GE(tiled, 1u);
+  save_session(dir.file("partial.json"), partial, false);
+  auto part = ts_run(base + " --session " + dir.file("partial.json") + " 2>/dev/null");
+  ASSERT_EQ(part.code, 0) << part.output;
+  EXPECT_EQ(nlohmann::json::parse(part.output)["measured_now"].get<size_t>(), tiled);
+  // Text: the ranking, where each point comes from, and the line.
+  auto text = ts_run("run --backend cpu --size 48 --suggest-kernel --session " + session + " 2>&1");
+  ASSERT_EQ(text.code, 0) << text.output;
+  for (const char* want : {"FP32 rungs at 48 x 48 x 48 on CPU", "% cuBLAS", "(from the session)",
+                           "fastest here: ", "the fastest other kernel", "no cublas to compare"})
+    EXPECT_NE(text.output.find(want), std::string::npos) << want << "\n" << text.output;
+}
+
+// Bad input to --suggest-kernel is exit 2 with the reason, before anything is measured.
+TEST(Cli, SuggestKernelRefusesBadInputWithExit2) {
+  test::TempDir dir;
+  Session other =
+      Session::for_device(DeviceInfo{"cuda", "NVIDIA H100 80GB HBM3", "NVIDIA H100 80GB HBM3 (sm_90)"});
+  save_session(dir.file("h100.json"), other, false);
+  { std::ofstream(dir.file("taken.json")) << "{}"; }
+  { std::ofstream(dir.file("broken.json")) << "{not json"; }
+  const std::string cmd = "run --backend cpu --size 32 --samples 3 --suggest-kernel ";
+  struct Case {
+    std::string args, says;
+  };
+  const std::vector<Case> cases = {
+      {cmd + "--session " + dir.file("nowhere.json"), "nowhere.json"},
+      {cmd + "--session " + dir.file("broken.json"), "broken.json"},
+      {cmd + "--session " + dir.file("h100.json"), "holds points measured on NVIDIA H100 80GB HBM3"},
+      {cmd + "--session-out " + dir.file("taken.json"), "taken.json"},
+      {"run --backend cpu --size 4096 --suggest-kernel", "above the CPU backend's limit"},
+      {cmd + "--kernel wgmma_tf32", "wgmma_tf32"},
+      {cmd + "--suggest-tile", "choose one"},
+      {cmd + "--out " + dir.file("c.npy"), "--out and --profile go with one run"},
+      {"run --backend cpu --size 32 --session " + dir.file("h100.json"), "go with --suggest-kernel"},
+      {"run --backend cpu --size 32 --session-out " + dir.file("s.json"), "go with --suggest-kernel"},
+  };
+  for (const Case& c : cases) {
+    auto r = ts_run(c.args + " 2>&1");
+    EXPECT_EQ(r.code, 2) << c.args << "\n" << r.output;
+    EXPECT_NE(r.output.find(c.says), std::string::npos) << c.args << "\n" << r.output;
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir.file("s.json")));
+  EXPECT_FALSE(std::filesystem::exists(dir.file("c.npy")));
 }
 
 // [SECTION] issue 26: outputs checked before any work, text that is not UTF-8, SIGTERM in bench, small

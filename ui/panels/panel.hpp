@@ -59,8 +59,10 @@ bool needs_gpu_notice(AppState& s, FrameReport& out, const char* panel, const ch
 void spinner(const char* id, float radius, bool active);
 void help_marker(const char* text);
 // One line of text that never runs past the available width: elided with "..." and the whole text in a
-// tooltip when it does not fit. colour: nullptr for the default.
-void text_fit(const std::string& text, const ImVec4* colour = nullptr, float width = -1);
+// tooltip when it does not fit. colour: nullptr for the default. `hover`: more to show in the tooltip (below
+// the whole text where it was elided), shown whenever the line is hovered; returns whether it was.
+bool text_fit(const std::string& text, const ImVec4* colour = nullptr, float width = -1,
+              const std::function<void()>& hover = {});
 // A two-column table of facts: keys in the muted colour, as wide as the widest key (at most 45 % of the
 // panel); values wrap inside their column, so nothing is cut off however narrow the panel gets.
 bool begin_facts(const char* id, std::initializer_list<const char*> keys);

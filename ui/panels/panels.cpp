@@ -138,11 +138,13 @@ void help_marker(const char* text) {
   }
 }
 
-void text_fit(const std::string& text, const ImVec4* colour, float width) {
+bool text_fit(const std::string& text, const ImVec4* colour, float width,
+              const std::function<void()>& hover) {
   const float avail = width > 0 ? width : ImGui::GetContentRegionAvail().x;
   const float full = ImGui::CalcTextSize(text.c_str()).x;
   if (colour) ImGui::PushStyleColor(ImGuiCol_Text, *colour);
-  if (full <= avail) {
+  const bool elided = full > avail;
+  if (!elided) {
     ImGui::TextUnformatted(text.c_str());
   } else {
     // Keep as many characters as fit before "...", by bisection on the UTF-8-agnostic byte count (our text is
@@ -158,15 +160,20 @@ void text_fit(const std::string& text, const ImVec4* colour, float width) {
     }
     const std::string shown = text.substr(0, lo) + "...";
     ImGui::TextUnformatted(shown.c_str());
-    if (ImGui::IsItemHovered()) {
-      ImGui::BeginTooltip();
+  }
+  if (colour) ImGui::PopStyleColor();
+  const bool hovered = (elided || hover) && ImGui::IsItemHovered();
+  if (hovered) {
+    ImGui::BeginTooltip();
+    if (elided) {
       ImGui::PushTextWrapPos(ImGui::GetFontSize() * 40.0f);
       ImGui::TextUnformatted(text.c_str());
       ImGui::PopTextWrapPos();
-      ImGui::EndTooltip();
     }
+    if (hover) hover();
+    ImGui::EndTooltip();
   }
-  if (colour) ImGui::PopStyleColor();
+  return hovered;
 }
 
 bool begin_facts(const char* id, std::initializer_list<const char*> keys) {

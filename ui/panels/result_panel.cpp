@@ -8,6 +8,7 @@
 
 #include "core/plots/figure.hpp"
 #include "ui/panels/panel.hpp"
+#include "core/plots/rung_suggest.hpp"
 #include "core/plots/tile_suggest.hpp"
 #include "ui/theme.hpp"
 
@@ -21,6 +22,7 @@ class ResultPanel final : public Panel {
 
  protected:
   void draw_content(AppState& s, FrameReport& out) override {
+    out.rung_line = RungLineReport{};
     if (!s.result) {
       ImGui::TextDisabled("%s", s.busy() ? "running..." : "no result yet: press Run (Space)");
       return;
@@ -68,6 +70,7 @@ class ResultPanel final : public Panel {
         row("vs cuBLAS", "not measured: " + r.interleaved_note);
       }
       tile_row(s, r);
+      rung_row(s, r, out.rung_line);
       row("max abs err", fmt("%.3e", r.error.max_abs_err));
       row("max rel err", fmt("%.3e", r.error.max_rel_err));
       row("tolerance", fmt("%.3e", r.error.tolerance));
@@ -140,9 +143,99 @@ class ResultPanel final : public Panel {
     }
   }
 
+  // Which rung for this shape: the fastest kernel and tile of the ladder at this shape and the result's
+  // precision, from the session's points (rung_suggest.hpp). One line, cut short to the panel's width, the
+  // whole ranking on hover, and a button that measures the configurations not measured here yet.
+  void rung_row(AppState& s, const RunResult& r, RungLineReport& drawn) {
+    if (!r.timed) return;
+    const Session& session = s.sessions.current();
+    if (!m_rungs || m_rungs_serial != s.sessions_serial || m_rungs_spec != r.spec ||
+        m_rungs_device != session.device.name) {
+      m_rungs = rank_rungs(session, s.kernels(), r.spec.m, r.spec.n, r.spec.k, r.tf32);
+      m_rungs_serial = s.sessions_serial;
+      m_rungs_spec = r.spec;
+      m_rungs_device = session.device.name;
+    }
+    const RungRanking& g = *m_rungs;
+    if (g.configurations == 0) return;  // no rung of this precision runs here (TF32 on the CPU)
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    ImGui::TextDisabled("fastest rung");
+    ImGui::TableNextColumn();
+    const RungTiming* best = g.fastest();
+    const bool other = best && g.complete() && best->config.kernel != r.spec.kernel;
+    drawn.line = g.line();
+    const std::string body = g.body();  // after the key: "pipelined 256, 53.1 TFLOP/s, ..."
+    drawn.elided = ImGui::CalcTextSize(body.c_str()).x > ImGui::GetContentRegionAvail().x;
+    drawn.hovered = text_fit(body, other ? &palette().accent : nullptr, -1,
+                             [&] { drawn.hover_rows = ranking_tooltip(g, r.spec); });
+    const ImVec2 lo = ImGui::GetItemRectMin(), hi = ImGui::GetItemRectMax();
+    drawn.rect = {lo.x, lo.y, hi.x - lo.x, hi.y - lo.y};
+    if (g.missing.empty()) return;
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    ImGui::TableNextColumn();
+    ImGui::BeginDisabled(s.sweeping());
+    drawn.button = "Measure " + std::to_string(g.missing.size()) + " missing";
+    if (ImGui::SmallButton(drawn.button.c_str())) s.ask(rq::TimeRungs{rung_search_points(g, r.spec)});
+    ImGui::EndDisabled();
+    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+      ImGui::SetTooltip(
+          "Measure the %s rungs not measured at %lld x %lld x %lld yet (bench policy, like a sweep): %s",
+          g.tf32 ? "TF32" : "FP32", (long long)r.spec.m, (long long)r.spec.n, (long long)r.spec.k,
+          g.missing_text().c_str());
+  }
+
+  // The whole ranking, fastest first, then its margins and what is missing; returns the rows listed.
+  static int ranking_tooltip(const RungRanking& g, const ProblemSpec& at) {
+    ImGui::Text("%s rungs at %lld x %lld x %lld, against %s:", g.tf32 ? "TF32" : "FP32", (long long)at.m,
+                (long long)at.n, (long long)at.k, g.cublas.c_str());
+    int rows = 0;
+    if (!g.measured.empty() &&
+        ImGui::BeginTable("ranking", 7, ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_RowBg)) {
+      for (const char* h : {"kernel", "median", "IQR", "speed", "% cuBLAS", "noise", "stop"})
+        ImGui::TableSetupColumn(h);
+      ImGui::TableHeadersRow();
+      char b[64];
+      for (const RungTiming& t : g.measured) {
+        ImGui::TableNextRow();
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(rung_label(t.config).c_str());
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(format_ms(t.median_ms).c_str());
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(format_ms(t.p75_ms - t.p25_ms, "%.3g").c_str());
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(format_flops(t.tflops * 1e12).c_str());
+        ImGui::TableNextColumn();
+        std::snprintf(b, sizeof b, "%.1f %%", t.percent_of_cublas());
+        ImGui::TextUnformatted(t.cublas_ms > 0 ? b : "-");
+        ImGui::TableNextColumn();
+        std::snprintf(b, sizeof b, t.noise >= 0.1 ? "%.0f %%" : "%.2g %%", 100 * t.noise);
+        ImGui::TextUnformatted(b);
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(t.stop.c_str());
+        ++rows;
+      }
+      ImGui::EndTable();
+    }
+    ImGui::PushTextWrapPos(ImGui::GetFontSize() * 40.0f);
+    for (const std::string& note : g.notes()) {
+      ImGui::Bullet();
+      ImGui::SameLine();
+      ImGui::TextUnformatted(note.c_str());
+    }
+    ImGui::PopTextWrapPos();
+    return rows;
+  }
+
   std::optional<TileSuggestion> m_tiles;
   uint64_t m_tiles_serial = 0;
   ProblemSpec m_tiles_spec;
+  std::optional<RungRanking> m_rungs;
+  uint64_t m_rungs_serial = 0;
+  ProblemSpec m_rungs_spec;
+  std::string m_rungs_device;
 };
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <optional>
 
 #include "core/plots/figure.hpp"
 
@@ -23,6 +24,49 @@ std::string tile_list(const std::vector<int>& tiles) {
 }
 }  // namespace
 
+std::map<std::pair<std::string, int>, StandingPoint> standing_points(const Session& s, int64_t m, int64_t n,
+                                                                     int64_t k) {
+  struct Seen {
+    std::optional<size_t> failed, newest, newest_benchmarked;  // since the last failure, for the two
+  };
+  std::map<std::pair<std::string, int>, Seen> seen;
+  for (size_t i = 0; i < s.records.size(); ++i) {  // appended in the order measured
+    const MeasurementRecord& r = s.records[i];
+    if (r.spec.m != m || r.spec.n != n || r.spec.k != k || timed_cold(r)) continue;
+    Seen& c = seen[{r.spec.kernel, r.spec.tile}];
+    if (!r.error.passed) {  // timed or not (the bench policy does not time failures)
+      c = Seen{};
+      c.failed = i;
+      continue;
+    }
+    if (!r.timed || r.stats.count == 0 || !(r.stats.median > 0)) continue;
+    c.failed.reset();
+    c.newest = i;
+    if (benchmarked(r)) c.newest_benchmarked = i;
+  }
+  std::map<std::pair<std::string, int>, StandingPoint> out;
+  for (const auto& [config, c] : seen) {
+    if (c.failed)
+      out[config] = {*c.failed, true};
+    else if (c.newest)
+      out[config] = {c.newest_benchmarked ? *c.newest_benchmarked : *c.newest, false};
+  }
+  return out;
+}
+
+bool benchmarked(const RunRecord& r) {
+  return !r.stop.empty() && r.stop != to_string(StopReason::CountReached);
+}
+
+bool timed_cold(const RunRecord& r) {
+  return r.policy.find(", cold L2") != std::string::npos;  // MeasurePolicy::describe()
+}
+
+bool impossible_point(const RunRecord& r) {
+  (void)r;  // TODO(issue 30): return r.is_impossible() once the flag is on main
+  return false;
+}
+
 TileSuggestion suggest_tile(const Session& s, const KernelInfo& kernel, const ProblemSpec& spec) {
   TileSuggestion out;
   out.kernel = kernel.id;
@@ -31,24 +75,15 @@ TileSuggestion suggest_tile(const Session& s, const KernelInfo& kernel, const Pr
   out.k = spec.k;
   out.current_tile = spec.tile;
   if (kernel.tiles.empty()) return out;
-  std::map<int, const MeasurementRecord*> newest;
-  for (const MeasurementRecord& r : s.records) {  // appended in the order measured: the last one wins
-    if (r.spec.kernel != kernel.id || r.spec.m != spec.m || r.spec.n != spec.n || r.spec.k != spec.k)
-      continue;
-    // A verified, timed point; or a failed one (timed or not: the bench policy does not time failures).
-    const bool timed_ok = r.error.passed && r.timed && r.stats.count > 0 && r.stats.median > 0;
-    if (!timed_ok && r.error.passed) continue;
-    if (std::find(kernel.tiles.begin(), kernel.tiles.end(), r.spec.tile) == kernel.tiles.end()) continue;
-    newest[r.spec.tile] = &r;
-  }
+  const auto points = standing_points(s, spec.m, spec.n, spec.k);
   for (int t : kernel.tiles) {
-    const auto it = newest.find(t);
-    if (it == newest.end()) {
+    const auto it = points.find({kernel.id, t});
+    if (it == points.end()) {
       out.missing.push_back(t);
       continue;
     }
-    const MeasurementRecord& r = *it->second;
-    if (!r.error.passed) {
+    const MeasurementRecord& r = s.records[it->second.record];
+    if (it->second.failed) {
       out.failed.push_back(t);
       continue;
     }
