@@ -357,6 +357,7 @@ int cmd_bench(BenchArgs& a, const CLI::App& cmd) {
           (p.clocks_differ ? ", CLOCKS DIFFER " + ts::CsvWriter::num(p.sm_clock_median_mhz, "%.0f") + " / " +
                                  ts::CsvWriter::num(p.reference_clock_median_mhz, "%.0f") + " MHz"
                            : "");
+    if (!p.impossible.empty()) beside += "  IMPOSSIBLE: " + p.impossible;
     if (p.verified)
       std::fprintf(stderr, "[%d/%d] %-12s %-3d %lldx%lldx%lld  median %s  %s  %s%s%s\n", done, total,
                    p.kernel.c_str(), p.tile, (long long)p.m, (long long)p.n, (long long)p.k,

@@ -50,6 +50,7 @@ void print_result(const ts::RunResult& r) {
   else
     std::printf("SM clock   %s\n", r.clock.note.empty() ? "not recorded" : r.clock.note.c_str());
   if (r.timed) std::printf("speed      %s\n", ts::format_flops(r.tflops() * 1e12).c_str());
+  if (r.is_impossible()) std::printf("IMPOSSIBLE %s: not a record\n", r.impossible.c_str());
   std::printf("error      max abs %.3e, max rel %.3e, tolerance %.3e (vs %s)\n", r.error.max_abs_err,
               r.error.max_rel_err, r.error.tolerance, r.reference.c_str());
   if (!r.error.passed)

@@ -118,6 +118,7 @@ class CudaBackend final : public Backend {
     ud.max_threads_per_block = p.maxThreadsPerBlock;
     ud.max_smem_per_block_optin = attr(cudaDevAttrMaxSharedMemoryPerBlockOptin);
     ud.regs_per_block = p.regsPerBlock;
+    ud.info = d;
     m_user = std::make_unique<UserRunner>(ud);
     m_workshop = std::make_unique<NvrtcWorkshop>(device, m_sm);
   }
@@ -252,6 +253,7 @@ class CudaBackend final : public Backend {
     facts.tf32 = entry->info.tf32;
     facts.peak_tflops = entry->info.tf32 ? m_info.peak_tf32_tflops : m_info.peak_fp32_tflops;
     facts.clock_mhz = m_clock_mhz;
+    facts.device_info = m_info;
     if (const KernelEntry* ref = reference_entry(*entry)) facts.reference_kernel = ref->info.id;
     return run_pipeline(req, policy, facts, mats, launcher, cancel);
   }

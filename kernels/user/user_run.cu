@@ -247,6 +247,7 @@ RunResult UserRunner::run(const RunRequest& req, const UserKernel& k, void* stre
   facts.tf32 = k.spec().tf32;
   facts.peak_tflops = k.spec().tf32 ? m_dev.peak_tf32_tflops : m_dev.peak_fp32_tflops;
   facts.clock_mhz = m_dev.clock_mhz;
+  facts.device_info = m_dev.info;
   facts.note = memcheck_note;
   return run_pipeline(req, policy, facts, mats, launcher, cancel);
 }

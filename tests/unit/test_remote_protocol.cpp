@@ -113,6 +113,7 @@ TEST(RemoteProtocol, ValuesSurviveTheTrip) {
   EXPECT_EQ(d.result.error.worst_row, 17);
   EXPECT_TRUE(d.result.error.passed);
   EXPECT_EQ(d.result.interleaved.samples_ms, want.interleaved.samples_ms);
+  EXPECT_EQ(d.result.impossible, want.impossible);  // the engine's verdict, not made again by the window
   ASSERT_TRUE(d.result.occupancy);
   EXPECT_EQ(d.result.occupancy->limiter, "threads");
   ASSERT_EQ(d.result.occupancy_by_tile.size(), 2u);

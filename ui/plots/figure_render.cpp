@@ -210,6 +210,9 @@ FigureWritten write_figure(const FigureJob& job, const fs::path& dir) {
         return out;
       };
       if (!w.report.panels.empty()) j["render"]["panel_areas"] = areas(w.report.panels);
+      // Each plot's axis limits as drawn (x_lo, x_hi, y_lo, y_hi; the first is plot_area's), so that a reader
+      // can find a value's pixel.
+      if (!w.report.limits.empty()) j["render"]["limits"] = w.report.limits;
       if (job.animation) {
         const FigureAnimation& an = *job.animation;
         const Rect& fa = frame_report.area;

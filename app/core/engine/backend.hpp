@@ -172,11 +172,16 @@ struct RunRecord {
   // "CPU backend: no cuBLAS").
   InterleavedReference interleaved;
   std::string interleaved_note;
+  // Why the median time cannot be right on this device (core/engine/impossible.hpp: above the compute roof
+  // of its precision, or under the DRAM floor), or empty. A flagged point is drawn apart and never counted as
+  // a record or the best point.
+  std::string impossible;
   std::string date;  // UTC, ISO 8601, when the point was measured
 
   double median_ms() const { return stats.median; }
   double tflops() const;                                   // of the median (0: not timed)
   double noise() const { return relative_stddev(stats); }  // stddev / mean of the samples
+  bool is_impossible() const { return !impossible.empty(); }
   // The cuBLAS time "% of cuBLAS" divides: the interleaved reference's median where there is one, else
   // reference_ms (0: neither).
   double cublas_ms() const { return interleaved.measured() ? interleaved.stats.median : reference_ms; }

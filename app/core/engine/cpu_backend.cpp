@@ -173,6 +173,7 @@ RunResult CpuBackend::run(const RunRequest& in, const CancelToken& cancel) {
   facts.device = device_name();
   facts.reference = "CPU reference (float64 accumulation)";
   facts.tf32 = k->tf32;
+  facts.device_info = device_info();  // no roofs: nothing is flagged impossible here
   HostRun run(*k, req.spec);
   return run_pipeline(req, policy, facts, run, run, cancel);
 }

@@ -1,5 +1,7 @@
 #include "core/engine/engine.hpp"
 
+#include "core/engine/impossible.hpp"
+
 namespace ts {
 
 std::string unwritten_note(int64_t unwritten, int64_t elements) {
@@ -48,6 +50,9 @@ RunResult run_pipeline(const RunRequest& req, const MeasurePolicy& policy, const
     r.date = utc_now();
   }
   r.peak_tflops = facts.peak_tflops;
+  // A time faster than the device can go: flagged, with the reason (never plotted or chosen as a record).
+  if (r.timed && r.stats.count > 0)
+    r.impossible = impossible_reason(s, r.tf32, r.median_ms(), facts.device_info);
   launcher.describe_launch(r);
 
   // [SECTION] What the window keeps, and the profile.

@@ -70,6 +70,8 @@ struct RunFacts {
   double clock_mhz = 0;          // the device's maximum SM clock (0: none)
   std::string reference_kernel;  // the interleaved reference's id, when the launcher times one
   std::string note;              // said of this run before it started (a memcheck guard's verdict)
+  // The device's roofs, for the impossible-point rule (impossible.hpp); peaks 0 (the CPU backend): none.
+  DeviceInfo device_info;
 };
 
 // The run: every phase above, in order. Throws what the matrices or the launcher throw (ValidationError,

@@ -64,6 +64,7 @@ BenchPoint bench_point(const MeasurementRecord& r, double peak) {
   if (!r.error.passed) p.error = std::to_string(r.error.bad_elements) + " elements over the tolerance";
   p.stop = r.timed ? r.stop : "not timed";
   p.date = r.date;
+  p.impossible = r.impossible;
   if (r.timed) {
     p.stats = r.stats;
     p.noise = r.noise();
@@ -147,7 +148,8 @@ void relate_to_cublas(std::vector<BenchPoint>& points) {
     }
     const char* ref = p.tf32 ? "cublas_tf32" : "cublas";
     for (const auto& q : points)
-      if (q.kernel == ref && q.m == p.m && q.n == p.n && q.k == p.k && q.verified && q.stats.median > 0) {
+      if (q.kernel == ref && q.m == p.m && q.n == p.n && q.k == p.k && q.verified && q.stats.median > 0 &&
+          (q.impossible.empty() || &q == &p)) {  // an impossible cuBLAS time is no one's reference
         p.pct_cublas = 100.0 * q.stats.median / p.stats.median;
         p.pct_cublas_from = &q == &p ? "itself" : "separate";
       }
@@ -204,7 +206,7 @@ std::string format_csv(const BenchMeta& m, const std::vector<BenchPoint>& pts) {
         "cublas_samples,cublas_median_ms,cublas_iqr_ms,sm_clock_min_mhz,sm_clock_median_mhz,sm_clock_max_mhz,"
         "cublas_sm_clock_min_mhz,cublas_sm_clock_median_mhz,cublas_sm_clock_max_mhz,clocks_differ,throttled,"
         "throttle_reasons,cublas_throttled,cublas_throttle_reasons,cublas_note,error,blocks_per_sm,waves,"
-        "intensity_est,date\n";
+        "intensity_est,date,impossible\n";
   for (const auto& p : pts) {
     const bool ref = p.reference_samples > 0;
     auto if_ref = [&](const char* f, double v) { return ref ? fmt(f, v) : std::string(); };
@@ -225,7 +227,7 @@ std::string format_csv(const BenchMeta& m, const std::vector<BenchPoint>& pts) {
        << csv_field(p.throttle_reasons) << "," << (ref ? (p.reference_throttled ? "yes" : "no") : "") << ","
        << csv_field(p.reference_throttle_reasons) << "," << csv_field(p.reference_note) << ","
        << csv_field(p.error) << "," << p.blocks_per_sm << "," << fmt("%.4f", p.waves) << ","
-       << fmt("%.4g", p.intensity) << "," << csv_field(p.date) << "\n";
+       << fmt("%.4g", p.intensity) << "," << csv_field(p.date) << "," << csv_field(p.impossible) << "\n";
   }
   return os.str();
 }
@@ -293,6 +295,7 @@ std::string format_json(const BenchMeta& m, const std::vector<BenchPoint>& pts) 
                         {"waves", p.waves},
                         {"intensity_est", p.intensity},
                         {"date", p.date}};
+    q["impossible"] = p.impossible.empty() ? nlohmann::json(nullptr) : nlohmann::json(p.impossible);
     q["pct_cublas"] = p.pct_cublas >= 0 ? nlohmann::json(p.pct_cublas) : nlohmann::json(nullptr);
     q["pct_cublas_from"] =
         p.pct_cublas_from.empty() ? nlohmann::json(nullptr) : nlohmann::json(p.pct_cublas_from);
@@ -365,6 +368,7 @@ std::string format_markdown(const BenchMeta& m, const std::vector<BenchPoint>& p
         "SM MHz | cuBLAS SM MHz | check |\n";
   os << "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   bool any_separate = false, any_differ = false;
+  std::vector<std::string> impossible;  // "kernel tile at shape: why", in table order
   // Points without an interleaved reference, grouped by the reason (in the order first seen).
   std::vector<std::pair<std::string, std::string>> notes;
   for (const auto& p : pts) {
@@ -392,7 +396,16 @@ std::string format_markdown(const BenchMeta& m, const std::vector<BenchPoint>& p
     } else {
       os << "- | - | 0 | - | - | - | - | - | - | ";
     }
-    os << (p.verified ? "ok" : ("FAIL: " + p.error)) << " |\n";
+    if (!p.verified)
+      os << "FAIL: " << p.error;
+    else if (!p.impossible.empty())
+      os << "IMPOSSIBLE (" << impossible.size() + 1 << ")";
+    else
+      os << "ok";
+    os << " |\n";
+    if (p.verified && !p.impossible.empty())
+      impossible.push_back(p.kernel + (p.tile ? " " + std::to_string(p.tile) : "") + " at " + shape_str(p) +
+                           ": " + p.impossible);
     if (p.stats.count && p.reference_samples == 0 && !p.reference_note.empty() &&
         p.pct_cublas_from != "itself") {
       auto it = std::find_if(notes.begin(), notes.end(),
@@ -404,7 +417,9 @@ std::string format_markdown(const BenchMeta& m, const std::vector<BenchPoint>& p
         it->second += ", " + who;
     }
   }
-  if (any_separate || any_differ || !notes.empty()) os << "\n";
+  if (any_separate || any_differ || !notes.empty() || !impossible.empty()) os << "\n";
+  for (size_t i = 0; i < impossible.size(); ++i)
+    os << "IMPOSSIBLE (" << i + 1 << "), not a record: " << impossible[i] << ".\n";
   if (any_separate)
     os << "(separate run): no cuBLAS was timed between this kernel's samples; % cuBLAS compares it with the "
           "cuBLAS point of the same shape, measured on its own before or after it.\n";

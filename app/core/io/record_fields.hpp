@@ -167,6 +167,7 @@ void record_fields(Io& io, M& r) {
   io.number("reference_ms", r.reference_ms, 0, kMaxTimeMs);
   io.optional_object("interleaved_reference",  // older files have none
                      [&](auto& o) { interleaved_fields(o, r.interleaved, r.interleaved_note); });
+  io.optional_text("impossible", r.impossible);  // older files: "" (not checked)
   io.text("date", r.date);
   io.text("tilescope", r.program_version);
   io.text("commit", r.commit);

@@ -518,6 +518,8 @@ nlohmann::json result_to_json(const RunResult& r) {
             {"worst_row", r.error.worst_row},
             {"worst_col", r.error.worst_col},
             {"note", r.note},
+            // why the time cannot be right (null: it can): impossible.hpp
+            {"impossible", r.is_impossible() ? nlohmann::json(r.impossible) : nlohmann::json(nullptr)},
             {"date", r.date}});
   return j;
 }

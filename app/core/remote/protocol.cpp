@@ -234,6 +234,7 @@ void result_fields(Io& io, R& r) {
   io.integer("blocks_per_tile", r.blocks_per_tile, 1, 1 << 20);
   io.number("reference_ms", r.reference_ms, 0, io::kMaxTimeMs);
   io.object("interleaved", [&](auto& o) { io::interleaved_fields(o, r.interleaved, r.interleaved_note); });
+  io.text("impossible", r.impossible, 1 << 16);
   io.text("date", r.date, 256);
   // What RunResult adds.
   io.text("reference", r.reference, 4096);
