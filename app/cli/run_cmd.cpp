@@ -238,6 +238,7 @@ int cmd_run(RunArgs& a, const CLI::App& cmd) {
                        {"samples", m.samples}});
     j["tile_suggestion"] = {{"measured", tiles},
                             {"failed_verification", t.failed},
+                            {"impossible", t.impossible},
                             {"not_measured", refused},
                             {"fastest", t.fastest ? nlohmann::json(*t.fastest) : nlohmann::json()},
                             {"speedup_over_chosen", t.speedup},
