@@ -16,6 +16,7 @@ struct RunArgs {
   ProblemArgs problem;
   std::string out, samples, trace_csv, trace_json;  // samples "": the backend's default policy
   bool json = false, force = false, profile = false, suggest = false, sanitize = false;
+  bool changing_inputs = false;  // also time on inputs that change between samples (MeasurePolicy)
 };
 
 void add_run_options(CLI::App* cmd, RunArgs& a);

@@ -465,7 +465,7 @@ TEST(Session, ADeeplyNestedOrSwollenFileIsRefusedWhileParsedWithoutBuildingIt) {
   };
   for (const Repeated& c : {
            Repeated{"wide.json", "{\"format\":\"tilescope-session\",\"records\":[{\"samples_ms\":[", "0,",
-                    1000000, "0]}]}", "record 1 holds more than 201000 values"},
+                    1000000, "0]}]}", "record 1 holds more than 301000 values"},
            Repeated{"junk.json", "{\"format\":\"tilescope-session\",\"junk\":[", "{},", 1000000, "{}]}",
                     "outside its records hold more than 10000 values"},
            Repeated{"many.json", "{\"format\":\"tilescope-session\",\"records\":[", "{},", 200000, "{}]}",

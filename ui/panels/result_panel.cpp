@@ -59,6 +59,17 @@ class ResultPanel final : public Panel {
       row("samples", fmt("%zu launches", r.samples_ms.size()));
       row("throughput", format_flops(r.tflops() * 1e12) + (r.is_impossible() ? " (impossible)" : ""),
           r.is_impossible() ? &palette().warn : nullptr);
+      if (r.changing.sets > 0) {  // the timing on inputs that change between samples, and what C showed
+        const ChangingInputs& x = r.changing;
+        if (x.measured())
+          row("changing", fmt("inputs changed between samples: median %s over %d launches on %d sets of A "
+                              "and B (%.2fx the "
+                              "fixed inputs' time)",
+                              format_ms(x.stats.median).c_str(), x.stats.count, x.sets,
+                              r.median_ms() > 0 ? x.stats.median / r.median_ms() : 0.0));
+        row(x.measured() ? "" : "changing", (x.passed ? "PASS: " : "FAIL: ") + x.verdict,
+            x.passed ? nullptr : &palette().bad);
+      }
       if (r.cublas_interleaved()) {
         const InterleavedReference& ref = r.interleaved;
         const bool differ = clocks_differ(r.clock, ref.clock);

@@ -69,7 +69,7 @@ std::string MeasurePolicy::describe() const {
                   "s%s",
                   name.c_str(), warmup_launches, warmup_seconds, min_samples, min_seconds, 100 * max_noise,
                   max_seconds, cold_l2 ? ", cold L2" : "");
-  return b;
+  return changing_inputs ? std::string(b) + ", changing inputs" : std::string(b);
 }
 
 void validate_policy(const MeasurePolicy& p) {
@@ -220,6 +220,32 @@ Measurement measure(const MeasurePolicy& p, const MeasureHooks& h, const CancelT
     m.reference_noise = noise(m.reference_samples_ms);
   }
   m.frames_drawn = TimingGate::instance().frames() - frames0;
+  return m;
+}
+
+Measurement measure_changing(const MeasurePolicy& p, const MeasureHooks& hooks,
+                             const std::function<void(int)>& use, int sets, const CancelToken& cancel) {
+  MeasurePolicy q = p;
+  q.interleave_reference = false;
+  int64_t launches = 0;
+  int last = 0;
+  auto next = [&] {
+    last = changing_input_set(launches++, sets);
+    use(last);
+  };
+  MeasureHooks h;
+  h.untimed = [&] {
+    next();
+    hooks.untimed();
+  };
+  h.timed = [&] {
+    next();
+    return hooks.timed();
+  };
+  h.flush = hooks.flush;
+  h.clock = hooks.clock;
+  Measurement m = measure(q, h, cancel, 0);
+  m.last_input_set = last;
   return m;
 }
 

@@ -91,6 +91,12 @@ struct BenchPoint {
   // Why the time cannot be right (RunRecord::impossible: above the compute roof or under the DRAM floor), or
   // empty. Such a point is no ratio's reference, and the tables say so beside it.
   std::string impossible;
+  // The timing on inputs that change between samples (MeasurePolicy::changing_inputs; samples 0: not asked),
+  // and whether C matched their reference (the verdict in words).
+  int changing_sets = 0, changing_samples = 0;
+  double changing_median_ms = 0, changing_iqr_ms = 0;
+  bool changing_passed = true;
+  std::string changing_verdict;
   std::string date;
 };
 // A measured point as a table row; `peak_tflops` at the kernel's precision (0: unknown). A run and the

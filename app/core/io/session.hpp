@@ -31,10 +31,11 @@ inline constexpr int kSessionFormat = 1;
 inline constexpr int64_t kMaxSessionBytes = int64_t(64) << 20;  // a session file larger than this is refused
 inline constexpr int kMaxSessionRecords = 100000;
 inline constexpr int kMaxRecordSamples = 100000;
-// Reading is bounded by these too (a session nests 5 levels; a record holds about 80 values besides its
-// samples): past them a file is refused while it is parsed, before more of it is held in memory.
+// Reading is bounded by these too (a session nests 5 levels; a record holds about 90 values besides its
+// samples, its interleaved reference's and its changing-input timing's): past them a file is refused while it
+// is parsed, before more of it is held in memory.
 inline constexpr int kMaxSessionDepth = 16;
-inline constexpr int64_t kMaxRecordValues = 2 * int64_t(kMaxRecordSamples) + 1000;
+inline constexpr int64_t kMaxRecordValues = 3 * int64_t(kMaxRecordSamples) + 1000;
 inline constexpr int64_t kMaxHeaderValues = 10000;
 
 // One measured point: the run's record (RunRecord: its sources), with the launch's occupancy and the

@@ -37,8 +37,8 @@ using wire::ProtocolError;
 
 inline constexpr uint32_t kMagic = 0x4e455354;  // "TSEN" in little-endian bytes
 // 2: a person's kernels (the workshop's messages); 3: tile geometry and the trace's k_step; 4: a result's
-// impossible flag
-inline constexpr uint16_t kProtocol = 4;
+// impossible flag; 5: the policy's changing inputs and a result's timing on them
+inline constexpr uint16_t kProtocol = 5;
 inline constexpr uint32_t kMaxPayload = 64u << 20;
 inline constexpr size_t kHeaderBytes = 20;
 inline constexpr int64_t kPartElements = int64_t(4) << 20;  // floats per MatrixPart (16 MiB uncompressed)
