@@ -320,6 +320,8 @@ FigureJob figure_job(AppState& s, const FigureRequest& r) {
       job.data = timings_figure(d, figure_meta_of(s, r.plot, d.records));
       job.subtitle =
           "x: " + d.axis_label + "; each run a point, the line through the newest run at each size";
+      if (d.impossible > 0)
+        job.subtitle += "; hollow red: impossible, faster than the device can go (not a record)";
       if (!d.marks.marks.empty())
         job.subtitle += "; wave marks of " + d.marks.config.label() + ": " + d.marks.source;
       else if (!d.marks.note.empty())
