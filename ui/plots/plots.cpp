@@ -215,7 +215,12 @@ std::string point_tooltip(const TimingsCurve& c, const ScalingPoint& p, const Ti
   if (p.frames_drawn > 0)
     t += "\nthe window drew " + std::to_string(p.frames_drawn) +
          " frames while it was timed (at most 4 a second: drawing shares the GPU)";
-  if (!p.impossible.empty()) t += "\nIMPOSSIBLE, not a record: " + p.impossible;
+  if (!p.impossible.empty()) {  // on lines of their own: the figures, then what they mean
+    std::string why = p.impossible;
+    if (const size_t at = why.find(": the timing cannot be right"); at != std::string::npos)
+      why.replace(at, 2, ":\n");
+    t += "\nIMPOSSIBLE, not a record: " + why;
+  }
   return t;
 }
 
