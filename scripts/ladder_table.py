@@ -5,7 +5,9 @@ One row per kernel and tile (in the order the bench ran them), one column per sh
 of the cuBLAS of the same precision timed between the kernel's own samples (the interleaved reference: its
 median against the kernel's). Bold: the best rung of each precision at each shape. `*`: NVML reported a power or
 thermal limit during the point (the kernel's samples or its interleaved cuBLAS's). cuBLAS rows: cuBLAS's own
-points. A point that failed verification reads FAIL, one that was verified but not timed reads "not timed".
+points. A point that failed verification reads FAIL, one that was verified but not timed reads "not timed", one
+whose time cannot be right (faster than the device's compute roof or DRAM floor: the record's "impossible") reads
+IMPOSSIBLE and is never the best.
 
 Usage: scripts/ladder_table.py SESSION.json > table.md
 """
@@ -54,7 +56,7 @@ def main(path):
     # The best rung of each precision at each shape (cuBLAS aside): the highest TFLOP/s that passed.
     best = {}
     for (key, s), r in cells.items():
-        if is_reference(r) or not r.get("passed") or not r.get("timed", True):
+        if is_reference(r) or not r.get("passed") or not r.get("timed", True) or r.get("impossible"):
             continue
         group = (bool(r.get("tf32")), s)
         if group not in best or r["tflops"] > cells[best[group]]["tflops"]:
@@ -72,6 +74,9 @@ def main(path):
                 continue
             if not r.get("timed", True):
                 line.append("not timed")
+                continue
+            if r.get("impossible"):
+                line.append(f"IMPOSSIBLE ({r['tflops']:.1f})")
                 continue
             text = f"{r['tflops']:.1f}"
             p = None if is_reference(r) else percent(r)

@@ -121,6 +121,13 @@ inline RunResult sample_result() {
   r.interleaved.kernel = "cublas";
   r.interleaved.samples_ms = {0.4, 0.41, 0.42};
   r.interleaved.stats = summarize(r.interleaved.samples_ms);
+  r.impossible = "61.2 TFLOP/s is above the FP32 peak of NVIDIA H100 80GB HBM3, 59.3 TFLOP/s at 1980 MHz";
+  r.changing.sets = 3;
+  r.changing.samples_ms = {0.53, 0.52};
+  r.changing.stats = summarize(r.changing.samples_ms);
+  r.changing.stop = "samples taken";
+  r.changing.passed = false;
+  r.changing.verdict = "C did not change when A and B did: the kernel returned an earlier answer";
   r.date = "2026-11-27T04:00:00Z";
   r.reference = "cuBLAS SGEMM";
   r.warmups = 3;
@@ -165,6 +172,7 @@ inline std::vector<remote::Frame> sample_frames() {
   RunMsg run;
   run.request.spec = ProblemSpec{64, 32, 16, "tiled", 8, InputKind::File, 1};
   run.request.policy = MeasurePolicy::fixed(5, 1);
+  run.request.policy->changing_inputs = true;
   run.request.keep_store = true;
   run.request.profile = true;
   run.given_inputs = true;

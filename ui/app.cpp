@@ -374,6 +374,11 @@ RunRequest App::request_for(const ProblemSpec& spec) const {
   req.keep_store = true;
   req.profile = true;
   req.memcheck_new_builds = m_state.settings.memcheck_new_builds;
+  if (m_state.settings.changing_inputs) {  // the device's own policy, with changing inputs
+    MeasurePolicy p = current_engine().backend->default_policy();
+    p.changing_inputs = true;
+    req.policy = p;
+  }
   return req;
 }
 
@@ -659,8 +664,9 @@ void App::handle_sessions() {
 // into the session: 2000 per point keep a long sweep's file small (a fast kernel's 0.5 s would otherwise be
 // 50000 samples), and pin the median to well under its IQR.
 MeasurePolicy App::sweep_policy(bool quick, const Backend& backend) {
-  if (quick) return backend.default_policy();
-  MeasurePolicy policy = backend.bench_policy();
+  MeasurePolicy policy = quick ? backend.default_policy() : backend.bench_policy();
+  policy.changing_inputs = m_state.settings.changing_inputs;
+  if (quick) return policy;
   policy.min_seconds = m_state.sweep_min_s;
   policy.max_seconds = m_state.sweep_max_s;
   policy.max_samples = std::min(policy.max_samples, int(AppState::kWindowSweepMaxSamples));

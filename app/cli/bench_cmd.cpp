@@ -122,6 +122,10 @@ void add_bench_options(CLI::App* cmd, BenchArgs& a) {
   cmd->add_option("--out", a.out, "write the table here instead of standard output");
   cmd->add_flag("--force", a.force, "replace an existing --out / --session-out file (a regular file only)");
   cmd->add_flag("--cold", a.cold, "flush the L2 cache before every sample");
+  cmd->add_flag("--changing-inputs", a.changing_inputs,
+                "also time every point on inputs that change between samples (3 sets of A and B, switched "
+                "outside the timing) and check C against their reference: a kernel that caches its answer "
+                "fails; the tables carry both timings");
   cmd->add_option("--min-samples", a.min_samples,
                   "at least this many samples per point (default: 10 on a GPU, 20 on the CPU)");
   cmd->add_option("--max-samples", a.max_samples,
@@ -175,6 +179,7 @@ int cmd_bench(BenchArgs& a, const CLI::App& cmd) {
     if (!a.max_time.empty()) p.max_seconds = parse_positive(a.max_time, "--max-time");
     if (a.min_samples.empty()) p.min_samples = std::min(p.min_samples, p.max_samples);  // a cap given alone
     p.cold_l2 = a.cold;
+    p.changing_inputs = a.changing_inputs;
     ts::validate_policy(p);
     return p;
   };
@@ -358,7 +363,15 @@ int cmd_bench(BenchArgs& a, const CLI::App& cmd) {
           (p.clocks_differ ? ", CLOCKS DIFFER " + ts::CsvWriter::num(p.sm_clock_median_mhz, "%.0f") + " / " +
                                  ts::CsvWriter::num(p.reference_clock_median_mhz, "%.0f") + " MHz"
                            : "");
-    if (p.verified)
+    if (!p.impossible.empty()) beside += "  IMPOSSIBLE: " + p.impossible;
+    if (p.changing_samples > 0)
+      beside +=
+          "  changing inputs " + ts::format_ms(p.changing_median_ms) + (p.changing_passed ? "" : " FAIL");
+    if (!p.verified && p.stats.count > 0)  // timed, then failed on the changing inputs
+      std::fprintf(stderr, "[%d/%d] %-12s %-3d %lldx%lldx%lld  median %s  FAILED: %s\n", done, total,
+                   p.kernel.c_str(), p.tile, (long long)p.m, (long long)p.n, (long long)p.k,
+                   ts::format_ms(p.stats.median).c_str(), p.error.c_str());
+    else if (p.verified)
       std::fprintf(stderr, "[%d/%d] %-12s %-3d %lldx%lldx%lld  median %s  %s  %s%s%s\n", done, total,
                    p.kernel.c_str(), p.tile, (long long)p.m, (long long)p.n, (long long)p.k,
                    ts::format_ms(p.stats.median).c_str(), ts::format_flops(p.tflops * 1e12).c_str(),

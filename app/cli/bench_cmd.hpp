@@ -27,6 +27,7 @@ struct BenchArgs {
   // nvbench-style one, or the CPU's, which a shared CPU can meet).
   std::string min_samples, max_samples, min_time, max_noise, max_time;
   bool cold = false, force = false;
+  bool changing_inputs = false;  // also time every point on inputs that change between samples
 };
 
 void add_bench_options(CLI::App* cmd, BenchArgs& a);

@@ -52,6 +52,17 @@ void print_result(const ts::RunResult& r) {
   else
     std::printf("SM clock   %s\n", r.clock.note.empty() ? "not recorded" : r.clock.note.c_str());
   if (r.timed) std::printf("speed      %s\n", ts::format_flops(r.tflops() * 1e12).c_str());
+  if (r.is_impossible()) std::printf("IMPOSSIBLE %s: not a record\n", r.impossible.c_str());
+  if (r.changing.sets > 0) {  // the timing on changing inputs, beside the one on the run's own A and B
+    const ts::ChangingInputs& x = r.changing;
+    if (x.measured())
+      std::printf(
+          "changing   median %s over %d launches on %d input sets switched between samples (fixed "
+          "inputs: %s, %.2fx)\n",
+          ts::format_ms(x.stats.median).c_str(), x.stats.count, x.sets, ts::format_ms(r.median_ms()).c_str(),
+          r.median_ms() > 0 ? x.stats.median / r.median_ms() : 0.0);
+    std::printf("           %s: %s\n", x.passed ? "PASS" : "FAIL", x.verdict.c_str());
+  }
   std::printf("error      max abs %.3e, max rel %.3e, tolerance %.3e (vs %s)\n", r.error.max_abs_err,
               r.error.max_rel_err, r.error.tolerance, r.reference.c_str());
   if (!r.error.passed)
@@ -305,6 +316,10 @@ void add_run_options(CLI::App* cmd, RunArgs& a) {
                   "or --session-out); only what it lacks at this shape is measured");
   cmd->add_option("--session-out", a.session_out,
                   "with --suggest-kernel: write the points (--session's and the new ones) as a session");
+  cmd->add_flag("--changing-inputs", a.changing_inputs,
+                "also time the kernel on inputs that change between samples (3 sets of A and B, switched "
+                "outside the timing) and check C against their reference: a kernel that caches its answer "
+                "fails; prints both timings");
   cmd->add_flag("--profile", a.profile, "GPU: also print occupancy and a traced launch's tile schedule");
   cmd->add_option("--trace-csv", a.trace_csv,
                   "with --profile: write the tile schedule (one row per tile) here");
@@ -326,6 +341,8 @@ int cmd_run(RunArgs& a, const CLI::App& cmd) {
     fixed_samples = int(ts::parse_dim(a.samples, "--samples"));
     if (fixed_samples > 100000) throw ts::ValidationError("--samples = " + a.samples + " is above 100000");
   }
+  if (a.changing_inputs && a.sanitize)
+    throw ts::ValidationError("--changing-inputs times the kernel and --sanitize does not: choose one");
   ts::check_output_path(a.out, replace_if(a.force), "--out");
   if (!a.trace_csv.empty() && !a.profile) throw ts::ValidationError("--trace-csv needs --profile");
   ts::check_output_path(a.trace_csv, replace_if(a.force), "--trace-csv");
@@ -370,6 +387,10 @@ int cmd_run(RunArgs& a, const CLI::App& cmd) {
     p.min_samples = p.max_samples = fixed_samples;
     p.max_seconds = 60;
     req.policy = p;
+  }
+  if (a.changing_inputs) {
+    if (!req.policy) req.policy = backend->default_policy();
+    req.policy->changing_inputs = true;
   }
   if (a.suggest_kernel) return suggest_kernel(a, backend, req, std::move(given));
   req.keep_output = !a.out.empty();
@@ -436,6 +457,7 @@ int cmd_run(RunArgs& a, const CLI::App& cmd) {
                        {"samples", m.samples}});
     j["tile_suggestion"] = {{"measured", tiles},
                             {"failed_verification", t.failed},
+                            {"impossible", t.impossible},
                             {"not_measured", refused},
                             {"fastest", t.fastest ? nlohmann::json(*t.fastest) : nlohmann::json()},
                             {"speedup_over_chosen", t.speedup},

@@ -19,6 +19,7 @@ struct RunArgs {
   std::string session, session_out;                 // --suggest-kernel: points read first, all points written
   bool json = false, force = false, profile = false, suggest = false, sanitize = false;
   bool suggest_kernel = false;
+  bool changing_inputs = false;  // also time on inputs that change between samples (MeasurePolicy)
 };
 
 void add_run_options(CLI::App* cmd, RunArgs& a);

@@ -118,6 +118,7 @@ class CudaBackend final : public Backend {
     ud.max_threads_per_block = p.maxThreadsPerBlock;
     ud.max_smem_per_block_optin = attr(cudaDevAttrMaxSharedMemoryPerBlockOptin);
     ud.regs_per_block = p.regsPerBlock;
+    ud.info = d;
     m_user = std::make_unique<UserRunner>(ud);
     m_workshop = std::make_unique<NvrtcWorkshop>(device, m_sm);
   }
@@ -188,6 +189,10 @@ class CudaBackend final : public Backend {
     // The L2 flush buffer of a cold-cache policy; a person's kernel also needs the worker's own A and B.
     if (req.policy && req.policy->cold_l2) need.l2_flush = 2.0 * double(m_info.l2_bytes);
     if (user) need.worker_copies = 4.0 * (double(s.m) * double(s.k) + double(s.k) * double(s.n));
+    // Changing inputs: the other input sets (and the worker's copies of them); C's copy takes C - ref's room.
+    if (req.policy && req.policy->changing_inputs)
+      need.input_sets = (MeasurePolicy::kChangingInputSets - 1) * 4.0 *
+                        (double(s.m) * double(s.k) + double(s.k) * double(s.n)) * (user ? 2 : 1);
     if (e) {  // the built-in kernel's launch at this shape and tile (a person's is checked below)
       LaunchQuery q;
       q.offline = true;
@@ -253,6 +258,7 @@ class CudaBackend final : public Backend {
     facts.tf32 = entry->info.tf32;
     facts.peak_tflops = entry->info.tf32 ? m_info.peak_tf32_tflops : m_info.peak_fp32_tflops;
     facts.clock_mhz = m_clock_mhz;
+    facts.device_info = m_info;
     if (const KernelEntry* ref = reference_entry(*entry)) facts.reference_kernel = ref->info.id;
     return run_pipeline(req, policy, facts, mats, launcher, cancel);
   }
@@ -326,6 +332,36 @@ class CudaBackend final : public Backend {
         h.reference_clock = h.clock;
       }
       return ts::measure(policy, h, cancel, 1);
+    }
+
+    // Changing inputs: A and B of each launch's set in its arguments (the launch itself as measure()'s).
+    Measurement measure_changing(const MeasurePolicy& policy, int sets, const CancelToken& cancel) override {
+      StreamTimer timer(m_st);
+      DeviceBuffer<char> flush(policy.cold_l2 ? size_t(2 * m_be.m_info.l2_bytes) : 0);
+      GemmArgs args = m_args;
+      MeasureHooks h;
+      h.untimed = [&] {
+        m_e.cuda(args, m_s.tile, m_st, nullptr);
+        CUDA_CHECK(cudaStreamSynchronize(m_st));
+      };
+      h.timed = [&] { return timer.ms([&] { m_e.cuda(args, m_s.tile, m_st, nullptr); }); };
+      int flushes = 0;
+      h.flush = [&] { CUDA_CHECK(cudaMemsetAsync(flush.get(), ++flushes & 0xff, flush.bytes(), m_st)); };
+      h.clock = [&] { return m_be.m_nvml.read(m_be.m_nvml_dev); };
+      auto use = [&](int set) {
+        args.A = m_mats.a_of(set);
+        args.B = m_mats.b_of(set);
+      };
+      return ts::measure_changing(policy, h, use, sets, cancel);
+    }
+
+    void launch_on(int set, const CancelToken& cancel) override {
+      (void)cancel;
+      GemmArgs args = m_args;
+      args.A = m_mats.a_of(set);
+      args.B = m_mats.b_of(set);
+      m_e.cuda(args, m_s.tile, m_st, nullptr);
+      CUDA_CHECK(cudaStreamSynchronize(m_st));
     }
 
     void after_timing(RunResult& r, const MeasurePolicy& policy) override {

@@ -44,10 +44,58 @@ void DeviceRunMatrices::poison_c() {
 }
 
 double DeviceRunMatrices::max_abs_a() {
-  return device_max_abs(m_a, m_A.size(), m_st);
+  return device_max_abs(a_of(m_selected), size_t(m_s.m * m_s.k), m_st);
 }
 double DeviceRunMatrices::max_abs_b() {
-  return device_max_abs(m_b, m_B.size(), m_st);
+  return device_max_abs(b_of(m_selected), size_t(m_s.k * m_s.n), m_st);
+}
+
+// [SECTION] Changing inputs.
+float* DeviceRunMatrices::a_of(int set) const {
+  return set == 0 ? m_a : m_sets.at(size_t(set - 1)).first.get();
+}
+float* DeviceRunMatrices::b_of(int set) const {
+  return set == 0 ? m_b : m_sets.at(size_t(set - 1)).second.get();
+}
+
+void DeviceRunMatrices::make_input_sets(int sets) {
+  const ProblemSpec& s = m_s;
+  auto alloc = [&](int64_t count) {
+    return m_shareable ? PoolBuffer<float>::shareable(size_t(count)) : PoolBuffer<float>(size_t(count), m_st);
+  };
+  m_sets.clear();
+  for (int i = 1; i < sets; ++i) {
+    m_sets.emplace_back(alloc(s.m * s.k), alloc(s.k * s.n));
+    device_generate(m_sets.back().first.get(), s.m, s.k, GenKind::Random, s.seed, changed_input_stream(i, 0),
+                    m_st);
+    device_generate(m_sets.back().second.get(), s.k, s.n, GenKind::Random, s.seed, changed_input_stream(i, 1),
+                    m_st);
+  }
+  CUDA_CHECK(cudaStreamSynchronize(m_st));  // complete before a worker copies them
+}
+
+void DeviceRunMatrices::select_inputs(int set, const CancelToken& cancel) {
+  (void)cancel;
+  m_selected = set;
+  launch_cublas(GemmArgs{a_of(set), b_of(set), m_r, m_s.m, m_s.n, m_s.k}, 0, m_st);
+  CUDA_CHECK(cudaStreamSynchronize(m_st));
+}
+
+void DeviceRunMatrices::keep_c() {
+  m_kept = PoolBuffer<float>(size_t(m_s.m * m_s.n), m_st);
+  CUDA_CHECK(cudaMemcpyAsync(m_kept.get(), m_c, m_kept.bytes(), cudaMemcpyDeviceToDevice, m_st));
+  CUDA_CHECK(cudaStreamSynchronize(m_st));
+}
+
+int64_t DeviceRunMatrices::c_unchanged() {
+  return device_count_same(m_c, m_kept.get(), size_t(m_s.m * m_s.n), m_st);
+}
+
+void DeviceRunMatrices::end_input_sets(const CancelToken& cancel) {
+  CUDA_CHECK(cudaMemcpyAsync(m_c, m_kept.get(), m_kept.bytes(), cudaMemcpyDeviceToDevice, m_st));
+  select_inputs(0, cancel);  // synchronises: the copy is in C before anyone reads it
+  m_kept = PoolBuffer<float>();
+  m_sets.clear();
 }
 
 ErrorStats DeviceRunMatrices::compare(const Tolerance& tolerance) {

@@ -4,6 +4,8 @@
 // in plain cudaMalloc memory, which CUDA IPC can hand to the kernel worker (pool memory cannot).
 #include <cstdint>
 #include <memory>
+#include <utility>
+#include <vector>
 
 #include <cuda_runtime.h>
 
@@ -25,12 +27,21 @@ class DeviceRunMatrices final : public RunMatrices {
   int64_t unwritten() override;
   std::shared_ptr<const HostMatrix> copy_c() override;
   std::shared_ptr<const MatrixStore> keep_store() override;
+  // Changing inputs (engine.hpp): the other sets generated on the device (shareable as A and B are).
+  void make_input_sets(int sets) override;
+  void select_inputs(int set, const CancelToken& cancel) override;
+  void keep_c() override;
+  int64_t c_unchanged() override;
+  void end_input_sets(const CancelToken& cancel) override;
 
   // The device pointers (valid for the whole run: keep_store moves the buffers, not the memory).
   float* a() const { return m_a; }
   float* b() const { return m_b; }
   float* c() const { return m_c; }
   float* r() const { return m_r; }
+  // Input set `set`'s A and B (0: a() and b()), after make_input_sets.
+  float* a_of(int set) const;
+  float* b_of(int set) const;
 
  private:
   int m_device;
@@ -39,6 +50,9 @@ class DeviceRunMatrices final : public RunMatrices {
   bool m_shareable;
   PoolBuffer<float> m_A, m_B, m_C, m_R;
   float *m_a = nullptr, *m_b = nullptr, *m_c = nullptr, *m_r = nullptr;
+  std::vector<std::pair<PoolBuffer<float>, PoolBuffer<float>>> m_sets;  // sets 1, 2, ...: A and B
+  int m_selected = 0;        // the set max_abs_a(), max_abs_b() and the reference speak of
+  PoolBuffer<float> m_kept;  // keep_c()'s copy of C
 };
 
 }  // namespace ts

@@ -86,6 +86,14 @@ __global__ void count_bits_kernel(const float* p, int64_t n, uint32_t bits, unsi
   if (mine) atomicAdd(count, mine);
 }
 
+__global__ void count_same_kernel(const float* a, const float* b, int64_t n, unsigned long long* count) {
+  unsigned long long mine = 0;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x)
+    mine += __float_as_uint(a[i]) == __float_as_uint(b[i]);
+  if (mine) atomicAdd(count, mine);
+}
+
 double bits_to_double(unsigned long long b) {
   double d;
   std::memcpy(&d, &b, 8);
@@ -115,6 +123,17 @@ int64_t device_count_bits(const float* p, size_t n, uint32_t bits, cudaStream_t 
   DeviceBuffer<unsigned long long> d(1);
   CUDA_CHECK(cudaMemsetAsync(d.get(), 0, sizeof(unsigned long long), s));
   count_bits_kernel<<<grid_for(n), kThreads, 0, s>>>(p, int64_t(n), bits, d.get());
+  CUDA_CHECK_LAUNCH();
+  unsigned long long h = 0;
+  CUDA_CHECK(cudaMemcpyAsync(&h, d.get(), sizeof h, cudaMemcpyDeviceToHost, s));
+  CUDA_CHECK(cudaStreamSynchronize(s));
+  return int64_t(h);
+}
+
+int64_t device_count_same(const float* a, const float* b, size_t n, cudaStream_t s) {
+  DeviceBuffer<unsigned long long> d(1);
+  CUDA_CHECK(cudaMemsetAsync(d.get(), 0, sizeof(unsigned long long), s));
+  count_same_kernel<<<grid_for(n), kThreads, 0, s>>>(a, b, int64_t(n), d.get());
   CUDA_CHECK_LAUNCH();
   unsigned long long h = 0;
   CUDA_CHECK(cudaMemcpyAsync(&h, d.get(), sizeof h, cudaMemcpyDeviceToHost, s));

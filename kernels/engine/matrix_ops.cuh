@@ -25,6 +25,10 @@ double device_max_abs(const float* p, size_t n, cudaStream_t s);
 // before a kernel runs, so the count is how much of C the kernel never wrote). Synchronises the stream.
 int64_t device_count_bits(const float* p, size_t n, uint32_t bits, cudaStream_t s);
 
+// How many of the n elements of a and b are bit for bit the same (changing inputs: C unchanged since an
+// earlier launch). Synchronises the stream.
+int64_t device_count_same(const float* a, const float* b, size_t n, cudaStream_t s);
+
 // The same statistics as compare() on the host, computed on the device in two passes (the second resolves the
 // tolerance at the first one's max|ref| on the device). Synchronises the stream.
 ErrorStats device_compare(const float* c, const float* ref, int64_t rows, int64_t cols, Tolerance tolerance,

@@ -179,11 +179,14 @@ class UserRunner::WorkerLauncher final : public RunLauncher {
   ~WorkerLauncher() override;
   void verify_launch(const CancelToken& cancel) override;
   Measurement measure(const MeasurePolicy& policy, const CancelToken& cancel) override;
+  Measurement measure_changing(const MeasurePolicy& policy, int sets, const CancelToken& cancel) override;
+  void launch_on(int set, const CancelToken& cancel) override;
   void after_timing(RunResult& r, const MeasurePolicy& policy) override;
   void describe_launch(RunResult& r) override;
   void profile(RunResult& r, const CancelToken& cancel) override;
 
  private:
+  Measurement measure_in_worker(const MeasurePolicy& policy, int sets, const CancelToken& cancel);
   UserRunner& m_runner;
   const UserKernel& m_k;
   const ProblemSpec& m_s;
@@ -247,6 +250,7 @@ RunResult UserRunner::run(const RunRequest& req, const UserKernel& k, void* stre
   facts.tf32 = k.spec().tf32;
   facts.peak_tflops = k.spec().tf32 ? m_dev.peak_tf32_tflops : m_dev.peak_fp32_tflops;
   facts.clock_mhz = m_dev.clock_mhz;
+  facts.device_info = m_dev.info;
   facts.note = memcheck_note;
   return run_pipeline(req, policy, facts, mats, launcher, cancel);
 }
@@ -314,13 +318,41 @@ void UserRunner::WorkerLauncher::verify_launch(const CancelToken& cancel) {
 }
 
 Measurement UserRunner::WorkerLauncher::measure(const MeasurePolicy& policy, const CancelToken& cancel) {
+  return measure_in_worker(policy, 1, cancel);
+}
+
+// Changing inputs: the app's other input sets go to the worker first (its own copies of them), then the
+// worker switches between them before every launch (measure_changing, in its process: a person's kernel is
+// the main suspect of caching its answer).
+Measurement UserRunner::WorkerLauncher::measure_changing(const MeasurePolicy& policy, int sets,
+                                                         const CancelToken& cancel) {
+  WorkerClient& w = *m_runner.m_worker;
+  InputsMsg in;
+  for (int i = 1; i < sets; ++i) in.sets.emplace_back(ipc_handle(m_mats.a_of(i)), ipc_handle(m_mats.b_of(i)));
+  expect(w.call(encode(in), 60, &cancel, {}, "copying the changing inputs"), Type::Ok,
+         "copying the changing inputs");
+  return measure_in_worker(policy, sets, cancel);
+}
+
+void UserRunner::WorkerLauncher::launch_on(int set, const CancelToken& cancel) {
+  WorkerClient& w = *m_runner.m_worker;
+  LaunchSpec l = m_launch;
+  l.input_set = set;
+  expect(w.call(encode(LaunchMsg{l}), m_hang + 4 * m_first_ms / 1000.0, &cancel, {},
+                "running " + m_name + " on input set " + std::to_string(set)),
+         Type::Launched, "running the kernel on another input set");
+}
+
+Measurement UserRunner::WorkerLauncher::measure_in_worker(const MeasurePolicy& policy, int sets,
+                                                          const CancelToken& cancel) {
   // The same policy and sampling loop, in the worker: a Progress message after every launch.
   WorkerClient& w = *m_runner.m_worker;
   MeasureMsg mm;
   mm.launch = m_launch;
   mm.policy = policy;
-  mm.already_warm = 1;
+  mm.already_warm = sets > 1 ? 0 : 1;  // measure_changing warms up on the other sets itself
   mm.l2_bytes = m_runner.m_dev.l2_bytes;
+  mm.input_sets = sets;
   double longest_ms = m_first_ms;
   auto next_wait = [&](const ProgressMsg& p) {
     longest_ms = std::max(longest_ms, p.last_ms);

@@ -38,6 +38,7 @@ struct UserRunDevice {
   int max_threads_per_block = 1024;
   int max_smem_per_block_optin = 0;  // bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin
   int regs_per_block = 65536;
+  DeviceInfo info;  // the backend's (its roofs, for the impossible-point rule)
 };
 
 class UserRunner {

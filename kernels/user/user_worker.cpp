@@ -13,6 +13,8 @@
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include <signal.h>
 #include <sys/prctl.h>
@@ -104,6 +106,7 @@ class Worker {
  private:
   void handle(const Message& m);
   void begin(const BeginMsg& b);
+  void inputs(const InputsMsg& in);
   void end();
   Measurement measure(const MeasureMsg& m, const CancelToken& cancel);
   FuncAttrs attrs(const void* f) {
@@ -136,6 +139,8 @@ class Worker {
   float* m_c = nullptr;
   bool m_c_mapped = false;
   float *m_a = nullptr, *m_b = nullptr;
+  // Changing inputs: our own copies of the app's other input sets (1, 2, ...), A and B each.
+  std::vector<std::pair<float*, float*>> m_sets;
   int64_t m_m = 0, m_n = 0, m_k = 0;
   std::mutex m_send;
   // Messages from the reader thread; Cancel acts at once.
@@ -236,6 +241,37 @@ void Worker::begin(const BeginMsg& b) {
   m_c_mapped = true;
 }
 
+void Worker::inputs(const InputsMsg& in) {
+  if (!m_a || !m_c) throw std::runtime_error("input sets before Begin");
+  auto free_sets = [&] {
+    for (auto& [a, b] : m_sets) {
+      if (a) cudaFree(a);
+      if (b) cudaFree(b);
+    }
+    m_sets.clear();
+  };
+  free_sets();
+  const size_t a_bytes = size_t(m_m * m_k) * 4, b_bytes = size_t(m_k * m_n) * 4;
+  for (const auto& [ha, hb] : in.sets) {
+    m_sets.emplace_back(nullptr, nullptr);
+    auto& [a, b] = m_sets.back();
+    // Our own copies, as Begin's: the person's kernel gets these, never the app's.
+    W_CHECK(cudaMalloc(&a, a_bytes), "allocating the worker's copy of an input set's A");
+    W_CHECK(cudaMalloc(&b, b_bytes), "allocating the worker's copy of an input set's B");
+    for (int i = 0; i < 2; ++i) {
+      cudaIpcMemHandle_t h;
+      std::memcpy(&h, (i == 0 ? ha : hb).data(), sizeof h);
+      void* p = nullptr;
+      W_CHECK(cudaIpcOpenMemHandle(&p, h, cudaIpcMemLazyEnablePeerAccess), "mapping the app's input sets");
+      W_CHECK(
+          cudaMemcpyAsync(i == 0 ? a : b, p, i == 0 ? a_bytes : b_bytes, cudaMemcpyDeviceToDevice, m_stream),
+          "copying an input set");
+      W_CHECK(cudaStreamSynchronize(m_stream), "copying an input set");
+      W_CHECK(cudaIpcCloseMemHandle(p), "unmapping the app's input sets");
+    }
+  }
+}
+
 void Worker::own_inputs(int64_t m, int64_t n, int64_t k, uint64_t seed) {
   m_m = m;
   m_n = n;
@@ -255,12 +291,22 @@ void Worker::end() {
   if (m_a) cudaFree(m_a);
   if (m_b) cudaFree(m_b);
   m_a = m_b = nullptr;
+  for (auto& [a, b] : m_sets) {
+    if (a) cudaFree(a);
+    if (b) cudaFree(b);
+  }
+  m_sets.clear();
 }
 
 double Worker::launch(const LaunchSpec& l) {
   if (!m_kernel || !m_a || !m_c) throw std::runtime_error("a launch before Load and Begin");
   const void* f = reinterpret_cast<const void*>(l.traced ? m_traced : m_kernel);
   if (!f) throw std::runtime_error("a traced launch without a traced module");
+  if (l.input_set > int32_t(m_sets.size()))
+    throw std::runtime_error("a launch on input set " + std::to_string(l.input_set) +
+                             ", but the worker holds " + std::to_string(m_sets.size() + 1));
+  float* const in_a = l.input_set == 0 ? m_a : m_sets[size_t(l.input_set - 1)].first;
+  float* const in_b = l.input_set == 0 ? m_b : m_sets[size_t(l.input_set - 1)].second;
   // The arguments, in the kernel's own types.
   std::vector<uint64_t> storage(l.args.size() + 1, 0);
   std::vector<void*> ptrs;
@@ -268,7 +314,7 @@ double Worker::launch(const LaunchSpec& l) {
     const KernelArg& a = l.args[i];
     void* slot = &storage[i];
     if (a.role == ParamRole::A || a.role == ParamRole::B || a.role == ParamRole::C) {
-      float* p = a.role == ParamRole::A ? m_a : a.role == ParamRole::B ? m_b : m_c;
+      float* p = a.role == ParamRole::A ? in_a : a.role == ParamRole::B ? in_b : m_c;
       std::memcpy(slot, &p, sizeof p);
     } else {
       switch (a.type) {
@@ -362,7 +408,20 @@ Measurement Worker::measure(const MeasureMsg& mm, const CancelToken& cancel) {
     W_CHECK(cudaMemsetAsync(flush, ++flushes & 0xff, flush_bytes, m_stream), "flushing the L2");
   };
   if (m_nvml_dev) h.clock = [&] { return m_nvml.read(m_nvml_dev); };
-  return ts::measure(mm.policy, h, cancel, mm.already_warm);
+  if (mm.input_sets <= 1) return ts::measure(mm.policy, h, cancel, mm.already_warm);
+  // Changing inputs: each launch on the next set, chosen before it (outside its timing).
+  if (mm.input_sets > int32_t(m_sets.size()) + 1)
+    throw std::runtime_error("a measurement on " + std::to_string(mm.input_sets) +
+                             " input sets, but the worker holds " + std::to_string(m_sets.size() + 1));
+  LaunchSpec on = mm.launch;
+  h.untimed = [&] { progress(launch(on)); };
+  h.timed = [&] {
+    const double ms = launch(on);
+    progress(ms);
+    return ms;
+  };
+  return ts::measure_changing(
+      mm.policy, h, [&](int set) { on.input_set = set; }, mm.input_sets, cancel);
 }
 
 void Worker::handle(const Message& m) {
@@ -403,6 +462,10 @@ void Worker::handle(const Message& m) {
       send(encode(r));
       return;
     }
+    case Type::Inputs:
+      inputs(decode<InputsMsg>(m));
+      send(empty(Type::Ok));
+      return;
     case Type::End:
       end();
       send(empty(Type::Ok));

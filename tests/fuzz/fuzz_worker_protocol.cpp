@@ -59,6 +59,8 @@ void decode_any(const Message& m) {
       return round_trip(m, decode<CompileMsg>);
     case Type::Compiled:
       return round_trip(m, decode<CompiledMsg>);
+    case Type::Inputs:
+      return round_trip(m, decode<InputsMsg>);
     case Type::End:
     case Type::Ok:
     case Type::Cancel:
@@ -100,6 +102,7 @@ std::vector<Message> every_message() {
           encode(ErrorMsg{ErrorKind::Fault, 700, "cudaErrorIllegalAddress", "boom"}),
           encode(c),
           encode(CompiledMsg{true, "NVRTC_SUCCESS", "log", "_Z1kPf", "cubin", "ptx", 0.25}),
+          encode(InputsMsg{{{{}, {}}, {{}, {}}}}),
           empty(Type::Shutdown)};
 }
 

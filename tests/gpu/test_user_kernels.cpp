@@ -154,6 +154,26 @@ const char* kWritesNothing =
     "  if (N < 0) C[0] = A[0] + B[0];\n"
     "}\n";
 
+// Computes C on its first launch only: later, every block finds all of the first launch's blocks done and
+// returns, leaving the first answer in C (a result cache). `NAME` differs per test: a new name is a module
+// loaded afresh in the worker, with its counter at 0.
+std::string caching_kernel(const std::string& name) {
+  return "__device__ unsigned int blocks_done = 0;\n"
+         "__global__ void " +
+         name +
+         "(float* A, float* B, float* C, int N) {\n"
+         "  if (blocks_done >= gridDim.x * gridDim.y) return;  // C holds the answer already\n"
+         "  int row = blockIdx.y * blockDim.y + threadIdx.y, col = blockIdx.x * blockDim.x + threadIdx.x;\n"
+         "  if (row < N && col < N) {\n"
+         "    float s = 0.0f;\n"
+         "    for (int k = 0; k < N; ++k) s += A[row * N + k] * B[k * N + col];\n"
+         "    C[row * N + col] = s;\n"
+         "  }\n"
+         "  __syncthreads();\n"
+         "  if (threadIdx.x == 0 && threadIdx.y == 0) atomicAdd(&blocks_done, 1u);\n"
+         "}\n";
+}
+
 }  // namespace
 
 // [SECTION] The examples, each exactly as it should be.
@@ -400,6 +420,73 @@ TEST_F(UserKernels, AKernelThatLeavesCUntouchedIsReported) {
   EXPECT_FALSE(r.error.passed);
   EXPECT_EQ(r.error.bad_elements, 100 * 100);
   EXPECT_NE(r.note.find("C was left untouched"), std::string::npos) << r.note;
+}
+
+// [SECTION] Changing inputs (issue 30): a kernel that caches its answer passes on fixed inputs (its first
+// launch computes, its timed ones return at once: a record that is none), and fails with the option, which
+// times it on input sets switched between samples in the worker and checks C against their reference.
+TEST_F(UserKernels, AKernelThatCachesItsAnswerIsCaughtOnlyWithChangingInputs) {
+  REQUIRE_GPU(backend);
+  RunRequest fixed = request(write("caches_fixed.cu", caching_kernel("caches_fixed")), 256, 256, 256, 16);
+  fixed.policy = MeasurePolicy::fixed(5);
+  const RunResult f = backend->run(fixed, CancelToken());
+  EXPECT_TRUE(f.error.passed) << "on fixed inputs the cache goes unseen: " << f.note;
+  EXPECT_EQ(f.changing.sets, 0);
+
+  RunRequest req = request(write("caches_changing.cu", caching_kernel("caches_changing")), 256, 256, 256, 16);
+  req.policy = MeasurePolicy::fixed(5);
+  req.policy->changing_inputs = true;
+  req.keep_store = true;
+  const RunResult r = backend->run(req, CancelToken());
+  EXPECT_FALSE(r.error.passed);
+  EXPECT_FALSE(r.changing.passed);
+  EXPECT_EQ(r.changing.sets, MeasurePolicy::kChangingInputSets);
+  EXPECT_EQ(r.changing.stats.count, 5);  // both timings: the fixed inputs' and the changing ones'
+  EXPECT_EQ(r.stats.count, 5);
+  EXPECT_EQ(
+      r.changing.verdict.rfind("C did not change when A and B did: the kernel returned an earlier answer", 0),
+      0u)
+      << r.changing.verdict;
+  EXPECT_NE(r.note.find("C did not change when A and B did"), std::string::npos) << r.note;
+  EXPECT_EQ(r.error.bad_elements, 256 * 256);
+  // The heatmaps still show the run's own inputs and its answer for them (C - reference small).
+  ASSERT_TRUE(r.store);
+  const HostMatrix E = r.store->copy(MatrixId::Error);
+  double worst = 0;
+  for (float e : E.data) worst = std::max(worst, double(std::fabs(e)));
+  EXPECT_LT(worst, 1e-2);
+}
+
+// A correct kernel, a person's and a built-in one, passes with changing inputs and reports both timings.
+TEST_F(UserKernels, CorrectKernelsPassWithChangingInputsAndReportBothTimings) {
+  REQUIRE_GPU(backend);
+  RunRequest mine = request(example("tiled_classic.cu"), 300, 300, 300, 16);
+  RunRequest builtin = mine;
+  builtin.spec.kernel = "tiled";
+  builtin.spec.tile = 16;
+  for (RunRequest* req : {&mine, &builtin}) {
+    req->policy = MeasurePolicy::fixed(4, 1);
+    req->policy->changing_inputs = true;
+    req->keep_store = true;
+    const RunResult r = backend->run(*req, CancelToken());
+    EXPECT_TRUE(r.error.passed) << req->spec.kernel << ": " << r.note;
+    EXPECT_TRUE(r.changing.passed) << r.changing.verdict;
+    EXPECT_TRUE(r.changing.measured());
+    EXPECT_EQ(r.changing.stats.count, 4);
+    EXPECT_EQ(r.changing.verdict.rfind("C matched the reference of input set", 0), 0u) << r.changing.verdict;
+    EXPECT_NE(r.policy.find("changing inputs"), std::string::npos) << r.policy;
+    // C and the reference of the run's own inputs again (put back after the changing inputs): C - ref is
+    // small, and C is A B of the run's own A and B.
+    ASSERT_TRUE(r.store);
+    const HostMatrix C = r.store->copy(MatrixId::C), E = r.store->copy(MatrixId::Error);
+    const HostMatrix A = generate_input(req->spec.input, req->spec.seed, 0, 300, 300);
+    const HostMatrix B = generate_input(req->spec.input, req->spec.seed, 1, 300, 300);
+    const auto ref = cpu_gemm_reference_f64(A.data.data(), B.data.data(), 300, 300, 300);
+    for (size_t i = 0; i < ref.size(); i += 101) {
+      EXPECT_NEAR(C.data[i], ref[i], 1e-3) << i;
+      EXPECT_LT(std::fabs(E.data[i]), 1e-3) << i;
+    }
+  }
 }
 
 TEST_F(UserKernels, LaunchesTheDeviceCannotTakeAreRefusedBeforeLaunchWithTheNumbers) {

@@ -2,7 +2,7 @@
 """scripts/ladder_table.py on a small session whose table is known: rows in bench order, one column per shape,
 % of the interleaved cuBLAS (its median over the kernel's), the best rung of each precision in bold (a failed
 or untimed point never), `*` for a throttled kernel or reference, FAIL for a point that failed verification,
-"not timed" for one that was verified only."""
+"not timed" for one that was verified only, IMPOSSIBLE for one faster than the device can go (never the best)."""
 import json
 import os
 import subprocess
@@ -15,11 +15,13 @@ SCRIPT = os.path.join(HERE, "..", "..", "scripts", "ladder_table.py")
 
 
 def point(kernel, tile, shape, ms, tflops, ref_ms=None, tf32=False, passed=True, throttled=False,
-          ref_throttled=False, timed=True):
+          ref_throttled=False, timed=True, impossible=""):
     m, n, k = shape
     r = {"kernel": kernel, "tile": tile, "m": m, "n": n, "k": k, "tflops": tflops, "tf32": tf32,
          "passed": passed, "timed": timed, "stats_ms": {"median": ms},
          "clock": {"throttled": throttled}}
+    if impossible:
+        r["impossible"] = impossible
     if ref_ms is not None:
         r["interleaved_reference"] = {"samples_ms": [ref_ms * 0.9, ref_ms, ref_ms * 1.5],
                                       "clock": {"throttled": ref_throttled}}
@@ -55,6 +57,15 @@ class LadderTable(unittest.TestCase):
         self.assertEqual(lines[5], "| wgmma_tf32 | 256 | **40.0 (120 %)** * | - |")
         self.assertEqual(lines[6], "| mma_tf32 | 128 | not timed | - |")
         self.assertEqual(len(lines), 7)
+
+    def test_an_impossible_point_is_never_the_best(self):
+        sq = (1024, 1024, 1024)
+        lines = self.table([
+            point("pipelined", 128, sq, 2.0, 10.0),
+            point("pipelined", 256, sq, 0.01, 2000.0, impossible="2000 TFLOP/s is above the FP32 peak"),
+        ])
+        self.assertEqual(lines[2], "| pipelined | 128 | **10.0** |")
+        self.assertEqual(lines[3], "| pipelined | 256 | IMPOSSIBLE (2000.0) |")
 
 
 if __name__ == "__main__":

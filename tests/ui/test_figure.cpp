@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/engine/gpu_catalog.hpp"
+#include "core/engine/impossible.hpp"
 #include "core/plots/plot_data.hpp"
 #include "kernels/engine/registry.hpp"
 #include "core/io/session.hpp"
@@ -241,6 +242,57 @@ TEST(Figure, TheRingedCurrentPointAndTheEndMarkersAreDrawnWhole) {
   EXPECT_GT(count(curve, x0, y0, x1, y1), 150);
   EXPECT_EQ(count(curve, x0, y1 - 2, x1, y1), 0) << "the lowest marker touches the plot's bottom edge";
   EXPECT_EQ(count(curve, x0, y0, x0 + 2, y1), 0) << "the first marker touches the plot's left edge";
+}
+
+// A point faster than the device can go (RunRecord::impossible) is drawn apart: a hollow red circle where its
+// FLOP/s puts it (red around the spot, none at its centre), named in the legend's colours and in the notes,
+// and the curve's line and its numbers do not take it (the newest point at that size, yet not on the line).
+TEST(Figure, AnImpossiblePointIsAHollowRedCircleOffItsCurve) {
+  test::TempDir dir;
+  Session s = h100_sweep();
+  // tiled T=32 at 4096^3, newer than the sweep's, at 90 TFLOP/s on the H100's 66.9 TFLOP/s FP32 roof.
+  RunResult fake = point("tiled", 32, 4096, 2.0 * 4096.0 * 4096.0 * 4096.0 / 90e12 * 1e3);
+  fake.date = "2025-02-01T11:00:00Z";
+  fake.impossible = impossible_reason(fake.spec, false, fake.stats.median, s.device);
+  ASSERT_FALSE(fake.impossible.empty());
+  s.add(fake);
+  save_session(dir.path() / "h100.json", s, false);
+  const fs::path out = dir.path() / "figures";
+  const Outcome r =
+      figure("--plot timings --y flops --session " + dir.file("h100.json") +
+             " --kernel tiled --tile 32 --size 1024 --figure-size 1600x900 --out-dir " + out.string());
+  if (no_gl(r)) GTEST_SKIP() << r.output;
+  ASSERT_EQ(r.code, 0) << r.output;
+  const auto files = figure_files(out);
+  const Image im = load_png(files.at(".png").at(0).string());
+  const nlohmann::json j = nlohmann::json::parse(read_file(files.at(".json").at(0)));
+  // Named: in the legend's colours, in the notes, in a series of its own; the curve's rows keep the sweep's.
+  ASSERT_TRUE(j["render"]["series_colours"].contains(kImpossibleLabel));
+  bool noted = false;
+  for (const auto& n : j["meta"]["notes"])
+    noted |= n.get<std::string>().find("hollow red") != std::string::npos;
+  EXPECT_TRUE(noted);
+  std::map<std::string, nlohmann::json> series;
+  for (const auto& x : j["series"]) series[x["label"]] = x;
+  ASSERT_TRUE(series.count(std::string("tiled T=32: ") + kImpossibleLabel));
+  for (const auto& row : series["tiled T=32"]["rows"]) EXPECT_NE(row[1].get<double>(), fake.stats.median);
+  // Where 90 TFLOP/s at 4096 lands in the plot (linear axes: the sweep is 256 apart, FLOP/s in TFLOP/s).
+  const auto& a = j["render"]["plot_area"];
+  ASSERT_TRUE(j["render"].contains("limits"));
+  const auto& lim = j["render"]["limits"][0];
+  const double x0 = lim[0], x1 = lim[1], y0 = lim[2], y1 = lim[3];
+  ASSERT_GT(90.0, y0);
+  ASSERT_LT(90.0, y1);
+  const int cx = int(a[0].get<double>() + (4096 - x0) / (x1 - x0) * a[2].get<double>());
+  const int cy = int(a[1].get<double>() + (y1 - 90.0) / (y1 - y0) * a[3].get<double>());
+  const nlohmann::json red = j["render"]["series_colours"][kImpossibleLabel];
+  auto count = [&](int half) {
+    return pixels_of(im, nlohmann::json::array({cx - half, cy - half, 2 * half + 1, 2 * half + 1}), red, 12);
+  };
+  EXPECT_GT(count(16), 10) << "no red ring at (" << cx << ", " << cy << ")";
+  EXPECT_EQ(count(1), 0) << "the circle is filled: it should be hollow";
+  // And that red is the point's alone: none elsewhere in the plot.
+  EXPECT_EQ(pixels_of(im, a, red, 12), count(16));
 }
 
 TEST(Figure, TheLightThemeAndTheLadderAndTheRooflineOfASession) {

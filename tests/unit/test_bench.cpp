@@ -333,3 +333,31 @@ TEST(BenchFormats, TheMarkdownTablesUnitAdaptsWhileCsvAndJsonKeepTflops) {
   const auto j = nlohmann::json::parse(format_json(m, pts));
   EXPECT_NEAR(j["points"][0]["tflops"].get<double>(), 0.01017, 1e-5);
 }
+
+// A point faster than the device can go (BenchPoint::impossible) is said to be so in every table, beside its
+// figures (which are what was measured), and an impossible cuBLAS point is no other point's reference.
+TEST(BenchFormats, AnImpossiblePointIsFlaggedInEveryTableAndIsNoReference) {
+  auto pts = sample_points();
+  const std::string why =
+      "900 TFLOP/s is above the FP32 peak of NVIDIA H100 80GB HBM3, 66.9 TFLOP/s at 1980 MHz";
+  pts[0].impossible = why;
+  relate_to_cublas(pts);
+  EXPECT_NEAR(pts[0].pct_cublas, 100.0 * 2.7 / 15.5, 1e-9);  // its own ratio is still what was measured
+  const BenchMeta m = sample_meta();
+  const std::string md = format_markdown(m, pts);
+  EXPECT_NE(md.find("| IMPOSSIBLE (1) |"), std::string::npos) << md;
+  EXPECT_NE(md.find("IMPOSSIBLE (1), not a record: tiled 32 at 4096x4096x4096: " + why), std::string::npos)
+      << md;
+  const std::string csv = format_csv(m, pts);
+  EXPECT_NE(csv.find(",\"" + why + "\","), std::string::npos) << csv;  // quoted: it holds a comma
+  EXPECT_EQ(field(csv_rows(csv), 2, "impossible"), "");
+  const auto j = nlohmann::json::parse(format_json(m, pts));
+  EXPECT_EQ(j["points"][0]["impossible"], why);
+  EXPECT_TRUE(j["points"][1]["impossible"].is_null());
+  // The cuBLAS point impossible: no "separate" ratio from it.
+  auto q = sample_points();
+  q[1].impossible = why;
+  relate_to_cublas(q);
+  EXPECT_EQ(q[0].pct_cublas, -1);
+  EXPECT_EQ(q[0].pct_cublas_from, "");
+}

@@ -101,6 +101,42 @@ TEST(Cli, RunOnTheCpuPrintsJsonWithEveryKey) {
   EXPECT_EQ(j["passed"], true);
 }
 
+// --changing-inputs (run and bench): both timings and what C showed on the changing inputs, in the text, the
+// JSON and the tables; with --sanitize (which does not time) it is refused.
+TEST(Cli, ChangingInputsPrintBothTimingsInEveryOutput) {
+  auto r = ts_run("run --backend cpu --size 48 --tile 16 --changing-inputs");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("changing   median "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("on 3 input sets switched between samples (fixed inputs: "), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("           PASS: C matched the reference of input set"), std::string::npos)
+      << r.output;
+  auto j = run_cmd(kBin + " run --backend cpu --size 48 --tile 16 --changing-inputs --json 2>/dev/null");
+  ASSERT_EQ(j.code, 0) << j.output;
+  const auto parsed = nlohmann::json::parse(j.output);
+  ASSERT_TRUE(parsed["changing_inputs"].is_object()) << j.output;
+  EXPECT_EQ(parsed["changing_inputs"]["sets"], 3);
+  EXPECT_EQ(parsed["changing_inputs"]["samples"], 3);
+  EXPECT_EQ(parsed["changing_inputs"]["passed"], true);
+  EXPECT_TRUE(parsed["impossible"].is_null());
+  auto plain = run_cmd(kBin + " run --backend cpu --size 48 --tile 16 --json 2>/dev/null");
+  ASSERT_EQ(plain.code, 0);
+  EXPECT_TRUE(nlohmann::json::parse(plain.output)["changing_inputs"].is_null());
+  auto b =
+      run_cmd(kBin +
+              " bench --backend cpu --kernels tiled --tiles 16 --shapes 48 --max-samples 5 --min-samples 3 "
+              "--changing-inputs --format md 2>&1");
+  ASSERT_EQ(b.code, 0) << b.output;
+  EXPECT_NE(b.output.find("| median ms | changing inputs ms | IQR ms |"), std::string::npos) << b.output;
+  EXPECT_NE(b.output.find("changing inputs ms: the median of a second timing"), std::string::npos)
+      << b.output;
+  EXPECT_NE(b.output.find(", changing inputs"), std::string::npos) << b.output;  // the policy line
+  auto bad = ts_run("run --backend cpu --size 48 --changing-inputs --sanitize");
+  EXPECT_EQ(bad.code, 2) << bad.output;
+  EXPECT_NE(bad.output.find("--changing-inputs times the kernel and --sanitize does not"), std::string::npos)
+      << bad.output;
+}
+
 // Text for people in the unit the window would use: a CPU's speed is not "0.010 TFLOP/s", and sampling
 // without a noise target is not "converged".
 TEST(Cli, RunAndBenchOnTheCpuSpeakInUnitsThatFitAndSayWhySamplingStopped) {

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "core/engine/gpu_catalog.hpp"
+#include "core/engine/impossible.hpp"
 #include "core/plots/plot_data.hpp"
 #include "kernels/engine/registry.hpp"
 #include "core/engine/stats.hpp"
@@ -346,4 +347,63 @@ TEST(PlotData, WithTwoEnginesEveryCurveNamesItsDevice) {
             l.end());
   EXPECT_NE(std::find(l.begin(), l.end(), "tiled T=32 [NVIDIA H100 80GB HBM3 (gpu-box), 2025-02-01]"),
             l.end());
+}
+
+// A point faster than the device can go (RunRecord::impossible, impossible.hpp) is no record: the Timings
+// curve keeps it apart (drawn, flagged) and never draws its line through it, the ladder has no bar of it,
+// the roofline leaves it out and says so, and the figure names it in its notes and a series of its own.
+TEST(PlotData, AnImpossiblePointIsDrawnApartAndIsNoBarLineOrRooflinePoint) {
+  Session s = square_session();
+  // tiled T=32 at 2048^3, newest of all, at 90 TFLOP/s on a 66.9 TFLOP/s FP32 roof.
+  const ProblemSpec big = spec("tiled", 32, 2048, 2048, 2048);
+  RunResult fake = point("tiled", 32, 2048, 2048, 2048, big.flops() / 90e12 * 1e3, "2025-02-01T11:00:00Z");
+  fake.impossible = impossible_reason(big, false, fake.stats.median, h100());
+  ASSERT_FALSE(fake.impossible.empty());
+  s.add(fake);
+  SessionSet set;
+  set.current() = s;
+  const TimingsData d = timings_data(set, big, builtin_kernel_infos());
+  const TimingsCurve* tiled = nullptr;
+  for (const auto& c : d.curves)
+    if (c.label == "tiled T=32") tiled = &c;
+  ASSERT_NE(tiled, nullptr);
+  ASSERT_EQ(tiled->series.impossible.size(), 1u);
+  EXPECT_EQ(tiled->series.impossible[0].x, 2048);
+  EXPECT_EQ(tiled->series.impossible[0].impossible, fake.impossible);
+  EXPECT_EQ(d.impossible, 1);
+  for (const auto& p : tiled->series.points) EXPECT_TRUE(p.impossible.empty());
+  // The line's point at 2048 is the possible one (older), not the newer impossible one.
+  ASSERT_EQ(tiled->line.back().x, 2048);
+  EXPECT_GT(tiled->line.back().median_ms, fake.stats.median * 4);
+  EXPECT_NE(d.current_label.find("(impossible)"), std::string::npos) << d.current_label;
+  // The ladder's bar of tiled T=32 at 2048^3 is the possible point.
+  const BarsData b = bars_data(set, big, builtin_kernel_infos(), std::nullopt);
+  bool found = false;
+  for (size_t r = 0; r < b.configs.size(); ++r)
+    if (b.labels[r] == "tiled T=32" && b.bars[0][r]) {
+      found = true;
+      EXPECT_GT(b.bars[0][r]->median_ms, fake.stats.median * 4);
+    }
+  EXPECT_TRUE(found);
+  // The roofline leaves it out and says so.
+  const RooflineData roof = roofline_data(set, big, builtin_kernel_infos(), 3000, true);
+  for (const auto& p : roof.points) EXPECT_NE(p.record, s.records.size() - 1);
+  bool said = false;
+  for (const auto& n : roof.notes) said |= n.find("1 point is left out") != std::string::npos;
+  EXPECT_TRUE(said);
+  // The figure: a note, and the point in a series of its own beside the curve's.
+  const FigureData f = timings_figure(d, figure_meta(PlotKind::Timings, s, big));
+  bool noted = false;
+  for (const auto& n : f.meta.notes) noted |= n.find("hollow red") != std::string::npos;
+  EXPECT_TRUE(noted);
+  bool apart = false;
+  for (const auto& ser : f.series)
+    if (ser.label == std::string("tiled T=32: ") + kImpossibleLabel) {
+      apart = true;
+      ASSERT_EQ(ser.rows.size(), 1u);
+      EXPECT_EQ(ser.rows[0][1], fake.stats.median);
+    } else if (ser.label == "tiled T=32") {
+      for (const auto& row : ser.rows) EXPECT_NE(row[1], fake.stats.median);
+    }
+  EXPECT_TRUE(apart);
 }

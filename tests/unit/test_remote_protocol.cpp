@@ -114,6 +114,14 @@ TEST(RemoteProtocol, ValuesSurviveTheTrip) {
   EXPECT_EQ(d.result.error.worst_row, 17);
   EXPECT_TRUE(d.result.error.passed);
   EXPECT_EQ(d.result.interleaved.samples_ms, want.interleaved.samples_ms);
+  EXPECT_EQ(d.result.impossible, want.impossible);  // the engine's verdict, not made again by the window
+  EXPECT_EQ(d.result.changing.sets, 3);
+  EXPECT_EQ(d.result.changing.samples_ms, want.changing.samples_ms);
+  EXPECT_FALSE(d.result.changing.passed);
+  EXPECT_EQ(d.result.changing.verdict, want.changing.verdict);
+  const RunMsg run = decode<RunMsg>(frames[2]);
+  ASSERT_TRUE(run.request.policy);
+  EXPECT_TRUE(run.request.policy->changing_inputs);
   ASSERT_TRUE(d.result.occupancy);
   EXPECT_EQ(d.result.occupancy->limiter, "threads");
   ASSERT_EQ(d.result.occupancy_by_tile.size(), 2u);

@@ -465,7 +465,7 @@ TEST(Session, ADeeplyNestedOrSwollenFileIsRefusedWhileParsedWithoutBuildingIt) {
   };
   for (const Repeated& c : {
            Repeated{"wide.json", "{\"format\":\"tilescope-session\",\"records\":[{\"samples_ms\":[", "0,",
-                    1000000, "0]}]}", "record 1 holds more than 201000 values"},
+                    1000000, "0]}]}", "record 1 holds more than 301000 values"},
            Repeated{"junk.json", "{\"format\":\"tilescope-session\",\"junk\":[", "{},", 1000000, "{}]}",
                     "outside its records hold more than 10000 values"},
            Repeated{"many.json", "{\"format\":\"tilescope-session\",\"records\":[", "{},", 200000, "{}]}",
@@ -649,4 +649,36 @@ TEST(Session, NamesBesideARefusedFileAreTakenExclusivelyAndNeverReplaceAFile) {
     f >> text;
     EXPECT_EQ(text, "theirs") << p;
   }
+}
+
+// The impossible flag (RunRecord::impossible) is kept by a session file, and a file written before it read as
+// no flag; an impossible point goes into its series' `impossible`, never its points or its line.
+TEST(Session, TheImpossibleFlagRoundTripsOlderFilesHaveNoneAndItsPointStaysOffTheLine) {
+  test::TempDir dir;
+  Session s = sample_session();
+  RunResult fake = fake_result("tiled", 32, 1024, 0.001, "2025-01-31T12:00:00Z");
+  fake.impossible = "2147 TFLOP/s is above the FP32 peak of NVIDIA H100 80GB HBM3, 66.9 TFLOP/s at 1980 MHz";
+  s.add(fake);
+  save_session(dir.path() / "s.json", s, false);
+  const Session back = load_session(dir.path() / "s.json");
+  ASSERT_EQ(back.records.size(), s.records.size());
+  EXPECT_EQ(back.records.back().impossible, fake.impossible);
+  EXPECT_TRUE(back.records.back().is_impossible());
+  EXPECT_FALSE(back.records[0].is_impossible());
+  nlohmann::json j = to_json(s);
+  for (auto& r : j["records"]) r.erase("impossible");
+  { std::ofstream(dir.file("old.json"), std::ios::binary) << j.dump(1); }
+  EXPECT_FALSE(load_session(dir.path() / "old.json").records.back().is_impossible());
+
+  ProblemSpec at;
+  at.kernel = "tiled";
+  at.tile = 32;
+  at.m = at.n = at.k = 1024;
+  for (const auto& ser : scaling_series(back, ScaleAxis::Square, at))
+    if (ser.config.kernel == "tiled" && ser.config.tile == 32) {
+      ASSERT_EQ(ser.impossible.size(), 1u);
+      EXPECT_EQ(ser.impossible[0].median_ms, fake.stats.median);
+      for (const auto& p : ser.latest_per_x()) EXPECT_NE(p.median_ms, fake.stats.median);
+      EXPECT_EQ(ser.points.size(), 3u);  // 1024 twice and 2048, the older ones
+    }
 }

@@ -25,6 +25,7 @@ TEST(Settings, RoundTripThroughTheConfigFile) {
   s.spec.seed = 42;
   s.square = false;
   s.auto_run = false;
+  s.changing_inputs = true;
   s.export_dir = "/tmp/x";
   save_settings(dir.path() / "sub" / "settings.json", s);
   std::string warnings;
@@ -33,6 +34,7 @@ TEST(Settings, RoundTripThroughTheConfigFile) {
   EXPECT_EQ(r.spec, s.spec);
   EXPECT_EQ(r.square, false);
   EXPECT_EQ(r.auto_run, false);
+  EXPECT_TRUE(r.changing_inputs);
   EXPECT_EQ(r.export_dir, "/tmp/x");
 }
 

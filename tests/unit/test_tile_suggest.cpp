@@ -126,5 +126,36 @@ TEST(TileSuggest, TilesThatFailVerificationAreReportedNeverSuggestedNorRetimed) 
       << t.summary();
 }
 
+// A tile whose newest point is faster than the device can go (RunRecord::impossible) is no record: reported,
+// never the fastest, not timed again; a later possible point of it counts again.
+TEST(TileSuggest, AnImpossibleTimingIsReportedAndNeverTheFastest) {
+  Session s;
+  MeasurementRecord fake = point(256, 4096, 0.01, 0.001);
+  fake.impossible = "13744 TFLOP/s is above the FP32 peak of NVIDIA H100 80GB HBM3, 66.9 TFLOP/s at 1980 MHz";
+  s.records = {point(64, 4096, 4.0, 0.01), point(128, 4096, 2.8, 0.01), fake};
+  TileSuggestion t = suggest_tile(s, three_tiles(), at(4096, 64));
+  ASSERT_TRUE(t.fastest);
+  EXPECT_EQ(*t.fastest, 128);
+  EXPECT_EQ(t.impossible, std::vector<int>{256});
+  EXPECT_TRUE(t.missing.empty());
+  ASSERT_EQ(t.measured.size(), 2u);
+  EXPECT_TRUE(tile_search_points(three_tiles(), at(4096, 64), &t).empty());
+  EXPECT_NE(t.summary().find("fastest tile here: 128"), std::string::npos) << t.summary();
+  EXPECT_NE(t.summary().find("impossible timing (not a record): 256"), std::string::npos) << t.summary();
+  s.records.push_back(point(256, 4096, 2.7, 0.01));  // timed again, possibly
+  t = suggest_tile(s, three_tiles(), at(4096, 64));
+  EXPECT_EQ(*t.fastest, 256);
+  EXPECT_TRUE(t.impossible.empty());
+  // Only impossible points: nothing to suggest, and it says why.
+  Session only;
+  only.records = {fake};
+  KernelInfo one = three_tiles();
+  one.tiles = {256};
+  t = suggest_tile(only, one, at(4096, 256));
+  EXPECT_FALSE(t.fastest);
+  EXPECT_NE(t.summary().find("no tile of pipelined has a possible timing here"), std::string::npos)
+      << t.summary();
+}
+
 }  // namespace
 }  // namespace ts

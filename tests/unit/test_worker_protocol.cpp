@@ -134,6 +134,45 @@ TEST(WorkerProtocol, EveryMessageSurvivesARoundTrip) {
   EXPECT_EQ(d2.compile_s, 0.25);
 }
 
+// Changing inputs (issue 30): the other input sets travel to the worker (Inputs), a launch names the set it
+// reads, a measurement how many sets it switches between, and its answer the set of its last launch; values
+// out of range are refused.
+TEST(WorkerProtocol, ChangingInputsTravelAndOutOfRangeSetsAreRefused) {
+  InputsMsg in;
+  in.sets = {{handle('a'), handle('b')}, {handle('c'), handle('d')}};
+  const InputsMsg in2 = decode<InputsMsg>(encode(in));
+  ASSERT_EQ(in2.sets.size(), 2u);
+  EXPECT_EQ(in2.sets[1].first, handle('c'));
+  EXPECT_EQ(in2.sets[1].second, handle('d'));
+  in.sets.assign(size_t(kMaxInputSets), {handle('a'), handle('b')});  // set 0 is Begin's: one too many
+  EXPECT_THROW(decode<InputsMsg>(encode(in)), ProtocolError);
+
+  LaunchSpec l = sample_launch();
+  l.input_set = 2;
+  EXPECT_EQ(decode<LaunchMsg>(encode(LaunchMsg{l})).launch.input_set, 2);
+  l.input_set = -1;
+  EXPECT_THROW(decode<LaunchMsg>(encode(LaunchMsg{l})), ProtocolError);
+  l.input_set = kMaxInputSets;
+  EXPECT_THROW(decode<LaunchMsg>(encode(LaunchMsg{l})), ProtocolError);
+
+  MeasureMsg mm;
+  mm.launch = sample_launch();
+  mm.policy = MeasurePolicy::quick();
+  EXPECT_EQ(decode<MeasureMsg>(encode(mm)).input_sets, 1);  // fixed inputs unless asked
+  mm.input_sets = MeasurePolicy::kChangingInputSets;
+  EXPECT_EQ(decode<MeasureMsg>(encode(mm)).input_sets, 3);
+  mm.input_sets = 0;
+  EXPECT_THROW(decode<MeasureMsg>(encode(mm)), ProtocolError);
+
+  Measurement m;
+  m.samples_ms = {1.0, 1.1};
+  m.last_input_set = 2;
+  EXPECT_EQ(decode<MeasuredMsg>(encode(MeasuredMsg{m})).m.last_input_set, 2);
+  m.last_input_set = kMaxInputSets;
+  EXPECT_THROW(decode<MeasuredMsg>(encode(MeasuredMsg{m})), ProtocolError);
+  EXPECT_STREQ(to_string(Type::Inputs), "Inputs");
+}
+
 TEST(WorkerProtocol, MalformedFramesAndPayloadsAreRefused) {
   Message out;
   const std::string good = frame(encode(ProgressMsg{1, 1.0}));
@@ -151,7 +190,9 @@ TEST(WorkerProtocol, MalformedFramesAndPayloadsAreRefused) {
     unframe(other_version, &out);
     FAIL();
   } catch (const ProtocolError& e) {
-    EXPECT_NE(std::string(e.what()).find("version 9, expected 1"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("version 9, expected " + std::to_string(kVersion)),
+              std::string::npos)
+        << e.what();
   }
   std::string unknown_type = good;
   unknown_type[6] = 99;

@@ -35,6 +35,13 @@ class ResultPanel final : public Panel {
     ImGui::PopStyleColor();
     ImGui::SameLine();
     text_fit("vs " + r.reference, &palette().muted);
+    // A time faster than the device can go: said first, in the warning colour (impossible.hpp).
+    if (r.is_impossible())
+      text_lines(
+          "IMPOSSIBLE: " + r.impossible +
+              ". Not a record: Timings draws it as a hollow red circle, and no fastest tile or rung is "
+              "chosen from it.",
+          &palette().warn);
     char buf[256];
     if (begin_facts("result", {"median time", "bad elements", "max abs err", "throughput"})) {
       auto row = [&](const char* k, const std::string& v, const ImVec4* colour = nullptr) {
@@ -52,7 +59,19 @@ class ResultPanel final : public Panel {
       row("backend", r.backend + ": " + r.device);
       row("median time", format_ms(r.median_ms()));  // the plots' units (figure.hpp): 74.7 us, 83.7 MFLOP/s
       row("samples", fmt("%zu launches", r.samples_ms.size()));
-      row("throughput", format_flops(r.tflops() * 1e12));
+      row("throughput", format_flops(r.tflops() * 1e12) + (r.is_impossible() ? " (impossible)" : ""),
+          r.is_impossible() ? &palette().warn : nullptr);
+      if (r.changing.sets > 0) {  // the timing on inputs that change between samples, and what C showed
+        const ChangingInputs& x = r.changing;
+        if (x.measured())
+          row("changing", fmt("inputs changed between samples: median %s over %d launches on %d sets of A "
+                              "and B (%.2fx the "
+                              "fixed inputs' time)",
+                              format_ms(x.stats.median).c_str(), x.stats.count, x.sets,
+                              r.median_ms() > 0 ? x.stats.median / r.median_ms() : 0.0));
+        row(x.measured() ? "" : "changing", (x.passed ? "PASS: " : "FAIL: ") + x.verdict,
+            x.passed ? nullptr : &palette().bad);
+      }
       if (r.cublas_interleaved()) {
         const InterleavedReference& ref = r.interleaved;
         const bool differ = clocks_differ(r.clock, ref.clock);

@@ -66,7 +66,9 @@ class RooflinePanel final : public Panel {
     // plot and its axes stay inside the panel and no note is cut mid-sentence.
     std::vector<std::string> lines{bw};
     for (const auto& n : d.notes)
-      if (n.rfind("Arithmetic", 0) == 0 || n.rfind("No compute", 0) == 0) lines.push_back(n);
+      if (n.rfind("Arithmetic", 0) == 0 || n.rfind("No compute", 0) == 0 ||
+          n.find("faster than the device can go") != std::string::npos)  // impossible points left out
+        lines.push_back(n);
     const float width = ImGui::GetContentRegionAvail().x;
     const auto measure = [](const char* b, const char* e) { return ImGui::CalcTextSize(b, e).x; };
     float text_h = 0;

@@ -143,6 +143,17 @@ class SweepPanel final : public Panel {
         ImGui::SetTooltip(
             "Seconds per point before giving up on the noise target: a bound on the sweep's time");
     }
+    ImGui::Checkbox("changing inputs", &s.settings.changing_inputs);
+    if (ImGui::BeginItemTooltip()) {  // wrapped: a sentence, not one line across the screen
+      ImGui::PushTextWrapPos(ImGui::GetFontSize() * 30.0f);
+      ImGui::Text(
+          "Every measurement of this window (Run, sweeps, tile searches) is also timed on %d sets of A and B "
+          "that change between samples, and C is checked against their reference: a kernel that caches its "
+          "answer fails. The Result panel shows both timings.",
+          MeasurePolicy::kChangingInputSets);
+      ImGui::PopTextWrapPos();
+      ImGui::EndTooltip();
+    }
     if (s.backend_kind() != "cuda") {
       // No SMs here: the wave marks are those a catalog GPU would show, and say so.
       ImGui::AlignTextToFramePadding();

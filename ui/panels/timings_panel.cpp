@@ -117,8 +117,12 @@ class TimingsPanel final : public Panel {
       text = "No measurements along " + td.axis_label +
              " yet: run the problem (Space), or measure many sizes at once in the Sweep panel.";
     }
-    // One line each, elided (the whole text in the tooltip): the plots keep the room.
-    if (!text.empty()) text_fit(text, &palette().muted);
+    // One line each, elided (the whole text in the tooltip): the plots keep the room. A time that cannot be
+    // right is said so, in the warning colour (the Result panel has the reason).
+    const bool impossible =
+        s.result && s.result->timed && s.result->spec == plot_reference(s) && s.result->is_impossible();
+    if (impossible) text = "IMPOSSIBLE (not a record): " + text;
+    if (!text.empty()) text_fit(text, impossible ? &palette().warn : &palette().muted);
     if (!td.marks.note.empty() && td.marks.marks.empty() && td.x_hi > td.x_lo)
       text_fit(td.marks.note + (td.marks.theoretical ? " (THEORETICAL: " + td.marks.gpu + ")" : ""),
                &palette().muted);

@@ -210,6 +210,9 @@ FigureWritten write_figure(const FigureJob& job, const fs::path& dir) {
         return out;
       };
       if (!w.report.panels.empty()) j["render"]["panel_areas"] = areas(w.report.panels);
+      // Each plot's axis limits as drawn (x_lo, x_hi, y_lo, y_hi; the first is plot_area's), so that a reader
+      // can find a value's pixel.
+      if (!w.report.limits.empty()) j["render"]["limits"] = w.report.limits;
       if (job.animation) {
         const FigureAnimation& an = *job.animation;
         const Rect& fa = frame_report.area;
@@ -320,6 +323,8 @@ FigureJob figure_job(AppState& s, const FigureRequest& r) {
       job.data = timings_figure(d, figure_meta_of(s, r.plot, d.records));
       job.subtitle =
           "x: " + d.axis_label + "; each run a point, the line through the newest run at each size";
+      if (d.impossible > 0)
+        job.subtitle += "; hollow red: impossible, faster than the device can go (not a record)";
       if (!d.marks.marks.empty())
         job.subtitle += "; wave marks of " + d.marks.config.label() + ": " + d.marks.source;
       else if (!d.marks.note.empty())

@@ -215,6 +215,12 @@ std::string point_tooltip(const TimingsCurve& c, const ScalingPoint& p, const Ti
   if (p.frames_drawn > 0)
     t += "\nthe window drew " + std::to_string(p.frames_drawn) +
          " frames while it was timed (at most 4 a second: drawing shares the GPU)";
+  if (!p.impossible.empty()) {  // on lines of their own: the figures, then what they mean
+    std::string why = p.impossible;
+    if (const size_t at = why.find(": the timing cannot be right"); at != std::string::npos)
+      why.replace(at, 2, ":\n");
+    t += "\nIMPOSSIBLE, not a record: " + why;
+  }
   return t;
 }
 
@@ -342,6 +348,7 @@ PlotReport draw_timings(const TimingsData& d, TimingsY y, ImVec2 size, const Plo
   std::vector<std::pair<std::string, ImVec4>> entries;
   if (!d.marks.marks.empty()) entries.emplace_back(marks_label, with_alpha(palette().muted, 0.7f));
   for (const auto& c : d.curves) entries.emplace_back(c.label, series_colour(c.colour, c.series.reference));
+  if (d.impossible > 0) entries.emplace_back(kImpossibleLabel, palette().bad);
   const ImVec2 room = ImGui::GetContentRegionAvail();
   const float width = size.x > 0 ? size.x : room.x, em_ = ImGui::GetFontSize();
   float widest = 0;
@@ -382,10 +389,11 @@ PlotReport draw_timings(const TimingsData& d, TimingsY y, ImVec2 size, const Plo
       d.x_lo > 0 && d.x_hi / d.x_lo >= 32 && xs_all.size() > 2 && 2 * wide_steps >= int(xs_all.size()) - 1;
   double min_ms = 0, max_ms = 0;
   for (const auto& c : d.curves)
-    for (const auto& p : c.series.points) {
-      min_ms = min_ms > 0 ? std::min(min_ms, p.median_ms) : p.median_ms;
-      max_ms = std::max(max_ms, p.median_ms);
-    }
+    for (const auto* points : {&c.series.points, &c.series.impossible})
+      for (const auto& p : *points) {
+        min_ms = min_ms > 0 ? std::min(min_ms, p.median_ms) : p.median_ms;
+        max_ms = std::max(max_ms, p.median_ms);
+      }
   const bool log_time = min_ms > 0 && max_ms / min_ms > 100;
   const float em = ImGui::GetFontSize();
   const TimingsCurve* current = nullptr;
@@ -434,10 +442,11 @@ PlotReport draw_timings(const TimingsData& d, TimingsY y, ImVec2 size, const Plo
         }
         double y_lo = HUGE_VAL, y_hi = -HUGE_VAL;
         for (const auto& c : d.curves)
-          for (const auto& p : c.series.points) {
-            y_lo = std::min(y_lo, value(p));
-            y_hi = std::max(y_hi, value(p));
-          }
+          for (const auto* points : {&c.series.points, &c.series.impossible})
+            for (const auto& p : *points) {
+              y_lo = std::min(y_lo, value(p));
+              y_hi = std::max(y_hi, value(p));
+            }
         // Log axes pad in decades (padding in linear units could reach below zero).
         if (log_y) ImPlot::SetupAxisScale(ImAxis_Y1, ImPlotScale_Log10);
         setup_padded(ImAxis_Y1, y_lo, y_hi, margin, log_y);
@@ -506,6 +515,20 @@ PlotReport draw_timings(const TimingsData& d, TimingsY y, ImVec2 size, const Plo
                 ImPlot::PlotScatter("##current point", &px, &py, 1, ImPlotItemFlags_NoLegend);
               }
         }
+      // Impossible points on top of everything, all alike: a hollow red circle, none of any curve (their
+      // time cannot be right: they are no record, and nothing is chosen from them).
+      if (d.impossible > 0) {
+        std::vector<double> xs, ys;
+        for (const auto& c : d.curves)
+          for (const auto& p : c.series.impossible) {
+            xs.push_back(p.x);
+            ys.push_back(value(p));
+          }
+        ImPlot::SetNextMarkerStyle(ImPlotMarker_Circle, 6.0f * em / 16, ImVec4(0, 0, 0, 0), 2.0f * em / 16,
+                                   palette().bad);
+        ImPlot::PlotScatter(kImpossibleLabel, xs.data(), ys.data(), int(xs.size()));
+        if (row == 0) rep.colours.emplace_back(kImpossibleLabel, palette().bad);
+      }
       if (row == 0) rep.area = plot_area();
       const ImPlotRect drawn = ImPlot::GetPlotLimits();
       rep.limits.push_back({drawn.X.Min, drawn.X.Max, drawn.Y.Min, drawn.Y.Max});
@@ -516,15 +539,16 @@ PlotReport draw_timings(const TimingsData& d, TimingsY y, ImVec2 size, const Plo
         const TimingsCurve* bc = nullptr;
         const ScalingPoint* bp = nullptr;
         for (const auto& c : d.curves)
-          for (const auto& p : c.series.points) {
-            const ImVec2 px = ImPlot::PlotToPixels(p.x, value(p));
-            const float dist = std::hypot(px.x - mouse.x, px.y - mouse.y);
-            if (dist < best) {
-              best = dist;
-              bc = &c;
-              bp = &p;
+          for (const auto* points : {&c.series.points, &c.series.impossible})
+            for (const auto& p : *points) {
+              const ImVec2 px = ImPlot::PlotToPixels(p.x, value(p));
+              const float dist = std::hypot(px.x - mouse.x, px.y - mouse.y);
+              if (dist < best) {
+                best = dist;
+                bc = &c;
+                bp = &p;
+              }
             }
-          }
         if (bp) ImGui::SetTooltip("%s", point_tooltip(*bc, *bp, d).c_str());
       }
       row_plot_height = ImPlot::GetPlotSize().y;

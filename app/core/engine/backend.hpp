@@ -131,6 +131,20 @@ struct InterleavedReference {
   double noise() const { return relative_stddev(stats); }  // stddev / mean
 };
 
+// The kernel timed again on input sets that change between samples (MeasurePolicy::changing_inputs), and C
+// checked against the reference of those inputs: the last sample's set, and one more set when that was the
+// run's own (engine.hpp: run_pipeline).
+struct ChangingInputs {
+  int sets =
+      0;  // input sets the kernel was timed on, the run's own among them (0: not asked for or not timed)
+  std::vector<double> samples_ms;  // each sample on the next set
+  SampleStats stats;               // of samples_ms
+  std::string stop;                // to_string(StopReason)
+  bool passed = true;              // C matched the reference of every changed set checked
+  std::string verdict;  // what was checked and found, in words ("C did not change when A and B did: ...")
+  bool measured() const { return sets > 0 && stats.count > 0 && stats.median > 0; }
+};
+
 struct RunRequest {
   ProblemSpec spec;
   std::shared_ptr<const HostMatrix> a, b;  // given inputs (spec.input == File), else generated
@@ -154,7 +168,9 @@ struct RunRecord {
   std::string backend;  // "cuda" or "cpu"
   std::string device;   // e.g. "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs)" or "CPU (16 threads)"
   bool tf32 = false;    // the kernel rounds its inputs to TF32 (checked and compared as such)
-  ErrorStats error;     // of the verification launch, before any timing
+  // Of the verification launch, before any timing; with changing inputs, of the changed set that failed (the
+  // note says which) when the kernel passed on its own inputs but not on the changed ones.
+  ErrorStats error;
   // Timing under the policy: every timed launch, their statistics and why sampling stopped.
   std::string policy;  // MeasurePolicy::describe() of the policy used
   bool timed = true;   // false: verification failed and the policy does not time failed kernels
@@ -175,11 +191,19 @@ struct RunRecord {
   // "CPU backend: no cuBLAS").
   InterleavedReference interleaved;
   std::string interleaved_note;
+  // Why the median time cannot be right on this device (core/engine/impossible.hpp: above the compute roof
+  // of its precision, or under the DRAM floor), or empty. A flagged point is drawn apart and never counted as
+  // a record or the best point.
+  std::string impossible;
+  // MeasurePolicy::changing_inputs: the timing on inputs that change between samples beside the one above (on
+  // the run's own A and B), and what C was checked against; sets == 0 when not asked for.
+  ChangingInputs changing;
   std::string date;  // UTC, ISO 8601, when the point was measured
 
   double median_ms() const { return stats.median; }
   double tflops() const;                                   // of the median (0: not timed)
   double noise() const { return relative_stddev(stats); }  // stddev / mean of the samples
+  bool is_impossible() const { return !impossible.empty(); }
   // The cuBLAS time "% of cuBLAS" divides: the interleaved reference's median where there is one, else
   // reference_ms (0: neither).
   double cublas_ms() const { return interleaved.measured() ? interleaved.stats.median : reference_ms; }

@@ -8,6 +8,7 @@
 
 #include "core/engine/cpu_gemm.hpp"
 #include "core/engine/engine.hpp"
+#include "core/engine/input_gen.hpp"
 #include "core/engine/dims.hpp"
 #include "core/io/files.hpp"
 #include "core/user_kernel/kernel_workshop.hpp"
@@ -55,7 +56,10 @@ void CpuBackend::validate(RunRequest& req, bool tile_given) const {
        << " (2048^3); use smaller sizes or a machine with an NVIDIA GPU";
     throw ValidationError(os.str());
   }
-  check_host_memory(uint64_t(run_bytes(req.spec.m, req.spec.n, req.spec.k)),
+  // Changing inputs: the other input sets beside A, B, C and the reference (C's copy takes C - ref's room).
+  const double sets = req.policy && req.policy->changing_inputs ? MeasurePolicy::kChangingInputSets - 1 : 0;
+  const double more = sets * 4.0 * (double(req.spec.m) * req.spec.k + double(req.spec.k) * req.spec.n);
+  check_host_memory(uint64_t(run_bytes(req.spec.m, req.spec.n, req.spec.k) + more),
                     "M x N x K = " + std::to_string(req.spec.m) + " x " + std::to_string(req.spec.n) + " x " +
                         std::to_string(req.spec.k));
 }
@@ -105,6 +109,32 @@ class HostRun final : public RunMatrices, public RunLauncher {
     m_ref = HostMatrix(m_s.m, m_s.n);
     cpu_gemm_reference(m_a->data.data(), m_b->data.data(), m_ref.data.data(), m_s.m, m_s.n, m_s.k, &cancel);
   }
+  // Changing inputs (engine.hpp): m_a and m_b are the set the next launch reads and the reference's.
+  void make_input_sets(int sets) override {
+    m_sets = {{m_a, m_b}};
+    for (int i = 1; i < sets; ++i)
+      m_sets.push_back({std::make_shared<const HostMatrix>(generate_input(
+                            InputKind::Random, m_s.seed, changed_input_stream(i, 0), m_s.m, m_s.k)),
+                        std::make_shared<const HostMatrix>(generate_input(
+                            InputKind::Random, m_s.seed, changed_input_stream(i, 1), m_s.k, m_s.n))});
+  }
+  void select_inputs(int set, const CancelToken& cancel) override {
+    use(set);
+    make_reference(cancel);
+  }
+  void keep_c() override { m_kept_c = m_c->data; }
+  int64_t c_unchanged() override {
+    int64_t n = 0;
+    for (size_t i = 0; i < m_kept_c.size(); ++i)
+      n += std::memcmp(&m_kept_c[i], &m_c->data[i], sizeof(float)) == 0;
+    return n;
+  }
+  void end_input_sets(const CancelToken& cancel) override {
+    m_c->data = m_kept_c;
+    select_inputs(0, cancel);
+    m_sets.clear();
+    m_kept_c = {};
+  }
   void poison_c() override { std::memset(m_c->data.data(), 0xff, m_c->data.size() * sizeof(float)); }
   double max_abs_a() override { return max_abs(m_a->data.data(), m_a->size()); }
   double max_abs_b() override { return max_abs(m_b->data.data(), m_b->size()); }
@@ -138,6 +168,21 @@ class HostRun final : public RunMatrices, public RunLauncher {
     };
     return ts::measure(policy, h, cancel, 1);
   }
+  Measurement measure_changing(const MeasurePolicy& policy, int sets, const CancelToken& cancel) override {
+    MeasureHooks h;
+    h.untimed = [&] { launch(cancel); };
+    h.timed = [&] {
+      const auto t0 = std::chrono::steady_clock::now();
+      launch(cancel);
+      return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    };
+    return ts::measure_changing(
+        policy, h, [&](int set) { use(set); }, sets, cancel);
+  }
+  void launch_on(int set, const CancelToken& cancel) override {
+    use(set);
+    launch(cancel);
+  }
   void after_timing(RunResult& r, const MeasurePolicy& policy) override {
     if (policy.interleave_reference) r.interleaved_note = "CPU backend: no cuBLAS to time beside the kernel";
   }
@@ -150,12 +195,19 @@ class HostRun final : public RunMatrices, public RunLauncher {
   void launch(const CancelToken& cancel) {
     m_k.cpu(m_a->data.data(), m_b->data.data(), m_c->data.data(), m_s.m, m_s.n, m_s.k, m_tile, &cancel);
   }
+  void use(int set) {
+    m_a = m_sets.at(size_t(set)).first;
+    m_b = m_sets.at(size_t(set)).second;
+  }
   const KernelInfo& m_k;
   const ProblemSpec& m_s;
   const int m_tile;
   std::shared_ptr<const HostMatrix> m_a, m_b;
   HostMatrix m_ref;
   std::shared_ptr<HostMatrix> m_c;
+  // Changing inputs: every set's A and B (set 0: the run's own), and C as the run's own inputs left it.
+  std::vector<std::pair<std::shared_ptr<const HostMatrix>, std::shared_ptr<const HostMatrix>>> m_sets;
+  std::vector<float> m_kept_c;
 };
 
 }  // namespace
@@ -173,6 +225,7 @@ RunResult CpuBackend::run(const RunRequest& in, const CancelToken& cancel) {
   facts.device = device_name();
   facts.reference = "CPU reference (float64 accumulation)";
   facts.tf32 = k->tf32;
+  facts.device_info = device_info();  // no roofs: nothing is flagged impossible here
   HostRun run(*k, req.spec);
   return run_pipeline(req, policy, facts, run, run, cancel);
 }

@@ -59,6 +59,7 @@ void check_gpu_memory(const ProblemSpec& s, const GpuRunNeeds& need, double free
      << " of GPU memory for A, B, C, the reference and C - reference"
      << (need.l2_flush > 0 ? " and the L2 flush buffer" : "")
      << (need.worker_copies > 0 ? " and the worker's copies of A and B" : "")
+     << (need.input_sets > 0 ? " and the changing inputs' other sets of A and B" : "")
      << (need.workspace > 0
              ? " and " + format_bytes(need.workspace) + " of workspace for " + need.workspace_for
              : std::string())

@@ -36,7 +36,8 @@ struct GpuRunNeeds {
   double worker_copies = 0;   // a person's kernel: the worker process's own A and B
   double workspace = 0;       // a built-in kernel's workspace (split-K's partial tiles)
   std::string workspace_for;  // "pipelined tile 128"
-  double total() const { return matrices + l2_flush + worker_copies + workspace; }
+  double input_sets = 0;      // changing inputs: the other sets of A and B (and the worker's copies of them)
+  double total() const { return matrices + l2_flush + worker_copies + workspace + input_sets; }
 };
 // A launch's grid may hold at most 2^31 - 1 blocks across and 65535 down and deep (CUDA's limits).
 inline constexpr std::array<int64_t, 3> kCudaMaxGrid = {(int64_t(1) << 31) - 1, 65535, 65535};

@@ -37,6 +37,22 @@ class RunMatrices {
   virtual std::shared_ptr<const HostMatrix> copy_c() = 0;
   // A, B, C and C - R handed to a store (RunRequest::keep_store); profile() may still use the memory.
   virtual std::shared_ptr<const MatrixStore> keep_store() = 0;
+
+  // [SECTION] Changing inputs (MeasurePolicy::changing_inputs), in this order: make_input_sets, keep_c, the
+  // launcher's measure_changing and launch_on, select_inputs / compare / c_unchanged for each set checked,
+  // end_input_sets. Sets 1 .. sets - 1 are random A and B of the run's shapes from streams of their own
+  // (input_gen.hpp: changed_input_stream), whatever the run's input kind, so they differ from set 0 (the
+  // run's own A and B).
+  virtual void make_input_sets(int sets) = 0;
+  // Makes set `set` the one max_abs_a(), max_abs_b() and compare() speak of: R = its A B (synchronised).
+  // Launches are not changed by it (the launcher picks the set of each launch).
+  virtual void select_inputs(int set, const CancelToken& cancel) = 0;
+  // Keeps a copy of C as it is now (the run's own answer, verified); c_unchanged(): how many elements of C
+  // are bit for bit that copy.
+  virtual void keep_c() = 0;
+  virtual int64_t c_unchanged() = 0;
+  // C back as keep_c() found it, set 0 selected again (R its reference), the other sets freed.
+  virtual void end_input_sets(const CancelToken& cancel) = 0;
 };
 
 class RunLauncher {
@@ -52,6 +68,12 @@ class RunLauncher {
     (void)r;
     (void)policy;
   }
+  // Changing inputs (RunMatrices' section): the kernel timed under `policy` with input set
+  // changing_input_set(n, sets) made the one its n-th launch reads, switched outside the timing
+  // (measure_changing, measure.hpp); C is left as the last launch wrote it (Measurement::last_input_set).
+  virtual Measurement measure_changing(const MeasurePolicy& policy, int sets, const CancelToken& cancel) = 0;
+  // One launch on input set `set`, writing C. Synchronous.
+  virtual void launch_on(int set, const CancelToken& cancel) = 0;
   // The launch's tile of C per block and its occupancy.
   virtual void describe_launch(RunResult& r) = 0;
   // RunRequest::profile: occupancy of every tile, the traced launch, the reference timed on its own.
@@ -70,6 +92,8 @@ struct RunFacts {
   double clock_mhz = 0;          // the device's maximum SM clock (0: none)
   std::string reference_kernel;  // the interleaved reference's id, when the launcher times one
   std::string note;              // said of this run before it started (a memcheck guard's verdict)
+  // The device's roofs, for the impossible-point rule (impossible.hpp); peaks 0 (the CPU backend): none.
+  DeviceInfo device_info;
 };
 
 // The run: every phase above, in order. Throws what the matrices or the launcher throw (ValidationError,
@@ -79,5 +103,12 @@ RunResult run_pipeline(const RunRequest& req, const MeasurePolicy& policy, const
 
 // The note for elements of C a kernel never wrote ("" when it wrote them all).
 std::string unwritten_note(int64_t unwritten, int64_t elements);
+
+// What a check of C on a changed input set found, in words: "" when `e` passed; "C did not change when A and
+// B did: the kernel returned an earlier answer (...)" when every element of C was still the run's own answer
+// (`unchanged` of `elements`); otherwise that C is wrong on the changed set, with the figures (`own_passed`
+// false: the kernel failed on the run's own inputs already, and the verdict says it failed on both).
+std::string changed_inputs_verdict(const ErrorStats& e, int set, int sets, int64_t unchanged,
+                                   int64_t elements, bool own_passed = true);
 
 }  // namespace ts

@@ -50,6 +50,13 @@ TS_HD inline float gen_element(GenKind kind, uint64_t seed, int matrix, int64_t 
   }
 }
 
+// Changing inputs (MeasurePolicy::changing_inputs): input set `set` >= 1 is Random A (matrix 0) and B (matrix
+// 1) from the stream 2 set + matrix (gen_element's `matrix`), whatever the run's own input kind: streams the
+// run's own inputs (0, 1; symmetric: 16, 17) never use, so every set differs from them for any seed.
+TS_HD inline int changed_input_stream(int set, int matrix) {
+  return 2 * set + matrix;
+}
+
 // The matrices whose elements depend on the seed (kSeedsA | kSeedsB), read off gen_element above: random and
 // symmetric seed both; identity seeds B alone (A is the identity); ones and ramp neither.
 inline constexpr int kSeedsA = 1, kSeedsB = 2;

@@ -80,7 +80,7 @@ std::string MeasurePolicy::describe() const {
     std::snprintf(b, sizeof b, "; samples of launches back to back, >= %.3g ms each", min_sample_ms);
     out += b;
   }
-  return out;
+  return changing_inputs ? out + ", changing inputs" : out;
 }
 
 void validate_policy(const MeasurePolicy& p) {
@@ -236,6 +236,32 @@ Measurement measure(const MeasurePolicy& p, const MeasureHooks& h, const CancelT
     m.reference_noise = noise(m.reference_samples_ms);
   }
   m.frames_drawn = TimingGate::instance().frames() - frames0;
+  return m;
+}
+
+Measurement measure_changing(const MeasurePolicy& p, const MeasureHooks& hooks,
+                             const std::function<void(int)>& use, int sets, const CancelToken& cancel) {
+  MeasurePolicy q = p;
+  q.interleave_reference = false;
+  int64_t launches = 0;
+  int last = 0;
+  auto next = [&] {
+    last = changing_input_set(launches++, sets);
+    use(last);
+  };
+  MeasureHooks h;
+  h.untimed = [&] {
+    next();
+    hooks.untimed();
+  };
+  h.timed = [&] {
+    next();
+    return hooks.timed();
+  };
+  h.flush = hooks.flush;
+  h.clock = hooks.clock;
+  Measurement m = measure(q, h, cancel, 0);
+  m.last_input_set = last;
   return m;
 }
 

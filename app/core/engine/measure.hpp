@@ -45,6 +45,13 @@ struct MeasurePolicy {
   // launches each sample held. 0, or cold_l2 (a flush before every launch would be needed): one launch per
   // sample.
   double min_sample_ms = 0;
+  // Also time the kernel on inputs that change between samples (issue 30): kChangingInputSets sets of A and
+  // B, made before the timing and switched between launches outside the timed region (measure_changing), and
+  // check C against the reference of those inputs, so that a kernel that caches its answer (computes C once
+  // and returns early on later launches), or one timed on the same A and B whose results a cache holds, is
+  // caught. The result carries both timings (RunRecord::changing).
+  bool changing_inputs = false;
+  static constexpr int kChangingInputSets = 3;  // the run's own A and B (set 0) and two more
 
   static constexpr int kMaxLaunchesPerSample = 1000;
   // The launches one sample holds under min_sample_ms, given the fastest single launch (1 when off).
@@ -156,6 +163,7 @@ struct Measurement {
   double reference_noise = 0;
   int reference_warmups = 0;
   std::vector<ClockReading> reference_clocks;
+  int last_input_set = 0;  // measure_changing: the input set of the last launch (0: the run's own)
 };
 
 // [SECTION] Timing and drawing. A window that draws while a kernel is timed shares the GPU with it: every
@@ -207,5 +215,17 @@ class TimingGate {
 // clock it is given counts both.
 Measurement measure(const MeasurePolicy& p, const MeasureHooks& hooks, const CancelToken& cancel,
                     int already_warm = 0);
+
+// [SECTION] Changing inputs (MeasurePolicy::changing_inputs). The input set of the n-th launch (from 0) of a
+// measurement on `sets` input sets: 1, 2, ..., sets - 1, 0, 1, ... (the verification launch before it was on
+// the run's own set 0, so the first launch already sees other inputs).
+inline int changing_input_set(int64_t launch, int sets) {
+  return sets > 1 ? int((launch + 1) % sets) : 0;
+}
+// measure() on `sets` input sets: `use(set)` is called before every launch, warm-up or sample, outside its
+// timing (after the L2 flush), to make that set the one the next launch reads. No interleaved reference
+// (the policy's is ignored), no warm launch before it. Measurement::last_input_set: the last launch's set.
+Measurement measure_changing(const MeasurePolicy& p, const MeasureHooks& hooks,
+                             const std::function<void(int)>& use, int sets, const CancelToken& cancel);
 
 }  // namespace ts

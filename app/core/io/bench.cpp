@@ -61,9 +61,21 @@ BenchPoint bench_point(const MeasurementRecord& r, double peak) {
   p.verified = r.error.passed;
   p.max_abs_err = r.error.max_abs_err;
   p.tolerance = r.error.tolerance;
-  if (!r.error.passed) p.error = std::to_string(r.error.bad_elements) + " elements over the tolerance";
+  if (!r.error.passed)
+    p.error = !r.changing.passed && r.timed
+                  ? r.changing.verdict  // failed on the changing inputs only
+                  : std::to_string(r.error.bad_elements) + " elements over the tolerance";
   p.stop = r.timed ? r.stop : "not timed";
   p.date = r.date;
+  p.impossible = r.impossible;
+  if (r.changing.sets > 0) {
+    p.changing_sets = r.changing.sets;
+    p.changing_samples = r.changing.stats.count;
+    p.changing_median_ms = r.changing.stats.median;
+    p.changing_iqr_ms = r.changing.stats.p75 - r.changing.stats.p25;
+    p.changing_passed = r.changing.passed;
+    p.changing_verdict = r.changing.verdict;
+  }
   if (r.timed) {
     p.stats = r.stats;
     p.launches_per_sample = r.launches_per_sample;
@@ -148,7 +160,8 @@ void relate_to_cublas(std::vector<BenchPoint>& points) {
     }
     const char* ref = p.tf32 ? "cublas_tf32" : "cublas";
     for (const auto& q : points)
-      if (q.kernel == ref && q.m == p.m && q.n == p.n && q.k == p.k && q.verified && q.stats.median > 0) {
+      if (q.kernel == ref && q.m == p.m && q.n == p.n && q.k == p.k && q.verified && q.stats.median > 0 &&
+          (q.impossible.empty() || &q == &p)) {  // an impossible cuBLAS time is no one's reference
         p.pct_cublas = 100.0 * q.stats.median / p.stats.median;
         p.pct_cublas_from = &q == &p ? "itself" : "separate";
       }
@@ -205,7 +218,8 @@ std::string format_csv(const BenchMeta& m, const std::vector<BenchPoint>& pts) {
         "cublas_samples,cublas_median_ms,cublas_iqr_ms,sm_clock_min_mhz,sm_clock_median_mhz,sm_clock_max_mhz,"
         "cublas_sm_clock_min_mhz,cublas_sm_clock_median_mhz,cublas_sm_clock_max_mhz,clocks_differ,throttled,"
         "throttle_reasons,cublas_throttled,cublas_throttle_reasons,cublas_note,error,blocks_per_sm,waves,"
-        "intensity_est,date,launches_per_sample\n";
+        "intensity_est,date,impossible,changing_sets,changing_samples,changing_median_ms,changing_iqr_ms,"
+        "changing_passed,changing_verdict,launches_per_sample\n";
   for (const auto& p : pts) {
     const bool ref = p.reference_samples > 0;
     auto if_ref = [&](const char* f, double v) { return ref ? fmt(f, v) : std::string(); };
@@ -226,7 +240,14 @@ std::string format_csv(const BenchMeta& m, const std::vector<BenchPoint>& pts) {
        << csv_field(p.throttle_reasons) << "," << (ref ? (p.reference_throttled ? "yes" : "no") : "") << ","
        << csv_field(p.reference_throttle_reasons) << "," << csv_field(p.reference_note) << ","
        << csv_field(p.error) << "," << p.blocks_per_sm << "," << fmt("%.4f", p.waves) << ","
-       << fmt("%.4g", p.intensity) << "," << csv_field(p.date) << "," << p.launches_per_sample << "\n";
+       << fmt("%.4g", p.intensity) << "," << csv_field(p.date) << "," << csv_field(p.impossible) << ",";
+    if (p.changing_sets > 0)
+      os << p.changing_sets << "," << p.changing_samples << "," << fmt("%.6f", p.changing_median_ms) << ","
+         << fmt("%.6f", p.changing_iqr_ms) << "," << (p.changing_passed ? "yes" : "no") << ","
+         << csv_field(p.changing_verdict) << ",";
+    else
+      os << ",,,,,,";
+    os << p.launches_per_sample << "\n";
   }
   return os.str();
 }
@@ -295,6 +316,13 @@ std::string format_json(const BenchMeta& m, const std::vector<BenchPoint>& pts) 
                         {"waves", p.waves},
                         {"intensity_est", p.intensity},
                         {"date", p.date}};
+    q["impossible"] = p.impossible.empty() ? nlohmann::json(nullptr) : nlohmann::json(p.impossible);
+    // The timing on inputs that change between samples (null: not asked for).
+    q["changing_inputs"] = nlohmann::json(nullptr);
+    if (p.changing_sets > 0)
+      q["changing_inputs"] = {{"sets", p.changing_sets},           {"samples", p.changing_samples},
+                              {"median_ms", p.changing_median_ms}, {"iqr_ms", p.changing_iqr_ms},
+                              {"passed", p.changing_passed},       {"verdict", p.changing_verdict}};
     q["pct_cublas"] = p.pct_cublas >= 0 ? nlohmann::json(p.pct_cublas) : nlohmann::json(nullptr);
     q["pct_cublas_from"] =
         p.pct_cublas_from.empty() ? nlohmann::json(nullptr) : nlohmann::json(p.pct_cublas_from);
@@ -365,12 +393,22 @@ std::string format_markdown(const BenchMeta& m, const std::vector<BenchPoint>& p
   for (const auto& p : pts)
     if (p.stats.count) max_flops = std::max(max_flops, p.tflops * 1e12);
   const Unit fu = flops_unit(max_flops);
-  os << "| kernel | tile | M x N x K | median ms | IQR ms | samples | " << fu.name
+  // With changing inputs (any point timed on them): their median beside the fixed inputs' one.
+  const bool changing =
+      std::any_of(pts.begin(), pts.end(), [](const BenchPoint& p) { return p.changing_sets > 0; });
+  if (changing)
+    os << "changing inputs ms: the median of a second timing in which every launch read the next of "
+       << MeasurePolicy::kChangingInputSets
+       << " sets of A and B (switched outside the timing), C then checked against their reference: a kernel "
+          "that caches its answer fails there.\n\n";
+  os << "| kernel | tile | M x N x K | median ms | " << (changing ? "changing inputs ms | " : "")
+     << "IQR ms | samples | " << fu.name
      << " | % peak | cuBLAS ms | % "
         "cuBLAS | "
         "SM MHz | cuBLAS SM MHz | check |\n";
-  os << "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+  os << "|---|---|---|---|" << (changing ? "---|" : "") << "---|---|---|---|---|---|---|---|---|\n";
   bool any_separate = false, any_differ = false;
+  std::vector<std::string> impossible;  // "kernel tile at shape: why", in table order
   // Points without an interleaved reference, grouped by the reason (in the order first seen).
   std::vector<std::pair<std::string, std::string>> notes;
   for (const auto& p : pts) {
@@ -387,9 +425,13 @@ std::string format_markdown(const BenchMeta& m, const std::vector<BenchPoint>& p
         any_differ = true;
       }
       const bool ref = p.reference_samples > 0;
-      os << fmt("%.4f", p.stats.median) << " | " << fmt("%.4f", p.stats.p75 - p.stats.p25) << " | "
-         << p.stats.count << (p.launches_per_sample > 1 ? " x " + std::to_string(p.launches_per_sample) : "")
-         << " | " << fmt("%.2f", p.tflops * 1e12 * fu.scale) << " | " << fmt("%.1f", p.pct_peak) << " | "
+      os << fmt("%.4f", p.stats.median) << " | "
+         << (!changing                ? ""
+             : p.changing_samples > 0 ? fmt("%.4f", p.changing_median_ms) + " | "
+                                      : std::string("- | "))
+         << fmt("%.4f", p.stats.p75 - p.stats.p25) << " | " << p.stats.count
+         << (p.launches_per_sample > 1 ? " x " + std::to_string(p.launches_per_sample) : "") << " | "
+         << fmt("%.2f", p.tflops * 1e12 * fu.scale) << " | " << fmt("%.1f", p.pct_peak) << " | "
          << (ref ? fmt("%.4f", p.reference_median_ms) : "-") << " | " << pct << " | "
          << (p.sm_clock_median_mhz > 0 ? fmt("%.0f", p.sm_clock_median_mhz) : "-")
          << (p.throttled ? " (throttled)" : "") << " | "
@@ -397,9 +439,18 @@ std::string format_markdown(const BenchMeta& m, const std::vector<BenchPoint>& p
                  : "-")
          << " | ";
     } else {
-      os << "- | - | 0 | - | - | - | - | - | - | ";
+      os << (changing ? "- | " : "") << "- | - | 0 | - | - | - | - | - | - | ";
     }
-    os << (p.verified ? "ok" : ("FAIL: " + p.error)) << " |\n";
+    if (!p.verified)
+      os << "FAIL: " << p.error;
+    else if (!p.impossible.empty())
+      os << "IMPOSSIBLE (" << impossible.size() + 1 << ")";
+    else
+      os << "ok";
+    os << " |\n";
+    if (p.verified && !p.impossible.empty())
+      impossible.push_back(p.kernel + (p.tile ? " " + std::to_string(p.tile) : "") + " at " + shape_str(p) +
+                           ": " + p.impossible);
     if (p.stats.count && p.reference_samples == 0 && !p.reference_note.empty() &&
         p.pct_cublas_from != "itself") {
       auto it = std::find_if(notes.begin(), notes.end(),
@@ -411,7 +462,9 @@ std::string format_markdown(const BenchMeta& m, const std::vector<BenchPoint>& p
         it->second += ", " + who;
     }
   }
-  if (any_separate || any_differ || !notes.empty()) os << "\n";
+  if (any_separate || any_differ || !notes.empty() || !impossible.empty()) os << "\n";
+  for (size_t i = 0; i < impossible.size(); ++i)
+    os << "IMPOSSIBLE (" << i + 1 << "), not a record: " << impossible[i] << ".\n";
   if (any_separate)
     os << "(separate run): no cuBLAS was timed between this kernel's samples; % cuBLAS compares it with the "
           "cuBLAS point of the same shape, measured on its own before or after it.\n";

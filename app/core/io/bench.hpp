@@ -89,6 +89,15 @@ struct BenchPoint {
   int blocks_per_sm = 0;       // occupancy of the launch (0: unknown, e.g. cuBLAS or the CPU)
   double waves = 0;            // grid blocks / (blocks_per_sm x SMs)
   double intensity = 0;  // FLOP per byte of DRAM traffic, estimated from the block tiling (roofline.hpp)
+  // Why the time cannot be right (RunRecord::impossible: above the compute roof or under the DRAM floor), or
+  // empty. Such a point is no ratio's reference, and the tables say so beside it.
+  std::string impossible;
+  // The timing on inputs that change between samples (MeasurePolicy::changing_inputs; samples 0: not asked),
+  // and whether C matched their reference (the verdict in words).
+  int changing_sets = 0, changing_samples = 0;
+  double changing_median_ms = 0, changing_iqr_ms = 0;
+  bool changing_passed = true;
+  std::string changing_verdict;
   std::string date;
 };
 // A measured point as a table row; `peak_tflops` at the kernel's precision (0: unknown). A run and the

@@ -44,6 +44,8 @@ class JsonWriter {
   }
 
   void text(const char* key, const std::string& v) { m_out[key] = v; }
+  // Older files may lack it: then the reader keeps the text it has.
+  void optional_text(const char* key, const std::string& v) { text(key, v); }
   void flag(const char* key, bool v) { m_out[key] = v; }
   void number(const char* key, double v, double /*lo*/, double /*hi*/, bool /*null_ok*/ = true) {
     m_out[key] = num(v);
@@ -127,6 +129,9 @@ class JsonReader {
     const nlohmann::json& x = at(key);
     if (!x.is_string()) bad(key, "is not text");
     v = x.get<std::string>();
+  }
+  void optional_text(const char* key, std::string& v) const {
+    if (has(key)) text(key, v);
   }
   void flag(const char* key, bool& v) const {
     const nlohmann::json& x = at(key);

@@ -139,6 +139,17 @@ void interleaved_fields(Io& io, R& x, N& note) {
   io.text("note", note);
 }
 
+// The timing on inputs that change between samples (ChangingInputs; sets 0: not asked for).
+template <class Io, class C>
+void changing_fields(Io& io, C& x) {
+  io.integer("sets", x.sets, 0, 1 << 10);
+  sampled_fields(io, x.samples_ms, x.stats);
+  io.derived("noise", relative_stddev(x.stats), 0, kMaxQuantity);
+  io.text("stop", x.stop);
+  io.flag("passed", x.passed);
+  io.text("verdict", x.verdict);
+}
+
 // A measured point: the run's record (RunRecord) and what a session adds (MeasurementRecord). The problem's
 // fields stand at the top level of the record, beside its own.
 template <class Io, class M>
@@ -168,6 +179,8 @@ void record_fields(Io& io, M& r) {
   io.number("reference_ms", r.reference_ms, 0, kMaxTimeMs);
   io.optional_object("interleaved_reference",  // older files have none
                      [&](auto& o) { interleaved_fields(o, r.interleaved, r.interleaved_note); });
+  io.optional_text("impossible", r.impossible);  // older files: "" (not checked)
+  io.optional_object("changing_inputs", [&](auto& o) { changing_fields(o, r.changing); });  // older: none
   io.text("date", r.date);
   io.text("tilescope", r.program_version);
   io.text("commit", r.commit);

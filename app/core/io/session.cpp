@@ -749,12 +749,16 @@ std::vector<ScalingSeries> scaling_series(const Session& s, ScaleAxis axis, cons
     }
     p.date = r.date;
     p.record = i;
-    it->points.push_back(p);
+    p.impossible = r.impossible;
+    (r.is_impossible() ? it->impossible : it->points).push_back(p);
   }
-  for (auto& ser : out)
-    std::stable_sort(ser.points.begin(), ser.points.end(), [](const ScalingPoint& a, const ScalingPoint& b) {
-      return a.x != b.x ? a.x < b.x : a.date < b.date;
-    });
+  const auto by_x = [](const ScalingPoint& a, const ScalingPoint& b) {
+    return a.x != b.x ? a.x < b.x : a.date < b.date;
+  };
+  for (auto& ser : out) {
+    std::stable_sort(ser.points.begin(), ser.points.end(), by_x);
+    std::stable_sort(ser.impossible.begin(), ser.impossible.end(), by_x);
+  }
   return out;
 }
 
@@ -763,7 +767,7 @@ std::vector<LadderBar> ladder_bars(const Session& s, const ProblemSpec& at,
   std::map<std::pair<std::string, int>, size_t> newest;  // config -> record
   for (size_t i = 0; i < s.records.size(); ++i) {
     const MeasurementRecord& r = s.records[i];
-    if (!r.timed || !r.error.passed || r.stats.count == 0) continue;
+    if (!r.timed || !r.error.passed || r.stats.count == 0 || r.is_impossible()) continue;
     if (r.spec.m != at.m || r.spec.n != at.n || r.spec.k != at.k || r.spec.input != at.input) continue;
     const auto key = std::make_pair(r.spec.kernel, r.spec.tile);
     auto it = newest.find(key);

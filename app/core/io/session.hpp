@@ -31,10 +31,11 @@ inline constexpr int kSessionFormat = 1;
 inline constexpr int64_t kMaxSessionBytes = int64_t(64) << 20;  // a session file larger than this is refused
 inline constexpr int kMaxSessionRecords = 100000;
 inline constexpr int kMaxRecordSamples = 100000;
-// Reading is bounded by these too (a session nests 5 levels; a record holds about 80 values besides its
-// samples): past them a file is refused while it is parsed, before more of it is held in memory.
+// Reading is bounded by these too (a session nests 5 levels; a record holds about 90 values besides its
+// samples, its interleaved reference's and its changing-input timing's): past them a file is refused while it
+// is parsed, before more of it is held in memory.
 inline constexpr int kMaxSessionDepth = 16;
-inline constexpr int64_t kMaxRecordValues = 2 * int64_t(kMaxRecordSamples) + 1000;
+inline constexpr int64_t kMaxRecordValues = 3 * int64_t(kMaxRecordSamples) + 1000;
 inline constexpr int64_t kMaxHeaderValues = 10000;
 
 // One measured point: the run's record (RunRecord: its sources), with the launch's occupancy and the
@@ -216,7 +217,8 @@ struct ScalingPoint {
   bool cublas_throttled = false;
   bool clocks_differ = false;
   std::string date;
-  size_t record = 0;  // index into the session's records
+  size_t record = 0;       // index into the session's records
+  std::string impossible;  // RunRecord::impossible: why this time cannot be right (empty: it can)
 };
 
 // One kernel x tile of one session: every timed, verified point on the axis, sorted by x (then date).
@@ -226,15 +228,19 @@ struct ScalingSeries {
   bool tf32 = false;
   bool reference = false;  // cuBLAS / cuBLAS TF32: drawn as the reference curve
   std::vector<ScalingPoint> points;
+  // Verified points whose time cannot be right (RunRecord::impossible), sorted like points: drawn apart
+  // (a hollow red marker), never in `points`, the line or anything chosen from them.
+  std::vector<ScalingPoint> impossible;
   // The newest point at each x, sorted by x: the line through the series.
   std::vector<ScalingPoint> latest_per_x() const;
 };
 
 // The series of `s` along `axis` through the reference problem `at` (its other dimensions, its input kind).
-// Failed and untimed points are left out.
+// Failed and untimed points are left out; impossible ones go into ScalingSeries::impossible.
 std::vector<ScalingSeries> scaling_series(const Session& s, ScaleAxis axis, const ProblemSpec& at);
 
-// A bar of the ladder chart: the newest verified point of a configuration at one shape.
+// A bar of the ladder chart: the newest verified point of a configuration at one shape (impossible points
+// are not bars).
 struct LadderBar {
   KernelTile config;
   std::string label;

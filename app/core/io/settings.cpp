@@ -291,6 +291,7 @@ nlohmann::json to_json(const Settings& s) {
   j.update({{"square", s.square},
             {"auto_run", s.auto_run},
             {"memcheck_new_builds", s.memcheck_new_builds},
+            {"changing_inputs", s.changing_inputs},
             {"export_dir", s.export_dir},
             {"heatmaps", heatmap_json(s.matrices)},
             {"error_map", heatmap_json(s.error)},
@@ -364,6 +365,7 @@ Settings settings_from_json(const nlohmann::json& j, std::string* warnings, cons
   bool_entry(j, "square", s.square, warn);
   bool_entry(j, "auto_run", s.auto_run, warn);
   bool_entry(j, "memcheck_new_builds", s.memcheck_new_builds, warn);
+  bool_entry(j, "changing_inputs", s.changing_inputs, warn);
   string_entry(j, "export_dir", "", s.export_dir, warn);
   if (j.contains("heatmaps")) heatmap_from_json(j["heatmaps"], s.matrices, "heatmaps", warn);
   if (j.contains("error_map")) heatmap_from_json(j["error_map"], s.error, "error_map", warn);
@@ -518,6 +520,19 @@ nlohmann::json result_to_json(const RunResult& r) {
             {"worst_row", r.error.worst_row},
             {"worst_col", r.error.worst_col},
             {"note", r.note},
+            // why the time cannot be right (null: it can): impossible.hpp
+            {"impossible", r.is_impossible() ? nlohmann::json(r.impossible) : nlohmann::json(nullptr)},
+            // the timing on inputs that change between samples (null: not asked for)
+            {"changing_inputs", r.changing.sets > 0
+                                    ? nlohmann::json{{"sets", r.changing.sets},
+                                                     {"samples", r.changing.stats.count},
+                                                     {"median_ms", r.changing.stats.median},
+                                                     {"iqr_ms", r.changing.stats.p75 - r.changing.stats.p25},
+                                                     {"times_ms", r.changing.samples_ms},
+                                                     {"stop", r.changing.stop},
+                                                     {"passed", r.changing.passed},
+                                                     {"verdict", r.changing.verdict}}
+                                    : nlohmann::json(nullptr)},
             {"date", r.date}});
   return j;
 }

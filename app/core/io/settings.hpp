@@ -73,8 +73,11 @@ struct Settings {
   bool square = true;
   bool auto_run = true;
   bool memcheck_new_builds = true;  // a person's kernel: memcheck before each new build's first launch
-  std::string export_dir;           // empty: default_export_dir()
-  HeatmapSettings matrices;         // A, B, C
+  // Every measurement of the window (its runs, sweeps and tile searches) also timed on inputs that change
+  // between samples, C checked against their reference (MeasurePolicy::changing_inputs).
+  bool changing_inputs = false;
+  std::string export_dir;                                                  // empty: default_export_dir()
+  HeatmapSettings matrices;                                                // A, B, C
   HeatmapSettings error{"", Reduce::AbsMax, RangeMode::Symmetric, -1, 1};  // C - reference: signed, diverging
   ViewSettings view;  // the window: size and place, font, theme, which panels are shown
   FileDialogChoice file_dialog = FileDialogChoice::Desktop;

@@ -53,6 +53,8 @@ const char* to_string(Type t) {
       return "Compile";
     case Type::Compiled:
       return "Compiled";
+    case Type::Inputs:
+      return "Inputs";
   }
   return "?";
 }
@@ -223,6 +225,8 @@ void LaunchSpec::check() const {
     if (grid[i] < 1 || block[i] < 1 || grid[i] > (int64_t(1) << 31) || block[i] > 1024)
       throw ProtocolError("a launch with a grid or block dimension out of range");
   if (smem < 0 || smem > (int64_t(1) << 31)) throw ProtocolError("a launch with shared memory out of range");
+  if (input_set < 0 || input_set >= kMaxInputSets)
+    throw ProtocolError("a launch on an input set out of range");
 }
 
 void MeasureMsg::check() const {
@@ -233,9 +237,13 @@ void MeasureMsg::check() const {
     throw ProtocolError(std::string("a measuring policy out of range: ") + e.what());
   }
   if (l2_bytes < 0 || l2_bytes > (int64_t(1) << 32)) throw ProtocolError("an L2 size out of range");
+  if (input_sets < 1 || input_sets > kMaxInputSets)
+    throw ProtocolError("a Measure message with input sets out of range");
 }
 
 void MeasuredMsg::check() {
+  if (m.last_input_set < 0 || m.last_input_set >= kMaxInputSets)
+    throw ProtocolError("a Measured message with an input set out of range");
   for (double s : m.samples_ms)
     if (!std::isfinite(s) || s < 0) throw ProtocolError("a sample that is not a time");
   m.stats = summarize(m.samples_ms);
@@ -291,7 +299,7 @@ Codecs<M...> codecs() {
   return {{&encode<M>...}, {&decode<M>...}};
 }
 template Codecs<HelloMsg, LoadMsg, LoadedMsg, BeginMsg, LaunchMsg, LaunchedMsg, MeasureMsg, ProgressMsg,
-                MeasuredMsg, OccupancyMsg, OccupancyReplyMsg, ErrorMsg, CompileMsg, CompiledMsg>
+                MeasuredMsg, OccupancyMsg, OccupancyReplyMsg, ErrorMsg, CompileMsg, CompiledMsg, InputsMsg>
 codecs();
 
 Message empty(Type t) {

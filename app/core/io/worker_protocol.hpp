@@ -19,7 +19,9 @@
 namespace ts::wire {
 
 inline constexpr uint32_t kMagic = 0x4b575354;  // "TSWK" in little-endian bytes
-inline constexpr uint16_t kVersion = 1;
+// 2: changing inputs (Inputs, LaunchSpec::input_set, MeasureMsg::input_sets, MeasuredMsg::last_input_set)
+inline constexpr uint16_t kVersion = 2;
+inline constexpr int32_t kMaxInputSets = 16;  // input sets of one run (MeasurePolicy::kChangingInputSets)
 inline constexpr uint32_t kMaxPayload = 64u << 20;  // a cubin is the largest thing sent
 inline constexpr size_t kHeaderBytes = 12;
 
@@ -47,7 +49,8 @@ enum class Type : uint16_t {
   Shutdown,        // app -> worker: exit
   Compile,         // app -> compiler, once: CompileMsg   -> Compiled | Error
   Compiled,        // CompiledMsg
-  Last = Compiled
+  Inputs,          // app -> worker: InputsMsg        -> Ok | Error
+  Last = Inputs
 };
 const char* to_string(Type t);
 
@@ -175,6 +178,7 @@ struct LaunchSpec {
   std::vector<KernelArg> args;
   bool poison_c = false;  // fill C with NaN bytes (0xff) first, so elements the kernel skips show
   IpcHandle trace{};      // traced: the app's record buffer (3 x u64 per block)
+  int32_t input_set = 0;  // the A and B the kernel gets: 0 the run's own (Begin), i >= 1 Inputs' set i
   template <class IO, class M>
   static void fields(IO& io, M& l) {
     io.flag(l.traced);
@@ -188,8 +192,24 @@ struct LaunchSpec {
     });
     io.flag(l.poison_c);
     io.handle(l.trace);
+    io.i32(l.input_set);
   }
   void check() const;
+};
+
+// Changing inputs: the app's other input sets (1, 2, ...; set 0 is Begin's A and B), each copied into the
+// worker's own buffers as Begin's are. Replaces the sets of an earlier Inputs; End lets go of them.
+struct InputsMsg {
+  static constexpr Type kType = Type::Inputs;
+  std::vector<std::pair<IpcHandle, IpcHandle>> sets;  // A and B of sets 1, 2, ...
+  template <class IO, class M>
+  static void fields(IO& io, M& m) {
+    io.list(m.sets, 128, uint32_t(kMaxInputSets - 1), "an Inputs message with too many sets",
+            [](auto& each, auto& ab) {
+              each.handle(ab.first);
+              each.handle(ab.second);
+            });
+  }
 };
 
 // A measuring policy on the wire (measure.hpp), checked by validate_policy when read.
@@ -230,13 +250,15 @@ struct MeasureMsg {
   LaunchSpec launch;
   MeasurePolicy policy;
   int32_t already_warm = 0;
-  int64_t l2_bytes = 0;  // for a cold-cache policy's flush buffer
+  int64_t l2_bytes = 0;    // for a cold-cache policy's flush buffer
+  int32_t input_sets = 1;  // > 1: changing inputs, each launch on the next set (measure_changing)
   template <class IO, class M>
   static void fields(IO& io, M& m) {
     LaunchSpec::fields(io, m.launch);
     policy_fields(io, m.policy);
     io.i32(m.already_warm);
     io.i64(m.l2_bytes);
+    io.i32(m.input_sets);
   }
   void check() const;
 };
@@ -263,6 +285,7 @@ struct MeasuredMsg {
       each.f64(c.sm_mhz);
       each.str(c.throttle, 4096);
     });
+    io.i32(mm.m.last_input_set);
   }
   void check();  // every sample a time; fills the statistics
 };

@@ -196,6 +196,15 @@ TimingsData timings_data(const SessionSet& sessions, const ProblemSpec& at,
         any = true;
         if (i == 0) d.records.push_back(p.record);
       }
+      // Impossible points are drawn (apart, so that they are seen) but are none of the curve's.
+      for (const auto& p : series.impossible) {
+        max_ms = std::max(max_ms, p.median_ms);
+        max_flops = std::max(max_flops, p.tflops * 1e12);
+        d.x_lo = any ? std::min(d.x_lo, p.x) : p.x;
+        d.x_hi = any ? std::max(d.x_hi, p.x) : p.x;
+        any = true;
+        ++d.impossible;
+      }
       c.series = std::move(series);
       d.curves.push_back(std::move(c));
     }
@@ -213,8 +222,10 @@ TimingsData timings_data(const SessionSet& sessions, const ProblemSpec& at,
       d.current_samples_ms = r.samples_ms;
       d.current_stats = r.stats;
       d.current_flops = at.flops();
-      d.current_label =
-          current.label() + " at " + shape_text(at) + (r.error.passed ? "" : " (failed verification)");
+      d.current_label = current.label() + " at " + shape_text(at) +
+                        (!r.error.passed     ? " (failed verification)"
+                         : r.is_impossible() ? " (impossible)"
+                                             : "");
       break;
     }
   }
@@ -312,6 +323,7 @@ RooflineData roofline_data(const SessionSet& sessions, const ProblemSpec& at,
     any = true;
   };
   bool any_reference = false;
+  int impossible = 0;  // points left out: their time cannot be right
   for (size_t i = 0; i < sessions.size(); ++i) {
     const Session& s = sessions.all()[i];
     d.session_labels.push_back(s.label);
@@ -320,6 +332,10 @@ RooflineData roofline_data(const SessionSet& sessions, const ProblemSpec& at,
       const MeasurementRecord& rec = s.records[r];
       if (!rec.timed || !rec.error.passed || rec.stats.count == 0 || !(rec.stats.median > 0)) continue;
       if (this_shape_only && (rec.spec.m != at.m || rec.spec.n != at.n || rec.spec.k != at.k)) continue;
+      if (rec.is_impossible()) {
+        ++impossible;
+        continue;
+      }
       RoofPoint p;
       p.session = i;
       p.record = r;
@@ -378,6 +394,10 @@ RooflineData roofline_data(const SessionSet& sessions, const ProblemSpec& at,
                            ? std::string("the CPU backend has no FP32 or TF32 peak figure")
                            : std::string("the device's peak is unknown")));
   if (bw <= 0) d.notes.push_back("No DRAM roof yet: the bandwidth has not been measured.");
+  if (impossible > 0)
+    d.notes.push_back(std::to_string(impossible) + (impossible == 1 ? " point is" : " points are") +
+                      " left out: faster than the device can go (above its compute roof or under its DRAM "
+                      "floor), the timing cannot be right.");
   if (sessions.size() > 1)
     d.notes.push_back(
         "Roofs are the current session's device; overlays are placed by "
@@ -440,10 +460,24 @@ FigureData timings_figure(const TimingsData& d, FigureMeta meta) {
   if (!d.marks.source.empty() && (!d.marks.marks.empty() || !d.marks.note.empty()))
     meta.notes.push_back("wave marks of " + d.marks.config.label() + ": " + d.marks.source +
                          (d.marks.note.empty() ? "" : " (" + d.marks.note + ")"));
+  if (d.impossible > 0)
+    meta.notes.push_back(std::to_string(d.impossible) + (d.impossible == 1 ? " point" : " points") +
+                         " drawn as hollow red circles: " + kImpossibleLabel +
+                         ", faster than the device can go (above its compute roof or under its DRAM floor); "
+                         "the timing cannot be right");
   f.meta = std::move(meta);
   for (const auto& c : d.curves) {
     FigureSeries s = figure_series(c.series);
     s.label = c.label;
+    f.series.push_back(std::move(s));
+  }
+  for (const auto& c : d.curves) {
+    if (c.series.impossible.empty()) continue;
+    FigureSeries s;
+    s.label = c.label + ": " + kImpossibleLabel;
+    s.columns = {"x", "median_ms", "tflops", "samples"};
+    for (const auto& p : c.series.impossible)
+      s.rows.push_back({p.x, p.median_ms, p.tflops, double(p.samples)});
     f.series.push_back(std::move(s));
   }
   if (!d.marks.marks.empty()) {

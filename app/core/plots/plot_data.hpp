@@ -84,8 +84,11 @@ struct TimingsData {
   std::vector<size_t> records;  // records of the current session drawn (figure meta)
   double x_lo = 0, x_hi = 0;    // range of the points (0, 0: none)
   int unverified = 0;           // timed runs of the current session left out: they failed verification
+  int impossible = 0;  // points drawn apart (hollow, red): their time cannot be right (RunRecord::impossible)
   bool empty() const { return curves.empty(); }
 };
+// The legend's and the figure's words for impossible points.
+inline constexpr const char* kImpossibleLabel = "impossible (not a record)";
 TimingsData timings_data(const SessionSet& sessions, const ProblemSpec& at,
                          const std::vector<KernelInfo>& ladder);
 

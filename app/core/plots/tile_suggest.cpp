@@ -63,8 +63,7 @@ bool timed_cold(const RunRecord& r) {
 }
 
 bool impossible_point(const RunRecord& r) {
-  (void)r;  // TODO(issue 30): return r.is_impossible() once the flag is on main
-  return false;
+  return r.is_impossible();
 }
 
 TileSuggestion suggest_tile(const Session& s, const KernelInfo& kernel, const ProblemSpec& spec) {
@@ -85,6 +84,10 @@ TileSuggestion suggest_tile(const Session& s, const KernelInfo& kernel, const Pr
     const MeasurementRecord& r = s.records[it->second.record];
     if (it->second.failed) {
       out.failed.push_back(t);
+      continue;
+    }
+    if (impossible_point(r)) {  // its time cannot be right: never the fastest
+      out.impossible.push_back(t);
       continue;
     }
     out.measured.push_back(
@@ -119,13 +122,18 @@ std::string TileSuggestion::fastest_detail() const {
   if (within_noise)
     text += "; tile " + std::to_string(measured[1].tile) + " is within its noise (the quartiles overlap)";
   if (!failed.empty()) text += "; failed verification: " + tile_list(failed);
+  if (!impossible.empty()) text += "; impossible timing (not a record): " + tile_list(impossible);
   return text;
 }
 
 std::string TileSuggestion::summary() const {
   if (!applicable()) return kernel + " has no tile parameter";
-  const std::string fails = failed.empty() ? "" : "; failed verification: " + tile_list(failed);
-  if (measured.empty() && missing.empty()) return "every tile of " + kernel + " failed verification here";
+  const std::string fails =
+      (failed.empty() ? "" : "; failed verification: " + tile_list(failed)) +
+      (impossible.empty() ? "" : "; impossible timing (not a record): " + tile_list(impossible));
+  if (measured.empty() && missing.empty())
+    return impossible.empty() ? "every tile of " + kernel + " failed verification here"
+                              : "no tile of " + kernel + " has a possible timing here" + fails;
   if (measured.empty())
     return "no tile of " + kernel + " timed at this shape yet (tiles " + tile_list(missing) + ")" + fails;
   if (fastest) return "fastest tile here: " + fastest_detail();

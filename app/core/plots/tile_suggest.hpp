@@ -39,9 +39,8 @@ std::map<std::pair<std::string, int>, StandingPoint> standing_points(const Sessi
 bool benchmarked(const RunRecord& r);
 // The record was timed with the L2 flushed before every sample (MeasurePolicy::describe() says ", cold L2").
 bool timed_cold(const RunRecord& r);
-// A point faster than the device allows (above its compute roof or under its DRAM floor): never the fastest.
-// TODO(issue 30): "numbers that refuse to be fooled" adds that flag (RunRecord::impossible, on its branch,
-// not on main yet); until it is merged this returns false. The one place the suggestions ask.
+// A point faster than the device allows (RunRecord::impossible: above its compute roof or under its DRAM
+// floor): never the fastest. The one place the suggestions ask.
 bool impossible_point(const RunRecord& r);
 
 struct TileTiming {
@@ -57,7 +56,10 @@ struct TileSuggestion {
   int current_tile = 0;
   std::vector<TileTiming> measured;  // the newest verified point of each measured tile, fastest first
   std::vector<int> failed;           // tiles whose newest point here failed verification (never suggested)
-  std::vector<int> missing;          // tiles of the kernel with no point here, in registry order
+  // Tiles whose newest point here is impossible (RunRecord::impossible: faster than the device can go): no
+  // record, never suggested, not asked to be timed again.
+  std::vector<int> impossible;
+  std::vector<int> missing;  // tiles of the kernel with no point here, in registry order
   // Set only when no tile is missing (each one measured or failed): the fastest measured tile.
   std::optional<int> fastest;
   // The current tile's median over the fastest's (1: the current tile is the fastest), when both are
@@ -66,7 +68,7 @@ struct TileSuggestion {
   // The fastest's and the runner-up's interquartile ranges overlap: the two are within their noise.
   bool within_noise = false;
   bool applicable() const {
-    return !measured.empty() || !missing.empty() || !failed.empty();
+    return !measured.empty() || !missing.empty() || !failed.empty() || !impossible.empty();
   }  // tile-less: no
   // One line: "fastest tile here: 256 (2.71 ms, 50.6 TFLOP/s), 1.06x faster than tile 128", "fastest of the
   // tiles timed here: 128 (3.1 ms); not timed yet: 256", with "; tile T is within its noise" where it is.
@@ -77,8 +79,8 @@ struct TileSuggestion {
 };
 
 // From the session's records of `kernel` at spec's M x N x K, each tile's standing point (standing_points()):
-// timed and verified, or failed (a teaching kernel's tile that does not divide K): a failed tile is reported,
-// never suggested, and not asked to be timed again.
+// timed and verified, or failed (a teaching kernel's tile that does not divide K), or impossible: a failed or
+// impossible tile is reported, never suggested, and not asked to be timed again.
 TileSuggestion suggest_tile(const Session& s, const KernelInfo& kernel, const ProblemSpec& spec);
 
 // The runs that measure the tiles `suggestion` is missing (all of the kernel's tiles when `all`), at spec's

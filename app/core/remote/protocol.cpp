@@ -48,6 +48,7 @@ void policy_fields(Io& io, P& p) {
   io.number("min_sample_ms", p.min_sample_ms, 0, 1000, false);
   io.flag("time_failed", p.time_failed);
   io.flag("interleave_reference", p.interleave_reference);
+  io.flag("changing_inputs", p.changing_inputs);
   if constexpr (Io::reading) {
     std::string why;
     try {
@@ -238,6 +239,8 @@ void result_fields(Io& io, R& r) {
   io.integer("blocks_per_tile", r.blocks_per_tile, 1, 1 << 20);
   io.number("reference_ms", r.reference_ms, 0, io::kMaxTimeMs);
   io.object("interleaved", [&](auto& o) { io::interleaved_fields(o, r.interleaved, r.interleaved_note); });
+  io.text("impossible", r.impossible, 1 << 16);
+  io.object("changing_inputs", [&](auto& o) { io::changing_fields(o, r.changing); });
   io.text("date", r.date, 256);
   // What RunResult adds.
   io.text("reference", r.reference, 4096);
