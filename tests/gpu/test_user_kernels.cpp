@@ -448,7 +448,7 @@ TEST_F(UserKernels, AKernelThatCachesItsAnswerIsCaughtOnlyWithChangingInputs) {
       0u)
       << r.changing.verdict;
   EXPECT_NE(r.note.find("C did not change when A and B did"), std::string::npos) << r.note;
-  EXPECT_EQ(r.error.bad_elements, 256 * 256);
+  EXPECT_GT(r.error.bad_elements, 256 * 256 * 9 / 10);  // the first answer, not this one: nearly all wrong
   // The heatmaps still show the run's own inputs and its answer for them (C - reference small).
   ASSERT_TRUE(r.store);
   const HostMatrix E = r.store->copy(MatrixId::Error);

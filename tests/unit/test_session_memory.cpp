@@ -90,7 +90,7 @@ void write_64mib(const std::filesystem::path& p, const std::string& head, const 
 }
 }  // namespace
 
-TEST(SessionMemory, SixtyFourMiBBuiltToSwellTheTreeAreRefusedHoldingUnderSixteenMiB) {
+TEST(SessionMemory, SixtyFourMiBBuiltToSwellTheTreeAreRefusedHoldingUnderTwentyFourMiB) {
   test::TempDir dir;
   struct Case {
     const char* name;
@@ -112,7 +112,8 @@ TEST(SessionMemory, SixtyFourMiBBuiltToSwellTheTreeAreRefusedHoldingUnderSixteen
     const int64_t peak = peak_while_loading(path, &why);
     EXPECT_NE(why.find(c.reason), std::string::npos) << c.name << ": " << why;
     EXPECT_NE(why.find(c.name), std::string::npos) << why;
-    // At most one record's JSON (201000 values of 16 bytes, and the list's growth) and the reader's buffers.
-    EXPECT_LT(peak, int64_t(16) << 20) << c.name << ": " << peak << " bytes held at once";
+    // At most one record's JSON (301000 values of 16 bytes: its samples, its interleaved reference's and
+    // its changing-input timing's; and the list's growth) and the reader's buffers.
+    EXPECT_LT(peak, int64_t(24) << 20) << c.name << ": " << peak << " bytes held at once";
   }
 }
