@@ -3,7 +3,7 @@
 # none of their libraries, and runs: the check that a server without GLFW, X11, GL or ImGui can build and run
 # TileScope's engine (ctest engine.without_window).
 #   1. configure from scratch (the objects of an earlier run are kept) with glfw3, OpenGL, Vulkan and X11
-#      disabled for find_package, pkg-config finding libzstd alone (the engine's; not epoxy), stb's folder
+#      disabled for find_package, pkg-config finding libzstd and openblas alone (the engine's; not epoxy), stb's folder
 #      ignored and no imgui-bundle to extract or download: any of them asked for fails the configure, and so
 #      does cmake/CheckNoWindow.cmake when a target links one;
 #   2. the binary: ENGINE_BINARY when given (ctest passes the build's own engine without the window, made of
@@ -34,10 +34,12 @@ args=(-G Ninja -DCMAKE_BUILD_TYPE=Release -DTILESCOPE_GUI=OFF -DTILESCOPE_CUDA=O
 if command -v ccache > /dev/null; then
   args+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
 fi
-# pkg-config's only folder: libzstd's .pc file, nothing of the window's.
+# pkg-config's only folder: the engine's .pc files (libzstd, openblas), nothing of the window's.
 mkdir -p "$work/pkgconfig"
-zstd_pc="$(pkg-config --variable=pcfiledir libzstd)/libzstd.pc" || fail "pkg-config finds no libzstd"
-ln -sf "$zstd_pc" "$work/pkgconfig/libzstd.pc"
+for pc in libzstd openblas; do
+  dir="$(pkg-config --variable=pcfiledir "$pc")" || fail "pkg-config finds no $pc"
+  ln -sf "$dir/$pc.pc" "$work/pkgconfig/$pc.pc"
+done
 PKG_CONFIG_LIBDIR="$work/pkgconfig" PKG_CONFIG_PATH= cmake -S "$src" -B "$work/build" "${args[@]}" > "$work/configure.log" 2>&1 ||
   { tail -n 30 "$work/configure.log"; fail "the configure without the window's dependencies"; }
 grep -q "none links GLFW" "$work/configure.log" || fail "cmake/CheckNoWindow.cmake did not run"

@@ -113,7 +113,7 @@ TEST(SweepSpec, TooManyPointsOrMissingPartsAreRefused) {
 TEST(SweepRun, RefusesTheWholePlanBeforeMeasuringAnything) {
   CpuBackend b(builtin_kernel_infos());
   SweepSpec s;
-  s.sizes = {16, 2048};  // 2048^3 is above the CPU backend's limit
+  s.sizes = {16, 2049};  // 2049^3 is above the CPU backend's limit
   s.configs = {{"tiled", 8}};
   int measured = 0;
   try {
@@ -121,7 +121,7 @@ TEST(SweepRun, RefusesTheWholePlanBeforeMeasuringAnything) {
               [&](const SweepPointResult&, int, int) { ++measured; });
     FAIL();
   } catch (const ValidationError& e) {
-    EXPECT_NE(std::string(e.what()).find("sweep point 2 of 2 (tiled T=8 2048x2048x2048)"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("sweep point 2 of 2 (tiled T=8 2049x2049x2049)"), std::string::npos)
         << e.what();
   }
   EXPECT_EQ(measured, 0);
@@ -409,7 +409,7 @@ TEST(SweepTimeLeft, APointInFlightPastItsEstimateIsOverdueNeverZeroSecondsLeft) 
 TEST(SweepRunner, ARefusedPlanSaysWhy) {
   SweepRunner runner(std::make_shared<CpuBackend>(builtin_kernel_infos()));
   SweepSpec s;
-  s.sizes = {2048};
+  s.sizes = {2049};
   s.configs = {{"tiled", 8}};
   runner.start(expand_sweep(s), MeasurePolicy::fixed(1));
   runner.wait();
