@@ -245,23 +245,26 @@ __global__ void __launch_bounds__(G::NT, G::MINB)
       __syncthreads();
       if (last) {
         __threadfence();
+        // The segments' partials in K order, whichever finished first, this block's own included (it wrote
+        // it above): a partial at a time, its 32 float4s loaded at once into the accumulators. Taking the
+        // own one from registers instead put a dependent chain of loads in each output's sum, one L2
+        // round trip after another: the last 24 blocks at 3000^3 ran alone for 100 us adding up.
+        for (int64_t w = v_first; w <= v_last; ++w) {
+          const float4* src = part(w);
 #pragma unroll
-        for (int i = 0; i < TM; ++i) {
-          const int64_t row = row0 + a_off + 16 * (i / 4) + i % 4;
+          for (int i = 0; i < TM; ++i)
 #pragma unroll
-          for (int q = 0; q < TN / 4; ++q) {
-            const int64_t at = (i * (TN / 4) + q) * G::NT + tid;
-            const float4 own =
-                make_float4(acc[i][4 * q], acc[i][4 * q + 1], acc[i][4 * q + 2], acc[i][4 * q + 3]);
-            // The segments in K order, whichever finished first.
-            float4 sum = v_first == v ? own : __ldcg(part(v_first) + at);
-            for (int64_t w = v_first + 1; w <= v_last; ++w) {
-              const float4 p = w == v ? own : __ldcg(part(w) + at);
-              sum.x += p.x, sum.y += p.y, sum.z += p.z, sum.w += p.w;
+            for (int q = 0; q < TN / 4; ++q) {
+              const float4 p = __ldcg(src + (i * (TN / 4) + q) * G::NT + tid);
+              float* a = &acc[i][4 * q];
+              if (w == v_first) {
+                a[0] = p.x, a[1] = p.y, a[2] = p.z, a[3] = p.w;
+              } else {
+                a[0] += p.x, a[1] += p.y, a[2] += p.z, a[3] += p.w;
+              }
             }
-            store4_checked(C, row, col0 + b_off + 32 * q, m, n, n, false, sum);
-          }
         }
+        store(acc, row0, col0);
       }
     }
     trace_end<kTrace>(trace, rec);
