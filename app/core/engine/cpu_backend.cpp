@@ -159,25 +159,11 @@ class HostRun final : public RunMatrices, public RunLauncher {
 
   void verify_launch(const CancelToken& cancel) override { launch(cancel); }
   Measurement measure(const MeasurePolicy& policy, const CancelToken& cancel) override {
-    MeasureHooks h;
-    h.untimed = [&] { launch(cancel); };
-    h.timed = [&] {
-      const auto t0 = std::chrono::steady_clock::now();
-      launch(cancel);
-      return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    };
-    return ts::measure(policy, h, cancel, 1);
+    return ts::measure(policy, hooks(cancel), cancel, 1);
   }
   Measurement measure_changing(const MeasurePolicy& policy, int sets, const CancelToken& cancel) override {
-    MeasureHooks h;
-    h.untimed = [&] { launch(cancel); };
-    h.timed = [&] {
-      const auto t0 = std::chrono::steady_clock::now();
-      launch(cancel);
-      return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    };
     return ts::measure_changing(
-        policy, h, [&](int set) { use(set); }, sets, cancel);
+        policy, hooks(cancel), [&](int set) { use(set); }, sets, cancel);
   }
   void launch_on(int set, const CancelToken& cancel) override {
     use(set);
@@ -192,6 +178,17 @@ class HostRun final : public RunMatrices, public RunLauncher {
   }
 
  private:
+  // The twin launched untimed, and timed by the wall clock: the hooks of both measurements.
+  MeasureHooks hooks(const CancelToken& cancel) {
+    MeasureHooks h;
+    h.untimed = [this, &cancel] { launch(cancel); };
+    h.timed = [this, &cancel] {
+      const auto t0 = std::chrono::steady_clock::now();
+      launch(cancel);
+      return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    };
+    return h;
+  }
   void launch(const CancelToken& cancel) {
     m_k.cpu(m_a->data.data(), m_b->data.data(), m_c->data.data(), m_s.m, m_s.n, m_s.k, m_tile, &cancel);
   }
