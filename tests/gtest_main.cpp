@@ -10,8 +10,10 @@
 
 int main(int argc, char** argv) {
 #if defined(TILESCOPE_HELPER_BIN)
-  // A person's kernel compiles in `tilescope compiler` and runs in `tilescope worker`: this build's binary.
-  setenv("TILESCOPE_WORKER", TILESCOPE_HELPER_BIN, 0);
+  // A person's kernel compiles in `tilescope compiler` and runs in `tilescope worker`: this build's binary,
+  // or TILESCOPE_TEST_BIN's where the build was copied to another machine (a GPU machine without build/).
+  const char* copied = std::getenv("TILESCOPE_TEST_BIN");
+  setenv("TILESCOPE_WORKER", copied ? copied : TILESCOPE_HELPER_BIN, 0);
 #endif
   testing::InitGoogleTest(&argc, argv);
   const int rc = RUN_ALL_TESTS();

@@ -394,6 +394,18 @@ void launch_pipelined(const GemmArgs& a, int tile, void* stream, LaunchQuery* q)
   bad_tile("pipelined", tile);
 }
 
+// Stream-K's whole tiles (10_streamk.cu): tile 256's own kernel (these very instantiations, no new code)
+// over rows [0, a.m) of C, B in rows of ldb floats (ldb != a.n: B already padded by the caller, who owns the
+// workspace; no split, so none is touched here).
+void launch_pipelined256_rows(const GemmArgs& a, int64_t ldb, void* stream) {
+  using G = Cfg<128, 256, 8, 32, 128, 3, 1, true>;
+  auto s = static_cast<cudaStream_t>(stream);
+  if (ldb == a.n)
+    go<G, false, false>(a, s, nullptr, 1u, nullptr, ldb);
+  else
+    go<G, true, false>(a, s, nullptr, 1u, nullptr, ldb);
+}
+
 }  // namespace ts
 #endif  // __CUDACC__
 

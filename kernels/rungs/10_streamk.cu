@@ -7,9 +7,13 @@
 #if defined(__CUDACC__)
 #include <algorithm>
 #include <cstdint>
+#include <map>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+
+#include "kernels/engine/cuda_raii.cuh"
 
 #include "kernels/rungs/gemm_common.cuh"
 #include "kernels/rungs/pipeline.cuh"
@@ -129,17 +133,18 @@ __device__ __forceinline__ void straight_tiles(float (&acc)[G::TM][G::TN], const
 // 256 makes 288 tiles for 132 SMs, 2.18 waves, and the third wave runs 24 tiles on 132 SMs. Stream-K (Osama,
 // Merrill, Cecka, Garland, Ravishankar, 2023) cuts the work into k tiles ("iterations") instead of output
 // tiles: the P units of one wave share the partial wave's iterations equally, so every SM works until the
-// end. Here, as CUTLASS's "data-parallel + one-tile stream-K" does: the first D = floor(T / P) P tiles are
-// made whole, one block each (rung 9's tile 256, the same loop), and the last R = T mod P tiles are shared by
-// P more blocks, unit v taking iterations [v R I / P, (v + 1) R I / P) of them in order (I = ceil(K / BK) per
-// tile). A unit's range crosses at most a few tiles; each piece of a tile it makes is a segment. A tile made
-// of several segments is fixed up without any block waiting for another: every segment writes its partial
-// tile to the workspace, counts itself in, and the last to arrive adds the partials in K order (the first
+// end. Here, as CUTLASS's "data-parallel + one-tile stream-K" does: the tiles of whole waves are made whole,
+// one block each, and the rest, R tiles, are shared by P more blocks, unit v taking iterations [v R I / P,
+// (v + 1) R I / P) of them in order (I = ceil(K / BK) per tile). The whole tiles are rung 9's, made by rung
+// 9's own kernel (launch_streamk says how the two launches share the SMs), so they are exactly as fast. A
+// unit's range crosses at most a few tiles; each piece of a tile it makes is a segment. A tile made of
+// several segments is fixed up without any block waiting for another: every segment writes its partial tile
+// to the workspace, counts itself in, and the last to arrive adds the partials in K order (the first
 // segment's, then the next ...), its own from its registers, so C does not depend on which finished first and
 // is the same bits run to run.
 struct StreamK {
   int64_t tiles_n = 0;   // tiles along N (raster order: tile t is row t / tiles_n, column t % tiles_n)
-  int64_t dp = 0;        // data-parallel tiles: 0 .. dp - 1, block u makes tile u
+  int64_t dp = 0;        // whole tiles: 0 .. dp - 1, whole rows of tiles (rung 9's kernel makes them)
   int64_t sk_tiles = 0;  // tiles dp .. dp + sk_tiles - 1, shared by `units` blocks (0: none)
   int64_t iters = 0;     // k tiles per tile
   int64_t units = 0;
@@ -194,19 +199,7 @@ __global__ void __launch_bounds__(G::NT, G::MINB)
                        make_float4(acc[i][4 * q], acc[i][4 * q + 1], acc[i][4 * q + 2], acc[i][4 * q + 3]));
     }
   };
-  const int64_t unit = blockIdx.x;
-  if (unit < sk.dp) {  // a whole tile, data-parallel
-    const int64_t ty = unit / sk.tiles_n, tx = unit % sk.tiles_n;
-    const size_t rec = segment_begin<kTrace>(trace, tx, ty, sk.tiles_n, tiles_m, 0, 0);
-    float acc[TM][TN] = {};
-    straight_tiles<G, kPadB>(acc, A, B, m, n, k, ld_b, ty * BM, tx * BN, 0, sk.iters, smem, tid, a_off,
-                             b_off);
-    cp_async_wait<0>();
-    store(acc, ty * BM, tx * BN);
-    trace_end<kTrace>(trace, rec);
-    return;
-  }
-  const int64_t v = unit - sk.dp;
+  const int64_t v = blockIdx.x;  // the unit
   const int64_t g_end = sk.begin(v + 1);
   unsigned* counts =
       reinterpret_cast<unsigned*>(reinterpret_cast<float4*>(work) + 2 * sk.units * int64_t(V * G::NT));
@@ -275,8 +268,8 @@ __global__ void __launch_bounds__(G::NT, G::MINB)
 }  // namespace
 
 // Stream-K over tile 256's block (StreamK above). P, the units of one wave, is the SMs' count (one block of
-// 226 registers x 256 threads per SM): the device's, or LaunchQuery::sm_count for a query (an offline query
-// without it plans for an H100's 132).
+// 255 registers x 256 threads per SM, rung 9's tile 256 the same): the device's, or LaunchQuery::sm_count
+// for a query (an offline query without it plans for an H100's 132).
 using StreamKCfg = Cfg<128, 256, 8, 32, 128, 3, 1, true>;
 
 static int device_sm_count() {
@@ -286,15 +279,29 @@ static int device_sm_count() {
   return sms;
 }
 
+// Where the last wave is at least this full, every tile is made whole (rung 9's kernel alone): sharing its k
+// tiles costs each shared tile partials written and read, more than the idle SMs of a nearly full wave.
+// From the crossover measured at launch_streamk (73 % full: a tie; 88 %: 3-6 points lost).
+constexpr double kShareBelowFill = 0.8;
+
 static StreamK plan_streamk(int64_t m, int64_t n, int64_t k, int64_t units_per_wave) {
   using G = StreamKCfg;
   StreamK sk;
   sk.tiles_n = blocks_for(n, G::BN);
   const int64_t tiles = sk.tiles_n * int64_t(blocks_for(m, G::BM));
   sk.iters = (k + G::BK - 1) / G::BK;
-  sk.sk_tiles = tiles % units_per_wave;
-  sk.dp = tiles - sk.sk_tiles;
-  sk.units = sk.sk_tiles > 0 ? units_per_wave : 0;
+  const int64_t rest = tiles % units_per_wave;
+  if (rest == 0 || double(rest) >= kShareBelowFill * double(units_per_wave)) {
+    sk.dp = tiles;  // whole waves, or a last wave nearly full
+    return sk;
+  }
+  // The whole waves' tiles, rounded down to whole rows of tiles (rung 9's grid is rows x columns): the tiles
+  // of a partly whole row are shared too.
+  sk.dp = (tiles - rest) / sk.tiles_n * sk.tiles_n;
+  sk.sk_tiles = tiles - sk.dp;
+  // Never more units than iterations: every unit between a tile's first and last makes a segment of it
+  // (the last segment to arrive counts them), so none may be empty.
+  sk.units = std::min(units_per_wave, sk.sk_tiles * sk.iters);
   return sk;
 }
 
@@ -313,6 +320,32 @@ static size_t streamk_bytes(const StreamK& sk) {
   return size_t(2 * sk.units) * G::BM * G::BN * sizeof(float) + size_t(sk.sk_tiles) * sizeof(unsigned);
 }
 
+// The whole tiles' launch runs on a second stream of high priority, forked from and joined back to the
+// caller's stream: the shared tiles' blocks (on the caller's stream, normal priority) are dispatched after
+// every whole tile's, onto the SMs as each finishes its last whole tile, as if the two were one grid. (One
+// launch after the other on one stream would leave the SMs that finish first idle until the last whole tile
+// is done.) One per device, for the process's life: created on first use, never destroyed (the driver
+// releases it at exit; destroying it from a static destructor would run after the CUDA runtime is gone).
+// Launches from several threads take turns enqueueing (the mutex) and serialise on it.
+struct SideStream {
+  CudaStream stream{true};
+  CudaEvent fork{cudaEventDisableTiming}, join{cudaEventDisableTiming};
+};
+
+static std::mutex& side_mutex() {
+  static std::mutex m;
+  return m;
+}
+
+static SideStream& side_stream() {  // under side_mutex()
+  int dev = 0;
+  CUDA_CHECK(cudaGetDevice(&dev));
+  static std::map<int, SideStream*>* per_device = new std::map<int, SideStream*>();
+  SideStream*& p = (*per_device)[dev];
+  if (!p) p = new SideStream();
+  return *p;
+}
+
 template <bool kPadB>
 static void go_streamk(const GemmArgs& a, cudaStream_t s, LaunchQuery* q, const StreamK& sk, float* work,
                        int64_t ldb) {
@@ -327,13 +360,12 @@ static void go_streamk(const GemmArgs& a, cudaStream_t s, LaunchQuery* q, const 
     }();
     (void)configured;
   }
-  const int64_t blocks = sk.dp + sk.units;
   if (q) {
     q->func = reinterpret_cast<const void*>(a.trace ? traced : plain);
     q->grid_x = unsigned(sk.tiles_n);  // the trace's grid: tiles, and segments per tile
     q->grid_y = blocks_for(a.m, G::BM);
     q->grid_z = unsigned(streamk_segments(sk));
-    q->launch_blocks = blocks;
+    q->launch_blocks = sk.dp + sk.units;
     q->k_segments = true;
     q->k_step = G::BK;
     q->threads = G::NT;
@@ -342,12 +374,42 @@ static void go_streamk(const GemmArgs& a, cudaStream_t s, LaunchQuery* q, const 
     q->tile_n = G::BN;
     return;
   }
-  if (blocks > INT32_MAX) throw std::invalid_argument("streamk: more than 2^31 - 1 blocks");
-  (a.trace ? traced : plain)<<<unsigned(blocks), G::NT, G::SMEM, s>>>(a.A, a.B, a.C, a.m, a.n, a.k, a.trace,
-                                                                      work, ldb, sk);
-  CUDA_CHECK_LAUNCH();
+  if (sk.dp + sk.units == 0) return;  // an empty C
+  if (sk.units > INT32_MAX) throw std::invalid_argument("streamk: more than 2^31 - 1 blocks");
+  // Rung 9's kernel over the rows of whole tiles: its trace records (tile row y, column x) are where this
+  // kernel's first segment of that tile would put them.
+  GemmArgs whole = a;
+  whole.m = std::min(a.m, sk.dp / sk.tiles_n * int64_t(G::BM));
+  if (sk.units == 0) {
+    launch_pipelined256_rows(whole, ldb, s);
+    return;
+  }
+  auto shared = [&] {
+    (a.trace ? traced : plain)<<<unsigned(sk.units), G::NT, G::SMEM, s>>>(a.A, a.B, a.C, a.m, a.n, a.k,
+                                                                          a.trace, work, ldb, sk);
+    CUDA_CHECK_LAUNCH();
+  };
+  if (sk.dp == 0) return shared();
+  std::lock_guard<std::mutex> lock(side_mutex());
+  SideStream& side = side_stream();
+  CUDA_CHECK(cudaEventRecord(side.fork.get(), s));
+  CUDA_CHECK(cudaStreamWaitEvent(side.stream.get(), side.fork.get(), 0));
+  launch_pipelined256_rows(whole, ldb, side.stream.get());
+  shared();
+  CUDA_CHECK(cudaEventRecord(side.join.get(), side.stream.get()));
+  CUDA_CHECK(cudaStreamWaitEvent(s, side.join.get(), 0));
 }
 
+// Measured on an H100 (one bench run, cuBLAS SGEMM interleaved, % of cuBLAS; last wave's fill on 132 SMs):
+// whole tiles made by this kernel's own copy of the loop, one launch: 3000^3 99.9, 4099^3 103.0, 2048^3
+// 79.5, 4096^3 91.5, 8192^3 95.4 (rung 9: 84.8, 93.8, 102.7, 102.9, 103.8): its whole tiles were 5-8 %
+// slower than rung 9's. With rung 9's kernel making them on the side stream and every partial wave shared
+// (warm; cold in brackets): 1536^3 (55 %, no whole wave) 102.5 against rung 9's 80.1; 2560^3 (52 %) 100.5
+// (101.8) / 87.5; 3000^3 (18 %) 106.5 (108.0) / 84.2; 4099^3 (25 %) 106.4 (106.2) / 93.7; 5120^3 (6 %)
+// 113.3 / 101.2; 5632^3 (33 %) 108.1 (108.4) / 100.9; 8192^3 (52 %) 104.3 (104.2) / 103.7; 8192 x 8192 x
+// 512 (52 %) 99.4 / 100.6; 6144^3 (73 %) 104.9 / 104.4; 4096^3 (88 %) 96.1 / 102.7; 7168^3 (88 %) 101.3 /
+// 104.7; 2048 x 4096 x 8192 (94 %) 92.2 / 103.7. Hence kShareBelowFill. 1000^3 and 1024^3 (32 tiles, all
+// shared): 65.9 and 79.7.
 void launch_streamk(const GemmArgs& a, int tile, void* stream, LaunchQuery* q) {
   if (tile != 256) bad_tile("streamk", tile);
   const int64_t units = q && q->sm_count > 0 ? q->sm_count : (needs_device(q) ? device_sm_count() : 132);
@@ -363,6 +425,7 @@ void launch_streamk(const GemmArgs& a, int tile, void* stream, LaunchQuery* q) {
   if (a.n % 4 == 0) {
     go_streamk<false>(a, s, q, sk, work, a.n);
   } else {
+    // B padded once, for both launches.
     const int64_t ldb = padded_ld(a.n);
     GemmArgs padded = a;
     if (!q) {
@@ -385,10 +448,11 @@ KernelEntry entry_streamk() {
   KernelInfo k = kernel_info(
       "streamk", "10b. Stream-K",
       "Rung 9's tile 256 (128 x 256 x 8) where the last wave is partial: the whole waves' tiles are made "
-      "one block each, and one more wave of blocks shares the remaining tiles' k tiles equally, so no SM "
-      "idles at the end (3000^3: 288 tiles are 2.18 waves of 132 SMs). A tile shared by several blocks is "
-      "added up by the last to finish, in K order, so C is the same bits every run. Costs a partial tile "
-      "written and read per shared piece; where tiles fill whole waves it is rung 9.",
+      "one block each by rung 9's own kernel, and one more wave of blocks shares the remaining tiles' k "
+      "tiles equally, starting on each SM as it finishes its whole tiles, so no SM idles at the end "
+      "(3000^3: 288 tiles are 2.18 waves of 132 SMs). A tile shared by several blocks is added up by the "
+      "last to finish, in K order, so C is the same bits every run. Costs partial tiles written and read; "
+      "where the last wave is 80 % full or more, it is rung 9.",
       {256}, {"block 128 x 256 x 8, thread 8 x 16, 3 stages; the last wave shared by k tiles"}, 256, "256");
   k.min_sm = 80;
   TileGeometry g = block_tile(128, 256, 8, 3);  // StreamKCfg, rung 9's tile 256

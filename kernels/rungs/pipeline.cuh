@@ -93,4 +93,8 @@ inline size_t workspace_for(size_t split, int64_t n, int64_t k) {
   return padded_b_offset(split) + size_t(k) * size_t(padded_ld(n)) * sizeof(float);
 }
 
+// Rung 9's tile 256 over C's rows [0, a.m) with B in rows of ldb floats (09_pipelined_splitk.cu): stream-K
+// runs its whole tiles through it.
+void launch_pipelined256_rows(const GemmArgs& a, int64_t ldb, void* stream);
+
 }  // namespace ts
