@@ -295,13 +295,15 @@ class CudaBackend final : public Backend {
         CUDA_CHECK(cudaStreamSynchronize(m_st));
       };
       // Short launches are timed in batches (MeasurePolicy::min_sample_ms): the fastest of three single
-      // launches says how many make a sample, and the interleaved reference gets the same count.
-      int batch = 1;
+      // launches says how many make a sample, and the interleaved reference gets the same count. Those
+      // three are warm-ups like the verification launch: counted in Measurement::warmups, and matched by as
+      // many of the reference's before its samples.
+      int batch = 1, probes = 0;
       if (policy.min_sample_ms > 0 && !policy.cold_l2) {
         double fastest = 0;
-        for (int i = 0; i < 3; ++i) {
+        for (; probes < 3; ++probes) {
           const double ms = timer.ms([&] { m_e.cuda(m_args, m_s.tile, m_st, nullptr); });
-          fastest = i == 0 ? ms : std::min(fastest, ms);
+          fastest = probes == 0 ? ms : std::min(fastest, ms);
         }
         batch = policy.launches_per_sample(fastest);
       }
@@ -331,7 +333,7 @@ class CudaBackend final : public Backend {
         };
         h.reference_clock = h.clock;
       }
-      return ts::measure(policy, h, cancel, 1);
+      return ts::measure(policy, h, cancel, 1 + probes);
     }
 
     // Changing inputs: A and B of each launch's set in its arguments (the launch itself as measure()'s).

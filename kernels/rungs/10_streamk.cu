@@ -299,9 +299,15 @@ static StreamK plan_streamk(int64_t m, int64_t n, int64_t k, int64_t units_per_w
   // of a partly whole row are shared too.
   sk.dp = (tiles - rest) / sk.tiles_n * sk.tiles_n;
   sk.sk_tiles = tiles - sk.dp;
+  // Where every tile is shared (one partial wave: 1000^3 makes 32 tiles for 132 SMs) and each tile has 4
+  // units or more, each tile gets the same number of them, so no unit makes pieces of two tiles (two
+  // pipelines filled, two partials written, while the others wait to add up): 128 units at 1000^3. Where
+  // there are whole tiles, the shared wave starts on each SM as it finishes them, and every SM takes a unit.
+  int64_t units = units_per_wave;
+  if (sk.dp == 0 && units_per_wave / sk.sk_tiles >= 4) units = units_per_wave / sk.sk_tiles * sk.sk_tiles;
   // Never more units than iterations: every unit between a tile's first and last makes a segment of it
   // (the last segment to arrive counts them), so none may be empty.
-  sk.units = std::min(units_per_wave, sk.sk_tiles * sk.iters);
+  sk.units = std::min(units, sk.sk_tiles * sk.iters);
   return sk;
 }
 
@@ -409,7 +415,8 @@ static void go_streamk(const GemmArgs& a, cudaStream_t s, LaunchQuery* q, const 
 // 113.3 / 101.2; 5632^3 (33 %) 108.1 (108.4) / 100.9; 8192^3 (52 %) 104.3 (104.2) / 103.7; 8192 x 8192 x
 // 512 (52 %) 99.4 / 100.6; 6144^3 (73 %) 104.9 / 104.4; 4096^3 (88 %) 96.1 / 102.7; 7168^3 (88 %) 101.3 /
 // 104.7; 2048 x 4096 x 8192 (94 %) 92.2 / 103.7. Hence kShareBelowFill. 1000^3 and 1024^3 (32 tiles, all
-// shared): 65.9 and 79.7.
+// shared): 65.9 and 79.7 on 132 units; 69.2 (cold 78.5) and 83.3 (80.6) with 4 units per tile (128), where
+// split-K 2 was 77.2 (87.9) and 89.8 (88.8): a unit's 32 k tiles took 61 us against 41 inside a whole tile.
 void launch_streamk(const GemmArgs& a, int tile, void* stream, LaunchQuery* q) {
   if (tile != 256) bad_tile("streamk", tile);
   const int64_t units = q && q->sm_count > 0 ? q->sm_count : (needs_device(q) ? device_sm_count() : 132);

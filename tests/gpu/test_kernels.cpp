@@ -749,6 +749,7 @@ TEST(StreamK, IsDeterministicAndTracesEverySegmentOfEveryTile) {
     EXPECT_EQ(t.k_step, 8);
     const int64_t tiles = int64_t(t.grid_x) * t.grid_y, steps = (k + 7) / 8;
     int64_t first_shared = tiles, shared_tiles = 0;
+    std::vector<size_t> segments(size_t(tiles), 0);
     for (int64_t tile = 0; tile < tiles; ++tile) {
       SCOPED_TRACE("tile " + std::to_string(tile));
       std::vector<uint32_t> firsts, sm;
@@ -770,6 +771,7 @@ TEST(StreamK, IsDeterministicAndTracesEverySegmentOfEveryTile) {
         EXPECT_GT(firsts[i], firsts[i - 1]);
         EXPECT_LT(int64_t(firsts[i]), steps);
       }
+      segments[size_t(tile)] = firsts.size();
       if (firsts.size() > 1) {
         first_shared = std::min(first_shared, tile);
         ++shared_tiles;
@@ -786,9 +788,15 @@ TEST(StreamK, IsDeterministicAndTracesEverySegmentOfEveryTile) {
       EXPECT_GT(first_shared, tiles - rest - t.grid_x) << "every whole row of the whole waves";
     }
     ASSERT_TRUE(a.occupancy);
-    // The launches' blocks: one per whole tile, then one per unit (as many as k tiles to share, at most SMs).
-    const int64_t whole = share ? first_shared : tiles;
-    const int64_t units = share ? std::min<int64_t>(sms, (tiles - whole) * steps) : 0;
+    // The launches' blocks: one per whole tile, then one per unit (as many as k tiles to share, at most SMs;
+    // where no tile is whole and each has 4 SMs or more, the same number for each tile).
+    const int64_t whole = share ? first_shared : tiles, shared = tiles - whole;
+    int64_t units = sms;
+    if (whole == 0 && sms / shared >= 4) units = sms / shared * shared;
+    units = share ? std::min<int64_t>(units, shared * steps) : 0;
+    if (share && whole == 0 && units % shared == 0)  // no unit makes pieces of two tiles
+      for (int64_t tile = 0; tile < tiles; ++tile)
+        EXPECT_EQ(segments[size_t(tile)], size_t(units / shared)) << "tile " << tile;
     EXPECT_EQ(a.occupancy->grid_blocks, whole + units);
   }
 }

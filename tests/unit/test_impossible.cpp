@@ -5,24 +5,11 @@
 #include <gtest/gtest.h>
 
 #include "core/engine/impossible.hpp"
+#include "device_samples.hpp"
 
 using namespace ts;
 
 namespace {
-
-DeviceInfo h100() {
-  DeviceInfo d;
-  d.backend = "cuda";
-  d.name = "NVIDIA H100 80GB HBM3";
-  d.sm = 90;
-  d.sm_count = 132;
-  d.max_sm_clock_mhz = 1980;
-  d.peak_fp32_tflops = 66.9;
-  d.peak_tf32_tflops = 535.2;
-  d.datasheet_bandwidth_gbs = 3352;
-  d.l2_bytes = 50 << 20;
-  return d;
-}
 
 ProblemSpec cube(int64_t n) {
   ProblemSpec s;
@@ -40,7 +27,7 @@ double ms_at(const ProblemSpec& s, double tflops) {
 }  // namespace
 
 TEST(Impossible, JustUnderTheComputeRoofPassesJustOverIsFlaggedWithTheFigures) {
-  const DeviceInfo d = h100();
+  const DeviceInfo d = test::sample_h100();
   const ProblemSpec s = cube(4096);
   EXPECT_EQ(impossible_reason(s, false, ms_at(s, 66.9 * 0.9999), d), "");
   const std::string why = impossible_reason(s, false, ms_at(s, 66.9 * 1.0001), d);
@@ -56,7 +43,7 @@ TEST(Impossible, JustUnderTheComputeRoofPassesJustOverIsFlaggedWithTheFigures) {
 }
 
 TEST(Impossible, TheRoofIsTheKernelsPrecision) {
-  const DeviceInfo d = h100();
+  const DeviceInfo d = test::sample_h100();
   const ProblemSpec s = cube(4096);
   const double t = ms_at(s, 200);  // over the FP32 roof, well under the TF32 one
   EXPECT_NE(impossible_reason(s, false, t, d).find("FP32 peak"), std::string::npos);
@@ -69,7 +56,7 @@ TEST(Impossible, TheRoofIsTheKernelsPrecision) {
 
 TEST(Impossible, JustOverTheDramFloorPassesJustUnderIsFlagged) {
   // 8192 x 8192 x 16: C is 268 MB, more than the L2 can keep: a memory-bound shape (0.017 TFLOP/s per us).
-  DeviceInfo d = h100();
+  DeviceInfo d = test::sample_h100();
   ProblemSpec s = cube(8192);
   s.k = 16;
   const double bytes = 4.0 * (8192.0 * 16 * 2 + 8192.0 * 8192) - 2.0 * double(50 << 20);
@@ -91,7 +78,7 @@ TEST(Impossible, JustOverTheDramFloorPassesJustUnderIsFlagged) {
 }
 
 TEST(Impossible, AProblemTheL2CanHoldHasNoDramFloor) {
-  const DeviceInfo d = h100();
+  const DeviceInfo d = test::sample_h100();
   const ProblemSpec s = cube(1024);  // 12.6 MB: well under twice the 52 MB L2
   EXPECT_EQ(floor_bytes(d, s.m, s.n, s.k), 0);
   EXPECT_EQ(dram_floor_ms(d, s.m, s.n, s.k), 0);
@@ -106,11 +93,11 @@ TEST(Impossible, UnknownRoofsNeverFlag) {
   EXPECT_EQ(impossible_reason(s, false, 1e-9, cpu), "") << "a CPU point is never impossible";
   EXPECT_EQ(impossible_reason(s, true, 1e-9, cpu), "");
   // A GPU whose TF32 peak is unknown (before sm_80) holds TF32 kernels to nothing, FP32 ones to their roof.
-  DeviceInfo old = h100();
+  DeviceInfo old = test::sample_h100();
   old.peak_tf32_tflops = 0;
   old.datasheet_bandwidth_gbs = 0;
   EXPECT_EQ(impossible_reason(s, true, 1e-6, old), "");
   EXPECT_FALSE(impossible_reason(s, false, 1e-6, old).empty());
   // Not timed: nothing to judge.
-  EXPECT_EQ(impossible_reason(s, false, 0, h100()), "");
+  EXPECT_EQ(impossible_reason(s, false, 0, test::sample_h100()), "");
 }

@@ -11,6 +11,7 @@
 #include "core/plots/plot_data.hpp"
 #include "kernels/engine/registry.hpp"
 #include "core/engine/stats.hpp"
+#include "device_samples.hpp"
 
 using namespace ts;
 
@@ -41,22 +42,9 @@ RunResult point(const std::string& kernel, int tile, int64_t m, int64_t n, int64
   return r;
 }
 
-DeviceInfo h100() {
-  DeviceInfo d;
-  d.backend = "cuda";
-  d.name = "NVIDIA H100 80GB HBM3";
-  d.sm = 90;
-  d.sm_count = 132;
-  d.max_sm_clock_mhz = 1980;
-  d.peak_fp32_tflops = 66.9;
-  d.peak_tf32_tflops = 494.7;
-  d.datasheet_bandwidth_gbs = 3352;
-  return d;
-}
-
 // A square sweep (tiled T=32 and cuBLAS at 256..2048 step 256) plus a run of tiled T=8 at 1024.
 Session square_session() {
-  Session s = Session::for_device(h100());
+  Session s = Session::for_device(test::sample_h100());
   for (int64_t n = 256; n <= 2048; n += 256) {
     s.add(
         point("tiled", 32, n, n, n, 1e-9 * double(n) * double(n) * double(n) / 8.0, "2025-02-01T10:00:00Z"));
@@ -80,7 +68,7 @@ ProblemSpec spec(const std::string& kernel, int tile, int64_t m, int64_t n, int6
 }  // namespace
 
 TEST(PlotData, TimingsFollowTheAxisASweepWithMFixedMoves) {
-  Session s = Session::for_device(h100());
+  Session s = Session::for_device(test::sample_h100());
   for (int64_t n = 512; n <= 2048; n += 512)
     s.add(point("tiled", 32, 1024, n, n, 0.1 * double(n) / 512, "d"));
   s.add(point("tiled", 32, 1024, 1024, 4096, 0.5, "d"));  // K alone differs: not on the N = K axis
@@ -100,7 +88,7 @@ TEST(PlotData, TimingsFollowTheAxisASweepWithMFixedMoves) {
   EXPECT_EQ(d.x_hi, 2048);
   EXPECT_EQ(d.x_current, 1536);
   // And with K fixed, M = N move together.
-  Session t = Session::for_device(h100());
+  Session t = Session::for_device(test::sample_h100());
   for (int64_t n = 512; n <= 2048; n += 512) t.add(point("tiled", 32, n, n, 777, 0.1, "d"));
   EXPECT_EQ(infer_axis(t, spec("tiled", 32, 1024, 1024, 777)), ScaleAxis::MN);
   EXPECT_EQ(axis_label(ScaleAxis::MN, spec("tiled", 32, 1024, 1024, 777)), "M = N (K = 777)");
@@ -128,7 +116,7 @@ TEST(PlotData, TimingsHighlightTheCurrentConfigurationAndKeepItsLaunchesAndReada
   EXPECT_EQ(d.flops.name, "TFLOP/s");
   // A thousand times slower (a CPU): GFLOP/s rather than 0.08 TFLOP/s, and seconds rather than 1070 ms.
   SessionSet slow;
-  slow.current() = Session::for_device(h100());
+  slow.current() = Session::for_device(test::sample_h100());
   for (auto r : set.current().records) {
     r.stats.median *= 1000;
     slow.current().records.push_back(r);
@@ -206,7 +194,7 @@ TEST(PlotData, TheLadderIsInRegistryOrderWithSpeedupsAgainstTheBaseline) {
 TEST(PlotData, OverlaysAddRowsAndCurvesOfTheirOwn) {
   SessionSet set;
   set.current() = square_session();
-  Session other = Session::for_device(h100());
+  Session other = Session::for_device(test::sample_h100());
   other.label = "other GPU";
   other.add(point("pipelined", 128, 1024, 1024, 1024, 0.05, "d"));
   other.add(point("tiled", 32, 1024, 1024, 1024, 0.3, "d"));
@@ -295,7 +283,7 @@ TEST(PlotData, TheoreticalOccupancyByTileMatchesTheCalculator) {
 
 // A run that fails verification is not a point on the plot; the plot says that is why it is empty.
 TEST(PlotData, RunsThatFailVerificationAreLeftOutAndCounted) {
-  Session s = Session::for_device(h100());
+  Session s = Session::for_device(test::sample_h100());
   RunResult bad = point("tiled_floork", 32, 1000, 1000, 1000, 50.0, "d");
   bad.error.passed = false;
   s.add(bad);
@@ -357,7 +345,7 @@ TEST(PlotData, AnImpossiblePointIsDrawnApartAndIsNoBarLineOrRooflinePoint) {
   // tiled T=32 at 2048^3, newest of all, at 90 TFLOP/s on a 66.9 TFLOP/s FP32 roof.
   const ProblemSpec big = spec("tiled", 32, 2048, 2048, 2048);
   RunResult fake = point("tiled", 32, 2048, 2048, 2048, big.flops() / 90e12 * 1e3, "2025-02-01T11:00:00Z");
-  fake.impossible = impossible_reason(big, false, fake.stats.median, h100());
+  fake.impossible = impossible_reason(big, false, fake.stats.median, test::sample_h100());
   ASSERT_FALSE(fake.impossible.empty());
   s.add(fake);
   SessionSet set;
