@@ -268,8 +268,8 @@ __global__ void __launch_bounds__(G::NT, G::MINB)
 }  // namespace
 
 // Stream-K over tile 256's block (StreamK above). P, the units of one wave, is the SMs' count (one block of
-// 255 registers x 256 threads per SM, rung 9's tile 256 the same): the device's, or LaunchQuery::sm_count
-// for a query (an offline query without it plans for an H100's 132).
+// 255 registers x 256 threads per SM; rung 9's tile 256, 226 registers, also one): the device's, or
+// LaunchQuery::sm_count for a query (an offline query without it plans for an H100's 132).
 using StreamKCfg = Cfg<128, 256, 8, 32, 128, 3, 1, true>;
 
 static int device_sm_count() {
