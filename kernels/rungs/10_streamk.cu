@@ -272,13 +272,6 @@ __global__ void __launch_bounds__(G::NT, G::MINB)
 // LaunchQuery::sm_count for a query (an offline query without it plans for an H100's 132).
 using StreamKCfg = Cfg<128, 256, 8, 32, 128, 3, 1, true>;
 
-static int device_sm_count() {
-  int dev = 0, sms = 0;
-  CUDA_CHECK(cudaGetDevice(&dev));
-  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-  return sms;
-}
-
 // Where the last wave is at least this full, every tile is made whole (rung 9's kernel alone): sharing its k
 // tiles costs each shared tile partials written and read, more than the idle SMs of a nearly full wave.
 // From the crossover measured at launch_streamk (73 % full: a tie; 88 %: 3-6 points lost).
@@ -419,7 +412,7 @@ static void go_streamk(const GemmArgs& a, cudaStream_t s, LaunchQuery* q, const 
 // split-K 2 was 77.2 (87.9) and 89.8 (88.8): a unit's 32 k tiles took 61 us against 41 inside a whole tile.
 void launch_streamk(const GemmArgs& a, int tile, void* stream, LaunchQuery* q) {
   if (tile != 256) bad_tile("streamk", tile);
-  const int64_t units = q && q->sm_count > 0 ? q->sm_count : (needs_device(q) ? device_sm_count() : 132);
+  const int64_t units = sm_count_for(q);
   const StreamK sk = plan_streamk(a.m, a.n, a.k, units);
   const size_t split = streamk_bytes(sk);
   const size_t need = workspace_for(split, a.n, a.k);

@@ -49,6 +49,7 @@
 // offsets of different tiles, so they stop sharing A and B in L2 (at 8192^3 the shared phase reads each
 // tile's panels from DRAM), and each unit writes a 128 KiB partial per block (a unit of 1 k tile took 7.4 us
 // at 1024^3).
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -385,14 +386,90 @@ __global__ void __launch_bounds__(NT, kMinBlocks)
   trace_end<kTrace>(trace);
 }
 
+// Split-K's fix-up (kSplit below). Every block writes its partial tile to its slot in `work`, in the threads'
+// own register order (float4 j of thread tid at j * NT + tid: each warp writes 512 contiguous bytes), and
+// counts itself in on the tile's counter. Then it waits for the tile's other slices (the launch is
+// cooperative: every block is resident at once, or the launch fails) and adds and stores its share, 1 /
+// splits of the tile, from the slots in slice order: C does not depend on which slice finished first. The
+// accumulators are dead once written, so the adding loop holds only the loads in flight: kSplitGroup float4s
+// of every slice, all read before any is stored (the compiler cannot move a load above a store to C, which
+// may alias the slots).
+// Measured on an H100 at 1024^3 in 4 slices (trace, us from the launch): the slices' k loops and partials
+// end at 10.5-11.5; where the last slice to arrive added the whole tile (no block waits), its reads of 4 x
+// 128 KiB ended at 20-21, and the kernel took 21 us against 17.6 with the work shared (cuBLAS TF32: 16.8).
+constexpr int kSplitV = TBM / 2 / 4;            // float4s of accumulators per thread
+constexpr int kMaxSplits = 4, kSplitGroup = 8;  // slices at most; float4s of each slice read at once
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+__device__ __forceinline__ unsigned long long ld_acquire(const unsigned long long* p) {
+  unsigned long long v;
+  asm volatile("ld.acquire.gpu.global.u64 %0, [%1];\n" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ void split_store(const float (&acc)[TBM / 2], float* __restrict__ work,
+                                            float* __restrict__ C, int64_t row0, int64_t c0, int t4,
+                                            int64_t m, int64_t n, int tid) {
+  const unsigned z = blockIdx.z, splits = gridDim.z;
+  const int64_t tile = int64_t(blockIdx.y) * gridDim.x + blockIdx.x;
+  const int64_t tile_count = int64_t(gridDim.x) * gridDim.y;
+  const float4* slots = reinterpret_cast<const float4*>(work) + tile * splits * int64_t(kSplitV * NT) + tid;
+  float4* mine = reinterpret_cast<float4*>(work) + (tile * splits + z) * int64_t(kSplitV * NT) + tid;
+#pragma unroll
+  for (int j = 0; j < kSplitV; ++j)
+    __stcg(mine + j * NT, make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]));
+  unsigned long long* count =
+      reinterpret_cast<unsigned long long*>(reinterpret_cast<float4*>(work) +
+                                            tile_count * splits * int64_t(kSplitV * NT)) +
+      tile;
+  __threadfence();  // this block's partial is visible to every block before the count says it is there
+  __syncthreads();
+  if (tid == 0) {
+    // The count only grows (64 bits: it never wraps), so it needs no reset between launches: this launch's
+    // slices of the tile are all in when it reaches the next multiple of splits.
+    const unsigned long long all_in = (atomicAdd(count, 1ull) / splits + 1) * splits;
+    while (ld_acquire(count) < all_in) __nanosleep(64);
+  }
+  __syncthreads();
+  __threadfence();
+  const int j_begin = int(z * kSplitV / splits), j_end = int((z + 1) * kSplitV / splits);
+  for (int j0 = j_begin; j0 < j_end; j0 += kSplitGroup) {
+    float4 p[kSplitGroup][kMaxSplits];
+#pragma unroll
+    for (int g = 0; g < kSplitGroup; ++g)
+#pragma unroll
+      for (unsigned i = 0; i < kMaxSplits; ++i)
+        if (j0 + g < j_end && i < splits) p[g][i] = __ldcg(slots + (int64_t(i) * kSplitV + j0 + g) * NT);
+#pragma unroll
+    for (int g = 0; g < kSplitGroup; ++g) {
+      if (j0 + g >= j_end) break;
+      float4 sum = p[g][0];
+#pragma unroll
+      for (unsigned i = 1; i < kMaxSplits; ++i)
+        if (i < splits) sum.x += p[g][i].x, sum.y += p[g][i].y, sum.z += p[g][i].z, sum.w += p[g][i].w;
+      // acc[4j + {0, 1, 2, 3}] = C(r, c0), C(r + 1, c0), C(r, c0 + 8), C(r + 1, c0 + 8) (store_ct)
+      const int64_t r = row0 + 8 * (j0 + g) + 2 * t4;
+      if (r < m) {
+        if (c0 < n) C[r * n + c0] = sum.x;
+        if (c0 + 8 < n) C[r * n + c0 + 8] = sum.z;
+      }
+      if (r + 1 < m) {
+        if (c0 < n) C[(r + 1) * n + c0] = sum.y;
+        if (c0 + 8 < n) C[(r + 1) * n + c0 + 8] = sum.w;
+      }
+    }
+  }
+}
+#endif
+
 // The same block tile (BM = 256) and the same wgmma loop, fed by TMA instead of per-thread cp.async: no
 // address arithmetic or predicates per 16 bytes, and the copy engine keeps more bytes in flight per SM.
-template <bool kTrace>
+// kSplit (where the tiles fill at most half the SMs: tma_splits): blockIdx.z takes slice z of the K tiles
+// (gridDim.z slices, sizes differing by at most one), and the slices' partials are added by split_store.
+template <bool kTrace, bool kSplit>
 __global__ void __launch_bounds__(NT, 1)
     wgmma_tf32_tma_kernel(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
                           int64_t m, int64_t n, int64_t k, TileRecord* trace,
                           const __grid_constant__ CUtensorMap tma_a,
-                          const __grid_constant__ CUtensorMap tma_b) {
+                          const __grid_constant__ CUtensorMap tma_b, float* __restrict__ work) {
   trace_begin<kTrace>(trace);
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   (void)A;
@@ -403,7 +480,10 @@ __global__ void __launch_bounds__(NT, 1)
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int wg = warp / 4, wq = warp % 4, g = lane / 4, t4 = lane % 4;
   const int64_t row0 = int64_t(blockIdx.y) * TBM, col0 = int64_t(blockIdx.x) * BN;
-  const int64_t tiles = (k + BK - 1) / BK;
+  // This block's K tiles: [t_first, t_first + tiles) (all of them without kSplit).
+  const int64_t k_tiles = (k + BK - 1) / BK;
+  const int64_t t_first = kSplit ? int64_t(blockIdx.z) * k_tiles / gridDim.z : 0;
+  const int64_t tiles = kSplit ? int64_t(blockIdx.z + 1) * k_tiles / gridDim.z - t_first : k_tiles;
 
   float acc[TBM / 2];
   zero(acc);
@@ -413,8 +493,8 @@ __global__ void __launch_bounds__(NT, 1)
     const int s = int(kt % TSTAGES);
     const uint32_t bar = bars + 8 * s;
     mbar_expect_tx(bar, kTStageBytes);
-    tma_load_2d(smem_u32(sm.a(s)), &tma_a, bar, int(kt * BK), int(row0));
-    tma_load_2d(smem_u32(sm.b(s)), &tma_b, bar, int(col0), int(kt * BK));
+    tma_load_2d(smem_u32(sm.a(s)), &tma_a, bar, int((t_first + kt) * BK), int(row0));
+    tma_load_2d(smem_u32(sm.b(s)), &tma_b, bar, int(col0), int((t_first + kt) * BK));
   };
   if (tid == 0) {
     for (int s = 0; s < TSTAGES; ++s) mbar_init(bars + 8 * s, 1);
@@ -443,7 +523,12 @@ __global__ void __launch_bounds__(NT, 1)
   wg_wait<0>();
   pin(acc);
 
-  store_ct<TBM>(C, acc, row0, col0 + nb, t4, m, n);
+  if constexpr (kSplit)
+    split_store(acc, work, C, row0, col0 + nb, t4, m, n, tid);
+  else
+    store_ct<TBM>(C, acc, row0, col0 + nb, t4, m, n);
+#else
+  (void)work;
 #endif
   trace_end<kTrace>(trace);
 }
@@ -574,14 +659,39 @@ static CUtensorMap tensor_map(const float* p, int64_t rows, int64_t cols, int64_
   return map;
 }
 
+// Split-K for tile 256 (kSplit): where its tiles fill at most half the SMs (1000^3 and 1024^3: 32 tiles for
+// 132 SMs), K is cut into as many slices as the SMs hold copies of the grid, at most kMaxSplits and at
+// least kMinSliceTiles K tiles each. 1 = no split. (kMaxSplits is split_store's.) Measured on an H100 (one
+// bench run, % of cuBLAS TF32 interleaved; cold L2 in brackets), one block per tile against slices: 1000^3
+// 72.5 (74.1) against 84.3 (81.0) in 2 slices and 97.8 (90.2) in 4; 1024^3 70.3 (65.4), 74.6 (74.0), 95.2
+// (84.0); 512^3 66.1 against 69.8 (4), 768^3 70.4 against 80.3 (4), 1536 x 1024 x 1024 74.6 against 79.6
+// (2), 256 x 256 x 4096 16.7 against 45.0 (4). At 1024^3 in 4 slices the k loops read 48 MB from L2 in
+// about 8 us: L2's bandwidth, not the tensor cores, sets the pace there.
+constexpr int kMinSliceTiles = 4;
+static int tma_splits(int64_t m, int64_t n, int64_t k, int sms) {
+  const int64_t tiles = int64_t(blocks_for(n, BN)) * blocks_for(m, TBM);
+  const int64_t by_k = (k + BK - 1) / BK / kMinSliceTiles;
+  if (2 * tiles > sms) return 1;
+  return int(std::max<int64_t>(1, std::min<int64_t>({kMaxSplits, sms / tiles, by_k})));
+}
+// The workspace of a split launch: a partial tile per block, then a count per tile.
+static size_t tma_split_bytes(int64_t m, int64_t n, int splits) {
+  if (splits <= 1) return 0;
+  const size_t tiles = size_t(blocks_for(n, BN)) * blocks_for(m, TBM);
+  return tiles * size_t(splits) * TBM * BN * sizeof(float) + tiles * sizeof(unsigned long long);
+}
+
 // A and B through TMA, read from A (row stride lda) and B (row stride ldb); both strides multiples of 4.
+// Tile 256 in `splits` slices of K uses `work` (tma_split_bytes).
 static void go_tma(const GemmArgs& a, int tile, cudaStream_t s, LaunchQuery* q, const float* A, int64_t lda,
-                   const float* B, int64_t ldb) {
+                   const float* B, int64_t ldb, int splits, float* work) {
   const bool pair = tile == 512;
   if (needs_device(q)) {  // an offline query (build-time table) makes no CUDA call
     static const bool configured = [] {
-      for (const void* f : {reinterpret_cast<const void*>(wgmma_tf32_tma_kernel<false>),
-                            reinterpret_cast<const void*>(wgmma_tf32_tma_kernel<true>),
+      for (const void* f : {reinterpret_cast<const void*>(wgmma_tf32_tma_kernel<false, false>),
+                            reinterpret_cast<const void*>(wgmma_tf32_tma_kernel<true, false>),
+                            reinterpret_cast<const void*>(wgmma_tf32_tma_kernel<false, true>),
+                            reinterpret_cast<const void*>(wgmma_tf32_tma_kernel<true, true>),
                             reinterpret_cast<const void*>(wgmma_tf32_pair_kernel<false>),
                             reinterpret_cast<const void*>(wgmma_tf32_pair_kernel<true>)})
         CUDA_CHECK(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kTSmem)));
@@ -595,9 +705,32 @@ static void go_tma(const GemmArgs& a, int tile, cudaStream_t s, LaunchQuery* q, 
     tb = tensor_map(B, a.k, a.n, ldb, LDB, BK, CU_TENSOR_MAP_SWIZZLE_NONE);
   }
   if (!pair) {
-    const dim3 grid(blocks_for(a.n, BN), blocks_for(a.m, TBM));
-    return launch_or_query(wgmma_tf32_tma_kernel<false>, wgmma_tf32_tma_kernel<true>, grid, dim3(NT), kTSmem,
-                           s, q, TBM, BN, a, ta, tb);
+    const dim3 grid(blocks_for(a.n, BN), blocks_for(a.m, TBM), unsigned(splits));
+    auto plain = wgmma_tf32_tma_kernel<false, false>, traced = wgmma_tf32_tma_kernel<true, false>;
+    if (splits <= 1)
+      return launch_or_query(plain, traced, grid, dim3(NT), kTSmem, s, q, TBM, BN, a, ta, tb, work);
+    plain = wgmma_tf32_tma_kernel<false, true>;
+    traced = wgmma_tf32_tma_kernel<true, true>;
+    if (q) {
+      launch_or_query(plain, traced, grid, dim3(NT), kTSmem, s, q, TBM, BN, a, ta, tb, work);
+      q->k_step = BK;  // the slices are whole K tiles (t_first in the kernel)
+      return;
+    }
+    // Cooperative: every slice of a tile is resident while the others wait for it (tma_splits launches no
+    // more blocks than SMs, one block per SM), or the launch fails; it never hangs.
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeCooperative;
+    attr[0].val.cooperative = 1;
+    cudaLaunchConfig_t cfg{};
+    cfg.gridDim = grid;
+    cfg.blockDim = dim3(NT);
+    cfg.dynamicSmemBytes = kTSmem;
+    cfg.stream = s;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    CUDA_CHECK(cudaLaunchKernelEx(&cfg, a.trace ? traced : plain, a.A, a.B, a.C, a.m, a.n, a.k, a.trace, ta,
+                                  tb, work));
+    return;
   }
   // Tile 512: a 256 x 256 tile of C per cluster of 2 blocks, blockIdx.z the block's half (the query's
   // blocks per tile).
@@ -672,16 +805,33 @@ void launch_wgmma_tf32(const GemmArgs& a, int tile, void* stream, LaunchQuery* q
   }
   auto s = static_cast<cudaStream_t>(stream);
   if (tile != 256 && tile != 512) bad_tile("wgmma_tf32", tile);
-  if (a.k % 4 == 0 && a.n % 4 == 0) return go_tma(a, tile, s, q, a.A, a.k, a.B, a.n);  // 16-byte row strides
+  const int splits = tile == 256 ? tma_splits(a.m, a.n, a.k, sm_count_for(q)) : 1;
+  const size_t split = tma_split_bytes(a.m, a.n, splits);
+  float* work = static_cast<float*>(a.workspace);
+  if (a.k % 4 == 0 && a.n % 4 == 0) {  // 16-byte row strides
+    if (q) {
+      go_tma(a, tile, s, q, a.A, a.k, a.B, a.n, splits, nullptr);
+      q->workspace_bytes = split;
+      return;
+    }
+    if (split > 0 && (!work || a.workspace_bytes < split))
+      throw std::invalid_argument("wgmma_tf32 tile 256 at " + std::to_string(a.m) + " x " +
+                                  std::to_string(a.n) + " x " + std::to_string(a.k) + " in " +
+                                  std::to_string(splits) + " slices of K needs a workspace of " +
+                                  std::to_string(split) + " bytes");
+    return go_tma(a, tile, s, q, a.A, a.k, a.B, a.n, splits, work);
+  }
   // TMA needs row strides that are multiples of 16 bytes. Rows of K or N floats that are not (4099^3) are
   // first copied into the workspace with strides rounded up to 32 floats (128-byte rows) (cudaMemcpy2DAsync,
   // a small part of the GEMM's time: 2 x 67 MB at 4099^3), and TMA reads the copies; the boxes at the edges
   // read zeros past K and N. Without a workspace (none given): tile 256 falls back to the cp.async kernel,
   // which reads any stride; tile 512 has no such kernel and refuses, naming the bytes it needs.
+  // With split-K the copies follow the partials (padded_b_offset).
   const int64_t lda = padded_ld(a.k), ldb = padded_ld(a.n);
-  const size_t need = (size_t(a.m) * size_t(lda) + size_t(a.k) * size_t(ldb)) * sizeof(float);
+  const size_t need =
+      padded_b_offset(split) + (size_t(a.m) * size_t(lda) + size_t(a.k) * size_t(ldb)) * sizeof(float);
   if (q) {
-    go_tma(a, tile, s, q, nullptr, lda, nullptr, ldb);
+    go_tma(a, tile, s, q, nullptr, lda, nullptr, ldb, splits, nullptr);
     q->workspace_bytes = need;
     return;
   }
@@ -692,11 +842,11 @@ void launch_wgmma_tf32(const GemmArgs& a, int tile, void* stream, LaunchQuery* q
                                   std::to_string(need) + " bytes (rows copied to 128-byte strides for TMA)");
     return dispatch<256, 4, 1>(a, s, q);
   }
-  float* ap = static_cast<float*>(a.workspace);
+  float* ap = reinterpret_cast<float*>(reinterpret_cast<char*>(work) + padded_b_offset(split));
   float* bp = ap + size_t(a.m) * size_t(lda);
   copy_to_padded_rows(ap, lda, a.A, a.m, a.k, s);
   copy_to_padded_rows(bp, ldb, a.B, a.k, a.n, s);
-  go_tma(a, tile, s, q, ap, lda, bp, ldb);
+  go_tma(a, tile, s, q, ap, lda, bp, ldb, splits, work);
 }
 
 }  // namespace ts
@@ -716,10 +866,14 @@ KernelEntry entry_wgmma_tf32() {
                   "rows, so the clusters running at once also share B's panels in L2. Measured on an H100 "
                   "it pays where L2 is the limit (8192^3: +4-9 %, 16384 x 16384 x 2048: +14-16 %) and at "
                   "large shapes whose rows are not 128-byte aligned (4100^3: +34 %, 2052^3: +18 %, "
-                  "6000^3: +13 %), and costs 1-7 % elsewhere (1024^3 to 6144^3).",
+                  "6000^3: +13 %), and costs 1-7 % elsewhere (1024^3 to 6144^3). Where tile 256's tiles "
+                  "fill at most half the SMs (1024^3: 32 tiles for 132 SMs), K is cut into up to 4 slices, "
+                  "one block each; the slices of a tile then add a share of it each, in slice order, so C is "
+                  "the same bits every run (1024^3: 70 -> 95 % of cuBLAS TF32 on an H100).",
                   {256, 512},
                   {"block 256 x 128 x 32, 2 warpgroups of 64 x 256 (C^T), 4 stages, TMA (A and B copied "
-                   "to 16-byte-aligned rows first when K or N is not a multiple of 4)",
+                   "to 16-byte-aligned rows first when K or N is not a multiple of 4); K in up to 4 slices "
+                   "where the tiles fill at most half the SMs",
                    "512 = 2 x 256: a cluster of 2 blocks of tile 256, 256 x 256 of C; each block loads "
                    "half of A for both (TMA multicast), a producer warpgroup, 384 threads; tiles in bands "
                    "of 8 rows"},

@@ -165,6 +165,24 @@ inline void copy_to_padded_rows(float* dst, int64_t ld, const float* src, int64_
                                size_t(cols) * sizeof(float), size_t(rows), cudaMemcpyDeviceToDevice, stream));
 }
 
+// Where a workspace's copies of matrices begin, after `split` bytes of split-K (or stream-K) partials and
+// counts: 256-byte aligned. (Rungs 9 and 10b: B with rows padded to a multiple of 32 floats when N % 4 != 0;
+// wgmma_tf32: A and B so when K or N is not a multiple of 4.)
+inline size_t padded_b_offset(size_t split) {
+  return (split + 255) / 256 * 256;
+}
+
+// The SMs a launch plans for (stream-K's units, wgmma_tf32's slices of K): LaunchQuery::sm_count when the
+// caller set it, else the current device's, or an H100's 132 for an offline query (no device).
+inline int sm_count_for(const LaunchQuery* q) {
+  if (q && q->sm_count > 0) return q->sm_count;
+  if (q && q->offline) return 132;
+  int dev = 0, sms = 0;
+  CUDA_CHECK(cudaGetDevice(&dev));
+  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  return sms;
+}
+
 [[noreturn]] inline void bad_tile(const char* kernel, int tile) {
   throw std::invalid_argument(std::string(kernel) + ": unsupported tile " + std::to_string(tile));
 }

@@ -81,12 +81,6 @@ __device__ __forceinline__ void load_tile(float* st, const float* __restrict__ A
 
 }  // namespace
 
-// The workspace after the split-K (or stream-K) partials: B with rows padded to a multiple of 32 floats when
-// N % 4 != 0, 256-byte aligned.
-inline size_t padded_b_offset(size_t split) {
-  return (split + 255) / 256 * 256;
-}
-
 // The whole workspace, given the partials' part.
 inline size_t workspace_for(size_t split, int64_t n, int64_t k) {
   if (n % 4 == 0) return split;
