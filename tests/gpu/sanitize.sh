@@ -35,6 +35,27 @@ while read -r kernel tile kind; do
   done
 done <<< "$configs"
 
+# Paths that only grids smaller than the GPU take, which the shapes above are too small to reach: wgmma_tf32
+# tile 256 with K in slices (a cooperative launch; rows TMA reads in place, then rows copied first) and
+# stream-K's units that wait for each other (every unit one piece of one tile).
+while read -r targs; do
+  kernel=$(echo "$targs" | awk '{print $2}')
+  echo "$configs" | grep -q "^$kernel " || continue  # not on this GPU (wgmma_tf32: compute capability 9.0)
+  for tool in ${TOOLS:-memcheck racecheck synccheck initcheck}; do
+    out=$(compute-sanitizer --tool $tool "$ts" run --backend cuda $targs --samples 1 2>&1)
+    echo "== $tool $targs" >> "$log"; echo "$out" >> "$log"
+    if echo "$out" | grep -q "ERROR SUMMARY: 0 errors\|RACECHECK SUMMARY: 0 hazards"; then
+      echo "clean    $tool $targs"
+    else
+      echo "DIRTY    $tool $targs"; status=1
+    fi
+  done
+done <<'EOF_SMALL'
+--kernel wgmma_tf32 --tile 256 --m 256 --n 256 --k 512
+--kernel wgmma_tf32 --tile 256 --m 257 --n 257 --k 511
+--kernel streamk --tile 256 --size 257
+EOF_SMALL
+
 # The teaching variant without the second __syncthreads() must be caught.
 for tile in 8 16 32; do
   out=$(compute-sanitizer --tool racecheck "$ts" run --backend cuda --kernel tiled_nosync --tile $tile --size 96 \
