@@ -182,11 +182,6 @@ __device__ __forceinline__ size_t segment_begin(TileRecord* trace, int64_t tx, i
 // partials in K order (each in its unit's slot 0: its range starts in this tile) (as the last to arrive would
 // add them: the same bits). kJ float4s of kW partials are loaded before any is added, and all before C is
 // stored (a store to C may alias the partials, so the compiler cannot move a load above one).
-__device__ __forceinline__ unsigned long long ld_acquire_u64(const unsigned long long* p) {
-  unsigned long long v;
-  asm volatile("ld.acquire.gpu.global.u64 %0, [%1];\n" : "=l"(v) : "l"(p) : "memory");
-  return v;
-}
 template <class G, bool kPadB>
 __device__ __forceinline__ void add_share(float* __restrict__ C, const float4* __restrict__ work,
                                           int64_t v_first, int units, int z, int64_t row0, int64_t col0,
@@ -276,15 +271,7 @@ __global__ void __launch_bounds__(G::NT, G::MINB)
         __stcg(mine + (i * (TN / 4) + q) * G::NT,
                make_float4(acc[i][4 * q], acc[i][4 * q + 1], acc[i][4 * q + 2], acc[i][4 * q + 3]));
     __threadfence();  // the partial is visible to every block before the count says it is there
-    __syncthreads();
-    if (tid == 0) {
-      // The count only grows (64 bits: it never wraps): this launch's units of the tile are all in when it
-      // reaches the next multiple of their number.
-      const unsigned long long all_in = (atomicAdd(counts + s, 1ull) / unsigned(per) + 1) * unsigned(per);
-      while (ld_acquire_u64(counts + s) < all_in) __nanosleep(64);
-    }
-    __syncthreads();
-    __threadfence();
+    wait_for_tile(counts + s, unsigned(per));
     add_share<G, kPadB>(C, reinterpret_cast<const float4*>(work), v - z, per, z, row0, col0, a_off, b_off, m,
                         n, tid);
     trace_end<kTrace>(trace, rec);
@@ -384,15 +371,14 @@ static StreamK plan_streamk(int64_t m, int64_t n, int64_t k, int64_t units_per_w
   // units or more, each tile gets the same number of them, so no unit makes pieces of two tiles (two
   // pipelines filled, two partials written, while the others wait to add up): 128 units at 1000^3. Where
   // there are whole tiles, the shared wave starts on each SM as it finishes them, and every SM takes a unit.
-  int64_t units = units_per_wave;
-  if (sk.dp == 0 && units_per_wave / sk.sk_tiles >= 4) units = units_per_wave / sk.sk_tiles * sk.sk_tiles;
+  const bool even = sk.dp == 0 && units_per_wave / sk.sk_tiles >= 4;
+  const int64_t units = even ? units_per_wave / sk.sk_tiles * sk.sk_tiles : units_per_wave;
   // Never more units than iterations: every unit between a tile's first and last makes a segment of it
   // (the last segment to arrive counts them), so none may be empty.
   sk.units = std::min(units, sk.sk_tiles * sk.iters);
-  // Each unit one segment of one tile, all resident at once (one wave, no whole tiles beside them): the
-  // units of a tile wait for each other and share its adding up.
-  sk.wait = sk.dp == 0 && sk.units == units && sk.units % sk.sk_tiles == 0 && sk.units / sk.sk_tiles >= 4 &&
-            sk.units <= units_per_wave;
+  // The same units per tile, each one segment of one tile, all in one wave: the units of a tile wait for
+  // each other and share its adding up.
+  sk.wait = even && sk.units == units;
   return sk;
 }
 
@@ -481,19 +467,13 @@ static void go_streamk(const GemmArgs& a, cudaStream_t s, LaunchQuery* q, const 
   }
   auto shared = [&] {
     // StreamK::wait: cooperative, so that every unit of a tile is resident while the others wait for it (the
-    // plan launches no more units than SMs, one block per SM), or the launch fails; it never hangs.
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeCooperative;
-    attr[0].val.cooperative = sk.wait ? 1 : 0;
-    cudaLaunchConfig_t cfg{};
-    cfg.gridDim = dim3(unsigned(sk.units));
-    cfg.blockDim = dim3(G::NT);
-    cfg.dynamicSmemBytes = G::SMEM;
-    cfg.stream = s;
-    cfg.attrs = attr;
-    cfg.numAttrs = 1;
-    CUDA_CHECK(cudaLaunchKernelEx(&cfg, a.trace ? traced : plain, a.A, a.B, a.C, a.m, a.n, a.k, a.trace, work,
-                                  ldb, sk));
+    // plan launches no more units than SMs, one block per SM).
+    if (sk.wait)
+      return launch_cooperative(a.trace ? traced : plain, dim3(unsigned(sk.units)), dim3(G::NT), G::SMEM, s,
+                                a.A, a.B, a.C, a.m, a.n, a.k, a.trace, work, ldb, sk);
+    (a.trace ? traced : plain)<<<unsigned(sk.units), G::NT, G::SMEM, s>>>(a.A, a.B, a.C, a.m, a.n, a.k,
+                                                                          a.trace, work, ldb, sk);
+    CUDA_CHECK_LAUNCH();
   };
   if (sk.dp == 0) return shared();
   std::lock_guard<std::mutex> lock(side_mutex());

@@ -400,11 +400,6 @@ __global__ void __launch_bounds__(NT, kMinBlocks)
 constexpr int kSplitV = TBM / 2 / 4;            // float4s of accumulators per thread
 constexpr int kMaxSplits = 4, kSplitGroup = 8;  // slices at most; float4s of each slice read at once
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-__device__ __forceinline__ unsigned long long ld_acquire(const unsigned long long* p) {
-  unsigned long long v;
-  asm volatile("ld.acquire.gpu.global.u64 %0, [%1];\n" : "=l"(v) : "l"(p) : "memory");
-  return v;
-}
 __device__ __forceinline__ void split_store(const float (&acc)[TBM / 2], float* __restrict__ work,
                                             float* __restrict__ C, int64_t row0, int64_t c0, int t4,
                                             int64_t m, int64_t n, int tid) {
@@ -421,15 +416,7 @@ __device__ __forceinline__ void split_store(const float (&acc)[TBM / 2], float* 
                                             tile_count * splits * int64_t(kSplitV * NT)) +
       tile;
   __threadfence();  // this block's partial is visible to every block before the count says it is there
-  __syncthreads();
-  if (tid == 0) {
-    // The count only grows (64 bits: it never wraps), so it needs no reset between launches: this launch's
-    // slices of the tile are all in when it reaches the next multiple of splits.
-    const unsigned long long all_in = (atomicAdd(count, 1ull) / splits + 1) * splits;
-    while (ld_acquire(count) < all_in) __nanosleep(64);
-  }
-  __syncthreads();
-  __threadfence();
+  wait_for_tile(count, splits);
   const int j_begin = int(z * kSplitV / splits), j_end = int((z + 1) * kSplitV / splits);
   for (int j0 = j_begin; j0 < j_end; j0 += kSplitGroup) {
     float4 p[kSplitGroup][kMaxSplits];
@@ -717,20 +704,9 @@ static void go_tma(const GemmArgs& a, int tile, cudaStream_t s, LaunchQuery* q, 
       return;
     }
     // Cooperative: every slice of a tile is resident while the others wait for it (tma_splits launches no
-    // more blocks than SMs, one block per SM), or the launch fails; it never hangs.
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeCooperative;
-    attr[0].val.cooperative = 1;
-    cudaLaunchConfig_t cfg{};
-    cfg.gridDim = grid;
-    cfg.blockDim = dim3(NT);
-    cfg.dynamicSmemBytes = kTSmem;
-    cfg.stream = s;
-    cfg.attrs = attr;
-    cfg.numAttrs = 1;
-    CUDA_CHECK(cudaLaunchKernelEx(&cfg, a.trace ? traced : plain, a.A, a.B, a.C, a.m, a.n, a.k, a.trace, ta,
-                                  tb, work));
-    return;
+    // more blocks than SMs, one block per SM).
+    return launch_cooperative(a.trace ? traced : plain, grid, dim3(NT), kTSmem, s, a.A, a.B, a.C, a.m, a.n,
+                              a.k, a.trace, ta, tb, work);
   }
   // Tile 512: a 256 x 256 tile of C per cluster of 2 blocks, blockIdx.z the block's half (the query's
   // blocks per tile).

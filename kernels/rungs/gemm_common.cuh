@@ -47,6 +47,26 @@ __device__ __forceinline__ void store4_checked(float* __restrict__ p, int64_t r,
   if (c + 3 < cols) row[c + 3] = v.w;
 }
 
+// [SECTION] Split-K and stream-K blocks that wait for each other (a cooperative launch: every block is
+// resident). Each block of a tile has written its partial (and fenced it); this counts it in on the tile's
+// 64-bit counter and returns once all `per` blocks of the tile are in, their partials visible to every thread
+// of this block. The counter only grows (64 bits: it never wraps), so it needs no reset between launches:
+// this launch's blocks of the tile are all in when it reaches the next multiple of `per`.
+__device__ __forceinline__ void wait_for_tile(unsigned long long* count, unsigned per) {
+  __syncthreads();  // every thread's partial is written and fenced
+  if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
+    const unsigned long long all_in = (atomicAdd(count, 1ull) / per + 1) * per;
+    for (;;) {
+      unsigned long long now;
+      asm volatile("ld.acquire.gpu.global.u64 %0, [%1];\n" : "=l"(now) : "l"(count) : "memory");
+      if (now >= all_in) break;
+      __nanosleep(64);
+    }
+  }
+  __syncthreads();
+  __threadfence();
+}
+
 // [SECTION] cp.async (sm_80+): global -> shared copies that bypass registers and overlap with compute.
 // src_bytes < size zero-fills the rest, which is how tails are handled; src must stay a valid address.
 __device__ __forceinline__ void cp_async16(void* smem, const void* gmem, int src_bytes) {
@@ -181,6 +201,24 @@ inline int sm_count_for(const LaunchQuery* q) {
   CUDA_CHECK(cudaGetDevice(&dev));
   CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
   return sms;
+}
+
+// Launches `kernel` with the cooperative attribute: every block resident at once, or the launch fails (it
+// never leaves blocks that wait for each other unscheduled). For kernels that use wait_for_tile.
+template <class... Params, class... Args>
+void launch_cooperative(void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem, cudaStream_t stream,
+                        Args... args) {
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeCooperative;
+  attr[0].val.cooperative = 1;
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = grid;
+  cfg.blockDim = block;
+  cfg.dynamicSmemBytes = smem;
+  cfg.stream = stream;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, args...));
 }
 
 [[noreturn]] inline void bad_tile(const char* kernel, int tile) {

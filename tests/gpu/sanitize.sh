@@ -19,19 +19,25 @@ for k in json.load(sys.stdin)["kernels"]:
     for t in (k["tiles"] or [0]):
         print(k["name"], t, "teaching" if k["teaching"] else "normal")')
 
+# Every tool on one run ("run" arguments): clean or DIRTY, the whole output in the log.
+check() {
+  local tool out
+  for tool in ${TOOLS:-memcheck racecheck synccheck initcheck}; do
+    out=$(compute-sanitizer --tool $tool "$ts" run --backend cuda "$@" --samples 1 2>&1)
+    echo "== $tool $*" >> "$log"; echo "$out" >> "$log"
+    if echo "$out" | grep -q "ERROR SUMMARY: 0 errors\|RACECHECK SUMMARY: 0 hazards"; then
+      echo "clean    $tool $*"
+    else
+      echo "DIRTY    $tool $*"; status=1
+    fi
+  done
+}
+
 while read -r kernel tile kind; do
   [ "$kind" = teaching ] && continue
   targs="--kernel $kernel"; [ "$tile" != 0 ] && targs="$targs --tile $tile"
   for shape in "${shapes[@]}"; do
-    for tool in ${TOOLS:-memcheck racecheck synccheck initcheck}; do
-      out=$(compute-sanitizer --tool $tool "$ts" run --backend cuda $targs $shape --samples 1 2>&1)
-      echo "== $tool $targs $shape" >> "$log"; echo "$out" >> "$log"
-      if echo "$out" | grep -q "ERROR SUMMARY: 0 errors\|RACECHECK SUMMARY: 0 hazards"; then
-        echo "clean    $tool $targs $shape"
-      else
-        echo "DIRTY    $tool $targs $shape"; status=1
-      fi
-    done
+    check $targs $shape
   done
 done <<< "$configs"
 
@@ -41,15 +47,7 @@ done <<< "$configs"
 while read -r targs; do
   kernel=$(echo "$targs" | awk '{print $2}')
   echo "$configs" | grep -q "^$kernel " || continue  # not on this GPU (wgmma_tf32: compute capability 9.0)
-  for tool in ${TOOLS:-memcheck racecheck synccheck initcheck}; do
-    out=$(compute-sanitizer --tool $tool "$ts" run --backend cuda $targs --samples 1 2>&1)
-    echo "== $tool $targs" >> "$log"; echo "$out" >> "$log"
-    if echo "$out" | grep -q "ERROR SUMMARY: 0 errors\|RACECHECK SUMMARY: 0 hazards"; then
-      echo "clean    $tool $targs"
-    else
-      echo "DIRTY    $tool $targs"; status=1
-    fi
-  done
+  check $targs
 done <<'EOF_SMALL'
 --kernel wgmma_tf32 --tile 256 --m 256 --n 256 --k 512
 --kernel wgmma_tf32 --tile 256 --m 257 --n 257 --k 511

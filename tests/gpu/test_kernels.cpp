@@ -52,6 +52,23 @@ RunRequest profiled(const std::string& kernel, int tile, int64_t m, int64_t n, i
   return req;
 }
 
+// A built-in kernel's launcher called straight, without the workspace its launch at this shape needs (null
+// matrices and stream: it must refuse before using any): what it said, or what went wrong instead.
+std::string refusal_without_workspace(const std::string& id, int tile, int64_t m, int64_t n, int64_t k) {
+  for (const auto& e : register_kernels()) {
+    if (e.info.id != id) continue;
+    if (!e.cuda) return id + " has no CUDA launcher";
+    GemmArgs a{nullptr, nullptr, nullptr, m, n, k};
+    try {
+      e.cuda(a, tile, nullptr, nullptr);
+    } catch (const std::invalid_argument& x) {
+      return x.what();
+    }
+    return id + " tile " + std::to_string(tile) + " launched without its workspace";
+  }
+  return "no kernel " + id;
+}
+
 // Shapes: 1, non-multiples of every tile (7, 17, 33, 100, 129), multiples, rectangular in every direction.
 const std::vector<Shape> kShapes = {{1, 1, 1},       {7, 7, 7},    {17, 17, 17},    {31, 31, 31},
                                     {32, 32, 32},    {33, 33, 33}, {100, 100, 100}, {129, 129, 129},
@@ -846,17 +863,9 @@ TEST(WgmmaPair, TracesTwoBlocksPerTileByColumnsAndRefusesWithoutItsWorkspace) {
             "8 tiles of 256 x 256, each 2 blocks of 128 columns (a cluster): 16 blocks");
   EXPECT_EQ(r.blocks_per_tile, 2);
 
-  const KernelEntry* wgmma = nullptr;
-  for (const auto& e : register_kernels())
-    if (e.info.id == "wgmma_tf32") wgmma = &e;
-  ASSERT_TRUE(wgmma && wgmma->cuda);
-  GemmArgs a{nullptr, nullptr, nullptr, 4099, 4099, 4099};  // refused before any pointer is used
-  try {
-    wgmma->cuda(a, 512, nullptr, nullptr);
-    ADD_FAILURE() << "tile 512 ran without the workspace its padded rows need";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("needs a workspace of"), std::string::npos) << e.what();
-  }
+  // Its padded rows' workspace.
+  const std::string why = refusal_without_workspace("wgmma_tf32", 512, 4099, 4099, 4099);
+  EXPECT_NE(why.find("needs a workspace of"), std::string::npos) << why;
 }
 
 // wgmma_tf32 tile 256 where its tiles fill at most half the SMs: K in slices (as many as the SMs hold copies
@@ -901,15 +910,7 @@ TEST(WgmmaSplit, CutsKWhereTheTilesLeaveSmsIdleDeterministicallyAndTracesEverySl
   EXPECT_EQ(full.trace->grid_z, 1);
   EXPECT_EQ(full.blocks_per_tile, 1);
 
-  const KernelEntry* wgmma = nullptr;
-  for (const auto& e : register_kernels())
-    if (e.info.id == "wgmma_tf32") wgmma = &e;
-  ASSERT_TRUE(wgmma && wgmma->cuda);
-  GemmArgs args{nullptr, nullptr, nullptr, 1024, 1024, 1024};  // refused before any pointer is used
-  try {
-    wgmma->cuda(args, 256, nullptr, nullptr);
-    ADD_FAILURE() << "tile 256 ran in slices of K without the workspace for their partials";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("needs a workspace of"), std::string::npos) << e.what();
-  }
+  // The slices' partials' workspace.
+  const std::string why = refusal_without_workspace("wgmma_tf32", 256, 1024, 1024, 1024);
+  EXPECT_NE(why.find("needs a workspace of"), std::string::npos) << why;
 }
