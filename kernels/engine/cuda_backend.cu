@@ -99,8 +99,8 @@ class CudaBackend final : public Backend {
     // DDR: two transfers per memory clock (HBM and GDDR report it that way through this attribute).
     d.datasheet_bandwidth_gbs =
         2.0 * attr(cudaDevAttrMemoryClockRate) * 1e3 * (attr(cudaDevAttrGlobalMemoryBusWidth) / 8.0) / 1e9;
-    d.peak_fp32_tflops = peak_tflops(m_sm, d.sm_count, m_clock_mhz, false);
-    d.peak_tf32_tflops = peak_tflops(m_sm, d.sm_count, m_clock_mhz, true);
+    d.peak_fp32_tflops = peak_tflops(m_sm, d.sm_count, m_clock_mhz, false, d.name);
+    d.peak_tf32_tflops = peak_tflops(m_sm, d.sm_count, m_clock_mhz, true, d.name);
     d.limits = m_limits;
     m_nvml_dev = m_nvml.device(device);
     configure_memory_pool(device, size_t(1) << 30);  // reuse up to 1 GiB of the last runs' matrices

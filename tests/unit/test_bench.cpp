@@ -25,6 +25,14 @@ TEST(Peaks, MatchTheDataSheets) {
   // RTX 4090 (Ada): 128 SMs x 128 x 2 x 2.52 GHz = 82.6.
   EXPECT_NEAR(peak_tflops(89, 128, 2520, false), 82.6, 0.05);
   EXPECT_EQ(peak_tflops(75, 40, 1500, true), 0.0);  // Turing has no TF32
+  // GA10x and Ada: TF32 at the product's rate. GeForce at half the data-center parts' (data sheets: RTX 3090
+  // 35.6 dense, RTX 4090 82.6; A10 62.5, L4 60); a name that does not tell gets the higher one (a roof).
+  EXPECT_NEAR(peak_tflops(86, 82, 1695, true, "NVIDIA GeForce RTX 3090"), 35.6, 0.05);
+  EXPECT_NEAR(peak_tflops(89, 128, 2520, true, "NVIDIA GeForce RTX 4090"), 82.6, 0.05);
+  EXPECT_NEAR(peak_tflops(86, 72, 1695, true, "NVIDIA A10"), 62.5, 0.05);
+  EXPECT_NEAR(peak_tflops(89, 58, 2040, true, "NVIDIA L4"), 60.6, 0.05);
+  EXPECT_EQ(peak_tflops(89, 58, 2040, true), peak_tflops(89, 58, 2040, true, "NVIDIA L4"));
+  EXPECT_EQ(peak_tflops(100, 148, 1965, true), 0.0);  // not known yet: no roof rather than a wrong one
   EXPECT_EQ(fp32_lanes_per_sm(75), 64);
 }
 

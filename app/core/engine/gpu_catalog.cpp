@@ -10,11 +10,11 @@
 namespace ts {
 
 double GpuModel::peak_fp32_tflops() const {
-  return peak_tflops(sm, limits.sm_count, boost_clock_mhz, false);
+  return peak_tflops(sm, limits.sm_count, boost_clock_mhz, false, name);
 }
 
 double GpuModel::peak_tf32_tflops() const {
-  return peak_tflops(sm, limits.sm_count, boost_clock_mhz, true);
+  return peak_tflops(sm, limits.sm_count, boost_clock_mhz, true, name);
 }
 
 namespace {

@@ -117,15 +117,16 @@ int fp32_lanes_per_sm(int sm) {
   return 0;
 }
 
-int tf32_flops_per_sm_clock(int sm) {
-  if (sm == 90) return 2048;  // H100: 989 TFLOP/s sparse / 2 = 494 dense at 132 SMs x 1.83 GHz
-  if (sm == 80) return 1024;  // A100: 156 TFLOP/s at 108 SMs x 1.41 GHz
-  if (sm == 86 || sm == 87 || sm == 89) return 256;  // GA10x / Ada (GeForce rates)
+int tf32_flops_per_sm_clock(int sm, const std::string& name) {
+  if (sm == 90) return 2048;             // H100: 989 TFLOP/s sparse / 2 = 494 dense at 132 SMs x 1.83 GHz
+  if (sm == 80) return 1024;             // A100: 156 TFLOP/s at 108 SMs x 1.41 GHz
+  if (sm == 86 || sm == 87 || sm == 89)  // A10: 62.5 at 72 x 1.695 GHz; L4: 60 at 58 x 2.04 (header)
+    return name.find("GeForce") != std::string::npos ? 256 : 512;
   return 0;
 }
 
-double peak_tflops(int sm, int sm_count, double clock_mhz, bool tf32) {
-  const double per_clock = tf32 ? double(tf32_flops_per_sm_clock(sm)) : 2.0 * fp32_lanes_per_sm(sm);
+double peak_tflops(int sm, int sm_count, double clock_mhz, bool tf32, const std::string& name) {
+  const double per_clock = tf32 ? double(tf32_flops_per_sm_clock(sm, name)) : 2.0 * fp32_lanes_per_sm(sm);
   return per_clock * sm_count * clock_mhz * 1e6 / 1e12;
 }
 

@@ -13,10 +13,15 @@
 namespace ts {
 
 // Peak FLOP/s of a GPU from its compute capability, SM count and SM clock. FP32: FMA lanes per SM x 2.
-// TF32: dense tensor-core FLOP per SM per clock. 0 when unknown (or no TF32, before sm_80).
-int fp32_lanes_per_sm(int sm);        // sm = major * 10 + minor
-int tf32_flops_per_sm_clock(int sm);  // dense
-double peak_tflops(int sm, int sm_count, double clock_mhz, bool tf32);
+// TF32: dense tensor-core FLOP per SM per clock. 0 when unknown (or no TF32, before sm_80). On GA10x and Ada
+// (sm_86, 87, 89) the TF32 rate is the product's, not the architecture's: the data-center and professional
+// parts (A10, A40, RTX A6000, L4, L40S) run 512, GeForce parts half that (RTX 3090: 35.6 TFLOP/s at 82 SMs x
+// 1.695 GHz; RTX 4090: 82.6 at 128 x 2.52), told by `name` ("GeForce"). Where the name does not tell, 512:
+// the peak is also the roof a timing is held to (impossible.hpp), which must never be under what a part can
+// do (L40 and the Ada workstation cards run 256, so their roof is twice their rate there).
+int fp32_lanes_per_sm(int sm);                                      // sm = major * 10 + minor
+int tf32_flops_per_sm_clock(int sm, const std::string& name = "");  // dense
+double peak_tflops(int sm, int sm_count, double clock_mhz, bool tf32, const std::string& name = "");
 
 // Parses "1024,4096,2048x4096x8192" (N for N^3, or M x N x K). Throws ValidationError.
 struct Shape {
