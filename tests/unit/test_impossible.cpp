@@ -77,6 +77,46 @@ TEST(Impossible, JustOverTheDramFloorPassesJustUnderIsFlagged) {
             std::string::npos);
 }
 
+// The L2 spares a launch less where its samples leave it less to hold: a batch of launches back to back
+// shares it between one launch's dirty C and the next one's inputs, and a flush before each launch leaves it
+// only C's writes. The same time can be possible for warm single launches and impossible for cold ones.
+TEST(Impossible, TheL2IsCreditedAsTheSamplesWereTaken) {
+  const DeviceInfo d = test::sample_h100();
+  const double l2 = double(50 << 20);
+  EXPECT_EQ(l2_credit(false, 1), 2.0);
+  EXPECT_EQ(l2_credit(false, 4), 1.25);
+  EXPECT_EQ(l2_credit(true, 1), 1.0);
+  EXPECT_EQ(l2_credit(false, 0), 2.0);  // no batch known: the most credit, never a false flag
+  ProblemSpec s = cube(8192);
+  s.k = 16;
+  const double compulsory = 4.0 * (8192.0 * 16 * 2 + 8192.0 * 8192);
+  EXPECT_DOUBLE_EQ(floor_bytes(d, s.m, s.n, s.k, 1.25), compulsory - 1.25 * l2);
+  EXPECT_DOUBLE_EQ(floor_bytes(d, s.m, s.n, s.k, 1), compulsory - l2);
+  EXPECT_DOUBLE_EQ(floor_bytes(d, s.m, s.n, s.k, 7), compulsory - 2 * l2);  // at most twice
+  const double warm = dram_floor_ms(d, s.m, s.n, s.k), cold = dram_floor_ms(d, s.m, s.n, s.k, 0, 1);
+  ASSERT_GT(cold, warm);
+  const double t = 0.5 * (warm + cold);
+  EXPECT_EQ(impossible_reason(s, false, t, d), "");
+  const std::string why = impossible_reason(s, false, t, d, 0, l2_credit(true, 1));
+  EXPECT_NE(
+      why.find("C written once, less once the 52.43 MB L2 that may hold some of it (flushed before each "
+               "launch: C's writes only)"),
+      std::string::npos)
+      << why;
+  const std::string batched =
+      impossible_reason(s, false, 0.999 * dram_floor_ms(d, s.m, s.n, s.k, 0, 1.25), d, 0, 1.25);
+  EXPECT_NE(batched.find("less 1.25 times the 52.43 MB L2 that may hold some of it (launches back to back "
+                         "share what it holds)"),
+            std::string::npos)
+      << batched;
+  // A problem twice the L2 or less has a floor only where the credit is below two.
+  const ProblemSpec mid = cube(2048);  // 50.3 MB: under one L2
+  EXPECT_EQ(floor_bytes(d, mid.m, mid.n, mid.k, 1), 0);
+  const ProblemSpec big = cube(2900);  // 100.9 MB: between one and two L2 sizes
+  EXPECT_EQ(floor_bytes(d, big.m, big.n, big.k), 0);
+  EXPECT_GT(floor_bytes(d, big.m, big.n, big.k, 1), 0);
+}
+
 TEST(Impossible, AProblemTheL2CanHoldHasNoDramFloor) {
   const DeviceInfo d = test::sample_h100();
   const ProblemSpec s = cube(1024);  // 12.6 MB: well under twice the 52 MB L2

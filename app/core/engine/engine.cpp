@@ -123,7 +123,8 @@ RunResult run_pipeline(const RunRequest& req, const MeasurePolicy& policy, const
   r.peak_tflops = facts.peak_tflops;
   // A time faster than the device can go: flagged, with the reason (never plotted or chosen as a record).
   if (r.timed && r.stats.count > 0)
-    r.impossible = impossible_reason(s, r.tf32, r.median_ms(), facts.device_info);
+    r.impossible = impossible_reason(s, r.tf32, r.median_ms(), facts.device_info, 0,
+                                     l2_credit(policy.cold_l2, r.launches_per_sample));
   launcher.describe_launch(r);
 
   // [SECTION] What the window keeps, and the profile.

@@ -40,19 +40,26 @@ double floor_bandwidth_gbs(const DeviceInfo& d, double measured_gbs) {
   return std::max({d.datasheet_bandwidth_gbs, measured_gbs, 0.0});
 }
 
-double floor_bytes(const DeviceInfo& d, int64_t m, int64_t n, int64_t k) {
-  const double compulsory = 4.0 * (double(m) * double(k) + double(k) * double(n) + double(m) * double(n));
-  return std::max(0.0, compulsory - 2.0 * double(std::max<int64_t>(d.l2_bytes, 0)));
+double l2_credit(bool cold_l2, int launches_per_sample) {
+  if (cold_l2) return 1;
+  return 1 + 1.0 / double(std::max(1, launches_per_sample));
 }
 
-double dram_floor_ms(const DeviceInfo& d, int64_t m, int64_t n, int64_t k, double measured_gbs) {
+double floor_bytes(const DeviceInfo& d, int64_t m, int64_t n, int64_t k, double l2_sizes) {
+  const double compulsory = 4.0 * (double(m) * double(k) + double(k) * double(n) + double(m) * double(n));
+  const double credit = std::clamp(l2_sizes, 0.0, 2.0);  // never more than twice: see the header
+  return std::max(0.0, compulsory - credit * double(std::max<int64_t>(d.l2_bytes, 0)));
+}
+
+double dram_floor_ms(const DeviceInfo& d, int64_t m, int64_t n, int64_t k, double measured_gbs,
+                     double l2_sizes) {
   const double gbs = floor_bandwidth_gbs(d, measured_gbs);
   if (!(gbs > 0)) return 0;
-  return floor_bytes(d, m, n, k) / (gbs * 1e9) * 1e3;
+  return floor_bytes(d, m, n, k, l2_sizes) / (gbs * 1e9) * 1e3;
 }
 
 std::string impossible_reason(const ProblemSpec& s, bool tf32, double median_ms, const DeviceInfo& d,
-                              double measured_gbs) {
+                              double measured_gbs, double l2_sizes) {
   if (!(median_ms > 0)) return "";
   const double roof = compute_roof_tflops(d, tf32);
   const std::string device = d.name.empty() ? std::string("this device") : d.name;
@@ -66,7 +73,7 @@ std::string impossible_reason(const ProblemSpec& s, bool tf32, double median_ms,
              " TFLOP/s" + clock + kCannot;
     }
   }
-  const double floor_ms = dram_floor_ms(d, s.m, s.n, s.k, measured_gbs);
+  const double floor_ms = dram_floor_ms(d, s.m, s.n, s.k, measured_gbs, l2_sizes);
   if (floor_ms > 0 && median_ms < floor_ms) {
     const bool us = floor_ms < 1;
     const auto [a, b] = apart(median_ms, floor_ms, us ? 1e3 : 1);
@@ -75,9 +82,19 @@ std::string impossible_reason(const ProblemSpec& s, bool tf32, double median_ms,
     const bool datasheet = d.datasheet_bandwidth_gbs > 0 && d.datasheet_bandwidth_gbs >= measured_gbs;
     char bw[96];
     std::snprintf(bw, sizeof bw, "%.0f GB/s (%s)", gbs, datasheet ? "datasheet" : "measured");
-    std::string moved = mb(floor_bytes(d, s.m, s.n, s.k)) + " (A and B read once, C written once";
-    if (d.l2_bytes > 0)
-      moved += ", less twice the " + mb(double(d.l2_bytes)) + " L2 that may hold some of it";
+    const double credit = std::clamp(l2_sizes, 0.0, 2.0);
+    std::string moved = mb(floor_bytes(d, s.m, s.n, s.k, credit)) + " (A and B read once, C written once";
+    if (d.l2_bytes > 0 && credit > 0) {
+      char times[32];
+      std::snprintf(times, sizeof times, "%.3g times", credit);
+      moved += std::string(", less ") +
+               (credit == 2   ? "twice"
+                : credit == 1 ? "once"
+                              : times) +
+               " the " + mb(double(d.l2_bytes)) + " L2 that may hold some of it";
+      if (credit == 1) moved += " (flushed before each launch: C's writes only)";
+      if (credit > 1 && credit < 2) moved += " (launches back to back share what it holds)";
+    }
     moved += ")";
     return a + unit + " is below the DRAM floor of " + device + ", " + b + unit + ": a " +
            std::to_string(s.m) + " x " + std::to_string(s.n) + " x " + std::to_string(s.k) +
