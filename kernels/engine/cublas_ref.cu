@@ -10,6 +10,11 @@
 #include "kernels/engine/launch.hpp"
 #include "kernels/engine/matrix_ops.cuh"
 
+#include <algorithm>
+#include <vector>
+
+#include "core/engine/stats.hpp"
+
 namespace ts {
 
 cublasHandle_t thread_cublas_handle() {
@@ -44,6 +49,19 @@ void launch_cublas_tf32(const GemmArgs& a, int /*tile*/, void* stream, LaunchQue
     return;
   }
   sgemm(a, stream, CUBLAS_TF32_TENSOR_OP_MATH);
+}
+
+double time_cublas_alone(const GemmArgs& a, bool tf32, int batch, void* stream) {
+  const cublasMath_t math = tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH;
+  batch = std::max(1, batch);
+  StreamTimer timer(static_cast<cudaStream_t>(stream));
+  sgemm(a, stream, math);  // warm-up: cuBLAS picks and loads its kernel
+  std::vector<double> ms;
+  for (int i = 0; i < 5; ++i)
+    ms.push_back(timer.ms([&] {
+      for (int j = 0; j < batch; ++j) sgemm(a, stream, math);
+    }) / batch);
+  return quantile(ms, 0.5);
 }
 
 }  // namespace ts

@@ -286,6 +286,20 @@ class CudaBackend final : public Backend {
       CUDA_CHECK(cudaStreamSynchronize(m_st));
     }
 
+    // Short launches are timed in batches (MeasurePolicy::min_sample_ms): the fastest of three single
+    // launches (on the run's own inputs) says how many make a sample. Those three are warm-ups like the
+    // verification launch: `probes` says how many were made, for Measurement::warmups.
+    int batch_size(const MeasurePolicy& policy, StreamTimer& timer, int& probes) {
+      probes = 0;
+      if (!(policy.min_sample_ms > 0) || policy.cold_l2) return 1;
+      double fastest = 0;
+      for (; probes < 3; ++probes) {
+        const double ms = timer.ms([&] { m_e.cuda(m_args, m_s.tile, m_st, nullptr); });
+        fastest = probes == 0 ? ms : std::min(fastest, ms);
+      }
+      return policy.launches_per_sample(fastest);
+    }
+
     Measurement measure(const MeasurePolicy& policy, const CancelToken& cancel) override {
       StreamTimer timer(m_st);
       DeviceBuffer<char> flush(policy.cold_l2 ? size_t(2 * m_be.m_info.l2_bytes) : 0);
@@ -294,19 +308,9 @@ class CudaBackend final : public Backend {
         m_e.cuda(m_args, m_s.tile, m_st, nullptr);
         CUDA_CHECK(cudaStreamSynchronize(m_st));
       };
-      // Short launches are timed in batches (MeasurePolicy::min_sample_ms): the fastest of three single
-      // launches says how many make a sample, and the interleaved reference gets the same count. Those
-      // three are warm-ups like the verification launch: counted in Measurement::warmups, and matched by as
-      // many of the reference's before its samples.
-      int batch = 1, probes = 0;
-      if (policy.min_sample_ms > 0 && !policy.cold_l2) {
-        double fastest = 0;
-        for (; probes < 3; ++probes) {
-          const double ms = timer.ms([&] { m_e.cuda(m_args, m_s.tile, m_st, nullptr); });
-          fastest = probes == 0 ? ms : std::min(fastest, ms);
-        }
-        batch = policy.launches_per_sample(fastest);
-      }
+      // The interleaved reference gets the batch's count of launches, and as many warm-ups as the probes.
+      int probes = 0;
+      const int batch = batch_size(policy, timer, probes);
       h.launches_per_sample = batch;
       h.timed = [&] {
         return timer.ms([&] {
@@ -336,10 +340,13 @@ class CudaBackend final : public Backend {
       return ts::measure(policy, h, cancel, 1 + probes);
     }
 
-    // Changing inputs: A and B of each launch's set in its arguments (the launch itself as measure()'s).
+    // Changing inputs: A and B of each launch's set in its arguments (the launch itself as measure()'s),
+    // short launches in batches as measure()'s, each launch of a batch on the next set.
     Measurement measure_changing(const MeasurePolicy& policy, int sets, const CancelToken& cancel) override {
       StreamTimer timer(m_st);
       DeviceBuffer<char> flush(policy.cold_l2 ? size_t(2 * m_be.m_info.l2_bytes) : 0);
+      int probes = 0;
+      const int batch = batch_size(policy, timer, probes);
       GemmArgs args = m_args;
       MeasureHooks h;
       h.untimed = [&] {
@@ -347,6 +354,15 @@ class CudaBackend final : public Backend {
         CUDA_CHECK(cudaStreamSynchronize(m_st));
       };
       h.timed = [&] { return timer.ms([&] { m_e.cuda(args, m_s.tile, m_st, nullptr); }); };
+      h.launches_per_sample = batch;
+      h.timed_each = [&](const std::function<void()>& before_each) {
+        return timer.ms([&] {
+          for (int i = 0; i < batch; ++i) {
+            before_each();  // the next set's A and B in args: no GPU work between the launches
+            m_e.cuda(args, m_s.tile, m_st, nullptr);
+          }
+        }) / batch;
+      };
       int flushes = 0;
       h.flush = [&] { CUDA_CHECK(cudaMemsetAsync(flush.get(), ++flushes & 0xff, flush.bytes(), m_st)); };
       h.clock = [&] { return m_be.m_nvml.read(m_be.m_nvml_dev); };
@@ -354,7 +370,7 @@ class CudaBackend final : public Backend {
         args.A = m_mats.a_of(set);
         args.B = m_mats.b_of(set);
       };
-      return ts::measure_changing(policy, h, use, sets, cancel);
+      return ts::measure_changing(policy, h, use, sets, cancel, probes);
     }
 
     void launch_on(int set, const CancelToken& cancel) override {
@@ -489,11 +505,7 @@ class CudaBackend final : public Backend {
     // cuBLAS of the same precision, into scratch (the reference buffer, no longer needed).
     if (!r.cublas_interleaved()) {
       const GemmArgs ref_args{args.A, args.B, scratch, s.m, s.n, s.k};
-      const CudaLaunchFn ref = entry.info.tf32 ? &launch_cublas_tf32 : &launch_cublas;
-      ref(ref_args, 0, st, nullptr);
-      std::vector<double> ref_ms;
-      for (int i = 0; i < 5; ++i) ref_ms.push_back(timer.ms([&] { ref(ref_args, 0, st, nullptr); }));
-      r.reference_ms = quantile(ref_ms, 0.5);
+      r.reference_ms = time_cublas_alone(ref_args, entry.info.tf32, r.launches_per_sample, st);
       cancel.throw_if_cancelled();
     }
 

@@ -75,6 +75,10 @@ void launch_wgmma_tf32(const GemmArgs& args, int tile, void* stream, LaunchQuery
 #endif
 void launch_cublas(const GemmArgs& args, int tile, void* stream, LaunchQuery* query = nullptr);
 void launch_cublas_tf32(const GemmArgs& args, int tile, void* stream, LaunchQuery* query = nullptr);
+// cuBLAS of one precision timed on its own (where it was not interleaved with the kernel's samples): the
+// median of 5 samples after a warm-up, each the mean of `batch` launches back to back, as the kernel's
+// samples were (RunResult::launches_per_sample), so both sides carry the same share of launch gaps.
+double time_cublas_alone(const GemmArgs& args, bool tf32, int batch, void* stream);
 #endif
 
 }  // namespace ts

@@ -399,15 +399,10 @@ void UserRunner::WorkerLauncher::profile(RunResult& r, const CancelToken& cancel
   const UserRunDevice& d = m_runner.m_dev;
   WorkerClient& w = *m_runner.m_worker;
   cudaStream_t st = static_cast<cudaStream_t>(m_st);
-  StreamTimer timer(st);
   // cuBLAS of the same precision at the same shape, into the reference buffer (no longer needed). A and B
   // may have moved into the store: their memory is the same.
-  const CudaLaunchFn ref = m_k.spec().tf32 ? &launch_cublas_tf32 : &launch_cublas;
   const GemmArgs ra{m_mats.a(), m_mats.b(), m_mats.r(), s.m, s.n, s.k};
-  ref(ra, 0, st, nullptr);
-  std::vector<double> ref_ms;
-  for (int i = 0; i < 5; ++i) ref_ms.push_back(timer.ms([&] { ref(ra, 0, st, nullptr); }));
-  r.reference_ms = quantile(ref_ms, 0.5);
+  r.reference_ms = time_cublas_alone(ra, m_k.spec().tf32, r.launches_per_sample, st);
   cancel.throw_if_cancelled();
   // Occupancy at every tile value from ptxas's report of each tile's build (theoretical; the tile being run
   // has the occupancy API's answer too).

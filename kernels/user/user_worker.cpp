@@ -10,6 +10,7 @@
 #include <deque>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -100,7 +101,9 @@ class Worker {
   // The job mode reuses the same launch code.
   void load(const LoadMsg& m, LoadedMsg* out);
   void own_inputs(int64_t m, int64_t n, int64_t k, uint64_t seed);
-  double launch(const LaunchSpec& l);
+  // ms per launch of `count` launches back to back; `next_set`, if given, picks the input set of each of them
+  // (changing inputs), else every one reads l.input_set.
+  double launch(const LaunchSpec& l, int count = 1, const std::function<int()>& next_set = {});
   cudaStream_t stream() const { return m_stream; }
 
  private:
@@ -298,24 +301,33 @@ void Worker::end() {
   m_sets.clear();
 }
 
-double Worker::launch(const LaunchSpec& l) {
+double Worker::launch(const LaunchSpec& l, int count, const std::function<int()>& next_set) {
   if (!m_kernel || !m_a || !m_c) throw std::runtime_error("a launch before Load and Begin");
   const void* f = reinterpret_cast<const void*>(l.traced ? m_traced : m_kernel);
   if (!f) throw std::runtime_error("a traced launch without a traced module");
-  if (l.input_set > int32_t(m_sets.size()))
-    throw std::runtime_error("a launch on input set " + std::to_string(l.input_set) +
-                             ", but the worker holds " + std::to_string(m_sets.size() + 1));
-  float* const in_a = l.input_set == 0 ? m_a : m_sets[size_t(l.input_set - 1)].first;
-  float* const in_b = l.input_set == 0 ? m_b : m_sets[size_t(l.input_set - 1)].second;
-  // The arguments, in the kernel's own types.
+  // The arguments, in the kernel's own types; A and B those of input set `set`.
   std::vector<uint64_t> storage(l.args.size() + 1, 0);
+  auto use_set = [&](int set) {
+    if (set < 0 || set > int32_t(m_sets.size()))
+      throw std::runtime_error("a launch on input set " + std::to_string(set) + ", but the worker holds " +
+                               std::to_string(m_sets.size() + 1));
+    float* const in_a = set == 0 ? m_a : m_sets[size_t(set - 1)].first;
+    float* const in_b = set == 0 ? m_b : m_sets[size_t(set - 1)].second;
+    for (size_t i = 0; i < l.args.size(); ++i)
+      if (l.args[i].role == ParamRole::A || l.args[i].role == ParamRole::B) {
+        float* p = l.args[i].role == ParamRole::A ? in_a : in_b;
+        std::memcpy(&storage[i], &p, sizeof p);
+      }
+  };
+  use_set(l.input_set);
   std::vector<void*> ptrs;
   for (size_t i = 0; i < l.args.size(); ++i) {
     const KernelArg& a = l.args[i];
     void* slot = &storage[i];
-    if (a.role == ParamRole::A || a.role == ParamRole::B || a.role == ParamRole::C) {
-      float* p = a.role == ParamRole::A ? in_a : a.role == ParamRole::B ? in_b : m_c;
-      std::memcpy(slot, &p, sizeof p);
+    if (a.role == ParamRole::A || a.role == ParamRole::B) {
+      // use_set's
+    } else if (a.role == ParamRole::C) {
+      std::memcpy(slot, &m_c, sizeof m_c);
     } else {
       switch (a.type) {
         case ParamType::I32: {
@@ -371,12 +383,15 @@ double Worker::launch(const LaunchSpec& l) {
   const dim3 grid(unsigned(l.grid[0]), unsigned(l.grid[1]), unsigned(l.grid[2]));
   const dim3 block(unsigned(l.block[0]), unsigned(l.block[1]), unsigned(l.block[2]));
   W_CHECK(cudaEventRecord(m_start, m_stream), "timing");
-  W_CHECK(cudaLaunchKernel(f, grid, block, ptrs.data(), size_t(l.smem), m_stream), "launching the kernel");
+  for (int i = 0; i < count; ++i) {
+    if (next_set) use_set(next_set());  // the launch copies its arguments: the next one may differ
+    W_CHECK(cudaLaunchKernel(f, grid, block, ptrs.data(), size_t(l.smem), m_stream), "launching the kernel");
+  }
   W_CHECK(cudaEventRecord(m_stop, m_stream), "timing");
   W_CHECK(cudaEventSynchronize(m_stop), "running the kernel");
   float ms = 0;
   W_CHECK(cudaEventElapsedTime(&ms, m_start, m_stop), "timing");
-  return double(ms);
+  return double(ms) / count;
 }
 
 Measurement Worker::measure(const MeasureMsg& mm, const CancelToken& cancel) {
@@ -391,16 +406,31 @@ Measurement Worker::measure(const MeasureMsg& mm, const CancelToken& cancel) {
   } free_flush{flush};
   int launches = 0;
   double longest = 0;
-  auto progress = [&](double ms) {
-    ++launches;
-    longest = std::max(longest, ms);
+  auto progress = [&](double ms, int count = 1) {  // after `count` launches of `ms` each
+    launches += count;
+    longest = std::max(longest, ms * count);
     send(encode(ProgressMsg{launches, longest}));
   };
   MeasureHooks h;
   h.untimed = [&] { progress(launch(mm.launch)); };
+  // Short launches are timed in batches (MeasurePolicy::min_sample_ms), as the built-in kernels are: the
+  // fastest of three single launches (on the run's own inputs) says how many make a sample. Those three are
+  // warm-ups, counted as such.
+  int batch = 1, probes = 0;
+  if (mm.policy.min_sample_ms > 0 && !mm.policy.cold_l2) {
+    double fastest = 0;
+    for (; probes < 3; ++probes) {
+      cancel.throw_if_cancelled();
+      const double ms = launch(mm.launch);
+      progress(ms);
+      fastest = probes == 0 ? ms : std::min(fastest, ms);
+    }
+    batch = mm.policy.launches_per_sample(fastest);
+  }
+  h.launches_per_sample = batch;
   h.timed = [&] {
-    const double ms = launch(mm.launch);
-    progress(ms);
+    const double ms = launch(mm.launch, batch);
+    progress(ms, batch);
     return ms;
   };
   int flushes = 0;
@@ -408,11 +438,13 @@ Measurement Worker::measure(const MeasureMsg& mm, const CancelToken& cancel) {
     W_CHECK(cudaMemsetAsync(flush, ++flushes & 0xff, flush_bytes, m_stream), "flushing the L2");
   };
   if (m_nvml_dev) h.clock = [&] { return m_nvml.read(m_nvml_dev); };
-  if (mm.input_sets <= 1) return ts::measure(mm.policy, h, cancel, mm.already_warm);
+  if (mm.input_sets <= 1) return ts::measure(mm.policy, h, cancel, mm.already_warm + probes);
   // Changing inputs: each launch on the next set, chosen before it (outside its timing).
   if (mm.input_sets > int32_t(m_sets.size()) + 1)
     throw std::runtime_error("a measurement on " + std::to_string(mm.input_sets) +
                              " input sets, but the worker holds " + std::to_string(m_sets.size() + 1));
+  // Each launch on the next set: chosen before it, outside the timing of a single launch, and between the
+  // launches of a batch (their arguments only: no GPU work between them).
   LaunchSpec on = mm.launch;
   h.untimed = [&] { progress(launch(on)); };
   h.timed = [&] {
@@ -420,8 +452,16 @@ Measurement Worker::measure(const MeasureMsg& mm, const CancelToken& cancel) {
     progress(ms);
     return ms;
   };
+  h.timed_each = [&](const std::function<void()>& before_each) {
+    const double ms = launch(on, batch, [&] {
+      before_each();
+      return int(on.input_set);
+    });
+    progress(ms, batch);
+    return ms;
+  };
   return ts::measure_changing(
-      mm.policy, h, [&](int set) { on.input_set = set; }, mm.input_sets, cancel);
+      mm.policy, h, [&](int set) { on.input_set = set; }, mm.input_sets, cancel, mm.already_warm + probes);
 }
 
 void Worker::handle(const Message& m) {

@@ -278,6 +278,42 @@ TEST(DeviceTiming, ProducesOneSamplePerLaunchAndRecordsTheClock) {
   EXPECT_EQ(r.tile_m, 32);
 }
 
+// A short launch is timed in batches: three single launches size the batch and count as warm-ups, and the
+// interleaved cuBLAS is warmed as often and sampled as often, in batches of as many launches.
+TEST(DeviceTiming, AShortLaunchIsTimedInBatchesWhoseProbesCountAsWarmUps) {
+  REQUIRE_GPU(backend);
+  RunRequest req;
+  req.spec.m = req.spec.n = req.spec.k = 256;
+  req.spec.kernel = "tiled";
+  req.spec.tile = 16;
+  MeasurePolicy p = MeasurePolicy::bench();
+  p.warmup_seconds = 0;  // by count only: the verification launch and the three probes
+  p.min_seconds = 0.01;
+  p.max_seconds = 2;
+  req.policy = p;
+  RunResult r = backend->run(req, CancelToken());
+  ASSERT_TRUE(r.timed);
+  EXPECT_GT(r.launches_per_sample, 1);
+  EXPECT_EQ(r.warmups, 4);
+  ASSERT_TRUE(r.cublas_interleaved());
+  EXPECT_EQ(r.interleaved.samples_ms.size(), r.samples_ms.size());
+  EXPECT_NE(r.policy.find("back to back"), std::string::npos) << r.policy;
+  p.changing_inputs = true;  // batches too, each launch on the next set: C checked against the last one's
+  req.policy = p;
+  r = backend->run(req, CancelToken());
+  ASSERT_TRUE(r.timed);
+  EXPECT_GT(r.launches_per_sample, 1);
+  EXPECT_TRUE(r.changing.measured());
+  EXPECT_TRUE(r.changing.passed) << r.changing.verdict;
+  p.changing_inputs = false;
+  p.cold_l2 = true;  // every launch after a flush: one launch a sample, no probes
+  req.policy = p;
+  r = backend->run(req, CancelToken());
+  ASSERT_TRUE(r.timed);
+  EXPECT_EQ(r.launches_per_sample, 1);
+  EXPECT_EQ(r.warmups, 3);
+}
+
 TEST(DeviceTiming, TheBenchPolicyConvergesAndSkipsWrongKernels) {
   REQUIRE_GPU(backend);
   RunRequest req;

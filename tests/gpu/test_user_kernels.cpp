@@ -489,6 +489,47 @@ TEST_F(UserKernels, CorrectKernelsPassWithChangingInputsAndReportBothTimings) {
   }
 }
 
+// A person's short launch is timed as the built-in kernels' are: in batches of back-to-back launches (the
+// bench policy's min_sample_ms), the three single launches that size the batch counted as warm-ups; one
+// launch a sample with a cold L2 (each launch flushed before). On changing inputs each launch of a batch
+// reads the next set, and C still matches the reference of the last launch's set.
+TEST_F(UserKernels, AShortLaunchIsTimedInBatchesAsTheBuiltInKernelsAre) {
+  REQUIRE_GPU(backend);
+  RunRequest req = request(example("tiled_classic.cu"), 256, 256, 256, 16);
+  MeasurePolicy p = MeasurePolicy::bench();
+  p.warmup_seconds = 0;  // warm-ups by count only: the verification launch and the three probes
+  p.min_seconds = 0.01;
+  p.max_seconds = 2;
+  req.policy = p;
+  req.profile = true;
+  RunResult r = backend->run(req, CancelToken());
+  ASSERT_TRUE(r.timed) << r.note;
+  EXPECT_TRUE(r.error.passed);
+  EXPECT_GT(r.launches_per_sample, 1);  // a 256^3 launch lasts microseconds; a sample at least 1 ms
+  EXPECT_LE(r.launches_per_sample, MeasurePolicy::kMaxLaunchesPerSample);
+  EXPECT_EQ(r.warmups, 4);
+  EXPECT_GE(r.samples_ms.size(), 10u);
+  EXPECT_GT(r.reference_ms, 0.0);  // cuBLAS timed on its own, in batches of as many
+  EXPECT_NE(r.policy.find("back to back"), std::string::npos) << r.policy;
+
+  p.cold_l2 = true;
+  req.policy = p;
+  req.profile = false;
+  r = backend->run(req, CancelToken());
+  ASSERT_TRUE(r.timed) << r.note;
+  EXPECT_EQ(r.launches_per_sample, 1);
+  EXPECT_EQ(r.warmups, 3);  // the verification launch and two more: no probes
+
+  p.cold_l2 = false;
+  p.changing_inputs = true;
+  req.policy = p;
+  r = backend->run(req, CancelToken());
+  ASSERT_TRUE(r.timed) << r.note;
+  EXPECT_GT(r.launches_per_sample, 1);
+  EXPECT_TRUE(r.changing.measured());
+  EXPECT_TRUE(r.changing.passed) << r.changing.verdict;
+}
+
 TEST_F(UserKernels, LaunchesTheDeviceCannotTakeAreRefusedBeforeLaunchWithTheNumbers) {
   REQUIRE_GPU(backend);
   RunRequest too_many = request(example("tiled_classic.cu"), 256, 256, 256, 64);

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -151,6 +152,44 @@ TEST(ChangingInputs, EachLaunchReadsTheNextSetChosenBeforeItsTiming) {
   EXPECT_EQ(changing_input_set(0, 3), 1);
   EXPECT_EQ(changing_input_set(2, 3), 0);
   EXPECT_EQ(changing_input_set(7, 1), 0);
+}
+
+// Short launches in batches: every launch of a batch on the next set (timed_each calls before_each before
+// each of its launches), the sample the batch's mean; the probes the backend made before count as warm-ups.
+// fixed(2, 1) with 3 probes made: no more warm-ups, 2 samples of 3 launches on sets 1 2 0, 1 2 0.
+TEST(ChangingInputs, EachLaunchOfABatchReadsTheNextSet) {
+  std::vector<std::string> events;
+  MeasureHooks h;
+  h.untimed = [&] { events.push_back("untimed"); };
+  h.timed = [&] {
+    ADD_FAILURE() << "a single timed launch in a batched measurement";
+    return 1.0;
+  };
+  h.launches_per_sample = 3;
+  h.timed_each = [&](const std::function<void()>& before_each) {
+    for (int i = 0; i < 3; ++i) {
+      before_each();
+      events.push_back("launch");
+    }
+    return 2.0;
+  };
+  const Measurement m = measure_changing(
+      MeasurePolicy::fixed(2, 1), h, [&](int set) { events.push_back("use " + std::to_string(set)); }, 3,
+      CancelToken(), 3);
+  const std::vector<std::string> want = {"use 1", "launch", "use 2", "launch", "use 0", "launch",
+                                         "use 1", "launch", "use 2", "launch", "use 0", "launch"};
+  EXPECT_EQ(events, want);
+  EXPECT_EQ(m.warmups, 3);
+  EXPECT_EQ(m.launches_per_sample, 3);
+  EXPECT_EQ(m.samples_ms, (std::vector<double>{2.0, 2.0}));
+  EXPECT_EQ(m.last_input_set, 0);
+  // Without timed_each a batch size is ignored: one launch a sample, its set chosen before it.
+  h.timed = [&] { return 1.0; };
+  h.timed_each = nullptr;
+  EXPECT_EQ(measure_changing(
+                MeasurePolicy::fixed(2, 0), h, [](int) {}, 3, CancelToken())
+                .launches_per_sample,
+            1);
 }
 
 TEST(ChangingInputs, TheVerdictSaysWhatCShowed) {

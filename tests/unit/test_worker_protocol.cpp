@@ -80,6 +80,7 @@ TEST(WorkerProtocol, EveryMessageSurvivesARoundTrip) {
   const MeasureMsg mm2 = decode<MeasureMsg>(encode(mm));
   EXPECT_EQ(mm2.policy.name, "bench");
   EXPECT_EQ(mm2.policy.max_noise, mm.policy.max_noise);
+  EXPECT_EQ(mm2.policy.min_sample_ms, 1.0);  // the worker times short launches in batches too
   EXPECT_EQ(mm2.l2_bytes, 50 << 20);
 
   Measurement m;
@@ -87,8 +88,10 @@ TEST(WorkerProtocol, EveryMessageSurvivesARoundTrip) {
   m.stop = StopReason::CountReached;  // the last reason: every one of them crosses
   m.warmups = 3;
   m.clocks = {{1980, ""}, {1755, "power"}};
+  m.launches_per_sample = 37;
   const MeasuredMsg out = decode<MeasuredMsg>(encode(MeasuredMsg{m}));
   EXPECT_EQ(out.m.samples_ms, m.samples_ms);
+  EXPECT_EQ(out.m.launches_per_sample, 37);
   EXPECT_EQ(out.m.stats.median, 1.5);  // statistics are recomputed from the samples, not trusted
   EXPECT_EQ(out.m.stop, StopReason::CountReached);
   EXPECT_EQ(out.m.clocks[1].throttle, "power");
@@ -219,6 +222,15 @@ TEST(WorkerProtocol, MalformedFramesAndPayloadsAreRefused) {
   mm.launch = sample_launch();
   mm.policy.min_samples = 0;  // not a valid policy
   EXPECT_THROW(decode<MeasureMsg>(encode(mm)), ProtocolError);
+  mm.policy = MeasurePolicy::bench();
+  mm.policy.min_sample_ms = -1;
+  EXPECT_THROW(decode<MeasureMsg>(encode(mm)), ProtocolError);
+  for (int launches : {0, MeasurePolicy::kMaxLaunchesPerSample + 1}) {
+    Measurement bad;
+    bad.samples_ms = {1.0};
+    bad.launches_per_sample = launches;
+    EXPECT_THROW(decode<MeasuredMsg>(encode(MeasuredMsg{bad})), ProtocolError) << launches;
+  }
   // A list count that claims more elements than the message can hold.
   Writer w;
   w.u32(1u << 30);

@@ -240,7 +240,8 @@ Measurement measure(const MeasurePolicy& p, const MeasureHooks& h, const CancelT
 }
 
 Measurement measure_changing(const MeasurePolicy& p, const MeasureHooks& hooks,
-                             const std::function<void(int)>& use, int sets, const CancelToken& cancel) {
+                             const std::function<void(int)>& use, int sets, const CancelToken& cancel,
+                             int already_warm) {
   MeasurePolicy q = p;
   q.interleave_reference = false;
   int64_t launches = 0;
@@ -254,13 +255,16 @@ Measurement measure_changing(const MeasurePolicy& p, const MeasureHooks& hooks,
     next();
     hooks.untimed();
   };
+  const bool batched = hooks.launches_per_sample > 1 && bool(hooks.timed_each);
+  h.launches_per_sample = batched ? hooks.launches_per_sample : 1;
   h.timed = [&] {
+    if (batched) return hooks.timed_each(next);
     next();
     return hooks.timed();
   };
   h.flush = hooks.flush;
   h.clock = hooks.clock;
-  Measurement m = measure(q, h, cancel, 0);
+  Measurement m = measure(q, h, cancel, already_warm);
   m.last_input_set = last;
   return m;
 }

@@ -140,6 +140,10 @@ struct MeasureHooks {
   int launches_per_sample = 1;
   std::function<void()> untimed;
   std::function<double()> timed;
+  // measure_changing with launches_per_sample > 1: a timed batch that calls `before_each` before each of its
+  // launches (outside the GPU's work: it picks the next input set), so every launch of a batch reads another
+  // set. Without it, a sample on changing inputs is one launch.
+  std::function<double(const std::function<void()>& before_each)> timed_each;
   std::function<void()> flush;
   std::function<ClockReading()> clock;
   std::function<double()> reference_timed;
@@ -222,10 +226,14 @@ Measurement measure(const MeasurePolicy& p, const MeasureHooks& hooks, const Can
 inline int changing_input_set(int64_t launch, int sets) {
   return sets > 1 ? int((launch + 1) % sets) : 0;
 }
-// measure() on `sets` input sets: `use(set)` is called before every launch, warm-up or sample, outside its
-// timing (after the L2 flush), to make that set the one the next launch reads. No interleaved reference
-// (the policy's is ignored), no warm launch before it. Measurement::last_input_set: the last launch's set.
+// measure() on `sets` input sets: `use(set)` is called before every launch, warm-up or sample, to make that
+// set the one the next launch reads: outside the timing (after the L2 flush) for a sample of one launch, and
+// between the launches of a batch (MeasureHooks::timed_each, with launches_per_sample > 1: short launches are
+// timed as the fixed inputs' are, so the two timings compare). No interleaved reference (the policy's is
+// ignored); `already_warm` launches made before it (the batch's probes) count as warm-ups.
+// Measurement::last_input_set: the last launch's set.
 Measurement measure_changing(const MeasurePolicy& p, const MeasureHooks& hooks,
-                             const std::function<void(int)>& use, int sets, const CancelToken& cancel);
+                             const std::function<void(int)>& use, int sets, const CancelToken& cancel,
+                             int already_warm = 0);
 
 }  // namespace ts

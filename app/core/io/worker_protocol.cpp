@@ -244,6 +244,8 @@ void MeasureMsg::check() const {
 void MeasuredMsg::check() {
   if (m.last_input_set < 0 || m.last_input_set >= kMaxInputSets)
     throw ProtocolError("a Measured message with an input set out of range");
+  if (m.launches_per_sample < 1 || m.launches_per_sample > MeasurePolicy::kMaxLaunchesPerSample)
+    throw ProtocolError("a Measured message with launches per sample out of range");
   for (double s : m.samples_ms)
     if (!std::isfinite(s) || s < 0) throw ProtocolError("a sample that is not a time");
   m.stats = summarize(m.samples_ms);

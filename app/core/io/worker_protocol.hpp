@@ -20,7 +20,8 @@ namespace ts::wire {
 
 inline constexpr uint32_t kMagic = 0x4b575354;  // "TSWK" in little-endian bytes
 // 2: changing inputs (Inputs, LaunchSpec::input_set, MeasureMsg::input_sets, MeasuredMsg::last_input_set)
-inline constexpr uint16_t kVersion = 2;
+// 3: short launches timed in batches (the policy's min_sample_ms, MeasuredMsg's launches per sample)
+inline constexpr uint16_t kVersion = 3;
 inline constexpr int32_t kMaxInputSets = 16;  // input sets of one run (MeasurePolicy::kChangingInputSets)
 inline constexpr uint32_t kMaxPayload = 64u << 20;  // a cubin is the largest thing sent
 inline constexpr size_t kHeaderBytes = 12;
@@ -225,6 +226,7 @@ void policy_fields(IO& io, P& p) {
   io.i32(p.max_samples);
   io.flag(p.cold_l2);
   io.flag(p.time_failed);
+  io.f64(p.min_sample_ms);
 }
 
 struct LaunchMsg {
@@ -265,7 +267,8 @@ struct MeasureMsg {
 struct ProgressMsg {
   static constexpr Type kType = Type::Progress;
   int32_t launches = 0;  // done so far in this measurement
-  double last_ms = 0;    // the longest launch seen so far (0: untimed)
+  double last_ms = 0;  // the longest wait between two Progress messages so far: a launch, or a batch of them
+                       // back to back (0: untimed)
   template <class IO, class M>
   static void fields(IO& io, M& m) {
     io.i32(m.launches);
@@ -286,6 +289,7 @@ struct MeasuredMsg {
       each.str(c.throttle, 4096);
     });
     io.i32(mm.m.last_input_set);
+    io.i32(mm.m.launches_per_sample);
   }
   void check();  // every sample a time; fills the statistics
 };
