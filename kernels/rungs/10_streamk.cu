@@ -17,6 +17,7 @@
 
 #include "kernels/rungs/gemm_common.cuh"
 #include "kernels/rungs/pipeline.cuh"
+#include "kernels/rungs/streamk_plan.hpp"
 #include "kernels/rungs/trace.cuh"
 
 namespace ts {
@@ -347,11 +348,6 @@ __global__ void __launch_bounds__(G::NT, G::MINB)
 // LaunchQuery::sm_count for a query (an offline query without it plans for an H100's 132).
 using StreamKCfg = Cfg<128, 256, 8, 32, 128, 3, 1, true>;
 
-// Where the last wave is at least this full, every tile is made whole (rung 9's kernel alone): sharing its k
-// tiles costs each shared tile partials written and read, more than the idle SMs of a nearly full wave.
-// From the crossover measured at launch_streamk (73 % full: a tie; 88 %: 3-6 points lost).
-constexpr double kShareBelowFill = 0.8;
-
 static StreamK plan_streamk(int64_t m, int64_t n, int64_t k, int64_t units_per_wave) {
   using G = StreamKCfg;
   StreamK sk;
@@ -359,7 +355,7 @@ static StreamK plan_streamk(int64_t m, int64_t n, int64_t k, int64_t units_per_w
   const int64_t tiles = sk.tiles_n * int64_t(blocks_for(m, G::BM));
   sk.iters = (k + G::BK - 1) / G::BK;
   const int64_t rest = tiles % units_per_wave;
-  if (rest == 0 || double(rest) >= kShareBelowFill * double(units_per_wave)) {
+  if (rest == 0 || double(rest) >= kStreamKShareBelowFill * double(units_per_wave)) {
     sk.dp = tiles;  // whole waves, or a last wave nearly full
     return sk;
   }
@@ -494,11 +490,12 @@ static void go_streamk(const GemmArgs& a, cudaStream_t s, LaunchQuery* q, const 
 // (101.8) / 87.5; 3000^3 (18 %) 106.5 (108.0) / 84.2; 4099^3 (25 %) 106.4 (106.2) / 93.7; 5120^3 (6 %)
 // 113.3 / 101.2; 5632^3 (33 %) 108.1 (108.4) / 100.9; 8192^3 (52 %) 104.3 (104.2) / 103.7; 8192 x 8192 x
 // 512 (52 %) 99.4 / 100.6; 6144^3 (73 %) 104.9 / 104.4; 4096^3 (88 %) 96.1 / 102.7; 7168^3 (88 %) 101.3 /
-// 104.7; 2048 x 4096 x 8192 (94 %) 92.2 / 103.7. Hence kShareBelowFill. 1000^3 and 1024^3 (32 tiles, all
-// shared): 65.9 and 79.7 on 132 units; 69.2 (cold 78.5) and 83.3 (80.6) with 4 units per tile (128), where
-// split-K 2 was 77.2 (87.9) and 89.8 (88.8): a unit's 32 k tiles took 61 us against 41 inside a whole tile.
-// With StreamK::wait (the 4 units of a tile add a quarter each, where the last to arrive read 4 x 128 KiB),
-// two runs: 1000^3 82.6-84.0 (cold 88.9-89.2), 1024^3 88.8-90.5 (92.6-93.8); every unit ends at 59-61 us.
+// 104.7; 2048 x 4096 x 8192 (94 %) 92.2 / 103.7. Hence kStreamKShareBelowFill. 1000^3 and 1024^3 (32 tiles,
+// all shared): 65.9 and 79.7 on 132 units; 69.2 (cold 78.5) and 83.3 (80.6) with 4 units per tile (128),
+// where split-K 2 was 77.2 (87.9) and 89.8 (88.8): a unit's 32 k tiles took 61 us against 41 inside a whole
+// tile. With StreamK::wait (the 4 units of a tile add a quarter each, where the last to arrive read 4 x 128
+// KiB), two runs: 1000^3 82.6-84.0 (cold 88.9-89.2), 1024^3 88.8-90.5 (92.6-93.8); every unit ends at 59-61
+// us.
 void launch_streamk(const GemmArgs& a, int tile, void* stream, LaunchQuery* q) {
   if (tile != 256) bad_tile("streamk", tile);
   const int64_t units = sm_count_for(q);

@@ -20,6 +20,7 @@
 #include "core/io/schedule_trace.hpp"
 #include "core/engine/cpu_gemm.hpp"
 #include "kernels/engine/registry.hpp"
+#include "kernels/rungs/streamk_plan.hpp"
 #include "core/engine/verify.hpp"
 
 using namespace ts;
@@ -835,12 +836,27 @@ TEST(StreamK, IsDeterministicAndTracesEverySegmentOfEveryTile) {
       }
     }
     const int64_t rest = tiles % sms;
-    const bool share = rest != 0 && rest < 0.8 * sms && steps > 1;
+    const bool share = rest != 0 && double(rest) < kStreamKShareBelowFill * sms && steps > 1;
     EXPECT_EQ(shared_tiles > 0, share);
     if (share) {
       EXPECT_EQ(first_shared % t.grid_x, 0) << "whole tiles in whole rows";
       EXPECT_LE(first_shared, tiles - rest) << "no more whole tiles than the whole waves hold";
       EXPECT_GT(first_shared, tiles - rest - t.grid_x) << "every whole row of the whole waves";
+    }
+    if (share && first_shared > 0) {
+      // The whole tiles run on a high-priority stream, the shared units on the caller's: each SM takes a unit
+      // as soon as it is done with its whole tiles, before the last of them ends elsewhere.
+      uint64_t last_whole_end = 0, first_unit_start = UINT64_MAX;
+      for (int64_t tile = 0; tile < tiles; ++tile)
+        for (int z = 0; z < t.grid_z; ++z) {
+          const TileRecord& r = t.records[size_t(z) * size_t(tiles) + size_t(tile)];
+          if (r.start_ns == 0) continue;
+          if (tile < first_shared)
+            last_whole_end = std::max(last_whole_end, r.end_ns);
+          else
+            first_unit_start = std::min(first_unit_start, r.start_ns);
+        }
+      EXPECT_LT(first_unit_start, last_whole_end) << "the shared units waited for every whole tile";
     }
     ASSERT_TRUE(a.occupancy);
     // The launches' blocks: one per whole tile, then one per unit (as many as k tiles to share, at most SMs;
