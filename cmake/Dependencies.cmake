@@ -23,10 +23,12 @@ if(TILESCOPE_GUI)
   if(TILESCOPE_BUILD_TESTS)
     pkg_check_modules(WEBPDEMUX REQUIRED IMPORTED_TARGET libwebpdemux)
   endif()
-  # Debian libstb-dev: the PNG writer (app/gfx) and reader (ui's tests); nothing of the engine uses it.
+  # Debian libstb-dev: the PNG writer (app/gfx) and reader (ui's tests); nothing of the engine uses it. Their
+  # implementations at -O2 in every build, the sanitizer build's -O0 included (app/gfx/stb_impl.cpp).
   find_path(STB_INCLUDE_DIR stb_image_write.h PATH_SUFFIXES stb REQUIRED)
-  add_library(tilescope_stb INTERFACE)
-  target_include_directories(tilescope_stb SYSTEM INTERFACE ${STB_INCLUDE_DIR})
+  add_library(tilescope_stb STATIC ${PROJECT_SOURCE_DIR}/app/gfx/stb_impl.cpp)
+  target_include_directories(tilescope_stb SYSTEM PUBLIC ${STB_INCLUDE_DIR})
+  target_compile_options(tilescope_stb PRIVATE -O2)
 
   include(${CMAKE_CURRENT_LIST_DIR}/ImGuiBundle.cmake)  # PyPI imgui-bundle sdist: Dear ImGui + ImPlot
 endif()

@@ -6,9 +6,7 @@
 #include <string_view>
 #include <utility>
 
-#define STB_IMAGE_WRITE_IMPLEMENTATION
-#define STBI_WRITE_NO_STDIO_ONLY
-#include <stb_image_write.h>
+#include <stb_image_write.h>  // its implementation: stb_impl.cpp
 
 #include "core/io/files.hpp"
 

@@ -15,7 +15,6 @@
 #include <thread>
 #include <vector>
 
-#define STB_IMAGE_IMPLEMENTATION
 #include <stb_image.h>
 
 #include <gtest/gtest.h>

@@ -11,7 +11,6 @@
 #include <utility>
 #include <vector>
 
-#define STB_IMAGE_IMPLEMENTATION
 #include <stb_image.h>
 
 #include <gtest/gtest.h>
