@@ -2547,6 +2547,29 @@ TEST_F(Gui, ARemoteEngineBehindASlowLinkDrawsRunsAndSurvivesItsDeath) {
     };
     IM_CHECK(yield_until(
         ctx, [&] { return settled("A") && settled("B") && settled("C = A B"); }, 30));
+    // ... and where the pictures lie stays put for a few frames: the frame a picture comes through the link
+    // may still show its axes fitted with ImPlot's margin (B's columns 0 and 47 then fell on the plot's
+    // border in a screenshot taken at once, under load), and the screenshot is checked with the rectangles
+    // and limits of the frame before it.
+    auto place = [&] {
+      std::vector<double> v;
+      for (const char* map : {"A", "B"}) {
+        const ui::HeatmapReport& r = drawn.heatmaps.at(std::string("heatmap ") + map);
+        v.insert(v.end(), {r.plot.x, r.plot.y, r.plot.w, r.plot.h, r.x0, r.x1, r.y0, r.y1});
+      }
+      return v;
+    };
+    std::vector<double> last;
+    int same = 0;
+    IM_CHECK(yield_until(
+        ctx,
+        [&] {
+          const std::vector<double> now = place();
+          same = now == last ? same + 1 : 0;
+          last = now;
+          return same >= 3;
+        },
+        30));
     IM_CHECK_NE(drawn.panels.at("Status").state.find(" ms: exec "), std::string::npos);
     // The pictures, the right way up: A[i][j] = i grows down the rows, B[i][j] = j along the columns.
     const std::filesystem::path dir = m_dir.path() / "pictures" / "TileScope";
@@ -2561,6 +2584,7 @@ TEST_F(Gui, ARemoteEngineBehindASlowLinkDrawsRunsAndSurvivesItsDeath) {
     int w = 0, h = 0, n = 0;
     unsigned char* px = stbi_load(shot().c_str(), &w, &h, &n, 3);
     IM_CHECK(px != nullptr);
+    IM_CHECK(place() == last);  // the screenshot's frame drew them where the frames around it did
     const ui::HeatmapReport a = drawn.heatmaps.at("heatmap A"), b = drawn.heatmaps.at("heatmap B");
     const int a_top = brightness_at(px, w, h, a, 0, 20), a_bottom = brightness_at(px, w, h, a, 63, 20);
     const int b_left = brightness_at(px, w, h, b, 20, 0), b_right = brightness_at(px, w, h, b, 20, 47);
