@@ -400,12 +400,12 @@ __global__ void __launch_bounds__(NT, kMinBlocks)
 constexpr int kSplitV = TBM / 2 / 4;            // float4s of accumulators per thread
 constexpr int kMaxSplits = 4, kSplitGroup = 8;  // slices at most; float4s of each slice read at once
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+// `tile` of `tile_count` pieces of TBM x BN, slice `z` of `splits`; `threads`: wait_for_tile's (0: the
+// block).
 __device__ __forceinline__ void split_store(const float (&acc)[TBM / 2], float* __restrict__ work,
                                             float* __restrict__ C, int64_t row0, int64_t c0, int t4,
-                                            int64_t m, int64_t n, int tid) {
-  const unsigned z = blockIdx.z, splits = gridDim.z;
-  const int64_t tile = int64_t(blockIdx.y) * gridDim.x + blockIdx.x;
-  const int64_t tile_count = int64_t(gridDim.x) * gridDim.y;
+                                            int64_t m, int64_t n, int tid, int64_t tile, int64_t tile_count,
+                                            unsigned z, unsigned splits, unsigned threads = 0) {
   const float4* slots = reinterpret_cast<const float4*>(work) + tile * splits * int64_t(kSplitV * NT) + tid;
   float4* mine = reinterpret_cast<float4*>(work) + (tile * splits + z) * int64_t(kSplitV * NT) + tid;
 #pragma unroll
@@ -416,7 +416,7 @@ __device__ __forceinline__ void split_store(const float (&acc)[TBM / 2], float* 
                                             tile_count * splits * int64_t(kSplitV * NT)) +
       tile;
   __threadfence();  // this block's partial is visible to every block before the count says it is there
-  wait_for_tile(count, splits);
+  wait_for_tile(count, splits, threads);
   const int j_begin = int(z * kSplitV / splits), j_end = int((z + 1) * kSplitV / splits);
   for (int j0 = j_begin; j0 < j_end; j0 += kSplitGroup) {
     float4 p[kSplitGroup][kMaxSplits];
@@ -511,7 +511,8 @@ __global__ void __launch_bounds__(NT, 1)
   pin(acc);
 
   if constexpr (kSplit)
-    split_store(acc, work, C, row0, col0 + nb, t4, m, n, tid);
+    split_store(acc, work, C, row0, col0 + nb, t4, m, n, tid, int64_t(blockIdx.y) * gridDim.x + blockIdx.x,
+                int64_t(gridDim.x) * gridDim.y, blockIdx.z, gridDim.z);
   else
     store_ct<TBM>(C, acc, row0, col0 + nb, t4, m, n);
 #else
@@ -535,17 +536,27 @@ __global__ void __launch_bounds__(NT, 1)
 // bands in six bench runs, rows in two): 16384 x 16384 x 2048 112.5-114.6 against 99.0-99.7 (B, 128 MB, was
 // read from DRAM once per row of tiles), 8192^3 99.7-100.4 against 99.3-100.0, 6144^3 100.8-102.1 against
 // 99.9-100.7, 4096^3 101.6-103.6 against 102.5. The trace records each block at its tile's place.
+// kSplit (where the pairs fill at most half the SMs: tma_splits): blockIdx.z = kPair * slice + half, K cut
+// into gridDim.z / kPair slices as tile 256's are, the two halves of a slice one cluster; each block adds its
+// piece of TBM x BN with split_store, and the trace has a record per piece and slice, as tile 256's slices.
 constexpr int kPair = 2;
 constexpr int kGroupRows = 8;
-template <bool kTrace>
+template <bool kTrace, bool kSplit>
 __global__ void __launch_bounds__(NT + 128, 1)
     wgmma_tf32_pair_kernel(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
                            int64_t m, int64_t n, int64_t k, TileRecord* trace,
                            const __grid_constant__ CUtensorMap tma_a,
-                           const __grid_constant__ CUtensorMap tma_b) {
+                           const __grid_constant__ CUtensorMap tma_b, float* __restrict__ work) {
   // Tiles in bands of kGroupRows rows (tile_order.hpp): a wave's clusters share B's panels in L2.
   const TilePos tile = grouped_tile(blockIdx.x, blockIdx.y, gridDim.x, gridDim.y, kGroupRows);
-  trace_begin<kTrace>(trace, trace_index(tile.col, tile.row));
+  const unsigned half = kSplit ? blockIdx.z % kPair : blockIdx.z;
+  const unsigned slice = kSplit ? blockIdx.z / kPair : 0, splits = kSplit ? gridDim.z / kPair : 1;
+  const int64_t piece = (tile.row * gridDim.x + tile.col) * kPair + half;  // of TBM x BN
+  const size_t record = kSplit
+                            ? (size_t(slice) * gridDim.y + size_t(tile.row)) * (size_t(gridDim.x) * kPair) +
+                                  size_t(tile.col * kPair + half)
+                            : trace_index(tile.col, tile.row);
+  trace_begin<kTrace>(trace, record);
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   (void)A;
   (void)B;
@@ -553,9 +564,12 @@ __global__ void __launch_bounds__(NT + 128, 1)
   const TmaSmem sm(smem_raw);
   const uint32_t fulls = sm.fulls(), empties = sm.empties();
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-  const int64_t row0 = tile.row * TBM, col0 = tile.col * (kPair * BN) + blockIdx.z * BN;
+  const int64_t row0 = tile.row * TBM, col0 = tile.col * (kPair * BN) + half * BN;
   const bool live = col0 < n;  // false: an edge cluster's second block, past N
-  const int64_t tiles = (k + BK - 1) / BK;
+  // This block's K tiles: [t_first, t_first + tiles) (all of them without kSplit).
+  const int64_t k_tiles = (k + BK - 1) / BK;
+  const int64_t t_first = kSplit ? int64_t(slice) * k_tiles / splits : 0;
+  const int64_t tiles = kSplit ? int64_t(slice + 1) * k_tiles / splits - t_first : k_tiles;
   if (tid == 0) {
     for (int s = 0; s < TSTAGES; ++s) {
       mbar_init(fulls + 8 * s, 1);
@@ -575,9 +589,10 @@ __global__ void __launch_bounds__(NT + 128, 1)
         if (j >= TSTAGES) mbar_wait(empties + 8 * s, uint32_t((j / TSTAGES - 1) & 1));  // j - 4 released
         const uint32_t bar = fulls + 8 * s;
         mbar_expect_tx(bar, live ? kTStageBytes : kTABytes);
-        tma_load_2d_multicast(smem_u32(sm.a(s)) + rank * (kTABytes / kPair), &tma_a, bar, int(j * BK),
+        const int kc = int((t_first + j) * BK);
+        tma_load_2d_multicast(smem_u32(sm.a(s)) + rank * (kTABytes / kPair), &tma_a, bar, kc,
                               int(row0) + int(rank) * (TBM / kPair), uint16_t((1u << kPair) - 1));
-        if (live) tma_load_2d(smem_u32(sm.b(s)), &tma_b, bar, int(col0), int(j * BK));
+        if (live) tma_load_2d(smem_u32(sm.b(s)), &tma_b, bar, int(col0), kc);
       }
     }
     __syncwarp();
@@ -613,10 +628,20 @@ __global__ void __launch_bounds__(NT + 128, 1)
     }
     pin(acc);
     cluster_sync();  // neither block leaves while the other may still arrive on its barriers
-    if (live) store_ct<TBM>(C, acc, row0, col0 + nb, t4, m, n);
+    if constexpr (kSplit) {
+      // The producer warps have left: the consumers alone wait for the piece's other slices. A piece wholly
+      // past N has no partials (none of its slices is live), so no one waits for it.
+      if (live)
+        split_store(acc, work, C, row0, col0 + nb, t4, m, n, tid, piece,
+                    int64_t(gridDim.x) * gridDim.y * kPair, slice, splits, NT);
+    } else {
+      (void)piece;
+      (void)work;
+      if (live) store_ct<TBM>(C, acc, row0, col0 + nb, t4, m, n);
+    }
   }
 #endif
-  trace_end<kTrace>(trace, trace_index(tile.col, tile.row));
+  trace_end<kTrace>(trace, record);
 }
 
 // A row-major rows x cols float matrix (row stride ld >= cols, a multiple of 4) as a 2-D tensor map with a
@@ -653,23 +678,35 @@ static CUtensorMap tensor_map(const float* p, int64_t rows, int64_t cols, int64_
 // 72.5 (74.1) against 84.3 (81.0) in 2 slices and 97.8 (90.2) in 4; 1024^3 70.3 (65.4), 74.6 (74.0), 95.2
 // (84.0); 512^3 66.1 against 69.8 (4), 768^3 70.4 against 80.3 (4), 1536 x 1024 x 1024 74.6 against 79.6
 // (2), 256 x 256 x 4096 16.7 against 45.0 (4). At 1024^3 in 4 slices the k loops read 48 MB from L2 in
-// about 8 us: L2's bandwidth, not the tensor cores, sets the pace there.
+// about 8 us, which looked like L2's bandwidth setting the pace; tile 512's pairs in slices read a third less
+// (half of A each) and are slower (below), so it is not: each block's 8 K tiles (1.3 us each, a quarter of
+// the tensor cores' rate) and its share of the adding are latency, not bandwidth.
+// Tile 512's pairs the same way (kSplit of the pair kernel): the blocks of a slice are the pairs' halves, so
+// at 1000^3 and 1024^3 16 pairs make 32 blocks and 4 slices 128, each reading half of its A tile. Measured
+// on an H100 (two bench runs, % of cuBLAS TF32 interleaved; cold in brackets): 1000^3 87.4-89.8 (79.6-82.9)
+// against 74.7 (65.5) unsplit in session 2's table, 1024^3 78.3-90.6 (75.6-75.9) against 72.4 (60.1); tile
+// 256 in the same runs 97.3-99.8 (90.3-94.6) and 86.9-99.0 (84.1): a pair's block takes 16.8 us, tile 256's
+// 15.2 (traces at 1024^3), so tile 256 stays the faster one there.
 constexpr int kMinSliceTiles = 4;
-static int tma_splits(int64_t m, int64_t n, int64_t k, int sms) {
-  const int64_t tiles = int64_t(blocks_for(n, BN)) * blocks_for(m, TBM);
-  const int64_t by_k = (k + BK - 1) / BK / kMinSliceTiles;
-  if (2 * tiles > sms) return 1;
-  return int(std::max<int64_t>(1, std::min<int64_t>({kMaxSplits, sms / tiles, by_k})));
+// The pieces of TBM x BN a tile-256 grid (pair = false) or a pair grid has: one per block of a slice.
+static int64_t split_pieces(int64_t m, int64_t n, bool pair) {
+  return int64_t(pair ? kPair * blocks_for(n, kPair * BN) : blocks_for(n, BN)) * blocks_for(m, TBM);
 }
-// The workspace of a split launch: a partial tile per block, then a count per tile.
-static size_t tma_split_bytes(int64_t m, int64_t n, int splits) {
+static int tma_splits(int64_t m, int64_t n, int64_t k, int sms, bool pair) {
+  const int64_t blocks = split_pieces(m, n, pair);
+  const int64_t by_k = (k + BK - 1) / BK / kMinSliceTiles;
+  if (2 * blocks > sms) return 1;
+  return int(std::max<int64_t>(1, std::min<int64_t>({kMaxSplits, sms / blocks, by_k})));
+}
+// The workspace of a split launch: a partial piece per block, then a count per piece.
+static size_t tma_split_bytes(int64_t m, int64_t n, int splits, bool pair) {
   if (splits <= 1) return 0;
-  const size_t tiles = size_t(blocks_for(n, BN)) * blocks_for(m, TBM);
-  return tiles * size_t(splits) * TBM * BN * sizeof(float) + tiles * sizeof(unsigned long long);
+  const size_t pieces = size_t(split_pieces(m, n, pair));
+  return pieces * size_t(splits) * TBM * BN * sizeof(float) + pieces * sizeof(unsigned long long);
 }
 
 // A and B through TMA, read from A (row stride lda) and B (row stride ldb); both strides multiples of 4.
-// Tile 256 in `splits` slices of K uses `work` (tma_split_bytes).
+// In `splits` slices of K, tile 256 and 512 use `work` (tma_split_bytes).
 static void go_tma(const GemmArgs& a, int tile, cudaStream_t s, LaunchQuery* q, const float* A, int64_t lda,
                    const float* B, int64_t ldb, int splits, float* work) {
   const bool pair = tile == 512;
@@ -679,8 +716,10 @@ static void go_tma(const GemmArgs& a, int tile, cudaStream_t s, LaunchQuery* q, 
                             reinterpret_cast<const void*>(wgmma_tf32_tma_kernel<true, false>),
                             reinterpret_cast<const void*>(wgmma_tf32_tma_kernel<false, true>),
                             reinterpret_cast<const void*>(wgmma_tf32_tma_kernel<true, true>),
-                            reinterpret_cast<const void*>(wgmma_tf32_pair_kernel<false>),
-                            reinterpret_cast<const void*>(wgmma_tf32_pair_kernel<true>)})
+                            reinterpret_cast<const void*>(wgmma_tf32_pair_kernel<false, false>),
+                            reinterpret_cast<const void*>(wgmma_tf32_pair_kernel<true, false>),
+                            reinterpret_cast<const void*>(wgmma_tf32_pair_kernel<false, true>),
+                            reinterpret_cast<const void*>(wgmma_tf32_pair_kernel<true, true>)})
         CUDA_CHECK(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kTSmem)));
       return true;
     }();
@@ -709,28 +748,42 @@ static void go_tma(const GemmArgs& a, int tile, cudaStream_t s, LaunchQuery* q, 
                               a.k, a.trace, ta, tb, work);
   }
   // Tile 512: a 256 x 256 tile of C per cluster of 2 blocks, blockIdx.z the block's half (the query's
-  // blocks per tile).
-  const dim3 grid(blocks_for(a.n, kPair * BN), blocks_for(a.m, TBM), kPair), block(NT + 128);
+  // blocks per tile); in slices, blockIdx.z = kPair * slice + half, and the query (the trace, occupancy)
+  // describes the blocks' pieces of TBM x BN in slices, as tile 256's slices.
+  const dim3 grid(blocks_for(a.n, kPair * BN), blocks_for(a.m, TBM), kPair * unsigned(splits)),
+      block(NT + 128);
+  const bool split = splits > 1;
+  auto plain = split ? wgmma_tf32_pair_kernel<false, true> : wgmma_tf32_pair_kernel<false, false>;
+  auto traced = split ? wgmma_tf32_pair_kernel<true, true> : wgmma_tf32_pair_kernel<true, false>;
   if (q) {
-    launch_or_query(wgmma_tf32_pair_kernel<false>, wgmma_tf32_pair_kernel<true>, grid, block, kTSmem, s, q,
-                    TBM, kPair * BN, a, ta, tb);
-    q->z_splits_columns = true;
+    if (!split) {
+      launch_or_query(plain, traced, grid, block, kTSmem, s, q, TBM, kPair * BN, a, ta, tb, work);
+      q->z_splits_columns = true;
+      return;
+    }
+    const dim3 pieces(grid.x * kPair, grid.y, unsigned(splits));
+    launch_or_query(plain, traced, pieces, block, kTSmem, s, q, TBM, BN, a, ta, tb, work);
+    q->k_step = BK;
     return;
   }
-  cudaLaunchAttribute attr[1];
+  // In slices the launch is cooperative too: every slice of a piece is resident while the others wait for
+  // it (tma_splits launches no more blocks than SMs, one block per SM, in clusters of two).
+  cudaLaunchAttribute attr[2];
   attr[0].id = cudaLaunchAttributeClusterDimension;
   attr[0].val.clusterDim.x = 1;
   attr[0].val.clusterDim.y = 1;
   attr[0].val.clusterDim.z = kPair;
+  attr[1].id = cudaLaunchAttributeCooperative;
+  attr[1].val.cooperative = 1;
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = grid;
   cfg.blockDim = block;
   cfg.dynamicSmemBytes = kTSmem;
   cfg.stream = s;
   cfg.attrs = attr;
-  cfg.numAttrs = 1;
-  CUDA_CHECK(cudaLaunchKernelEx(&cfg, a.trace ? wgmma_tf32_pair_kernel<true> : wgmma_tf32_pair_kernel<false>,
-                                a.A, a.B, a.C, a.m, a.n, a.k, a.trace, ta, tb));
+  cfg.numAttrs = split ? 2 : 1;
+  CUDA_CHECK(cudaLaunchKernelEx(&cfg, a.trace ? traced : plain, a.A, a.B, a.C, a.m, a.n, a.k, a.trace, ta, tb,
+                                work));
 }
 
 template <int BM, int STAGES, int kMinBlocks, bool kVecA, bool kVecB>
@@ -781,8 +834,8 @@ void launch_wgmma_tf32(const GemmArgs& a, int tile, void* stream, LaunchQuery* q
   }
   auto s = static_cast<cudaStream_t>(stream);
   if (tile != 256 && tile != 512) bad_tile("wgmma_tf32", tile);
-  const int splits = tile == 256 ? tma_splits(a.m, a.n, a.k, sm_count_for(q)) : 1;
-  const size_t split = tma_split_bytes(a.m, a.n, splits);
+  const int splits = tma_splits(a.m, a.n, a.k, sm_count_for(q), tile == 512);
+  const size_t split = tma_split_bytes(a.m, a.n, splits, tile == 512);
   float* work = static_cast<float*>(a.workspace);
   if (a.k % 4 == 0 && a.n % 4 == 0) {  // 16-byte row strides
     if (q) {
@@ -791,8 +844,8 @@ void launch_wgmma_tf32(const GemmArgs& a, int tile, void* stream, LaunchQuery* q
       return;
     }
     if (split > 0 && (!work || a.workspace_bytes < split))
-      throw std::invalid_argument("wgmma_tf32 tile 256 at " + std::to_string(a.m) + " x " +
-                                  std::to_string(a.n) + " x " + std::to_string(a.k) + " in " +
+      throw std::invalid_argument("wgmma_tf32 tile " + std::to_string(tile) + " at " + std::to_string(a.m) +
+                                  " x " + std::to_string(a.n) + " x " + std::to_string(a.k) + " in " +
                                   std::to_string(splits) + " slices of K needs a workspace of " +
                                   std::to_string(split) + " bytes");
     return go_tma(a, tile, s, q, a.A, a.k, a.B, a.n, splits, work);
@@ -845,14 +898,15 @@ KernelEntry entry_wgmma_tf32() {
                   "6000^3: +13 %), and costs 1-7 % elsewhere (1024^3 to 6144^3). Where tile 256's tiles "
                   "fill at most half the SMs (1024^3: 32 tiles for 132 SMs), K is cut into up to 4 slices, "
                   "one block each; the slices of a tile then add a share of it each, in slice order, so C is "
-                  "the same bits every run (1024^3: 70 -> 95 % of cuBLAS TF32 on an H100).",
+                  "the same bits every run (1024^3: 70 -> 95 % of cuBLAS TF32 on an H100); tile 512's pairs "
+                  "likewise (1000^3: 75 -> 88-90 %).",
                   {256, 512},
                   {"block 256 x 128 x 32, 2 warpgroups of 64 x 256 (C^T), 4 stages, TMA (A and B copied "
                    "to 16-byte-aligned rows first when K or N is not a multiple of 4); K in up to 4 slices "
                    "where the tiles fill at most half the SMs",
                    "512 = 2 x 256: a cluster of 2 blocks of tile 256, 256 x 256 of C; each block loads "
                    "half of A for both (TMA multicast), a producer warpgroup, 384 threads; tiles in bands "
-                   "of 8 rows"},
+                   "of 8 rows; K in up to 4 slices where the pairs' blocks fill at most half the SMs"},
                   256, "256 (tile 512: 384)");
   // Two consumer warpgroups, 64 columns of C each (over all 256 rows); tile 512 is a cluster's 256 x 256.
   TileGeometry g256 = block_tile(256, 128, 32, 4), g512 = block_tile(256, 256, 32, 4);

@@ -52,8 +52,16 @@ __device__ __forceinline__ void store4_checked(float* __restrict__ p, int64_t r,
 // 64-bit counter and returns once all `per` blocks of the tile are in, their partials visible to every thread
 // of this block. The counter only grows (64 bits: it never wraps), so it needs no reset between launches:
 // this launch's blocks of the tile are all in when it reaches the next multiple of `per`.
-__device__ __forceinline__ void wait_for_tile(unsigned long long* count, unsigned per) {
-  __syncthreads();  // every thread's partial is written and fenced
+// `threads` > 0: only the block's first `threads` threads take part (a warp-specialised block whose other
+// warps have left), joined on named barrier 1 instead of __syncthreads.
+__device__ __forceinline__ void wait_for_tile(unsigned long long* count, unsigned per, unsigned threads = 0) {
+  auto join = [threads] {
+    if (threads)
+      asm volatile("bar.sync 1, %0;\n" ::"r"(threads) : "memory");
+    else
+      __syncthreads();
+  };
+  join();  // every thread's partial is written and fenced
   if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
     const unsigned long long all_in = (atomicAdd(count, 1ull) / per + 1) * per;
     for (;;) {
@@ -63,7 +71,7 @@ __device__ __forceinline__ void wait_for_tile(unsigned long long* count, unsigne
       __nanosleep(64);
     }
   }
-  __syncthreads();
+  join();
   __threadfence();
 }
 

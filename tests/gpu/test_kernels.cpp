@@ -920,11 +920,11 @@ TEST(WgmmaPair, TracesTwoBlocksPerTileByColumnsAndRefusesWithoutItsWorkspace) {
   EXPECT_NE(why.find("needs a workspace of"), std::string::npos) << why;
 }
 
-// wgmma_tf32 tile 256 where its tiles fill at most half the SMs: K in slices (as many as the SMs hold copies
-// of the grid, at most 4, at least 4 K tiles of 32 each), each slice adding a share of the tile's partials in
-// slice order, so C is the same bits from launch to launch. Aligned rows (TMA straight from A and B) and rows
-// TMA cannot read (A and B copied after the partials in the workspace); a full wave is not split; without
-// the workspace its partials need, the launch is refused with the byte count.
+// wgmma_tf32 tile 256 and tile 512 (pairs) where their blocks fill at most half the SMs: K in slices (as many
+// as the SMs hold copies of the grid, at most 4, at least 4 K tiles of 32 each), each slice adding a share of
+// the tile's partials in slice order, so C is the same bits from launch to launch. Aligned rows (TMA straight
+// from A and B) and rows TMA cannot read (A and B copied after the partials in the workspace); a full wave is
+// not split; without the workspace its partials need, the launch is refused with the byte count.
 TEST(WgmmaSplit, CutsKWhereTheTilesLeaveSmsIdleDeterministicallyAndTracesEverySlice) {
   REQUIRE_GPU(backend);
   const DeviceInfo d = backend->device_info();
@@ -932,37 +932,43 @@ TEST(WgmmaSplit, CutsKWhereTheTilesLeaveSmsIdleDeterministicallyAndTracesEverySl
   struct Case {
     int64_t m, n, k;
   };
-  for (const Case& c : {Case{1024, 1024, 1024}, Case{1000, 1001, 1003}}) {
-    SCOPED_TRACE(std::to_string(c.m) + " x " + std::to_string(c.n) + " x " + std::to_string(c.k));
-    const int tiles = 8 * 4;  // 128 columns x 256 rows
-    const int want = 2 * tiles > d.sm_count ? 1 : std::min({4, d.sm_count / tiles, 32 / 4});
-    RunRequest req = profiled("wgmma_tf32", 256, c.m, c.n, c.k, 3);
-    req.keep_output = true;
-    const RunResult a = backend->run(req, CancelToken());
-    req.profile = false;
-    const RunResult b = backend->run(req, CancelToken());
-    ASSERT_TRUE(a.error.passed && b.error.passed) << a.error.max_abs_err << " " << b.error.max_abs_err;
-    ASSERT_TRUE(a.c && b.c);
-    EXPECT_EQ(std::memcmp(a.c->data.data(), b.c->data.data(), a.c->data.size() * sizeof(float)), 0)
-        << "split-K's C changed between runs";
-    ASSERT_TRUE(a.trace);
-    EXPECT_EQ(a.trace->grid_x, 8);
-    EXPECT_EQ(a.trace->grid_y, 4);
-    EXPECT_EQ(a.trace->grid_z, want);
-    EXPECT_EQ(a.trace->records.size(), size_t(tiles) * size_t(want));
-    EXPECT_EQ(check_trace(*a.trace), "");
-    EXPECT_EQ(a.blocks_per_tile, want);
-    ASSERT_TRUE(a.occupancy);
-    EXPECT_EQ(a.occupancy->grid_blocks, tiles * want);
+  // Tile 256's blocks and tile 512's pairs' halves are the same pieces of 256 rows x 128 columns: 8 x 4 of
+  // them at these shapes, each a block of every slice (the pairs' two halves one cluster).
+  for (int tile : {256, 512})
+    for (const Case& c : {Case{1024, 1024, 1024}, Case{1000, 1001, 1003}}) {
+      SCOPED_TRACE("tile " + std::to_string(tile) + ", " + std::to_string(c.m) + " x " + std::to_string(c.n) +
+                   " x " + std::to_string(c.k));
+      const int tiles = 8 * 4;  // 128 columns x 256 rows
+      const int want = 2 * tiles > d.sm_count ? 1 : std::min({4, d.sm_count / tiles, 32 / 4});
+      RunRequest req = profiled("wgmma_tf32", tile, c.m, c.n, c.k, 3);
+      req.keep_output = true;
+      const RunResult a = backend->run(req, CancelToken());
+      req.profile = false;
+      const RunResult b = backend->run(req, CancelToken());
+      ASSERT_TRUE(a.error.passed && b.error.passed) << a.error.max_abs_err << " " << b.error.max_abs_err;
+      ASSERT_TRUE(a.c && b.c);
+      EXPECT_EQ(std::memcmp(a.c->data.data(), b.c->data.data(), a.c->data.size() * sizeof(float)), 0)
+          << "split-K's C changed between runs";
+      ASSERT_TRUE(a.trace);
+      EXPECT_EQ(a.trace->grid_x, 8);
+      EXPECT_EQ(a.trace->grid_y, 4);
+      EXPECT_EQ(a.trace->grid_z, want);
+      EXPECT_EQ(a.trace->records.size(), size_t(tiles) * size_t(want));
+      EXPECT_EQ(check_trace(*a.trace), "");
+      EXPECT_EQ(a.blocks_per_tile, want);
+      ASSERT_TRUE(a.occupancy);
+      EXPECT_EQ(a.occupancy->grid_blocks, tiles * want);
+    }
+  // 2048^3: 128 tiles, more than half of any H100's SMs: one block per tile (tile 512: a pair per 256 x 256
+  // tile, its halves the trace's z).
+  for (int tile : {256, 512}) {
+    const RunResult full = backend->run(profiled("wgmma_tf32", tile, 2048, 2048, 2048, 1), CancelToken());
+    ASSERT_TRUE(full.error.passed);
+    ASSERT_TRUE(full.trace);
+    EXPECT_EQ(full.trace->grid_z, tile == 512 ? 2 : 1);
+    EXPECT_EQ(full.blocks_per_tile, tile == 512 ? 2 : 1);
+    // The slices' partials' workspace.
+    const std::string why = refusal_without_workspace("wgmma_tf32", tile, 1024, 1024, 1024);
+    EXPECT_NE(why.find("needs a workspace of"), std::string::npos) << why;
   }
-  // 2048^3: 128 tiles, more than half of any H100's SMs: one block per tile.
-  const RunResult full = backend->run(profiled("wgmma_tf32", 256, 2048, 2048, 2048, 1), CancelToken());
-  ASSERT_TRUE(full.error.passed);
-  ASSERT_TRUE(full.trace);
-  EXPECT_EQ(full.trace->grid_z, 1);
-  EXPECT_EQ(full.blocks_per_tile, 1);
-
-  // The slices' partials' workspace.
-  const std::string why = refusal_without_workspace("wgmma_tf32", 256, 1024, 1024, 1024);
-  EXPECT_NE(why.find("needs a workspace of"), std::string::npos) << why;
 }
