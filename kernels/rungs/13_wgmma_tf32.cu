@@ -681,6 +681,12 @@ static CUtensorMap tensor_map(const float* p, int64_t rows, int64_t cols, int64_
 // about 8 us, which looked like L2's bandwidth setting the pace; tile 512's pairs in slices read a third less
 // (half of A each) and are slower (below), so it is not: each block's 8 K tiles (1.3 us each, a quarter of
 // the tensor cores' rate) and its share of the adding are latency, not bandwidth.
+// Tried and not kept: the slices of a tile as one cluster, adding through distributed shared memory (each
+// block's partial over its stages, a cluster barrier, each block reading its share from the 4 blocks; no
+// workspace, count or cooperative launch). A block took 14.4 us against 15.2 at 1024^3, but this H100 holds
+// at most 30 clusters of 4 (120 SMs), so 32 tiles ran in two waves: 26 us against 17.4 (57.8 % of cuBLAS
+// TF32 against 86-91 %); where the clusters fit at once it was 8 % faster (768^3 12.8 us against 13.9,
+// 512^3 11.0 against 11.9; two bench runs, sanitizers clean).
 // Tile 512's pairs the same way (kSplit of the pair kernel): the blocks of a slice are the pairs' halves, so
 // at 1000^3 and 1024^3 16 pairs make 32 blocks and 4 slices 128, each reading half of its A tile. Measured
 // on an H100 (two bench runs, % of cuBLAS TF32 interleaved; cold in brackets): 1000^3 87.4-89.8 (79.6-82.9)
