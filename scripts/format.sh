@@ -14,6 +14,12 @@ if ! git rev-parse --git-dir >/dev/null 2>&1; then
 fi
 mapfile -t files < <(git ls-files '*.cpp' '*.hpp' '*.cu' '*.cuh' '*.h' '*.cc')
 if [ "${1:-}" = "--check" ]; then
+  # One clang-format for every file first (a process per file took 17 s of CI for 380 files); only when that
+  # finds a difference, a process per file to name them.
+  if "$cf" --dry-run -Werror "${files[@]}" >/dev/null 2>&1; then
+    echo "format: ${#files[@]} files match .clang-format ($("$cf" --version))"
+    exit 0
+  fi
   bad=()
   why=""
   for f in "${files[@]}"; do

@@ -5,6 +5,7 @@
 #include "kernels/rungs/kernel_entry.hpp"
 
 #if defined(__CUDACC__)
+#include "kernels/engine/cublas_api.hpp"
 #include "kernels/engine/cuda_check.cuh"
 #include "kernels/engine/cuda_raii.cuh"
 #include "kernels/engine/launch.hpp"
@@ -25,12 +26,13 @@ cublasHandle_t thread_cublas_handle() {
 }
 
 static void sgemm(const GemmArgs& a, void* stream, cublasMath_t math) {
+  const CublasApi& api = cublas_api();
   cublasHandle_t h = thread_cublas_handle();
-  CUBLAS_CHECK(cublasSetStream(h, static_cast<cudaStream_t>(stream)));
-  CUBLAS_CHECK(cublasSetMathMode(h, math));
+  CUBLAS_CHECK(api.set_stream(h, static_cast<cudaStream_t>(stream)));
+  CUBLAS_CHECK(api.set_math_mode(h, math));
   const float alpha = 1.0f, beta = 0.0f;
-  CUBLAS_CHECK(cublasSgemm_64(h, CUBLAS_OP_N, CUBLAS_OP_N, a.n, a.m, a.k, &alpha, a.B, a.n, a.A, a.k, &beta,
-                              a.C, a.n));
+  CUBLAS_CHECK(
+      api.sgemm_64(h, CUBLAS_OP_N, CUBLAS_OP_N, a.n, a.m, a.k, &alpha, a.B, a.n, a.A, a.k, &beta, a.C, a.n));
 }
 
 // cuBLAS chooses (and hides) its kernels: no occupancy query, no instrumented build.

@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <memory>
 
+#include "kernels/engine/cublas_api.hpp"
 #include "kernels/engine/cuda_check.cuh"
 
 namespace ts {
@@ -139,18 +140,19 @@ class StreamTimer {
   CudaEvent m_start, m_stop;
 };
 
+// A cuBLAS handle, through the library opened on first use (cublas_api.hpp).
 class CublasHandle {
  public:
   CublasHandle() {
     cublasHandle_t h;
-    CUBLAS_CHECK(cublasCreate(&h));
+    CUBLAS_CHECK(cublas_api().create(&h));
     m_h.reset(h);
   }
   cublasHandle_t get() const { return m_h.get(); }
 
  private:
   struct Destroy {
-    void operator()(cublasHandle_t h) const noexcept { cublasDestroy(h); }
+    void operator()(cublasHandle_t h) const noexcept { cublas_api().destroy(h); }
   };
   std::unique_ptr<cublasContext, Destroy> m_h;
 };

@@ -24,6 +24,9 @@
 #include "core/io/session.hpp"
 #include "test_util.hpp"
 #include "core/user_kernel/your_kernel.hpp"
+#if defined(TILESCOPE_HAVE_CUDA)
+#include "kernels/engine/cublas_api.hpp"
+#endif
 
 using namespace ts;
 using test::run_cmd;
@@ -1011,3 +1014,29 @@ TEST(Cli, SmallRefusalsSayWhatIsWrong) {
   EXPECT_NE(many.output.find(dir.file("s9.json")), std::string::npos) << many.output;
   EXPECT_EQ(many.output.find("close one first"), std::string::npos) << many.output;
 }
+
+// cuBLAS is opened when a run first needs it (kernels/engine/cublas_api.hpp), not when a process starts: a
+// command that runs no cuBLAS never loads it, and with it the 0.1 s of start-up that every process paid. The
+// loader's own record of what it opened (LD_DEBUG=files) says which libraries came in.
+TEST(Cli, CommandsThatRunNoCublasNeverLoadIt) {
+  for (const std::string args : {"list", "run --backend cpu --size 48 --tile 16 --samples 1"}) {
+    const auto r = run_cmd("{ LD_DEBUG=files " + kBin + " " + args + " >/dev/null; }");  // its stderr
+    ASSERT_EQ(r.code, 0) << args << "\n" << r.output.substr(0, 2000);
+    EXPECT_NE(r.output.find("file=libc.so"), std::string::npos) << "LD_DEBUG=files printed nothing:\n"
+                                                                << r.output.substr(0, 2000);
+    EXPECT_EQ(r.output.find("libcublas"), std::string::npos) << args;
+  }
+}
+
+#if defined(TILESCOPE_HAVE_CUDA)
+// And where it is needed, it opens: the library of this build's major version, every function found.
+TEST(Cublas, OpensOnFirstUseWithEveryFunctionTheEngineCalls) {
+  EXPECT_EQ(cublas_library_name(), "libcublas.so." + std::to_string(CUBLAS_VER_MAJOR));
+  const CublasApi& api = cublas_api();
+  EXPECT_TRUE(api.create && api.destroy && api.set_stream && api.set_math_mode && api.sgemm_64);
+  std::ifstream maps("/proc/self/maps");
+  const std::string text((std::istreambuf_iterator<char>(maps)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find(cublas_library_name()), std::string::npos) << "not mapped into this process";
+  EXPECT_EQ(&cublas_api(), &api) << "opened once";
+}
+#endif
