@@ -5,6 +5,7 @@
 
 #include "kernels/engine/cublas_api.hpp"
 #include "kernels/engine/cuda_check.cuh"
+#include "kernels/engine/launch_gate.cuh"
 
 namespace ts {
 
@@ -121,23 +122,38 @@ class CudaEvent {
 
 // The time of what `work` enqueues on `stream`, by a cudaEvent pair around it (waits for it to finish):
 // every launch the engine times, the worker's excepted (it reports its CUDA errors as its own messages).
+// The work is queued behind a closed LaunchGate and starts once all of it is queued, so what is timed is the
+// GPU's time for it, not the host's for queuing it (launch_gate.cuh). `work` must not wait for the stream.
 class StreamTimer {
  public:
   explicit StreamTimer(cudaStream_t stream) : m_stream(stream) {}
   template <class Work>
   double ms(Work&& work) {
-    CUDA_CHECK(cudaEventRecord(m_start.get(), m_stream));
-    work();
-    CUDA_CHECK(cudaEventRecord(m_stop.get(), m_stream));
+    m_gate.close(m_stream);
+    struct Open {  // on every way out: a gate left closed would hold the stream back until it gives up
+      LaunchGate& g;
+      ~Open() { g.open(); }
+    };
+    {
+      Open open{m_gate};
+      CUDA_CHECK(cudaEventRecord(m_start.get(), m_stream));
+      work();
+      CUDA_CHECK(cudaEventRecord(m_stop.get(), m_stream));
+    }
     CUDA_CHECK(cudaEventSynchronize(m_stop.get()));
+    m_gate_timeouts += m_gate.timed_out() ? 1 : 0;
     float t = 0;
     CUDA_CHECK(cudaEventElapsedTime(&t, m_start.get(), m_stop.get()));
     return double(t);
   }
+  // How many of the timings started before their work was all queued (the gate gave up waiting).
+  int gate_timeouts() const { return m_gate_timeouts; }
 
  private:
   cudaStream_t m_stream;
   CudaEvent m_start, m_stop;
+  LaunchGate m_gate;
+  int m_gate_timeouts = 0;
 };
 
 // A cuBLAS handle, through the library opened on first use (cublas_api.hpp).

@@ -19,6 +19,7 @@
 #include "core/engine/schedule.hpp"
 #include "core/io/schedule_trace.hpp"
 #include "core/engine/cpu_gemm.hpp"
+#include "kernels/engine/launch_gate.cuh"
 #include "kernels/engine/registry.hpp"
 #include "kernels/rungs/streamk_plan.hpp"
 #include "core/engine/verify.hpp"
@@ -277,6 +278,46 @@ TEST(DeviceTiming, ProducesOneSamplePerLaunchAndRecordsTheClock) {
   ASSERT_TRUE(r.occupancy);  // occupancy of the timed launch comes with every run, not only --profile
   EXPECT_EQ(r.occupancy->blocks_per_sm, r.occupancy->api_blocks_per_sm);
   EXPECT_EQ(r.tile_m, 32);
+}
+
+// The timer's gate (launch_gate.cuh): what is queued behind a closed gate waits for it to open, so a batch
+// runs back to back however slowly the host queues it; and a gate nobody opens gives up by itself, so work
+// that waits for the GPU while the gate is closed cannot hang the engine.
+TEST(DeviceTiming, WorkQueuedBehindTheGateWaitsUntilItOpensAndAForgottenGateGivesUp) {
+  REQUIRE_GPU(backend);
+  cudaStream_t s = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+  int* d = nullptr;
+  ASSERT_EQ(cudaMalloc(&d, sizeof(int)), cudaSuccess);
+  ASSERT_EQ(cudaMemset(d, 0, sizeof(int)), cudaSuccess);
+  cudaEvent_t done = nullptr;
+  ASSERT_EQ(cudaEventCreate(&done), cudaSuccess);
+  {
+    LaunchGate gate;  // gives up after 2 s: far longer than this test waits with it closed
+    gate.close(s);
+    ASSERT_EQ(cudaMemsetAsync(d, 0x01, sizeof(int), s), cudaSuccess);
+    ASSERT_EQ(cudaEventRecord(done, s), cudaSuccess);
+    EXPECT_EQ(cudaEventQuery(done), cudaErrorNotReady) << "the work ran before the gate opened";
+    gate.open();
+    ASSERT_EQ(cudaEventSynchronize(done), cudaSuccess);
+    int v = 0;
+    ASSERT_EQ(cudaMemcpy(&v, d, sizeof(int), cudaMemcpyDeviceToHost), cudaSuccess);
+    EXPECT_EQ(v, 0x01010101);
+    EXPECT_FALSE(gate.timed_out());
+  }
+  {
+    LaunchGate forgotten(20'000'000);  // 20 ms
+    forgotten.close(s);
+    ASSERT_EQ(cudaMemsetAsync(d, 0x02, sizeof(int), s), cudaSuccess);
+    ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess) << "never opened, and still the stream went on";
+    EXPECT_TRUE(forgotten.timed_out());
+    int v = 0;
+    ASSERT_EQ(cudaMemcpy(&v, d, sizeof(int), cudaMemcpyDeviceToHost), cudaSuccess);
+    EXPECT_EQ(v, 0x02020202);
+  }
+  cudaEventDestroy(done);
+  cudaFree(d);
+  cudaStreamDestroy(s);
 }
 
 // A short launch is timed in batches: three single launches size the batch and count as warm-ups, and the
