@@ -23,7 +23,9 @@
 // What it costs: registers (tile 256: 226 per thread, one block of 8 warps per SM, so every stall that two
 // warps per scheduler cannot cover shows), 3 stages of shared memory, four times as many copy instructions
 // for A, and index arithmetic that is harder to follow. Tile 256 needs big matrices: at 1024^3 it has 32
-// blocks for 132 SMs (tile 128, 64 blocks, is faster there). When N is not a multiple of 4, B's rows are not
+// blocks for 132 SMs, tile 128 64. Tile 64 (64 x 128 blocks of 4 warps, 4 stages of 8 k, the straight loop)
+// is for such grids: 128 blocks at 1024^3, 101.5 % of cuBLAS there and 92.4 % at 1000^3 (H100, launch gate;
+// see launch_pipelined). When N is not a multiple of 4, B's rows are not
 // 16-byte aligned: B is first copied into the workspace with rows padded to a multiple of 32 floats (a copy
 // of K x N floats, about 1 % of the GEMM's time at 4099^3), so its tiles are still loaded with 16-byte
 // copies; C is stored element by element (4099^3, tile 128: 92 % of cuBLAS; 88 % when B was copied element by
@@ -159,7 +161,12 @@ __global__ void __launch_bounds__(G::NT, G::MINB)
       for (; t + S - 1 < tiles; ++t) tile(t, std::true_type{});
       for (; t < tiles; ++t) tile(t, std::false_type{});
     };
-    if (interior && (t_first + tiles) * BK <= k)
+    // Only a partial last k tile needs the checked copies: past M and N, the rows of A and the columns of B
+    // (whole 16-byte groups of them, or B is a padded copy) are clamped to row and column 0 above, so an edge
+    // block reads only memory that exists, and the outputs made of what it read there are never stored. At
+    // 1000^3 tile 64's edge blocks (23 of its 128) take the unchecked loop, as the others do: 89.8
+    // -> 93.0-94.0 % of cuBLAS (H100, two runs; both timed before the launch gate).
+    if ((t_first + tiles) * BK <= k)
       run(std::false_type{});
     else
       run(std::true_type{});
@@ -399,9 +406,21 @@ void launch_splitk(const GemmArgs& a, int tile, void* stream, LaunchQuery* q) {
 // pipeline; it asks for two blocks per SM (16 warps: one block's barrier waits are covered by the other's
 // FFMAs), which costs a few spilled registers and still wins. Tile 256 cannot have two: its 8 x 16
 // accumulators alone take 128 registers.
+// Tile 64: 1024^3 has 64 blocks of 128 x 128 for 132 SMs; blocks of 64 x 128 make 128, each over all of K,
+// so nothing is added up afterwards (cuBLAS's FP32 kernel there is the same shape: 128 blocks of 128 threads,
+// 8 x 8 outputs each). Variants measured in one run on an H100 (% of cuBLAS at 1000^3 / 1024^3 / 2048^3,
+// timed interleaved, before the launch gate and before edge blocks took the unchecked loop):
+//   64 x 128 x 8,  4 stages, straight          89.8 / 102.8 / 94.6   <- tile 64
+//   64 x 128 x 8,  3 stages, straight          89.5 / 101.9 / 94.6;  the old loop 78.6 / 86.3 / 81.4
+//   64 x 128 x 16, 3 stages, straight          88.0 / 101.5 / 89.0;  the old loop 80.8 / 88.9 / 86.6
+//   128 x 64 x 16, 3 stages, straight          84.7 /  97.1 / 89.9;  the old loop 79.0 / 91.5 / 82.0
+//   64 x 128 x 16, 8 warps of 32 x 32 (8 x 4)  85.7 /  95.6 / 85.1
+// against tile 128 47.4 / 53.9 / 87.8 and split-K 2 78.2 / 91.8 / 83.6 in the same run. The straight loop
+// (column by column, C element by element) matters here as for tile 256.
 void launch_pipelined(const GemmArgs& a, int tile, void* stream, LaunchQuery* q) {
   auto s = static_cast<cudaStream_t>(stream);
   //                                     BM   BN   BK  WM   WN  stages  blocks/SM  straight
+  if (tile == 64) return go<Cfg<64, 128, 8, 32, 64, 4, 1, true>, false>(a, s, q, 1);
   if (tile == 128) return go<Cfg<128, 128, 16, 32, 64, 3, 2>, false>(a, s, q, 1);
   if (tile == 256) return go<Cfg<128, 256, 8, 32, 128, 3, 1, true>, false>(a, s, q, 1);
   bad_tile("pipelined", tile);
@@ -455,18 +474,24 @@ KernelEntry entry_pipelined() {
                   "registers and one barrier per tile, so loads and barriers hide behind FFMAs; tile "
                   "256 adds 8 x 16 outputs per thread. Costs up to 229 registers per thread and index "
                   "arithmetic that is harder to follow. When N is not a multiple of 4, B is first copied "
-                  "to rows padded to 32 floats, so its tiles still load in 16-byte copies.",
-                  {128, 256},
-                  {"block 128 x 128 x 16, thread 8 x 8, 3 stages, 2 blocks/SM, 256 threads",
+                  "to rows padded to 32 floats, so its tiles still load in 16-byte copies. Tile 64 is "
+                  "for grids too small for the GPU: 64 x 128 blocks of 4 warps make 128 blocks at 1024^3 "
+                  "(tile 128 makes 64), each over all of K, so no partial sums to add up.",
+                  {64, 128, 256},
+                  {"block 64 x 128 x 8, thread 8 x 8, 4 stages, 128 threads",
+                   "block 128 x 128 x 16, thread 8 x 8, 3 stages, 2 blocks/SM, 256 threads",
                    "block 128 x 256 x 8, thread 8 x 16, 3 stages, 256 threads"},
-                  256, "256");
+                  256, "256 (tile 64: 128)");
   k.min_sm = 80;
-  // Cfg<128, 128, 16, 32, 64, 3, 2> and Cfg<128, 256, 8, 32, 128, 3, 1, true> (launch_pipelined): a warp's
-  // lanes are 4 rows x 8 columns of 4 x 4 pieces, a thread's pieces 16 rows and 32 columns apart.
-  TileGeometry g128 = block_tile(128, 128, 16, 3), g256 = block_tile(128, 256, 8, 3);
+  // Cfg<64, 128, 8, 32, 64, 4, 1, true>, Cfg<128, 128, 16, 32, 64, 3, 2> and Cfg<128, 256, 8, 32, 128, 3, 1,
+  // true> (launch_pipelined): a warp's lanes are 4 rows x 8 columns of 4 x 4 pieces, a thread's pieces 16
+  // rows and 32 columns apart.
+  TileGeometry g64 = block_tile(64, 128, 8, 4), g128 = block_tile(128, 128, 16, 3),
+               g256 = block_tile(128, 256, 8, 3);
+  thread_pieces(g64, 4, 4, 2, 2, 16, 32);
   thread_pieces(g128, 4, 4, 2, 2, 16, 32);
   thread_pieces(g256, 4, 4, 2, 4, 16, 32);
-  k.geometry = {warp_tile(g128, 32, 64), warp_tile(g256, 32, 128)};
+  k.geometry = {warp_tile(g64, 32, 64), warp_tile(g128, 32, 64), warp_tile(g256, 32, 128)};
   return {k, TS_LAUNCHER(launch_pipelined)};
 }
 
