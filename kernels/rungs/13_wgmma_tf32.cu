@@ -397,6 +397,13 @@ __global__ void __launch_bounds__(NT, kMinBlocks)
 // Measured on an H100 at 1024^3 in 4 slices (trace, us from the launch): the slices' k loops and partials
 // end at 10.5-11.5; where the last slice to arrive added the whole tile (no block waits), its reads of 4 x
 // 128 KiB ended at 20-21, and the kernel took 21 us against 17.6 with the work shared (cuBLAS TF32: 16.8).
+// Phase marks of thread 0 at 1024^3 (us from the block's start, H100): first K tile landed 1.4, k loop done
+// 5.7, partial written and fenced 10.2, every slice in 11.2, share added and stored 14.5: the fix-up is more
+// than half of a block (32 MB written and read through L2). Tried on the same H100 and not kept: the
+// partials out and the shares in as bulk copies (cp.async.bulk by one thread, through the free stages): the
+// same bits, a block 20.4 us against 15.3 in the traces; each block's own share kept in its registers (a
+// quarter less written and read, the adding unrolled over every j): behind the launch gate the same 18.1 us
+// a launch warm, 25.4 cold against 20.1.
 constexpr int kSplitV = TBM / 2 / 4;            // float4s of accumulators per thread
 constexpr int kMaxSplits = 4, kSplitGroup = 8;  // slices at most; float4s of each slice read at once
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
