@@ -6,7 +6,9 @@
 
 namespace ts {
 
-std::string cublas_library_name() { return "libcublas.so." + std::to_string(CUBLAS_VER_MAJOR); }
+std::string cublas_library_name() {
+  return "libcublas.so." + std::to_string(CUBLAS_VER_MAJOR);
+}
 
 namespace {
 
@@ -34,9 +36,8 @@ Loaded open_cublas() {
   }
 #endif
   if (!lib) {
-    l.error = "cuBLAS could not be opened (" + why +
-              "): install NVIDIA's cuBLAS of CUDA " + std::to_string(CUBLAS_VER_MAJOR) +
-              " or put its folder on LD_LIBRARY_PATH";
+    l.error = "cuBLAS could not be opened (" + why + "): install NVIDIA's cuBLAS of CUDA " +
+              std::to_string(CUBLAS_VER_MAJOR) + " or put its folder on LD_LIBRARY_PATH";
     return l;
   }
   // Never closed: cuBLAS handles live in thread_local storage until their threads end.

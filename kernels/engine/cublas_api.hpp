@@ -1,9 +1,9 @@
 #pragma once
-// cuBLAS, opened when a process first uses it rather than at its start. Linked the usual way, cuBLAS made every
-// process of the CUDA build pay for its start-up whether it ran cuBLAS or not: libcublasLt's static
-// constructors touch about 110 MB of pages, 0.09-0.12 s of system time per process on a 2-core machine, paid by
-// every `tilescope list`, by the CPU backend and by each of the test processes (about 1,500 in one test run).
-// Only the five functions TileScope calls are looked up; the types are cuBLAS's own (its header), so a
+// cuBLAS, opened when a process first uses it rather than at its start. Linked the usual way, cuBLAS made
+// every process of the CUDA build pay for its start-up whether it ran cuBLAS or not: libcublasLt's static
+// constructors touch about 110 MB of pages, 0.09-0.12 s of system time per process on a 2-core machine, paid
+// by every `tilescope list`, by the CPU backend and by each of the test processes (about 1,400 in one test
+// run). Only the five functions TileScope calls are looked up; the types are cuBLAS's own (its header), so a
 // mismatch is a compile error.
 #include <cublas_v2.h>
 

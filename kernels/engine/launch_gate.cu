@@ -24,7 +24,9 @@ __global__ void gate_kernel(volatile int* flags, unsigned long long limit_ns) {
 
 }  // namespace
 
-void LaunchGate::FreeHost::operator()(int* p) const noexcept { CUDA_CHECK_NOEXCEPT(cudaFreeHost(p)); }
+void LaunchGate::FreeHost::operator()(int* p) const noexcept {
+  CUDA_CHECK_NOEXCEPT(cudaFreeHost(p));
+}
 
 LaunchGate::LaunchGate(unsigned long long limit_ns) : m_limit_ns(limit_ns) {
   void* p = nullptr;
@@ -49,6 +51,8 @@ void LaunchGate::open() {
   std::atomic_thread_fence(std::memory_order_seq_cst);
 }
 
-bool LaunchGate::timed_out() const { return static_cast<volatile const int*>(m_flags.get())[1] != 0; }
+bool LaunchGate::timed_out() const {
+  return static_cast<volatile const int*>(m_flags.get())[1] != 0;
+}
 
 }  // namespace ts
