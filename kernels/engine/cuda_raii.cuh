@@ -141,19 +141,15 @@ class StreamTimer {
       CUDA_CHECK(cudaEventRecord(m_stop.get(), m_stream));
     }
     CUDA_CHECK(cudaEventSynchronize(m_stop.get()));
-    m_gate_timeouts += m_gate.timed_out() ? 1 : 0;
     float t = 0;
     CUDA_CHECK(cudaEventElapsedTime(&t, m_start.get(), m_stop.get()));
     return double(t);
   }
-  // How many of the timings started before their work was all queued (the gate gave up waiting).
-  int gate_timeouts() const { return m_gate_timeouts; }
 
  private:
   cudaStream_t m_stream;
   CudaEvent m_start, m_stop;
   LaunchGate m_gate;
-  int m_gate_timeouts = 0;
 };
 
 // A cuBLAS handle, through the library opened on first use (cublas_api.hpp).
