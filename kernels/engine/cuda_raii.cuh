@@ -129,13 +129,8 @@ class StreamTimer {
   explicit StreamTimer(cudaStream_t stream) : m_stream(stream) {}
   template <class Work>
   double ms(Work&& work) {
-    m_gate.close(m_stream);
-    struct Open {  // on every way out: a gate left closed would hold the stream back until it gives up
-      LaunchGate& g;
-      ~Open() { g.open(); }
-    };
     {
-      Open open{m_gate};
+      LaunchGate::Held held(m_gate, m_stream);
       CUDA_CHECK(cudaEventRecord(m_start.get(), m_stream));
       work();
       CUDA_CHECK(cudaEventRecord(m_stop.get(), m_stream));

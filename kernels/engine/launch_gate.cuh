@@ -26,6 +26,19 @@ class LaunchGate {
   // Whether the last close()'s gate gave up waiting (read once the stream has passed it).
   bool timed_out() const;
 
+  // The gate closed on `stream` for this object's life, opened on every way out of its scope (a gate left
+  // closed would hold the stream back until it gives up): queue the work to time inside the scope.
+  class Held {
+   public:
+    Held(LaunchGate& gate, cudaStream_t stream) : m_gate(gate) { m_gate.close(stream); }
+    ~Held() { m_gate.open(); }
+    Held(const Held&) = delete;
+    Held& operator=(const Held&) = delete;
+
+   private:
+    LaunchGate& m_gate;
+  };
+
  private:
   struct FreeHost {
     void operator()(int* p) const noexcept;

@@ -391,19 +391,10 @@ double Worker::launch(const LaunchSpec& l, int count, const std::function<int()>
   const dim3 block(unsigned(l.block[0]), unsigned(l.block[1]), unsigned(l.block[2]));
   // Queued behind a closed gate, as the engine times its own kernels and cuBLAS (launch_gate.cuh): the
   // launches run back to back, however long the host takes to queue them.
-  LaunchGate* gate = nullptr;
-  if (m_gated) {
-    if (!m_gate) m_gate = std::make_unique<LaunchGate>();
-    gate = m_gate.get();
-    gate->close(m_stream);
-  }
+  if (m_gated && !m_gate) m_gate = std::make_unique<LaunchGate>();
   {
-    struct Open {
-      LaunchGate* g;
-      ~Open() {
-        if (g) g->open();
-      }
-    } open{gate};
+    std::optional<LaunchGate::Held> held;
+    if (m_gated) held.emplace(*m_gate, m_stream);
     W_CHECK(cudaEventRecord(m_start, m_stream), "timing");
     for (int i = 0; i < count; ++i) {
       if (next_set) use_set(next_set());  // the launch copies its arguments: the next one may differ

@@ -19,6 +19,7 @@
 #include "core/engine/schedule.hpp"
 #include "core/io/schedule_trace.hpp"
 #include "core/engine/cpu_gemm.hpp"
+#include "kernels/engine/cuda_raii.cuh"
 #include "kernels/engine/launch_gate.cuh"
 #include "kernels/engine/registry.hpp"
 #include "kernels/rungs/streamk_plan.hpp"
@@ -283,7 +284,7 @@ TEST(DeviceTiming, ProducesOneSamplePerLaunchAndRecordsTheClock) {
 // The timer's gate (launch_gate.cuh): what is queued behind a closed gate waits for it to open, so a batch
 // runs back to back however slowly the host queues it; and a gate nobody opens gives up by itself, so work
 // that waits for the GPU while the gate is closed cannot hang the engine.
-TEST(DeviceTiming, WorkQueuedBehindTheGateWaitsUntilItOpensAndAForgottenGateGivesUp) {
+TEST(DeviceTiming, WorkQueuedBehindTheGateWaitsUntilItOpensAndAForgottenGateGivesUpAndTheTimerUsesOne) {
   REQUIRE_GPU(backend);
   cudaStream_t s = nullptr;
   ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
@@ -314,6 +315,22 @@ TEST(DeviceTiming, WorkQueuedBehindTheGateWaitsUntilItOpensAndAForgottenGateGive
     int v = 0;
     ASSERT_EQ(cudaMemcpy(&v, d, sizeof(int), cudaMemcpyDeviceToHost), cudaSuccess);
     EXPECT_EQ(v, 0x02020202);
+  }
+  // And the engine's timer holds what it times behind one: while its work is being queued, the stream is
+  // still busy with the gate (without one it would be idle, having been synchronised), and the work runs.
+  {
+    ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+    StreamTimer timer(s);
+    cudaError_t while_queuing = cudaSuccess;
+    const double ms = timer.ms([&] {
+      while_queuing = cudaStreamQuery(s);
+      ASSERT_EQ(cudaMemsetAsync(d, 0x03, sizeof(int), s), cudaSuccess);
+    });
+    EXPECT_EQ(while_queuing, cudaErrorNotReady) << "the timed work was not held behind a gate";
+    EXPECT_GT(ms, 0.0);
+    int v = 0;
+    ASSERT_EQ(cudaMemcpy(&v, d, sizeof(int), cudaMemcpyDeviceToHost), cudaSuccess);
+    EXPECT_EQ(v, 0x03030303);
   }
   cudaEventDestroy(done);
   cudaFree(d);
