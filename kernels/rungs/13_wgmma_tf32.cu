@@ -10,6 +10,7 @@
 // thread per k step; its shared-memory operand is A^T, whose columns are rows of A: already K-major. The
 // accumulators hold C^T and are stored transposed, with bounds checks.
 //
+// Tile 128: blocks of 128 x 128 (wgmmas of 64 x 128 x 8), for grids too small for the GPU (below).
 // Block tile 256 x 128 x 32 (two warpgroups of 64 columns of C, 128 accumulators per thread), one block per
 // SM. When K and N are multiples of 4 one thread loads whole tiles with TMA (the tensor memory accelerator):
 // A in the 128-byte-swizzled layout wgmma reads without bank conflicts, B as a 136-column box that lands as
@@ -151,6 +152,37 @@ __device__ __forceinline__ void wgmma_m64n256k8(float (&d)[128], const uint32_t 
       : "memory");
 }
 
+// D[64 x 128] += A[64 x 8] (registers, TF32) * B[8 x 128] (shared memory, K-major, descriptor `b`).
+__device__ __forceinline__ void wgmma_m64n128k8(float (&d)[64], const uint32_t (&a)[4], uint64_t b) {
+  asm volatile(
+      "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 "
+      "{"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+      "}, {%64, %65, %66, %67}, %68, 1, 1, 1;\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]),
+        "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]),
+        "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]),
+        "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]),
+        "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]),
+        "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]),
+        "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b)
+      : "memory");
+}
+template <int N>
+__device__ __forceinline__ void wgmma_m64nNk8(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t b) {
+  static_assert(N == 256 || N == 128, "wgmma n256 or n128");
+  if constexpr (N == 256)
+    wgmma_m64n256k8(d, a, b);
+  else
+    wgmma_m64n128k8(d, a, b);
+}
+
 // The A tile (BM x BK at (row0, k0)) into core-matrix order: chunk (r, c) of 4 floats goes to
 // [r / 8][c][r % 8]. Eight consecutive threads fill one 128-byte core matrix (no bank conflicts) from eight
 // rows of A (16 bytes each, two 32-byte sectors per row per warp). Zero-filled past the edges.
@@ -266,20 +298,22 @@ __device__ __forceinline__ void mbar_arrive_cluster(uint32_t bar, uint32_t cta) 
 // [SECTION] The k loop every kernel here shares.
 // Zeroed accumulators, each pinned so that the zeros are written before any wgmma reads them; pin() again
 // after the last wait keeps the stores after the last group.
-__device__ __forceinline__ void pin(float (&acc)[128]) {
+template <int N>
+__device__ __forceinline__ void pin(float (&acc)[N]) {
 #pragma unroll
-  for (int i = 0; i < 128; ++i) asm volatile("" : "+f"(acc[i])::"memory");
+  for (int i = 0; i < N; ++i) asm volatile("" : "+f"(acc[i])::"memory");
 }
-__device__ __forceinline__ void zero(float (&acc)[128]) {
+template <int N>
+__device__ __forceinline__ void zero(float (&acc)[N]) {
 #pragma unroll
-  for (int i = 0; i < 128; ++i) acc[i] = 0.0f;
+  for (int i = 0; i < N; ++i) acc[i] = 0.0f;
   pin(acc);
 }
 // One k tile of this warpgroup, committed as one wgmma group: the thread's B^T fragments (its column of the B
-// stage, `sb` = that column at row t4) rounded to TF32, then 4 wgmmas of 64 x 256 x 8 whose shared-memory
-// operand (A^T) is described by desc(kk).
-template <class Desc>
-__device__ __forceinline__ void mma_tile(float (&acc)[128], uint32_t (&fr)[BK / 8][4], const float* sb,
+// stage, `sb` = that column at row t4) rounded to TF32, then 4 wgmmas of 64 x BM x 8 (BM = 2 N: 256 or 128
+// rows of C) whose shared-memory operand (A^T) is described by desc(kk).
+template <int N, class Desc>
+__device__ __forceinline__ void mma_tile(float (&acc)[N], uint32_t (&fr)[BK / 8][4], const float* sb,
                                          Desc desc) {
 #pragma unroll
   for (int kk = 0; kk < BK / 8; ++kk) {
@@ -291,7 +325,7 @@ __device__ __forceinline__ void mma_tile(float (&acc)[128], uint32_t (&fr)[BK / 
   }
   wg_fence(fr);  // the fragment registers above are written before the wgmmas read them
 #pragma unroll
-  for (int kk = 0; kk < BK / 8; ++kk) wgmma_m64n256k8(acc, fr[kk], desc(kk));
+  for (int kk = 0; kk < BK / 8; ++kk) wgmma_m64nNk8<2 * N>(acc, fr[kk], desc(kk));
   wg_commit();
 }
 // step(kt, buf) for kt = 0 .. tiles - 1, the fragment buffer (0 or 1, a compile-time constant) alternating:
@@ -306,24 +340,37 @@ __device__ __forceinline__ void k_loop(int64_t tiles, Step step) {
   if (kt < tiles) step(kt, std::integral_constant<int, 0>());
 }
 #endif
-constexpr int TBM = 256, TSTAGES = 4;
-constexpr int kTABytes = TBM * BK * 4;  // A tile, SW128
-constexpr int kTBBytes = BK * LDB * 4;  // B tile: a box of LDB = 136 columns x BK rows lands as padded rows
-constexpr int kTStageBytes = kTABytes + kTBBytes;
-// Alignment slack, the stages, then the mbarriers: one "full" per stage (and for the cluster kernel one
-// "empty" per stage).
-constexpr size_t kTSmem = 1024 + size_t(TSTAGES) * kTStageBytes + 2 * TSTAGES * 8;
-static_assert(kTStageBytes % 1024 == 0, "every A tile 1024-byte aligned");
+// The TMA kernels' shared memory for blocks of BM rows of C (BM x BK of A and BK x LDB of B a stage): tile
+// 256 and the pairs of tile 512 in 4 stages of 48 KiB, tile 128 in 6 of 33 KiB (the same bytes in flight).
+template <int BM>
+struct TmaLayout {
+  static constexpr int kStages = BM == 256 ? 4 : 6;
+  static constexpr int kABytes = BM * BK * 4;  // A tile, SW128
+  // B tile: a box of LDB = 136 columns x BK rows lands as padded rows.
+  static constexpr int kBBytes = BK * LDB * 4;
+  static constexpr int kStageBytes = kABytes + kBBytes;
+  // Alignment slack, the stages, then the mbarriers: one "full" per stage (and for the cluster kernel one
+  // "empty" per stage).
+  static constexpr size_t kSmem = 1024 + size_t(kStages) * kStageBytes + 2 * kStages * 8;
+  static_assert((BM == 256 || BM == 128) && kStageBytes % 1024 == 0, "every A tile 1024-byte aligned");
+};
+constexpr int TBM = 256, TSTAGES = TmaLayout<TBM>::kStages;  // tile 256's block, and each block of a pair
+constexpr int kTABytes = TmaLayout<TBM>::kABytes, kTStageBytes = TmaLayout<TBM>::kStageBytes;
+constexpr size_t kTSmem = TmaLayout<TBM>::kSmem;
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-// The shared memory of both TMA kernels: the dynamic allocation rounded up to 1024 bytes (the SW128 atom),
-// TSTAGES stages of A then B, then the mbarriers.
+// The shared memory of the TMA kernels: the dynamic allocation rounded up to 1024 bytes (the SW128 atom),
+// the stages of A then B, then the mbarriers.
+template <int BM>
 struct TmaSmem {
+  using L = TmaLayout<BM>;
   uint8_t* base;
   __device__ explicit TmaSmem(uint8_t* raw) : base(raw + ((1024 - (smem_u32(raw) & 1023)) & 1023)) {}
-  __device__ uint8_t* a(int s) const { return base + s * kTStageBytes; }
-  __device__ float* b(int s) const { return reinterpret_cast<float*>(base + s * kTStageBytes + kTABytes); }
-  __device__ uint32_t fulls() const { return smem_u32(base + TSTAGES * kTStageBytes); }  // one per stage
-  __device__ uint32_t empties() const { return fulls() + 8 * TSTAGES; }                  // one per stage
+  __device__ uint8_t* a(int s) const { return base + s * L::kStageBytes; }
+  __device__ float* b(int s) const {
+    return reinterpret_cast<float*>(base + s * L::kStageBytes + L::kABytes);
+  }
+  __device__ uint32_t fulls() const { return smem_u32(base + L::kStages * L::kStageBytes); }  // one per stage
+  __device__ uint32_t empties() const { return fulls() + 8 * L::kStages; }                    // one per stage
 };
 #endif
 }  // namespace
@@ -404,15 +451,16 @@ __global__ void __launch_bounds__(NT, kMinBlocks)
 // same bits, a block 20.4 us against 15.3 in the traces; each block's own share kept in its registers (a
 // quarter less written and read, the adding unrolled over every j): behind the launch gate the same 18.1 us
 // a launch warm, 25.4 cold against 20.1.
-constexpr int kSplitV = TBM / 2 / 4;            // float4s of accumulators per thread
 constexpr int kMaxSplits = 4, kSplitGroup = 8;  // slices at most; float4s of each slice read at once
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-// `tile` of `tile_count` pieces of TBM x BN, slice `z` of `splits`; `threads`: wait_for_tile's (0: the
+// `tile` of `tile_count` pieces of BM x BN, slice `z` of `splits`; `threads`: wait_for_tile's (0: the
 // block).
-__device__ __forceinline__ void split_store(const float (&acc)[TBM / 2], float* __restrict__ work,
+template <int BM>
+__device__ __forceinline__ void split_store(const float (&acc)[BM / 2], float* __restrict__ work,
                                             float* __restrict__ C, int64_t row0, int64_t c0, int t4,
                                             int64_t m, int64_t n, int tid, int64_t tile, int64_t tile_count,
                                             unsigned z, unsigned splits, unsigned threads = 0) {
+  constexpr int kSplitV = BM / 2 / 4;  // float4s of accumulators per thread
   const float4* slots = reinterpret_cast<const float4*>(work) + tile * splits * int64_t(kSplitV * NT) + tid;
   float4* mine = reinterpret_cast<float4*>(work) + (tile * splits + z) * int64_t(kSplitV * NT) + tid;
 #pragma unroll
@@ -456,9 +504,11 @@ __device__ __forceinline__ void split_store(const float (&acc)[TBM / 2], float* 
 
 // The same block tile (BM = 256) and the same wgmma loop, fed by TMA instead of per-thread cp.async: no
 // address arithmetic or predicates per 16 bytes, and the copy engine keeps more bytes in flight per SM.
+// BM = 128 (tile 128): 128 x 128 of C, wgmmas of 64 x 128 x 8, 6 stages; twice the tiles of tile 256, so
+// where the GPU holds few tiles it needs half as many slices of K, and each slice's partial is half as big.
 // kSplit (where the tiles fill at most half the SMs: tma_splits): blockIdx.z takes slice z of the K tiles
 // (gridDim.z slices, sizes differing by at most one), and the slices' partials are added by split_store.
-template <bool kTrace, bool kSplit>
+template <int BM, bool kTrace, bool kSplit>
 __global__ void __launch_bounds__(NT, 1)
     wgmma_tf32_tma_kernel(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
                           int64_t m, int64_t n, int64_t k, TileRecord* trace,
@@ -469,59 +519,62 @@ __global__ void __launch_bounds__(NT, 1)
   (void)A;
   (void)B;
   extern __shared__ __align__(16) uint8_t smem_raw[];  // aligned to 1024 by TmaSmem
-  const TmaSmem sm(smem_raw);
+  using L = TmaLayout<BM>;
+  const TmaSmem<BM> sm(smem_raw);
   const uint32_t bars = sm.fulls();
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int wg = warp / 4, wq = warp % 4, g = lane / 4, t4 = lane % 4;
-  const int64_t row0 = int64_t(blockIdx.y) * TBM, col0 = int64_t(blockIdx.x) * BN;
+  const int64_t row0 = int64_t(blockIdx.y) * BM, col0 = int64_t(blockIdx.x) * BN;
   // This block's K tiles: [t_first, t_first + tiles) (all of them without kSplit).
   const int64_t k_tiles = (k + BK - 1) / BK;
   const int64_t t_first = kSplit ? int64_t(blockIdx.z) * k_tiles / gridDim.z : 0;
   const int64_t tiles = kSplit ? int64_t(blockIdx.z + 1) * k_tiles / gridDim.z - t_first : k_tiles;
 
-  float acc[TBM / 2];
+  float acc[BM / 2];
   zero(acc);
   uint32_t fr[2][BK / 8][4];
 
   auto issue = [&](int64_t kt) {  // one thread
-    const int s = int(kt % TSTAGES);
+    const int s = int(kt % L::kStages);
     const uint32_t bar = bars + 8 * s;
-    mbar_expect_tx(bar, kTStageBytes);
+    mbar_expect_tx(bar, L::kStageBytes);
     tma_load_2d(smem_u32(sm.a(s)), &tma_a, bar, int((t_first + kt) * BK), int(row0));
     tma_load_2d(smem_u32(sm.b(s)), &tma_b, bar, int(col0), int((t_first + kt) * BK));
   };
   if (tid == 0) {
-    for (int s = 0; s < TSTAGES; ++s) mbar_init(bars + 8 * s, 1);
+    for (int s = 0; s < L::kStages; ++s) mbar_init(bars + 8 * s, 1);
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     fence_proxy_async();
   }
   __syncthreads();
   if (tid == 0)
-    for (int p = 0; p < TSTAGES - 1; ++p)
+    for (int p = 0; p < L::kStages - 1; ++p)
       if (p < tiles) issue(p);
   const int nb = wg * 64 + wq * 16 + g;
 
-  // Three tiles in flight: the barrier sits after the wait for the previous wgmma group, so the stage that
-  // group read is refilled at once (the cp.async kernel above refills it one step later).
+  // All stages but one in flight (3 of 4 for BM = 256): the barrier sits after the wait for the previous
+  // wgmma group, so the stage that group read is refilled at once (the cp.async kernel above refills it one
+  // step later).
   auto step = [&](int64_t kt, auto buf) {
     constexpr int b = decltype(buf)::value;
-    const int s = int(kt % TSTAGES);
-    mbar_wait(bars + 8 * s, uint32_t((kt / TSTAGES) & 1));  // tile kt has landed (TMA writes are visible)
+    const int s = int(kt % L::kStages);
+    mbar_wait(bars + 8 * s, uint32_t((kt / L::kStages) & 1));  // tile kt has landed (TMA writes are visible)
     const uint32_t sa = smem_u32(sm.a(s));
     mma_tile(acc, fr[b], sm.b(s) + t4 * LDB + nb, [&](int kk) { return a_desc_sw128(sa + kk * 32); });
     wg_wait<1>();     // this warpgroup's group kt - 1 is done ...
     __syncthreads();  // ... and everyone's, as are the fragment loads of step kt - 1: refill that stage
-    if (tid == 0 && kt + TSTAGES - 1 < tiles) issue(kt + TSTAGES - 1);
+    if (tid == 0 && kt + L::kStages - 1 < tiles) issue(kt + L::kStages - 1);
   };
   k_loop(tiles, step);
   wg_wait<0>();
   pin(acc);
 
   if constexpr (kSplit)
-    split_store(acc, work, C, row0, col0 + nb, t4, m, n, tid, int64_t(blockIdx.y) * gridDim.x + blockIdx.x,
-                int64_t(gridDim.x) * gridDim.y, blockIdx.z, gridDim.z);
+    split_store<BM>(acc, work, C, row0, col0 + nb, t4, m, n, tid,
+                    int64_t(blockIdx.y) * gridDim.x + blockIdx.x, int64_t(gridDim.x) * gridDim.y, blockIdx.z,
+                    gridDim.z);
   else
-    store_ct<TBM>(C, acc, row0, col0 + nb, t4, m, n);
+    store_ct<BM>(C, acc, row0, col0 + nb, t4, m, n);
 #else
   (void)work;
 #endif
@@ -568,7 +621,7 @@ __global__ void __launch_bounds__(NT + 128, 1)
   (void)A;
   (void)B;
   extern __shared__ __align__(16) uint8_t smem_raw[];  // aligned to 1024 by TmaSmem
-  const TmaSmem sm(smem_raw);
+  const TmaSmem<TBM> sm(smem_raw);
   const uint32_t fulls = sm.fulls(), empties = sm.empties();
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int64_t row0 = tile.row * TBM, col0 = tile.col * (kPair * BN) + half * BN;
@@ -639,8 +692,8 @@ __global__ void __launch_bounds__(NT + 128, 1)
       // The producer warps have left: the consumers alone wait for the piece's other slices. A piece wholly
       // past N has no partials (none of its slices is live), so no one waits for it.
       if (live)
-        split_store(acc, work, C, row0, col0 + nb, t4, m, n, tid, piece,
-                    int64_t(gridDim.x) * gridDim.y * kPair, slice, splits, NT);
+        split_store<TBM>(acc, work, C, row0, col0 + nb, t4, m, n, tid, piece,
+                         int64_t(gridDim.x) * gridDim.y * kPair, slice, splits, NT);
     } else {
       (void)piece;
       (void)work;
@@ -700,66 +753,99 @@ static CUtensorMap tensor_map(const float* p, int64_t rows, int64_t cols, int64_
 // against 74.7 (65.5) unsplit in session 2's table, 1024^3 78.3-90.6 (75.6-75.9) against 72.4 (60.1); tile
 // 256 in the same runs 97.3-99.8 (90.3-94.6) and 86.9-99.0 (84.1): a pair's block takes 16.8 us, tile 256's
 // 15.2 (traces at 1024^3), so tile 256 stays the faster one there.
+// Tile 128 (blocks of 128 x 128): 64 tiles at 1000^3 and 1024^3, so 2 slices of 512 K fill 128 SMs, and each
+// block writes and reads a partial of 64 KiB instead of 128 (16 MB through L2 in all instead of 32). Measured
+// on an H100 (bench behind the launch gate, % of cuBLAS TF32 interleaved; cold in brackets), against tile
+// 256 in the same run: 1000^3 111.5 (102.4) against 97.9 (97.3), 1024^3 98.3 (101.1) against 87.2 (86.4);
+// on another machine, two rounds: 1000^3 105.2-105.6 (103.9-104.2), 1024^3 91.8-92.0 (88.5-94.7), where
+// cuBLAS took 14.7 us against 15.8 on the first (ours 15.6-16.1 on both). Where tile 256 has the SMs'
+// worth of tiles, tile 128 is slower (the same run: 2048^3 72.9 %, 3000^3 80.6, 4096^3 66.8, 8192 x 8192 x
+// 512 74.8, 512 x 8192 x 8192 65.3; tile 256 89-108): twice the bytes from L2 per flop, and a k tile of 0.26
+// us of tensor work, half of tile 256's, pays the same wait and barrier. Tried and not kept: each block's own
+// share kept in its registers (half the partial written, half read; the same bits): 17.1-17.8 us against
+// 15.6 at 1000^3 and 17.5-17.6 against 16.0 at 1024^3 (two alternating rounds).
 constexpr int kMinSliceTiles = 4;
-// The pieces of TBM x BN a tile-256 grid (pair = false) or a pair grid has: one per block of a slice.
-static int64_t split_pieces(int64_t m, int64_t n, bool pair) {
-  return int64_t(pair ? kPair * blocks_for(n, kPair * BN) : blocks_for(n, BN)) * blocks_for(m, TBM);
+// Rows of C a block of `tile` covers: 128 for tile 128, 256 for tile 256 and for each block of tile 512.
+static int block_rows(int tile) {
+  return tile == 128 ? 128 : TBM;
 }
-static int tma_splits(int64_t m, int64_t n, int64_t k, int sms, bool pair) {
-  const int64_t blocks = split_pieces(m, n, pair);
+// The pieces of block_rows x BN a grid of tile 128 or 256, or a pair grid (tile 512), has: one per block of
+// a slice.
+static int64_t split_pieces(int64_t m, int64_t n, int tile) {
+  const int64_t columns = tile == 512 ? kPair * blocks_for(n, kPair * BN) : blocks_for(n, BN);
+  return columns * blocks_for(m, block_rows(tile));
+}
+static int tma_splits(int64_t m, int64_t n, int64_t k, int sms, int tile) {
+  const int64_t blocks = split_pieces(m, n, tile);
   const int64_t by_k = (k + BK - 1) / BK / kMinSliceTiles;
   if (2 * blocks > sms) return 1;
   return int(std::max<int64_t>(1, std::min<int64_t>({kMaxSplits, sms / blocks, by_k})));
 }
 // The workspace of a split launch: a partial piece per block, then a count per piece.
-static size_t tma_split_bytes(int64_t m, int64_t n, int splits, bool pair) {
+static size_t tma_split_bytes(int64_t m, int64_t n, int splits, int tile) {
   if (splits <= 1) return 0;
-  const size_t pieces = size_t(split_pieces(m, n, pair));
-  return pieces * size_t(splits) * TBM * BN * sizeof(float) + pieces * sizeof(unsigned long long);
+  const size_t pieces = size_t(split_pieces(m, n, tile));
+  return pieces * size_t(splits) * size_t(block_rows(tile)) * BN * sizeof(float) +
+         pieces * sizeof(unsigned long long);
+}
+
+// Tile 128 or 256 (BM rows a block) through TMA, in `splits` slices of K.
+template <int BM>
+static void go_tma_blocks(const GemmArgs& a, cudaStream_t s, LaunchQuery* q, const CUtensorMap& ta,
+                          const CUtensorMap& tb, int splits, float* work) {
+  constexpr size_t smem = TmaLayout<BM>::kSmem;
+  const dim3 grid(blocks_for(a.n, BN), blocks_for(a.m, BM), unsigned(splits));
+  auto plain = wgmma_tf32_tma_kernel<BM, false, false>, traced = wgmma_tf32_tma_kernel<BM, true, false>;
+  if (splits <= 1) return launch_or_query(plain, traced, grid, dim3(NT), smem, s, q, BM, BN, a, ta, tb, work);
+  plain = wgmma_tf32_tma_kernel<BM, false, true>;
+  traced = wgmma_tf32_tma_kernel<BM, true, true>;
+  if (q) {
+    launch_or_query(plain, traced, grid, dim3(NT), smem, s, q, BM, BN, a, ta, tb, work);
+    q->k_step = BK;  // the slices are whole K tiles (t_first in the kernel)
+    return;
+  }
+  // Cooperative: every slice of a tile is resident while the others wait for it (tma_splits launches no
+  // more blocks than SMs, one block per SM).
+  launch_cooperative(a.trace ? traced : plain, grid, dim3(NT), smem, s, a.A, a.B, a.C, a.m, a.n, a.k, a.trace,
+                     ta, tb, work);
 }
 
 // A and B through TMA, read from A (row stride lda) and B (row stride ldb); both strides multiples of 4.
-// In `splits` slices of K, tile 256 and 512 use `work` (tma_split_bytes).
+// In `splits` slices of K, every tile uses `work` (tma_split_bytes).
 static void go_tma(const GemmArgs& a, int tile, cudaStream_t s, LaunchQuery* q, const float* A, int64_t lda,
                    const float* B, int64_t ldb, int splits, float* work) {
   const bool pair = tile == 512;
   if (needs_device(q)) {  // an offline query (build-time table) makes no CUDA call
     static const bool configured = [] {
-      for (const void* f : {reinterpret_cast<const void*>(wgmma_tf32_tma_kernel<false, false>),
-                            reinterpret_cast<const void*>(wgmma_tf32_tma_kernel<true, false>),
-                            reinterpret_cast<const void*>(wgmma_tf32_tma_kernel<false, true>),
-                            reinterpret_cast<const void*>(wgmma_tf32_tma_kernel<true, true>),
+      auto set = [](const void* f, size_t bytes) {
+        CUDA_CHECK(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
+      };
+      for (const void* f : {reinterpret_cast<const void*>(wgmma_tf32_tma_kernel<TBM, false, false>),
+                            reinterpret_cast<const void*>(wgmma_tf32_tma_kernel<TBM, true, false>),
+                            reinterpret_cast<const void*>(wgmma_tf32_tma_kernel<TBM, false, true>),
+                            reinterpret_cast<const void*>(wgmma_tf32_tma_kernel<TBM, true, true>),
                             reinterpret_cast<const void*>(wgmma_tf32_pair_kernel<false, false>),
                             reinterpret_cast<const void*>(wgmma_tf32_pair_kernel<true, false>),
                             reinterpret_cast<const void*>(wgmma_tf32_pair_kernel<false, true>),
                             reinterpret_cast<const void*>(wgmma_tf32_pair_kernel<true, true>)})
-        CUDA_CHECK(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kTSmem)));
+        set(f, kTSmem);
+      for (const void* f : {reinterpret_cast<const void*>(wgmma_tf32_tma_kernel<128, false, false>),
+                            reinterpret_cast<const void*>(wgmma_tf32_tma_kernel<128, true, false>),
+                            reinterpret_cast<const void*>(wgmma_tf32_tma_kernel<128, false, true>),
+                            reinterpret_cast<const void*>(wgmma_tf32_tma_kernel<128, true, true>)})
+        set(f, TmaLayout<128>::kSmem);
       return true;
     }();
     (void)configured;
   }
   CUtensorMap ta{}, tb{};
   if (!q) {
-    ta = tensor_map(A, a.m, a.k, lda, BK, pair ? TBM / kPair : TBM, CU_TENSOR_MAP_SWIZZLE_128B);
+    ta = tensor_map(A, a.m, a.k, lda, BK, uint32_t(pair ? TBM / kPair : block_rows(tile)),
+                    CU_TENSOR_MAP_SWIZZLE_128B);
     tb = tensor_map(B, a.k, a.n, ldb, LDB, BK, CU_TENSOR_MAP_SWIZZLE_NONE);
   }
-  if (!pair) {
-    const dim3 grid(blocks_for(a.n, BN), blocks_for(a.m, TBM), unsigned(splits));
-    auto plain = wgmma_tf32_tma_kernel<false, false>, traced = wgmma_tf32_tma_kernel<true, false>;
-    if (splits <= 1)
-      return launch_or_query(plain, traced, grid, dim3(NT), kTSmem, s, q, TBM, BN, a, ta, tb, work);
-    plain = wgmma_tf32_tma_kernel<false, true>;
-    traced = wgmma_tf32_tma_kernel<true, true>;
-    if (q) {
-      launch_or_query(plain, traced, grid, dim3(NT), kTSmem, s, q, TBM, BN, a, ta, tb, work);
-      q->k_step = BK;  // the slices are whole K tiles (t_first in the kernel)
-      return;
-    }
-    // Cooperative: every slice of a tile is resident while the others wait for it (tma_splits launches no
-    // more blocks than SMs, one block per SM).
-    return launch_cooperative(a.trace ? traced : plain, grid, dim3(NT), kTSmem, s, a.A, a.B, a.C, a.m, a.n,
-                              a.k, a.trace, ta, tb, work);
-  }
+  if (tile == 128) return go_tma_blocks<128>(a, s, q, ta, tb, splits, work);
+  if (!pair) return go_tma_blocks<TBM>(a, s, q, ta, tb, splits, work);
   // Tile 512: a 256 x 256 tile of C per cluster of 2 blocks, blockIdx.z the block's half (the query's
   // blocks per tile); in slices, blockIdx.z = kPair * slice + half, and the query (the trace, occupancy)
   // describes the blocks' pieces of TBM x BN in slices, as tile 256's slices.
@@ -846,9 +932,9 @@ void launch_wgmma_tf32(const GemmArgs& a, int tile, void* stream, LaunchQuery* q
           std::to_string(cc / 10) + "." + std::to_string(cc % 10) + ")");
   }
   auto s = static_cast<cudaStream_t>(stream);
-  if (tile != 256 && tile != 512) bad_tile("wgmma_tf32", tile);
-  const int splits = tma_splits(a.m, a.n, a.k, sm_count_for(q), tile == 512);
-  const size_t split = tma_split_bytes(a.m, a.n, splits, tile == 512);
+  if (tile != 128 && tile != 256 && tile != 512) bad_tile("wgmma_tf32", tile);
+  const int splits = tma_splits(a.m, a.n, a.k, sm_count_for(q), tile);
+  const size_t split = tma_split_bytes(a.m, a.n, splits, tile);
   float* work = static_cast<float*>(a.workspace);
   if (a.k % 4 == 0 && a.n % 4 == 0) {  // 16-byte row strides
     if (q) {
@@ -867,7 +953,7 @@ void launch_wgmma_tf32(const GemmArgs& a, int tile, void* stream, LaunchQuery* q
   // first copied into the workspace with strides rounded up to 32 floats (128-byte rows) (cudaMemcpy2DAsync,
   // a small part of the GEMM's time: 2 x 67 MB at 4099^3), and TMA reads the copies; the boxes at the edges
   // read zeros past K and N. Without a workspace (none given): tile 256 falls back to the cp.async kernel,
-  // which reads any stride; tile 512 has no such kernel and refuses, naming the bytes it needs.
+  // which reads any stride; tiles 128 and 512 have no such kernel and refuse, naming the bytes they need.
   // With split-K the copies follow the partials (padded_b_offset).
   const int64_t lda = padded_ld(a.k), ldb = padded_ld(a.n);
   const size_t need =
@@ -878,10 +964,11 @@ void launch_wgmma_tf32(const GemmArgs& a, int tile, void* stream, LaunchQuery* q
     return;
   }
   if (!a.workspace || a.workspace_bytes < need) {
-    if (tile == 512)
-      throw std::invalid_argument("wgmma_tf32 tile 512 at K = " + std::to_string(a.k) +
-                                  ", N = " + std::to_string(a.n) + " needs a workspace of " +
-                                  std::to_string(need) + " bytes (rows copied to 128-byte strides for TMA)");
+    if (tile != 256)
+      throw std::invalid_argument("wgmma_tf32 tile " + std::to_string(tile) +
+                                  " at K = " + std::to_string(a.k) + ", N = " + std::to_string(a.n) +
+                                  " needs a workspace of " + std::to_string(need) +
+                                  " bytes (rows copied to 128-byte strides for TMA)");
     return dispatch<256, 4, 1>(a, s, q);
   }
   float* ap = reinterpret_cast<float*>(reinterpret_cast<char*>(work) + padded_b_offset(split));
@@ -912,20 +999,29 @@ KernelEntry entry_wgmma_tf32() {
                   "fill at most half the SMs (1024^3: 32 tiles for 132 SMs), K is cut into up to 4 slices, "
                   "one block each; the slices of a tile then add a share of it each, in slice order, so C is "
                   "the same bits every run (1024^3: 70 -> 95 % of cuBLAS TF32 on an H100); tile 512's pairs "
-                  "likewise (1000^3: 75 -> 88-90 %).",
-                  {256, 512},
-                  {"block 256 x 128 x 32, 2 warpgroups of 64 x 256 (C^T), 4 stages, TMA (A and B copied "
+                  "likewise (1000^3: 75 -> 88-90 %). Tile 128 has twice as many tiles as tile 256, so "
+                  "where the GPU holds few tiles it cuts K into half as many slices, each with half the "
+                  "partial to add (H100, against tile 256 in the same run: 1000^3 112 against 98 %, 1024^3 "
+                  "98 against 87 % of cuBLAS TF32); elsewhere it is the slower one (65-81 %).",
+                  {128, 256, 512},
+                  {"block 128 x 128 x 32, 2 warpgroups of 64 x 128 (C^T), 6 stages, TMA; K in up to 4 "
+                   "slices where the tiles fill at most half the SMs (A and B copied to 16-byte-aligned "
+                   "rows first when K or N is not a multiple of 4)",
+                   "block 256 x 128 x 32, 2 warpgroups of 64 x 256 (C^T), 4 stages, TMA (A and B copied "
                    "to 16-byte-aligned rows first when K or N is not a multiple of 4); K in up to 4 slices "
                    "where the tiles fill at most half the SMs",
                    "512 = 2 x 256: a cluster of 2 blocks of tile 256, 256 x 256 of C; each block loads "
                    "half of A for both (TMA multicast), a producer warpgroup, 384 threads; tiles in bands "
                    "of 8 rows; K in up to 4 slices where the pairs' blocks fill at most half the SMs"},
                   256, "256 (tile 512: 384)");
-  // Two consumer warpgroups, 64 columns of C each (over all 256 rows); tile 512 is a cluster's 256 x 256.
-  TileGeometry g256 = block_tile(256, 128, 32, 4), g512 = block_tile(256, 256, 32, 4);
+  // Two consumer warpgroups, 64 columns of C each (over all of the block's rows); tile 512 is a cluster's
+  // 256 x 256.
+  TileGeometry g128 = block_tile(128, 128, 32, 6), g256 = block_tile(256, 128, 32, 4),
+               g512 = block_tile(256, 256, 32, 4);
+  warp_tile(g128, 128, 64).warpgroup = true;
   warp_tile(g256, 256, 64).warpgroup = true;
   warp_tile(g512, 256, 64).warpgroup = true;
-  k.geometry = {g256, g512};
+  k.geometry = {g128, g256, g512};
   k.tf32 = true;
   k.min_sm = 90;
   return {k, TS_LAUNCHER(launch_wgmma_tf32)};  // nullptr when built without sm_90 (compiled as C++ then)

@@ -42,13 +42,15 @@ while read -r kernel tile kind; do
 done <<< "$configs"
 
 # Paths that only grids smaller than the GPU take, which the shapes above are too small to reach: wgmma_tf32
-# tiles 256 and 512 with K in slices (a cooperative launch, of clusters for 512; rows TMA reads in place, then
+# tiles 128, 256 and 512 with K in slices (a cooperative launch, of clusters for 512; rows TMA reads in place, then
 # rows copied first) and stream-K's units that wait for each other (every unit one piece of one tile).
 while read -r targs; do
   kernel=$(echo "$targs" | awk '{print $2}')
   echo "$configs" | grep -q "^$kernel " || continue  # not on this GPU (wgmma_tf32: compute capability 9.0)
   check $targs
 done <<'EOF_SMALL'
+--kernel wgmma_tf32 --tile 128 --m 256 --n 256 --k 512
+--kernel wgmma_tf32 --tile 128 --m 257 --n 257 --k 511
 --kernel wgmma_tf32 --tile 256 --m 256 --n 256 --k 512
 --kernel wgmma_tf32 --tile 256 --m 257 --n 257 --k 511
 --kernel wgmma_tf32 --tile 512 --m 256 --n 256 --k 512

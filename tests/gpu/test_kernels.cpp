@@ -978,11 +978,11 @@ TEST(WgmmaPair, TracesTwoBlocksPerTileByColumnsAndRefusesWithoutItsWorkspace) {
   EXPECT_NE(why.find("needs a workspace of"), std::string::npos) << why;
 }
 
-// wgmma_tf32 tile 256 and tile 512 (pairs) where their blocks fill at most half the SMs: K in slices (as many
-// as the SMs hold copies of the grid, at most 4, at least 4 K tiles of 32 each), each slice adding a share of
-// the tile's partials in slice order, so C is the same bits from launch to launch. Aligned rows (TMA straight
-// from A and B) and rows TMA cannot read (A and B copied after the partials in the workspace); a full wave is
-// not split; without the workspace its partials need, the launch is refused with the byte count.
+// wgmma_tf32 tiles 128, 256 and 512 (pairs) where their blocks fill at most half the SMs: K in slices (as
+// many as the SMs hold copies of the grid, at most 4, at least 4 K tiles of 32 each), each slice adding a
+// share of the tile's partials in slice order, so C is the same bits from launch to launch. Aligned rows (TMA
+// straight from A and B) and rows TMA cannot read (A and B copied after the partials in the workspace); a
+// full wave is not split; without the workspace its partials need, the launch is refused with the byte count.
 TEST(WgmmaSplit, CutsKWhereTheTilesLeaveSmsIdleDeterministicallyAndTracesEverySlice) {
   REQUIRE_GPU(backend);
   const DeviceInfo d = backend->device_info();
@@ -991,13 +991,15 @@ TEST(WgmmaSplit, CutsKWhereTheTilesLeaveSmsIdleDeterministicallyAndTracesEverySl
     int64_t m, n, k;
   };
   // Tile 256's blocks and tile 512's pairs' halves are the same pieces of 256 rows x 128 columns: 8 x 4 of
-  // them at these shapes, each a block of every slice (the pairs' two halves one cluster).
-  for (int tile : {256, 512})
+  // them at these shapes, each a block of every slice (the pairs' two halves one cluster). Tile 128's are
+  // 128 x 128: 8 x 8 of them, so half as many slices (2 on a GPU of 128 to 255 SMs).
+  for (int tile : {128, 256, 512})
     for (const Case& c : {Case{1024, 1024, 1024}, Case{1000, 1001, 1003}}) {
       SCOPED_TRACE("tile " + std::to_string(tile) + ", " + std::to_string(c.m) + " x " + std::to_string(c.n) +
                    " x " + std::to_string(c.k));
-      const int tiles = 8 * 4;  // 128 columns x 256 rows
+      const int rows = tile == 128 ? 8 : 4, tiles = 8 * rows;  // 128 columns x 128 or 256 rows
       const int want = 2 * tiles > d.sm_count ? 1 : std::min({4, d.sm_count / tiles, 32 / 4});
+      if (tile == 128 && d.sm_count >= 128 && d.sm_count < 192) EXPECT_EQ(want, 2);
       RunRequest req = profiled("wgmma_tf32", tile, c.m, c.n, c.k, 3);
       req.keep_output = true;
       const RunResult a = backend->run(req, CancelToken());
@@ -1009,7 +1011,7 @@ TEST(WgmmaSplit, CutsKWhereTheTilesLeaveSmsIdleDeterministicallyAndTracesEverySl
           << "split-K's C changed between runs";
       ASSERT_TRUE(a.trace);
       EXPECT_EQ(a.trace->grid_x, 8);
-      EXPECT_EQ(a.trace->grid_y, 4);
+      EXPECT_EQ(a.trace->grid_y, rows);
       EXPECT_EQ(a.trace->grid_z, want);
       EXPECT_EQ(a.trace->records.size(), size_t(tiles) * size_t(want));
       EXPECT_EQ(check_trace(*a.trace), "");
@@ -1017,9 +1019,9 @@ TEST(WgmmaSplit, CutsKWhereTheTilesLeaveSmsIdleDeterministicallyAndTracesEverySl
       ASSERT_TRUE(a.occupancy);
       EXPECT_EQ(a.occupancy->grid_blocks, tiles * want);
     }
-  // 2048^3: 128 tiles, more than half of any H100's SMs: one block per tile (tile 512: a pair per 256 x 256
-  // tile, its halves the trace's z).
-  for (int tile : {256, 512}) {
+  // 2048^3: 128 tiles (tile 128: 256), more than half of any H100's SMs: one block per tile (tile 512: a pair
+  // per 256 x 256 tile, its halves the trace's z).
+  for (int tile : {128, 256, 512}) {
     const RunResult full = backend->run(profiled("wgmma_tf32", tile, 2048, 2048, 2048, 1), CancelToken());
     ASSERT_TRUE(full.error.passed);
     ASSERT_TRUE(full.trace);
