@@ -763,7 +763,11 @@ static CUtensorMap tensor_map(const float* p, int64_t rows, int64_t cols, int64_
 // 512 74.8, 512 x 8192 x 8192 65.3; tile 256 89-108): twice the bytes from L2 per flop, and a k tile of 0.26
 // us of tensor work, half of tile 256's, pays the same wait and barrier. Tried and not kept: each block's own
 // share kept in its registers (half the partial written, half read; the same bits): 17.1-17.8 us against
-// 15.6 at 1000^3 and 17.5-17.6 against 16.0 at 1024^3 (two alternating rounds).
+// 15.6 at 1000^3 and 17.5-17.6 against 16.0 at 1024^3 (two alternating rounds); two K tiles per wgmma group
+// and one barrier per two (the same bits): 17.1-17.3 us against 15.6-16.3; and K in 1 slice (64 blocks, no
+// fix-up): 16.2-16.3 us against 15.5-16.0 in 2. So the fix-up is no longer what a block waits for: its k
+// loop runs at about half the tensor cores' rate (16 K tiles of 0.26 us of wgmmas in about 9 us; ncu: 0.26
+// instructions issued per scheduler per cycle, no eligible warp 74 % of the cycles).
 constexpr int kMinSliceTiles = 4;
 // Rows of C a block of `tile` covers: 128 for tile 128, 256 for tile 256 and for each block of tile 512.
 static int block_rows(int tile) {
