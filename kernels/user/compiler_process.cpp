@@ -26,7 +26,7 @@ namespace {
 constexpr size_t kOutputTail = 16 << 10;
 std::atomic<int> g_running{0};
 
-double now_s() {
+double compile_clock_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
@@ -104,7 +104,7 @@ uint64_t address_space_bytes(const char* field) {
 CompilerOutcome compile_in_child(const wire::CompileMsg& job, const CancelToken* cancel) {
   if (cancel) cancel->throw_if_cancelled();
   CompilerOutcome out;
-  const double t0 = now_s();
+  const double t0 = compile_clock_s();
   std::string exe;
   try {
     exe = worker_executable();
@@ -173,7 +173,7 @@ CompilerOutcome compile_in_child(const wire::CompileMsg& job, const CancelToken*
     const int status = reap_process(pid, patience_s);
     drain();
     out.output = trimmed(out.output);
-    out.wall_s = now_s() - t0;
+    out.wall_s = compile_clock_s() - t0;
     if (!failure.empty()) out.failure = failure;
     return status;
   };
@@ -237,7 +237,7 @@ CompilerOutcome compile_in_child(const wire::CompileMsg& job, const CancelToken*
       finish("cancelled", 0);
       throw Cancelled();
     }
-    if (now_s() > deadline) {
+    if (compile_clock_s() > deadline) {
       kill(pid, SIGKILL);
       finish("NVRTC did not finish within the compile limit of " + limit_words(job.time_limit_s) +
                  " and was stopped (the limit: Compile limit in the kernel's form, or --compile-limit "
