@@ -1005,8 +1005,8 @@ KernelEntry entry_wgmma_tf32() {
                   "the same bits every run (1024^3: 70 -> 95 % of cuBLAS TF32 on an H100); tile 512's pairs "
                   "likewise (1000^3: 75 -> 88-90 %). Tile 128 has twice as many tiles as tile 256, so "
                   "where the GPU holds few tiles it cuts K into half as many slices, each with half the "
-                  "partial to add (H100, against tile 256 in the same run: 1000^3 112 against 98 %, 1024^3 "
-                  "98 against 87 % of cuBLAS TF32); elsewhere it is the slower one (65-81 %).",
+                  "partial to add (H100, against tile 256 in the same runs: 1000^3 107-112 against 91-98 %, "
+                  "1024^3 92-98 against 85-87 % of cuBLAS TF32); elsewhere it is the slower one (46-80 %).",
                   {128, 256, 512},
                   {"block 128 x 128 x 32, 2 warpgroups of 64 x 128 (C^T), 6 stages, TMA; K in up to 4 "
                    "slices where the tiles fill at most half the SMs (A and B copied to 16-byte-aligned "
