@@ -109,6 +109,37 @@ TEST(BuildResources, LookupTakesTheExactArchitectureElseTheNearestAndSaysSo) {
   EXPECT_FALSE(lookup_resources(t, "tiled", 16, true, 90).row);
 }
 
+// The Occupancy panel's sentence: the build's row is compared with the driver's figures only for a launch of
+// the same blocks per tile of C. wgmma_tf32 tile 128 at 1000^3 cuts K into 2 slices and runs its split
+// variant (162 registers on the H100) where the table's row, at 4096^3, is the unsplit one (122): that is
+// another launch, not a difference.
+TEST(BuildResources, TheBuildsFiguresAreComparedOnlyWithALaunchOfTheSameBlocksPerTile) {
+  const std::vector<BuildResource> t = {
+      {"wgmma_tf32", 128, true, 90, "f", 122, 0, 0, 0, 256, 203872, 128, 128, 1}};
+  const ResourceLookup l = lookup_resources(t, "wgmma_tf32", 128, true, 90);
+  ASSERT_TRUE(l.row);
+  KernelResources driver{256, 122, 0, 203872};
+  BuildComparison c = compare_with_build(l, driver, 1);
+  EXPECT_EQ(c.kind, BuildComparison::Kind::match);
+  EXPECT_EQ(c.text, "The build's figures match the driver's (registers, shared memory, threads).");
+  driver.regs_per_thread = 162;
+  c = compare_with_build(l, driver, 1);  // the same launch, other figures: a difference, said as one
+  EXPECT_EQ(c.kind, BuildComparison::Kind::differ);
+  EXPECT_NE(c.text.find("DIFFER from the driver's: build 122 registers, 0 + 203872 B shared, 256 threads; "
+                        "driver 162, 0 + 203872 B, 256."),
+            std::string::npos)
+      << c.text;
+  c = compare_with_build(l, driver, 2);  // K in 2 slices: the row is not this launch's
+  EXPECT_EQ(c.kind, BuildComparison::Kind::other_launch);
+  EXPECT_EQ(c.text.find("DIFFER"), std::string::npos) << c.text;
+  EXPECT_NE(c.text.find("at 4096^3 (1 block per tile of C, 122 registers); this launch has 2 per tile"),
+            std::string::npos)
+      << c.text;
+  c = compare_with_build(lookup_resources(t, "wgmma_tf32", 256, true, 90), driver, 1);
+  EXPECT_EQ(c.kind, BuildComparison::Kind::no_row);
+  EXPECT_NE(c.text.find("has no row for this launch"), std::string::npos) << c.text;
+}
+
 TEST(BuildResources, TheoreticalWaveMarksComeFromTheTableAndTheCatalog) {
   const std::vector<BuildResource> t = {{"tiled", 32, true, 90, "f", 32, 8192, 0, 0, 1024, 0, 32, 32, 1}};
   SweepSpec s;

@@ -109,26 +109,11 @@ class OccupancyPanel final : public Panel {
     const bool aligned = r.spec.m % 4 == 0 && r.spec.n % 4 == 0 && r.spec.k % 4 == 0;
     const ResourceLookup lk =
         lookup_resources(build_resources(), r.spec.kernel, r.spec.tile, aligned, s.device().sm);
-    std::string cmp;
-    const ImVec4* colour = &palette().muted;
-    if (!lk.row) {
-      cmp = "The build's resource table has no row for this launch (" + build_resources_note() + ").";
-    } else {
-      const bool match = lk.row->regs == o.res.regs_per_thread && lk.row->static_smem == o.res.static_smem &&
-                         lk.row->dynamic_smem == o.res.dynamic_smem &&
-                         lk.row->threads == o.res.threads_per_block;
-      cmp = match
-                ? "The build's figures match the driver's (registers, shared memory, threads)."
-                : "The build's figures DIFFER from the driver's: build " + std::to_string(lk.row->regs) +
-                      " registers, " + std::to_string(lk.row->static_smem) + " + " +
-                      std::to_string(lk.row->dynamic_smem) + " B shared, " + std::to_string(lk.row->threads) +
-                      " threads; driver " + std::to_string(o.res.regs_per_thread) + ", " +
-                      std::to_string(o.res.static_smem) + " + " + std::to_string(o.res.dynamic_smem) +
-                      " B, " + std::to_string(o.res.threads_per_block) + ".";
-      colour = match ? &palette().good : &palette().warn;
-      if (!lk.exact_arch) cmp += " (" + lk.note + ")";
-    }
-    text_lines(cmp, colour);
+    const BuildComparison cmp = compare_with_build(lk, o.res, r.blocks_per_tile);
+    const ImVec4* colour = cmp.kind == BuildComparison::Kind::match    ? &palette().good
+                           : cmp.kind == BuildComparison::Kind::differ ? &palette().warn
+                                                                       : &palette().muted;
+    text_lines(cmp.text, colour);
     if (ImGui::CollapsingHeader("What if (calculator on this GPU)")) calculator(s, out, false);
     if (r.occupancy_by_tile.size() > 1) plot(out, occupancy_of(s));
   }

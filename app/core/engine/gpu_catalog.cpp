@@ -102,6 +102,37 @@ ResourceLookup lookup_resources(const std::vector<BuildResource>& table, const s
   return out;
 }
 
+BuildComparison compare_with_build(const ResourceLookup& lk, const KernelResources& o, int blocks_per_tile) {
+  BuildComparison c;
+  if (!lk.row) {
+    c.text = "The build's resource table has no row for this launch (" + build_resources_note() + ").";
+    return c;
+  }
+  const BuildResource& row = *lk.row;
+  if (row.blocks_per_tile != blocks_per_tile) {
+    c.kind = BuildComparison::Kind::other_launch;
+    c.text = "The build's table describes this kernel and tile at 4096^3 (" +
+             std::to_string(row.blocks_per_tile) + (row.blocks_per_tile == 1 ? " block" : " blocks") +
+             " per tile of C, " + std::to_string(row.regs) + " registers); this launch has " +
+             std::to_string(blocks_per_tile) +
+             " per tile (K in slices, another variant of the kernel), so the figures above are the driver's "
+             "alone.";
+    return c;
+  }
+  const bool match = row.regs == o.regs_per_thread && row.static_smem == o.static_smem &&
+                     row.dynamic_smem == o.dynamic_smem && row.threads == o.threads_per_block;
+  c.kind = match ? BuildComparison::Kind::match : BuildComparison::Kind::differ;
+  c.text = match ? "The build's figures match the driver's (registers, shared memory, threads)."
+                 : "The build's figures DIFFER from the driver's: build " + std::to_string(row.regs) +
+                       " registers, " + std::to_string(row.static_smem) + " + " +
+                       std::to_string(row.dynamic_smem) + " B shared, " + std::to_string(row.threads) +
+                       " threads; driver " + std::to_string(o.regs_per_thread) + ", " +
+                       std::to_string(o.static_smem) + " + " + std::to_string(o.dynamic_smem) + " B, " +
+                       std::to_string(o.threads_per_block) + ".";
+  if (!lk.exact_arch) c.text += " (" + lk.note + ")";
+  return c;
+}
+
 OccupancyInputs inputs_from(const BuildResource& r) {
   OccupancyInputs in;
   in.threads_per_block = r.threads;

@@ -68,6 +68,16 @@ struct ResourceLookup {
 // compiled one below it (else above it) stands in and the note says so.
 ResourceLookup lookup_resources(const std::vector<BuildResource>& table, const std::string& kernel, int tile,
                                 bool aligned, int arch);
+// The build's row against what the driver reported for a launch with `blocks_per_tile` blocks per tile of C.
+// The table describes each kernel x tile at 4096^3 / 4099^3; where a launch has another number of blocks per
+// tile (K cut into slices at a small shape: wgmma_tf32 runs another function then), the row is not this
+// launch's and is not compared.
+struct BuildComparison {
+  enum class Kind { no_row, other_launch, match, differ } kind = Kind::no_row;
+  std::string text;  // one sentence for the Occupancy panel
+};
+BuildComparison compare_with_build(const ResourceLookup& lookup, const KernelResources& driver,
+                                   int blocks_per_tile);
 
 // What the calculator works from, and what a person may change (what-if).
 struct OccupancyInputs {
