@@ -119,25 +119,25 @@ TEST(BuildResources, TheBuildsFiguresAreComparedOnlyWithALaunchOfTheSameBlocksPe
   const ResourceLookup l = lookup_resources(t, "wgmma_tf32", 128, true, 90);
   ASSERT_TRUE(l.row);
   KernelResources driver{256, 122, 0, 203872};
-  BuildComparison c = compare_with_build(l, driver, 1);
+  BuildComparison c = compare_with_build(l, driver, 1, "note");
   EXPECT_EQ(c.kind, BuildComparison::Kind::match);
   EXPECT_EQ(c.text, "The build's figures match the driver's (registers, shared memory, threads).");
   driver.regs_per_thread = 162;
-  c = compare_with_build(l, driver, 1);  // the same launch, other figures: a difference, said as one
+  c = compare_with_build(l, driver, 1, "note");  // the same launch, other figures: a difference, said as one
   EXPECT_EQ(c.kind, BuildComparison::Kind::differ);
   EXPECT_NE(c.text.find("DIFFER from the driver's: build 122 registers, 0 + 203872 B shared, 256 threads; "
                         "driver 162, 0 + 203872 B, 256."),
             std::string::npos)
       << c.text;
-  c = compare_with_build(l, driver, 2);  // K in 2 slices: the row is not this launch's
+  c = compare_with_build(l, driver, 2, "note");  // K in 2 slices: the row is not this launch's
   EXPECT_EQ(c.kind, BuildComparison::Kind::other_launch);
   EXPECT_EQ(c.text.find("DIFFER"), std::string::npos) << c.text;
   EXPECT_NE(c.text.find("at 4096^3 (1 block per tile of C, 122 registers); this launch has 2 per tile"),
             std::string::npos)
       << c.text;
-  c = compare_with_build(lookup_resources(t, "wgmma_tf32", 256, true, 90), driver, 1);
+  c = compare_with_build(lookup_resources(t, "wgmma_tf32", 256, true, 90), driver, 1, "no nvcc");
   EXPECT_EQ(c.kind, BuildComparison::Kind::no_row);
-  EXPECT_NE(c.text.find("has no row for this launch"), std::string::npos) << c.text;
+  EXPECT_EQ(c.text, "The build's resource table has no row for this launch (no nvcc).");
 }
 
 TEST(BuildResources, TheoreticalWaveMarksComeFromTheTableAndTheCatalog) {

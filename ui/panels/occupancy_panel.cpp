@@ -109,7 +109,7 @@ class OccupancyPanel final : public Panel {
     const bool aligned = r.spec.m % 4 == 0 && r.spec.n % 4 == 0 && r.spec.k % 4 == 0;
     const ResourceLookup lk =
         lookup_resources(build_resources(), r.spec.kernel, r.spec.tile, aligned, s.device().sm);
-    const BuildComparison cmp = compare_with_build(lk, o.res, r.blocks_per_tile);
+    const BuildComparison cmp = compare_with_build(lk, o.res, r.blocks_per_tile, build_resources_note());
     const ImVec4* colour = cmp.kind == BuildComparison::Kind::match    ? &palette().good
                            : cmp.kind == BuildComparison::Kind::differ ? &palette().warn
                                                                        : &palette().muted;

@@ -102,10 +102,11 @@ ResourceLookup lookup_resources(const std::vector<BuildResource>& table, const s
   return out;
 }
 
-BuildComparison compare_with_build(const ResourceLookup& lk, const KernelResources& o, int blocks_per_tile) {
+BuildComparison compare_with_build(const ResourceLookup& lk, const KernelResources& o, int blocks_per_tile,
+                                   const std::string& table_note) {
   BuildComparison c;
   if (!lk.row) {
-    c.text = "The build's resource table has no row for this launch (" + build_resources_note() + ").";
+    c.text = "The build's resource table has no row for this launch (" + table_note + ").";
     return c;
   }
   const BuildResource& row = *lk.row;

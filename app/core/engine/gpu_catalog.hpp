@@ -76,8 +76,10 @@ struct BuildComparison {
   enum class Kind { no_row, other_launch, match, differ } kind = Kind::no_row;
   std::string text;  // one sentence for the Occupancy panel
 };
+// `table_note`: build_resources_note(), said where there is no row (a parameter, so app/core does not depend
+// on the generated table).
 BuildComparison compare_with_build(const ResourceLookup& lookup, const KernelResources& driver,
-                                   int blocks_per_tile);
+                                   int blocks_per_tile, const std::string& table_note);
 
 // What the calculator works from, and what a person may change (what-if).
 struct OccupancyInputs {
