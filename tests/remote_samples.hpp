@@ -142,6 +142,7 @@ inline RunResult sample_result() {
   o.full_waves = 3;
   o.tail_fill = 0.9;
   o.api_blocks_per_sm = 2;
+  o.function = "_ZN2ts5tiledILi16EEEvPKfS2_Pflll";
   r.occupancy = o;
   r.occupancy_by_tile = {{16, o}, {32, o}};
   auto t = std::make_shared<TileTrace>();

@@ -31,7 +31,7 @@ struct PanelReport {
   float least_w = 0,
         least_h = 0;  // the least size its content is drawn well in (0: no say; the layout keeps it)
   std::string state;  // e.g. "needs a GPU", "interop", "host: <why>"
-  std::string text;   // the status bar: what it says this frame
+  std::string text;   // the status bar: what it says this frame; the Occupancy panel: its build sentence
 };
 
 // One heatmap's plot area and the element coordinates at its edges (x = column, y = row; y0 is the top edge):

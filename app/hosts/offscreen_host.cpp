@@ -299,8 +299,13 @@ int run_snapshot(const SnapshotOptions& opt) {
     for (const auto& [name, p] : drawn.panels) {
       j["rects"][name] = rect_json(p.rect);
       j["states"][name] = p.state;
-      j["panels"][name] = {{"rect", rect_json(p.rect)},  {"visible", p.visible},         {"docked", p.docked},
-                           {"clipped_px", p.clipped_px}, {"overflow_px", p.overflow_px}, {"state", p.state}};
+      j["panels"][name] = {{"rect", rect_json(p.rect)},
+                           {"visible", p.visible},
+                           {"docked", p.docked},
+                           {"clipped_px", p.clipped_px},
+                           {"overflow_px", p.overflow_px},
+                           {"state", p.state},
+                           {"text", p.text}};
     }
     for (const auto& [name, h] : drawn.heatmaps) {
       j["rects"][name] = rect_json(h.plot);

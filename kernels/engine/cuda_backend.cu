@@ -16,6 +16,7 @@
 #include "kernels/engine/device_run.cuh"
 #include "core/engine/engine.hpp"
 #include "kernels/engine/heatmap_lod.cuh"
+#include "kernels/engine/mangled_names.hpp"
 #include "kernels/engine/matrix_ops.cuh"
 #include "kernels/engine/nvml.hpp"
 #include "kernels/engine/registry.hpp"
@@ -492,6 +493,10 @@ class CudaBackend final : public Backend {
     li.occupancy = compute_occupancy(m_limits, res, li.grid_blocks);
     CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&li.occupancy.api_blocks_per_sm, q.func,
                                                              q.threads, q.dynamic_smem));
+    // The function's name, as the build-time table writes it: its row is found by it (the Occupancy panel).
+    const char* name = nullptr;
+    CUDA_CHECK(cudaFuncGetName(&name, q.func));
+    if (name) li.occupancy.function = normalize_mangled(name);
     return li;
   }
 

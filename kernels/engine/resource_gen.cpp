@@ -2,12 +2,13 @@
 // the build machine, which needs no GPU:
 //   1. reads the ptxas reports of every kernel object (<object>.ptxas, written by cmake/ptxas_capture.sh from
 //      -Xptxas -v): registers, static shared memory, spills and stack per kernel function and architecture;
-//   2. asks every registered kernel x tile, for an aligned shape (4096^3) and a ragged one (4099^3), which
-//      function it would launch with which block and dynamic shared memory (an offline LaunchQuery: no CUDA
-//      call is made);
+//   2. asks every registered kernel x tile, for an aligned shape (4096^3) and a ragged one (4099^3), then for
+//      smaller ones, which function it would launch with which block and dynamic shared memory (an offline
+//      LaunchQuery: no CUDA call is made); a function first launched at a smaller shape gets a row of its
+//      own;
 //   3. names each launched function by its symbol in this program's own ELF symbol table (the host stub of a
 //      __global__ function carries the kernel's mangled name) and joins the two;
-//   4. writes a C++ source with one row per kernel x tile x shape class x architecture.
+//   4. writes a C++ source with one row per kernel x tile x shape class x function x architecture.
 // Usage: tilescope_resource_gen OUT.cpp OBJECT... (objects without a .ptxas report are skipped)
 #include <elf.h>
 #include <link.h>
@@ -147,35 +148,45 @@ int main(int argc, char** argv) {
 
   std::ostringstream rows;
   int count = 0;
+  // The shapes each kernel x tile is asked about (an H100's 132 SMs): 4096^3 and 4099^3 for the main rows,
+  // the smaller ones for the variants (wgmma_tf32 cuts K into slices at 1024^3 and below).
+  constexpr int64_t kAlignedSides[] = {4096, 2048, 1024, 512, 128};
+  constexpr int64_t kRaggedSides[] = {4099, 2049, 1001, 513, 129};
   std::vector<std::string> missing;
   for (const auto& e : ts::register_kernels()) {
     if (!e.cuda) continue;
     const std::vector<int> tiles = e.info.tiles.empty() ? std::vector<int>{0} : e.info.tiles;
     for (int tile : tiles)
       for (bool aligned : {true, false}) {
-        const int64_t n = aligned ? 4096 : 4099;
-        ts::LaunchQuery q;
-        q.offline = true;
-        e.cuda(ts::GemmArgs{nullptr, nullptr, nullptr, n, n, n}, tile, nullptr, &q);
-        if (!q.func) continue;  // cuBLAS: closed kernels
-        const auto it = syms.find(reinterpret_cast<uintptr_t>(q.func) - base);
-        const std::string name = it == syms.end() ? "" : normalize(it->second);
-        bool found = false;
-        for (int arch : arches) {
-          const auto u = usage.find({name, arch});
-          if (u == usage.end()) continue;
-          found = true;
-          ++count;
-          rows << "      {" << quoted(e.info.id) << ", " << tile << ", " << (aligned ? "true" : "false")
-               << ", " << arch << ", " << quoted(name) << ", " << u->second.regs << ", " << u->second.smem
-               << ", " << u->second.spill << ", " << u->second.stack << ", " << q.threads << ", "
-               << q.dynamic_smem << ", " << q.tile_m << ", " << q.tile_n << ", "
-               << (q.k_segments ? 1u : q.grid_z) << "},\n";  // stream-K: grid_z counts trace segments
+        // The main row at 4096^3 (4099^3), then a row for each other function a smaller shape launches.
+        std::set<std::string> listed;
+        for (const int64_t n : aligned ? kAlignedSides : kRaggedSides) {
+          const bool main_row = n == (aligned ? kAlignedSides : kRaggedSides)[0];
+          ts::LaunchQuery q;
+          q.offline = true;
+          e.cuda(ts::GemmArgs{nullptr, nullptr, nullptr, n, n, n}, tile, nullptr, &q);
+          if (!q.func) break;  // cuBLAS: closed kernels
+          const auto it = syms.find(reinterpret_cast<uintptr_t>(q.func) - base);
+          const std::string name = it == syms.end() ? "" : normalize(it->second);
+          if (!listed.insert(name).second) continue;
+          bool found = false;
+          for (int arch : arches) {
+            const auto u = usage.find({name, arch});
+            if (u == usage.end()) continue;
+            found = true;
+            ++count;
+            rows << "      {" << quoted(e.info.id) << ", " << tile << ", " << (aligned ? "true" : "false")
+                 << ", " << arch << ", " << quoted(name) << ", " << u->second.regs << ", " << u->second.smem
+                 << ", " << u->second.spill << ", " << u->second.stack << ", " << q.threads << ", "
+                 << q.dynamic_smem << ", " << q.tile_m << ", " << q.tile_n << ", "
+                 << (q.k_segments ? 1u : q.grid_z)  // stream-K: grid_z counts trace segments
+                 << ", " << n << ", " << (main_row ? "false" : "true") << "},\n";
+          }
+          if (!found)
+            missing.push_back(e.info.id + " T=" + std::to_string(tile) + " at " + std::to_string(n) + "^3" +
+                              (aligned ? " (aligned)" : " (ragged)") + ": " +
+                              (name.empty() ? "no symbol for its function" : name));
         }
-        if (!found)
-          missing.push_back(e.info.id + " T=" + std::to_string(tile) +
-                            (aligned ? " (aligned)" : " (ragged)") + ": " +
-                            (name.empty() ? "no symbol for its function" : name));
       }
   }
   if (reports > 0 && !missing.empty()) {
@@ -197,7 +208,7 @@ int main(int argc, char** argv) {
          "const std::vector<BuildResource>& build_resources() {\n"
          "  // kernel, tile, aligned, arch, function, regs, static smem, spill stores, stack, threads, "
          "dynamic smem,\n"
-         "  // tile_m, tile_n\n"
+         "  // tile_m, tile_n, blocks per tile, side, variant\n"
          "  static const std::vector<BuildResource> table = {\n"
       << rows.str()
       << "  };\n  return table;\n}\n\n"

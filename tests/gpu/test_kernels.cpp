@@ -685,6 +685,7 @@ TEST(BuildResources, MatchTheDriverForEveryKernelAndTile) {
         ASSERT_TRUE(l.row) << build_resources_note();
         if (!l.exact_arch) GTEST_SKIP() << l.note << " (build for this GPU's architecture to compare)";
         const KernelResources& r = li->occupancy.res;
+        EXPECT_EQ(std::string(l.row->function), li->occupancy.function);  // cudaFuncGetName: the table's name
         EXPECT_EQ(l.row->regs, r.regs_per_thread);
         EXPECT_EQ(l.row->static_smem, r.static_smem);
         EXPECT_EQ(l.row->dynamic_smem, r.dynamic_smem);
@@ -709,6 +710,54 @@ TEST(BuildResources, MatchTheDriverForEveryKernelAndTile) {
     EXPECT_EQ(h.limits.smem_per_sm, d.limits.smem_per_sm);
     EXPECT_EQ(h.limits.reserved_smem_per_block, d.limits.reserved_smem_per_block);
   }
+}
+
+// Every function a kernel x tile launches at the shapes the build-time table was made from (4096^3 down to
+// 128^3, aligned and ragged) is found in the table by the name the driver gives it, and its row is what the
+// driver reports: the split variants wgmma_tf32 runs at 1024^3 and stream-K's at small shapes as much as
+// the main launches. The table plans for an H100's 132 SMs; on a GPU with another count a launch may pick
+// a function the table never saw (its slices depend on the SMs), which is printed and not counted.
+TEST(BuildResources, EveryFunctionLaunchedHasItsOwnRowAndItMatchesTheDriver) {
+  REQUIRE_GPU(backend);
+  const DeviceInfo d = backend->device_info();
+  int compared = 0, variants = 0;
+  for (const auto& k : backend->kernels()) {
+    if (!k.has_cuda || k.min_sm > d.sm || k.id.rfind("cublas", 0) == 0) continue;
+    for (int tile : k.tiles)
+      for (int64_t side : {4096, 2048, 1024, 512, 128, 4099, 2049, 1001, 513, 129}) {
+        SCOPED_TRACE(k.id + " T=" + std::to_string(tile) + " at " + std::to_string(side) + "^3");
+        ProblemSpec s;
+        s.m = s.n = s.k = side;
+        s.kernel = k.id;
+        s.tile = tile;
+        const auto li = backend->launch_info(s);
+        ASSERT_TRUE(li);
+        const std::string& f = li->occupancy.function;
+        ASSERT_FALSE(f.empty());
+        const ResourceLookup l = lookup_resources(build_resources(), k.id, tile, side % 4 == 0, d.sm, f);
+        if (!l.row && d.sm_count != 132) {
+          std::printf("  %s T=%d at %lld^3 on %d SMs: %s is not in the table\n", k.id.c_str(), tile,
+                      (long long)side, d.sm_count, f.c_str());
+          continue;
+        }
+        ASSERT_TRUE(l.row) << f << (l.other_function ? ": another function than the table's" : "");
+        if (!l.exact_arch) GTEST_SKIP() << l.note << " (build for this GPU's architecture to compare)";
+        const KernelResources& r = li->occupancy.res;
+        EXPECT_EQ(l.row->regs, r.regs_per_thread);
+        EXPECT_EQ(l.row->static_smem, r.static_smem);
+        EXPECT_EQ(l.row->dynamic_smem, r.dynamic_smem);
+        EXPECT_EQ(l.row->threads, r.threads_per_block);
+        EXPECT_EQ(l.row->variant, l.row->side != (side % 4 == 0 ? 4096 : 4099));
+        const BuildComparison c = compare_with_build(l, r, li->blocks_per_tile, "");
+        EXPECT_EQ(c.kind, BuildComparison::Kind::match) << c.text;
+        ++compared;
+        variants += l.row->variant && l.row->side == side;
+      }
+  }
+  EXPECT_GT(compared, 100);
+  // wgmma_tf32's split variants (3 tiles x 2 shape classes) and stream-K's small-shape one (2 classes) at
+  // least, where the device is an H100.
+  if (d.sm == 90) EXPECT_GE(variants, 8);
 }
 
 // The device store (what every heatmap reads) against the host, for A, B, C and the error map of a kernel

@@ -109,11 +109,11 @@ TEST(BuildResources, LookupTakesTheExactArchitectureElseTheNearestAndSaysSo) {
   EXPECT_FALSE(lookup_resources(t, "tiled", 16, true, 90).row);
 }
 
-// The Occupancy panel's sentence: the build's row is compared with the driver's figures only for a launch of
-// the same blocks per tile of C. wgmma_tf32 tile 128 at 1000^3 cuts K into 2 slices and runs its split
-// variant (162 registers on the H100) where the table's row, at 4096^3, is the unsplit one (122): that is
-// another launch, not a difference.
-TEST(BuildResources, TheBuildsFiguresAreComparedOnlyWithALaunchOfTheSameBlocksPerTile) {
+// The Occupancy panel's sentence for an engine that does not name the function it launched: the main row is
+// compared with the driver's figures only for a launch of the same blocks per tile of C. wgmma_tf32 tile 128
+// at 1000^3 cuts K into 2 slices and runs its split variant (162 registers on the H100) where the main row,
+// at 4096^3, is the unsplit one (122): that is another launch, not a difference.
+TEST(BuildResources, WithoutTheFunctionTheMainRowIsComparedOnlyWithALaunchOfItsBlocksPerTile) {
   const std::vector<BuildResource> t = {
       {"wgmma_tf32", 128, true, 90, "f", 122, 0, 0, 0, 256, 203872, 128, 128, 1}};
   const ResourceLookup l = lookup_resources(t, "wgmma_tf32", 128, true, 90);
@@ -138,6 +138,67 @@ TEST(BuildResources, TheBuildsFiguresAreComparedOnlyWithALaunchOfTheSameBlocksPe
   c = compare_with_build(lookup_resources(t, "wgmma_tf32", 256, true, 90), driver, 1, "no nvcc");
   EXPECT_EQ(c.kind, BuildComparison::Kind::no_row);
   EXPECT_EQ(c.text, "The build's resource table has no row for this launch (no nvcc).");
+}
+
+// The launch names its function (cudaFuncGetName): the row of that function is compared, the variant's as
+// much as the main one's, and a function the table has no row for is another launch. Without a function the
+// variant rows are never taken (the calculator, the wave marks and `list --occupancy` use the main rows).
+TEST(BuildResources, ALaunchIsComparedWithTheRowOfTheFunctionItRan) {
+  std::vector<BuildResource> t = {
+      {"wgmma_tf32", 128, true, 90, "unsplit", 122, 0, 0, 0, 256, 203872, 128, 128, 1, 4096, false},
+      {"wgmma_tf32", 128, true, 90, "split", 162, 0, 0, 0, 256, 203872, 128, 128, 2, 1024, true},
+      {"tiled", 32, true, 80, "tiled32", 32, 8192, 0, 0, 1024, 0, 32, 32, 1, 4096, false}};
+  ResourceLookup l = lookup_resources(t, "wgmma_tf32", 128, true, 90);
+  ASSERT_TRUE(l.row);
+  EXPECT_EQ(std::string(l.row->function), "unsplit");
+  EXPECT_FALSE(l.by_function);
+  l = lookup_resources(t, "wgmma_tf32", 128, true, 90, "split");
+  ASSERT_TRUE(l.row);
+  EXPECT_EQ(std::string(l.row->function), "split");
+  EXPECT_TRUE(l.by_function);
+  // The split launch at 1000^3: 2 blocks per tile, its own row, the same figures.
+  KernelResources driver{256, 162, 0, 203872};
+  BuildComparison c = compare_with_build(l, driver, 2, "note");
+  EXPECT_EQ(c.kind, BuildComparison::Kind::match);
+  EXPECT_EQ(
+      c.text,
+      "The build's figures for the function this launch ran (the kernel's variant at small shapes, as at "
+      "1024^3) match the driver's (registers, shared memory, threads).");
+  // On another machine the same function may run with other slices (another SM count): still its row.
+  EXPECT_EQ(compare_with_build(l, driver, 3, "note").kind, BuildComparison::Kind::match);
+  driver.regs_per_thread = 168;
+  c = compare_with_build(l, driver, 2, "note");
+  EXPECT_EQ(c.kind, BuildComparison::Kind::differ);
+  EXPECT_NE(c.text.find("DIFFER from the driver's: build 162 registers"), std::string::npos) << c.text;
+  // The main row by its function: no sentence about variants.
+  driver.regs_per_thread = 122;
+  c = compare_with_build(lookup_resources(t, "wgmma_tf32", 128, true, 90, "unsplit"), driver, 1, "note");
+  EXPECT_EQ(c.kind, BuildComparison::Kind::match);
+  EXPECT_EQ(c.text, "The build's figures match the driver's (registers, shared memory, threads).");
+  // A function the table does not list for this kernel x tile: another launch, never a difference.
+  l = lookup_resources(t, "wgmma_tf32", 128, true, 90, "a third one");
+  EXPECT_FALSE(l.row);
+  EXPECT_TRUE(l.other_function);
+  c = compare_with_build(l, driver, 1, "note");
+  EXPECT_EQ(c.kind, BuildComparison::Kind::other_launch);
+  EXPECT_NE(c.text.find("no row for the function this launch ran"), std::string::npos) << c.text;
+  // A kernel with no rows at all (a person's kernel, cuBLAS): no row, whatever its function.
+  l = lookup_resources(t, "yours:mm", 16, true, 90, "mm");
+  EXPECT_FALSE(l.row);
+  EXPECT_FALSE(l.other_function);
+  EXPECT_EQ(compare_with_build(l, driver, 1, "note").kind, BuildComparison::Kind::no_row);
+  // By function on an architecture not compiled: the nearest one's row of that function, said.
+  l = lookup_resources(t, "tiled", 32, true, 89, "tiled32");
+  ASSERT_TRUE(l.row);
+  EXPECT_FALSE(l.exact_arch);
+  EXPECT_FALSE(l.other_function);
+  c = compare_with_build(l, KernelResources{1024, 32, 8192, 0}, 1, "note");
+  EXPECT_EQ(c.kind, BuildComparison::Kind::match);
+  EXPECT_NE(c.text.find("(sm_89 is not compiled in this build: figures of sm_80)"), std::string::npos)
+      << c.text;
+  // A table with only a variant row for a kernel x tile gives no main row.
+  t.erase(t.begin());
+  EXPECT_FALSE(lookup_resources(t, "wgmma_tf32", 128, true, 90).row);
 }
 
 TEST(BuildResources, TheoreticalWaveMarksComeFromTheTableAndTheCatalog) {

@@ -124,6 +124,7 @@ TEST(RemoteProtocol, ValuesSurviveTheTrip) {
   EXPECT_TRUE(run.request.policy->changing_inputs);
   ASSERT_TRUE(d.result.occupancy);
   EXPECT_EQ(d.result.occupancy->limiter, "threads");
+  EXPECT_EQ(d.result.occupancy->function, "_ZN2ts5tiledILi16EEEvPKfS2_Pflll");
   ASSERT_EQ(d.result.occupancy_by_tile.size(), 2u);
   EXPECT_EQ(d.result.occupancy_by_tile[1].first, 32);
   ASSERT_TRUE(d.result.trace);

@@ -105,11 +105,15 @@ class OccupancyPanel final : public Panel {
     text_fit("Measured device: " + s.device().name);
     const OccupancyReport& o = *r.occupancy;
     draw_facts("occ", facts_of(o, true));
-    // The build-time table (ptxas) against what the driver reports for the launch that was timed.
+    // The build-time table (ptxas) against what the driver reports for the launch that was timed: the row of
+    // the function it ran.
     const bool aligned = r.spec.m % 4 == 0 && r.spec.n % 4 == 0 && r.spec.k % 4 == 0;
     const ResourceLookup lk =
-        lookup_resources(build_resources(), r.spec.kernel, r.spec.tile, aligned, s.device().sm);
+        lookup_resources(build_resources(), r.spec.kernel, r.spec.tile, aligned, s.device().sm, o.function);
     const BuildComparison cmp = compare_with_build(lk, o.res, r.blocks_per_tile, build_resources_note());
+    static constexpr const char* kKinds[] = {"no row", "another launch", "match", "differ"};
+    out.panels[name()].state = std::string("shown; build's figures: ") + kKinds[int(cmp.kind)];
+    out.panels[name()].text = cmp.text;
     const ImVec4* colour = cmp.kind == BuildComparison::Kind::match    ? &palette().good
                            : cmp.kind == BuildComparison::Kind::differ ? &palette().warn
                                                                        : &palette().muted;

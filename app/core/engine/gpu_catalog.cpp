@@ -81,36 +81,51 @@ GpuModel gpu_model_of(const DeviceInfo& d) {
 }
 
 ResourceLookup lookup_resources(const std::vector<BuildResource>& table, const std::string& kernel, int tile,
-                                bool aligned, int arch) {
+                                bool aligned, int arch, const std::string& function) {
   ResourceLookup out;
+  out.by_function = !function.empty();
   const BuildResource* below = nullptr;
   const BuildResource* above = nullptr;
   for (const auto& r : table) {
     if (kernel != r.kernel || r.tile != tile || r.aligned != aligned) continue;
+    if (out.by_function ? function != r.function : r.variant) {
+      out.other_function = out.by_function;
+      continue;
+    }
     if (r.arch == arch) {
       out.row = &r;
       out.exact_arch = true;
+      out.other_function = false;
       return out;
     }
     if (r.arch < arch && (!below || r.arch > below->arch)) below = &r;
     if (r.arch > arch && (!above || r.arch < above->arch)) above = &r;
   }
   out.row = below ? below : above;
-  if (out.row)
+  if (out.row) {
+    out.other_function = false;
     out.note = "sm_" + std::to_string(arch) + " is not compiled in this build: figures of sm_" +
                std::to_string(out.row->arch);
+  }
   return out;
 }
 
 BuildComparison compare_with_build(const ResourceLookup& lk, const KernelResources& o, int blocks_per_tile,
                                    const std::string& table_note) {
   BuildComparison c;
+  if (lk.other_function) {
+    c.kind = BuildComparison::Kind::other_launch;
+    c.text =
+        "The build's table has no row for the function this launch ran (it describes the launches at "
+        "4096^3 and the variants of smaller shapes it knows), so the figures above are the driver's alone.";
+    return c;
+  }
   if (!lk.row) {
     c.text = "The build's resource table has no row for this launch (" + table_note + ").";
     return c;
   }
   const BuildResource& row = *lk.row;
-  if (row.blocks_per_tile != blocks_per_tile) {
+  if (!lk.by_function && row.blocks_per_tile != blocks_per_tile) {
     c.kind = BuildComparison::Kind::other_launch;
     c.text = "The build's table describes this kernel and tile at 4096^3 (" +
              std::to_string(row.blocks_per_tile) + (row.blocks_per_tile == 1 ? " block" : " blocks") +
@@ -123,9 +138,14 @@ BuildComparison compare_with_build(const ResourceLookup& lk, const KernelResourc
   const bool match = row.regs == o.regs_per_thread && row.static_smem == o.static_smem &&
                      row.dynamic_smem == o.dynamic_smem && row.threads == o.threads_per_block;
   c.kind = match ? BuildComparison::Kind::match : BuildComparison::Kind::differ;
-  c.text = match ? "The build's figures match the driver's (registers, shared memory, threads)."
-                 : "The build's figures DIFFER from the driver's: build " + std::to_string(row.regs) +
-                       " registers, " + std::to_string(row.static_smem) + " + " +
+  // A variant's row: say which launch of the kernel it is.
+  const std::string whose =
+      row.variant ? " for the function this launch ran (the kernel's variant at small shapes, as at " +
+                        std::to_string(row.side) + "^3)"
+                  : "";
+  c.text = match ? "The build's figures" + whose + " match the driver's (registers, shared memory, threads)."
+                 : "The build's figures" + whose + " DIFFER from the driver's: build " +
+                       std::to_string(row.regs) + " registers, " + std::to_string(row.static_smem) + " + " +
                        std::to_string(row.dynamic_smem) + " B shared, " + std::to_string(row.threads) +
                        " threads; driver " + std::to_string(o.regs_per_thread) + ", " +
                        std::to_string(o.static_smem) + " + " + std::to_string(o.dynamic_smem) + " B, " +

@@ -38,7 +38,9 @@ const GpuModel& find_gpu(const std::string& id);
 GpuModel gpu_model_of(const DeviceInfo& d);
 
 // One row of the build-time table: a kernel x tile x shape class (aligned: M, N, K multiples of 4, the
-// vector paths; else the ragged variant) compiled for one architecture.
+// vector paths; else the ragged variant) compiled for one architecture. Each kernel x tile x shape class has
+// a main row, its launch at 4096^3 / 4099^3; a kernel that launches another function at a smaller shape (K in
+// slices: wgmma_tf32 at 1024^3) has a row for that function too, marked `variant`.
 struct BuildResource {
   const char* kernel;
   int tile;
@@ -52,7 +54,9 @@ struct BuildResource {
   int threads;           // threads per block the launcher uses
   int dynamic_smem;      // bytes of dynamic shared memory the launcher asks for
   int tile_m, tile_n;    // C per block
-  int blocks_per_tile;   // blocks per tile of C (split-K: its slices of K at 4096^3 / 4099^3; else 1)
+  int blocks_per_tile;   // blocks per tile of C at `side` (split-K: its slices of K; else 1)
+  int side = 0;          // the launch this row describes: side^3 (4096 or 4099 for a main row)
+  bool variant = false;  // a function the kernel launches only at smaller shapes such as side^3
 };
 // Defined in the generated source (tilescope_build_resources): every row, and where they come from (or why
 // there are none: a build without nvcc says so).
@@ -60,18 +64,23 @@ const std::vector<BuildResource>& build_resources();
 std::string build_resources_note();
 
 struct ResourceLookup {
-  const BuildResource* row = nullptr;  // nullptr: the kernel x tile is not in the table
-  bool exact_arch = false;             // compiled for the architecture asked
-  std::string note;                    // e.g. "sm_75 not compiled in this build: figures of sm_90"
+  const BuildResource* row =
+      nullptr;               // nullptr: the kernel x tile (or the function asked) is not in the table
+  bool exact_arch = false;   // compiled for the architecture asked
+  std::string note;          // e.g. "sm_75 not compiled in this build: figures of sm_90"
+  bool by_function = false;  // the row was looked up by the launch's function
+  // A function was asked and the table has rows for the kernel x tile, none for that function.
+  bool other_function = false;
 };
-// The row for kernel x tile x shape class on `arch`. When that architecture was not compiled, the nearest
-// compiled one below it (else above it) stands in and the note says so.
+// The row for kernel x tile x shape class on `arch`: the main one, or with `function` (a launch's
+// OccupancyReport::function) the row of that function. When that architecture was not compiled, the
+// nearest compiled one below it (else above it) stands in and the note says so.
 ResourceLookup lookup_resources(const std::vector<BuildResource>& table, const std::string& kernel, int tile,
-                                bool aligned, int arch);
-// The build's row against what the driver reported for a launch with `blocks_per_tile` blocks per tile of C.
-// The table describes each kernel x tile at 4096^3 / 4099^3; where a launch has another number of blocks per
-// tile (K cut into slices at a small shape: wgmma_tf32 runs another function then), the row is not this
-// launch's and is not compared.
+                                bool aligned, int arch, const std::string& function = "");
+// The build's row against what the driver reported for a launch. Looked up by the launch's function, the row
+// is that function's. Without a function (an engine that does not report it) the main row stands in, and it
+// is compared only for a launch of its blocks per tile of C: with K cut into slices at a small shape
+// wgmma_tf32 runs another function.
 struct BuildComparison {
   enum class Kind { no_row, other_launch, match, differ } kind = Kind::no_row;
   std::string text;  // one sentence for the Occupancy panel

@@ -41,6 +41,9 @@ struct OccupancyReport {
   int64_t full_waves = 0;
   double tail_fill = 0;        // how full the last wave is (1 = the grid is a whole number of waves)
   int api_blocks_per_sm = -1;  // what the CUDA occupancy API said (-1: not asked)
+  // The function launched, its mangled name as the build-time table writes it (cudaFuncGetName); "" where
+  // unknown (the calculator, a person's kernel).
+  std::string function;
 };
 
 OccupancyReport compute_occupancy(const DeviceLimits& d, const KernelResources& k, int64_t grid_blocks);

@@ -175,6 +175,7 @@ void occupancy_fields(Io& io, O& o) {
   io.integer("full_waves", o.full_waves, 0, INT64_MAX);
   io.number("tail_fill", o.tail_fill, 0, 1, false);
   io.integer("api_blocks_per_sm", o.api_blocks_per_sm, -1, 1 << 20);
+  io.text("function", o.function, 4096);
 }
 
 template <class Io, class T>
