@@ -2094,6 +2094,46 @@ TEST_F(Gui, AKernelFileIsBuiltListedAndRebuiltOnEverySaveAndErrorsKeepTheLastGoo
   EXPECT_EQ(s.passed, 1) << "see the Test Engine log above";
 }
 
+// A kernel's description in the Controls panel is its first sentence until "more..." is clicked: wgmma_tf32's
+// whole paragraph of measurements pushed the tiles and the Run button below a 1366 x 768 screen. At that size
+// every built-in kernel's Controls fit (nothing scrolled out of sight); the whole description is one click
+// away, and "less" folds it again.
+TEST_F(Gui, AKernelsDescriptionIsOneSentenceUntilAskedSoTheRunButtonStaysInSight) {
+  GuiRun s;
+  s.body = [&s](ImGuiTestContext* ctx, App& app) {
+    ui::AppState& st = app.state();
+    const ui::FrameReport& drawn = app.report();
+    IM_CHECK(wait_for_result(ctx, app, 0));
+    st.settings.auto_run = false;  // only the drawing is looked at
+    s.resize = ImVec2(1366, 768);
+    IM_CHECK(yield_until(
+        ctx, [&] { return s.window_size.x == 1366 && s.window_size.y == 768; }, 10));
+    st.ask(ui::rq::BringToFront{{"Controls"}});
+    ctx->Yield(6);
+    int kernels = 0;
+    for (const KernelInfo& k : st.kernels()) {
+      if (k.user) continue;
+      st.settings.spec.kernel = k.id;
+      ctx->Yield(3);
+      ctx->LogInfo("%s: Controls overflow %.0f px", k.id.c_str(), drawn.panels.at("Controls").overflow_px);
+      IM_CHECK_EQ(drawn.panels.at("Controls").overflow_px, 0.0f);
+      ++kernels;
+    }
+    IM_CHECK_GE(kernels, 17);
+    st.settings.spec.kernel = "wgmma_tf32";
+    ctx->Yield(3);
+    ctx->SetRef("//Controls");
+    ctx->ItemClick("**/more...##description");
+    ctx->Yield(3);
+    IM_CHECK_GT(drawn.panels.at("Controls").overflow_px, 0.0f);  // the whole paragraph: scrolled, but there
+    ctx->ItemClick("**/less##description");
+    ctx->Yield(3);
+    IM_CHECK_EQ(drawn.panels.at("Controls").overflow_px, 0.0f);
+  };
+  run_session(s);
+  EXPECT_EQ(s.passed, 1);
+}
+
 // The fastest tile from measurements: the Result panel offers to time the kernel's other tiles at this
 // shape, then names the fastest from those points (never before) and switches to it on request.
 TEST_F(Gui, TheResultPanelTimesEveryTileHereThenOffersTheFastest) {

@@ -2,12 +2,14 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 #include "core/plots/axis_ticks.hpp"
 #include "core/base/text_wrap.hpp"
+#include "kernels/engine/registry.hpp"
 
 using namespace ts;
 
@@ -107,4 +109,28 @@ TEST(AxisTicks, ARangeBelowTheResolutionOfItsValuesGetsNoTicksAndNoEndlessLoop) 
   EXPECT_EQ(labels, 0);
   EXPECT_GT(readable_tick_step(8.9e12, 8.9e12 + 1e3, 500, 16, counted), 0);
   EXPECT_LE(labels, 64 * 201);
+}
+
+// The Controls panel's short description: the first sentence ends at ". " before a capital or a digit,
+// outside parentheses; abbreviations and decimals inside it do not end it.
+TEST(FirstSentence, EndsAtAFullStopBeforeACapitalOutsideParentheses) {
+  auto [head, rest] = first_sentence("Loads A once. Then B (a tile. Of K) follows.");
+  EXPECT_EQ(head, "Loads A once.");
+  EXPECT_EQ(rest, "Then B (a tile. Of K) follows.");
+  std::tie(head, rest) = first_sentence("A tile (e.g. 16. Or 32) costs 1.5 ms. 2 stages hide it.");
+  EXPECT_EQ(head, "A tile (e.g. 16. Or 32) costs 1.5 ms.");
+  EXPECT_EQ(rest, "2 stages hide it.");
+  std::tie(head, rest) = first_sentence("One sentence only, e.g. this one.");
+  EXPECT_EQ(head, "One sentence only, e.g. this one.");
+  EXPECT_EQ(rest, "");
+  std::tie(head, rest) = first_sentence("");
+  EXPECT_EQ(head, "");
+  EXPECT_EQ(rest, "");
+  // Every built-in kernel's first sentence is shorter than its description where it has more than one.
+  for (const auto& k : builtin_kernel_infos()) {
+    std::tie(head, rest) = first_sentence(k.description);
+    EXPECT_FALSE(head.empty()) << k.id;
+    EXPECT_EQ(head + (rest.empty() ? "" : " " + rest), k.description) << k.id;
+    EXPECT_LE(head.size(), 400u) << k.id << ": " << head;
+  }
 }

@@ -9,6 +9,7 @@
 
 #include <imgui.h>
 
+#include "core/base/text_wrap.hpp"
 #include "core/engine/input_gen.hpp"
 #include "core/engine/matrix.hpp"
 #include "ui/panels/panel.hpp"
@@ -123,7 +124,15 @@ class ControlsPanel final : public Panel {
       ImGui::EndCombo();
     }
     cur = current_kernel(s);
-    if (cur) text_muted_wrapped(cur->description.c_str());
+    if (cur) {
+      // The first sentence, the rest on request: a paragraph of measurements would push the tile and the Run
+      // button below a laptop's screen.
+      const auto [head, rest] = first_sentence(cur->description);
+      text_muted_wrapped(m_description_open ? cur->description.c_str() : head.c_str());
+      if (!rest.empty() &&
+          ImGui::SmallButton(m_description_open ? "less##description" : "more...##description"))
+        m_description_open = !m_description_open;
+    }
 
     // The tile parameter: the values this kernel supports, each standing for its block / warp / thread tiles.
     ImGui::AlignTextToFramePadding();
@@ -266,6 +275,7 @@ class ControlsPanel final : public Panel {
   std::array<bool, 3> m_dragging{}, m_editing{};
   std::array<std::array<char, 24>, 3> m_text{};
   std::string m_error;
+  bool m_description_open = false;  // the kernel's whole description ("more..."), else its first sentence
 };
 
 }  // namespace

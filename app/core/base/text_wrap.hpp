@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ts {
@@ -49,6 +50,24 @@ std::vector<std::string> wrap_at_spaces(const std::string& text, float width, Me
     para = para_end + 1;
   }
   return lines;
+}
+
+// A description's first sentence and the rest (empty when it has one sentence): the first ". " outside
+// parentheses that an upper-case letter or a digit follows ("e.g. the tile" and "1.5 ms" do not end one).
+// The Controls panel shows the first sentence and the rest on request: a kernel's description can be a
+// paragraph of measurements that would push the tile and the Run button below a laptop's screen.
+inline std::pair<std::string, std::string> first_sentence(const std::string& text) {
+  int depth = 0;
+  for (size_t i = 0; i + 2 < text.size(); ++i) {
+    const char c = text[i];
+    depth += c == '(' ? 1 : c == ')' ? -1 : 0;
+    if (c == '.' && depth <= 0 && text[i + 1] == ' ' &&
+        (std::isupper((unsigned char)text[i + 2]) || std::isdigit((unsigned char)text[i + 2]))) {
+      size_t rest = i + 2;
+      return {text.substr(0, i + 1), text.substr(rest)};
+    }
+  }
+  return {text, std::string()};
 }
 
 }  // namespace ts
