@@ -191,6 +191,9 @@ TEST(Schedule, TheViewAggregatesWhatThePanelDrawsOffTheWindowsThread) {
   TileTrace sized = t;
   sized.tile_m = sized.tile_n = 32;
   EXPECT_EQ(describe_grid(sized), "6 tiles of 32 x 32");
+  TileTrace one = sized;  // a 20 x 20 problem under tile 256: one tile, said as one
+  one.grid_x = one.grid_y = 1;
+  EXPECT_EQ(describe_grid(one), "1 tile of 32 x 32");
   // 6 bins of 50 ns: SM 1 has tiles 3 and 4 overlapping in its first bins, then tile 5.
   ASSERT_EQ(v.gantt_sms, 2);
   ASSERT_EQ(v.gantt.size(), 12u);

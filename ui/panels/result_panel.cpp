@@ -141,9 +141,12 @@ class ResultPanel final : public Panel {
     ImGui::TableNextColumn();
     if (!t.missing.empty()) {
       ImGui::BeginDisabled(s.sweeping());
-      const std::string label = "Time " + std::string(t.measured.empty() ? "every" : "the other") + " " +
-                                std::to_string(t.missing.size()) + " tile" +
-                                (t.missing.size() == 1 ? "" : "s");
+      // "Time all 3 tiles" where none has a point here, "Time the other 2 tiles" (the others measured, failed
+      // or impossible), "Time tile 8" for one.
+      const std::string label = t.missing.size() == 1 ? "Time tile " + std::to_string(t.missing.front())
+                                : t.missing.size() == k->tiles.size()
+                                    ? "Time all " + std::to_string(t.missing.size()) + " tiles"
+                                    : "Time the other " + std::to_string(t.missing.size()) + " tiles";
       if (ImGui::SmallButton(label.c_str())) s.ask(rq::TimeTiles{tile_search_points(*k, r.spec, &t)});
       ImGui::EndDisabled();
       if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))

@@ -60,10 +60,12 @@ class SchedulePanel final : public Panel {
     int used = 0;
     for (int c : sum.tiles_per_sm) used += c > 0;
     char line[256];  // broken at spaces: never "1." on one line and "5 us" on the next
+    const bool one = t.records.size() == 1;
     std::snprintf(line, sizeof line,
-                  "%s on %d SMs, up to %d in a row on one SM; %s take %.1f us on average (%.1f-%.1f); up to "
+                  "%s on %d SM%s, up to %d in a row on one SM; %s %s %.1f us on average (%.1f-%.1f); up to "
                   "%d resident at once",
-                  describe_grid(t).c_str(), used, sum.waves, (std::string(record_noun(t)) + "s").c_str(),
+                  describe_grid(t).c_str(), used, used == 1 ? "" : "s", sum.waves,
+                  (std::string(record_noun(t)) + (one ? "" : "s")).c_str(), one ? "takes" : "take",
                   sum.mean_tile_us, sum.min_tile_us, sum.max_tile_us, sum.max_concurrency);
     text_lines(line);
     char cost[200];

@@ -189,7 +189,8 @@ uint64_t timer_resolution(const TileTrace& t) {
 }
 
 std::string describe_grid(const TileTrace& t) {
-  const std::string tiles = std::to_string(int64_t(t.grid_x) * t.grid_y) + " tiles of " +
+  const int64_t count = int64_t(t.grid_x) * t.grid_y;
+  const std::string tiles = std::to_string(count) + (count == 1 ? " tile of " : " tiles of ") +
                             std::to_string(t.tile_m) + " x " + std::to_string(t.tile_n);
   if (t.k_segments) {
     int64_t whole = 0, shared = 0, pieces = 0;
