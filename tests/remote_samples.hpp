@@ -205,6 +205,7 @@ inline std::vector<remote::Frame> sample_frames() {
   li.has = true;
   li.info.tile_m = li.info.tile_n = 8;
   li.info.grid_blocks = 32;
+  li.info.k_segments = true;
   li.info.occupancy = *sample_result().occupancy;
   out.push_back(encode(li, 7));
   out.push_back(encode(ReduceMsg{9, MatrixId::Error, LodRegion{10, 20, 100, 200, 4, 2}, Reduce::AbsMax}, 8));

@@ -486,6 +486,7 @@ class CudaBackend final : public Backend {
     li.grid_blocks = q.launch_blocks > 0 ? q.launch_blocks : int64_t(q.grid_x) * q.grid_y * q.grid_z;
     // Stream-K's grid_z counts the trace's segments, not blocks of a tile.
     li.blocks_per_tile = q.k_segments ? 1 : int(q.grid_z);
+    li.k_segments = q.k_segments;
     if (!q.func) return li;  // cuBLAS: no occupancy to report
     cudaFuncAttributes fa{};
     CUDA_CHECK(cudaFuncGetAttributes(&fa, q.func));

@@ -7,8 +7,6 @@
 #if defined(__CUDACC__)
 #include <algorithm>
 #include <cstdint>
-#include <map>
-#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -17,6 +15,7 @@
 
 #include "kernels/rungs/gemm_common.cuh"
 #include "kernels/rungs/pipeline.cuh"
+#include "kernels/rungs/side_stream.cuh"
 #include "kernels/rungs/streamk_plan.hpp"
 #include "kernels/rungs/trace.cuh"
 
@@ -394,32 +393,7 @@ static size_t streamk_bytes(const StreamK& sk) {
          size_t(sk.sk_tiles) * sizeof(unsigned long long);
 }
 
-// The whole tiles' launch runs on a second stream of high priority, forked from and joined back to the
-// caller's stream: the shared tiles' blocks (on the caller's stream, normal priority) are dispatched after
-// every whole tile's, onto the SMs as each finishes its last whole tile, as if the two were one grid. (One
-// launch after the other on one stream would leave the SMs that finish first idle until the last whole tile
-// is done.) One per device, for the process's life: created on first use, never destroyed (the driver
-// releases it at exit; destroying it from a static destructor would run after the CUDA runtime is gone).
-// Launches from several threads take turns enqueueing (the mutex) and serialise on it.
-struct SideStream {
-  CudaStream stream{true};
-  CudaEvent fork{cudaEventDisableTiming}, join{cudaEventDisableTiming};
-};
-
-static std::mutex& side_mutex() {
-  static std::mutex m;
-  return m;
-}
-
-static SideStream& side_stream() {  // under side_mutex()
-  int dev = 0;
-  CUDA_CHECK(cudaGetDevice(&dev));
-  static std::map<int, SideStream*>* per_device = new std::map<int, SideStream*>();
-  SideStream*& p = (*per_device)[dev];
-  if (!p) p = new SideStream();
-  return *p;
-}
-
+// The whole tiles' launch runs beside the shared tiles' (side_stream.cuh).
 template <bool kPadB>
 static void go_streamk(const GemmArgs& a, cudaStream_t s, LaunchQuery* q, const StreamK& sk, float* work,
                        int64_t ldb) {
@@ -472,14 +446,9 @@ static void go_streamk(const GemmArgs& a, cudaStream_t s, LaunchQuery* q, const 
     CUDA_CHECK_LAUNCH();
   };
   if (sk.dp == 0) return shared();
-  std::lock_guard<std::mutex> lock(side_mutex());
-  SideStream& side = side_stream();
-  CUDA_CHECK(cudaEventRecord(side.fork.get(), s));
-  CUDA_CHECK(cudaStreamWaitEvent(side.stream.get(), side.fork.get(), 0));
-  launch_pipelined256_rows(whole, ldb, side.stream.get());
-  shared();
-  CUDA_CHECK(cudaEventRecord(side.join.get(), side.stream.get()));
-  CUDA_CHECK(cudaStreamWaitEvent(s, side.join.get(), 0));
+  launch_beside(
+      s, [&](cudaStream_t side) { launch_pipelined256_rows(whole, ldb, side); },
+      [&](cudaStream_t) { shared(); });
 }
 
 // Measured on an H100 (one bench run, cuBLAS SGEMM interleaved, % of cuBLAS; last wave's fill on 132 SMs):

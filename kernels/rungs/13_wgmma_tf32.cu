@@ -62,6 +62,7 @@
 #include <cudaTypedefs.h>
 
 #include "kernels/rungs/gemm_common.cuh"
+#include "kernels/rungs/side_stream.cuh"
 #include "core/engine/tile_order.hpp"
 
 namespace ts {
@@ -508,13 +509,20 @@ __device__ __forceinline__ void split_store(const float (&acc)[BM / 2], float* _
 // where the GPU holds few tiles it needs half as many slices of K, and each slice's partial is half as big.
 // kSplit (where the tiles fill at most half the SMs: tma_splits): blockIdx.z takes slice z of the K tiles
 // (gridDim.z slices, sizes differing by at most one), and the slices' partials are added by split_store.
+// row_tiles0: the grid covers the rows of tiles from row_tiles0 on (a tail launch, tma_tail); its records sit
+// at those rows of a trace of all the rows. segments: the trace is one of K segments (TileTrace::k_segments,
+// a tail launch's), each record naming its first K tile.
 template <int BM, bool kTrace, bool kSplit>
 __global__ void __launch_bounds__(NT, 1)
     wgmma_tf32_tma_kernel(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
                           int64_t m, int64_t n, int64_t k, TileRecord* trace,
                           const __grid_constant__ CUtensorMap tma_a,
-                          const __grid_constant__ CUtensorMap tma_b, float* __restrict__ work) {
-  trace_begin<kTrace>(trace);
+                          const __grid_constant__ CUtensorMap tma_b, float* __restrict__ work,
+                          int64_t row_tiles0, int segments) {
+  const int64_t tile_row = int64_t(blockIdx.y) + row_tiles0;
+  const size_t record =
+      (size_t(blockIdx.z) * size_t((m + BM - 1) / BM) + size_t(tile_row)) * gridDim.x + blockIdx.x;
+  trace_begin<kTrace>(trace, record);
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   (void)A;
   (void)B;
@@ -524,11 +532,12 @@ __global__ void __launch_bounds__(NT, 1)
   const uint32_t bars = sm.fulls();
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int wg = warp / 4, wq = warp % 4, g = lane / 4, t4 = lane % 4;
-  const int64_t row0 = int64_t(blockIdx.y) * BM, col0 = int64_t(blockIdx.x) * BN;
+  const int64_t row0 = tile_row * BM, col0 = int64_t(blockIdx.x) * BN;
   // This block's K tiles: [t_first, t_first + tiles) (all of them without kSplit).
   const int64_t k_tiles = (k + BK - 1) / BK;
   const int64_t t_first = kSplit ? int64_t(blockIdx.z) * k_tiles / gridDim.z : 0;
   const int64_t tiles = kSplit ? int64_t(blockIdx.z + 1) * k_tiles / gridDim.z - t_first : k_tiles;
+  if (kTrace && segments && tid == 0) trace[record].k_first = uint32_t(t_first);
 
   float acc[BM / 2];
   zero(acc);
@@ -577,8 +586,9 @@ __global__ void __launch_bounds__(NT, 1)
     store_ct<BM>(C, acc, row0, col0 + nb, t4, m, n);
 #else
   (void)work;
+  (void)segments;
 #endif
-  trace_end<kTrace>(trace);
+  trace_end<kTrace>(trace, record);
 }
 
 // [SECTION] Tile 512: a cluster of two blocks, 256 x 256 of C. The blocks of a cluster (blockIdx.z 0 and 1,
@@ -785,6 +795,37 @@ static int tma_splits(int64_t m, int64_t n, int64_t k, int sms, int tile) {
   if (2 * blocks > sms) return 1;
   return int(std::max<int64_t>(1, std::min<int64_t>({kMaxSplits, sms / blocks, by_k})));
 }
+// Where the tiles make whole waves and a partial last one (3000^3 at tile 256: 288 tiles, 2.18 waves of 132
+// SMs), the rows of tiles the whole waves hold are made one block a tile, and the remaining rows in slices
+// of K, beside them (side_stream.cuh): their blocks start on each SM as it finishes its whole tiles, and the
+// last wave's tiles take a fraction of a tile's time instead of a whole one. This is the data-parallel and
+// split-K hybrid of the stream-K paper (whole tiles, then the rest shared), cut at a row of tiles so that
+// both launches are this kernel on a rectangle of C. Only where the remaining rows' tiles fill at most half
+// the SMs (tma_splits gives them 2 slices or more), and for tile 256 only. Measured on an H200 (% of cuBLAS
+// TF32 interleaved, two runs each, without the tail in brackets, the same binary): tile 256 at 3000^3 110.0-
+// 111.9 (96.4-96.7; cold 103.9 against 98.7), 4099^3 209.8-210.3 (194.3-194.4), 5120^3 119.9-120.2
+// (110.5-110.6), 3000 x 3000 x 1000 112.7-113.3 (102.2-102.4), 2600 x 1700 x 700 83.4-83.7 (84.9: the whole
+// rows fill less than one wave there). Tile 128 lost with it: 81.8-81.9 (83.5-83.9) at 3000^3, 82.4-83.4
+// (89.1-89.2) at 5120^3, 91.9-92.0 (95.2) at 3000 x 3000 x 1000, so it has none; tile 512 neither.
+struct TailPlan {
+  int64_t whole_rows = 0;  // rows of tiles made whole (one block a tile)
+  int splits = 1;          // slices of K of the remaining rows' tiles; 1: no tail launch
+};
+static TailPlan tma_tail(int64_t m, int64_t n, int64_t k, int sms, int tile) {
+  TailPlan p;
+  if (tile != 256 || sms <= 0) return p;
+  const int bm = block_rows(tile);
+  const int64_t rows = blocks_for(m, bm), cols = blocks_for(n, BN), tiles = rows * cols;
+  if (tiles <= sms || tiles % sms == 0) return p;
+  const int64_t whole = (tiles - tiles % sms) / cols;
+  if (whole <= 0 || whole >= rows) return p;
+  const int splits = tma_splits(m - whole * bm, n, k, sms, tile);
+  if (splits < 2) return p;
+  p.whole_rows = whole;
+  p.splits = splits;
+  return p;
+}
+
 // The workspace of a split launch: a partial piece per block, then a count per piece.
 static size_t tma_split_bytes(int64_t m, int64_t n, int splits, int tile) {
   if (splits <= 1) return 0;
@@ -793,31 +834,59 @@ static size_t tma_split_bytes(int64_t m, int64_t n, int splits, int tile) {
          pieces * sizeof(unsigned long long);
 }
 
-// Tile 128 or 256 (BM rows a block) through TMA, in `splits` slices of K.
+// Tile 128 or 256 (BM rows a block) through TMA, in `splits` slices of K, or with a tail (tma_tail).
 template <int BM>
 static void go_tma_blocks(const GemmArgs& a, cudaStream_t s, LaunchQuery* q, const CUtensorMap& ta,
-                          const CUtensorMap& tb, int splits, float* work) {
+                          const CUtensorMap& tb, int splits, const TailPlan& tail, float* work) {
   constexpr size_t smem = TmaLayout<BM>::kSmem;
   const dim3 grid(blocks_for(a.n, BN), blocks_for(a.m, BM), unsigned(splits));
-  auto plain = wgmma_tf32_tma_kernel<BM, false, false>, traced = wgmma_tf32_tma_kernel<BM, true, false>;
-  if (splits <= 1) return launch_or_query(plain, traced, grid, dim3(NT), smem, s, q, BM, BN, a, ta, tb, work);
-  plain = wgmma_tf32_tma_kernel<BM, false, true>;
-  traced = wgmma_tf32_tma_kernel<BM, true, true>;
+  const auto plain = wgmma_tf32_tma_kernel<BM, false, false>, traced = wgmma_tf32_tma_kernel<BM, true, false>;
+  const auto plain_split = wgmma_tf32_tma_kernel<BM, false, true>,
+             traced_split = wgmma_tf32_tma_kernel<BM, true, true>;
+  if (tail.splits > 1) {
+    // The trace is one of K segments (stream-K's): a record per tile and slice, the whole tiles' in slice 0
+    // and the others absent.
+    const dim3 whole(grid.x, unsigned(tail.whole_rows)),
+        rest(grid.x, grid.y - whole.y, unsigned(tail.splits));
+    if (q) {
+      launch_or_query(plain, traced, grid, dim3(NT), smem, s, q, BM, BN, a, ta, tb, work, int64_t(0), 1);
+      q->grid_z = unsigned(tail.splits);
+      q->launch_blocks = int64_t(whole.x) * whole.y + int64_t(rest.x) * rest.y * rest.z;
+      q->k_segments = true;
+      q->k_step = BK;
+      return;
+    }
+    launch_beside(
+        s,
+        [&](cudaStream_t side) {
+          (a.trace ? traced : plain)<<<whole, NT, smem, side>>>(a.A, a.B, a.C, a.m, a.n, a.k, a.trace, ta, tb,
+                                                                work, int64_t(0), 1);
+          CUDA_CHECK_LAUNCH();
+        },
+        [&](cudaStream_t caller) {
+          launch_cooperative(a.trace ? traced_split : plain_split, rest, dim3(NT), smem, caller, a.A, a.B,
+                             a.C, a.m, a.n, a.k, a.trace, ta, tb, work, tail.whole_rows, 1);
+        });
+    return;
+  }
+  if (splits <= 1)
+    return launch_or_query(plain, traced, grid, dim3(NT), smem, s, q, BM, BN, a, ta, tb, work, int64_t(0), 0);
   if (q) {
-    launch_or_query(plain, traced, grid, dim3(NT), smem, s, q, BM, BN, a, ta, tb, work);
+    launch_or_query(plain_split, traced_split, grid, dim3(NT), smem, s, q, BM, BN, a, ta, tb, work,
+                    int64_t(0), 0);
     q->k_step = BK;  // the slices are whole K tiles (t_first in the kernel)
     return;
   }
   // Cooperative: every slice of a tile is resident while the others wait for it (tma_splits launches no
   // more blocks than SMs, one block per SM).
-  launch_cooperative(a.trace ? traced : plain, grid, dim3(NT), smem, s, a.A, a.B, a.C, a.m, a.n, a.k, a.trace,
-                     ta, tb, work);
+  launch_cooperative(a.trace ? traced_split : plain_split, grid, dim3(NT), smem, s, a.A, a.B, a.C, a.m, a.n,
+                     a.k, a.trace, ta, tb, work, int64_t(0), 0);
 }
 
 // A and B through TMA, read from A (row stride lda) and B (row stride ldb); both strides multiples of 4.
 // In `splits` slices of K, every tile uses `work` (tma_split_bytes).
 static void go_tma(const GemmArgs& a, int tile, cudaStream_t s, LaunchQuery* q, const float* A, int64_t lda,
-                   const float* B, int64_t ldb, int splits, float* work) {
+                   const float* B, int64_t ldb, int splits, const TailPlan& tail, float* work) {
   const bool pair = tile == 512;
   if (needs_device(q)) {  // an offline query (build-time table) makes no CUDA call
     static const bool configured = [] {
@@ -848,8 +917,8 @@ static void go_tma(const GemmArgs& a, int tile, cudaStream_t s, LaunchQuery* q, 
                     CU_TENSOR_MAP_SWIZZLE_128B);
     tb = tensor_map(B, a.k, a.n, ldb, LDB, BK, CU_TENSOR_MAP_SWIZZLE_NONE);
   }
-  if (tile == 128) return go_tma_blocks<128>(a, s, q, ta, tb, splits, work);
-  if (!pair) return go_tma_blocks<TBM>(a, s, q, ta, tb, splits, work);
+  if (tile == 128) return go_tma_blocks<128>(a, s, q, ta, tb, splits, tail, work);
+  if (!pair) return go_tma_blocks<TBM>(a, s, q, ta, tb, splits, tail, work);
   // Tile 512: a 256 x 256 tile of C per cluster of 2 blocks, blockIdx.z the block's half (the query's
   // blocks per tile); in slices, blockIdx.z = kPair * slice + half, and the query (the trace, occupancy)
   // describes the blocks' pieces of TBM x BN in slices, as tile 256's slices.
@@ -937,21 +1006,26 @@ void launch_wgmma_tf32(const GemmArgs& a, int tile, void* stream, LaunchQuery* q
   }
   auto s = static_cast<cudaStream_t>(stream);
   if (tile != 128 && tile != 256 && tile != 512) bad_tile("wgmma_tf32", tile);
-  const int splits = tma_splits(a.m, a.n, a.k, sm_count_for(q), tile);
-  const size_t split = tma_split_bytes(a.m, a.n, splits, tile);
+  const int sms = sm_count_for(q);
+  const int splits = tma_splits(a.m, a.n, a.k, sms, tile);
+  const TailPlan tail = splits > 1 ? TailPlan{} : tma_tail(a.m, a.n, a.k, sms, tile);
+  // The workspace of the slices: of the whole launch's, or of the tail's rows.
+  const size_t split = tail.splits > 1
+                           ? tma_split_bytes(a.m - tail.whole_rows * block_rows(tile), a.n, tail.splits, tile)
+                           : tma_split_bytes(a.m, a.n, splits, tile);
   float* work = static_cast<float*>(a.workspace);
   if (a.k % 4 == 0 && a.n % 4 == 0) {  // 16-byte row strides
     if (q) {
-      go_tma(a, tile, s, q, a.A, a.k, a.B, a.n, splits, nullptr);
+      go_tma(a, tile, s, q, a.A, a.k, a.B, a.n, splits, tail, nullptr);
       q->workspace_bytes = split;
       return;
     }
     if (split > 0 && (!work || a.workspace_bytes < split))
       throw std::invalid_argument("wgmma_tf32 tile " + std::to_string(tile) + " at " + std::to_string(a.m) +
                                   " x " + std::to_string(a.n) + " x " + std::to_string(a.k) + " in " +
-                                  std::to_string(splits) + " slices of K needs a workspace of " +
-                                  std::to_string(split) + " bytes");
-    return go_tma(a, tile, s, q, a.A, a.k, a.B, a.n, splits, work);
+                                  std::to_string(tail.splits > 1 ? tail.splits : splits) +
+                                  " slices of K needs a workspace of " + std::to_string(split) + " bytes");
+    return go_tma(a, tile, s, q, a.A, a.k, a.B, a.n, splits, tail, work);
   }
   // TMA needs row strides that are multiples of 16 bytes. Rows of K or N floats that are not (4099^3) are
   // first copied into the workspace with strides rounded up to 32 floats (128-byte rows) (cudaMemcpy2DAsync,
@@ -963,7 +1037,7 @@ void launch_wgmma_tf32(const GemmArgs& a, int tile, void* stream, LaunchQuery* q
   const size_t need =
       padded_b_offset(split) + (size_t(a.m) * size_t(lda) + size_t(a.k) * size_t(ldb)) * sizeof(float);
   if (q) {
-    go_tma(a, tile, s, q, nullptr, lda, nullptr, ldb, splits, nullptr);
+    go_tma(a, tile, s, q, nullptr, lda, nullptr, ldb, splits, tail, nullptr);
     q->workspace_bytes = need;
     return;
   }
@@ -979,7 +1053,7 @@ void launch_wgmma_tf32(const GemmArgs& a, int tile, void* stream, LaunchQuery* q
   float* bp = ap + size_t(a.m) * size_t(lda);
   copy_to_padded_rows(ap, lda, a.A, a.m, a.k, s);
   copy_to_padded_rows(bp, ldb, a.B, a.k, a.n, s);
-  go_tma(a, tile, s, q, ap, lda, bp, ldb, splits, work);
+  go_tma(a, tile, s, q, ap, lda, bp, ldb, splits, tail, work);
 }
 
 }  // namespace ts
@@ -989,35 +1063,39 @@ void launch_wgmma_tf32(const GemmArgs& a, int tile, void* stream, LaunchQuery* q
 namespace ts {
 
 KernelEntry entry_wgmma_tf32() {
-  KernelInfo k =
-      kernel_info("wgmma_tf32", "13. Hopper warpgroup MMA, TF32 (wgmma)",
-                  "Four warps issue one asynchronous 64 x N x 8 MMA that reads A straight from shared "
-                  "memory (C^T = B^T A^T, since TF32 wgmma wants k-contiguous tiles), tiles loaded by "
-                  "TMA: Hopper's full tensor-core rate, for sm_90a-only code, tensor maps and "
-                  "asynchronous-register rules. Tile 512 pairs two blocks in a cluster that share A "
-                  "through TMA multicast (half the L2 traffic for A) and takes its tiles in bands of 8 "
-                  "rows, so the clusters running at once also share B's panels in L2. Measured on an H100 "
-                  "it pays where L2 is the limit (8192^3: +4-9 %, 16384 x 16384 x 2048: +14-16 %) and at "
-                  "large shapes whose rows are not 128-byte aligned (4100^3: +34 %, 2052^3: +18 %, "
-                  "6000^3: +13 %), and costs 1-7 % elsewhere (1024^3 to 6144^3). Where tile 256's tiles "
-                  "fill at most half the SMs (1024^3: 32 tiles for 132 SMs), K is cut into up to 4 slices, "
-                  "one block each; the slices of a tile then add a share of it each, in slice order, so C is "
-                  "the same bits every run (1024^3: 70 -> 95 % of cuBLAS TF32 on an H100); tile 512's pairs "
-                  "likewise (1000^3: 75 -> 88-90 %). Tile 128 has twice as many tiles as tile 256, so "
-                  "where the GPU holds few tiles it cuts K into half as many slices, each with half the "
-                  "partial to add (H100, against tile 256 in the same runs: 1000^3 107-112 against 91-98 %, "
-                  "1024^3 92-98 against 85-87 % of cuBLAS TF32); elsewhere it is the slower one (46-80 %).",
-                  {128, 256, 512},
-                  {"block 128 x 128 x 32, 2 warpgroups of 64 x 128 (C^T), 6 stages, TMA; K in up to 4 "
-                   "slices where the tiles fill at most half the SMs (A and B copied to 16-byte-aligned "
-                   "rows first when K or N is not a multiple of 4)",
-                   "block 256 x 128 x 32, 2 warpgroups of 64 x 256 (C^T), 4 stages, TMA (A and B copied "
-                   "to 16-byte-aligned rows first when K or N is not a multiple of 4); K in up to 4 slices "
-                   "where the tiles fill at most half the SMs",
-                   "512 = 2 x 256: a cluster of 2 blocks of tile 256, 256 x 256 of C; each block loads "
-                   "half of A for both (TMA multicast), a producer warpgroup, 384 threads; tiles in bands "
-                   "of 8 rows; K in up to 4 slices where the pairs' blocks fill at most half the SMs"},
-                  256, "256 (tile 512: 384)");
+  KernelInfo k = kernel_info(
+      "wgmma_tf32", "13. Hopper warpgroup MMA, TF32 (wgmma)",
+      "Four warps issue one asynchronous 64 x N x 8 MMA that reads A straight from shared "
+      "memory (C^T = B^T A^T, since TF32 wgmma wants k-contiguous tiles), tiles loaded by "
+      "TMA: Hopper's full tensor-core rate, for sm_90a-only code, tensor maps and "
+      "asynchronous-register rules. Tile 512 pairs two blocks in a cluster that share A "
+      "through TMA multicast (half the L2 traffic for A) and takes its tiles in bands of 8 "
+      "rows, so the clusters running at once also share B's panels in L2. Measured on an H100 "
+      "it pays where L2 is the limit (8192^3: +4-9 %, 16384 x 16384 x 2048: +14-16 %) and at "
+      "large shapes whose rows are not 128-byte aligned (4100^3: +34 %, 2052^3: +18 %, "
+      "6000^3: +13 %), and costs 1-7 % elsewhere (1024^3 to 6144^3). Where tile 256's tiles "
+      "fill at most half the SMs (1024^3: 32 tiles for 132 SMs), K is cut into up to 4 slices, "
+      "one block each; the slices of a tile then add a share of it each, in slice order, so C is "
+      "the same bits every run (1024^3: 70 -> 95 % of cuBLAS TF32 on an H100); tile 512's pairs "
+      "likewise (1000^3: 75 -> 88-90 %). Tile 128 has twice as many tiles as tile 256, so "
+      "where the GPU holds few tiles it cuts K into half as many slices, each with half the "
+      "partial to add (H100, against tile 256 in the same runs: 1000^3 107-112 against 91-98 %, "
+      "1024^3 92-98 against 85-87 % of cuBLAS TF32); elsewhere it is the slower one (46-80 %). "
+      "Where tile 256's tiles make whole waves and a partial last one (3000^3: 288 tiles, 2.18 "
+      "waves of 132 SMs), the rows the whole waves hold are made one block a tile, and the rows "
+      "left in slices of K, started on each SM as it finishes its whole tiles (H200: 3000^3 96 -> "
+      "110-112 %, 4099^3 194 -> 210 %, 5120^3 111 -> 120 % of cuBLAS TF32).",
+      {128, 256, 512},
+      {"block 128 x 128 x 32, 2 warpgroups of 64 x 128 (C^T), 6 stages, TMA; K in up to 4 "
+       "slices where the tiles fill at most half the SMs (A and B copied to 16-byte-aligned "
+       "rows first when K or N is not a multiple of 4)",
+       "block 256 x 128 x 32, 2 warpgroups of 64 x 256 (C^T), 4 stages, TMA (A and B copied "
+       "to 16-byte-aligned rows first when K or N is not a multiple of 4); K in up to 4 slices "
+       "where the tiles fill at most half the SMs",
+       "512 = 2 x 256: a cluster of 2 blocks of tile 256, 256 x 256 of C; each block loads "
+       "half of A for both (TMA multicast), a producer warpgroup, 384 threads; tiles in bands "
+       "of 8 rows; K in up to 4 slices where the pairs' blocks fill at most half the SMs"},
+      256, "256 (tile 512: 384)");
   // Two consumer warpgroups, 64 columns of C each (over all of the block's rows); tile 512 is a cluster's
   // 256 x 256.
   TileGeometry g128 = block_tile(128, 128, 32, 6), g256 = block_tile(256, 128, 32, 4),

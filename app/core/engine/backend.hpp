@@ -116,7 +116,10 @@ struct BandwidthResult {
 struct LaunchInfo {
   int tile_m = 0, tile_n = 0;  // rows and columns of C per block
   int64_t grid_blocks = 0;
-  int blocks_per_tile = 1;    // split-K: one block per slice of K for each tile of C
+  int blocks_per_tile = 1;  // split-K: one block per slice of K for each tile of C
+  // The blocks are planned for this device's SMs, some tiles made whole and others shared by K segments
+  // (stream-K, wgmma_tf32's tail): grid_blocks is not blocks_per_tile blocks per tile.
+  bool k_segments = false;
   OccupancyReport occupancy;  // on this device, with api_blocks_per_sm from the CUDA occupancy API
 };
 

@@ -508,6 +508,7 @@ struct Fields<LaunchInfoReplyMsg> {
     io.integer("tile_n", m.info.tile_n, 0, 1 << 20);
     io.integer("grid_blocks", m.info.grid_blocks, 0, INT64_MAX);
     io.integer("blocks_per_tile", m.info.blocks_per_tile, 1, 1 << 20);
+    io.flag("k_segments", m.info.k_segments);
     io.object("occupancy", [&](auto& o) { occupancy_fields(o, m.info.occupancy); });
   }
 };
