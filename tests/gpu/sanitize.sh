@@ -43,7 +43,9 @@ done <<< "$configs"
 
 # Paths that only grids smaller than the GPU take, which the shapes above are too small to reach: wgmma_tf32
 # tiles 128, 256 and 512 with K in slices (a cooperative launch, of clusters for 512; rows TMA reads in place, then
-# rows copied first) and stream-K's units that wait for each other (every unit one piece of one tile).
+# rows copied first) and stream-K's units that wait for each other (every unit one piece of one tile). And
+# wgmma_tf32 256's tail, which only grids of whole waves and a partial one take (2600 x 1700: 9 rows of tiles
+# whole on the side stream, 2 rows in 4 slices of K beside them, on 132 SMs).
 while read -r targs; do
   kernel=$(echo "$targs" | awk '{print $2}')
   echo "$configs" | grep -q "^$kernel " || continue  # not on this GPU (wgmma_tf32: compute capability 9.0)
@@ -56,6 +58,8 @@ done <<'EOF_SMALL'
 --kernel wgmma_tf32 --tile 512 --m 256 --n 256 --k 512
 --kernel wgmma_tf32 --tile 512 --m 257 --n 257 --k 511
 --kernel streamk --tile 256 --size 257
+--kernel wgmma_tf32 --tile 256 --m 2600 --n 1700 --k 700
+--kernel wgmma_tf32 --tile 256 --m 2599 --n 1699 --k 701
 EOF_SMALL
 
 # The teaching variant without the second __syncthreads() must be caught.
