@@ -1137,3 +1137,5 @@ TEST(WgmmaTail, TheRowsPastTheWholeWavesAreCutInKBesideThemAndTheSameBitsEveryRu
     EXPECT_EQ(a.occupancy->grid_blocks, c.whole_rows * c.cols + 4 * tail_tiles);
   }
 }
+
+#undef REQUIRE_GPU  // this file's own (a unity build compiles the next test file after it)

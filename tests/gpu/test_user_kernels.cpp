@@ -606,3 +606,5 @@ TEST_F(UserKernels, ASupersededMeasurementStopsQuickly) {
   RunRequest next = request(example("tiled_classic.cu"), 128, 128, 128, 16);
   EXPECT_TRUE(backend->run(next, CancelToken()).error.passed);
 }
+
+#undef REQUIRE_GPU  // this file's own (a unity build compiles the next test file after it)
