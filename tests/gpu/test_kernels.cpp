@@ -55,6 +55,24 @@ RunRequest profiled(const std::string& kernel, int tile, int64_t m, int64_t n, i
   return req;
 }
 
+// A profiled run of `kernel` at tile and shape (3 samples, C kept), then a plain run of the same: `ok` when
+// both passed and kept C; C must then be the same bits (kernels that add slices of K in a fixed order). The
+// profiled result.
+RunResult profiled_same_bits_twice(Backend& backend, const std::string& kernel, int tile, int64_t m,
+                                   int64_t n, int64_t k, bool* ok) {
+  RunRequest req = profiled(kernel, tile, m, n, k, 3);
+  req.keep_output = true;
+  RunResult a = backend.run(req, CancelToken());
+  req.profile = false;
+  const RunResult b = backend.run(req, CancelToken());
+  *ok = a.error.passed && b.error.passed && a.c && b.c;
+  EXPECT_TRUE(*ok) << a.error.max_abs_err << " " << b.error.max_abs_err;
+  if (*ok)
+    EXPECT_EQ(std::memcmp(a.c->data.data(), b.c->data.data(), a.c->data.size() * sizeof(float)), 0)
+        << "C changed between runs";
+  return a;
+}
+
 // A built-in kernel's launcher called straight, without the workspace its launch at this shape needs (null
 // matrices and stream: it must refuse before using any): what it said, or what went wrong instead.
 std::string refusal_without_workspace(const std::string& id, int tile, int64_t m, int64_t n, int64_t k) {
@@ -1050,15 +1068,9 @@ TEST(WgmmaSplit, CutsKWhereTheTilesLeaveSmsIdleDeterministicallyAndTracesEverySl
       const int rows = tile == 128 ? 8 : 4, tiles = 8 * rows;  // 128 columns x 128 or 256 rows
       const int want = 2 * tiles > d.sm_count ? 1 : std::min({4, d.sm_count / tiles, 32 / 4});
       if (tile == 128 && d.sm_count >= 128 && d.sm_count < 192) EXPECT_EQ(want, 2);
-      RunRequest req = profiled("wgmma_tf32", tile, c.m, c.n, c.k, 3);
-      req.keep_output = true;
-      const RunResult a = backend->run(req, CancelToken());
-      req.profile = false;
-      const RunResult b = backend->run(req, CancelToken());
-      ASSERT_TRUE(a.error.passed && b.error.passed) << a.error.max_abs_err << " " << b.error.max_abs_err;
-      ASSERT_TRUE(a.c && b.c);
-      EXPECT_EQ(std::memcmp(a.c->data.data(), b.c->data.data(), a.c->data.size() * sizeof(float)), 0)
-          << "split-K's C changed between runs";
+      bool ok = false;
+      const RunResult a = profiled_same_bits_twice(*backend, "wgmma_tf32", tile, c.m, c.n, c.k, &ok);
+      ASSERT_TRUE(ok);
       ASSERT_TRUE(a.trace);
       EXPECT_EQ(a.trace->grid_x, 8);
       EXPECT_EQ(a.trace->grid_y, rows);
@@ -1102,15 +1114,9 @@ TEST(WgmmaTail, TheRowsPastTheWholeWavesAreCutInKBesideThemAndTheSameBitsEveryRu
                         Case{256, 2600, 1700, 700, 11, 14, 9}, Case{256, 2599, 1699, 701, 11, 14, 9}}) {
     SCOPED_TRACE("tile " + std::to_string(c.tile) + ", " + std::to_string(c.m) + " x " + std::to_string(c.n) +
                  " x " + std::to_string(c.k));
-    RunRequest req = profiled("wgmma_tf32", c.tile, c.m, c.n, c.k, 3);
-    req.keep_output = true;
-    const RunResult a = backend->run(req, CancelToken());
-    req.profile = false;
-    const RunResult b = backend->run(req, CancelToken());
-    ASSERT_TRUE(a.error.passed && b.error.passed) << a.error.max_abs_err << " " << b.error.max_abs_err;
-    ASSERT_TRUE(a.c && b.c);
-    EXPECT_EQ(std::memcmp(a.c->data.data(), b.c->data.data(), a.c->data.size() * sizeof(float)), 0)
-        << "the tail's C changed between runs";
+    bool ok = false;
+    const RunResult a = profiled_same_bits_twice(*backend, "wgmma_tf32", c.tile, c.m, c.n, c.k, &ok);
+    ASSERT_TRUE(ok);
     ASSERT_TRUE(a.trace);
     EXPECT_EQ(check_trace(*a.trace), "");
     EXPECT_EQ(a.trace->grid_x, c.cols);
