@@ -108,16 +108,15 @@ void setup_padded(ImAxis axis, double lo, double hi, float margin, bool log = fa
 
 // Ticks 1, 2 or 5 x 10^k apart, as dense as their labels allow with a gap of an em between neighbours
 // (axis_ticks.hpp; ImPlot's own locator let "100", "120" and "140" run together on a narrow plot), half an
-// em above and below on a vertical axis (the Timings plot of a 1366 x 768 window, about 60 px tall, had one
-// label: 20 for points from 18 to 34), and four unlabelled ticks between labelled ones.
+// em on a vertical axis (tick_label_gap), and four unlabelled ticks between labelled ones.
 void locator_readable(ImPlotTicker& ticker, const ImPlotRange& range, float pixels, bool vertical,
                       ImPlotFormatter formatter, void* data) {
   char buf[64];
-  const float gap = ImGui::GetFontSize() * (vertical ? 0.5f : 1.0f);
-  const double step = readable_tick_step(range.Min, range.Max, pixels, gap, [&](double v) {
-    formatter(v, buf, sizeof buf, data);
-    return vertical ? ImGui::GetTextLineHeight() : ImGui::CalcTextSize(buf).x;
-  });
+  const double step = readable_tick_step(
+      range.Min, range.Max, pixels, tick_label_gap(vertical, ImGui::GetFontSize()), [&](double v) {
+        formatter(v, buf, sizeof buf, data);
+        return vertical ? ImGui::GetTextLineHeight() : ImGui::CalcTextSize(buf).x;
+      });
   if (!(step > 0)) return;
   // Counted (at most a few hundred labels, readable_tick_step says), never `v += step` until past the end.
   const double first = std::floor(range.Min / step) * step;
