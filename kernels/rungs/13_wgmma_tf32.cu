@@ -1091,7 +1091,7 @@ KernelEntry entry_wgmma_tf32() {
        "rows first when K or N is not a multiple of 4)",
        "block 256 x 128 x 32, 2 warpgroups of 64 x 256 (C^T), 4 stages, TMA (A and B copied "
        "to 16-byte-aligned rows first when K or N is not a multiple of 4); K in up to 4 slices "
-       "where the tiles fill at most half the SMs",
+       "where the tiles fill at most half the SMs, and for the rows past the whole waves",
        "512 = 2 x 256: a cluster of 2 blocks of tile 256, 256 x 256 of C; each block loads "
        "half of A for both (TMA multicast), a producer warpgroup, 384 threads; tiles in bands "
        "of 8 rows; K in up to 4 slices where the pairs' blocks fill at most half the SMs"},
