@@ -144,7 +144,9 @@ inline RunResult sample_result() {
   o.api_blocks_per_sm = 2;
   o.function = "_ZN2ts5tiledILi16EEEvPKfS2_Pflll";
   r.occupancy = o;
-  r.occupancy_by_tile = {{16, o}, {32, o}};
+  OccupancyReport streamk = o;
+  streamk.k_segments = true;  // protocol 7
+  r.occupancy_by_tile = {{16, o}, {32, streamk}};
   auto t = std::make_shared<TileTrace>();
   t->grid_x = 2;
   t->grid_y = 1;

@@ -32,6 +32,7 @@ struct PanelReport {
         least_h = 0;  // the least size its content is drawn well in (0: no say; the layout keeps it)
   std::string state;  // e.g. "needs a GPU", "interop", "host: <why>"
   std::string text;   // the status bar: what it says this frame; the Occupancy panel: its build sentence
+  std::map<std::string, std::string> facts;  // the Occupancy panel: the timed launch's facts as drawn
 };
 
 // One heatmap's plot area and the element coordinates at its edges (x = column, y = row; y0 is the top edge):

@@ -295,7 +295,8 @@ int cmd_bench(BenchArgs& a, const CLI::App& cmd) {
     const std::vector<int64_t> all = sweep.all_sizes();
     for (const auto& c : configs) {
       const auto li = backend->launch_info(sweep.problem(all.back(), c));
-      if (!li || li->occupancy.blocks_per_sm <= 0) continue;
+      // Stream-K's blocks are planned for the SMs (K segments): no waves to mark.
+      if (!li || li->occupancy.blocks_per_sm <= 0 || li->occupancy.k_segments) continue;
       for (const auto& w : ts::wave_marks(sweep, all.front(), all.back(), li->tile_m, li->tile_n,
                                           li->occupancy.blocks_per_sm, dev.sm_count, li->blocks_per_tile))
         meta.wave_marks.push_back({c.kernel, c.tile, w.size, w.waves});

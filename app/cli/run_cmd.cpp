@@ -92,10 +92,10 @@ void print_result(const ts::RunResult& r) {
     const auto& o = *r.occupancy;
     std::printf(
         "occupancy  %d threads/block, %d regs/thread, %d B smem: %d blocks/SM (API %d), limited by %s; "
-        "%.1f %% of warps; %lld blocks = %.2f waves, last %.0f %% full\n",
+        "%.1f %% of warps; %lld blocks, waves %s\n",
         o.res.threads_per_block, o.res.regs_per_thread, o.res.static_smem + o.res.dynamic_smem,
         o.blocks_per_sm, o.api_blocks_per_sm, o.limiter.c_str(), 100 * o.occupancy, (long long)o.grid_blocks,
-        o.waves, 100 * o.tail_fill);
+        ts::waves_text(o).c_str());
   }
   if (r.trace) {
     const ts::ScheduleSummary s = ts::summarize_schedule(*r.trace);

@@ -306,6 +306,7 @@ int run_snapshot(const SnapshotOptions& opt) {
                            {"overflow_px", p.overflow_px},
                            {"state", p.state},
                            {"text", p.text}};
+      if (!p.facts.empty()) j["panels"][name]["facts"] = p.facts;
     }
     for (const auto& [name, h] : drawn.heatmaps) {
       j["rects"][name] = rect_json(h.plot);

@@ -492,6 +492,7 @@ class CudaBackend final : public Backend {
     CUDA_CHECK(cudaFuncGetAttributes(&fa, q.func));
     KernelResources res{q.threads, fa.numRegs, int(fa.sharedSizeBytes), int(q.dynamic_smem)};
     li.occupancy = compute_occupancy(m_limits, res, li.grid_blocks);
+    li.occupancy.k_segments = q.shares_tiles;
     CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&li.occupancy.api_blocks_per_sm, q.func,
                                                              q.threads, q.dynamic_smem));
     // The function's name, as the build-time table writes it: its row is found by it (the Occupancy panel).

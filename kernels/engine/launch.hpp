@@ -37,6 +37,10 @@ struct LaunchQuery {
   // segments a tile has), and the kernel launches launch_blocks blocks instead.
   bool k_segments = false;
   int64_t launch_blocks = 0;  // blocks launched, when not grid_x * grid_y * grid_z (0: that product)
+  // k_segments and some tiles are shared by blocks in K segments at this shape (stream-K where its plan has
+  // units, wgmma_tf32's tail): the blocks differ in length and do not run in waves. False where every block
+  // makes whole tiles (stream-K at 4096^3 is rung 9's launch alone), whatever the trace's form.
+  bool shares_tiles = false;
   // Set by the caller when known: the device's SM count (stream-K plans its units by it; 0: the launcher asks
   // the device, or an offline query plans for an H100's 132).
   int sm_count = 0;

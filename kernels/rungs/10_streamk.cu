@@ -418,6 +418,7 @@ static void go_streamk(const GemmArgs& a, cudaStream_t s, LaunchQuery* q, const 
     q->grid_z = unsigned(streamk_segments(sk));
     q->launch_blocks = sk.dp + sk.units;
     q->k_segments = true;
+    q->shares_tiles = sk.units > 0;
     q->k_step = G::BK;
     q->threads = G::NT;
     q->dynamic_smem = G::SMEM;

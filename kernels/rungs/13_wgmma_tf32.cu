@@ -853,6 +853,7 @@ static void go_tma_blocks(const GemmArgs& a, cudaStream_t s, LaunchQuery* q, con
       q->grid_z = unsigned(tail.splits);
       q->launch_blocks = int64_t(whole.x) * whole.y + int64_t(rest.x) * rest.y * rest.z;
       q->k_segments = true;
+      q->shares_tiles = true;
       q->k_step = BK;
       return;
     }

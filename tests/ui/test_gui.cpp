@@ -1634,6 +1634,8 @@ TEST_F(Gui, TheOccupancyCalculatorShowsAppCoresFiguresForTheChosenGpu) {
         h100, inputs_from(*lookup_resources(build_resources(), "tiled", 32, true, h100.sm).row), at.m, at.n);
     IM_CHECK(c.report.has_value());
     if (c.report) IM_CHECK_EQ(c.report->waves, o.waves);
+    IM_CHECK_EQ(c.facts.at("waves"), waves_text(o));
+    IM_CHECK(c.facts.at("waves").find(":") != std::string::npos && c.facts.at("waves").rfind("none", 0) != 0);
   };
   run_session(s);
   EXPECT_EQ(s.passed, 1);

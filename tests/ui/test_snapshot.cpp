@@ -823,6 +823,31 @@ TEST(Occupancy, TheBuildsRowIsTheFunctionTheLaunchRan) {
   }
 }
 
+// Stream-K where it shares tiles (3000^3: 24 tiles past two whole waves) plans its blocks for the SMs: the
+// panel counts no waves. At 2048^3 (a last wave 97 % full) it is rung 9's launch alone, one block a tile,
+// and the panel gives its waves.
+TEST(Occupancy, AStreamKLaunchThatSharesTilesHasNoWaves) {
+  test::TempDir dir;
+  for (const char* size : {"3000", "2048"}) {
+    SCOPED_TRACE(size);
+    const Snap s = snapshot(std::string("--kernel streamk --tile 256 --size ") + size +
+                                " --front Occupancy --width 1920 --height 1080",
+                            dir, "--backend cuda");
+    if (s.output.find("the CUDA backend is not available") != std::string::npos) GTEST_SKIP() << s.output;
+    if (s.code == 2 && s.output.find("EGL") != std::string::npos)
+      GTEST_SKIP() << "no EGL device: " << s.output;
+    ASSERT_EQ(s.code, 0) << s.output;
+    const auto& p = s.layout["panels"]["Occupancy"];
+    ASSERT_TRUE(p.contains("facts")) << p.dump();
+    const std::string waves = p["facts"]["waves"], grid = p["facts"]["grid"];
+    const bool shared = std::string(size) == "3000";
+    EXPECT_EQ(waves.rfind("none: ", 0) == 0, shared) << waves;
+    EXPECT_EQ(grid.find("planned for the SMs") != std::string::npos, shared) << grid;
+    if (!shared) EXPECT_NE(waves.find("full"), std::string::npos) << waves;  // "0.97: one wave, 97 % full"
+    EXPECT_EQ(p["clipped_px"].get<double>(), 0.0) << grid;
+  }
+}
+
 TEST(Snapshot, FeedTileAndReplayAtAreChecked) {
   test::TempDir dir;
   for (const char* bad :

@@ -235,6 +235,21 @@ TEST(BuildResources, SplitKBlocksPerTileMultiplyTheGridAndMoveTheWaveMarks) {
   EXPECT_EQ(m2[0].grid, 2 * grid_blocks(m2[0].size, m2[0].size, 128, 128));
 }
 
+// The waves in words: a partial wave, whole waves, whole waves and a partial one, and none for a launch in K
+// segments (stream-K: blocks of unequal length planned for the SMs).
+TEST(GpuCatalog, TheWavesAreSaidInWordsAndALaunchInKSegmentsHasNone) {
+  DeviceLimits h100 = find_gpu("h100").limits;
+  const KernelResources one_per_sm{256, 200, 0, 200 * 1024};
+  EXPECT_EQ(waves_text(compute_occupancy(h100, one_per_sm, 66)), "0.50: one wave, 50 % full");
+  EXPECT_EQ(waves_text(compute_occupancy(h100, one_per_sm, 264)), "2.00: 2 full waves");
+  EXPECT_EQ(waves_text(compute_occupancy(h100, one_per_sm, 132)), "1.00: 1 full wave");
+  EXPECT_EQ(waves_text(compute_occupancy(h100, one_per_sm, 288)), "2.18: 2 full waves, then one 18 % full");
+  OccupancyReport sk = compute_occupancy(h100, one_per_sm, 360);
+  sk.k_segments = true;
+  EXPECT_EQ(waves_text(sk).rfind("none: ", 0), 0u) << waves_text(sk);
+  EXPECT_NE(waves_text(sk).find("K segments"), std::string::npos);
+}
+
 TEST(BuildResources, TheGeneratedTableCoversEveryKernelAndTileOfThisBuild) {
   const auto& table = build_resources();
   const std::string note = build_resources_note();

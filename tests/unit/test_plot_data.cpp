@@ -148,6 +148,28 @@ TEST(PlotData, MeasuredWaveMarksSitWhereTheGridNeedsOneMoreWave) {
   EXPECT_NE(k.note.find("K"), std::string::npos);
 }
 
+// Stream-K plans its blocks for the SMs (whole tiles and K segments): no wave marks, and the note says why,
+// where the same sizes of a one-block-a-tile kernel have them.
+TEST(PlotData, AKernelWhoseLaunchIsInKSegmentsHasNoWaveMarks) {
+  Session s = square_session();
+  for (int64_t n = 256; n <= 2048; n += 256) {
+    MeasurementRecord r = s.records.front();
+    r.spec = spec("streamk", 256, n, n, n);
+    r.blocks_per_sm = 1;
+    r.tile_m = r.tile_n = 64;  // smaller than stream-K's 128 x 256, so that these sizes pass whole waves
+    r.k_segments = true;
+    s.records.push_back(r);
+  }
+  const ProblemSpec at = spec("streamk", 256, 1024, 1024, 1024);
+  const WaveMarkSet w = measured_wave_marks(s, ScaleAxis::Square, at, {"streamk", 256}, 256, 2048);
+  EXPECT_TRUE(w.marks.empty());
+  EXPECT_NE(w.note.find("K segments"), std::string::npos) << w.note;
+  EXPECT_NE(w.note.find("at 2048"), std::string::npos) << w.note;  // the launch it read: the largest size
+  for (auto& r : s.records)
+    if (r.spec.kernel == "streamk") r.k_segments = false;  // the same records, one block a tile
+  EXPECT_FALSE(measured_wave_marks(s, ScaleAxis::Square, at, {"streamk", 256}, 256, 2048).marks.empty());
+}
+
 TEST(PlotData, CatalogWaveMarksAreLabelledTheoreticalWithTheirGpu) {
   const GpuModel& l4 = find_gpu("l4");
   const ProblemSpec at = spec("tiled", 32, 1024, 1024, 1024);

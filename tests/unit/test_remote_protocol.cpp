@@ -127,6 +127,8 @@ TEST(RemoteProtocol, ValuesSurviveTheTrip) {
   EXPECT_EQ(d.result.occupancy->function, "_ZN2ts5tiledILi16EEEvPKfS2_Pflll");
   ASSERT_EQ(d.result.occupancy_by_tile.size(), 2u);
   EXPECT_EQ(d.result.occupancy_by_tile[1].first, 32);
+  EXPECT_FALSE(d.result.occupancy->k_segments);
+  EXPECT_TRUE(d.result.occupancy_by_tile[1].second.k_segments);
   ASSERT_TRUE(d.result.trace);
   ASSERT_EQ(d.result.trace->records.size(), 2u);
   EXPECT_EQ(d.result.trace->records[1].start_ns, 150u);

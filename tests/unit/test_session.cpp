@@ -380,6 +380,35 @@ TEST(Session, BlocksPerTileRoundTripAndOlderFilesReadOne) {
   EXPECT_THROW(load_session(dir.path() / "bad.json"), SessionError);
 }
 
+// A stream-K launch's blocks are planned for the SMs: the record says so (its waves are no real waves), and a
+// file written before the flag reads false.
+TEST(Session, AStreamKPointSaysItsGridIsNotInWavesAndOlderFilesReadFalse) {
+  test::TempDir dir;
+  Session s = sample_session();
+  RunResult sk = fake_result("streamk", 256, 3000, 0.95, "2026-11-28T13:00:00Z");
+  OccupancyReport o;
+  o.res = {256, 255, 0, 99840};
+  o.blocks_per_sm = 1;
+  o.grid_blocks = 132;
+  o.waves = 1;
+  o.k_segments = true;
+  sk.occupancy = o;
+  s.add(sk);
+  EXPECT_TRUE(s.records.back().k_segments);
+  EXPECT_FALSE(s.records.front().k_segments);
+  save_session(dir.path() / "s.json", s, false);
+  const Session back = load_session(dir.path() / "s.json");
+  EXPECT_TRUE(back.records.back().k_segments);
+  EXPECT_FALSE(back.records.front().k_segments);
+  nlohmann::json j = to_json(s);
+  for (auto& r : j["records"]) r.erase("k_segments");
+  { std::ofstream(dir.file("old.json"), std::ios::binary) << j.dump(1); }
+  EXPECT_FALSE(load_session(dir.path() / "old.json").records.back().k_segments);
+  j["records"][0]["k_segments"] = 1;  // not true or false
+  { std::ofstream(dir.file("bad.json"), std::ios::binary) << j.dump(1); }
+  EXPECT_THROW(load_session(dir.path() / "bad.json"), SessionError);
+}
+
 // [SECTION] Issue 26: values checked on read, memory bounded, compact saving, two writers, links,
 // beside-names.
 namespace {

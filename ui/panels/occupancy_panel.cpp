@@ -22,17 +22,34 @@ namespace {
 
 std::string occupancy_csv(const std::string& kernel, const std::vector<std::pair<int, OccupancyReport>>& rows,
                           const std::string& gpu, bool theoretical) {
-  CsvWriter w({"gpu", "theoretical", "kernel", "tile", "threads_per_block", "regs_per_thread", "static_smem",
-               "dynamic_smem", "by_threads", "by_regs", "by_smem", "by_blocks", "blocks_per_sm",
-               "api_blocks_per_sm", "limiter", "occupancy", "grid_blocks", "waves", "tail_fill"});
+  CsvWriter w({"gpu",           "theoretical",       "kernel",
+               "tile",          "threads_per_block", "regs_per_thread",
+               "static_smem",   "dynamic_smem",      "by_threads",
+               "by_regs",       "by_smem",           "by_blocks",
+               "blocks_per_sm", "api_blocks_per_sm", "limiter",
+               "occupancy",     "grid_blocks",       "waves",
+               "tail_fill",     "k_segments"});
   for (const auto& [tile, o] : rows)
-    w.row({gpu, theoretical ? "1" : "0", kernel, std::to_string(tile),
-           std::to_string(o.res.threads_per_block), std::to_string(o.res.regs_per_thread),
-           std::to_string(o.res.static_smem), std::to_string(o.res.dynamic_smem),
-           std::to_string(o.by_threads), std::to_string(o.by_regs), std::to_string(o.by_smem),
-           std::to_string(o.by_blocks), std::to_string(o.blocks_per_sm), std::to_string(o.api_blocks_per_sm),
-           o.limiter, CsvWriter::num(o.occupancy), std::to_string(o.grid_blocks), CsvWriter::num(o.waves),
-           CsvWriter::num(o.tail_fill)});
+    w.row({gpu,
+           theoretical ? "1" : "0",
+           kernel,
+           std::to_string(tile),
+           std::to_string(o.res.threads_per_block),
+           std::to_string(o.res.regs_per_thread),
+           std::to_string(o.res.static_smem),
+           std::to_string(o.res.dynamic_smem),
+           std::to_string(o.by_threads),
+           std::to_string(o.by_regs),
+           std::to_string(o.by_smem),
+           std::to_string(o.by_blocks),
+           std::to_string(o.blocks_per_sm),
+           std::to_string(o.api_blocks_per_sm),
+           o.limiter,
+           CsvWriter::num(o.occupancy),
+           std::to_string(o.grid_blocks),
+           CsvWriter::num(o.waves),
+           CsvWriter::num(o.tail_fill),
+           o.k_segments ? "1" : "0"});
   return w.str();
 }
 
@@ -40,7 +57,8 @@ std::string lim(int v) {
   return v < 0 ? std::string("no limit") : std::to_string(v);
 }
 
-// The facts of one occupancy report, as drawn (key -> text); `api`: show the CUDA API's blocks per SM.
+// The facts of one occupancy report, as drawn (key -> text); `api`: the launch that was timed (show the CUDA
+// API's blocks per SM; its grid is the blocks launched), else the calculator's (its grid is C's tiles).
 std::vector<std::pair<const char*, std::string>> facts_of(const OccupancyReport& o, bool api) {
   std::vector<std::pair<const char*, std::string>> f;
   f.emplace_back("threads / block", std::to_string(o.res.threads_per_block));
@@ -56,10 +74,15 @@ std::vector<std::pair<const char*, std::string>> facts_of(const OccupancyReport&
                      (api ? "  (CUDA API: " + std::to_string(o.api_blocks_per_sm) + ")" : ""));
   f.emplace_back("limited by", o.limiter);
   f.emplace_back("occupancy", CsvWriter::num(100 * o.occupancy, "%.1f") + " % of the SM's warps");
+  if (o.k_segments) {
+    // Stream-K (and wgmma_tf32's tail): blocks planned for the SMs, of unequal length; no waves to count.
+    f.emplace_back("grid", std::to_string(o.grid_blocks) +
+                               (api ? " blocks, planned for the SMs" : " tiles, blocks planned for the SMs"));
+    f.emplace_back("waves", waves_text(o));
+    return f;
+  }
   f.emplace_back("grid", std::to_string(o.grid_blocks) + " blocks");
-  f.emplace_back("waves", CsvWriter::num(o.waves, "%.2f"));
-  f.emplace_back("last wave", std::to_string(o.full_waves) + " full waves, then one " +
-                                  CsvWriter::num(100 * o.tail_fill, "%.0f") + " % full");
+  f.emplace_back("waves", waves_text(o));
   return f;
 }
 
@@ -104,7 +127,10 @@ class OccupancyPanel final : public Panel {
     figure_button(s, PlotKind::Occupancy, "occupancy", m_size);
     text_fit("Measured device: " + s.device().name);
     const OccupancyReport& o = *r.occupancy;
-    draw_facts("occ", facts_of(o, true));
+    const auto facts = facts_of(o, true);
+    out.panels[name()].facts.clear();
+    for (const auto& [key, v] : facts) out.panels[name()].facts[key] = v;
+    draw_facts("occ", facts);
     // The build-time table (ptxas) against what the driver reports for the launch that was timed: the row of
     // the function it ran.
     const bool aligned = r.spec.m % 4 == 0 && r.spec.n % 4 == 0 && r.spec.k % 4 == 0;

@@ -842,10 +842,10 @@ PlotReport draw_occupancy(const OccupancyData& d, ImVec2 size, const PlotStyle& 
       if (t.error.empty())
         ImGui::SetTooltip(
             "%s: %d blocks/SM (threads %d, registers %d, shared memory %d, block limit %d)\n"
-            "limited by %s, %.1f %% of the SM's warps, %.2f waves at %" PRId64 " x %" PRId64,
+            "limited by %s, %.1f %% of the SM's warps; at %" PRId64 " x %" PRId64 ", waves %s",
             labels[size_t(i)].c_str(), t.report.blocks_per_sm, t.report.by_threads, t.report.by_regs,
-            t.report.by_smem, t.report.by_blocks, t.report.limiter.c_str(), 100 * t.report.occupancy,
-            t.report.waves, d.m, d.n);
+            t.report.by_smem, t.report.by_blocks, t.report.limiter.c_str(), 100 * t.report.occupancy, d.m,
+            d.n, waves_text(t.report).c_str());
       else
         ImGui::SetTooltip("%s: %s", labels[size_t(i)].c_str(), t.error.c_str());
     }

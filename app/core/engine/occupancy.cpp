@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <cstdio>
 
 namespace ts {
 
@@ -55,6 +56,21 @@ OccupancyReport compute_occupancy(const DeviceLimits& d, const KernelResources& 
     r.tail_fill = rest == 0 ? 1.0 : double(rest) / double(per_wave);
   }
   return r;
+}
+
+std::string waves_text(const OccupancyReport& o) {
+  if (o.k_segments) return "none: blocks of unequal length (whole tiles and K segments)";
+  if (o.grid_blocks <= 0 || o.waves <= 0) return "none: no blocks";
+  char b[112];
+  const char* s = o.full_waves == 1 ? "" : "s";
+  if (o.full_waves == 0)
+    std::snprintf(b, sizeof b, "%.2f: one wave, %.0f %% full", o.waves, 100 * o.tail_fill);
+  else if (o.tail_fill >= 1)
+    std::snprintf(b, sizeof b, "%.2f: %lld full wave%s", o.waves, (long long)o.full_waves, s);
+  else
+    std::snprintf(b, sizeof b, "%.2f: %lld full wave%s, then one %.0f %% full", o.waves,
+                  (long long)o.full_waves, s, 100 * o.tail_fill);
+  return b;
 }
 
 }  // namespace ts

@@ -44,8 +44,17 @@ struct OccupancyReport {
   // The function launched, its mangled name as the build-time table writes it (cudaFuncGetName); "" where
   // unknown (the calculator, a person's kernel).
   std::string function;
+  // The blocks are planned for the SMs, some making whole tiles and others K segments of tiles they share
+  // (stream-K and wgmma_tf32's tail, at shapes where they share tiles): blocks of unequal length, so the grid
+  // does not run in waves of equal blocks. waves, full_waves and tail_fill stay the plain ratios of blocks to
+  // resident slots, and describe no real wave: show waves_text, not them.
+  bool k_segments = false;
 };
 
 OccupancyReport compute_occupancy(const DeviceLimits& d, const KernelResources& k, int64_t grid_blocks);
+
+// The grid's waves in words: "2.18: 2 full waves, then one 18 % full", or for a launch in K segments
+// "none: blocks of unequal length (whole tiles and K segments)".
+std::string waves_text(const OccupancyReport& o);
 
 }  // namespace ts

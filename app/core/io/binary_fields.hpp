@@ -30,6 +30,7 @@ class BinaryWriter {
   void text(const char*, const std::string& v, size_t = 0) { m_w.str(v); }
   void bytes(const char*, const std::string& v, size_t = 0) { m_w.str(v); }
   void flag(const char*, bool v) { m_w.u8(v ? 1 : 0); }
+  void optional_flag(const char* key, bool v) { flag(key, v); }
   // Non-finite numbers travel as NaN, as the JSON writer's null (a value never measured).
   void number(const char*, double v, double, double, bool = true) { m_w.f64(finite_or_nan(v)); }
   template <class Int>
@@ -87,6 +88,7 @@ class BinaryReader {
     if (x > 1) bad(key, "is not true or false");
     v = x == 1;
   }
+  void optional_flag(const char* key, bool& v) { flag(key, v); }
   void number(const char* key, double& v, double lo, double hi, bool null_ok = true) {
     v = checked(key, m_r.f64(), lo, hi, null_ok);
   }

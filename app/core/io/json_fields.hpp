@@ -47,6 +47,8 @@ class JsonWriter {
   // Older files may lack it: then the reader keeps the text it has.
   void optional_text(const char* key, const std::string& v) { text(key, v); }
   void flag(const char* key, bool v) { m_out[key] = v; }
+  // Older files may lack it: then the reader keeps the value it has.
+  void optional_flag(const char* key, bool v) { flag(key, v); }
   void number(const char* key, double v, double /*lo*/, double /*hi*/, bool /*null_ok*/ = true) {
     m_out[key] = num(v);
   }
@@ -137,6 +139,9 @@ class JsonReader {
     const nlohmann::json& x = at(key);
     if (!x.is_boolean()) bad(key, "is not true or false");
     v = x.get<bool>();
+  }
+  void optional_flag(const char* key, bool& v) const {
+    if (has(key)) flag(key, v);
   }
   // A number in lo..hi, or null (read as NaN: a value that was never measured) when `null_ok`.
   void number(const char* key, double& v, double lo, double hi, bool null_ok = true) const {

@@ -176,6 +176,7 @@ void record_fields(Io& io, M& r) {
   io.integer("blocks_per_sm", r.blocks_per_sm, 0, 1 << 20);
   io.optional_integer("blocks_per_tile", r.blocks_per_tile, 1, 1 << 20);  // older files: 1
   io.number("waves", r.waves, 0, kMaxQuantity);
+  io.optional_flag("k_segments", r.k_segments);  // older files: false
   io.number("reference_ms", r.reference_ms, 0, kMaxTimeMs);
   io.optional_object("interleaved_reference",  // older files have none
                      [&](auto& o) { interleaved_fields(o, r.interleaved, r.interleaved_note); });

@@ -40,6 +40,7 @@ MeasurementRecord MeasurementRecord::from(const RunResult& r) {
   if (r.occupancy) {
     m.blocks_per_sm = r.occupancy->blocks_per_sm;
     m.waves = r.occupancy->waves;
+    m.k_segments = r.occupancy->k_segments;
   }
   if (m.date.empty()) m.date = utc_now();
   m.program_version = kVersion;

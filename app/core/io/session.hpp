@@ -43,6 +43,7 @@ inline constexpr int64_t kMaxHeaderValues = 10000;
 struct MeasurementRecord : RunRecord {
   int blocks_per_sm = 0;  // of the timed launch (0: not a GPU run)
   double waves = 0;
+  bool k_segments = false;  // the timed launch's OccupancyReport::k_segments: `waves` is no real wave
   std::string program_version, commit;
 
   static MeasurementRecord from(const RunResult& r);

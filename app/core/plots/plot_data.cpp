@@ -108,6 +108,11 @@ WaveMarkSet measured_wave_marks(const Session& s, ScaleAxis axis, const ProblemS
     w.note = "no wave marks for " + c.label() + ": no measured point of it records its launch";
     return w;
   }
+  if (best->k_segments) {
+    w.note = "no wave marks for " + c.label() + ": its launch at " + std::to_string(int64_t(best_x)) +
+             " plans its blocks for the SMs, in whole tiles and K segments, not in waves";
+    return w;
+  }
   w.marks = wave_marks(sweep, from, to, best->tile_m, best->tile_n, best->blocks_per_sm, s.device.sm_count,
                        best->blocks_per_tile);
   if (w.marks.empty())
@@ -583,7 +588,7 @@ FigureData occupancy_figure(const OccupancyData& d, FigureMeta meta) {
   s.label = d.kernel;
   s.columns = {"tile",       "threads_per_block", "regs_per_thread", "static_smem", "dynamic_smem",
                "by_threads", "by_regs",           "by_smem",         "by_blocks",   "blocks_per_sm",
-               "occupancy",  "grid_blocks",       "waves",           "tail_fill"};
+               "occupancy",  "grid_blocks",       "waves",           "tail_fill",   "k_segments"};
   for (const auto& t : d.tiles) {
     if (!t.error.empty()) {
       meta.notes.push_back("tile " + std::to_string(t.tile) + ": " + t.error);
@@ -594,7 +599,7 @@ FigureData occupancy_figure(const OccupancyData& d, FigureMeta meta) {
     s.rows.push_back({double(t.tile), double(o.res.threads_per_block), double(o.res.regs_per_thread),
                       double(o.res.static_smem), double(o.res.dynamic_smem), double(o.by_threads),
                       double(o.by_regs), double(o.by_smem), double(o.by_blocks), double(o.blocks_per_sm),
-                      o.occupancy, double(o.grid_blocks), o.waves, o.tail_fill});
+                      o.occupancy, double(o.grid_blocks), o.waves, o.tail_fill, o.k_segments ? 1.0 : 0.0});
   }
   f.meta = std::move(meta);
   f.series.push_back(std::move(s));

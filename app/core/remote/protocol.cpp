@@ -176,6 +176,7 @@ void occupancy_fields(Io& io, O& o) {
   io.number("tail_fill", o.tail_fill, 0, 1, false);
   io.integer("api_blocks_per_sm", o.api_blocks_per_sm, -1, 1 << 20);
   io.text("function", o.function, 4096);
+  io.flag("k_segments", o.k_segments);  // protocol 7
 }
 
 template <class Io, class T>

@@ -39,8 +39,9 @@ inline constexpr uint32_t kMagic = 0x4e455354;  // "TSEN" in little-endian bytes
 // 2: a person's kernels (the workshop's messages); 3: tile geometry and the trace's k_step; 4: short launches
 // timed in batches (the policy's min_sample_ms, a result's launches per sample), the trace's k_segments and K
 // (stream-K), a result's impossible flag; 5: the policy's changing inputs and a result's timing on them; 6:
-// the occupancy report's function (the build-time table's row is found by it), a launch's k_segments
-inline constexpr uint16_t kProtocol = 6;
+// the occupancy report's function (the build-time table's row is found by it), a launch's k_segments; 7: the
+// occupancy report's and a measured point's k_segments (a grid not in waves)
+inline constexpr uint16_t kProtocol = 7;
 inline constexpr uint32_t kMaxPayload = 64u << 20;
 inline constexpr size_t kHeaderBytes = 20;
 inline constexpr int64_t kPartElements = int64_t(4) << 20;  // floats per MatrixPart (16 MiB uncompressed)
