@@ -106,6 +106,7 @@ struct FrameReport {
   // An axis label a plot chose to fit its room, and its length in pixels ("launches": the launch strip's).
   std::map<std::string, std::pair<std::string, float>> plot_labels;
   std::map<std::string, std::vector<std::array<double, 4>>> plot_limits;  // and its axes' limits (plots.hpp)
+  int timings_wave_labels = 0;  // the Timings plot's "k waves" labels drawn this frame (its marks: td.marks)
 };
 
 }  // namespace ts::ui

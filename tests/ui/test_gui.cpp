@@ -545,6 +545,14 @@ TEST_F(Gui, TheTimingsAxesStayOnTheDataFrameAfterFrameAtLaptopAndDesktopSizes) {
         if (frame == 10) first = l;
         if (frame > 10) IM_CHECK(l == *first);  // still: nothing feeds on its own size
       }
+      // The mark's "k waves" label stands in the top third of the plot or is not drawn (a low plot would
+      // have it across the curve): at 1366 x 768 the plot is too low for it, at 1920 x 1080 it is drawn.
+      const ui::Rect area = drawn.plot_areas.at("timings");
+      const float label_px = ImGui::CalcTextSize("99 waves").x + 0.5f * ImGui::GetFontSize();
+      if (mark_between) {
+        IM_CHECK_EQ(drawn.timings_wave_labels > 0, area.h >= 3 * label_px);
+        IM_CHECK_EQ(drawn.timings_wave_labels > 0, size.x == 1920);
+      }
     }
   };
   run_session(s);

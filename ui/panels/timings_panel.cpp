@@ -64,6 +64,11 @@ class TimingsPanel final : public Panel {
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     const float header = ImGui::GetFrameHeightWithSpacing();
     if (compact) {
+      // The views' tabs on the row of controls when they fit there: one more row for the plot.
+      const ImGuiStyle& st = ImGui::GetStyle();
+      const float tabs = ImGui::CalcTextSize("against size").x + ImGui::CalcTextSize("ladder").x +
+                         4 * st.FramePadding.x + 2 * st.ItemInnerSpacing.x + em;
+      same_line_if_fits(tabs);  // the last item drawn is the row's Export button
       if (ImGui::BeginTabBar("##views")) {
         if (ImGui::BeginTabItem("against size")) {
           draw_scaling(s, out, td, ImVec2(-1, std::max(6 * em, ImGui::GetContentRegionAvail().y)));
@@ -137,6 +142,7 @@ class TimingsPanel final : public Panel {
     out.plot_areas["launches"] = rep.launches_area;
     out.plot_labels["launches"] = {rep.launches_label, rep.launches_label_px};
     out.plot_limits["timings"] = rep.limits;
+    out.timings_wave_labels = rep.wave_labels;
   }
 
   void draw_ladder(AppState& s, FrameReport& out, ImVec2 size) {

@@ -472,13 +472,18 @@ PlotReport draw_timings(const TimingsData& d, TimingsY y, ImVec2 size, const Plo
       if (!marks.empty()) {
         ImPlot::SetNextLineStyle(with_alpha(palette().muted, 0.7f), 1.0f * em / 16);
         ImPlot::PlotInfLines(marks_label.c_str(), marks.data(), int(marks.size()));
-        if (marks.size() <= 12 && !thinned && row == 0) {
+        // The "k waves" labels stand vertically from the top edge: only where they take at most the top third
+        // of the plot (a low plot, a laptop's tab row, would have them across the curves; the legend's entry
+        // and the marks stay).
+        const float label_h = ImGui::CalcTextSize("99 waves").x + 0.5f * em;
+        if (marks.size() <= 12 && !thinned && row == 0 && ImPlot::GetPlotSize().y >= 3 * label_h) {
           const ImPlotRect lim = ImPlot::GetPlotLimits();
           for (const auto& w : d.marks.marks) {
             if (double(w.size) < d.x_lo || double(w.size) > d.x_hi) continue;
             char t[32];
             std::snprintf(t, sizeof t, "%" PRId64 " waves", w.waves);
             plot_label(t, double(w.size), lim.Y.Max, ImVec2(-0.6f * em, 3.5f * em), ImPlotTextFlags_Vertical);
+            ++rep.wave_labels;
           }
         }
       }
