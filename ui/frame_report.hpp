@@ -107,6 +107,7 @@ struct FrameReport {
   std::map<std::string, std::pair<std::string, float>> plot_labels;
   std::map<std::string, std::vector<std::array<double, 4>>> plot_limits;  // and its axes' limits (plots.hpp)
   int timings_wave_labels = 0;  // the Timings plot's "k waves" labels drawn this frame (its marks: td.marks)
+  int timings_legend_hidden = 0;  // the Timings plot's legend entries folded into "+k more" this frame
 };
 
 }  // namespace ts::ui

@@ -559,6 +559,62 @@ TEST_F(Gui, TheTimingsAxesStayOnTheDataFrameAfterFrameAtLaptopAndDesktopSizes) {
   EXPECT_EQ(s.passed, 1);
 }
 
+// With overlays the Timings legend wrapped into three rows under a plot 40 px tall at 1366 x 768. The legend
+// keeps to the rows the height allows, the current configuration first, the rest under "+k more"; at 1920 x
+// 1080 every entry is shown.
+TEST_F(Gui, ALowTimingsPlotKeepsItsHeightAndFoldsTheLegendItCannotHold) {
+  GuiRun s;
+  s.body = [&s](ImGuiTestContext* ctx, App& app) {
+    ui::AppState& st = app.state();
+    const ui::FrameReport& drawn = app.report();
+    IM_CHECK(wait_for_result(ctx, app, 0));
+    for (const char* gpu : {"Overlay GPU one", "Overlay GPU two"}) {
+      DeviceInfo d;
+      d.backend = "cuda";
+      d.name = d.label = gpu;
+      d.sm_count = 132;
+      Session other = Session::for_device(d);
+      for (const auto& [kernel, tile] : std::vector<std::pair<std::string, int>>{{"tiled", 32}, {"tiled", 8}})
+        for (int64_t n : {256, 512, 768}) {
+          RunResult r;
+          r.spec.m = r.spec.n = r.spec.k = n;
+          r.spec.kernel = kernel;
+          r.spec.tile = tile;
+          r.samples_ms = {0.01 * double(n) / 256, 0.011 * double(n) / 256};
+          r.stats = summarize(r.samples_ms);
+          r.error.passed = true;
+          r.date = "2026-11-28T00:00:00Z";
+          other.add(r);
+        }
+      st.sessions.open(std::move(other));
+    }
+    ++st.sessions_serial;
+    for (ImVec2 size : {ImVec2(1366, 768), ImVec2(1920, 1080)}) {
+      s.resize = size;
+      IM_CHECK(yield_until(
+          ctx, [&] { return s.window_size.x == size.x && s.window_size.y == size.y; }, 10));
+      ctx->MenuClick("//##MainMenuBar/View/Reset layout");
+      ctx->Yield(4);
+      ctx->WindowFocus("//Timings");
+      ctx->Yield(4);
+      IM_CHECK_GE(ui::timings_of(st).curves.size(), 5u);  // the live curve and four overlaid
+      const ui::Rect area = drawn.plot_areas.at("timings");
+      const float em = ImGui::GetFontSize();
+      if (size.x == 1366) {
+        IM_CHECK_GT(drawn.timings_legend_hidden, 0);
+        IM_CHECK_GE(area.h, 4 * em);  // 40 px before
+      } else {
+        IM_CHECK_EQ(drawn.timings_legend_hidden, 0);
+      }
+      const ui::Rect panel = drawn.panels.at("Timings").rect;
+      IM_CHECK_EQ(drawn.panels.at("Timings").overflow_px, 0.0f);  // the legend's rows are inside the panel
+      IM_CHECK_LE(area.y + area.h, panel.y + panel.h);
+    }
+  };
+  run_session(s);
+  EXPECT_EQ(s.passed, 1);
+}
+
 // Issue 25: the kernel file that was open is opened again (and said to be gone when it is), and the Sweep
 // panel comes back as it was left.
 TEST_F(Gui, ARelaunchReopensTheKernelFileAndRestoresTheSweepPanel) {

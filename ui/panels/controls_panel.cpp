@@ -64,7 +64,7 @@ class ControlsPanel final : public Panel {
   const char* name() const override { return "Controls"; }
 
  protected:
-  void draw_content(AppState& s, FrameReport& out) override {
+  void draw_content(AppState& s, FrameReport& /*out*/) override {
     ProblemSpec& p = s.settings.spec;
     const bool files = p.input == InputKind::File && s.file_a && s.file_b;
     if (s.engines.size() > 1) device_row(s);

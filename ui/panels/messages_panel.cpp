@@ -13,7 +13,7 @@ class MessagesPanel final : public Panel {
   const char* name() const override { return "Messages"; }
 
  protected:
-  void draw_content(AppState& s, FrameReport& out) override {
+  void draw_content(AppState& s, FrameReport& /*out*/) override {
     if (ImGui::SmallButton("Clear")) s.log.clear();
     ImGui::SameLine();
     ImGui::TextDisabled("%zu messages", s.log.messages().size());

@@ -68,8 +68,13 @@ class TimingsPanel final : public Panel {
       const ImGuiStyle& st = ImGui::GetStyle();
       const float tabs = ImGui::CalcTextSize("against size").x + ImGui::CalcTextSize("ladder").x +
                          4 * st.FramePadding.x + 2 * st.ItemInnerSpacing.x + em;
-      same_line_if_fits(tabs);  // the last item drawn is the row's Export button
-      if (ImGui::BeginTabBar("##views")) {
+      // Beside the buttons the bar draws no separator line across the panel (it ran over the top right of the
+      // plot, where the launch strip's axis label stands).
+      const bool beside = same_line_if_fits(tabs);  // the last item drawn is the row's Export button
+      if (beside) ImGui::PushStyleVar(ImGuiStyleVar_TabBarBorderSize, 0.0f);
+      const bool bar = ImGui::BeginTabBar("##views");
+      if (beside) ImGui::PopStyleVar();
+      if (bar) {
         if (ImGui::BeginTabItem("against size")) {
           draw_scaling(s, out, td, ImVec2(-1, std::max(6 * em, ImGui::GetContentRegionAvail().y)));
           ImGui::EndTabItem();
@@ -143,6 +148,7 @@ class TimingsPanel final : public Panel {
     out.plot_labels["launches"] = {rep.launches_label, rep.launches_label_px};
     out.plot_limits["timings"] = rep.limits;
     out.timings_wave_labels = rep.wave_labels;
+    out.timings_legend_hidden = rep.legend_hidden;
   }
 
   void draw_ladder(AppState& s, FrameReport& out, ImVec2 size) {

@@ -346,31 +346,78 @@ PlotReport draw_timings(const TimingsData& d, TimingsY y, ImVec2 size, const Plo
   // panel, long overlay names); either way outside the plot area, never over the data.
   const std::string marks_label =
       "wave marks, " + d.marks.config.label() + (d.marks.theoretical ? " (THEORETICAL)" : "");
-  std::vector<std::pair<std::string, ImVec4>> entries;
-  if (!d.marks.marks.empty()) entries.emplace_back(marks_label, with_alpha(palette().muted, 0.7f));
-  for (const auto& c : d.curves) entries.emplace_back(c.label, series_colour(c.colour, c.series.reference));
-  if (d.impossible > 0) entries.emplace_back(kImpossibleLabel, palette().bad);
+  // Each entry's priority where the rows under a low plot cannot hold them all: the current configuration,
+  // then cuBLAS and impossible points, then the others, then the wave marks.
+  struct Entry {
+    std::string label;
+    ImVec4 colour;
+    int priority;
+  };
+  std::vector<Entry> entries;
+  if (!d.marks.marks.empty()) entries.push_back({marks_label, with_alpha(palette().muted, 0.7f), 3});
+  for (const auto& c : d.curves)
+    entries.push_back({c.label, series_colour(c.colour, c.series.reference),
+                       c.current            ? 0
+                       : c.series.reference ? 1
+                                            : 2});
+  if (d.impossible > 0) entries.push_back({kImpossibleLabel, palette().bad, 1});
   const ImVec2 room = ImGui::GetContentRegionAvail();
   const float width = size.x > 0 ? size.x : room.x, em_ = ImGui::GetFontSize();
   float widest = 0;
-  for (const auto& e : entries) widest = std::max(widest, ImGui::CalcTextSize(e.first.c_str()).x);
+  for (const auto& e : entries) widest = std::max(widest, ImGui::CalcTextSize(e.label.c_str()).x);
   const bool below = !entries.empty() && widest + 3 * em_ > 0.28f * width;
+  // The rows of entries under the plots (each entry a square and its label; as the drawing below places
+  // them).
+  const float sq = em_ * 0.8f, gap = ImGui::GetStyle().ItemSpacing.x;
+  auto entry_w = [&](const std::string& label) {
+    return sq + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(label.c_str()).x + em_ * 0.6f;
+  };
+  auto lines_of = [&](const std::vector<const Entry*>& shown, const std::string& last) {
+    float x = -gap;
+    int lines = 1;
+    auto place = [&](float w) {
+      if (x > 0 && x + gap + w > width) {
+        ++lines;
+        x = -gap;
+      }
+      x += gap + w;
+    };
+    for (const Entry* e : shown) place(entry_w(e->label));
+    if (!last.empty()) place(ImGui::CalcTextSize(last.c_str()).x);
+    return lines;
+  };
+  std::vector<const Entry*> shown, hidden;
+  for (const auto& e : entries) shown.push_back(&e);
   float legend_h = 0;
   if (below) {
-    float x = 0;
-    int lines = 1;
-    for (const auto& e : entries) {
-      const float w = em_ * 1.6f + ImGui::CalcTextSize(e.first.c_str()).x;
-      if (x > 0 && x + w > width) {
-        ++lines;
-        x = 0;
+    // At most 40 % of the height for the legend, and 9 em kept for the plots and their axes (a laptop's low
+    // Timings tab with overlays had 3 rows of legend over a plot 40 px tall): the entries that fit by
+    // priority, then "+k more" (its tooltip names them all).
+    const float line_h = ImGui::GetTextLineHeightWithSpacing(), total = size.y > 0 ? size.y : room.y;
+    const int most = std::max(1, std::min(int(0.4f * total / line_h), int((total - 9 * em_) / line_h)));
+    if (lines_of(shown, "") > most) {
+      std::vector<const Entry*> order = shown;
+      std::stable_sort(order.begin(), order.end(),
+                       [](const Entry* a, const Entry* b) { return a->priority < b->priority; });
+      shown.clear();
+      const std::string more = "+" + std::to_string(entries.size()) + " more";
+      for (const Entry* e : order) {
+        std::vector<const Entry*> trial = shown;
+        trial.push_back(e);
+        if (lines_of(trial, more) <= most)
+          shown = std::move(trial);
+        else
+          hidden.push_back(e);
       }
-      x += w + em_;
+      // Drawn in the legend's own order.
+      std::sort(shown.begin(), shown.end());
     }
-    legend_h = float(lines) * ImGui::GetTextLineHeightWithSpacing() + ImGui::GetStyle().ItemSpacing.y;
+    const int lines = lines_of(shown, hidden.empty() ? "" : "+" + std::to_string(hidden.size()) + " more");
+    legend_h = float(lines) * line_h + ImGui::GetStyle().ItemSpacing.y;
     sf |= ImPlotSubplotFlags_NoLegend;
     size.y = std::max(6 * em_, (size.y > 0 ? size.y : room.y) - legend_h);
   }
+  rep.legend_hidden = int(hidden.size());
   if (!ImPlot::BeginSubplots("##timings", rows, 2, size, sf, nullptr, const_cast<float*>(col_ratios)))
     return rep;
   // The legend sits outside the plots (the subplot grid makes room for it): it never covers data.
@@ -565,18 +612,25 @@ PlotReport draw_timings(const TimingsData& d, TimingsY y, ImVec2 size, const Plo
   ImPlot::EndSubplots();
   if (below) {  // a square of each colour and its label, in rows that wrap
     ImDrawList* dl = ImGui::GetWindowDrawList();
-    const float sq = ImGui::GetFontSize() * 0.8f;
-    for (size_t i = 0; i < entries.size(); ++i) {
-      const auto& [label, colour] = entries[i];
-      if (i > 0)
-        same_line_if_fits(sq + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(label.c_str()).x +
-                          em_ * 0.6f);
+    for (size_t i = 0; i < shown.size(); ++i) {
+      const Entry& e = *shown[i];
+      if (i > 0) same_line_if_fits(entry_w(e.label));
       const ImVec2 p = ImGui::GetCursorScreenPos();
       const float dy = (ImGui::GetTextLineHeight() - sq) * 0.5f;
-      dl->AddRectFilled(ImVec2(p.x, p.y + dy), ImVec2(p.x + sq, p.y + dy + sq), ImGui::GetColorU32(colour));
+      dl->AddRectFilled(ImVec2(p.x, p.y + dy), ImVec2(p.x + sq, p.y + dy + sq), ImGui::GetColorU32(e.colour));
       ImGui::Dummy(ImVec2(sq, ImGui::GetTextLineHeight()));
       ImGui::SameLine(0, ImGui::GetStyle().ItemInnerSpacing.x);
-      ImGui::TextUnformatted(label.c_str());
+      ImGui::TextUnformatted(e.label.c_str());
+    }
+    if (!hidden.empty()) {
+      const std::string more = "+" + std::to_string(hidden.size()) + " more";
+      if (!shown.empty()) same_line_if_fits(ImGui::CalcTextSize(more.c_str()).x);
+      ImGui::TextDisabled("%s", more.c_str());
+      if (st.interactive && ImGui::IsItemHovered()) {
+        std::string all;
+        for (const Entry* e : hidden) all += (all.empty() ? "" : "\n") + e->label;
+        ImGui::SetTooltip("%s", all.c_str());
+      }
     }
   }
   return rep;

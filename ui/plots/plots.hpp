@@ -41,7 +41,8 @@ struct PlotReport {
   std::vector<std::array<double, 4>> limits;
   // Small multiples (the replay's strip): each picture's rectangle, in order.
   std::vector<Rect> panels;
-  int wave_labels = 0;  // the Timings plot: "k waves" labels drawn beside its wave marks
+  int wave_labels = 0;    // the Timings plot: "k waves" labels drawn beside its wave marks
+  int legend_hidden = 0;  // the Timings plot: legend entries under "+k more" (a low plot's legend rows)
 };
 
 // A configuration's colour (its ladder index); cuBLAS is always the palette's reference colour.
