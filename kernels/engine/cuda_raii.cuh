@@ -31,8 +31,9 @@ class DeviceBuffer {
 };
 
 // The stream on which pool memory is given back: created once, lives as long as the process (a PoolBuffer can
-// outlive any backend that allocated it).
-cudaStream_t release_stream();
+// outlive any backend that allocated it). Never throws (deleters call it): the legacy stream where the
+// context could not make one.
+cudaStream_t release_stream() noexcept;
 // Keeps up to `cached_bytes` of freed pool memory for reuse on `device` (reallocating 64 MiB matrices on
 // every run would map and unmap pages each time).
 void configure_memory_pool(int device, size_t cached_bytes);

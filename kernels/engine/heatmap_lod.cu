@@ -53,10 +53,16 @@ void free_device_memory_later(void* p) noexcept {
   reaper->cv.notify_one();
 }
 
-cudaStream_t release_stream() {
+cudaStream_t release_stream() noexcept {
   static cudaStream_t s = [] {
     cudaStream_t st = nullptr;
-    CUDA_CHECK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+    // Asked first by a PoolBuffer's deleter (noexcept) after a kernel fault, the creation fails on the broken
+    // context: a throw here ended the process ("terminate called ... cudaStreamCreateWithFlags") before the
+    // run could report the fault. The legacy stream then: the context is lost for good anyway.
+    if (cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return cudaStream_t(nullptr);
+    }
     return st;  // never destroyed: pool buffers may be released during static destruction
   }();
   return s;

@@ -27,6 +27,10 @@
 
 using namespace ts;
 
+// A PoolBuffer's deleter (noexcept) asks for the release stream: were it to throw, a kernel fault's sticky
+// error would end the process ("terminate called ...") before the run could report the fault.
+static_assert(noexcept(release_stream()), "release_stream() is called from noexcept deleters");
+
 namespace {
 
 std::shared_ptr<Backend> cuda_or_skip_reason(std::string* why) {
