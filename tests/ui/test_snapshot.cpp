@@ -227,12 +227,14 @@ TEST(Snapshot, TheLaunchStripsAxisLabelStaysInsideItsPlot) {
       EXPECT_TRUE(label.rfind("launches (", 0) == 0 && label.size() > 17 &&
                   label.compare(label.size() - 7, 7, "FLOP/s)") == 0)
           << label;
-    // Just above the plot area, in the margin where the label runs, right of the tick labels' column (the top
-    // tick's label may stand half a line above the plot). Higher up is the row of controls: at 1366 x 768
-    // the views' tabs share it and stand over the strip.
+    // Above the plot area, past the tick labels' half line, in the margin where the label runs, and below the
+    // panel's row of controls (in the laptop layout the views' tabs share that row and stand over the strip).
+    ASSERT_TRUE(j["plots"].contains("timings controls")) << j["plots"].dump();
+    const auto& row = j["plots"]["timings controls"];
+    const double below_row = double(row[1]) + double(row[3]) + 1;
     int text_pixels = 0;
-    for (int yy = int(y - 0.65 * em); yy < int(y - 1); ++yy)
-      for (int xx = int(x + w + 1.35 * em); xx < int(x + w + 3.5 * em) && xx < im.w; ++xx) {
+    for (int yy = int(std::max(y - 1.25 * em, below_row)); yy < int(y - 0.65 * em); ++yy)
+      for (int xx = int(x + w); xx < int(x + w + 3.5 * em) && xx < im.w; ++xx) {
         const uint8_t* p = im.at(xx, yy);
         text_pixels += 0.2126 * p[0] + 0.7152 * p[1] + 0.0722 * p[2] > 140;
       }

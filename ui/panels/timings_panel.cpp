@@ -43,6 +43,8 @@ class TimingsPanel final : public Panel {
     const TimingsData& td = timings_of(s);
     out.panels[name()].state = td.empty() ? "empty" : std::to_string(td.curves.size()) + " curves";
     // The row of controls; it wraps instead of running past the edge.
+    const ImVec2 row_top = ImGui::GetCursorScreenPos();
+    const float row_w = ImGui::GetContentRegionAvail().x;
     ImGui::Checkbox("Repeat", &s.repeat);
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("Keep re-running the current problem (Ctrl+R)");
     const float em = ImGui::GetFontSize();
@@ -55,6 +57,11 @@ class TimingsPanel final : public Panel {
     figure_button(s, PlotKind::Timings, "timings", m_scaling_size);
     same_line_if_fits(small_button_width("Export PNG + CSV"));
     export_button(s, name(), "timings", [&] { return launches_csv(s.sessions.current()); });
+    // Where the controls end (the view tabs included, in the laptop layout): for the layout tests.
+    float controls_bottom = ImGui::GetItemRectMax().y;
+    auto report_controls = [&] {
+      out.plot_areas["timings controls"] = {row_top.x, row_top.y, row_w, controls_bottom - row_top.y};
+    };
     const float em_h = ImGui::GetFontSize();
     const ImVec2 room = ImGui::GetContentRegionAvail();
     const bool side_by_side = room.x > 62 * em_h;
@@ -75,6 +82,8 @@ class TimingsPanel final : public Panel {
       const bool bar = ImGui::BeginTabBar("##views");
       if (beside) ImGui::PopStyleVar();
       if (bar) {
+        controls_bottom = std::max(controls_bottom, ImGui::GetCursorScreenPos().y - st.ItemSpacing.y);
+        report_controls();
         if (ImGui::BeginTabItem("against size")) {
           draw_scaling(s, out, td, ImVec2(-1, std::max(6 * em, ImGui::GetContentRegionAvail().y)));
           ImGui::EndTabItem();
@@ -86,6 +95,7 @@ class TimingsPanel final : public Panel {
         ImGui::EndTabBar();
       }
     } else if (side_by_side) {
+      report_controls();
       ImGui::BeginChild("##scaling", ImVec2(avail.x * 0.6f, std::max(8 * em, avail.y)), ImGuiChildFlags_None,
                         ImGuiWindowFlags_NoScrollbar);
       draw_scaling(s, out, td, ImVec2(-1, -1));
@@ -95,6 +105,7 @@ class TimingsPanel final : public Panel {
       draw_ladder(s, out, ImVec2(-1, std::max(6 * em, avail.y - header)));
       ImGui::EndGroup();
     } else {
+      report_controls();
       const ImVec2 scaling(-1, std::max(8 * em, (avail.y - header) * 0.58f));
       draw_scaling(s, out, td, scaling);
       draw_ladder(
