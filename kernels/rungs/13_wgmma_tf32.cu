@@ -50,6 +50,17 @@
 // offsets of different tiles, so they stop sharing A and B in L2 (at 8192^3 the shared phase reads each
 // tile's panels from DRAM), and each unit writes a 128 KiB partial per block (a unit of 1 k tile took 7.4 us
 // at 1024^3).
+// At 8192 x 8192 x 512 (tile 256 at 91-93 % of cuBLAS TF32 on an H200; K tiles 16, so each tile's 128 KiB
+// epilogue and first loads weigh), tried and not kept (H200, two bench rounds, % of cuBLAS TF32 interleaved,
+// tile 256 in brackets): tile 256 persistent, the k tiles of all of a block's tiles one pipeline so that the
+// next tile's first stages land during the epilogue: 93.0-93.3 (92.5-93.0), and 5-8 points lower at the
+// shapes where tile 256 leads (2048^3 98.3-98.5 against 106.1-106.9, 4096^3 93.6 against 101.3-101.5); the
+// same with the epilogue through shared memory and TMA stores (3 stages then): 94.1-94.6 there, 87-92
+// elsewhere. cuBLAS runs a persistent ping-pong kernel there (ncu: tilesize128x128x32, warpgroupsize1x1x1,
+// 132 blocks of 384 threads; 82 % memory throughput against our 55 %). A first ping-pong (branch
+// experiment/pingpong: two consumer warpgroups on alternate 128 x 128 tiles, a producer warpgroup, a turn
+// barrier between the consumers) is correct and slower: 83.0-83.1 (93.2-93.3), 72-81 elsewhere, with one
+// consumer's k loop at a time and one wgmma group in flight.
 #include <algorithm>
 #include <stdexcept>
 #include <string>
