@@ -244,6 +244,9 @@ TEST(GpuCatalog, TheWavesAreSaidInWordsAndALaunchInKSegmentsHasNone) {
   EXPECT_EQ(waves_text(compute_occupancy(h100, one_per_sm, 264)), "2.00: 2 full waves");
   EXPECT_EQ(waves_text(compute_occupancy(h100, one_per_sm, 132)), "1.00: 1 full wave");
   EXPECT_EQ(waves_text(compute_occupancy(h100, one_per_sm, 288)), "2.18: 2 full waves, then one 18 % full");
+  // A grid far smaller than a wave is not rounded to nothing: 9 blocks of 32 x 132 slots.
+  const KernelResources small{64, 32, 512, 0};
+  EXPECT_EQ(waves_text(compute_occupancy(h100, small, 9)), "0.0021: one wave, 0.21 % full");
   OccupancyReport sk = compute_occupancy(h100, one_per_sm, 360);
   sk.k_segments = true;
   EXPECT_EQ(waves_text(sk).rfind("none: ", 0), 0u) << waves_text(sk);

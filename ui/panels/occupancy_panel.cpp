@@ -57,8 +57,7 @@ std::string lim(int v) {
   return v < 0 ? std::string("no limit") : std::to_string(v);
 }
 
-// The facts of one occupancy report, as drawn (key -> text); `api`: the launch that was timed (show the CUDA
-// API's blocks per SM; its grid is the blocks launched), else the calculator's (its grid is C's tiles).
+// The facts of one occupancy report, as drawn (key -> text); `api`: show the CUDA API's blocks per SM.
 std::vector<std::pair<const char*, std::string>> facts_of(const OccupancyReport& o, bool api) {
   std::vector<std::pair<const char*, std::string>> f;
   f.emplace_back("threads / block", std::to_string(o.res.threads_per_block));
@@ -74,14 +73,9 @@ std::vector<std::pair<const char*, std::string>> facts_of(const OccupancyReport&
                      (api ? "  (CUDA API: " + std::to_string(o.api_blocks_per_sm) + ")" : ""));
   f.emplace_back("limited by", o.limiter);
   f.emplace_back("occupancy", CsvWriter::num(100 * o.occupancy, "%.1f") + " % of the SM's warps");
-  if (o.k_segments) {
-    // Stream-K (and wgmma_tf32's tail): blocks planned for the SMs, of unequal length; no waves to count.
-    f.emplace_back("grid", std::to_string(o.grid_blocks) +
-                               (api ? " blocks, planned for the SMs" : " tiles, blocks planned for the SMs"));
-    f.emplace_back("waves", waves_text(o));
-    return f;
-  }
-  f.emplace_back("grid", std::to_string(o.grid_blocks) + " blocks");
+  // Stream-K and wgmma_tf32's tail (a measured launch: the calculator knows no plan) are planned for the SMs.
+  f.emplace_back("grid",
+                 std::to_string(o.grid_blocks) + (o.k_segments ? " blocks, planned for the SMs" : " blocks"));
   f.emplace_back("waves", waves_text(o));
   return f;
 }

@@ -61,15 +61,19 @@ OccupancyReport compute_occupancy(const DeviceLimits& d, const KernelResources& 
 std::string waves_text(const OccupancyReport& o) {
   if (o.k_segments) return "none: blocks of unequal length (whole tiles and K segments)";
   if (o.grid_blocks <= 0 || o.waves <= 0) return "none: no blocks";
-  char b[112];
+  // Two decimals, or two significant digits for a grid far smaller than one wave (9 blocks of 4224 slots:
+  // "0.0021", not "0.00"); likewise the last wave's fill under 1 %.
+  char w[32], fill[32], b[128];
+  std::snprintf(w, sizeof w, o.waves < 0.1 ? "%.2g" : "%.2f", o.waves);
+  std::snprintf(fill, sizeof fill, 100 * o.tail_fill < 1 ? "%.2g" : "%.0f", 100 * o.tail_fill);
   const char* s = o.full_waves == 1 ? "" : "s";
   if (o.full_waves == 0)
-    std::snprintf(b, sizeof b, "%.2f: one wave, %.0f %% full", o.waves, 100 * o.tail_fill);
+    std::snprintf(b, sizeof b, "%s: one wave, %s %% full", w, fill);
   else if (o.tail_fill >= 1)
-    std::snprintf(b, sizeof b, "%.2f: %lld full wave%s", o.waves, (long long)o.full_waves, s);
+    std::snprintf(b, sizeof b, "%s: %lld full wave%s", w, (long long)o.full_waves, s);
   else
-    std::snprintf(b, sizeof b, "%.2f: %lld full wave%s, then one %.0f %% full", o.waves,
-                  (long long)o.full_waves, s, 100 * o.tail_fill);
+    std::snprintf(b, sizeof b, "%s: %lld full wave%s, then one %s %% full", w, (long long)o.full_waves, s,
+                  fill);
   return b;
 }
 
