@@ -156,6 +156,20 @@ bool wait_for_result(ImGuiTestContext* ctx, App& app, uint64_t after_serial) {
   return yield_until(ctx, [&] { return app.state().result_serial > after_serial && !app.state().busy(); });
 }
 
+// The window at `size` in its default arrangement for that size, the Timings tab in front (a tab of the
+// bottom row on a laptop). False when the window did not take the size.
+bool timings_at(ImGuiTestContext* ctx, GuiRun& s, ImVec2 size) {
+  s.resize = size;
+  if (!yield_until(
+          ctx, [&] { return s.window_size.x == size.x && s.window_size.y == size.y; }, 10))
+    return false;
+  ctx->MenuClick("//##MainMenuBar/View/Reset layout");
+  ctx->Yield(4);
+  ctx->WindowFocus("//Timings");
+  ctx->Yield(4);
+  return true;
+}
+
 // A config folder of its own for each test (settings.json and imgui.ini), gone afterwards.
 class Gui : public ::testing::Test {
  protected:
@@ -507,13 +521,7 @@ TEST_F(Gui, TheTimingsAxesStayOnTheDataFrameAfterFrameAtLaptopAndDesktopSizes) {
     IM_CHECK(wait_for_result(ctx, app, serial));
     // A laptop, a desktop, and the laptop again (shrinking back started it again before).
     for (ImVec2 size : {ImVec2(1366, 768), ImVec2(1920, 1080), ImVec2(1366, 768)}) {
-      s.resize = size;
-      IM_CHECK(yield_until(
-          ctx, [&] { return s.window_size.x == size.x && s.window_size.y == size.y; }, 10));
-      ctx->MenuClick("//##MainMenuBar/View/Reset layout");  // the default arrangement for this size
-      ctx->Yield(4);
-      ctx->WindowFocus("//Timings");  // a tab of the bottom row on a laptop
-      ctx->Yield(3);
+      IM_CHECK(timings_at(ctx, s, size));
       IM_CHECK(drawn.panels.at("Timings").visible);
       const TimingsData& td = ui::timings_of(st);
       IM_CHECK_EQ(td.x_lo, 256.0);
@@ -590,13 +598,7 @@ TEST_F(Gui, ALowTimingsPlotKeepsItsHeightAndFoldsTheLegendItCannotHold) {
     }
     ++st.sessions_serial;
     for (ImVec2 size : {ImVec2(1366, 768), ImVec2(1920, 1080)}) {
-      s.resize = size;
-      IM_CHECK(yield_until(
-          ctx, [&] { return s.window_size.x == size.x && s.window_size.y == size.y; }, 10));
-      ctx->MenuClick("//##MainMenuBar/View/Reset layout");
-      ctx->Yield(4);
-      ctx->WindowFocus("//Timings");
-      ctx->Yield(4);
+      IM_CHECK(timings_at(ctx, s, size));
       IM_CHECK_GE(ui::timings_of(st).curves.size(), 5u);  // the live curve and four overlaid
       const ui::Rect area = drawn.plot_areas.at("timings");
       const float em = ImGui::GetFontSize();

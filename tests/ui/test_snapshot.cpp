@@ -471,6 +471,15 @@ Snap snapshot(const std::string& args, const test::TempDir& dir,
   return s;
 }
 
+// Why a `--backend cuda` snapshot could not run here (no CUDA backend, not an sm_90 GPU for sm_90a code, no
+// EGL device), or "" when it could.
+std::string why_no_gpu_snapshot(const Snap& s) {
+  for (const char* why : {"the CUDA backend is not available", "compute capability 9.0 only"})
+    if (s.output.find(why) != std::string::npos) return s.output;
+  if (s.code == 2 && s.output.find("EGL") != std::string::npos) return "no EGL device: " + s.output;
+  return "";
+}
+
 }  // namespace
 
 TEST(Orientation, RampAndIdentityPixelsSitAtTheirRowsAndColumns) {
@@ -809,10 +818,7 @@ TEST(Occupancy, TheBuildsRowIsTheFunctionTheLaunchRan) {
     const Snap s = snapshot(std::string("--kernel wgmma_tf32 --tile 128 --size ") + size +
                                 " --front Occupancy --width 1920 --height 1080",
                             dir, "--backend cuda");
-    if (s.output.find("the CUDA backend is not available") != std::string::npos) GTEST_SKIP() << s.output;
-    if (s.output.find("compute capability 9.0 only") != std::string::npos) GTEST_SKIP() << s.output;
-    if (s.code == 2 && s.output.find("EGL") != std::string::npos)
-      GTEST_SKIP() << "no EGL device: " << s.output;
+    if (const std::string why = why_no_gpu_snapshot(s); !why.empty()) GTEST_SKIP() << why;
     ASSERT_EQ(s.code, 0) << s.output;
     const auto& p = s.layout["panels"]["Occupancy"];
     EXPECT_TRUE(p["visible"].get<bool>());
@@ -837,9 +843,7 @@ TEST(Occupancy, AStreamKLaunchThatSharesTilesHasNoWaves) {
     const Snap s = snapshot(std::string("--kernel streamk --tile 256 --size ") + size +
                                 " --front Occupancy --width 1920 --height 1080",
                             dir, "--backend cuda");
-    if (s.output.find("the CUDA backend is not available") != std::string::npos) GTEST_SKIP() << s.output;
-    if (s.code == 2 && s.output.find("EGL") != std::string::npos)
-      GTEST_SKIP() << "no EGL device: " << s.output;
+    if (const std::string why = why_no_gpu_snapshot(s); !why.empty()) GTEST_SKIP() << why;
     ASSERT_EQ(s.code, 0) << s.output;
     const auto& p = s.layout["panels"]["Occupancy"];
     ASSERT_TRUE(p.contains("facts")) << p.dump();
